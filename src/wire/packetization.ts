@@ -1,0 +1,42 @@
+/**
+ * Contract of the packetizer (sender) and depacketizer (receiver). The
+ * implementation lives in packetizer.ts / depacketizer.ts.
+ */
+import type { NalClass, PathId } from '../core/types.js';
+
+/** An encoded frame as the codec layer hands it to the packetizer. */
+export interface EncodedFrameInput {
+  streamId: number;
+  frameId: number;
+  keyFrame: boolean;
+  /** Capture time (µs, sender clock). */
+  captureUs: number;
+  /** Encoded bitstream (H.264 Annex B with start codes, or VP8/VP9/AV1 frame). */
+  data: Uint8Array;
+  codec: 'h264' | 'vp8' | 'vp9' | 'av1';
+}
+
+/** How one fragment arrived, for FCD / late-packet accounting. */
+export interface FragmentArrival {
+  fragIndex: number;
+  pathId: PathId;
+  arrivalUs: number;
+  nalClass: NalClass;
+  retransmission: boolean;
+  /** Rebuilt by FEC rather than received. */
+  recovered: boolean;
+}
+
+/** A frame whose fragments are all present, bytes concatenated in fragment order. */
+export interface AssembledFrame {
+  streamId: number;
+  frameId: number;
+  keyFrame: boolean;
+  captureUs: number;
+  data: Uint8Array;
+  /** Receiver clock (µs) of the first and last fragment arrival. */
+  firstArrivalUs: number;
+  lastArrivalUs: number;
+  /** One entry per fragment, in arrival order. */
+  arrivals: FragmentArrival[];
+}
