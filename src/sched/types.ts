@@ -21,3 +21,71 @@ export interface Scheduler {
   /** False when the scheduler has disabled the path (Converge P_i = 0). */
   isEnabled(pathId: PathId): boolean;
 }
+
+/**
+ * Tuning of {@link ConvergeScheduler} (src/sched/converge.ts). Every field has
+ * a default (`DEFAULT_CONVERGE_CONFIG`); pass a partial to override.
+ */
+export interface ConvergeConfig {
+  /** Minimum spacing of probe duplicates sent to a disabled path (ms). Default 100. */
+  probeIntervalMs: number;
+  /** Spacing of Eq. 3 re-enable checks and RTT-EWMA updates (ms). Default 100. */
+  reenableCheckIntervalMs: number;
+  /** Consecutive checks that must satisfy Eq. 3 before a path is re-enabled. Default 3. */
+  reenableChecks: number;
+  /** ...and for at least this long since the first satisfied check (ms). Default 250. */
+  reenableHoldMs: number;
+  /** Gain of the RTT EWMA used in Eq. 3 (0 < g <= 1). Default 0.25. */
+  rttEwmaGain: number;
+  /** RTT (ms) assumed for a path with no SRTT nor min RTT. Default 100. */
+  defaultRttMs: number;
+  /**
+   * P_max of Eq. 2 for positive feedback, as a multiple of the path's Eq. 1
+   * share: P_i + alpha is capped at ceil(maxBoost * S_i/sum(S) * N). Default 1.25.
+   */
+  maxBoost: number;
+  /** Gain of the EWMA of frame-batch size that scales alpha to other batch sizes. Default 0.125. */
+  batchEwmaGain: number;
+  /**
+   * Half-life (ms) of the accumulated alpha. 0 (default) = no decay: the paper
+   * keeps the adjusted P_i until further feedback or a disable/re-enable.
+   */
+  alphaHalfLifeMs: number;
+  /** Extra re-enable guard: a disabled path's loss must be <= this (0..1). Default 1 (off). */
+  reenableMaxLossRate: number;
+}
+
+/** Counters of {@link ConvergeScheduler} (monotonic since construction). */
+export interface ConvergeStats {
+  feedbackAccepted: number;
+  /** Same seq seen before (feedback is sent on every path) or older than the dedup window. */
+  feedbackDuplicate: number;
+  /** pathId valid but never seen in a path snapshot. */
+  feedbackUnknownPath: number;
+  /** Malformed: bad pathId, non-finite alpha/fcd/seq. */
+  feedbackInvalid: number;
+  /** Alpha for a path that is currently disabled (it carries no media). */
+  feedbackIgnoredDisabled: number;
+  probesSent: number;
+  pathsDisabled: number;
+  pathsEnabled: number;
+  /** A disabled path enabled without Eq. 3 because no enabled path was up. */
+  forcedEnables: number;
+  /** Path snapshots skipped (invalid id, duplicate id). */
+  invalidPathStates: number;
+}
+
+/** Lifecycle / scheduler events reported by `PathManager.tick` (src/sched/path-manager.ts). */
+export type PathEventType = 'path-added' | 'path-up' | 'path-down' | 'path-disabled' | 'path-enabled' | 'path-removed';
+
+export interface PathEvent {
+  type: PathEventType;
+  pathId: PathId;
+  /** When the change was detected (µs, caller's clock). */
+  atUs: number;
+  /** Human-readable cause, e.g. 'no receiver report for 800 ms while sending'. */
+  reason: string;
+}
+
+/** Transport state as the path manager is told it. */
+export type TransportState = 'connecting' | 'connected' | 'failed' | 'closed';

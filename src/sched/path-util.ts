@@ -1,0 +1,82 @@
+/**
+ * Small allocation-free helpers shared by the schedulers: sanitising the
+ * numbers of a {@link PathState} snapshot (NaN, negative, missing) into the
+ * values the algorithms use.
+ */
+import { MAX_PATHS, Priority, type OutgoingPacket, type PathState } from '../core/types.js';
+
+/** RTT (ms) used when a path has no usable SRTT nor min RTT yet. */
+export const DEFAULT_RTT_MS = 100;
+
+/** True when `id` is an integer PathId in [0, MAX_PATHS). */
+export function isValidPathId(id: unknown): id is number {
+  return typeof id === 'number' && Number.isInteger(id) && id >= 0 && id < MAX_PATHS;
+}
+
+/** Finite non-negative number or 0. */
+export function nonNeg(x: number): number {
+  return Number.isFinite(x) && x > 0 ? x : 0;
+}
+
+/** Target send rate S_i (bps), 0 when unknown. */
+export function sendRateBps(p: PathState): number {
+  return nonNeg(p.rateBps);
+}
+
+/**
+ * Goodput (bps) for completion-time estimates: measured goodput when known
+ * (> 0), else the target rate, else 0.
+ */
+export function goodputOrRateBps(p: PathState): number {
+  const g = nonNeg(p.goodputBps);
+  return g > 0 ? g : nonNeg(p.rateBps);
+}
+
+/** SRTT (ms), falling back to min RTT, then to `fallbackMs`. */
+export function rttMs(p: PathState, fallbackMs: number = DEFAULT_RTT_MS): number {
+  const s = p.srttMs;
+  if (Number.isFinite(s) && s > 0) return s;
+  const m = p.minRttMs;
+  if (Number.isFinite(m) && m > 0) return m;
+  return fallbackMs;
+}
+
+/** Loss fraction clamped to [0, 1]; NaN counts as 0. */
+export function lossFraction(p: PathState): number {
+  const l = p.lossRate;
+  if (!Number.isFinite(l) || l <= 0) return 0;
+  return l >= 1 ? 1 : l;
+}
+
+/** Packet size in bytes for accounting (non-finite or negative counts as 0). */
+export function packetBytes(pkt: OutgoingPacket): number {
+  const s = pkt.sizeBytes;
+  return Number.isFinite(s) && s > 0 ? s : 0;
+}
+
+/**
+ * Effective Converge Table 2 priority of a packet (1..6): a retransmission is
+ * always 1, an FEC packet with a non-priority label counts as 5, anything
+ * invalid as 6 (plain media).
+ */
+export function effectivePriority(pkt: OutgoingPacket): number {
+  if (pkt.isRetransmission === true) return Priority.Retransmission;
+  const p = pkt.priority;
+  if (p === Priority.Retransmission || p === Priority.Keyframe || p === Priority.Sps || p === Priority.Pps || p === Priority.Fec) {
+    return p;
+  }
+  return pkt.isFec === true ? Priority.Fec : Priority.Media;
+}
+
+/**
+ * Snapshot filter shared by every scheduler: returns `paths[i]` when it is
+ * usable (valid id, up) and the FIRST entry for its id, else undefined. Later
+ * duplicates of an id are ignored. `seen` (length MAX_PATHS) must be zeroed by
+ * the caller before the first index of a snapshot.
+ */
+export function firstUsable(paths: readonly PathState[], i: number, seen: Uint8Array): PathState | undefined {
+  const p = paths[i];
+  if (p == null || !isValidPathId(p.id) || seen[p.id] === 1) return undefined;
+  seen[p.id] = 1;
+  return p.up === true ? p : undefined;
+}

@@ -1,0 +1,43 @@
+import { describe, expect, it } from 'vitest';
+import { ConvergeScheduler } from '../../../src/sched/converge.js';
+import { SchedError } from '../../../src/sched/errors.js';
+import { createScheduler, isSchedulerName, SCHEDULER_NAMES } from '../../../src/sched/factory.js';
+import type { SchedulerName } from '../../../src/sched/types.js';
+
+describe('createScheduler', () => {
+  it('builds every named scheduler', () => {
+    expect([...SCHEDULER_NAMES].sort()).toEqual(['converge', 'minrtt', 'mrtp', 'mtput', 'roundrobin', 'single']);
+    for (const name of SCHEDULER_NAMES) {
+      expect(createScheduler(name, { singlePath: 0 }).name).toBe(name);
+    }
+  });
+
+  it('passes converge overrides', () => {
+    const s = createScheduler('converge', { converge: { probeIntervalMs: 250 } }) as ConvergeScheduler;
+    expect(s.config.probeIntervalMs).toBe(250);
+    expect(s.config.reenableChecks).toBe(3);
+  });
+
+  it('throws coded errors for unknown names and a missing or bad singlePath', () => {
+    const code = (f: () => unknown): string | undefined => {
+      try {
+        f();
+      } catch (e) {
+        expect(e).toBeInstanceOf(SchedError);
+        return (e as SchedError).code;
+      }
+      return undefined;
+    };
+    expect(code(() => createScheduler('blest' as SchedulerName))).toBe('unknown-scheduler');
+    expect(code(() => createScheduler('single'))).toBe('missing-single-path');
+    expect(code(() => createScheduler('single', { singlePath: 9 }))).toBe('invalid-path-id');
+    expect(code(() => createScheduler('converge', { converge: { maxBoost: 0.5 } }))).toBe('invalid-config');
+    expect(() => createScheduler('blest' as SchedulerName)).toThrow(/unknown scheduler "blest"/);
+  });
+
+  it('recognises scheduler names', () => {
+    expect(isSchedulerName('minrtt')).toBe(true);
+    expect(isSchedulerName('MINRTT')).toBe(false);
+    expect(isSchedulerName(3)).toBe(false);
+  });
+});
