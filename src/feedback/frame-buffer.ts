@@ -1,0 +1,375 @@
+/**
+ * Receiver frame buffer: holds complete frames (from the depacketizer) until
+ * they can be decoded, and releases them strictly in decode order.
+ *
+ * SOURCE: Converge (paper 000) §2.1 "Receive buffers in WebRTC" (a bounded
+ * frame buffer that purges frames it cannot use) and libwebrtc
+ * modules/video_coding/frame_buffer2.cc / api/video/frame_buffer.cc (decode
+ * order, a key frame is always decodable and makes older frames obsolete,
+ * the wait for a missing frame follows the jitter estimate, a key frame is
+ * requested when nothing decodable arrives in time).
+ *
+ * Dependency model (simple chain, what our encoder produces): a key frame
+ * depends on nothing; delta frame N depends on frame N-1 of the same stream.
+ * frameIds are uint32 and wrap (RFC 1982 comparisons).
+ */
+import type { AssembledFrame } from '../wire/packetization.js';
+import { seqAdd, seqDiff } from '../core/seq.js';
+import type { FrameBufferOutput, FrameInsertResult } from './types.js';
+
+export type { FrameBufferOutput, FrameInsertResult } from './types.js';
+
+/** Options of {@link FrameBuffer}. */
+export interface FrameBufferOptions {
+  /** Most frames waiting per stream (default 120). */
+  maxFrames?: number;
+  /** Lower bound of the missing-frame wait, ms (default 50). */
+  minWaitMs?: number;
+  /** Upper bound of the missing-frame wait, ms (default 1000). */
+  maxWaitMs?: number;
+  /** Constant part of the wait, ms (default 30): wait = clamp(k * jitter + base + rtt, min, max). */
+  baseWaitMs?: number;
+  /** Jitter multiplier k of the wait (default 3). */
+  jitterMultiplier?: number;
+  /** Most streams tracked (default 16); frames of further streams are dropped. */
+  maxStreams?: number;
+  /** A frameId farther than this from the last decoded one is dropped as bogus (default 16384). */
+  maxFrameIdJump?: number;
+  /**
+   * After this many consecutive "far" frames (none in range between them) the
+   * stream is assumed restarted by the sender and resynchronised (default 30).
+   */
+  resyncAfterFrames?: number;
+}
+
+/** Counters of {@link FrameBuffer} (monotonic except `waiting` and `streams`). */
+export interface FrameBufferStats {
+  inserted: number;
+  released: number;
+  /** Frames waiting now (all streams). */
+  waiting: number;
+  streams: number;
+  duplicates: number;
+  stale: number;
+  invalid: number;
+  /** Dropped: stream table full. */
+  droppedNoStream: number;
+  /** Dropped: frameId implausibly far from the last decoded one. */
+  droppedFar: number;
+  /** Dropped: more than `maxFrames` waiting. */
+  droppedOverflow: number;
+  /** Dropped: dependents of a missing frame whose wait timed out. */
+  droppedTimeout: number;
+  /** Dropped: older than a key frame the buffer jumped to. */
+  droppedKeyJump: number;
+  /** Missing-frame waits that timed out. */
+  timeouts: number;
+  /** Streams resynchronised after a frameId jump. */
+  resyncs: number;
+  /** Total frames dropped (sum of the dropped* counters). */
+  dropped: number;
+}
+
+interface StreamState {
+  readonly frames: Map<number, AssembledFrame>;
+  /** frameId of the last frame released to the decoder. */
+  anchor: number | undefined;
+  /** The decode chain is broken (or never started): only a key frame can continue. */
+  needKey: boolean;
+  /** A key frame should be requested (timeout or overflow while broken). */
+  keyRequested: boolean;
+  /** Since when (µs) frames are waiting with none decodable. */
+  blockedSinceUs: number | undefined;
+  /** Consecutive frames far from the anchor. */
+  farRun: number;
+}
+
+/**
+ * Bounded per-stream frame buffer with jitter-driven missing-frame timeout.
+ *
+ * Typical wiring: `insert()` every frame the depacketizer completes, then
+ * `poll(now, jitterEstimator.jitterMs(), rttMs)` every few ms (and after each
+ * insert); decode `decodable` in order; when `keyframeNeeded`, ask the
+ * {@link import('./keyframe-requester.js').KeyframeRequester} for a PLI.
+ */
+export class FrameBuffer {
+  private readonly maxFrames: number;
+  private readonly minWaitMs: number;
+  private readonly maxWaitMs: number;
+  private readonly baseWaitMs: number;
+  private readonly jitterMult: number;
+  private readonly maxStreams: number;
+  private readonly maxJump: number;
+  private readonly resyncAfter: number;
+  private readonly streams = new Map<number, StreamState>();
+  private droppedSincePoll = 0;
+  private readonly st = {
+    inserted: 0,
+    released: 0,
+    duplicates: 0,
+    stale: 0,
+    invalid: 0,
+    droppedNoStream: 0,
+    droppedFar: 0,
+    droppedOverflow: 0,
+    droppedTimeout: 0,
+    droppedKeyJump: 0,
+    timeouts: 0,
+    resyncs: 0,
+  };
+
+  /** @throws RangeError for non-finite, negative or inconsistent options. */
+  constructor(opts: FrameBufferOptions = {}) {
+    this.maxFrames = posInt(opts.maxFrames ?? 120, 'maxFrames');
+    this.minWaitMs = nonNeg(opts.minWaitMs ?? 50, 'minWaitMs');
+    this.maxWaitMs = nonNeg(opts.maxWaitMs ?? 1000, 'maxWaitMs');
+    this.baseWaitMs = nonNeg(opts.baseWaitMs ?? 30, 'baseWaitMs');
+    this.jitterMult = nonNeg(opts.jitterMultiplier ?? 3, 'jitterMultiplier');
+    this.maxStreams = posInt(opts.maxStreams ?? 16, 'maxStreams');
+    this.maxJump = posInt(opts.maxFrameIdJump ?? 1 << 14, 'maxFrameIdJump');
+    this.resyncAfter = posInt(opts.resyncAfterFrames ?? 30, 'resyncAfterFrames');
+    if (this.minWaitMs > this.maxWaitMs) throw new RangeError(`FrameBuffer: minWaitMs ${this.minWaitMs} > maxWaitMs ${this.maxWaitMs}`);
+  }
+
+  /**
+   * Missing-frame wait for a given jitter and RTT (ms):
+   * clamp(jitterMultiplier * jitterMs + baseWaitMs + rttMs, minWaitMs, maxWaitMs).
+   * Non-finite or negative inputs count as 0.
+   */
+  waitMs(jitterMs: number, rttMs = 0): number {
+    const j = Number.isFinite(jitterMs) && jitterMs > 0 ? jitterMs : 0;
+    const r = Number.isFinite(rttMs) && rttMs > 0 ? rttMs : 0;
+    return Math.min(this.maxWaitMs, Math.max(this.minWaitMs, this.jitterMult * j + this.baseWaitMs + r));
+  }
+
+  /**
+   * Offer a complete frame.
+   * @param nowUs receiver clock (µs), starts the missing-frame wait.
+   * @returns 'stored' (waiting or decodable at the next poll), 'duplicate'
+   *   (already stored or just decoded), 'stale' (older than the last decoded
+   *   frame), 'dropped' (invalid, stream table full, implausible frameId, or
+   *   evicted at once because the buffer is full and it is the oldest).
+   *   Never throws.
+   */
+  insert(frame: AssembledFrame, nowUs: number): FrameInsertResult {
+    if (!isValidFrame(frame)) {
+      this.st.invalid++;
+      return 'dropped';
+    }
+    let s = this.streams.get(frame.streamId);
+    if (s === undefined) {
+      if (this.streams.size >= this.maxStreams) {
+        this.st.droppedNoStream++;
+        this.droppedSincePoll++;
+        return 'dropped';
+      }
+      s = { frames: new Map(), anchor: undefined, needKey: true, keyRequested: false, blockedSinceUs: undefined, farRun: 0 };
+      this.streams.set(frame.streamId, s);
+    }
+    const id = frame.frameId;
+    if (s.anchor !== undefined) {
+      const d = seqDiff(s.anchor, id);
+      if (d > this.maxJump || d < -this.maxJump) {
+        if (++s.farRun < this.resyncAfter) {
+          this.st.droppedFar++;
+          this.droppedSincePoll++;
+          return 'dropped';
+        }
+        this.resync(s);
+      } else {
+        s.farRun = 0;
+        if (d === 0) {
+          this.st.duplicates++;
+          return 'duplicate';
+        }
+        if (d < 0) {
+          this.st.stale++;
+          return 'stale';
+        }
+      }
+    }
+    if (s.frames.has(id)) {
+      this.st.duplicates++;
+      return 'duplicate';
+    }
+    const decodableNow = frame.keyFrame || (!s.needKey && s.anchor !== undefined && id === seqAdd(s.anchor, 1));
+    if (s.frames.size >= this.maxFrames) {
+      const victim = oldestId(s.frames);
+      // Drop the oldest waiting frame; the incoming one if it is older still and not decodable.
+      s.needKey = true;
+      s.keyRequested = true;
+      this.st.droppedOverflow++;
+      this.droppedSincePoll++;
+      if (!decodableNow && victim !== undefined && seqDiff(victim, id) < 0) return 'dropped';
+      if (victim !== undefined) s.frames.delete(victim);
+    }
+    s.frames.set(id, frame);
+    this.st.inserted++;
+    if (!decodableNow && s.blockedSinceUs === undefined) s.blockedSinceUs = finiteOr(nowUs, 0);
+    return 'stored';
+  }
+
+  /**
+   * Release what can be decoded now and run the missing-frame timeouts.
+   * @param nowUs receiver clock (µs).
+   * @param jitterMs current jitter estimate (ms), see {@link JitterEstimator}.
+   * @param rttMs optional RTT (ms) added to the wait so a NACKed packet can
+   *   still arrive (default 0).
+   */
+  poll(nowUs: number, jitterMs: number, rttMs = 0): FrameBufferOutput {
+    const now = finiteOr(nowUs, 0);
+    const timeoutUs = this.waitMs(jitterMs, rttMs) * 1000;
+    const decodable: AssembledFrame[] = [];
+    const keyStreams: number[] = [];
+    for (const [streamId, s] of this.streams) {
+      let progressed = false;
+      for (;;) {
+        if (!s.needKey && s.anchor !== undefined) {
+          const next = seqAdd(s.anchor, 1);
+          const f = s.frames.get(next);
+          if (f !== undefined) {
+            this.release(s, f, decodable);
+            progressed = true;
+            continue;
+          }
+        }
+        const key = earliestKey(s.frames);
+        if (key === undefined) break;
+        this.jumpTo(s, key);
+        this.release(s, key, decodable);
+        s.needKey = false;
+        s.keyRequested = false;
+        progressed = true;
+      }
+      if (s.frames.size === 0) s.blockedSinceUs = undefined;
+      else if (progressed || s.blockedSinceUs === undefined) s.blockedSinceUs = now;
+      if (s.blockedSinceUs !== undefined && now - s.blockedSinceUs > timeoutUs) {
+        this.st.timeouts++;
+        if (!s.needKey) {
+          // Every waiting frame depends on the missing one (no key frame is waiting, or we would have jumped).
+          const n = s.frames.size;
+          s.frames.clear();
+          this.st.droppedTimeout += n;
+          this.droppedSincePoll += n;
+          s.needKey = true;
+        }
+        s.keyRequested = true;
+        s.blockedSinceUs = s.frames.size > 0 ? now : undefined;
+      }
+      if (s.needKey && s.keyRequested) keyStreams.push(streamId);
+    }
+    keyStreams.sort((a, b) => a - b);
+    const dropped = this.droppedSincePoll;
+    this.droppedSincePoll = 0;
+    return { decodable, dropped, keyframeNeeded: keyStreams.length > 0, keyframeNeededStreams: keyStreams };
+  }
+
+  /** frameId of the last frame released for `streamId`, undefined if none. */
+  lastDecodedFrameId(streamId: number): number | undefined {
+    return this.streams.get(streamId)?.anchor;
+  }
+
+  /** Frames waiting for `streamId` (0 for an unknown stream). */
+  waitingFrames(streamId: number): number {
+    return this.streams.get(streamId)?.frames.size ?? 0;
+  }
+
+  /** Forget a stream (its waiting frames are counted as dropped at the next poll). */
+  removeStream(streamId: number): void {
+    const s = this.streams.get(streamId);
+    if (s === undefined) return;
+    this.droppedSincePoll += s.frames.size;
+    this.st.droppedOverflow += s.frames.size;
+    this.streams.delete(streamId);
+  }
+
+  /** Counters (a copy). */
+  stats(): FrameBufferStats {
+    let waiting = 0;
+    for (const s of this.streams.values()) waiting += s.frames.size;
+    const c = this.st;
+    return {
+      ...c,
+      waiting,
+      streams: this.streams.size,
+      dropped: c.droppedNoStream + c.droppedFar + c.droppedOverflow + c.droppedTimeout + c.droppedKeyJump,
+    };
+  }
+
+  private release(s: StreamState, f: AssembledFrame, out: AssembledFrame[]): void {
+    s.frames.delete(f.frameId);
+    s.anchor = f.frameId;
+    out.push(f);
+    this.st.released++;
+  }
+
+  /** Drop every waiting frame older than `key`, and any implausibly far ahead of it. */
+  private jumpTo(s: StreamState, key: AssembledFrame): void {
+    for (const id of s.frames.keys()) {
+      const d = seqDiff(key.frameId, id);
+      if (d < 0) {
+        s.frames.delete(id);
+        this.st.droppedKeyJump++;
+        this.droppedSincePoll++;
+      } else if (d > this.maxJump) {
+        s.frames.delete(id);
+        this.st.droppedFar++;
+        this.droppedSincePoll++;
+      }
+    }
+  }
+
+  /** Sender restarted numbering: forget the anchor, drop what waits. */
+  private resync(s: StreamState): void {
+    this.st.resyncs++;
+    this.st.droppedFar += s.frames.size;
+    this.droppedSincePoll += s.frames.size;
+    s.frames.clear();
+    s.anchor = undefined;
+    s.needKey = true;
+    s.keyRequested = true;
+    s.blockedSinceUs = undefined;
+    s.farRun = 0;
+  }
+}
+
+/** Earliest (decode order) waiting key frame, undefined when none. */
+function earliestKey(frames: Map<number, AssembledFrame>): AssembledFrame | undefined {
+  let best: AssembledFrame | undefined;
+  for (const f of frames.values()) {
+    if (f.keyFrame && (best === undefined || seqDiff(best.frameId, f.frameId) < 0)) best = f;
+  }
+  return best;
+}
+
+function oldestId(frames: Map<number, AssembledFrame>): number | undefined {
+  let best: number | undefined;
+  for (const id of frames.keys()) {
+    if (best === undefined || seqDiff(best, id) < 0) best = id;
+  }
+  return best;
+}
+
+function isValidFrame(f: AssembledFrame): boolean {
+  return (
+    typeof f === 'object' &&
+    f !== null &&
+    (f.streamId >>> 0) === f.streamId &&
+    (f.frameId >>> 0) === f.frameId &&
+    typeof f.keyFrame === 'boolean'
+  );
+}
+
+function finiteOr(v: number, d: number): number {
+  return Number.isFinite(v) ? v : d;
+}
+
+function posInt(v: number, name: string): number {
+  if (!Number.isInteger(v) || v < 1) throw new RangeError(`FrameBuffer: ${name} must be a positive integer, got ${v}`);
+  return v;
+}
+
+function nonNeg(v: number, name: string): number {
+  if (!Number.isFinite(v) || v < 0) throw new RangeError(`FrameBuffer: ${name} must be a finite number >= 0, got ${v}`);
+  return v;
+}

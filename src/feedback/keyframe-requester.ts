@@ -1,0 +1,111 @@
+/**
+ * Rate-limited key frame requests (PLI).
+ *
+ * SOURCE: RFC 4585 §6.3.1 (Picture Loss Indication) and libwebrtc
+ * video/rtp_video_stream_receiver2.cc / modules/video_coding
+ * (the receiver re-requests a key frame at most about once per RTT-ish
+ * interval; a PLI storm only makes the sender spend its rate on key frames).
+ * Interval used here: max(rttFactor x RTT, minIntervalMs) = max(1.5 RTT, 300 ms).
+ */
+import type { KeyframeRequestReason } from './types.js';
+
+export type { KeyframeRequestReason } from './types.js';
+
+/** Options of {@link KeyframeRequester}. */
+export interface KeyframeRequesterOptions {
+  /** Stream the requests are for (copied into {@link KeyframeRequester.streamId}); default 0. */
+  streamId?: number;
+  /** Minimum spacing of two requests, ms (default 300). */
+  minIntervalMs?: number;
+  /** Spacing as a multiple of the RTT when that is larger (default 1.5). */
+  rttFactor?: number;
+}
+
+/** Counters of {@link KeyframeRequester}. */
+export interface KeyframeRequesterStats {
+  requests: number;
+  suppressed: number;
+  /** Granted requests per reason (at most 16 distinct reasons; the rest under 'other'). */
+  byReason: Record<string, number>;
+  lastRequestId: number;
+  lastRequestUs: number | undefined;
+}
+
+const MAX_REASONS = 16;
+
+/**
+ * One per stream. The engine calls {@link request} whenever something needs a
+ * key frame (frame buffer `keyframeNeeded`, decoder error, ...); when it
+ * returns true, send a `KeyframeRequest { streamId, requestId }`.
+ */
+export class KeyframeRequester {
+  readonly streamId: number;
+  private readonly minIntervalMs: number;
+  private readonly rttFactor: number;
+  private lastUs: number | undefined = undefined;
+  private id = 0;
+  private requests = 0;
+  private suppressed = 0;
+  private readonly byReason = new Map<string, number>();
+
+  /** @throws RangeError on a negative/non-finite option or a non-uint32 streamId. */
+  constructor(opts: KeyframeRequesterOptions = {}) {
+    const sid = opts.streamId ?? 0;
+    if ((sid >>> 0) !== sid) throw new RangeError(`KeyframeRequester: bad streamId ${sid}`);
+    this.streamId = sid;
+    this.minIntervalMs = nonNeg(opts.minIntervalMs ?? 300, 'minIntervalMs');
+    this.rttFactor = nonNeg(opts.rttFactor ?? 1.5, 'rttFactor');
+  }
+
+  /** Current minimum spacing (ms) for a given RTT (ms; non-finite counts as 0). */
+  intervalMs(rttMs: number): number {
+    const rtt = Number.isFinite(rttMs) && rttMs > 0 ? rttMs : 0;
+    return Math.max(this.rttFactor * rtt, this.minIntervalMs);
+  }
+
+  /**
+   * Ask for a key frame.
+   * @param nowUs receiver clock (µs).
+   * @param rttMs current RTT estimate (ms).
+   * @param reason why (for stats).
+   * @returns true when a request should be sent now (requestId was
+   *   incremented, see {@link requestId}); false when suppressed by the rate limit.
+   */
+  request(nowUs: number, rttMs: number, reason: KeyframeRequestReason = 'unspecified'): boolean {
+    if (!Number.isFinite(nowUs)) {
+      this.suppressed++;
+      return false;
+    }
+    if (this.lastUs !== undefined && nowUs - this.lastUs < this.intervalMs(rttMs) * 1000) {
+      this.suppressed++;
+      return false;
+    }
+    this.lastUs = nowUs;
+    this.id = (this.id + 1) >>> 0;
+    this.requests++;
+    const key = this.byReason.has(reason) || this.byReason.size < MAX_REASONS ? reason : 'other';
+    this.byReason.set(key, (this.byReason.get(key) ?? 0) + 1);
+    return true;
+  }
+
+  /** Id of the last granted request (uint32, 0 before the first). */
+  get requestId(): number {
+    return this.id;
+  }
+
+  /** Counters (a copy). */
+  stats(): KeyframeRequesterStats {
+    return {
+      requests: this.requests,
+      suppressed: this.suppressed,
+      byReason: Object.fromEntries(this.byReason),
+      lastRequestId: this.id,
+      lastRequestUs: this.lastUs,
+    };
+  }
+}
+
+function nonNeg(v: number, name: string): number {
+  if (!Number.isFinite(v) || v < 0) throw new RangeError(`KeyframeRequester: ${name} must be a finite number >= 0, got ${v}`);
+  return v;
+}

@@ -1,0 +1,256 @@
+import { describe, expect, it } from 'vitest';
+import fc from 'fast-check';
+import { FrameBuffer } from '../../../src/feedback/frame-buffer.js';
+import { ManualClock } from '../../../src/core/clock.js';
+import { mkFrame } from './helpers.js';
+
+const ids = (fs: { frameId: number }[]) => fs.map((f) => f.frameId);
+
+describe('FrameBuffer', () => {
+  it('releases a key frame and its chain in decode order', () => {
+    const fb = new FrameBuffer();
+    const clock = new ManualClock();
+    expect(fb.insert(mkFrame(0, { key: true }), clock.nowUs())).toBe('stored');
+    expect(fb.insert(mkFrame(1), clock.nowUs())).toBe('stored');
+    expect(fb.insert(mkFrame(2), clock.nowUs())).toBe('stored');
+    const out = fb.poll(clock.nowUs(), 10);
+    expect(ids(out.decodable)).toEqual([0, 1, 2]);
+    expect(out.keyframeNeeded).toBe(false);
+    expect(out.dropped).toBe(0);
+    expect(fb.lastDecodedFrameId(0)).toBe(2);
+  });
+
+  it('a delta frame waits for its missing predecessor, then both go out in order', () => {
+    const fb = new FrameBuffer();
+    const clock = new ManualClock();
+    fb.insert(mkFrame(0, { key: true }), 0);
+    expect(ids(fb.poll(0, 10).decodable)).toEqual([0]);
+    fb.insert(mkFrame(2), 0);
+    fb.insert(mkFrame(3), 0);
+    clock.advanceMs(20);
+    let out = fb.poll(clock.nowUs(), 10);
+    expect(out.decodable).toEqual([]);
+    expect(out.keyframeNeeded).toBe(false);
+    fb.insert(mkFrame(1), clock.nowUs());
+    out = fb.poll(clock.nowUs(), 10);
+    expect(ids(out.decodable)).toEqual([1, 2, 3]);
+  });
+
+  it('stale and duplicate frames are refused', () => {
+    const fb = new FrameBuffer();
+    fb.insert(mkFrame(5, { key: true }), 0);
+    fb.insert(mkFrame(7), 0);
+    expect(fb.insert(mkFrame(7), 0)).toBe('duplicate');
+    fb.poll(0, 0);
+    expect(fb.insert(mkFrame(5), 0)).toBe('duplicate');
+    expect(fb.insert(mkFrame(4), 0)).toBe('stale');
+    expect(fb.insert(mkFrame(3, { key: true }), 0)).toBe('stale');
+    expect(fb.stats().stale).toBe(2);
+  });
+
+  it('timeout follows the jitter: dependents dropped, key frame needed until one arrives', () => {
+    const fb = new FrameBuffer({ minWaitMs: 50, maxWaitMs: 1000, baseWaitMs: 30 });
+    const clock = new ManualClock();
+    fb.insert(mkFrame(0, { key: true }), 0);
+    fb.poll(0, 0);
+    fb.insert(mkFrame(2), 0);
+    fb.insert(mkFrame(3), 0);
+    // jitter 100 ms -> wait = 3*100 + 30 = 330 ms
+    clock.setUs(300_000);
+    let out = fb.poll(clock.nowUs(), 100);
+    expect(out.dropped).toBe(0);
+    expect(out.keyframeNeeded).toBe(false);
+    expect(fb.waitingFrames(0)).toBe(2);
+    // the same elapsed time is too long for a jitter of 10 ms (wait 60 ms)
+    out = fb.poll(clock.nowUs(), 10);
+    expect(out.dropped).toBe(2);
+    expect(out.keyframeNeeded).toBe(true);
+    expect(out.keyframeNeededStreams).toEqual([0]);
+    expect(fb.waitingFrames(0)).toBe(0);
+    // the late predecessor and further deltas cannot be decoded any more
+    fb.insert(mkFrame(1), clock.nowUs());
+    fb.insert(mkFrame(4), clock.nowUs());
+    clock.advanceMs(10);
+    out = fb.poll(clock.nowUs(), 10);
+    expect(out.decodable).toEqual([]);
+    expect(out.keyframeNeeded).toBe(true);
+    // a key frame restarts decoding and clears what is older
+    fb.insert(mkFrame(6, { key: true }), clock.nowUs());
+    fb.insert(mkFrame(7), clock.nowUs());
+    out = fb.poll(clock.nowUs(), 10);
+    expect(ids(out.decodable)).toEqual([6, 7]);
+    expect(out.dropped).toBe(2); // frames 1 and 4
+    expect(out.keyframeNeeded).toBe(false);
+    expect(fb.stats().droppedTimeout).toBe(2);
+    expect(fb.stats().droppedKeyJump).toBe(2);
+  });
+
+  it('jumps to a later key frame while waiting for a missing one', () => {
+    const fb = new FrameBuffer();
+    fb.insert(mkFrame(0, { key: true }), 0);
+    fb.insert(mkFrame(1), 0);
+    fb.insert(mkFrame(3), 0); // 2 missing
+    fb.insert(mkFrame(4), 0);
+    fb.insert(mkFrame(5, { key: true }), 0);
+    fb.insert(mkFrame(6), 0);
+    const out = fb.poll(1000, 10);
+    expect(ids(out.decodable)).toEqual([0, 1, 5, 6]);
+    expect(out.dropped).toBe(2);
+    expect(fb.insert(mkFrame(2), 2000)).toBe('stale');
+  });
+
+  it('at stream start, deltas wait for the key frame; without one a key frame is requested', () => {
+    const fb = new FrameBuffer({ minWaitMs: 50, baseWaitMs: 30 });
+    fb.insert(mkFrame(11), 0);
+    fb.insert(mkFrame(12), 0);
+    let out = fb.poll(10_000, 0);
+    expect(out.decodable).toEqual([]);
+    expect(out.keyframeNeeded).toBe(false);
+    out = fb.poll(100_000, 0);
+    expect(out.keyframeNeeded).toBe(true);
+    fb.insert(mkFrame(10, { key: true }), 100_000); // arrives late but still useful
+    out = fb.poll(100_000, 0);
+    expect(ids(out.decodable)).toEqual([10, 11, 12]);
+    expect(out.keyframeNeeded).toBe(false);
+  });
+
+  it('keeps streams independent', () => {
+    const fb = new FrameBuffer();
+    fb.insert(mkFrame(0, { key: true, streamId: 1 }), 0);
+    fb.insert(mkFrame(0, { key: true, streamId: 2 }), 0);
+    fb.insert(mkFrame(2, { streamId: 1 }), 0);
+    fb.insert(mkFrame(1, { streamId: 2 }), 0);
+    const out = fb.poll(0, 10);
+    expect(out.decodable.map((f) => `${f.streamId}:${f.frameId}`)).toEqual(['1:0', '2:0', '2:1']);
+    const later = fb.poll(2_000_000, 10);
+    expect(later.keyframeNeededStreams).toEqual([1]);
+  });
+
+  it('handles frameId wrap-around', () => {
+    const fb = new FrameBuffer();
+    fb.insert(mkFrame(0xffff_fffe, { key: true }), 0);
+    fb.insert(mkFrame(0), 0);
+    fb.insert(mkFrame(0xffff_ffff), 0);
+    expect(ids(fb.poll(0, 0).decodable)).toEqual([0xffff_fffe, 0xffff_ffff, 0]);
+  });
+
+  it('is bounded under a flood: drops the oldest, never grows, asks for a key frame', () => {
+    const fb = new FrameBuffer({ maxFrames: 120 });
+    fb.insert(mkFrame(0, { key: true }), 0);
+    fb.poll(0, 0);
+    for (let i = 2; i < 10_002; i++) fb.insert(mkFrame(i), i);
+    expect(fb.waitingFrames(0)).toBe(120);
+    const out = fb.poll(10_002, 0);
+    expect(out.keyframeNeeded).toBe(true);
+    expect(out.dropped).toBe(10_000 - 120);
+    expect(fb.stats().droppedOverflow).toBe(10_000 - 120);
+    // a key frame after the flood restarts decoding
+    fb.insert(mkFrame(10_100, { key: true }), 20_000);
+    const o2 = fb.poll(20_000, 0);
+    expect(ids(o2.decodable)).toEqual([10_100]);
+    expect(fb.waitingFrames(0)).toBe(0);
+  });
+
+  it('refuses lying far-future frames but resynchronises after a sustained jump', () => {
+    const fb = new FrameBuffer({ maxFrameIdJump: 1000, resyncAfterFrames: 5 });
+    fb.insert(mkFrame(0, { key: true }), 0);
+    fb.poll(0, 0);
+    expect(fb.insert(mkFrame(1_000_000, { key: true }), 0)).toBe('dropped');
+    fb.insert(mkFrame(1), 0);
+    expect(ids(fb.poll(0, 0).decodable)).toEqual([1]);
+    expect(fb.stats().droppedFar).toBe(1);
+    // the sender really restarted its numbering
+    for (let i = 0; i < 4; i++) expect(fb.insert(mkFrame(500_000 + i, { key: i === 0 }), 0)).toBe('dropped');
+    expect(fb.insert(mkFrame(500_004, { key: true }), 0)).toBe('stored');
+    expect(ids(fb.poll(0, 0).decodable)).toEqual([500_004]);
+    expect(fb.stats().resyncs).toBe(1);
+  });
+
+  it('counts invalid frames and bounds the stream table', () => {
+    const fb = new FrameBuffer({ maxStreams: 2 });
+    expect(fb.insert({ ...mkFrame(1), frameId: -1 }, 0)).toBe('dropped');
+    expect(fb.insert({ ...mkFrame(1), streamId: 1.5 }, 0)).toBe('dropped');
+    expect(fb.insert(null as never, 0)).toBe('dropped');
+    fb.insert(mkFrame(0, { key: true, streamId: 1 }), 0);
+    fb.insert(mkFrame(0, { key: true, streamId: 2 }), 0);
+    expect(fb.insert(mkFrame(0, { key: true, streamId: 3 }), 0)).toBe('dropped');
+    expect(fb.stats().invalid).toBe(3);
+    expect(fb.stats().droppedNoStream).toBe(1);
+    expect(() => new FrameBuffer({ minWaitMs: 10, maxWaitMs: 5 })).toThrow(RangeError);
+  });
+
+  it('property: random/duplicated/reordered/far-future frames never throw, stay bounded, and a complete chain is delivered in order', () => {
+    const garbage = fc.oneof(
+      fc.record({ kind: fc.constant('far' as const), id: fc.integer({ min: 5000, max: 0xffff_ffff - 5000 }), key: fc.boolean() }),
+      fc.record({ kind: fc.constant('dup' as const), id: fc.integer({ min: 0, max: 60 }), key: fc.constant(false) }),
+      fc.record({ kind: fc.constant('other' as const), id: fc.nat(), key: fc.boolean() }),
+      fc.record({ kind: fc.constant('nan' as const), id: fc.constant(NaN), key: fc.boolean() }),
+    );
+    fc.assert(
+      fc.property(
+        fc.integer({ min: 1, max: 60 }),
+        fc.array(fc.nat({ max: 4 }), { maxLength: 60 }),
+        fc.array(fc.tuple(fc.nat({ max: 80 }), garbage), { maxLength: 20 }),
+        (n, swaps, junk) => {
+          const fb = new FrameBuffer({ maxFrames: 120, minWaitMs: 5000, maxWaitMs: 5000, maxFrameIdJump: 1000 });
+          // chain 0 (key) .. n, locally reordered
+          const order = Array.from({ length: n + 1 }, (_, i) => i);
+          swaps.forEach((k, i) => {
+            const a = i % (n + 1);
+            const b = Math.min(n, a + k);
+            if (a !== 0 && b !== 0) [order[a], order[b]] = [order[b], order[a]];
+          });
+          const ops: Array<() => void> = order.map((id) => () => void fb.insert(mkFrame(id, { key: id === 0 }), 0));
+          for (const [pos, g] of junk) {
+            const at = Math.min(ops.length, pos);
+            const f =
+              g.kind === 'other'
+                ? mkFrame(g.id % 1000, { key: g.key, streamId: 9 })
+                : g.kind === 'dup'
+                  ? mkFrame(Math.min(g.id, n))
+                  : mkFrame(g.id, { key: g.key });
+            // far-future frames must not come before the key frame sets the anchor
+            ops.splice(Math.max(at, g.kind === 'far' || g.kind === 'nan' ? order.indexOf(0) + 1 : 0), 0, () => void fb.insert(f, 0));
+          }
+          const released: number[] = [];
+          let t = 0;
+          for (const op of ops) {
+            op();
+            t += 1000;
+            const out = fb.poll(t, 20);
+            for (const f of out.decodable) if (f.streamId === 0) released.push(f.frameId);
+            expect(fb.stats().waiting).toBeLessThanOrEqual(120 * 2);
+          }
+          expect(released).toEqual(Array.from({ length: n + 1 }, (_, i) => i));
+        },
+      ),
+      { numRuns: 300 },
+    );
+  });
+
+  it('property: released frames are in strictly increasing decode order per stream, chains unbroken', () => {
+    fc.assert(
+      fc.property(
+        fc.array(fc.record({ id: fc.integer({ min: 0, max: 200 }), key: fc.boolean(), s: fc.integer({ min: 0, max: 2 }), dt: fc.integer({ min: 0, max: 100_000 }) }), { maxLength: 400 }),
+        (ops) => {
+          const fb = new FrameBuffer({ maxFrames: 16 });
+          const last = new Map<number, number>();
+          let t = 0;
+          for (const o of ops) {
+            t += o.dt;
+            fb.insert(mkFrame(o.id, { key: o.key, streamId: o.s }), t);
+            const out = fb.poll(t, 15);
+            for (const f of out.decodable) {
+              const prev = last.get(f.streamId);
+              if (!f.keyFrame) expect(prev).toBe(f.frameId - 1);
+              else if (prev !== undefined) expect(f.frameId).toBeGreaterThan(prev);
+              last.set(f.streamId, f.frameId);
+            }
+            expect(fb.stats().waiting).toBeLessThanOrEqual(16 * 3);
+          }
+        },
+      ),
+      { numRuns: 200 },
+    );
+  });
+});

@@ -1,0 +1,158 @@
+import { describe, expect, it } from 'vitest';
+import fc from 'fast-check';
+import { NackGenerator } from '../../../src/feedback/nack.js';
+import { ManualClock } from '../../../src/core/clock.js';
+
+const seqsOf = (r: { streamId: number; flowSeqs: number[] }[]) => r.flatMap((x) => x.flowSeqs);
+
+describe('NackGenerator', () => {
+  it('NACKs a gap only after the reorder wait', () => {
+    const n = new NackGenerator({ reorderWindowMs: 30 });
+    const c = new ManualClock();
+    n.onPacket(1, 10, c.nowUs());
+    n.onPacket(1, 13, c.nowUs()); // 11, 12 missing
+    expect(n.trackedCount(1)).toBe(2);
+    c.advanceMs(29);
+    expect(n.poll(c.nowUs(), 50)).toEqual([]);
+    c.advanceMs(1);
+    expect(n.poll(c.nowUs(), 50)).toEqual([{ streamId: 1, flowSeqs: [11, 12] }]);
+  });
+
+  it('a reordered packet arriving within the wait is never NACKed', () => {
+    const n = new NackGenerator({ reorderWindowMs: 30 });
+    n.onPacket(0, 1, 0);
+    n.onPacket(0, 3, 0);
+    n.onPacket(0, 2, 10_000);
+    expect(n.poll(100_000, 50)).toEqual([]);
+    expect(n.stats().reordered).toBe(1);
+  });
+
+  it('re-NACKs after about one RTT, at most maxRetries times, then gives up', () => {
+    const n = new NackGenerator({ reorderWindowMs: 20, maxRetries: 3 });
+    const c = new ManualClock();
+    n.onPacket(0, 0, 0);
+    n.onPacket(0, 2, 0);
+    c.setUs(20_000);
+    expect(seqsOf(n.poll(c.nowUs(), 80))).toEqual([1]);
+    c.advanceMs(79);
+    expect(n.poll(c.nowUs(), 80)).toEqual([]);
+    c.advanceMs(1);
+    expect(seqsOf(n.poll(c.nowUs(), 80))).toEqual([1]);
+    c.advanceMs(80);
+    expect(seqsOf(n.poll(c.nowUs(), 80))).toEqual([1]);
+    c.advanceMs(80);
+    expect(n.poll(c.nowUs(), 80)).toEqual([]); // 3 NACKs sent: give up
+    expect(n.trackedCount()).toBe(0);
+    const st = n.stats();
+    expect(st.firstNacks).toBe(1);
+    expect(st.retries).toBe(2);
+    expect(st.exhausted).toBe(1);
+  });
+
+  it('a retransmission removes the entry', () => {
+    const n = new NackGenerator({ reorderWindowMs: 20 });
+    n.onPacket(0, 0, 0);
+    n.onPacket(0, 2, 0);
+    expect(seqsOf(n.poll(20_000, 50))).toEqual([1]);
+    n.onPacket(0, 1, 60_000, true);
+    expect(n.poll(200_000, 50)).toEqual([]);
+    expect(n.stats().recovered).toBe(1);
+  });
+
+  it('gives up after maxNackAgeMs and on dropBefore()', () => {
+    const n = new NackGenerator({ reorderWindowMs: 20, maxRetries: 100, maxNackAgeMs: 300 });
+    n.onPacket(0, 0, 0);
+    n.onPacket(0, 5, 0); // 1..4
+    n.poll(20_000, 10);
+    n.dropBefore(0, 3); // frame buffer moved past 1, 2
+    expect(seqsOf(n.poll(40_000, 10))).toEqual([3, 4]);
+    expect(n.poll(301_000, 10)).toEqual([]);
+    expect(n.trackedCount()).toBe(0);
+    expect(n.stats().skipped).toBe(2);
+    expect(n.stats().expired).toBe(2);
+  });
+
+  it('adapts the reorder wait to observed path delay spread', () => {
+    const n = new NackGenerator({ reorderWindowMs: 20, maxReorderWindowMs: 200 });
+    // packets of a slow path arrive 100 ms after their neighbours, after being NACKed
+    let t = 0;
+    for (let k = 0; k < 5; k++) {
+      const base = k * 3;
+      n.onPacket(0, base, t);
+      n.onPacket(0, base + 2, t);
+      expect(seqsOf(n.poll(t + 25_000, 50))).toEqual(k === 0 ? [base + 1] : []);
+      n.onPacket(0, base + 1, t + 100_000); // original, not a retransmission
+      t += 200_000;
+    }
+    expect(n.trackedCount()).toBe(0);
+    expect(n.reorderWindowMs(t)).toBeGreaterThanOrEqual(100);
+    expect(n.reorderWindowMs(t)).toBeLessThanOrEqual(200);
+    // now a 90 ms reordering is not NACKed
+    n.onPacket(0, 15, t);
+    n.onPacket(0, 17, t);
+    expect(n.poll(t + 90_000, 50)).toEqual([]);
+  });
+
+  it('handles uint32 wrap-around', () => {
+    const n = new NackGenerator({ reorderWindowMs: 0 });
+    n.onPacket(0, 0xffff_fffe, 0);
+    n.onPacket(0, 1, 0);
+    expect(seqsOf(n.poll(1000, 50))).toEqual([0xffff_ffff, 0]);
+  });
+
+  it('a huge jump does not create millions of entries; a sustained one resynchronises', () => {
+    const n = new NackGenerator({ maxTracked: 1000, maxSeqJump: 1 << 15, resyncAfterJumps: 4 });
+    n.onPacket(0, 0, 0);
+    n.onPacket(0, 1_500_000_000, 0); // lying packet
+    expect(n.trackedCount()).toBe(0);
+    expect(n.stats().bogusJumps).toBe(1);
+    n.onPacket(0, 1, 0);
+    n.onPacket(0, 30_000, 0); // big but plausible gap: capped at maxTracked
+    expect(n.trackedCount(0)).toBe(1000);
+    expect(n.stats().capped).toBe(30_000 - 2 - 1000);
+    for (let i = 0; i < 4; i++) n.onPacket(0, 2_000_000_000 + i, 0);
+    expect(n.stats().resyncs).toBe(1);
+    expect(n.trackedCount(0)).toBe(0);
+    n.onPacket(0, 2_000_000_010, 0);
+    expect(n.trackedCount(0)).toBe(6);
+  });
+
+  it('splits large requests and ignores invalid input', () => {
+    const n = new NackGenerator({ reorderWindowMs: 0, maxSeqsPerNack: 100 });
+    n.onPacket(0, 0, 0);
+    n.onPacket(0, 251, 0);
+    const r = n.poll(1, 50);
+    expect(r.map((x) => x.flowSeqs.length)).toEqual([100, 100, 50]);
+    n.onPacket(0, NaN, 0);
+    n.onPacket(-1, 5, 0);
+    n.onPacket(0, 5, NaN);
+    expect(n.stats().invalid).toBe(3);
+    expect(() => new NackGenerator({ maxTracked: 0 })).toThrow(RangeError);
+  });
+
+  it('property: bounded, and every seq never received is NACKed at least once unless given up', () => {
+    fc.assert(
+      fc.property(fc.array(fc.integer({ min: 0, max: 1 << 20 }), { minLength: 1, maxLength: 300 }), fc.array(fc.boolean(), { maxLength: 300 }), (seqs, lose) => {
+        const n = new NackGenerator({ maxTracked: 64, reorderWindowMs: 10 });
+        let t = 0;
+        for (const s of seqs) {
+          n.onPacket(0, s, (t += 1000));
+          n.poll(t, 20);
+          expect(n.trackedCount()).toBeLessThanOrEqual(64);
+        }
+        // in-order stream with drops: every dropped seq is requested
+        const m = new NackGenerator({ reorderWindowMs: 10 });
+        const dropped: number[] = [];
+        const nacked = new Set<number>();
+        m.onPacket(0, 0, 0);
+        lose.forEach((l, i) => {
+          if (l) dropped.push(i + 1);
+          else m.onPacket(0, i + 1, i * 1000);
+        });
+        m.onPacket(0, lose.length + 1, lose.length * 1000);
+        for (let k = 0; k < 5; k++) for (const s of seqsOf(m.poll(lose.length * 1000 + 20_000 + k * 100_000, 50))) nacked.add(s);
+        for (const d of dropped) expect(nacked.has(d)).toBe(true);
+      }),
+    );
+  });
+});
