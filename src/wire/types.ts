@@ -89,3 +89,48 @@ export type WireErrorReason =
   | 'malformed'
   | 'no-body'
   | 'bad-field';
+
+/**
+ * Decoder bounds (all data-driven sizes are checked against these before any
+ * allocation or loop that depends on them).
+ */
+export interface WireLimits {
+  /** Whole encoded Packet (bytes). Default 65536. */
+  maxPacketBytes: number;
+  /** Max `frag_count` of a Media fragment. Default 4096. */
+  maxFragments: number;
+  /** Max arrivals listed in one PathReport. Default 4096. */
+  maxReportArrivals: number;
+  /** Max `end_seq - begin_seq` (uint32 serial) of one PathReport. Default 65535. */
+  maxReportRange: number;
+  /** Max flow seqs in one Nack. Default 1024. */
+  maxNackSeqs: number;
+}
+
+/** Default {@link WireLimits}. */
+export const DEFAULT_WIRE_LIMITS: Readonly<WireLimits> = Object.freeze({
+  maxPacketBytes: 65536,
+  maxFragments: 4096,
+  maxReportArrivals: 4096,
+  maxReportRange: 65535,
+  maxNackSeqs: 1024,
+});
+
+/**
+ * Result of `decodePacket`: the validated packet plus `bodyBytes`, the exact
+ * sender bytes of the body sub-message (a view into the input, not a copy),
+ * which is what FEC protects for a Media body. Never an exception.
+ */
+export type DecodeResult =
+  | { ok: true; packet: DecodedPacket; bodyBytes: Uint8Array }
+  | { ok: false; reason: WireErrorReason; detail: string };
+
+/** Per-reason drop counters kept by `WireDecoder`. */
+export interface WireStats {
+  /** Packets decoded successfully. */
+  decoded: number;
+  /** Packets dropped, total. */
+  dropped: number;
+  /** Drops by reason. */
+  droppedByReason: Record<WireErrorReason, number>;
+}

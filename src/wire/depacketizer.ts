@@ -1,0 +1,506 @@
+/**
+ * Receiver-side depacketizer: reassembles Media fragments that arrive in any
+ * order, on any path, possibly duplicated (retransmission, probe duplicate,
+ * FEC recovery), into whole frames, each emitted exactly once.
+ *
+ * Defensive against lying / corrupt fragments (counted, never thrown):
+ *  - a fragment whose frag_count / key_frame / capture_us disagrees with the
+ *    frame's first fragment is rejected without touching that frame;
+ *  - a frame id more than {@link FAR_AHEAD_FRAMES} ahead of the newest seen is
+ *    rejected (after {@link RESYNC_AFTER} such fragments in a row with nothing
+ *    accepted in between, the stream resynchronises on the new ids, so a
+ *    single bogus first packet or a sender restart cannot wedge a stream);
+ *  - frames older than the stream's floor (raised by {@link Depacketizer.dropBefore},
+ *    by eviction, and by the bounded completed-id window) or more than
+ *    FAR_AHEAD_FRAMES behind the newest are 'stale'.
+ *
+ * Bounds: maxPackets stored fragments and maxFrames incomplete frames in
+ * total; exceeding either evicts the OLDEST incomplete frame (by frame id
+ * relative to its stream's newest), never a newer one; completed frames are
+ * handed out immediately and never held. maxFrameBytes per frame; maxStreams
+ * stream states (least recently active evicted; its completed-id memory goes
+ * with it). Completed frame ids are remembered in a window of
+ * `completedWindow` ids per stream; when an id leaves the window the floor
+ * moves past it, so a late duplicate can never re-emit a frame.
+ *
+ * Note on 'stale': a completed frame id is NOT a floor by itself, because over
+ * several paths frames complete out of order (frame 5 may complete before 4).
+ * The consumer (frame buffer) calls dropBefore() when it decodes or skips past
+ * a frame; that is what makes older fragments stale.
+ *
+ * Frame ids are uint32 serial numbers (RFC 1982, src/core/seq.ts). Design
+ * after libwebrtc modules/video_coding/packet_buffer.cc (bounded buffer,
+ * frame assembled when all packets of it are present) adapted to explicit
+ * frag_index / frag_count.
+ */
+import { MAX_PATHS } from '../core/types.js';
+import type { PathId } from '../core/types.js';
+import { seqDiff, seqNewer, seqAdd } from '../core/seq.js';
+import { WireError } from './errors.js';
+import type { AssembledFrame, FragmentArrival } from './packetization.js';
+import { DEFAULT_WIRE_LIMITS, type MediaMessage } from './types.js';
+import { isU32 } from './validate.js';
+
+/** A frame id further than this ahead of the newest seen is rejected. */
+export const FAR_AHEAD_FRAMES = 10_000;
+/** Consecutive far-ahead fragments (nothing accepted between) that trigger a resync. */
+export const RESYNC_AFTER = 64;
+
+export interface DepacketizerOptions {
+  /** Total stored fragments across incomplete frames. Default 4096. */
+  maxPackets?: number;
+  /** Total incomplete frames. Default 256. */
+  maxFrames?: number;
+  /** Bytes of one frame. Default 4 MiB. */
+  maxFrameBytes?: number;
+  /** Stream states kept. Default 16. */
+  maxStreams?: number;
+  /** Completed frame ids remembered per stream (dedup after completion). Default 1024. */
+  completedWindow?: number;
+}
+
+export type InsertStatus = 'stored' | 'completed' | 'duplicate' | 'stale' | 'rejected';
+
+export interface InsertResult {
+  status: InsertStatus;
+  /** The assembled frame, when status is 'completed'. */
+  frame?: AssembledFrame;
+  /** Why, for 'duplicate' / 'stale' / 'rejected'. */
+  reason?: string;
+  /** For 'duplicate': the frame had already been completed and emitted. */
+  lateForCompletedFrame?: boolean;
+}
+
+/** Monotonic counters since construction. */
+export interface DepacketizerStats {
+  /** insert() calls. */
+  packetsIn: number;
+  /** Fragments stored into a frame (incl. the completing one). */
+  packetsStored: number;
+  /** Stored fragments that were FEC-recovered. */
+  packetsRecovered: number;
+  framesCompleted: number;
+  duplicates: number;
+  /** Subset of duplicates whose frame had already completed. */
+  duplicatesAfterComplete: number;
+  stale: number;
+  rejected: number;
+  /** Rejected: fields invalid (fragIndex >= fragCount, bad path, ...). */
+  rejectedInvalid: number;
+  /** Rejected: fragCount/keyFrame/captureUs disagree with the frame's first fragment. */
+  rejectedConflict: number;
+  /** Rejected: frame id too far ahead of the newest seen. */
+  rejectedFarAhead: number;
+  /** Rejected: the frame would exceed maxFrameBytes. */
+  rejectedTooLarge: number;
+  /** Incomplete frames evicted by the maxPackets / maxFrames bounds. */
+  framesEvicted: number;
+  packetsEvicted: number;
+  /** Incomplete frames discarded by dropBefore(). */
+  framesDropped: number;
+  packetsDropped: number;
+  streamsEvicted: number;
+  resyncs: number;
+}
+
+interface PendingFrame {
+  stream: StreamState;
+  frameId: number;
+  fragCount: number;
+  keyFrame: boolean;
+  captureUs: number;
+  /** Presence bitset over frag_index. */
+  have: Uint32Array;
+  /** Payloads and arrivals in arrival order (parallel arrays). */
+  payloads: Uint8Array[];
+  arrivals: FragmentArrival[];
+  bytes: number;
+  /** Creation order, tie-break for eviction. */
+  order: number;
+}
+
+interface StreamState {
+  id: number;
+  newest: number;
+  hasNewest: boolean;
+  floor: number;
+  hasFloor: boolean;
+  pending: Map<number, PendingFrame>;
+  completed: Set<number>;
+  /** Ring of completed ids in completion order (size completedWindow). */
+  ring: Uint32Array;
+  ringHead: number;
+  ringCount: number;
+  farAheadStreak: number;
+  lastActive: number;
+}
+
+const STORED: InsertResult = Object.freeze({ status: 'stored' }) as InsertResult;
+
+function intOption(name: string, v: number | undefined, def: number, min: number): number {
+  if (v === undefined) return def;
+  if (typeof v !== 'number' || !Number.isInteger(v) || v < min) throw WireError.invalidOption(name, v, `an integer >= ${min}`);
+  return v;
+}
+
+export class Depacketizer {
+  private readonly maxPackets: number;
+  private readonly maxFrames: number;
+  private readonly maxFrameBytes: number;
+  private readonly maxStreams: number;
+  private readonly completedWindow: number;
+  private readonly maxFragments = DEFAULT_WIRE_LIMITS.maxFragments;
+  private readonly streams = new Map<number, StreamState>();
+  private nPackets = 0;
+  private nFrames = 0;
+  private tick = 0;
+  private readonly s: DepacketizerStats = {
+    packetsIn: 0,
+    packetsStored: 0,
+    packetsRecovered: 0,
+    framesCompleted: 0,
+    duplicates: 0,
+    duplicatesAfterComplete: 0,
+    stale: 0,
+    rejected: 0,
+    rejectedInvalid: 0,
+    rejectedConflict: 0,
+    rejectedFarAhead: 0,
+    rejectedTooLarge: 0,
+    framesEvicted: 0,
+    packetsEvicted: 0,
+    framesDropped: 0,
+    packetsDropped: 0,
+    streamsEvicted: 0,
+    resyncs: 0,
+  };
+
+  /** @throws WireError ERR_INVALID_OPTION for a non-integer or too small bound. */
+  constructor(opts: DepacketizerOptions = {}) {
+    this.maxPackets = intOption('maxPackets', opts.maxPackets, 4096, 1);
+    this.maxFrames = intOption('maxFrames', opts.maxFrames, 256, 1);
+    this.maxFrameBytes = intOption('maxFrameBytes', opts.maxFrameBytes, 4 * 1024 * 1024, 1);
+    this.maxStreams = intOption('maxStreams', opts.maxStreams, 16, 1);
+    this.completedWindow = intOption('completedWindow', opts.completedWindow, 1024, 1);
+  }
+
+  /**
+   * Offers one Media fragment (received, retransmitted or FEC-recovered).
+   * @param pathId path it arrived on (< MAX_PATHS)
+   * @param arrivalUs receiver clock (µs)
+   * @param recovered true when rebuilt by FEC rather than received
+   * @returns 'completed' with the frame when this fragment completes it (once
+   *   per frame), 'stored', or a counted drop: 'duplicate', 'stale', 'rejected'.
+   *   Never throws on bad data.
+   */
+  insert(media: MediaMessage, pathId: PathId, arrivalUs: number, recovered = false): InsertResult {
+    this.s.packetsIn++;
+    const bad = this.invalid(media, pathId, arrivalUs);
+    if (bad !== null) return this.reject('invalid', bad);
+    const st = this.stream(media.streamId);
+    st.lastActive = ++this.tick;
+    const frameId = media.frameId;
+    let f = st.pending.get(frameId);
+    if (f !== undefined) {
+      if (f.fragCount !== media.fragCount || f.keyFrame !== media.keyFrame || f.captureUs !== media.captureUs) {
+        return this.reject('conflict', `fragment of frame ${frameId} disagrees with its first fragment`);
+      }
+      if ((f.have[media.fragIndex >>> 5] & (1 << (media.fragIndex & 31))) !== 0) {
+        this.s.duplicates++;
+        return { status: 'duplicate', reason: 'fragment already stored', lateForCompletedFrame: false };
+      }
+      if (f.bytes + media.payload.length > this.maxFrameBytes) return this.tooLarge();
+    } else {
+      if (st.completed.has(frameId)) {
+        this.s.duplicates++;
+        this.s.duplicatesAfterComplete++;
+        return { status: 'duplicate', reason: 'frame already completed', lateForCompletedFrame: true };
+      }
+      if (st.hasFloor && seqDiff(st.floor, frameId) < 0) return this.stale('frame older than the drop floor');
+      if (st.hasNewest) {
+        const d = seqDiff(st.newest, frameId);
+        if (d > FAR_AHEAD_FRAMES) {
+          if (++st.farAheadStreak < RESYNC_AFTER) {
+            return this.reject('far-ahead', `frame ${frameId} is ${d} frames ahead of the newest ${st.newest}`);
+          }
+          this.resync(st);
+        } else if (d < -FAR_AHEAD_FRAMES) {
+          return this.stale(`frame ${frameId} is ${-d} frames behind the newest`);
+        }
+      }
+      if (this.nFrames >= this.maxFrames) {
+        const victim = this.oldest();
+        if (victim !== undefined && this.isOlder(frameId, st, victim)) {
+          return this.stale('frame buffer full and this frame is older than every buffered frame');
+        }
+        if (victim !== undefined) this.evict(victim);
+      }
+      if (media.payload.length > this.maxFrameBytes) return this.tooLarge();
+      f = this.create(st, media);
+    }
+    while (this.nPackets >= this.maxPackets) {
+      const victim = this.oldest();
+      if (victim === undefined) break;
+      this.evict(victim);
+      if (victim === f) return this.stale('packet buffer full and this frame was the oldest (evicted)');
+    }
+    st.farAheadStreak = 0;
+    if (!st.hasNewest || seqNewer(frameId, st.newest)) {
+      st.newest = frameId;
+      st.hasNewest = true;
+    }
+    f.have[media.fragIndex >>> 5] |= 1 << (media.fragIndex & 31);
+    f.payloads.push(media.payload);
+    f.arrivals.push({
+      fragIndex: media.fragIndex,
+      pathId,
+      arrivalUs,
+      nalClass: media.nalClass,
+      retransmission: media.retransmission === true,
+      recovered,
+    });
+    f.bytes += media.payload.length;
+    this.nPackets++;
+    this.s.packetsStored++;
+    if (recovered) this.s.packetsRecovered++;
+    if (f.payloads.length < f.fragCount) return STORED;
+    return { status: 'completed', frame: this.complete(f) };
+  }
+
+  /**
+   * The consumer has decoded or skipped everything before `frameId` on this
+   * stream: discards incomplete frames older than `frameId` (counted) and
+   * makes later fragments of them 'stale'.
+   * @returns the number of incomplete frames discarded.
+   * @throws WireError ERR_INVALID_OPTION if streamId / frameId are not uint32.
+   */
+  dropBefore(streamId: number, frameId: number): number {
+    if (!isU32(streamId)) throw WireError.invalidOption('streamId', streamId, 'a uint32');
+    if (!isU32(frameId)) throw WireError.invalidOption('frameId', frameId, 'a uint32');
+    const st = this.stream(streamId);
+    this.raiseFloor(st, frameId);
+    let n = 0;
+    for (const f of st.pending.values()) {
+      if (seqDiff(frameId, f.frameId) < 0) {
+        this.s.framesDropped++;
+        this.s.packetsDropped += f.payloads.length;
+        this.remove(f);
+        n++;
+      }
+    }
+    return n;
+  }
+
+  /** A snapshot copy of the counters. */
+  stats(): DepacketizerStats {
+    return { ...this.s };
+  }
+
+  /** Incomplete frames held (all streams). */
+  pendingFrames(): number {
+    return this.nFrames;
+  }
+
+  /** Fragments held in incomplete frames (all streams). */
+  pendingPackets(): number {
+    return this.nPackets;
+  }
+
+  // -------------------------------------------------------------------------
+
+  private invalid(m: MediaMessage, pathId: PathId, arrivalUs: number): string | null {
+    if (m === null || typeof m !== 'object') return 'not a Media message';
+    if (!isU32(m.streamId) || !isU32(m.frameId)) return 'streamId/frameId not uint32';
+    const fc = m.fragCount;
+    if (!Number.isInteger(fc) || fc < 1 || fc > this.maxFragments || fc > this.maxPackets) {
+      return `fragCount ${fc} not in [1, ${Math.min(this.maxFragments, this.maxPackets)}]`;
+    }
+    if (!Number.isInteger(m.fragIndex) || m.fragIndex < 0 || m.fragIndex >= fc) return `fragIndex ${m.fragIndex} not in [0, ${fc})`;
+    if (!(m.payload instanceof Uint8Array)) return 'payload not a Uint8Array';
+    if (typeof m.keyFrame !== 'boolean') return 'keyFrame not a boolean';
+    if (typeof m.captureUs !== 'number' || !Number.isFinite(m.captureUs)) return 'captureUs not finite';
+    if (!Number.isInteger(pathId) || pathId < 0 || pathId >= MAX_PATHS) return `pathId ${pathId} not in [0, ${MAX_PATHS})`;
+    if (typeof arrivalUs !== 'number' || !Number.isFinite(arrivalUs)) return 'arrivalUs not finite';
+    return null;
+  }
+
+  private reject(kind: 'invalid' | 'conflict' | 'far-ahead', reason: string): InsertResult {
+    this.s.rejected++;
+    if (kind === 'invalid') this.s.rejectedInvalid++;
+    else if (kind === 'conflict') this.s.rejectedConflict++;
+    else this.s.rejectedFarAhead++;
+    return { status: 'rejected', reason };
+  }
+
+  private tooLarge(): InsertResult {
+    this.s.rejected++;
+    this.s.rejectedTooLarge++;
+    return { status: 'rejected', reason: `frame would exceed ${this.maxFrameBytes} bytes` };
+  }
+
+  private stale(reason: string): InsertResult {
+    this.s.stale++;
+    return { status: 'stale', reason };
+  }
+
+  private stream(id: number): StreamState {
+    let st = this.streams.get(id);
+    if (st !== undefined) return st;
+    if (this.streams.size >= this.maxStreams) {
+      let lru: StreamState | undefined;
+      for (const s of this.streams.values()) if (lru === undefined || s.lastActive < lru.lastActive) lru = s;
+      if (lru !== undefined) {
+        for (const f of lru.pending.values()) {
+          this.s.framesEvicted++;
+          this.s.packetsEvicted += f.payloads.length;
+          this.remove(f);
+        }
+        this.streams.delete(lru.id);
+        this.s.streamsEvicted++;
+      }
+    }
+    st = {
+      id,
+      newest: 0,
+      hasNewest: false,
+      floor: 0,
+      hasFloor: false,
+      pending: new Map(),
+      completed: new Set(),
+      ring: new Uint32Array(this.completedWindow),
+      ringHead: 0,
+      ringCount: 0,
+      farAheadStreak: 0,
+      lastActive: this.tick,
+    };
+    this.streams.set(id, st);
+    return st;
+  }
+
+  private create(st: StreamState, m: MediaMessage): PendingFrame {
+    const f: PendingFrame = {
+      stream: st,
+      frameId: m.frameId,
+      fragCount: m.fragCount,
+      keyFrame: m.keyFrame,
+      captureUs: m.captureUs,
+      have: new Uint32Array((m.fragCount + 31) >>> 5),
+      payloads: [],
+      arrivals: [],
+      bytes: 0,
+      order: this.tick,
+    };
+    st.pending.set(m.frameId, f);
+    this.nFrames++;
+    return f;
+  }
+
+  private remove(f: PendingFrame): void {
+    f.stream.pending.delete(f.frameId);
+    this.nFrames--;
+    this.nPackets -= f.payloads.length;
+  }
+
+  /** Age of a frame: how many frames it is behind its stream's newest. */
+  private age(frameId: number, st: StreamState): number {
+    return st.hasNewest ? seqDiff(frameId, st.newest) : 0;
+  }
+
+  /** True when (frameId, st) is older than the buffered frame `v`. */
+  private isOlder(frameId: number, st: StreamState, v: PendingFrame): boolean {
+    return this.age(frameId, st) > this.age(v.frameId, v.stream);
+  }
+
+  /** The oldest incomplete frame over all streams (O(pending frames); only on overflow). */
+  private oldest(): PendingFrame | undefined {
+    let best: PendingFrame | undefined;
+    let bestAge = -Infinity;
+    for (const st of this.streams.values()) {
+      for (const f of st.pending.values()) {
+        const a = this.age(f.frameId, st);
+        if (a > bestAge || (a === bestAge && best !== undefined && f.order < best.order)) {
+          best = f;
+          bestAge = a;
+        }
+      }
+    }
+    return best;
+  }
+
+  private evict(f: PendingFrame): void {
+    this.s.framesEvicted++;
+    this.s.packetsEvicted += f.payloads.length;
+    this.remove(f);
+    // Giving up on the oldest frame: later fragments of it (or older) are stale.
+    this.raiseFloor(f.stream, seqAdd(f.frameId, 1));
+  }
+
+  private raiseFloor(st: StreamState, floor: number): void {
+    if (!st.hasFloor || seqNewer(floor, st.floor)) {
+      st.floor = floor;
+      st.hasFloor = true;
+    }
+  }
+
+  private resync(st: StreamState): void {
+    this.s.resyncs++;
+    for (const f of st.pending.values()) {
+      this.s.framesEvicted++;
+      this.s.packetsEvicted += f.payloads.length;
+      this.remove(f);
+    }
+    st.completed.clear();
+    st.ringCount = 0;
+    st.ringHead = 0;
+    st.hasFloor = false;
+    st.hasNewest = false;
+    st.farAheadStreak = 0;
+  }
+
+  private complete(f: PendingFrame): AssembledFrame {
+    const ordered = new Array<Uint8Array>(f.fragCount);
+    let first = Infinity;
+    let last = -Infinity;
+    for (let k = 0; k < f.payloads.length; k++) {
+      const a = f.arrivals[k];
+      ordered[a.fragIndex] = f.payloads[k];
+      if (a.arrivalUs < first) first = a.arrivalUs;
+      if (a.arrivalUs > last) last = a.arrivalUs;
+    }
+    const data = new Uint8Array(f.bytes);
+    let off = 0;
+    for (let i = 0; i < ordered.length; i++) {
+      data.set(ordered[i], off);
+      off += ordered[i].length;
+    }
+    this.remove(f);
+    this.markCompleted(f.stream, f.frameId);
+    this.s.framesCompleted++;
+    return {
+      streamId: f.stream.id,
+      frameId: f.frameId,
+      keyFrame: f.keyFrame,
+      captureUs: f.captureUs,
+      data,
+      firstArrivalUs: first,
+      lastArrivalUs: last,
+      arrivals: f.arrivals,
+    };
+  }
+
+  private markCompleted(st: StreamState, frameId: number): void {
+    const W = st.ring.length;
+    if (st.ringCount === W) {
+      // Forget the oldest completed id; frames up to it become stale instead.
+      const old = st.ring[st.ringHead];
+      st.completed.delete(old);
+      this.raiseFloor(st, seqAdd(old, 1));
+      st.ring[st.ringHead] = frameId;
+      st.ringHead = (st.ringHead + 1) % W;
+    } else {
+      st.ring[(st.ringHead + st.ringCount) % W] = frameId;
+      st.ringCount++;
+    }
+    st.completed.add(frameId);
+  }
+}

@@ -1,0 +1,28 @@
+/**
+ * Wire layer: protobuf codec (multipath.proto), packetizer / depacketizer.
+ */
+export * from './types.js';
+export * from './packetization.js';
+export { WireError, type WireErrorCode } from './errors.js';
+export { encodeMedia, encodeFec, encodePacket, encodeControl, decodePacket, decodeMedia, resolveLimits } from './codec.js';
+export { WireDecoder } from './wire-decoder.js';
+export { envelopeOverheadBytes, mediaOverheadBytes, MAX_TIMESTAMP_US } from './sizes.js';
+export {
+  Packetizer,
+  fragmentPriority,
+  retransmissionBody,
+  originalMediaBody,
+  DEFAULT_MTU_BYTES,
+  MIN_MTU_BYTES,
+  type PacketizerOptions,
+  type PacketizedFragment,
+} from './packetizer.js';
+export {
+  Depacketizer,
+  FAR_AHEAD_FRAMES,
+  RESYNC_AFTER,
+  type DepacketizerOptions,
+  type DepacketizerStats,
+  type InsertResult,
+  type InsertStatus,
+} from './depacketizer.js';

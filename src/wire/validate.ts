@@ -1,0 +1,158 @@
+/**
+ * Field validators shared by the encoders (a failure is caller misuse and
+ * throws) and the decoder (a failure is a counted 'bad-field' drop). Each
+ * returns `null` when the message is valid, or a short human-readable detail.
+ *
+ * Bounds: multipath.proto comments; report range / arrivals after
+ * draft-holmer-rmcat-transport-wide-cc-extensions (a feedback message covers at
+ * most 2^16 sequence numbers); NACK list bound after RFC 4585 §6.2.1 generic
+ * NACK (we cap the list instead of using BLP bitmasks).
+ */
+import { MAX_PATHS } from '../core/types.js';
+import type { PathReport } from '../core/types.js';
+import { seqDiff } from '../core/seq.js';
+import { MAX_TIMESTAMP_US } from './sizes.js';
+import type {
+  FecMessage,
+  KeyframeRequestMessage,
+  MediaMessage,
+  NackMessage,
+  PacketHeader,
+  StreamInfoMessage,
+  WireLimits,
+} from './types.js';
+
+/** Largest NalClass enum value (NalClass.Delta). */
+const MAX_NAL_CLASS = 6;
+/** StreamInfo bounds. */
+export const MAX_CODEC_CHARS = 64;
+export const MAX_DIMENSION = 8192;
+export const MAX_FPS = 240;
+/** FEC mask: 1..8 bytes (at most 64 protected packets). */
+export const MAX_FEC_MASK_BYTES = 8;
+
+/** True for an integer in [0, 2^32 - 1]. */
+export function isU32(x: unknown): x is number {
+  return typeof x === 'number' && x === x >>> 0;
+}
+
+/** True for an integer in [0, 2^53] (µs timestamps). */
+export function isTimestampUs(x: unknown): x is number {
+  return typeof x === 'number' && Number.isInteger(x) && x >= 0 && x <= MAX_TIMESTAMP_US;
+}
+
+function isPathId(x: unknown): boolean {
+  return typeof x === 'number' && Number.isInteger(x) && x >= 0 && x < MAX_PATHS;
+}
+
+function isIntIn(x: unknown, lo: number, hi: number): boolean {
+  return typeof x === 'number' && Number.isInteger(x) && x >= lo && x <= hi;
+}
+
+export function checkHeader(h: PacketHeader): string | null {
+  if (!isPathId(h.pathId)) return `pathId ${h.pathId} not in [0, ${MAX_PATHS})`;
+  if (!isU32(h.pathSeq)) return `pathSeq ${h.pathSeq} not a uint32`;
+  if (!isTimestampUs(h.sendTimeUs)) return `sendTimeUs ${h.sendTimeUs} not an integer in [0, 2^53]`;
+  return null;
+}
+
+export function checkMedia(m: MediaMessage, lim: WireLimits): string | null {
+  if (!isU32(m.streamId)) return `streamId ${m.streamId} not a uint32`;
+  if (!isU32(m.flowSeq)) return `flowSeq ${m.flowSeq} not a uint32`;
+  if (!isU32(m.frameId)) return `frameId ${m.frameId} not a uint32`;
+  if (!isIntIn(m.fragCount, 1, lim.maxFragments)) return `fragCount ${m.fragCount} not in [1, ${lim.maxFragments}]`;
+  if (!isIntIn(m.fragIndex, 0, m.fragCount - 1)) return `fragIndex ${m.fragIndex} not in [0, fragCount ${m.fragCount})`;
+  if (typeof m.keyFrame !== 'boolean') return 'keyFrame not a boolean';
+  if (!isIntIn(m.nalClass, 0, MAX_NAL_CLASS)) return `nalClass ${m.nalClass} unknown`;
+  if (!isIntIn(m.priority, 1, 6)) return `priority ${m.priority} not in [1, 6]`;
+  if (!isTimestampUs(m.captureUs)) return `captureUs ${m.captureUs} not an integer in [0, 2^53]`;
+  if (typeof m.retransmission !== 'boolean') return 'retransmission not a boolean';
+  if (!(m.payload instanceof Uint8Array)) return 'payload not a Uint8Array';
+  if (m.payload.length > lim.maxPacketBytes) return `payload ${m.payload.length} bytes > ${lim.maxPacketBytes}`;
+  return null;
+}
+
+export function checkFec(f: FecMessage, lim: WireLimits): string | null {
+  if (!isU32(f.streamId)) return `streamId ${f.streamId} not a uint32`;
+  if (!isU32(f.baseSeq)) return `baseSeq ${f.baseSeq} not a uint32`;
+  if (!(f.mask instanceof Uint8Array) || f.mask.length < 1 || f.mask.length > MAX_FEC_MASK_BYTES) {
+    return `mask must be 1..${MAX_FEC_MASK_BYTES} bytes`;
+  }
+  let any = 0;
+  for (let i = 0; i < f.mask.length; i++) any |= f.mask[i];
+  if (any === 0) return 'mask protects no packet (all zero)';
+  if (!isU32(f.lengthXor)) return `lengthXor ${f.lengthXor} not a uint32`;
+  if (!(f.parity instanceof Uint8Array)) return 'parity not a Uint8Array';
+  if (f.parity.length > lim.maxPacketBytes) return `parity ${f.parity.length} bytes > ${lim.maxPacketBytes}`;
+  if (!isPathId(f.protectsPath)) return `protectsPath ${f.protectsPath} not in [0, ${MAX_PATHS})`;
+  if (!isU32(f.fecSeq)) return `fecSeq ${f.fecSeq} not a uint32`;
+  return null;
+}
+
+export function checkReport(r: PathReport, lim: WireLimits): string | null {
+  if (!isPathId(r.pathId)) return `pathId ${r.pathId} not in [0, ${MAX_PATHS})`;
+  if (!isU32(r.beginSeq) || !isU32(r.endSeq)) return 'beginSeq/endSeq not uint32';
+  const span = seqDiff(r.beginSeq, r.endSeq);
+  if (span < 0) return `endSeq ${r.endSeq} before beginSeq ${r.beginSeq}`;
+  if (span > lim.maxReportRange) return `report range ${span} > ${lim.maxReportRange}`;
+  if (!Array.isArray(r.arrivals)) return 'arrivals not an array';
+  if (r.arrivals.length > lim.maxReportArrivals) return `${r.arrivals.length} arrivals > ${lim.maxReportArrivals}`;
+  for (let i = 0; i < r.arrivals.length; i++) {
+    const a = r.arrivals[i];
+    if (!isU32(a.pathSeq)) return `arrival ${i} pathSeq not a uint32`;
+    const off = seqDiff(r.beginSeq, a.pathSeq);
+    if (off < 0 || off > span) return `arrival pathSeq ${a.pathSeq} outside [${r.beginSeq}, ${r.endSeq}]`;
+    if (!isTimestampUs(a.arrivalUs)) return `arrival ${i} arrivalUs not an integer in [0, 2^53]`;
+  }
+  if (!isTimestampUs(r.reportTimeUs)) return `reportTimeUs ${r.reportTimeUs} not an integer in [0, 2^53]`;
+  return null;
+}
+
+export function checkKeyframeRequest(k: KeyframeRequestMessage): string | null {
+  if (!isU32(k.streamId)) return `streamId ${k.streamId} not a uint32`;
+  if (!isU32(k.requestId)) return `requestId ${k.requestId} not a uint32`;
+  return null;
+}
+
+export function checkNack(n: NackMessage, lim: WireLimits): string | null {
+  if (!isU32(n.streamId)) return `streamId ${n.streamId} not a uint32`;
+  if (!Array.isArray(n.flowSeqs)) return 'flowSeqs not an array';
+  if (n.flowSeqs.length > lim.maxNackSeqs) return `${n.flowSeqs.length} flowSeqs > ${lim.maxNackSeqs}`;
+  for (let i = 0; i < n.flowSeqs.length; i++) if (!isU32(n.flowSeqs[i])) return `flowSeqs[${i}] not a uint32`;
+  return null;
+}
+
+/** Wire form of QoeFeedback (µs and integer alpha). */
+export interface QoeWire {
+  pathId: number;
+  alpha: number;
+  fcdUs: number;
+  feedbackSeq: number;
+}
+
+export function checkQoeWire(q: QoeWire): string | null {
+  if (!isPathId(q.pathId)) return `pathId ${q.pathId} not in [0, ${MAX_PATHS})`;
+  if (!isIntIn(q.alpha, -0x8000_0000, 0x7fff_ffff)) return `alpha ${q.alpha} not an int32`;
+  if (!isU32(q.fcdUs)) return `fcdUs ${q.fcdUs} not a uint32`;
+  if (!isU32(q.feedbackSeq)) return `feedbackSeq ${q.feedbackSeq} not a uint32`;
+  return null;
+}
+
+/** True for 1..64 printable ASCII characters (WebCodecs codec strings). */
+export function isCodecString(s: unknown): boolean {
+  if (typeof s !== 'string' || s.length < 1 || s.length > MAX_CODEC_CHARS) return false;
+  for (let i = 0; i < s.length; i++) {
+    const c = s.charCodeAt(i);
+    if (c < 0x20 || c > 0x7e) return false;
+  }
+  return true;
+}
+
+export function checkStreamInfo(s: StreamInfoMessage): string | null {
+  if (!isU32(s.streamId)) return `streamId ${s.streamId} not a uint32`;
+  if (!isCodecString(s.codec)) return `codec must be 1..${MAX_CODEC_CHARS} printable ASCII chars`;
+  if (!isIntIn(s.width, 1, MAX_DIMENSION)) return `width ${s.width} not in [1, ${MAX_DIMENSION}]`;
+  if (!isIntIn(s.height, 1, MAX_DIMENSION)) return `height ${s.height} not in [1, ${MAX_DIMENSION}]`;
+  if (typeof s.fps !== 'number' || !(s.fps > 0 && s.fps <= MAX_FPS)) return `fps ${s.fps} not in (0, ${MAX_FPS}]`;
+  return null;
+}
