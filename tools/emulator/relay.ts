@@ -14,8 +14,8 @@
  * other side is still unknown is harmless). If a side later sends from a new
  * address, the relay follows the LATEST one (counted in `peerChanges`), which
  * is what ICE does when it switches candidate pairs. {@link PathRelay.setPeer}
- * sets one explicitly. Datagrams are only ever sent to loopback addresses:
- * the sockets are bound to 127.0.0.1, so learned sources are loopback, and
+ * sets one explicitly. Datagrams are only ever sent to this host's addresses:
+ * the sockets are bound to 127.0.0.1, so learned sources are this host, and
  * `setPeer` refuses anything else.
  *
  * Timing: link time is µs since `epochMs` (a `performance.now()` value,
@@ -27,6 +27,7 @@
  */
 import { type Socket, createSocket } from 'node:dgram';
 import { isIP } from 'node:net';
+import { networkInterfaces } from 'node:os';
 import { performance } from 'node:perf_hooks';
 import { Rng } from '../../src/core/rng.js';
 import type { Link, LinkStats } from '../net/link.js';
@@ -86,12 +87,26 @@ export interface PathRelay {
   stats(): PathRelayStats;
   /** Manual blackhole of both directions (flushes the bottleneck queues when going down). */
   setDown(down: boolean): void;
-  /** Set a peer's address explicitly. @throws Error if not a loopback IP or bad port */
+  /** Set a peer's address explicitly. @throws Error if not an address of this host or a bad port */
   setPeer(side: RelaySide, address: string, port: number): void;
   /** Learned/set address of a peer, if known. */
   peer(side: RelaySide): PeerAddress | undefined;
   /** Stop timers and close both sockets; in-flight datagrams are discarded. Idempotent. */
   close(): Promise<void>;
+}
+
+/**
+ * True for an address of this very machine: loopback, or one of its own
+ * interfaces' addresses (Chromium does not gather 127.0.0.1 candidates, so a
+ * browser's host candidate is the machine's interface address; datagrams to
+ * it never leave the host).
+ */
+export function isThisHost(address: string): boolean {
+  if (isLoopback(address)) return true;
+  for (const list of Object.values(networkInterfaces())) {
+    for (const a of list ?? []) if (a.address === address) return true;
+  }
+  return false;
 }
 
 /** True for 127.0.0.0/8, ::1 and ::ffff:127.x.y.z. */
@@ -239,7 +254,7 @@ export async function startPathRelay(opts: PathRelayOptions): Promise<PathRelay>
     },
     setPeer(side: RelaySide, address: string, port: number): void {
       if (side !== 'a' && side !== 'b') throw new Error(`setPeer: side must be 'a' or 'b', got ${String(side)}`);
-      if (!isLoopback(address)) throw new Error(`setPeer: only loopback addresses are allowed, got ${address}`);
+      if (!isThisHost(address)) throw new Error(`setPeer: only addresses of this host are allowed, got ${address}`);
       if (!Number.isInteger(port) || port < 1 || port > 65535) throw new Error(`setPeer: bad port ${port}`);
       learn(side, address, port);
     },

@@ -1,0 +1,368 @@
+/**
+ * The browser façade: one multipath video call with one remote peer.
+ *
+ * It joins a signalling room, opens one RTCPeerConnection per path (each with
+ * one unordered, maxRetransmits 0 datachannel, pinned to its own group of ICE
+ * candidates), sends a camera track through WebCodecs and the multipath sender
+ * engine, and receives, decodes and renders the remote stream.
+ *
+ * ```ts
+ * const call = new MultipathCall({ signallingUrl: 'ws://host:8080', room: 'demo' });
+ * call.on(CallEvent.RemoteTrack, (track) => (video.srcObject = new MediaStream([track])));
+ * await call.connect();
+ * await call.sendTrack((await navigator.mediaDevices.getUserMedia({ video: true })).getVideoTracks()[0]);
+ * console.log(call.getStats());
+ * ```
+ */
+import { monotonicClock } from '../core/clock.js';
+import type { Clock } from '../core/clock.js';
+import type { CodecName, PathId } from '../core/types.js';
+import { CameraEncoder, FrameDecoder } from '../codec/webcodecs.js';
+import type { CameraEncoderStats } from '../codec/webcodecs.js';
+import { Endpoint } from '../engine/endpoint.js';
+import { ReceiverEngine } from '../engine/receiver.js';
+import { SenderEngine } from '../engine/sender.js';
+import type { ReceiverStats, SenderStats } from '../engine/types.js';
+import type { FecPolicyName } from '../fec/types.js';
+import type { PathEvent } from '../sched/path-manager.js';
+import type { SchedulerName } from '../sched/types.js';
+import { SignallingClient } from '../signalling/client.js';
+import type { ParsedCandidate } from '../transport/candidates.js';
+import { findSharedPairs } from '../transport/path-set.js';
+import { SimplePeerPath } from '../transport/simple-peer-path.js';
+import type { PathTransportState, SelectedPair } from '../transport/types.js';
+
+/** Events of a call (register before connect()). */
+export enum CallEvent {
+  Connected = 'connected',
+  PeerLeft = 'peer-left',
+  PathState = 'path-state',
+  PathEvent = 'path-event',
+  SamePair = 'same-pair',
+  RemoteTrack = 'remote-track',
+  RemoteFrame = 'remote-frame',
+  Error = 'error',
+  Closed = 'closed',
+}
+
+export interface CallEventMap {
+  [CallEvent.Connected]: (info: { peerId: string; remotePeerId: string }) => void;
+  [CallEvent.PeerLeft]: (peerId: string) => void;
+  [CallEvent.PathState]: (pathId: PathId, state: PathTransportState) => void;
+  [CallEvent.PathEvent]: (event: PathEvent) => void;
+  [CallEvent.SamePair]: (pathIds: PathId[]) => void;
+  [CallEvent.RemoteTrack]: (track: MediaStreamTrack) => void;
+  [CallEvent.RemoteFrame]: (info: { streamId: number; frameId: number; captureUs: number }) => void;
+  [CallEvent.Error]: (err: Error) => void;
+  [CallEvent.Closed]: () => void;
+}
+
+export interface MultipathCallOptions {
+  /** ws:// or wss:// URL of the signalling server. */
+  signallingUrl: string;
+  room: string;
+  peerId?: string;
+  /** Number of paths (default 2, at most 8). */
+  paths?: number;
+  codec?: CodecName;
+  scheduler?: SchedulerName;
+  /** With scheduler 'single': the path to use. */
+  singlePath?: PathId;
+  fec?: FecPolicyName;
+  /** App cap on the video bitrate (bps, default 6 Mbps). */
+  maxBitrateBps?: number;
+  startBitrateBps?: number;
+  mtuBytes?: number;
+  /** ICE servers for all paths, or per path. */
+  iceServers?: RTCIceServer[] | ((pathId: PathId) => RTCIceServer[]);
+  /** App-given filter of local candidates per path (default: one network group per path). */
+  candidateFilter?: (candidate: ParsedCandidate, pathId: PathId) => boolean;
+  /** Clock (default performance-based µs). Use an epoch-based clock to compare capture and decode times across pages. */
+  clock?: Clock;
+}
+
+export interface CallPathInfo {
+  id: PathId;
+  state: PathTransportState;
+  selectedPair?: SelectedPair;
+  bufferedAmount: number;
+}
+
+/** What getStats() returns: sender (if sending), receiver, codec and path info. */
+export interface CallStats {
+  timestampUs: number;
+  sender?: SenderStats;
+  encoder?: CameraEncoderStats;
+  receiver: ReceiverStats;
+  decoder: { decoded: number; errors: number; queue: number };
+  paths: CallPathInfo[];
+  /** Groups of paths that ended on the same candidate pair. */
+  samePair: PathId[][];
+  malformed: Record<string, number>;
+  estimators?: ReturnType<SenderEngine['estimatorStats']>;
+}
+
+/** Error with a stable code. */
+export class CallError extends Error {
+  constructor(
+    readonly code: 'already-connected' | 'not-connected' | 'bad-options' | 'closed',
+    message: string,
+  ) {
+    super(message);
+    this.name = 'CallError';
+  }
+  static badOptions(msg: string): CallError {
+    return new CallError('bad-options', msg);
+  }
+}
+
+export class MultipathCall {
+  private readonly opts: MultipathCallOptions;
+  private readonly clock: Clock;
+  private readonly numPaths: number;
+  private readonly listeners = new Map<CallEvent, Set<(...args: never[]) => void>>();
+  private signalling: SignallingClient | undefined;
+  private remotePeerId: string | undefined;
+  private myPeerId: string | undefined;
+  private readonly transports = new Map<PathId, SimplePeerPath>();
+  private readonly selectedPairs = new Map<PathId, SelectedPair>();
+  private readonly receiver: ReceiverEngine;
+  private sender: SenderEngine | undefined;
+  private endpoint: Endpoint;
+  private encoder: CameraEncoder | undefined;
+  private readonly decoder: FrameDecoder;
+  private timer: ReturnType<typeof setTimeout> | undefined;
+  private closed = false;
+  private lastSamePairKey = '';
+
+  constructor(options: MultipathCallOptions) {
+    if (!options || typeof options.signallingUrl !== 'string' || typeof options.room !== 'string') {
+      throw CallError.badOptions('signallingUrl and room are required');
+    }
+    const n = options.paths ?? 2;
+    if (!Number.isInteger(n) || n < 1 || n > 8) throw CallError.badOptions(`paths must be 1..8, got ${n}`);
+    this.opts = options;
+    this.numPaths = n;
+    this.clock = options.clock ?? monotonicClock;
+    this.receiver = new ReceiverEngine({ clock: this.clock });
+    this.endpoint = new Endpoint(this.receiver);
+    this.decoder = new FrameDecoder({
+      onDecoded: (info) => {
+        this.receiver.onFrameDecoded(info.streamId, info.frameId, info.captureUs);
+        this.emit(CallEvent.RemoteFrame, info);
+      },
+      onNeedKeyframe: (reason) => this.receiver.requestKeyframe(reason),
+    });
+    this.receiver.on('streamInfo', (info) => this.decoder.configure(info.codec));
+    this.receiver.on('frame', (f) => this.decoder.decode(f));
+  }
+
+  /** Register an event handler; exceptions thrown by handlers are caught and reported as 'error'. */
+  on<K extends CallEvent>(event: K, handler: CallEventMap[K]): this {
+    let set = this.listeners.get(event);
+    if (!set) this.listeners.set(event, (set = new Set()));
+    set.add(handler as (...args: never[]) => void);
+    return this;
+  }
+
+  off<K extends CallEvent>(event: K, handler: CallEventMap[K]): this {
+    this.listeners.get(event)?.delete(handler as (...args: never[]) => void);
+    return this;
+  }
+
+  private emit<K extends CallEvent>(event: K, ...args: Parameters<CallEventMap[K]>): void {
+    for (const h of this.listeners.get(event) ?? []) {
+      try {
+        (h as (...a: Parameters<CallEventMap[K]>) => void)(...args);
+      } catch (e) {
+        if (event !== CallEvent.Error) this.emit(CallEvent.Error, e instanceof Error ? e : new Error(String(e)));
+      }
+    }
+  }
+
+  /** The rendered remote video (MediaStreamTrackGenerator), when the browser has one. */
+  get remoteTrack(): MediaStreamTrack | undefined {
+    return this.decoder.track;
+  }
+
+  /**
+   * Join the room; paths open when the remote peer is there.
+   * @throws CallError 'already-connected' | 'closed'
+   */
+  async connect(): Promise<void> {
+    if (this.closed) throw new CallError('closed', 'call is closed');
+    if (this.signalling) throw new CallError('already-connected', 'connect() called twice');
+    const sig = new SignallingClient();
+    this.signalling = sig;
+    sig.on('joined', ({ peerId, peers }) => {
+      this.myPeerId = peerId;
+      const other = peers.find((p) => p !== peerId);
+      if (other) this.startPaths(other);
+    });
+    sig.on('peer-joined', ({ peerId }) => {
+      if (!this.remotePeerId) this.startPaths(peerId);
+    });
+    sig.on('peer-left', ({ peerId }) => {
+      if (peerId !== this.remotePeerId) return;
+      this.emit(CallEvent.PeerLeft, peerId);
+      this.stopPaths();
+    });
+    sig.on('signal', ({ from, pathId, data }) => {
+      if (from !== this.remotePeerId) {
+        if (!this.remotePeerId) this.startPaths(from);
+        else return;
+      }
+      this.transports.get(pathId)?.signal(data);
+    });
+    sig.on('error', (e) => this.emit(CallEvent.Error, new Error(`signalling: ${e.code}: ${e.message}`)));
+    await sig.connect(this.opts.signallingUrl, this.opts.room, this.opts.peerId);
+    if (this.remotePeerId && this.remotePeerId.length > 0) this.emit(CallEvent.Connected, { peerId: this.myPeerId ?? '', remotePeerId: this.remotePeerId });
+    this.schedule();
+  }
+
+  private startPaths(remote: string): void {
+    if (this.remotePeerId === remote && this.transports.size > 0) return;
+    this.stopPaths();
+    this.remotePeerId = remote;
+    const initiator = (this.myPeerId ?? '') < remote;
+    for (let id = 0; id < this.numPaths; id++) {
+      const iceServers = typeof this.opts.iceServers === 'function' ? this.opts.iceServers(id) : this.opts.iceServers;
+      const t = new SimplePeerPath({
+        pathId: id,
+        initiator,
+        iceServers,
+        candidateFilter: this.opts.candidateFilter,
+        onSignal: (data: unknown) => this.signalling?.sendSignal(remote, id, data),
+      });
+      this.transports.set(id, t);
+      const sink = { send: (b: Uint8Array) => t.send(b), bufferedAmount: () => t.bufferedAmount() };
+      this.receiver.addPath(id, sink);
+      t.on('message', (bytes: Uint8Array) => {
+        this.endpoint.onDatagram(id, bytes);
+      });
+      t.on('state', (s: PathTransportState) => {
+        this.emit(CallEvent.PathState, id, s);
+        if (this.sender) this.sender.setPathState(id, s === 'connected' ? 'connected' : s === 'failed' ? 'failed' : s === 'closed' ? 'closed' : 'connecting');
+        if (s === 'connected') void this.refreshPair(id);
+      });
+      this.sender?.addPath(id, sink, 'connecting');
+    }
+    if (this.myPeerId) this.emit(CallEvent.Connected, { peerId: this.myPeerId, remotePeerId: remote });
+  }
+
+  private stopPaths(): void {
+    for (const [id, t] of this.transports) {
+      t.close();
+      this.sender?.removePath(id);
+      this.receiver.removePath(id);
+    }
+    this.transports.clear();
+    this.selectedPairs.clear();
+    this.remotePeerId = undefined;
+  }
+
+  private async refreshPair(id: PathId): Promise<void> {
+    const t = this.transports.get(id);
+    if (!t) return;
+    try {
+      const pair = await t.selectedPair();
+      if (pair) this.selectedPairs.set(id, pair);
+    } catch {
+      /* stats are best effort */
+    }
+    const groups = findSharedPairs(
+      [...this.selectedPairs].map(([pathId, pair]) => ({ pathId, pair })),
+    );
+    const key = JSON.stringify(groups);
+    if (groups.length > 0 && key !== this.lastSamePairKey) {
+      this.lastSamePairKey = key;
+      for (const g of groups) this.emit(CallEvent.SamePair, g);
+    }
+  }
+
+  /**
+   * Send a camera track (WebCodecs encoder -> multipath sender engine).
+   * @throws CodecError when the codec cannot be used; CallError 'closed'.
+   */
+  async sendTrack(track: MediaStreamTrack): Promise<void> {
+    if (this.closed) throw new CallError('closed', 'call is closed');
+    if (this.encoder) this.encoder.stop();
+    const sender = new SenderEngine({
+      clock: this.clock,
+      scheduler: this.opts.scheduler ?? 'converge',
+      singlePath: this.opts.singlePath,
+      fec: this.opts.fec ?? 'path',
+      mtuBytes: this.opts.mtuBytes,
+      maxBitrateBps: this.opts.maxBitrateBps ?? 6_000_000,
+      startBitrateBps: this.opts.startBitrateBps,
+    });
+    this.sender = sender;
+    this.endpoint = new Endpoint(this.receiver, sender);
+    for (const [id, t] of this.transports) {
+      sender.addPath(id, { send: (b) => t.send(b), bufferedAmount: () => t.bufferedAmount() }, t.state === 'connected' ? 'connected' : 'connecting');
+    }
+    const encoder = new CameraEncoder(track, {
+      codec: this.opts.codec ?? 'h264',
+      clock: this.clock,
+      bitrateBps: sender.targetBitrateBps(),
+      onFrame: (f) => {
+        sender.sendFrame(f);
+      },
+      onError: (e) => this.emit(CallEvent.Error, e),
+    });
+    this.encoder = encoder;
+    sender.on('keyframeNeeded', () => encoder.requestKeyframe());
+    sender.on('targetBitrate', (bps) => encoder.setBitrate(bps));
+    sender.on('pathEvent', (ev) => this.emit(CallEvent.PathEvent, ev));
+    await encoder.start();
+    const st = encoder.settings;
+    sender.setStreamInfo({ codec: encoder.codecString, width: st.width, height: st.height, fps: st.fps });
+  }
+
+  private schedule(): void {
+    if (this.closed) return;
+    const now = this.clock.nowUs();
+    const delayMs = Math.max(1, Math.min(20, (this.endpoint.nextWakeUs() - now) / 1000));
+    this.timer = setTimeout(() => {
+      try {
+        this.endpoint.tick();
+      } catch (e) {
+        this.emit(CallEvent.Error, e instanceof Error ? e : new Error(String(e)));
+      }
+      this.schedule();
+    }, delayMs);
+  }
+
+  /** A snapshot of every statistic the call keeps. */
+  getStats(): CallStats {
+    const samePair = findSharedPairs([...this.selectedPairs].map(([pathId, pair]) => ({ pathId, pair })));
+    return {
+      timestampUs: this.clock.nowUs(),
+      sender: this.sender?.stats(),
+      encoder: this.encoder?.stats(),
+      receiver: this.receiver.stats(),
+      decoder: this.decoder.stats(),
+      paths: [...this.transports].map(([id, t]) => ({ id, state: t.state, selectedPair: this.selectedPairs.get(id), bufferedAmount: t.bufferedAmount() })),
+      samePair,
+      malformed: { ...this.endpoint.malformed } as Record<string, number>,
+      estimators: this.sender?.estimatorStats(),
+    };
+  }
+
+  /** Camera settings of the sent track, once sending. */
+  get camera(): { width: number; height: number; fps: number } | undefined {
+    return this.encoder?.settings;
+  }
+
+  /** Stop everything; idempotent. */
+  close(): void {
+    if (this.closed) return;
+    this.closed = true;
+    if (this.timer) clearTimeout(this.timer);
+    this.encoder?.stop();
+    this.decoder.close();
+    this.stopPaths();
+    this.signalling?.close();
+    this.emit(CallEvent.Closed);
+  }
+}

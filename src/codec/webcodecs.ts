@@ -1,0 +1,377 @@
+/**
+ * WebCodecs glue (browser only): codec strings, codec choice with a real test
+ * encode, a camera encoder fed by MediaStreamTrackProcessor, and a decoder that
+ * renders through MediaStreamTrackGenerator (or hands VideoFrames to the app).
+ *
+ * Sources: W3C WebCodecs (VideoEncoderConfig, latencyMode 'realtime',
+ * avc.format 'annexb'), w3c/webcodecs samples (capped encode queue, drop and
+ * force a key frame when the encoder falls behind).
+ */
+import type { Clock } from '../core/clock.js';
+import type { CodecName } from '../core/types.js';
+import type { EncodedFrameInput } from '../wire/packetization.js';
+
+/** WebCodecs codec string for a codec at a resolution. */
+export function codecString(codec: CodecName, width: number, height: number): string {
+  const pixels = width * height;
+  switch (codec) {
+    case 'h264':
+      // Constrained Baseline; level 3.1 up to 1280x720, 4.0 up to 2048x1088, else 5.1.
+      return pixels <= 1280 * 720 ? 'avc1.42e01f' : pixels <= 2048 * 1088 ? 'avc1.42e028' : 'avc1.42e033';
+    case 'vp8':
+      return 'vp8';
+    case 'vp9':
+      return 'vp09.00.31.08';
+    case 'av1':
+      return pixels <= 1280 * 720 ? 'av01.0.05M.08' : 'av01.0.08M.08';
+    default:
+      throw new CodecError('unknown-codec', `unknown codec ${String(codec)}`);
+  }
+}
+
+export type CodecErrorCode = 'unknown-codec' | 'unsupported' | 'test-encode-failed' | 'no-webcodecs' | 'bad-track';
+
+/** Errors of the codec layer, with a stable code. */
+export class CodecError extends Error {
+  constructor(
+    readonly code: CodecErrorCode,
+    message: string,
+  ) {
+    super(message);
+    this.name = 'CodecError';
+  }
+}
+
+/** Encoder configuration for a codec (realtime, Annex B for H.264). */
+export function encoderConfig(codec: CodecName, width: number, height: number, bitrateBps: number, fps: number): VideoEncoderConfig {
+  const cfg: VideoEncoderConfig = {
+    codec: codecString(codec, width, height),
+    width,
+    height,
+    bitrate: Math.max(50_000, Math.round(bitrateBps)),
+    framerate: fps,
+    latencyMode: 'realtime',
+  };
+  if (codec === 'h264') (cfg as VideoEncoderConfig & { avc: { format: 'annexb' } }).avc = { format: 'annexb' };
+  if (codec === 'vp9' || codec === 'av1') (cfg as VideoEncoderConfig & { scalabilityMode: string }).scalabilityMode = 'L1T1';
+  return cfg;
+}
+
+/**
+ * Check that the browser really encodes and decodes `codec` at this size:
+ * isConfigSupported first, then one real test encode (some browsers claim
+ * support and then fail).
+ * @throws CodecError 'no-webcodecs' | 'unsupported' | 'test-encode-failed'
+ */
+export async function probeCodec(codec: CodecName, width: number, height: number): Promise<VideoEncoderConfig> {
+  if (typeof VideoEncoder === 'undefined' || typeof VideoDecoder === 'undefined') throw new CodecError('no-webcodecs', 'WebCodecs is not available in this browser');
+  const cfg = encoderConfig(codec, width, height, 1_000_000, 30);
+  const sup = await VideoEncoder.isConfigSupported(cfg);
+  if (!sup.supported) throw new CodecError('unsupported', `encoder does not support ${cfg.codec} at ${width}x${height}`);
+  const dsup = await VideoDecoder.isConfigSupported({ codec: cfg.codec });
+  if (!dsup.supported) throw new CodecError('unsupported', `decoder does not support ${cfg.codec}`);
+  const got = await new Promise<boolean>((resolve) => {
+    let ok = false;
+    const enc = new VideoEncoder({
+      output: () => {
+        ok = true;
+      },
+      error: () => resolve(false),
+    });
+    try {
+      enc.configure(cfg);
+      const canvas = new OffscreenCanvas(width, height);
+      const ctx = canvas.getContext('2d');
+      if (ctx) ctx.fillRect(0, 0, width / 2, height / 2);
+      const frame = new VideoFrame(canvas, { timestamp: 0 });
+      enc.encode(frame, { keyFrame: true });
+      frame.close();
+      enc.flush().then(
+        () => {
+          enc.close();
+          resolve(ok);
+        },
+        () => resolve(false),
+      );
+    } catch {
+      resolve(false);
+    }
+  });
+  if (!got) throw new CodecError('test-encode-failed', `test encode with ${cfg.codec} produced no output`);
+  return cfg;
+}
+
+export interface CameraEncoderOptions {
+  codec: CodecName;
+  streamId?: number;
+  clock: Clock;
+  /** Initial bitrate (bps). */
+  bitrateBps: number;
+  /** Frames waiting in the encoder beyond which input frames are dropped (default 2). */
+  maxEncodeQueue?: number;
+  onFrame: (frame: EncodedFrameInput) => void;
+  onError?: (err: Error) => void;
+}
+
+export interface CameraEncoderStats {
+  framesIn: number;
+  framesEncoded: number;
+  framesDroppedBeforeEncode: number;
+  keyFrames: number;
+  bitrateBps: number;
+  width: number;
+  height: number;
+  fps: number;
+}
+
+/**
+ * Reads a camera MediaStreamTrack with MediaStreamTrackProcessor and encodes it.
+ * Frame ids start at 1 and increase by one per encoded frame.
+ */
+export class CameraEncoder {
+  private encoder: VideoEncoder | undefined;
+  private reader: ReadableStreamDefaultReader<VideoFrame> | undefined;
+  private running = false;
+  private forceKey = true;
+  private frameId = 0;
+  private cfg: VideoEncoderConfig | undefined;
+  private readonly captureTimes = new Map<number, number>();
+  private readonly s: CameraEncoderStats;
+
+  constructor(
+    private readonly track: MediaStreamTrack,
+    private readonly opts: CameraEncoderOptions,
+  ) {
+    const st = track.getSettings();
+    this.s = {
+      framesIn: 0,
+      framesEncoded: 0,
+      framesDroppedBeforeEncode: 0,
+      keyFrames: 0,
+      bitrateBps: opts.bitrateBps,
+      width: (st.width ?? 640) & ~1,
+      height: (st.height ?? 480) & ~1,
+      fps: st.frameRate ?? 30,
+    };
+  }
+
+  /** Camera size and frame rate (as the track reports them). */
+  get settings(): { width: number; height: number; fps: number } {
+    return { width: this.s.width, height: this.s.height, fps: this.s.fps };
+  }
+
+  get codecString(): string {
+    return this.cfg?.codec ?? codecString(this.opts.codec, this.s.width, this.s.height);
+  }
+
+  /**
+   * Start reading and encoding.
+   * @throws CodecError when the track is not video or the codec is unusable.
+   */
+  async start(): Promise<void> {
+    if (this.track.kind !== 'video') throw new CodecError('bad-track', 'CameraEncoder needs a video track');
+    const Processor = (globalThis as unknown as { MediaStreamTrackProcessor?: new (o: { track: MediaStreamTrack }) => { readable: ReadableStream<VideoFrame> } })
+      .MediaStreamTrackProcessor;
+    if (!Processor) throw new CodecError('no-webcodecs', 'MediaStreamTrackProcessor is not available');
+    this.cfg = await probeCodec(this.opts.codec, this.s.width, this.s.height);
+    this.cfg = encoderConfig(this.opts.codec, this.s.width, this.s.height, this.s.bitrateBps, this.s.fps);
+    this.encoder = new VideoEncoder({
+      output: (chunk) => this.onChunk(chunk),
+      error: (e) => this.opts.onError?.(e instanceof Error ? e : new Error(String(e))),
+    });
+    this.encoder.configure(this.cfg);
+    this.reader = new Processor({ track: this.track }).readable.getReader();
+    this.running = true;
+    void this.pump();
+  }
+
+  private async pump(): Promise<void> {
+    const maxQueue = this.opts.maxEncodeQueue ?? 2;
+    while (this.running && this.reader) {
+      let res: ReadableStreamReadResult<VideoFrame>;
+      try {
+        res = await this.reader.read();
+      } catch (e) {
+        this.opts.onError?.(e as Error);
+        return;
+      }
+      if (res.done) return;
+      const frame = res.value;
+      this.s.framesIn++;
+      const enc = this.encoder;
+      if (!enc || enc.state !== 'configured' || enc.encodeQueueSize > maxQueue) {
+        // The encoder fell behind: drop this input frame (no reference breaks).
+        this.s.framesDroppedBeforeEncode++;
+        frame.close();
+        continue;
+      }
+      if (this.captureTimes.size > 64) this.captureTimes.clear();
+      this.captureTimes.set(frame.timestamp, this.opts.clock.nowUs());
+      const keyFrame = this.forceKey;
+      this.forceKey = false;
+      try {
+        enc.encode(frame, { keyFrame });
+      } catch (e) {
+        this.opts.onError?.(e as Error);
+      }
+      frame.close();
+    }
+  }
+
+  private onChunk(chunk: EncodedVideoChunk): void {
+    const data = new Uint8Array(chunk.byteLength);
+    chunk.copyTo(data);
+    const captureUs = this.captureTimes.get(chunk.timestamp) ?? this.opts.clock.nowUs();
+    this.captureTimes.delete(chunk.timestamp);
+    this.s.framesEncoded++;
+    if (chunk.type === 'key') this.s.keyFrames++;
+    this.frameId = (this.frameId + 1) >>> 0;
+    this.opts.onFrame({
+      streamId: this.opts.streamId ?? 0,
+      frameId: this.frameId,
+      keyFrame: chunk.type === 'key',
+      captureUs,
+      data,
+      codec: this.opts.codec,
+    });
+  }
+
+  /** The next encoded frame will be a key frame. */
+  requestKeyframe(): void {
+    this.forceKey = true;
+  }
+
+  /** Apply a new target bitrate (bps) without forcing a key frame; ignored below a 5% change. */
+  setBitrate(bps: number): void {
+    if (!this.encoder || !this.cfg || this.encoder.state !== 'configured') return;
+    const b = Math.max(50_000, Math.round(bps));
+    if (Math.abs(b - this.s.bitrateBps) < 0.05 * this.s.bitrateBps) return;
+    this.s.bitrateBps = b;
+    this.cfg = { ...this.cfg, bitrate: b };
+    try {
+      this.encoder.configure(this.cfg);
+    } catch (e) {
+      this.opts.onError?.(e as Error);
+    }
+  }
+
+  stats(): CameraEncoderStats {
+    return { ...this.s };
+  }
+
+  stop(): void {
+    this.running = false;
+    void this.reader?.cancel().catch(() => undefined);
+    if (this.encoder && this.encoder.state !== 'closed') this.encoder.close();
+  }
+}
+
+export interface DecodedFrameInfo {
+  streamId: number;
+  frameId: number;
+  captureUs: number;
+}
+
+/**
+ * Decodes frames in decode order and renders them into a MediaStreamTrack
+ * (MediaStreamTrackGenerator) when available, else only through `onFrame`.
+ * The app gets the track from {@link FrameDecoder.track}.
+ */
+export class FrameDecoder {
+  private decoder: VideoDecoder | undefined;
+  private configuredCodec: string | undefined;
+  private needKey = true;
+  private readonly meta = new Map<number, DecodedFrameInfo>();
+  private writer: WritableStreamDefaultWriter<VideoFrame> | undefined;
+  readonly track: MediaStreamTrack | undefined;
+  private decodedCount = 0;
+  private errors = 0;
+
+  constructor(
+    private readonly opts: {
+      onDecoded: (info: DecodedFrameInfo) => void;
+      /** The decoder needs a key frame (error or a delta before any key). */
+      onNeedKeyframe: (reason: string) => void;
+      /** Optional: gets each VideoFrame before it is rendered; must not close it. */
+      onFrame?: (frame: VideoFrame, info: DecodedFrameInfo) => void;
+    },
+  ) {
+    const Gen = (globalThis as unknown as { MediaStreamTrackGenerator?: new (o: { kind: 'video' }) => MediaStreamTrack & { writable: WritableStream<VideoFrame> } })
+      .MediaStreamTrackGenerator;
+    if (Gen) {
+      const gen = new Gen({ kind: 'video' });
+      this.track = gen;
+      this.writer = gen.writable.getWriter();
+    }
+  }
+
+  /** (Re)configure for a codec string; a change resets the decoder and waits for a key frame. */
+  configure(codec: string): void {
+    if (codec === this.configuredCodec && this.decoder?.state === 'configured') return;
+    this.reset();
+    this.decoder = new VideoDecoder({
+      output: (f) => this.onOutput(f),
+      error: () => {
+        this.errors++;
+        this.needKey = true;
+        this.configuredCodec = undefined;
+        this.opts.onNeedKeyframe('decoder-error');
+      },
+    });
+    this.decoder.configure({ codec, optimizeForLatency: true });
+    this.configuredCodec = codec;
+    this.needKey = true;
+  }
+
+  private reset(): void {
+    if (this.decoder && this.decoder.state !== 'closed') this.decoder.close();
+    this.decoder = undefined;
+    this.meta.clear();
+  }
+
+  /** Decode one frame (in decode order). Returns false when it was skipped (no decoder or waiting for a key frame). */
+  decode(frame: { streamId: number; frameId: number; keyFrame: boolean; captureUs: number; data: Uint8Array }): boolean {
+    const dec = this.decoder;
+    if (!dec || dec.state !== 'configured') {
+      this.opts.onNeedKeyframe('decoder-not-ready');
+      return false;
+    }
+    if (this.needKey && !frame.keyFrame) return false;
+    this.needKey = false;
+    if (this.meta.size > 256) this.meta.clear();
+    this.meta.set(frame.frameId, { streamId: frame.streamId, frameId: frame.frameId, captureUs: frame.captureUs });
+    try {
+      dec.decode(new EncodedVideoChunk({ type: frame.keyFrame ? 'key' : 'delta', timestamp: frame.frameId, data: frame.data }));
+      return true;
+    } catch {
+      this.errors++;
+      this.needKey = true;
+      this.opts.onNeedKeyframe('decode-threw');
+      return false;
+    }
+  }
+
+  private onOutput(frame: VideoFrame): void {
+    const info = this.meta.get(frame.timestamp);
+    this.meta.delete(frame.timestamp);
+    if (info) {
+      this.decodedCount++;
+      this.opts.onDecoded(info);
+      this.opts.onFrame?.(frame, info);
+    }
+    if (this.writer) {
+      this.writer.write(frame).catch(() => frame.close());
+    } else {
+      frame.close();
+    }
+  }
+
+  stats(): { decoded: number; errors: number; queue: number } {
+    return { decoded: this.decodedCount, errors: this.errors, queue: this.decoder?.decodeQueueSize ?? 0 };
+  }
+
+  close(): void {
+    this.reset();
+    void this.writer?.close().catch(() => undefined);
+  }
+}

@@ -1,0 +1,398 @@
+/**
+ * The receiver side of multipath streams, I/O-free: per-path arrival reports
+ * (transport-wide-cc-like, for each path's GCC), FEC recovery, frame assembly
+ * from fragments arriving on any path, a frame buffer that releases frames in
+ * decode order only when decodable (Converge §2.1), QoE feedback from FCD/IFD
+ * and late packets (Converge §4.2), NACKs and rate-limited keyframe requests.
+ *
+ * Drive it with {@link ReceiverEngine.onPacket} for media/FEC/padding/stream
+ * info and {@link ReceiverEngine.tick}; decodable frames come out through the
+ * `frame` event; tell it what the decoder output with
+ * {@link ReceiverEngine.onFrameDecoded}.
+ */
+import type { Clock } from '../core/clock.js';
+import { MAX_PATHS } from '../core/types.js';
+import type { PathId } from '../core/types.js';
+import { FecDecoder } from '../fec/decoder.js';
+import type { RecoveredPacket } from '../fec/types.js';
+import { FrameBuffer } from '../feedback/frame-buffer.js';
+import { JitterEstimator } from '../feedback/jitter-estimator.js';
+import { KeyframeRequester } from '../feedback/keyframe-requester.js';
+import { NackGenerator } from '../feedback/nack.js';
+import { PathReportBuilder } from '../feedback/path-report-builder.js';
+import { percentile } from '../feedback/percentile.js';
+import { QoeMonitor } from '../feedback/qoe-monitor.js';
+import { StreamQoeStats } from '../feedback/qoe-stats.js';
+import { decodeMedia, encodeControl } from '../wire/codec.js';
+import { Depacketizer } from '../wire/depacketizer.js';
+import type { AssembledFrame } from '../wire/packetization.js';
+import type { DecodedPacket, MediaMessage, PacketBody, StreamInfoMessage } from '../wire/types.js';
+import type { PathSink, ReceiverPathStats, ReceiverStats } from './types.js';
+
+export interface ReceiverEngineConfig {
+  clock: Clock;
+  /** Per-path report interval (ms, default 50; Converge/GCC use 50-100). */
+  reportIntervalMs?: number;
+  /** RTT assumed until the sender's stream info carries one (ms, default 100). */
+  defaultRttMs?: number;
+  /** Bounded FCD/IFD history for stats (frames, default 2000). */
+  historyFrames?: number;
+}
+
+/** A frame ready for the decoder, in decode order. */
+export interface DecodableFrame {
+  streamId: number;
+  frameId: number;
+  keyFrame: boolean;
+  /** Sender clock capture time (µs). */
+  captureUs: number;
+  data: Uint8Array;
+}
+
+export interface ReceiverEvents {
+  frame: (frame: DecodableFrame) => void;
+  streamInfo: (info: StreamInfoMessage) => void;
+}
+
+interface PathRx {
+  id: PathId;
+  sink: PathSink | undefined;
+  reports: PathReportBuilder;
+  packetsReceived: number;
+  bytesReceived: number;
+  mediaPacketsReceived: number;
+  fecPacketsReceived: number;
+  latePackets: number;
+  earlyPackets: number;
+  highestSeq: number;
+  seqCount: number;
+  firstSeq: number;
+}
+
+/** NaN/undefined -> 0, so stats stay plain JSON numbers. */
+const num = (x: number | undefined): number => (x === undefined || !Number.isFinite(x) ? 0 : x);
+
+/** See the module comment. */
+export class ReceiverEngine {
+  private readonly clock: Clock;
+  private readonly cfg: Required<Omit<ReceiverEngineConfig, 'clock'>>;
+  private readonly paths = new Map<PathId, PathRx>();
+  private readonly depacketizer = new Depacketizer();
+  private readonly frameBuffer = new FrameBuffer();
+  private readonly jitter = new JitterEstimator();
+  private readonly qoe = new QoeMonitor({});
+  private readonly nack = new NackGenerator();
+  private readonly keyframes = new Map<number, KeyframeRequester>();
+  /** A rebuilt body must decode as the Media message it claims to be (XOR alone cannot tell a forged FEC). */
+  private readonly fecDecoder = new FecDecoder({
+    validate: (streamId, flowSeq, body) => {
+      const m = decodeMedia(body);
+      return m !== undefined && m.streamId === streamId && m.flowSeq === flowSeq;
+    },
+  });
+  private readonly streamStats = new Map<number, StreamQoeStats>();
+  private readonly streamInfos = new Map<number, StreamInfoMessage>();
+  private listeners: Partial<ReceiverEvents> = {};
+  private lastReportUs = -Infinity;
+  private readonly fcdMs: number[] = [];
+  private readonly ifdMs: number[] = [];
+  private lastCompleteUs: number | undefined;
+  private rttMs: number;
+  private readonly drops: Record<string, number> = {};
+  private readonly c = {
+    packetsReceived: 0,
+    malformedPackets: 0,
+    framesAssembled: 0,
+    framesDecodable: 0,
+    framesDropped: 0,
+    keyframeRequestsSent: 0,
+    nacksSent: 0,
+    nackedPackets: 0,
+    retransmissionsReceived: 0,
+    recoveredByFec: 0,
+    fecPacketsReceived: 0,
+    qoeFeedbackSent: 0,
+  };
+  private readonly nackedSeqs = new Set<number>();
+
+  constructor(config: ReceiverEngineConfig) {
+    this.clock = config.clock;
+    this.cfg = {
+      reportIntervalMs: config.reportIntervalMs ?? 50,
+      defaultRttMs: config.defaultRttMs ?? 100,
+      historyFrames: config.historyFrames ?? 2000,
+    };
+    this.rttMs = this.cfg.defaultRttMs;
+  }
+
+  on<K extends keyof ReceiverEvents>(event: K, handler: ReceiverEvents[K]): void {
+    this.listeners[event] = handler;
+  }
+
+  /**
+   * Add (or re-attach) the sink for a path's reverse direction.
+   * @throws RangeError for an id outside [0, MAX_PATHS).
+   */
+  addPath(pathId: PathId, sink: PathSink): void {
+    this.pathRx(pathId).sink = sink;
+  }
+
+  removePath(pathId: PathId): void {
+    const p = this.paths.get(pathId);
+    if (p) p.sink = undefined;
+  }
+
+  private pathRx(pathId: PathId): PathRx {
+    if (!Number.isInteger(pathId) || pathId < 0 || pathId >= MAX_PATHS) throw new RangeError(`path id ${pathId} outside [0, ${MAX_PATHS})`);
+    let p = this.paths.get(pathId);
+    if (!p) {
+      p = {
+        id: pathId,
+        sink: undefined,
+        reports: new PathReportBuilder(pathId),
+        packetsReceived: 0,
+        bytesReceived: 0,
+        mediaPacketsReceived: 0,
+        fecPacketsReceived: 0,
+        latePackets: 0,
+        earlyPackets: 0,
+        highestSeq: -1,
+        seqCount: 0,
+        firstSeq: -1,
+      };
+      this.paths.set(pathId, p);
+    }
+    return p;
+  }
+
+  private drop(reason: string): void {
+    this.drops[reason] = (this.drops[reason] ?? 0) + 1;
+  }
+
+  /**
+   * A decoded packet that arrived on `viaPath` (media, FEC, padding, stream
+   * info). Control kinds meant for a sender are ignored here.
+   */
+  onPacket(viaPath: PathId, packet: DecodedPacket, bodyBytes: Uint8Array, sizeBytes: number): void {
+    const now = this.clock.nowUs();
+    if (packet.pathId !== viaPath) {
+      this.drop('path-mismatch');
+      return;
+    }
+    if (viaPath < 0 || viaPath >= MAX_PATHS) {
+      this.drop('unknown-path');
+      return;
+    }
+    const p = this.pathRx(viaPath);
+    this.c.packetsReceived++;
+    p.packetsReceived++;
+    p.bytesReceived += sizeBytes;
+    const body = packet.body;
+    if (body.kind === 'media' || body.kind === 'fec' || body.kind === 'padding') {
+      p.reports.onPacket(packet.pathSeq, now);
+      if (p.firstSeq < 0) p.firstSeq = packet.pathSeq;
+      p.seqCount++;
+      if (packet.pathSeq > p.highestSeq) p.highestSeq = packet.pathSeq;
+    }
+    switch (body.kind) {
+      case 'media':
+        p.mediaPacketsReceived++;
+        this.onMedia(body.media, viaPath, now, false);
+        this.onRecovered(this.fecDecoder.addMedia(body.media.streamId, body.media.flowSeq, bodyBytes), viaPath, now);
+        break;
+      case 'fec': {
+        p.fecPacketsReceived++;
+        this.c.fecPacketsReceived++;
+        this.onRecovered(this.fecDecoder.addFec(body.fec), viaPath, now);
+        break;
+      }
+      case 'streamInfo': {
+        const info = body.streamInfo;
+        const prev = this.streamInfos.get(info.streamId);
+        if (!prev && this.streamInfos.size >= 16) {
+          this.drop('too-many-streams');
+          return;
+        }
+        this.streamInfos.set(info.streamId, info);
+        this.qoe.setExpectedFps(info.fps, info.streamId);
+        if (!prev || prev.codec !== info.codec || prev.width !== info.width || prev.height !== info.height || prev.fps !== info.fps) {
+          this.listeners.streamInfo?.(info);
+        }
+        break;
+      }
+      case 'padding':
+        break;
+      default:
+        this.drop(`unexpected-${body.kind}`);
+    }
+  }
+
+  /** The codec parameters announced for a stream, if any. */
+  streamInfo(streamId = 0): StreamInfoMessage | undefined {
+    return this.streamInfos.get(streamId);
+  }
+
+  private onRecovered(list: RecoveredPacket[], viaPath: PathId, now: number): void {
+    for (const r of list) {
+      const m = decodeMedia(r.body);
+      if (!m) {
+        this.drop('fec-recovered-malformed');
+        continue;
+      }
+      this.c.recoveredByFec++;
+      this.onMedia(m, viaPath, now, true);
+    }
+  }
+
+  private onMedia(m: MediaMessage, pathId: PathId, now: number, recovered: boolean): void {
+    if (!recovered && this.nackedSeqs.delete(m.flowSeq)) this.c.retransmissionsReceived++;
+    this.nack.onPacket(m.streamId, m.flowSeq, now, recovered);
+    const res = this.depacketizer.insert(m, pathId, now, recovered);
+    if (res.status !== 'completed' || !res.frame) {
+      if (res.status === 'rejected') this.drop('fragment-rejected');
+      return;
+    }
+    this.onFrameComplete(res.frame, now);
+  }
+
+  private onFrameComplete(frame: AssembledFrame, now: number): void {
+    this.c.framesAssembled++;
+    if (this.frameBuffer.insert(frame, now) !== 'stored') return;
+    const fq = this.qoe.onFrame(frame, now);
+    for (const pl of fq.paths) {
+      const p = this.paths.get(pl.pathId);
+      if (!p) continue;
+      p.latePackets += pl.late;
+      p.earlyPackets += pl.early;
+    }
+    this.pushBounded(this.fcdMs, fq.fcdMs);
+    if (fq.ifdMs !== undefined) this.pushBounded(this.ifdMs, fq.ifdMs);
+    this.jitter.updateFromFrame(frame.captureUs, frame.lastArrivalUs, frame.data.byteLength);
+    this.releaseFrames(now);
+  }
+
+  private pushBounded(list: number[], v: number): void {
+    list.push(v);
+    if (list.length > this.cfg.historyFrames) list.splice(0, list.length - this.cfg.historyFrames);
+  }
+
+  private releaseFrames(now: number): void {
+    const out = this.frameBuffer.poll(now, this.jitter.jitterMs(), this.rttMs);
+    if (out.dropped > 0) {
+      this.c.framesDropped += out.dropped;
+      for (const st of this.streamStats.values()) st.onFramesDropped(out.dropped, now);
+    }
+    for (const f of out.decodable) {
+      this.c.framesDecodable++;
+      this.listeners.frame?.({ streamId: f.streamId, frameId: f.frameId, keyFrame: f.keyFrame, captureUs: f.captureUs, data: f.data });
+    }
+    for (const streamId of out.keyframeNeededStreams) this.requestKeyframe('frame-buffer', streamId);
+  }
+
+  /** Ask the sender for a key frame (rate-limited per stream). Also used when the decoder fails. */
+  requestKeyframe(reason: string, streamId = 0): void {
+    const now = this.clock.nowUs();
+    let kr = this.keyframes.get(streamId);
+    if (!kr) {
+      if (this.keyframes.size >= 16) return;
+      kr = new KeyframeRequester({ streamId });
+      this.keyframes.set(streamId, kr);
+    }
+    if (!kr.request(now, this.rttMs, reason)) return;
+    this.c.keyframeRequestsSent++;
+    this.broadcast({ kind: 'keyframeRequest', keyframeRequest: { streamId, requestId: kr.requestId } });
+  }
+
+  /** The decoder output a frame (for fps, freezes and capture -> decoded latency). */
+  onFrameDecoded(streamId: number, frameId: number, captureUs: number): void {
+    let s = this.streamStats.get(streamId);
+    if (!s) {
+      if (this.streamStats.size >= 16) return;
+      s = new StreamQoeStats();
+      this.streamStats.set(streamId, s);
+    }
+    s.onFrameDecoded(frameId, captureUs, this.clock.nowUs());
+  }
+
+  /** Reports, NACKs, buffered-frame timeouts, QoE feedback. Call every ~10-50 ms. */
+  tick(): void {
+    const now = this.clock.nowUs();
+    if (now - this.lastReportUs >= this.cfg.reportIntervalMs * 1000) {
+      this.lastReportUs = now;
+      for (const p of this.paths.values()) {
+        if (!p.sink) continue;
+        const report = p.reports.makeReport(now);
+        if (report) p.sink.send(encodeControl({ pathId: p.id, pathSeq: 0, sendTimeUs: now }, { kind: 'report', report }));
+      }
+    }
+    for (const n of this.nack.poll(now, this.rttMs)) {
+      if (n.flowSeqs.length === 0) continue;
+      this.c.nacksSent++;
+      this.c.nackedPackets += n.flowSeqs.length;
+      for (const s of n.flowSeqs) {
+        if (this.nackedSeqs.size < 4096) this.nackedSeqs.add(s);
+      }
+      this.broadcast({ kind: 'nack', nack: { streamId: n.streamId, flowSeqs: n.flowSeqs } });
+    }
+    this.releaseFrames(now);
+    const fb = this.qoe.maybeFeedback(now);
+    if (fb) {
+      this.c.qoeFeedbackSent++;
+      this.broadcast({ kind: 'qoe', qoe: fb });
+    }
+  }
+
+  /** When {@link tick} should run next (µs). */
+  nextWakeUs(): number {
+    return this.clock.nowUs() + 10_000;
+  }
+
+  /** Control goes out on every path: the reverse direction can fade too; the sender ignores duplicates. */
+  private broadcast(body: PacketBody): void {
+    const now = this.clock.nowUs();
+    for (const p of this.paths.values()) {
+      p.sink?.send(encodeControl({ pathId: p.id, pathSeq: 0, sendTimeUs: now }, body));
+    }
+  }
+
+  stats(streamId = 0): ReceiverStats {
+    const now = this.clock.nowUs();
+    const s = this.streamStats.get(streamId)?.snapshot(now);
+    const fec = this.fecDecoder.stats();
+    const paths: ReceiverPathStats[] = [...this.paths.values()].map((p) => {
+      const perPath = fec.perPath.find((x) => x.pathId === p.id);
+      const expected = p.firstSeq >= 0 ? p.highestSeq - p.firstSeq + 1 : 0;
+      return {
+        id: p.id,
+        packetsReceived: p.packetsReceived,
+        bytesReceived: p.bytesReceived,
+        mediaPacketsReceived: p.mediaPacketsReceived,
+        fecPacketsReceived: p.fecPacketsReceived,
+        fecUtilizationPct: perPath && perPath.fecReceived > 0 ? (100 * perPath.fecUsed) / perPath.fecReceived : 0,
+        latePackets: p.latePackets,
+        earlyPackets: p.earlyPackets,
+        lossPct: expected > 0 ? Math.max(0, (100 * (expected - p.seqCount)) / expected) : 0,
+      };
+    });
+    const mean = (a: number[]) => (a.length ? a.reduce((x, y) => x + y, 0) / a.length : 0);
+    return {
+      ...this.c,
+      fecUtilizationPct: fec.fecReceived > 0 ? (100 * fec.fecUsed) / fec.fecReceived : 0,
+      framesDecoded: s?.framesDecoded ?? 0,
+      fps: num(s?.decodedFps),
+      freezeCount: s?.freezeCount ?? 0,
+      freezeTotalMs: s?.totalFreezesDurationMs ?? 0,
+      latencyMs: {
+        mean: num(s?.latency.meanMs),
+        p50: num(s?.latency.p50Ms),
+        p95: num(s?.latency.p95Ms),
+        p99: num(s?.latency.p99Ms),
+      },
+      fcdMs: { mean: mean(this.fcdMs), p95: num(percentile(this.fcdMs, 95)) },
+      ifdMs: { mean: mean(this.ifdMs), p95: num(percentile(this.ifdMs, 95)) },
+      jitterMs: this.jitter.jitterMs(),
+      paths,
+      drops: { ...this.drops },
+    };
+  }
+}

@@ -1,0 +1,598 @@
+/**
+ * The sender side of one multipath stream, I/O-free: packetize an encoded
+ * frame, schedule its packets over the paths (Converge §4.1 or a baseline),
+ * add path-specific FEC (Converge §4.3), pace each path (its GCC rate), answer
+ * NACKs from a bounded history and keyframe requests, and tell the encoder its
+ * target bitrate (uncoupled congestion control, Converge §4.1:
+ * min(sum S_i, app max)).
+ *
+ * The browser and the simulator drive the same object: they feed encoded frames
+ * with {@link SenderEngine.sendFrame}, control packets from the receiver with
+ * {@link SenderEngine.onControl}, and call {@link SenderEngine.tick} at (or
+ * after) {@link SenderEngine.nextWakeUs}.
+ */
+import type { Clock } from '../core/clock.js';
+import { MAX_PATHS, Priority } from '../core/types.js';
+import type { Assignment, OutgoingPacket, PathId, PathState, QoeFeedback } from '../core/types.js';
+import { GccEstimator } from '../cc/gcc.js';
+import { Pacer } from '../cc/pacer.js';
+import type { BandwidthEstimator } from '../cc/types.js';
+import { createFecPolicy } from '../fec/factory.js';
+import type { FecPolicy, FecPolicyName } from '../fec/types.js';
+import { FecProtectionWindow } from '../fec/window.js';
+import { makeFecPackets } from '../fec/xor.js';
+import { createScheduler } from '../sched/factory.js';
+import { PathManager } from '../sched/path-manager.js';
+import type { PathEvent } from '../sched/path-manager.js';
+import type { Scheduler, SchedulerName } from '../sched/types.js';
+import { encodeControl, encodeFec, encodePacket } from '../wire/codec.js';
+import { Packetizer } from '../wire/packetizer.js';
+import type { EncodedFrameInput } from '../wire/packetization.js';
+import type { PacketBody, StreamInfoMessage } from '../wire/types.js';
+import type { PathLinkState, PathSink, SenderPathStats, SenderStats } from './types.js';
+import { RateMeter } from './rate-meter.js';
+
+export interface SenderEngineConfig {
+  clock: Clock;
+  streamId?: number;
+  /** Scheduler strategy or name (default 'converge'). */
+  scheduler?: Scheduler | SchedulerName;
+  /** For scheduler 'single': the path to use. */
+  singlePath?: PathId;
+  /** FEC policy or name (default 'path'). */
+  fec?: FecPolicy | FecPolicyName;
+  /** Whole-datagram MTU in bytes (default 1200). */
+  mtuBytes?: number;
+  /** App cap on the encoder target (bps, default 8 Mbps). */
+  maxBitrateBps?: number;
+  /** Floor of the encoder target (bps, default 150 kbps). */
+  minBitrateBps?: number;
+  /** Initial per-path rate (bps, default 1 Mbps). */
+  startBitrateBps?: number;
+  /** Factory for a per-path estimator (default GCC). */
+  createEstimator?: (pathId: PathId) => BandwidthEstimator;
+  /** NACK history per stream in packets (default 4096). */
+  historyPackets?: number;
+  /** StreamInfo repeat interval (ms, default 1000). */
+  streamInfoIntervalMs?: number;
+  /** Pacer tuning. */
+  pacer?: { bufferBudgetMs?: number; maxQueueDelayMs?: number; pacingFactor?: number };
+}
+
+/** Events the engine reports to its owner. */
+export interface SenderEvents {
+  /** The encoder should produce a key frame (PLI or a new path). */
+  keyframeNeeded: (reason: string) => void;
+  /** The encoder target changed by more than 5% (bps). */
+  targetBitrate: (bps: number) => void;
+  /** Path lifecycle (path manager) and scheduler enable/disable. */
+  pathEvent: (event: PathEvent) => void;
+}
+
+interface QueuedItem {
+  priority: Priority;
+  sizeBytes: number;
+  packet: OutgoingPacket;
+  probe: boolean;
+}
+
+interface PathEntry {
+  id: PathId;
+  sink: PathSink;
+  estimator: BandwidthEstimator;
+  pacer: Pacer<QueuedItem>;
+  pathSeq: number;
+  linkState: PathLinkState;
+  lastKeepaliveUs: number;
+  stats: Omit<SenderPathStats, 'id' | 'up' | 'enabled' | 'sharePct' | 'rateBps' | 'goodputBps' | 'rttMs' | 'minRttMs' | 'lossPct' | 'queuedBytes' | 'sendRateBps'>;
+  sendRate: RateMeter;
+}
+
+interface HistoryEntry {
+  flowSeq: number;
+  body: Uint8Array;
+  sizeBytes: number;
+  frameId: number;
+  priority: Priority;
+  nalClass: number;
+  pathId: PathId;
+  sentUs: number;
+  rtxCount: number;
+  lastRtxUs: number;
+}
+
+const MAX_RTX_PER_PACKET = 3;
+const KEEPALIVE_INTERVAL_US = 100_000;
+/** Envelope bytes around an FEC body (path id, seq, send time, field tag and length). */
+const FEC_ENVELOPE_BYTES = 24;
+
+/** See the module comment. */
+export class SenderEngine {
+  readonly streamId: number;
+  private readonly clock: Clock;
+  private readonly scheduler: Scheduler;
+  private readonly fec: FecPolicy;
+  private readonly packetizer: Packetizer;
+  private readonly pathManager = new PathManager();
+  /** Media packets per path not yet covered by FEC (Converge §4.3 protects per path). */
+  private readonly fecWindow = new FecProtectionWindow();
+  private readonly paths = new Map<PathId, PathEntry>();
+  private readonly history: (HistoryEntry | undefined)[];
+  private readonly cfg: Required<Omit<SenderEngineConfig, 'clock' | 'scheduler' | 'fec' | 'singlePath' | 'createEstimator' | 'pacer' | 'streamId'>>;
+  private readonly createEstimator: (pathId: PathId) => BandwidthEstimator;
+  private readonly pacerCfg: SenderEngineConfig['pacer'];
+  private listeners: Partial<SenderEvents> = {};
+  private streamInfo: StreamInfoMessage | undefined;
+  private lastStreamInfoUs = -Infinity;
+  private lastTargetBps = 0;
+  private fecSeq = 0;
+  private lastQoeSeq = -1;
+  private fps = 30;
+  private readonly c = {
+    framesSent: 0,
+    keyframesSent: 0,
+    bytesSent: 0,
+    keyframeRequestsReceived: 0,
+    nacksReceived: 0,
+    retransmissionsSent: 0,
+    retransmissionsUnavailable: 0,
+    fecPacketsSent: 0,
+    mediaPacketsSent: 0,
+    qoeFeedbackReceived: 0,
+  };
+
+  constructor(config: SenderEngineConfig) {
+    this.clock = config.clock;
+    this.streamId = config.streamId ?? 0;
+    this.scheduler =
+      typeof config.scheduler === 'object'
+        ? config.scheduler
+        : createScheduler(config.scheduler ?? 'converge', { singlePath: config.singlePath });
+    this.fec = typeof config.fec === 'object' ? config.fec : createFecPolicy(config.fec ?? 'path');
+    this.cfg = {
+      mtuBytes: config.mtuBytes ?? 1200,
+      maxBitrateBps: config.maxBitrateBps ?? 8_000_000,
+      minBitrateBps: config.minBitrateBps ?? 150_000,
+      startBitrateBps: config.startBitrateBps ?? 1_000_000,
+      historyPackets: config.historyPackets ?? 4096,
+      streamInfoIntervalMs: config.streamInfoIntervalMs ?? 1000,
+    };
+    this.packetizer = new Packetizer({ mtuBytes: this.cfg.mtuBytes, streamId: this.streamId });
+    this.history = new Array(this.cfg.historyPackets);
+    this.createEstimator =
+      config.createEstimator ??
+      (() => new GccEstimator({ startBps: this.cfg.startBitrateBps, maxBps: Math.max(this.cfg.maxBitrateBps * 1.5, 2_000_000) }));
+    this.pacerCfg = config.pacer;
+  }
+
+  get schedulerName(): SchedulerName {
+    return this.scheduler.name;
+  }
+
+  get fecPolicyName(): FecPolicyName {
+    return this.fec.name;
+  }
+
+  /** Register a handler (one per event; a later call replaces it). */
+  on<K extends keyof SenderEvents>(event: K, handler: SenderEvents[K]): void {
+    this.listeners[event] = handler;
+  }
+
+  /**
+   * Add a path with the sink its packets go to.
+   * @throws RangeError for an id outside [0, MAX_PATHS) or one already added.
+   */
+  addPath(pathId: PathId, sink: PathSink, state: PathLinkState = 'connected'): void {
+    if (!Number.isInteger(pathId) || pathId < 0 || pathId >= MAX_PATHS) throw new RangeError(`path id ${pathId} outside [0, ${MAX_PATHS})`);
+    if (this.paths.has(pathId)) throw new RangeError(`path ${pathId} already added`);
+    const now = this.clock.nowUs();
+    const estimator = this.createEstimator(pathId);
+    const pacer = new Pacer<QueuedItem>(estimator.targetRateBps(), {
+      ...(this.pacerCfg?.bufferBudgetMs !== undefined ? { bufferBudgetMs: this.pacerCfg.bufferBudgetMs } : {}),
+      ...(this.pacerCfg?.maxQueueDelayMs !== undefined ? { maxQueueDelayMs: this.pacerCfg.maxQueueDelayMs } : {}),
+      ...(this.pacerCfg?.pacingFactor !== undefined ? { pacingFactor: this.pacerCfg.pacingFactor } : {}),
+    });
+    this.paths.set(pathId, {
+      id: pathId,
+      sink,
+      estimator,
+      pacer,
+      pathSeq: 0,
+      linkState: state,
+      lastKeepaliveUs: -Infinity,
+      stats: {
+        packetsSent: 0,
+        bytesSent: 0,
+        mediaPacketsSent: 0,
+        fecPacketsSent: 0,
+        retransmissionsSent: 0,
+        probesSent: 0,
+        pacerDropped: 0,
+        sendFailures: 0,
+      },
+      sendRate: new RateMeter(1_000_000),
+    });
+    this.pathManager.addPath(pathId, now);
+    this.pathManager.onTransportState(pathId, state, now);
+    this.lastStreamInfoUs = -Infinity; // announce the stream on the new path soon
+  }
+
+  /** Remove a path; its queued packets are dropped (NACK recovers them). */
+  removePath(pathId: PathId): void {
+    if (!this.paths.delete(pathId)) return;
+    this.pathManager.removePath(pathId, this.clock.nowUs());
+  }
+
+  /** Transport state change of a path (ICE connected, failed, closed). Unknown paths are ignored. */
+  setPathState(pathId: PathId, state: PathLinkState): void {
+    const p = this.paths.get(pathId);
+    if (!p) return;
+    p.linkState = state;
+    this.pathManager.onTransportState(pathId, state, this.clock.nowUs());
+  }
+
+  /** Describe the stream (codec, size, frame rate); repeated to the receiver every second. */
+  setStreamInfo(info: Omit<StreamInfoMessage, 'streamId'>): void {
+    this.streamInfo = { ...info, streamId: this.streamId };
+    if (info.fps > 0) this.fps = info.fps;
+    this.lastStreamInfoUs = -Infinity;
+  }
+
+  /** Encoder target (bps): min(sum S_i over up and enabled paths, app max), floored. */
+  targetBitrateBps(): number {
+    let sum = 0;
+    for (const p of this.paths.values()) {
+      if (this.pathManager.isUp(p.id) && this.scheduler.isEnabled(p.id)) sum += p.estimator.targetRateBps();
+    }
+    return Math.max(this.cfg.minBitrateBps, Math.min(this.cfg.maxBitrateBps, sum));
+  }
+
+  /** Snapshot of the paths as the scheduler sees them. */
+  pathStates(): PathState[] {
+    const out: PathState[] = [];
+    for (const p of this.paths.values()) {
+      const e = p.estimator;
+      out.push({
+        id: p.id,
+        up: this.pathManager.isUp(p.id),
+        rateBps: e.targetRateBps(),
+        goodputBps: e.ackedRateBps() ?? 0,
+        srttMs: e.srttMs(),
+        minRttMs: e.minRttMs(),
+        lossRate: e.lossRate(),
+        inflightBytes: e.inflightBytes(),
+        queuedBytes: p.pacer.queuedBytes() + p.sink.bufferedAmount(),
+      });
+    }
+    return out;
+  }
+
+  /**
+   * Packetize, schedule and queue one encoded frame. Returns the number of
+   * packets queued (media + FEC + probes); 0 when no path is up.
+   */
+  sendFrame(frame: EncodedFrameInput): number {
+    const now = this.clock.nowUs();
+    const frags = this.packetizer.packetize(frame);
+    this.c.framesSent++;
+    if (frame.keyFrame) this.c.keyframesSent++;
+    const packets: OutgoingPacket[] = frags.map((f) => ({
+      streamId: this.streamId,
+      flowSeq: f.flowSeq,
+      frameId: f.frameId,
+      priority: f.priority,
+      nalClass: f.nalClass,
+      sizeBytes: f.sizeBytes,
+      body: f.body,
+    }));
+    const states = this.pathStates();
+    const media = this.scheduler.schedule(packets, states, now);
+    let queued = this.enqueue(media, now, true);
+
+    // Path-specific FEC (Converge §4.3): per path, over the packets it carried
+    // since that path's last FEC packet (fractional FEC rates emit one FEC
+    // packet every few frames, covering all of them).
+    if (this.fec.name !== 'none') {
+      const perPath = new Map<PathId, { count: number; bytes: number }>();
+      for (const a of media) {
+        if (a.probe) continue;
+        this.fecWindow.push(a.pathId, a.packet.flowSeq, a.packet.body, now);
+        const e = perPath.get(a.pathId) ?? { count: 0, bytes: 0 };
+        e.count++;
+        e.bytes += a.packet.sizeBytes;
+        perPath.set(a.pathId, e);
+      }
+      const fecPackets: OutgoingPacket[] = [];
+      for (const [pathId, e] of perPath) {
+        const st = states.find((s) => s.id === pathId);
+        if (!st) continue;
+        const ctx = {
+          pathId,
+          mediaCount: e.count,
+          isKeyframe: frame.keyFrame,
+          lossRate: st.lossRate,
+          rttMs: st.srttMs,
+          rateBps: st.rateBps,
+          fps: this.fps,
+          frameBytes: e.bytes,
+        };
+        const count = this.fec.fecCount(ctx, now);
+        if (count <= 0) continue;
+        const fecs = makeFecPackets({
+          streamId: this.streamId,
+          packets: this.fecWindow.take(pathId, now),
+          count,
+          mask: this.fec.maskKind?.(ctx) ?? 'random',
+          protectsPath: pathId,
+          firstFecSeq: this.fecSeq,
+        });
+        this.fecSeq = (this.fecSeq + fecs.length) >>> 0;
+        for (const f of fecs) {
+          const body = encodeFec(f);
+          fecPackets.push({
+            streamId: this.streamId,
+            flowSeq: f.baseSeq,
+            frameId: frame.frameId,
+            priority: Priority.Fec,
+            nalClass: 0,
+            sizeBytes: body.length + FEC_ENVELOPE_BYTES,
+            body,
+            isFec: true,
+            protectsPath: pathId,
+          });
+        }
+      }
+      if (fecPackets.length > 0) queued += this.enqueue(this.scheduler.schedule(fecPackets, states, now), now, false);
+    }
+    // Remember what was sent for NACKs (first send's path).
+    for (const a of media) {
+      if (a.probe) continue;
+      const p = a.packet;
+      this.history[p.flowSeq % this.history.length] = {
+        flowSeq: p.flowSeq,
+        body: p.body,
+        sizeBytes: p.sizeBytes,
+        frameId: p.frameId,
+        priority: p.priority,
+        nalClass: p.nalClass,
+        pathId: a.pathId,
+        sentUs: now,
+        rtxCount: 0,
+        lastRtxUs: -Infinity,
+      };
+    }
+    this.flush(now);
+    return queued;
+  }
+
+  private enqueue(assignments: Assignment[], now: number, isMedia: boolean): number {
+    let n = 0;
+    for (const a of assignments) {
+      const p = this.paths.get(a.pathId);
+      if (!p) continue;
+      const item: QueuedItem = { priority: a.packet.priority, sizeBytes: a.packet.sizeBytes, packet: a.packet, probe: a.probe === true };
+      if (!p.pacer.enqueue(item, now)) {
+        p.stats.pacerDropped++;
+        continue;
+      }
+      if (isMedia && !a.probe && !a.packet.isRetransmission) {
+        p.stats.mediaPacketsSent++;
+        this.c.mediaPacketsSent++;
+      }
+      n++;
+    }
+    return n;
+  }
+
+  /**
+   * A control packet from the receiver (report, NACK, keyframe request, QoE
+   * feedback). Other kinds are ignored. `viaPath` is the path it arrived on.
+   */
+  onControl(body: PacketBody, viaPath: PathId): void {
+    const now = this.clock.nowUs();
+    switch (body.kind) {
+      case 'report': {
+        const r = body.report;
+        const p = this.paths.get(r.pathId);
+        if (!p) return;
+        p.estimator.onReport(r, now);
+        this.pathManager.onReport(r.pathId, now);
+        break;
+      }
+      case 'nack':
+        if (body.nack.streamId === this.streamId) this.onNack(body.nack.flowSeqs, now);
+        break;
+      case 'keyframeRequest':
+        if (body.keyframeRequest.streamId !== this.streamId) return;
+        this.c.keyframeRequestsReceived++;
+        this.listeners.keyframeNeeded?.('pli');
+        break;
+      case 'qoe':
+        this.onQoe(body.qoe, now);
+        break;
+      default:
+        void viaPath;
+    }
+  }
+
+  private onQoe(fb: QoeFeedback, now: number): void {
+    if (fb.seq === this.lastQoeSeq) return; // the same feedback arrives once per path
+    this.lastQoeSeq = fb.seq;
+    this.c.qoeFeedbackReceived++;
+    this.scheduler.onQoeFeedback(fb, now);
+  }
+
+  private onNack(seqs: readonly number[], now: number): void {
+    this.c.nacksReceived += seqs.length;
+    const rtx: OutgoingPacket[] = [];
+    const nacksPerPath = new Map<PathId, number>();
+    let minRtt = Infinity;
+    for (const p of this.paths.values()) if (this.pathManager.isUp(p.id)) minRtt = Math.min(minRtt, p.estimator.srttMs());
+    const guardUs = (Number.isFinite(minRtt) ? minRtt : 100) * 1000 * 0.75;
+    for (const seq of seqs) {
+      const h = this.history[seq % this.history.length];
+      if (!h || h.flowSeq !== seq) {
+        this.c.retransmissionsUnavailable++;
+        continue;
+      }
+      // The same NACK arrives on every path; answer once per RTT, a few times at most.
+      if (h.rtxCount >= MAX_RTX_PER_PACKET || now - h.lastRtxUs < guardUs) continue;
+      if (h.rtxCount === 0) nacksPerPath.set(h.pathId, (nacksPerPath.get(h.pathId) ?? 0) + 1);
+      h.rtxCount++;
+      h.lastRtxUs = now;
+      rtx.push({
+        streamId: this.streamId,
+        flowSeq: h.flowSeq,
+        frameId: h.frameId,
+        priority: Priority.Retransmission,
+        nalClass: h.nalClass,
+        sizeBytes: h.sizeBytes,
+        body: h.body, // same bytes: FEC parity and the receiver's dedup stay valid
+        isRetransmission: true,
+      });
+    }
+    for (const [pathId, n] of nacksPerPath) this.fec.onNack(pathId, n, now);
+    if (rtx.length === 0) return;
+    const assignments = this.scheduler.schedule(rtx, this.pathStates(), now);
+    for (const a of assignments) {
+      const p = this.paths.get(a.pathId);
+      if (!p || a.probe) continue;
+      if (p.pacer.enqueue({ priority: Priority.Retransmission, sizeBytes: a.packet.sizeBytes, packet: a.packet, probe: false }, now)) {
+        p.stats.retransmissionsSent++;
+        this.c.retransmissionsSent++;
+      }
+    }
+    this.flush(now);
+  }
+
+  /** Periodic work: pacing, estimator clocks, path liveness, stream info. */
+  tick(): void {
+    const now = this.clock.nowUs();
+    for (const p of this.paths.values()) p.estimator.onTick(now);
+    for (const ev of this.pathManager.tick(now, this.scheduler)) {
+      if (ev.type === 'path-up' || ev.type === 'path-enabled') this.listeners.keyframeNeeded?.(`${ev.type}:${ev.pathId}`);
+      this.listeners.pathEvent?.(ev);
+    }
+    this.sendKeepalives(now);
+    if (this.streamInfo && now - this.lastStreamInfoUs >= this.cfg.streamInfoIntervalMs * 1000) {
+      this.lastStreamInfoUs = now;
+      this.broadcastControl({ kind: 'streamInfo', streamInfo: this.streamInfo });
+    }
+    const target = this.targetBitrateBps();
+    if (Math.abs(target - this.lastTargetBps) > 0.05 * Math.max(1, this.lastTargetBps)) {
+      this.lastTargetBps = target;
+      this.listeners.targetBitrate?.(target);
+    }
+    this.flush(now);
+  }
+
+  /** Send what the pacers allow now. */
+  private flush(now: number): void {
+    for (const p of this.paths.values()) {
+      p.pacer.setRateBps(p.estimator.targetRateBps());
+      const { send, dropped } = p.pacer.poll(now, p.sink.bufferedAmount());
+      p.stats.pacerDropped += dropped.length;
+      for (const item of send) this.transmit(p, item, now);
+    }
+  }
+
+  private transmit(p: PathEntry, item: QueuedItem, now: number): void {
+    const pathSeq = p.pathSeq;
+    p.pathSeq = (p.pathSeq + 1) >>> 0;
+    const bytes = encodePacket({ pathId: p.id, pathSeq, sendTimeUs: now }, item.packet.isFec ? 'fec' : 'media', item.packet.body);
+    if (!p.sink.send(bytes)) {
+      p.stats.sendFailures++;
+      return;
+    }
+    p.estimator.onPacketSent({ pathSeq, sizeBytes: bytes.length, sendTimeUs: now });
+    this.pathManager.onDataSent(p.id, now);
+    p.stats.packetsSent++;
+    p.stats.bytesSent += bytes.length;
+    p.sendRate.add(now, bytes.length);
+    this.c.bytesSent += bytes.length;
+    if (item.probe) p.stats.probesSent++;
+    else if (item.packet.isFec) {
+      p.stats.fecPacketsSent++;
+      this.c.fecPacketsSent++;
+    }
+  }
+
+  /**
+   * A connected path that the path manager holds down gets no scheduled
+   * packets; a small padding packet every 100 ms (with its own per-path seq)
+   * lets its receiver reports, and so the path, come back.
+   */
+  private sendKeepalives(now: number): void {
+    for (const p of this.paths.values()) {
+      if (!this.pathManager.needsKeepalive(p.id) || now - p.lastKeepaliveUs < KEEPALIVE_INTERVAL_US) continue;
+      p.lastKeepaliveUs = now;
+      const pathSeq = p.pathSeq;
+      p.pathSeq = (p.pathSeq + 1) >>> 0;
+      const bytes = encodeControl({ pathId: p.id, pathSeq, sendTimeUs: now }, { kind: 'padding', padding: { size: 32 } });
+      if (p.sink.send(bytes)) {
+        p.estimator.onPacketSent({ pathSeq, sizeBytes: bytes.length, sendTimeUs: now });
+        p.stats.packetsSent++;
+        p.stats.bytesSent += bytes.length;
+      }
+    }
+  }
+
+  private broadcastControl(body: PacketBody): void {
+    const now = this.clock.nowUs();
+    for (const p of this.paths.values()) {
+      if (p.linkState !== 'connected') continue;
+      p.sink.send(encodeControl({ pathId: p.id, pathSeq: 0, sendTimeUs: now }, body));
+    }
+  }
+
+  /** When {@link tick} should run next (µs): the earliest pacer release, at most 20 ms away. */
+  nextWakeUs(): number {
+    const now = this.clock.nowUs();
+    let next = now + 20_000;
+    for (const p of this.paths.values()) {
+      const t = p.pacer.nextPollUs(now);
+      if (t !== undefined && t < next) next = t;
+    }
+    return Math.max(next, now);
+  }
+
+  /** Is the path up (connected and reporting) right now? */
+  isPathUp(pathId: PathId): boolean {
+    return this.pathManager.isUp(pathId);
+  }
+
+  stats(): SenderStats {
+    const now = this.clock.nowUs();
+    let totalMedia = 0;
+    for (const p of this.paths.values()) totalMedia += p.stats.mediaPacketsSent;
+    const paths: SenderPathStats[] = [];
+    for (const p of this.paths.values()) {
+      const e = p.estimator;
+      paths.push({
+        id: p.id,
+        up: this.pathManager.isUp(p.id),
+        enabled: this.scheduler.isEnabled(p.id),
+        ...p.stats,
+        sharePct: totalMedia > 0 ? (100 * p.stats.mediaPacketsSent) / totalMedia : 0,
+        rateBps: e.targetRateBps(),
+        goodputBps: e.ackedRateBps() ?? 0,
+        rttMs: e.srttMs(),
+        minRttMs: e.minRttMs(),
+        lossPct: 100 * e.lossRate(),
+        queuedBytes: p.pacer.queuedBytes() + p.sink.bufferedAmount(),
+        sendRateBps: p.sendRate.rateBps(now),
+      });
+    }
+    return {
+      ...this.c,
+      targetBitrateBps: this.targetBitrateBps(),
+      fecOverheadPct: this.c.mediaPacketsSent > 0 ? (100 * this.c.fecPacketsSent) / this.c.mediaPacketsSent : 0,
+      paths,
+    };
+  }
+
+  /** Per-path estimator internals for plots. */
+  estimatorStats(): Array<{ id: PathId } & ReturnType<BandwidthEstimator['stats']>> {
+    return [...this.paths.values()].map((p) => ({ id: p.id, ...p.estimator.stats() }));
+  }
+}

@@ -1,0 +1,104 @@
+/**
+ * Contracts between the I/O-free engines and whatever moves their bytes: the
+ * browser (RTCDataChannel per path) or the simulator (emulated links).
+ */
+import type { PathId } from '../core/types.js';
+
+/** Where an engine writes the packets of one path. */
+export interface PathSink {
+  /** Send one datagram. Returns false when the path cannot take it now (closed): the packet is counted as dropped. */
+  send(bytes: Uint8Array): boolean;
+  /** Bytes queued below us (RTCDataChannel.bufferedAmount); 0 for a simulator link. */
+  bufferedAmount(): number;
+}
+
+/** Transport-level state of a path as the app or simulator reports it. */
+export type PathLinkState = 'connecting' | 'connected' | 'failed' | 'closed';
+
+/** Per-path sender statistics (units in names). */
+export interface SenderPathStats {
+  id: PathId;
+  up: boolean;
+  enabled: boolean;
+  packetsSent: number;
+  bytesSent: number;
+  mediaPacketsSent: number;
+  /** Share of this stream's media packets (first sends, not FEC/rtx/probes) on this path, %. */
+  sharePct: number;
+  fecPacketsSent: number;
+  retransmissionsSent: number;
+  probesSent: number;
+  /** Packets the pacer dropped (over its delay budget or queue bound). */
+  pacerDropped: number;
+  /** Target send rate S_i (bps). */
+  rateBps: number;
+  /** Acknowledged rate (bps), 0 until known. */
+  goodputBps: number;
+  rttMs: number;
+  minRttMs: number;
+  lossPct: number;
+  queuedBytes: number;
+  /** Datagrams the sink refused. */
+  sendFailures: number;
+  /** Sum of sizes of everything sent in the last second (bps), measured. */
+  sendRateBps: number;
+}
+
+export interface SenderStats {
+  framesSent: number;
+  keyframesSent: number;
+  bytesSent: number;
+  /** Encoder target = min(sum S_i over enabled paths, app max), bps. */
+  targetBitrateBps: number;
+  keyframeRequestsReceived: number;
+  nacksReceived: number;
+  retransmissionsSent: number;
+  retransmissionsUnavailable: number;
+  fecPacketsSent: number;
+  mediaPacketsSent: number;
+  /** FEC packets / media packets, %. */
+  fecOverheadPct: number;
+  qoeFeedbackReceived: number;
+  paths: SenderPathStats[];
+}
+
+/** Per-path receiver statistics. */
+export interface ReceiverPathStats {
+  id: PathId;
+  packetsReceived: number;
+  bytesReceived: number;
+  mediaPacketsReceived: number;
+  fecPacketsReceived: number;
+  /** FEC packets received on this path's behalf that rebuilt a packet / FEC received, %. */
+  fecUtilizationPct: number;
+  latePackets: number;
+  earlyPackets: number;
+  /** Loss seen in this path's seq space, % (from the report builder's view). */
+  lossPct: number;
+}
+
+export interface ReceiverStats {
+  packetsReceived: number;
+  malformedPackets: number;
+  framesAssembled: number;
+  framesDecodable: number;
+  framesDecoded: number;
+  framesDropped: number;
+  keyframeRequestsSent: number;
+  nacksSent: number;
+  nackedPackets: number;
+  retransmissionsReceived: number;
+  recoveredByFec: number;
+  fecPacketsReceived: number;
+  fecUtilizationPct: number;
+  qoeFeedbackSent: number;
+  fps: number;
+  freezeCount: number;
+  freezeTotalMs: number;
+  latencyMs: { mean: number; p50: number; p95: number; p99: number };
+  fcdMs: { mean: number; p95: number };
+  ifdMs: { mean: number; p95: number };
+  jitterMs: number;
+  paths: ReceiverPathStats[];
+  drops: Record<string, number>;
+}

@@ -1,0 +1,25 @@
+/**
+ * multipath-rtc: real-time video over several network paths at once.
+ * Browser-safe entry point (the Node signalling server is `multipath-rtc/server`).
+ */
+export { MultipathCall, CallEvent, CallError } from './call/multipath-call.js';
+export type { MultipathCallOptions, CallStats, CallEventMap, CallPathInfo } from './call/multipath-call.js';
+export { SenderEngine } from './engine/sender.js';
+export type { SenderEngineConfig, SenderEvents } from './engine/sender.js';
+export { ReceiverEngine } from './engine/receiver.js';
+export type { ReceiverEngineConfig, DecodableFrame, ReceiverEvents } from './engine/receiver.js';
+export { Endpoint } from './engine/endpoint.js';
+export type { PathSink, SenderStats, ReceiverStats, SenderPathStats, ReceiverPathStats } from './engine/types.js';
+export { ManualClock, monotonicClock } from './core/clock.js';
+export type { Clock } from './core/clock.js';
+export { Priority, NalClass, MAX_PATHS } from './core/types.js';
+export type { PathId, CodecName, PathState, QoeFeedback, PathReport } from './core/types.js';
+export { createScheduler } from './sched/factory.js';
+export type { Scheduler, SchedulerName } from './sched/types.js';
+export { createFecPolicy } from './fec/factory.js';
+export type { FecPolicy, FecPolicyName } from './fec/types.js';
+export { GccEstimator } from './cc/gcc.js';
+export type { BandwidthEstimator } from './cc/types.js';
+export { CameraEncoder, FrameDecoder, CodecError, codecString, probeCodec } from './codec/webcodecs.js';
+export { SignallingClient } from './signalling/client.js';
+export type { PathTransport, PathTransportState, SelectedPair } from './transport/types.js';

@@ -1,0 +1,2 @@
+/** Node entry point: the signalling server (`ws`). */
+export { startSignallingServer } from '../signalling/node.js';

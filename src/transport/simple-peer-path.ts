@@ -1,0 +1,399 @@
+/**
+ * Browser {@link PathTransport}: one simple-peer v9 connection (one
+ * RTCPeerConnection) carrying one RTCDataChannel configured for media:
+ * unordered, `maxRetransmits: 0` (SCTP partial reliability, RFC 3758 /
+ * RFC 8831 §6.1), binary messages.
+ *
+ * simple-peer is imported from its prebuilt bundle `simple-peer/simplepeer.min.js`
+ * (browserify standalone UMD) which carries its own Buffer/process/stream
+ * polyfills, so Vite needs no `define: { global }` or Node polyfills. In Node
+ * pass `Peer` (and `wrtc`) explicitly if a WebRTC implementation exists;
+ * otherwise construction fails with code `ERR_WEBRTC_SUPPORT`.
+ *
+ * Signalling: outgoing signals (offer/answer/trickle candidates) go to
+ * `onSignal(data)`; local candidates the `candidateFilter` rejects are not
+ * signalled (trickle) or are removed from the SDP (non-trickle). Feed the
+ * remote side's signals to {@link SimplePeerPath.signal}; invalid ones are
+ * dropped and reported as errors instead of letting simple-peer destroy the
+ * connection.
+ */
+// @ts-ignore -- the prebuilt UMD bundle has no type declarations; it is typed by SimplePeerCtor below.
+import SimplePeerBundle from 'simple-peer/simplepeer.min.js';
+import type { PathId } from '../core/types.js';
+import {
+  filterSdpCandidates,
+  parseCandidate,
+  type IceServerConfig,
+  type ParsedCandidate,
+  type PathCandidatePolicy,
+} from './candidates.js';
+import { PathTransportError } from './errors.js';
+import { candidateInfoKey, selectedPairFromStats, type StatsEntry } from './selected-pair.js';
+import type { PathTransport, PathTransportEvents, PathTransportState, SelectedPair } from './types.js';
+
+/** The parts of a simple-peer instance used here. */
+export interface SimplePeerInstance {
+  signal(data: unknown): void;
+  destroy(err?: Error): void;
+  on(event: string, cb: (...args: any[]) => void): unknown;
+  readonly destroyed: boolean;
+  readonly connected: boolean;
+  readonly bufferSize: number;
+  /** simple-peer internals (stable in v9, which is no longer developed). */
+  _pc?: RTCPeerConnection | null;
+  _channel?: RTCDataChannel | null;
+}
+
+/** simple-peer constructor (v9 options subset). */
+export type SimplePeerCtor = new (opts: Record<string, unknown>) => SimplePeerInstance;
+
+/** Options of {@link SimplePeerPath}. */
+export interface SimplePeerPathOptions {
+  pathId: PathId;
+  /** Exactly one side of each path is the initiator (it creates the offer and the datachannel). */
+  initiator: boolean;
+  /** Receives each outgoing signal; send it to the remote peer for this path. Exceptions are caught. */
+  onSignal: (data: Record<string, unknown>) => void;
+  /** ICE servers (default `[]`: host candidates only; simple-peer's public STUN defaults are NOT used). */
+  iceServers?: IceServerConfig[];
+  /**
+   * Keep (true) or withhold (false) each local candidate of this path (called
+   * with this path's id); default keeps all. E.g. `policy.allows.bind(policy)`
+   * or `policy.filterFor(pathId)` of a {@link PathCandidatePolicy}.
+   */
+  candidateFilter?: (candidate: ParsedCandidate, pathId: PathId) => boolean;
+  /** Trickle ICE (default true). */
+  trickle?: boolean;
+  /** Datachannel label (default `mp-path-<pathId>`). */
+  channelLabel?: string;
+  /** simple-peer constructor (default: the prebuilt browser bundle). */
+  Peer?: SimplePeerCtor;
+  /** WebRTC implementation for simple-peer outside browsers (`{RTCPeerConnection, RTCSessionDescription, RTCIceCandidate}`). */
+  wrtc?: unknown;
+  /** Bound on remote signals accepted over the path's lifetime (default 512); more are dropped. */
+  maxRemoteSignals?: number;
+}
+
+/** Counters of one {@link SimplePeerPath}. */
+export interface SimplePeerPathCounters {
+  signalsOut: number;
+  signalsIn: number;
+  /** Local candidates withheld by the filter. */
+  candidatesFiltered: number;
+  /** Local candidate lines that failed to parse (withheld). */
+  candidatesMalformed: number;
+  /** Remote signals rejected (invalid shape, over the bound, or after close). */
+  badSignalsIn: number;
+  messagesIn: number;
+  messagesOut: number;
+  /** send() calls that returned false. */
+  sendFailures: number;
+  /** Non-binary messages received (dropped). */
+  textMessagesDropped: number;
+  listenerErrors: number;
+}
+
+type ListenerSets = { [K in keyof PathTransportEvents]: Set<PathTransportEvents[K]> };
+
+const DefaultPeer = SimplePeerBundle as unknown as SimplePeerCtor;
+/** Bound on remembered local candidates (network-id lookup). */
+const MAX_LOCAL_CANDIDATES = 256;
+
+function isObject(v: unknown): v is Record<string, unknown> {
+  return typeof v === 'object' && v !== null && !Array.isArray(v);
+}
+
+/**
+ * One path over a simple-peer connection.
+ *
+ * ```ts
+ * const p = new SimplePeerPath({ pathId: 0, initiator: true, onSignal: (d) => sig.sendSignal(remote, 0, d) });
+ * sig.on('signal', (from, pathId, d) => paths[pathId].signal(d));
+ * p.on('message', (bytes) => receiver.onPacket(0, bytes));
+ * ```
+ */
+export class SimplePeerPath implements PathTransport {
+  readonly pathId: PathId;
+  readonly counters: SimplePeerPathCounters = {
+    signalsOut: 0,
+    signalsIn: 0,
+    candidatesFiltered: 0,
+    candidatesMalformed: 0,
+    badSignalsIn: 0,
+    messagesIn: 0,
+    messagesOut: 0,
+    sendFailures: 0,
+    textMessagesDropped: 0,
+    listenerErrors: 0,
+  };
+  private _state: PathTransportState = 'new';
+  private readonly peer: SimplePeerInstance;
+  private readonly listeners: ListenerSets = { message: new Set(), state: new Set(), error: new Set() };
+  private readonly onSignalCb: (data: Record<string, unknown>) => void;
+  private readonly filter: ((c: ParsedCandidate, pathId: PathId) => boolean) | undefined;
+  private readonly maxRemoteSignals: number;
+  /** candidateInfoKey -> network-id, for selectedPair(). */
+  private readonly localNetworkIds = new Map<string, number>();
+  private readonly _localCandidates: ParsedCandidate[] = [];
+  private _iceState = 'new';
+  private overLimitReported = false;
+
+  /** @throws PathTransportError (code from simple-peer, e.g. ERR_WEBRTC_SUPPORT) when no WebRTC exists. */
+  constructor(opts: SimplePeerPathOptions) {
+    if (!Number.isInteger(opts.pathId) || opts.pathId < 0) throw new RangeError(`SimplePeerPath: bad pathId ${opts.pathId}`);
+    if (typeof opts.onSignal !== 'function') throw new TypeError('SimplePeerPath: onSignal must be a function');
+    this.pathId = opts.pathId;
+    this.onSignalCb = opts.onSignal;
+    this.filter = opts.candidateFilter;
+    this.maxRemoteSignals = opts.maxRemoteSignals ?? 512;
+    const Peer = opts.Peer ?? DefaultPeer;
+    const peerOpts: Record<string, unknown> = {
+      initiator: opts.initiator,
+      trickle: opts.trickle ?? true,
+      channelName: opts.channelLabel ?? `mp-path-${opts.pathId}`,
+      channelConfig: { ordered: false, maxRetransmits: 0 },
+      config: { iceServers: opts.iceServers ?? [] },
+    };
+    if (opts.wrtc !== undefined) peerOpts.wrtc = opts.wrtc;
+    try {
+      this.peer = new Peer(peerOpts);
+    } catch (err) {
+      throw PathTransportError.from(err, 'ERR_WEBRTC_SUPPORT');
+    }
+    this.peer.on('signal', (data: unknown) => this.onLocalSignal(data));
+    this.peer.on('connect', () => this.setState('connected'));
+    this.peer.on('data', (data: unknown) => this.onData(data));
+    this.peer.on('iceStateChange', (ice: unknown) => {
+      if (typeof ice === 'string') this._iceState = ice;
+    });
+    this.peer.on('error', (err: unknown) => {
+      const e = PathTransportError.from(err, 'ERR_PATH_UNKNOWN');
+      this.emitError(e);
+      this.setState('failed');
+    });
+    this.peer.on('close', () => {
+      if (this._state !== 'failed') this.setState('closed');
+    });
+    if (opts.initiator) this.setState('connecting');
+  }
+
+  get state(): PathTransportState {
+    return this._state;
+  }
+
+  /** Latest RTCPeerConnection.iceConnectionState ('new', 'checking', 'connected', 'disconnected', ...). */
+  get iceConnectionState(): string {
+    return this._iceState;
+  }
+
+  /** Local candidates gathered so far (parsed, before filtering), at most 256. */
+  get localCandidates(): readonly ParsedCandidate[] {
+    return this._localCandidates;
+  }
+
+  on<K extends keyof PathTransportEvents>(event: K, cb: PathTransportEvents[K]): () => void;
+  on(event: keyof PathTransportEvents, cb: (...args: never[]) => void): () => void {
+    const set = this.listeners[event] as Set<unknown>;
+    set.add(cb);
+    return () => set.delete(cb);
+  }
+
+  /**
+   * Feed one signal from the remote peer (offer, answer, candidate,
+   * renegotiate). Never throws: invalid or excess signals are dropped,
+   * counted and reported with an 'error' event (code ERR_PATH_BAD_SIGNAL /
+   * ERR_PATH_TOO_MANY_SIGNALS) without tearing the path down.
+   */
+  signal(data: unknown): void {
+    if (this._state === 'closed' || this._state === 'failed' || this.peer.destroyed) {
+      this.counters.badSignalsIn++;
+      return;
+    }
+    if (this.counters.signalsIn >= this.maxRemoteSignals) {
+      this.counters.badSignalsIn++;
+      if (!this.overLimitReported) this.emitError(PathTransportError.tooManySignals(this.maxRemoteSignals));
+      this.overLimitReported = true;
+      return;
+    }
+    const why = this.checkRemoteSignal(data);
+    if (why) {
+      this.counters.badSignalsIn++;
+      this.emitError(PathTransportError.badSignal(why));
+      return;
+    }
+    this.counters.signalsIn++;
+    if (this._state === 'new') this.setState('connecting');
+    try {
+      this.peer.signal(data);
+    } catch (err) {
+      this.emitError(PathTransportError.from(err, 'ERR_SIGNALING'));
+    }
+  }
+
+  private checkRemoteSignal(data: unknown): string | undefined {
+    if (!isObject(data)) return 'not an object';
+    if (typeof data.sdp === 'string') {
+      return data.type === 'offer' || data.type === 'answer' ? undefined : 'sdp without type offer/answer';
+    }
+    if (data.candidate !== undefined) {
+      const c = data.candidate;
+      if (!isObject(c) || typeof c.candidate !== 'string') return 'candidate must be {candidate: string, ...}';
+      return undefined;
+    }
+    if (data.renegotiate === true || isObject(data.transceiverRequest)) return undefined;
+    return 'neither sdp, candidate, renegotiate nor transceiverRequest';
+  }
+
+  private rememberLocal(c: ParsedCandidate): void {
+    if (this._localCandidates.length >= MAX_LOCAL_CANDIDATES) return;
+    this._localCandidates.push(c);
+    if (c.networkId !== undefined) this.localNetworkIds.set(candidateInfoKey(c.protocol, c.address, c.port), c.networkId);
+  }
+
+  private keep(c: ParsedCandidate): boolean {
+    if (!this.filter) return true;
+    try {
+      return this.filter(c, this.pathId) !== false;
+    } catch {
+      return true;
+    }
+  }
+
+  private onLocalSignal(data: unknown): void {
+    if (!isObject(data)) return;
+    let out: Record<string, unknown> = data;
+    const cand = data.candidate;
+    if (isObject(cand) && typeof cand.candidate === 'string') {
+      if (cand.candidate !== '') {
+        // '' is the end-of-candidates indication: always forwarded.
+        const parsed = parseCandidate(cand.candidate);
+        if (!parsed) {
+          this.counters.candidatesMalformed++;
+          return;
+        }
+        this.rememberLocal(parsed);
+        if (!this.keep(parsed)) {
+          this.counters.candidatesFiltered++;
+          return;
+        }
+      }
+    } else if (typeof data.sdp === 'string' && data.sdp.includes('a=candidate:')) {
+      const res = filterSdpCandidates(data.sdp, (c) => {
+        this.rememberLocal(c);
+        return this.keep(c);
+      });
+      this.counters.candidatesFiltered += res.dropped;
+      this.counters.candidatesMalformed += res.malformed;
+      out = { ...data, sdp: res.sdp };
+    }
+    this.counters.signalsOut++;
+    try {
+      this.onSignalCb(out);
+    } catch {
+      this.counters.listenerErrors++;
+    }
+  }
+
+  private onData(data: unknown): void {
+    if (!(data instanceof Uint8Array)) {
+      this.counters.textMessagesDropped++;
+      return;
+    }
+    this.counters.messagesIn++;
+    // simple-peer hands a Buffer (polyfill subclass); expose a plain Uint8Array view (no copy).
+    const bytes = data.constructor === Uint8Array ? data : new Uint8Array(data.buffer, data.byteOffset, data.byteLength);
+    for (const cb of this.listeners.message) {
+      try {
+        cb(bytes);
+      } catch {
+        this.counters.listenerErrors++;
+      }
+    }
+  }
+
+  /** Send one binary message on the datachannel. @returns false if not open or the browser refused it. Never throws. */
+  send(bytes: Uint8Array): boolean {
+    const ch = this.peer._channel;
+    if (this._state !== 'connected' || !ch || ch.readyState !== 'open') {
+      this.counters.sendFailures++;
+      return false;
+    }
+    try {
+      ch.send(bytes as Uint8Array<ArrayBuffer>);
+      this.counters.messagesOut++;
+      return true;
+    } catch {
+      this.counters.sendFailures++;
+      return false;
+    }
+  }
+
+  /** RTCDataChannel.bufferedAmount in bytes (0 before the channel exists). */
+  bufferedAmount(): number {
+    try {
+      return this.peer._channel?.bufferedAmount ?? 0;
+    } catch {
+      return 0;
+    }
+  }
+
+  /** Raw RTCPeerConnection.getStats() (undefined once closed or on failure). */
+  async getStats(): Promise<RTCStatsReport | undefined> {
+    const pc = this.peer._pc;
+    if (!pc) return undefined;
+    try {
+      return await pc.getStats();
+    } catch {
+      return undefined;
+    }
+  }
+
+  /**
+   * The selected ICE candidate pair from getStats (transport.selectedCandidatePairId,
+   * else the selected / nominated-succeeded candidate-pair), with Chrome's
+   * network-id of the local candidate when it was seen in a local candidate line.
+   * Undefined before connection or on failure; never rejects.
+   */
+  async selectedPair(): Promise<SelectedPair | undefined> {
+    const report = await this.getStats();
+    if (!report) return undefined;
+    try {
+      return selectedPairFromStats(report.values() as Iterable<StatsEntry>, this.localNetworkIds);
+    } catch {
+      return undefined;
+    }
+  }
+
+  /** Close the RTCPeerConnection; state becomes 'closed'. Idempotent. */
+  close(): void {
+    if (this._state === 'closed') return;
+    this.setState('closed');
+    try {
+      this.peer.destroy();
+    } catch {
+      /* already destroyed */
+    }
+  }
+
+  private setState(s: PathTransportState): void {
+    if (s === this._state || this._state === 'closed' || this._state === 'failed') return;
+    this._state = s;
+    for (const cb of this.listeners.state) {
+      try {
+        cb(s);
+      } catch {
+        this.counters.listenerErrors++;
+      }
+    }
+  }
+
+  private emitError(err: PathTransportError): void {
+    for (const cb of this.listeners.error) {
+      try {
+        cb(err);
+      } catch {
+        this.counters.listenerErrors++;
+      }
+    }
+  }
+}

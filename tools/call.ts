@@ -1,0 +1,78 @@
+/**
+ * `npm run call -- [--scenario FILE.json] [--duration S] [--codec h264|vp8|vp9|av1]
+ *   [--scheduler converge|minrtt|mtput|mrtp|roundrobin|single] [--single-path N]
+ *   [--fec path|webrtc-table|none] [--video FILE.y4m] [--out DIR] [--seed N]`
+ *
+ * Runs a real two-browser call over emulated paths, prints a QoE summary and
+ * writes DIR/report.json and DIR/report.html (default DIR: out/call).
+ */
+import { parseArgs } from 'node:util';
+import { formatSummary } from './harness/report.js';
+import { runCall } from './harness/run-call.js';
+
+const USAGE = `usage: npm run call -- [--scenario FILE.json] [--duration S] [--codec h264|vp8|vp9|av1]
+       [--scheduler converge|minrtt|mtput|mrtp|roundrobin|single] [--single-path N]
+       [--fec path|webrtc-table|none] [--video FILE.y4m] [--width W --height H --fps F] [--out DIR] [--seed N]`;
+
+async function main(): Promise<number> {
+  let values;
+  try {
+    ({ values } = parseArgs({
+      options: {
+        scenario: { type: 'string' },
+        duration: { type: 'string', default: '30' },
+        codec: { type: 'string', default: 'h264' },
+        scheduler: { type: 'string', default: 'converge' },
+        'single-path': { type: 'string' },
+        fec: { type: 'string', default: 'path' },
+        video: { type: 'string' },
+        width: { type: 'string', default: '640' },
+        height: { type: 'string', default: '480' },
+        fps: { type: 'string', default: '30' },
+        out: { type: 'string', default: 'out/call' },
+        seed: { type: 'string', default: '1' },
+        help: { type: 'boolean', short: 'h' },
+      },
+    }));
+  } catch (e) {
+    process.stderr.write(`${(e as Error).message}\n${USAGE}\n`);
+    return 2;
+  }
+  if (values.help) {
+    process.stdout.write(`${USAGE}\n`);
+    return 0;
+  }
+  const num = (name: string, v: string | undefined, min: number, max: number): number => {
+    const n = Number(v);
+    if (!Number.isFinite(n) || n < min || n > max) throw new Error(`--${name} must be a number in [${min}, ${max}], got ${v}`);
+    return n;
+  };
+  const codec = values.codec as string;
+  if (!['h264', 'vp8', 'vp9', 'av1'].includes(codec)) throw new Error(`--codec must be h264, vp8, vp9 or av1, got ${codec}`);
+  const { report, outDir } = await runCall({
+    scenario: values.scenario,
+    durationS: num('duration', values.duration, 3, 3600),
+    codec: codec as 'h264',
+    scheduler: values.scheduler,
+    singlePath: values['single-path'] !== undefined ? num('single-path', values['single-path'], 0, 7) : undefined,
+    fec: values.fec,
+    video: values.video,
+    width: num('width', values.width, 16, 3840),
+    height: num('height', values.height, 16, 2160),
+    fps: num('fps', values.fps, 1, 60),
+    out: values.out,
+    seed: num('seed', values.seed, 0, 2 ** 31),
+    log: (l) => process.stderr.write(`${l}\n`),
+  });
+  process.stdout.write(`\n${formatSummary(report)}\n`);
+  if (outDir) process.stdout.write(`\nreport: ${outDir}/report.json and ${outDir}/report.html\n`);
+  return report.frames.decoded > 0 ? 0 : 1;
+}
+
+main().then(
+  (code) => process.exit(code),
+  (e) => {
+    process.stderr.write(`call failed: ${(e as Error).stack ?? e}\n`);
+    process.exit(1);
+  },
+);

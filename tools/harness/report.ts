@@ -1,0 +1,268 @@
+/**
+ * `report.json` (a documented contract, see docs/report.md) and `report.html`
+ * (uPlot charts) of one call, built from the per-second samples of the two pages.
+ */
+import { readFileSync } from 'node:fs';
+import { createRequire } from 'node:module';
+import type { CallStats } from '../../src/call/multipath-call.js';
+import { percentile } from '../../src/feedback/percentile.js';
+
+export interface FrameLogEntry {
+  frameId: number;
+  latencyMs: number;
+  atMs: number;
+}
+
+/** What the harness reads from a page each second. */
+export interface PeerSample {
+  stats: CallStats;
+  frames: FrameLogEntry[];
+  outOfOrder: number;
+  camera?: { width: number; height: number; fps: number };
+}
+
+export interface ReportPath {
+  id: number;
+  packetsSent: number;
+  bytesSent: number;
+  mediaPacketsSent: number;
+  sharePct: number;
+  rttMs: number;
+  lossPct: number;
+  rateBps: number;
+  goodputBps: number;
+  fecPacketsSent: number;
+  retransmissionsSent: number;
+  probesSent: number;
+  localAddress?: string;
+  remoteAddress?: string;
+  fecUtilizationPct: number;
+  latePackets: number;
+}
+
+export interface PerSecond {
+  t: number;
+  fps: number;
+  framesDecoded: number;
+  latencyP50Ms: number;
+  latencyP95Ms: number;
+  targetBitrateBps: number;
+  freezeCount: number;
+  fcdMeanMs: number;
+  ifdMeanMs: number;
+  paths: Array<{ id: number; sendRateBps: number; rateBps: number; rttMs: number; lossPct: number; mediaPackets: number; up: boolean; enabled: boolean }>;
+}
+
+/** The report contract (version 1). */
+export interface CallReport {
+  version: 1;
+  durationS: number;
+  codec: string;
+  scheduler: string;
+  fecPolicy: string;
+  scenario: string;
+  camera: { width: number; height: number; fps: number };
+  frames: { sent: number; decoded: number; dropped: number };
+  fps: number;
+  freezes: { count: number; totalMs: number };
+  latencyMs: { mean: number; p50: number; p95: number; p99: number };
+  keyframeRequests: number;
+  framesOutOfOrder: number;
+  encoderTargetBps: { mean: number; last: number };
+  fec: { overheadPct: number; utilizationPct: number; packetsSent: number; recovered: number };
+  nack: { nacksSent: number; packetsNacked: number; retransmissionsSent: number; retransmissionsReceived: number };
+  qoeFeedback: { sent: number; received: number };
+  paths: ReportPath[];
+  samePair: number[][];
+  perSecond: PerSecond[];
+  events: unknown[];
+  errors: string[];
+}
+
+export interface BuildReportInput {
+  durationS: number;
+  codec: string;
+  scheduler: string;
+  fec: string;
+  scenarioName: string;
+  samples: Array<{ tS: number; sender: PeerSample; receiver: PeerSample }>;
+  senderEvents: unknown[];
+  receiverEvents: unknown[];
+  errors: string[];
+}
+
+const mean = (a: number[]): number => (a.length ? a.reduce((x, y) => x + y, 0) / a.length : 0);
+const round = (x: number, d = 1): number => Math.round(x * 10 ** d) / 10 ** d;
+
+/** Build the report from per-second samples. */
+export function buildReport(input: BuildReportInput): CallReport {
+  const { samples } = input;
+  const last = samples[samples.length - 1];
+  const snd = last?.sender.stats.sender;
+  const rcv = last?.receiver.stats.receiver;
+  const allFrames = samples.flatMap((s) => s.receiver.frames);
+  const latencies = allFrames.map((f) => f.latencyMs);
+  const decodedIds = new Set(allFrames.map((f) => f.frameId));
+  const maxId = allFrames.reduce((m, f) => Math.max(m, f.frameId), 0);
+  const sent = snd?.framesSent ?? 0;
+  // Encoded but never decoded: ids up to the newest decoded one that never came out (the
+  // last few frames still in flight when the call ended are not counted).
+  const dropped = Math.max(0, maxId - decodedIds.size);
+  const firstDecodeS = samples.findIndex((s) => s.receiver.frames.length > 0);
+  const activeS = firstDecodeS >= 0 ? samples.length - firstDecodeS : 0;
+  const camera = last?.sender.camera ?? { width: 0, height: 0, fps: 0 };
+  const perSecond: PerSecond[] = samples.map((s) => {
+    const lat = s.receiver.frames.map((f) => f.latencyMs);
+    const ss = s.sender.stats.sender;
+    const r = s.receiver.stats.receiver;
+    return {
+      t: s.tS,
+      fps: s.receiver.frames.length,
+      framesDecoded: r.framesDecoded,
+      latencyP50Ms: round(percentile(lat, 50)),
+      latencyP95Ms: round(percentile(lat, 95)),
+      targetBitrateBps: ss?.targetBitrateBps ?? 0,
+      freezeCount: r.freezeCount,
+      fcdMeanMs: round(r.fcdMs.mean, 2),
+      ifdMeanMs: round(r.ifdMs.mean, 2),
+      paths: (ss?.paths ?? []).map((p) => ({
+        id: p.id,
+        sendRateBps: Math.round(p.sendRateBps),
+        rateBps: Math.round(p.rateBps),
+        rttMs: round(p.rttMs),
+        lossPct: round(p.lossPct, 2),
+        mediaPackets: p.mediaPacketsSent,
+        up: p.up,
+        enabled: p.enabled,
+      })),
+    };
+  });
+  // Per-second media packet counts become deltas.
+  for (let i = perSecond.length - 1; i > 0; i--) {
+    for (const p of perSecond[i].paths) {
+      const prev = perSecond[i - 1].paths.find((q) => q.id === p.id);
+      if (prev) p.mediaPackets -= prev.mediaPackets;
+    }
+  }
+  const pairs = new Map((last?.sender.stats.paths ?? []).map((p) => [p.id, p.selectedPair]));
+  const rxPaths = new Map((rcv?.paths ?? []).map((p) => [p.id, p]));
+  const paths: ReportPath[] = (snd?.paths ?? []).map((p) => {
+    const pair = pairs.get(p.id);
+    const rp = rxPaths.get(p.id);
+    return {
+      id: p.id,
+      packetsSent: p.packetsSent,
+      bytesSent: p.bytesSent,
+      mediaPacketsSent: p.mediaPacketsSent,
+      sharePct: round(p.sharePct),
+      rttMs: round(p.rttMs),
+      lossPct: round(p.lossPct, 2),
+      rateBps: Math.round(p.rateBps),
+      goodputBps: Math.round(p.goodputBps),
+      fecPacketsSent: p.fecPacketsSent,
+      retransmissionsSent: p.retransmissionsSent,
+      probesSent: p.probesSent,
+      localAddress: pair ? `${pair.local.address}:${pair.local.port}` : undefined,
+      remoteAddress: pair ? `${pair.remote.address}:${pair.remote.port}` : undefined,
+      fecUtilizationPct: round(rp?.fecUtilizationPct ?? 0),
+      latePackets: rp?.latePackets ?? 0,
+    };
+  });
+  const targets = perSecond.map((p) => p.targetBitrateBps).filter((x) => x > 0);
+  return {
+    version: 1,
+    durationS: input.durationS,
+    codec: input.codec,
+    scheduler: input.scheduler,
+    fecPolicy: input.fec,
+    scenario: input.scenarioName,
+    camera,
+    frames: { sent, decoded: decodedIds.size, dropped },
+    fps: round(activeS > 0 ? allFrames.length / activeS : 0),
+    freezes: { count: rcv?.freezeCount ?? 0, totalMs: Math.round(rcv?.freezeTotalMs ?? 0) },
+    latencyMs: {
+      mean: round(mean(latencies)),
+      p50: round(percentile(latencies, 50)),
+      p95: round(percentile(latencies, 95)),
+      p99: round(percentile(latencies, 99)),
+    },
+    keyframeRequests: rcv?.keyframeRequestsSent ?? 0,
+    framesOutOfOrder: last?.receiver.outOfOrder ?? 0,
+    encoderTargetBps: { mean: Math.round(mean(targets)), last: snd?.targetBitrateBps ?? 0 },
+    fec: {
+      overheadPct: round(snd?.fecOverheadPct ?? 0),
+      utilizationPct: round(rcv?.fecUtilizationPct ?? 0),
+      packetsSent: snd?.fecPacketsSent ?? 0,
+      recovered: rcv?.recoveredByFec ?? 0,
+    },
+    nack: {
+      nacksSent: rcv?.nacksSent ?? 0,
+      packetsNacked: rcv?.nackedPackets ?? 0,
+      retransmissionsSent: snd?.retransmissionsSent ?? 0,
+      retransmissionsReceived: rcv?.retransmissionsReceived ?? 0,
+    },
+    qoeFeedback: { sent: rcv?.qoeFeedbackSent ?? 0, received: snd?.qoeFeedbackReceived ?? 0 },
+    paths,
+    samePair: last?.sender.stats.samePair ?? [],
+    perSecond,
+    events: [...input.senderEvents.map((e) => ({ peer: 'sender', ...(e as object) })), ...input.receiverEvents.map((e) => ({ peer: 'receiver', ...(e as object) }))],
+    errors: input.errors,
+  };
+}
+
+/** One-line-per-metric QoE summary for the terminal. */
+export function formatSummary(r: CallReport): string {
+  const lines = [
+    `codec ${r.codec}, scheduler ${r.scheduler}, fec ${r.fecPolicy}, scenario ${r.scenario}, ${r.durationS} s, camera ${r.camera.width}x${r.camera.height}@${r.camera.fps}`,
+    `frames: sent ${r.frames.sent}, decoded ${r.frames.decoded}, dropped ${r.frames.dropped}; decoded fps ${r.fps}`,
+    `freezes: ${r.freezes.count} (${r.freezes.totalMs} ms); keyframe requests ${r.keyframeRequests}`,
+    `latency capture->decoded: mean ${r.latencyMs.mean} ms, p50 ${r.latencyMs.p50} ms, p95 ${r.latencyMs.p95} ms`,
+    `encoder target: mean ${(r.encoderTargetBps.mean / 1e6).toFixed(2)} Mbps; FEC overhead ${r.fec.overheadPct}% utilization ${r.fec.utilizationPct}%; NACKed ${r.nack.packetsNacked}`,
+    ...r.paths.map(
+      (p) =>
+        `path ${p.id}: share ${p.sharePct}% of media, ${p.packetsSent} packets, ${(p.bytesSent / 1e6).toFixed(1)} MB, rate ${(p.rateBps / 1e6).toFixed(2)} Mbps, RTT ${p.rttMs} ms, loss ${p.lossPct}%${p.localAddress ? `, ${p.localAddress} -> ${p.remoteAddress}` : ''}`,
+    ),
+  ];
+  if (r.samePair.length) lines.push(`warning: paths ${JSON.stringify(r.samePair)} ended on the same candidate pair`);
+  if (r.errors.length) lines.push(`errors (${r.errors.length}): ${r.errors.slice(0, 3).join(' | ')}`);
+  return lines.join('\n');
+}
+
+function uplotAssets(): { js: string; css: string } {
+  const require = createRequire(import.meta.url);
+  const js = readFileSync(require.resolve('uplot/dist/uPlot.iife.min.js'), 'utf8');
+  const css = readFileSync(require.resolve('uplot/dist/uPlot.min.css'), 'utf8');
+  return { js, css };
+}
+
+/** Self-contained HTML report (uPlot inlined): per-path rate and RTT, fps, latency, FCD/IFD over time. */
+export function renderReportHtml(r: CallReport): string {
+  const { js, css } = uplotAssets();
+  const data = JSON.stringify(r).replace(/</g, '\\u003c');
+  return `<!doctype html><html><head><meta charset="utf-8"><title>multipath-rtc call report</title>
+<style>${css} body{font:13px system-ui,sans-serif;margin:16px} .chart{margin:12px 0} table{border-collapse:collapse} td,th{border:1px solid #ccc;padding:2px 6px}</style>
+</head><body><h2>multipath-rtc call report</h2><pre id="summary"></pre><div id="charts"></div>
+<script>${js}</script>
+<script>
+const r = ${data};
+document.getElementById('summary').textContent = JSON.stringify({codec:r.codec,scheduler:r.scheduler,fec:r.fecPolicy,scenario:r.scenario,frames:r.frames,fps:r.fps,freezes:r.freezes,latencyMs:r.latencyMs,keyframeRequests:r.keyframeRequests,paths:r.paths.map(p=>({id:p.id,sharePct:p.sharePct,rttMs:p.rttMs,lossPct:p.lossPct}))}, null, 1);
+const t = r.perSecond.map(p => p.t);
+const ids = r.paths.map(p => p.id);
+const colors = ['#1f77b4','#d62728','#2ca02c','#9467bd','#ff7f0e','#8c564b','#e377c2','#7f7f7f'];
+function chart(title, series, data, yLabel) {
+  const el = document.createElement('div'); el.className = 'chart';
+  document.getElementById('charts').appendChild(el);
+  new uPlot({ title, width: 900, height: 260, scales: { x: { time: false } },
+    axes: [{ label: 'time (s)' }, { label: yLabel }],
+    series: [{ label: 't' }, ...series.map((s, i) => ({ label: s, stroke: colors[i % colors.length], width: 1.5 }))] }, [t, ...data], el);
+}
+const pathSeries = (f) => ids.map(id => r.perSecond.map(p => { const q = p.paths.find(x => x.id === id); return q ? f(q) : null; }));
+chart('Per-path send rate and estimate (Mbps)', [...ids.map(i => 'path ' + i + ' sent'), ...ids.map(i => 'path ' + i + ' estimate'), 'encoder target'],
+  [...pathSeries(q => q.sendRateBps / 1e6), ...pathSeries(q => q.rateBps / 1e6), r.perSecond.map(p => p.targetBitrateBps / 1e6)], 'Mbps');
+chart('Per-path RTT (ms)', ids.map(i => 'path ' + i), pathSeries(q => q.rttMs), 'ms');
+chart('Per-path media packets per second', ids.map(i => 'path ' + i), pathSeries(q => q.mediaPackets), 'packets');
+chart('Decoded fps', ['fps'], [r.perSecond.map(p => p.fps)], 'fps');
+chart('Latency capture -> decoded (ms)', ['p50', 'p95'], [r.perSecond.map(p => p.latencyP50Ms), r.perSecond.map(p => p.latencyP95Ms)], 'ms');
+chart('FCD and IFD (mean, ms)', ['FCD', 'IFD'], [r.perSecond.map(p => p.fcdMeanMs), r.perSecond.map(p => p.ifdMeanMs)], 'ms');
+</script></body></html>`;
+}

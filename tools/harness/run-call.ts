@@ -1,0 +1,185 @@
+/**
+ * Runs one real two-browser multipath call on this machine: the signalling
+ * server, one UDP relay per emulated path (tools/emulator), a Vite server for
+ * the peer page, and two headless Chromium pages (sender with the fake camera
+ * or a Y4M file, receiver). Samples both pages every second and builds the
+ * report (tools/harness/report.ts). Used by `npm run call` and the e2e tests.
+ */
+import { mkdirSync, writeFileSync } from 'node:fs';
+import { dirname, join, resolve } from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { chromium } from 'playwright-core';
+import type { Browser, Page } from 'playwright-core';
+import { createServer } from 'vite';
+import type { ViteDevServer } from 'vite';
+import { startSignallingServer } from '../../src/signalling/node.js';
+import { startEmulator } from '../emulator/relay.js';
+import { DEFAULT_SCENARIO, loadScenario } from '../net/scenario.js';
+import type { Scenario } from '../net/scenario.js';
+import { chromiumArgs, ensureChromium } from './chromium.js';
+import { rewriteSignalForRelay } from './ice-rewrite.js';
+import { buildReport, renderReportHtml } from './report.js';
+import type { CallReport, PeerSample } from './report.js';
+
+export const REPO_ROOT = resolve(dirname(fileURLToPath(import.meta.url)), '../..');
+
+export interface CallRunOptions {
+  /** Scenario file (JSON), a parsed scenario, or undefined for the built-in default. */
+  scenario?: string | Scenario;
+  durationS?: number;
+  codec?: 'h264' | 'vp8' | 'vp9' | 'av1';
+  scheduler?: string;
+  singlePath?: number;
+  fec?: string;
+  /** Y4M file for the fake camera (else Chromium's synthetic camera). */
+  video?: string;
+  width?: number;
+  height?: number;
+  fps?: number;
+  maxBitrateBps?: number;
+  seed?: number;
+  /** Write report.json and report.html here. */
+  out?: string;
+  /** Progress lines (default: none). */
+  log?: (line: string) => void;
+}
+
+export interface CallRunResult {
+  report: CallReport;
+  outDir?: string;
+}
+
+async function waitReady(page: Page, timeoutMs: number): Promise<void> {
+  await page.waitForFunction(() => (window as unknown as { __ready?: boolean }).__ready === true, undefined, { timeout: timeoutMs });
+}
+
+async function sample(page: Page): Promise<PeerSample> {
+  return page.evaluate(() => {
+    const p = (window as unknown as { __peer: { stats(): unknown; drainFrames(): unknown; outOfOrder(): number; camera(): unknown } }).__peer;
+    return { stats: p.stats(), frames: p.drainFrames(), outOfOrder: p.outOfOrder(), camera: p.camera() } as never;
+  });
+}
+
+/** Run a call; resolves with the report. Everything started is stopped, also on error. */
+export async function runCall(opts: CallRunOptions = {}): Promise<CallRunResult> {
+  const log = opts.log ?? (() => undefined);
+  const durationS = opts.durationS ?? 30;
+  const codec = opts.codec ?? 'h264';
+  const scheduler = opts.scheduler ?? 'converge';
+  const fec = opts.fec ?? 'path';
+  const scenario: Scenario =
+    opts.scenario === undefined ? DEFAULT_SCENARIO : typeof opts.scenario === 'string' ? loadScenario(opts.scenario) : opts.scenario;
+  const executablePath = ensureChromium();
+
+  const cleanups: Array<() => Promise<unknown> | unknown> = [];
+  try {
+    const emulator = await startEmulator(scenario, { seed: opts.seed ?? 1 });
+    cleanups.push(() => emulator.close());
+    const relays = emulator.relays;
+    log(`emulator: ${relays.map((r) => `path ${r.pathId} A:${r.portA} B:${r.portB}`).join(', ')}`);
+
+    const sig = await startSignallingServer({
+      port: 0,
+      rewriteSignal: ({ from, pathId, data }) => {
+        const relay = relays[pathId];
+        if (!relay) return null;
+        return rewriteSignalForRelay(data, from === 'sender' ? 'a' : 'b', relay);
+      },
+    });
+    cleanups.push(() => sig.close());
+
+    const vite: ViteDevServer = await createServer({
+      root: REPO_ROOT,
+      configFile: join(REPO_ROOT, 'vite.config.ts'),
+      logLevel: 'error',
+      server: { port: 0, host: '127.0.0.1', hmr: false },
+    });
+    await vite.listen();
+    cleanups.push(() => vite.close());
+    const addr = vite.httpServer?.address();
+    const port = typeof addr === 'object' && addr ? addr.port : 0;
+    const base = `http://127.0.0.1:${port}/tools/page/index.html`;
+
+    const browser: Browser = await chromium.launch({ executablePath, headless: true, args: chromiumArgs({ fakeVideoFile: opts.video }) });
+    cleanups.push(() => browser.close());
+    const room = `call-${process.pid}-${Date.now()}`;
+    const params = (role: string) => {
+      const q = new URLSearchParams({
+        role,
+        room,
+        sig: sig.url,
+        paths: String(scenario.paths.length),
+        codec,
+        scheduler,
+        fec,
+        width: String(opts.width ?? 640),
+        height: String(opts.height ?? 480),
+        fps: String(opts.fps ?? 30),
+      });
+      if (opts.singlePath !== undefined) q.set('singlePath', String(opts.singlePath));
+      if (opts.maxBitrateBps) q.set('maxBitrate', String(opts.maxBitrateBps));
+      return `${base}?${q}`;
+    };
+    const ctxR = await browser.newContext();
+    const ctxS = await browser.newContext();
+    const receiver = await ctxR.newPage();
+    const sender = await ctxS.newPage();
+    const pageErrors: string[] = [];
+    for (const [name, pg] of [['receiver', receiver], ['sender', sender]] as const) {
+      pg.on('pageerror', (e) => pageErrors.push(`${name}: ${e.message}`));
+      pg.on('console', (m) => {
+        if (m.type() === 'error') pageErrors.push(`${name} console: ${m.text()}`);
+      });
+    }
+    await receiver.goto(params('receiver'));
+    await sender.goto(params('sender'));
+    await Promise.all([waitReady(receiver, 30_000), waitReady(sender, 30_000)]);
+    log(`call running for ${durationS} s (codec ${codec}, scheduler ${scheduler}, fec ${fec}, scenario ${scenario.name ?? 'default'})`);
+
+    const samples: Array<{ tS: number; sender: PeerSample; receiver: PeerSample; emulator: unknown }> = [];
+    const t0 = Date.now();
+    for (let s = 1; s <= durationS; s++) {
+      const wait = t0 + s * 1000 - Date.now();
+      if (wait > 0) await new Promise((r) => setTimeout(r, wait));
+      const [snd, rcv] = await Promise.all([sample(sender), sample(receiver)]);
+      samples.push({ tS: s, sender: snd, receiver: rcv, emulator: relays.map((r) => r.stats()) });
+      const last = rcv.frames.length;
+      log(`t=${s}s decoded ${last} frames this second`);
+    }
+    const extra = await Promise.all(
+      [sender, receiver].map((p) =>
+        p.evaluate(() => {
+          const peer = (window as unknown as { __peer: { events(): unknown; errors(): unknown } }).__peer;
+          return { events: peer.events(), errors: peer.errors() } as never as { events: unknown[]; errors: string[] };
+        }),
+      ),
+    );
+    const report = buildReport({
+      durationS,
+      codec,
+      scheduler,
+      fec,
+      scenarioName: scenario.name ?? 'default',
+      samples,
+      senderEvents: extra[0].events,
+      receiverEvents: extra[1].events,
+      errors: [...extra[0].errors.map((e) => `sender: ${e}`), ...extra[1].errors.map((e) => `receiver: ${e}`), ...pageErrors].slice(0, 200),
+    });
+    let outDir: string | undefined;
+    if (opts.out) {
+      outDir = resolve(opts.out);
+      mkdirSync(outDir, { recursive: true });
+      writeFileSync(join(outDir, 'report.json'), JSON.stringify(report, null, 2));
+      writeFileSync(join(outDir, 'report.html'), renderReportHtml(report));
+    }
+    return { report, outDir };
+  } finally {
+    for (const c of cleanups.reverse()) {
+      try {
+        await c();
+      } catch {
+        /* keep cleaning */
+      }
+    }
+  }
+}

@@ -1,0 +1,93 @@
+/**
+ * The peer page the `call` command and the end-to-end tests drive: one
+ * MultipathCall per page, configured from the URL, with a small frame log the
+ * harness reads every second through `window.__peer`.
+ */
+import { CallEvent, MultipathCall } from '../../src/call/multipath-call.js';
+import type { CodecName } from '../../src/core/types.js';
+import type { FecPolicyName } from '../../src/fec/types.js';
+import type { SchedulerName } from '../../src/sched/types.js';
+
+const q = new URLSearchParams(location.search);
+const role = q.get('role') === 'sender' ? 'sender' : 'receiver';
+const statusEl = document.getElementById('status')!;
+const log = (s: string) => {
+  statusEl.textContent = s;
+};
+
+/** Epoch-based µs clock: the two pages of a call on one host share it, so capture -> decoded latency is exact. */
+const clock = { nowUs: () => Math.round((performance.timeOrigin + performance.now()) * 1000) };
+
+interface FrameLogEntry {
+  frameId: number;
+  latencyMs: number;
+  atMs: number;
+}
+const frameLog: FrameLogEntry[] = [];
+const events: Array<{ atMs: number; type: string; detail: unknown }> = [];
+const errors: string[] = [];
+let lastFrameId = -1;
+let outOfOrder = 0;
+
+const call = new MultipathCall({
+  signallingUrl: q.get('sig') ?? 'ws://127.0.0.1:8080',
+  room: q.get('room') ?? 'call',
+  peerId: role,
+  paths: Number(q.get('paths') ?? 2),
+  codec: (q.get('codec') ?? 'h264') as CodecName,
+  scheduler: (q.get('scheduler') ?? 'converge') as SchedulerName,
+  singlePath: q.has('singlePath') ? Number(q.get('singlePath')) : undefined,
+  fec: (q.get('fec') ?? 'path') as FecPolicyName,
+  maxBitrateBps: q.has('maxBitrate') ? Number(q.get('maxBitrate')) : undefined,
+  clock,
+});
+
+call.on(CallEvent.RemoteFrame, (info) => {
+  const now = clock.nowUs();
+  if (info.frameId <= lastFrameId) outOfOrder++;
+  lastFrameId = info.frameId;
+  if (frameLog.length < 100_000) frameLog.push({ frameId: info.frameId, latencyMs: (now - info.captureUs) / 1000, atMs: now / 1000 });
+});
+call.on(CallEvent.Error, (e) => {
+  if (errors.length < 200) errors.push(String(e.message ?? e));
+});
+for (const ev of [CallEvent.PathState, CallEvent.PathEvent, CallEvent.SamePair, CallEvent.Connected, CallEvent.PeerLeft] as const) {
+  call.on(ev, ((...args: unknown[]) => {
+    if (events.length < 1000) events.push({ atMs: clock.nowUs() / 1000, type: ev, detail: args });
+  }) as never);
+}
+
+(window as unknown as { __peer: unknown }).__peer = {
+  role,
+  stats: () => call.getStats(),
+  camera: () => call.camera,
+  /** Frames decoded since the last call (the harness drains it every second). */
+  drainFrames: () => frameLog.splice(0, frameLog.length),
+  outOfOrder: () => outOfOrder,
+  events: () => events.slice(),
+  errors: () => errors.slice(),
+  close: () => call.close(),
+};
+
+async function main(): Promise<void> {
+  await call.connect();
+  if (role === 'sender') {
+    const w = Number(q.get('width') ?? 640);
+    const h = Number(q.get('height') ?? 480);
+    const fps = Number(q.get('fps') ?? 30);
+    const stream = await navigator.mediaDevices.getUserMedia({ video: { width: w, height: h, frameRate: fps } });
+    await call.sendTrack(stream.getVideoTracks()[0]);
+    log('sending');
+  } else {
+    const video = document.getElementById('remote') as HTMLVideoElement;
+    if (call.remoteTrack) video.srcObject = new MediaStream([call.remoteTrack]);
+    log('receiving');
+  }
+  (window as unknown as { __ready: boolean }).__ready = true;
+}
+
+main().catch((e) => {
+  errors.push(`start: ${String((e as Error)?.message ?? e)}`);
+  log(`error: ${String(e)}`);
+  (window as unknown as { __ready: boolean }).__ready = true;
+});
