@@ -52,3 +52,108 @@ export interface BandwidthEstimator {
 }
 
 export type { PathReport };
+
+// ---------------------------------------------------------------------------
+// Additions (cc folder): configuration and statistics of the GCC estimator and
+// of the per-path pacer. Nothing above this line is changed.
+// ---------------------------------------------------------------------------
+
+/** Delay-based detector hypothesis (libwebrtc `BandwidthUsage`). */
+export type BandwidthUsage = 'normal' | 'overusing' | 'underusing';
+
+/** AIMD rate-control state (libwebrtc `RateControlState`). */
+export type RateControlState = 'hold' | 'increase' | 'decrease';
+
+/** Configuration of {@link import('./gcc.js').GccEstimator}. All rates in bps. */
+export interface GccConfig {
+  /** Initial target rate (bps). Clamped into [minBps, maxBps]. Default 1_000_000. */
+  startBps: number;
+  /** Floor of every estimate (bps). Default 100_000. */
+  minBps: number;
+  /** Ceiling of every estimate (bps). Default 50_000_000. */
+  maxBps: number;
+  /** Sent-packet history used to match reports (packets, rounded up to a power of two). Default 8192. */
+  historyPackets: number;
+  /**
+   * With bytes in flight and no report for this long, the target is cut by
+   * 20 % once per second (libwebrtc send_side_bandwidth_estimation.cc
+   * feedback-timeout experiment, scaled to 50-100 ms reports). Default 1000 ms.
+   */
+  feedbackTimeoutMs: number;
+  /** RTT assumed before the first sample (ms); libwebrtc kDefaultRtt. Default 200. */
+  initialRttMs: number;
+}
+
+/** {@link EstimatorStats} plus counters of what the estimator dropped or repaired. */
+export interface GccStats extends EstimatorStats {
+  /** Latest RTT sample (ms), 0 before the first. */
+  latestRttMs: number;
+  /** Link capacity estimate of the AIMD controller (bps), undefined when reset. */
+  linkCapacityBps: number | undefined;
+  inflightBytes: number;
+  packetsSent: number;
+  reports: number;
+  /** Reports rejected as malformed (not an object, non-integer seqs, ...). */
+  reportsInvalid: number;
+  /** Arrival entries for a seq never sent or already out of the history. */
+  arrivalsUnknown: number;
+  /** Arrival entries for a seq already reported received. */
+  arrivalsDuplicate: number;
+  /** Arrival entries with a malformed seq or a non-finite/absurd time. */
+  arrivalsInvalid: number;
+  /** Packets first counted lost and later reported received (reordering). */
+  lossRecovered: number;
+  packetsLost: number;
+  packetsReceived: number;
+  /** onPacketSent calls rejected (non-finite time/size, bad seq). */
+  sentInvalid: number;
+  /** RTT samples rejected (negative hold time, RTT <= 0 or > 60 s). */
+  rttRejected: number;
+  /** Inter-arrival resets (clock offset jump, persistent reordering). */
+  interArrivalResets: number;
+  feedbackTimeouts: number;
+}
+
+/** Configuration of {@link import('./pacer.js').Pacer}. */
+export interface PacerConfig {
+  /** Pacing rate = factor x target rate. Default 1.5 (libwebrtc uses 2.5 for RTP video). */
+  pacingFactor: number;
+  /** Queue bound (packets, all priorities). Default 2000. */
+  maxQueuePackets: number;
+  /**
+   * Max time-worth of data (ms at the path target rate) allowed in the
+   * RTCDataChannel's bufferedAmount after a send. Default 60.
+   */
+  bufferBudgetMs: number;
+  /** Floor of that buffer budget (bytes). Default 15_000. */
+  minBufferBudgetBytes: number;
+  /** Media (6) and FEC (5) waiting longer than this are dropped (ms). Default 300. */
+  maxQueueDelayMs: number;
+  /**
+   * Cap on the time credited to one poll (ms of pacing rate): bounds the
+   * burst after an idle period and the catch-up after a late timer. Default 20.
+   */
+  maxBurstMs: number;
+  /** Poll interval hinted by nextPollUs while held by bufferedAmount (ms). Default 5. */
+  bufferRecheckMs: number;
+}
+
+/** Pacer counters; arrays are indexed by Priority (1..6; index 0 unused). */
+export interface PacerStats {
+  rateBps: number;
+  pacingRateBps: number;
+  queuedPackets: number;
+  queuedBytes: number;
+  sentPackets: number;
+  sentBytes: number;
+  sentByPriority: number[];
+  droppedByPriority: number[];
+  /** Dropped because the queue bound was hit (new item refused or a less important one evicted). */
+  droppedFull: number;
+  /** Media/FEC dropped for waiting longer than maxQueueDelayMs. */
+  droppedExpired: number;
+  /** Items refused for a non-finite or negative size. */
+  droppedInvalid: number;
+  /** Polls that held data back because of the bufferedAmount budget. */
+  heldByBuffer: number;
+}

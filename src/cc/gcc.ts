@@ -1,0 +1,275 @@
+/**
+ * Per-path Google Congestion Control (send-side): target = min(delay-based,
+ * loss-based), clamped to [minBps, maxBps].
+ *
+ * SOURCE: libwebrtc modules/congestion_controller/goog_cc/goog_cc_network_control.cc
+ * (OnTransportPacketsFeedback: feedback -> acknowledged bitrate, delay-based
+ * estimate, loss counts -> SendSideBandwidthEstimation, whose target is capped
+ * by the delay-based limit); draft-ietf-rmcat-gcc-02 §4 (send-side
+ * architecture), §5 (delay-based), §6 (loss-based, A = min(A_r, A_s)).
+ * Converge (paper 000) §4.1: one uncoupled GCC per path gives S_i.
+ *
+ * I/O-free: time only comes as `nowUs` arguments (sender clock); the
+ * receiver's arrival/report times are only used as differences.
+ */
+import { AckedBitrateEstimator } from './acked-bitrate.js';
+import { DelayBasedBwe } from './delay-based.js';
+import { LossBasedBwe } from './loss-based.js';
+import { RttEstimator, rttFromReport } from './rtt.js';
+import { SentPacketHistory } from './sent-history.js';
+import type { BandwidthEstimator, GccConfig, GccStats, PathReport, SentPacketInfo } from './types.js';
+
+/** Loss is measured once at least this many packets were resolved (libwebrtc kLimitNumPackets). */
+const LOSS_MIN_PACKETS = 20;
+/** Feedback-timeout cuts happen at most this often (µs); libwebrtc kTimeoutInterval. */
+const TIMEOUT_INTERVAL_US = 1_000_000;
+const UINT32_MAX = 0xffff_ffff;
+/** Larger "packets" are rejected as garbage (bytes). */
+const MAX_PACKET_BYTES = 1 << 24;
+
+/** Defaults of {@link GccConfig}. */
+export const DEFAULT_GCC_CONFIG: Readonly<GccConfig> = Object.freeze({
+  startBps: 1_000_000,
+  minBps: 100_000,
+  maxBps: 50_000_000,
+  historyPackets: 8192,
+  feedbackTimeoutMs: 1000,
+  initialRttMs: 200,
+});
+
+/**
+ * GCC bandwidth estimator for one path.
+ *
+ * Usage: call {@link onPacketSent} for every packet put on the path (media,
+ * FEC, padding: anything with a pathSeq), {@link onReport} for every
+ * PathReport received for the path, and {@link onTick} every 10-50 ms.
+ * Read {@link targetRateBps} afterwards. Never throws on data; malformed
+ * input is counted in {@link stats}.
+ */
+export class GccEstimator implements BandwidthEstimator {
+  private readonly cfg: GccConfig;
+  private readonly history: SentPacketHistory;
+  private readonly delay: DelayBasedBwe;
+  private readonly loss: LossBasedBwe;
+  private readonly acked = new AckedBitrateEstimator();
+  private readonly rtt: RttEstimator;
+
+  private target: number;
+  private lastReport: number | undefined;
+  private firstSentUs = Number.NaN;
+  private lastSentUs = Number.NaN;
+  private lastTimeoutUs = Number.NEGATIVE_INFINITY;
+  private lossExpected = 0;
+  private lossLost = 0;
+  private lastLossRate = 0;
+
+  private readonly counters = {
+    packetsSent: 0,
+    reports: 0,
+    reportsInvalid: 0,
+    arrivalsUnknown: 0,
+    arrivalsDuplicate: 0,
+    arrivalsInvalid: 0,
+    lossRecovered: 0,
+    packetsLost: 0,
+    packetsReceived: 0,
+    sentInvalid: 0,
+    rttRejected: 0,
+    feedbackTimeouts: 0,
+  };
+
+  /**
+   * @param config partial {@link GccConfig}; rates in bps.
+   * @throws RangeError when a rate is not finite or <= 0, minBps > maxBps,
+   *   historyPackets is outside [16, 2^20], or a time is not finite and > 0.
+   *   startBps is clamped into [minBps, maxBps].
+   */
+  constructor(config: Partial<GccConfig> = {}) {
+    const c: GccConfig = { ...DEFAULT_GCC_CONFIG, ...config };
+    for (const k of ['startBps', 'minBps', 'maxBps', 'feedbackTimeoutMs', 'initialRttMs'] as const) {
+      if (typeof c[k] !== 'number' || !Number.isFinite(c[k]) || c[k] <= 0) throw new RangeError(`GccEstimator: ${k} must be a finite number > 0, got ${c[k]}`);
+    }
+    if (c.minBps > c.maxBps) throw new RangeError(`GccEstimator: minBps (${c.minBps}) > maxBps (${c.maxBps})`);
+    if (!Number.isInteger(c.historyPackets) || c.historyPackets < 16 || c.historyPackets > 1 << 20) {
+      throw new RangeError(`GccEstimator: historyPackets must be an integer in [16, 2^20], got ${c.historyPackets}`);
+    }
+    c.startBps = Math.min(Math.max(c.startBps, c.minBps), c.maxBps);
+    this.cfg = c;
+    this.history = new SentPacketHistory(c.historyPackets);
+    const rates = { startBps: c.startBps, minBps: c.minBps, maxBps: c.maxBps };
+    this.delay = new DelayBasedBwe({ ...rates, initialRttMs: c.initialRttMs });
+    this.loss = new LossBasedBwe(rates);
+    this.rtt = new RttEstimator({ initialRttMs: c.initialRttMs });
+    this.target = c.startBps;
+  }
+
+  /**
+   * Record a sent packet (pathSeq uint32, size bytes rounded up to an integer,
+   * sender clock µs). Invalid input (non-integer seq, size not in [0, 16 MiB],
+   * non-finite time) is counted and ignored.
+   */
+  onPacketSent(packet: SentPacketInfo): void {
+    if (
+      typeof packet !== 'object' || packet === null ||
+      !Number.isInteger(packet.pathSeq) || packet.pathSeq < 0 || packet.pathSeq > UINT32_MAX ||
+      !Number.isFinite(packet.sizeBytes) || packet.sizeBytes < 0 || packet.sizeBytes > MAX_PACKET_BYTES ||
+      !Number.isFinite(packet.sendTimeUs)
+    ) {
+      this.counters.sentInvalid++;
+      return;
+    }
+    this.history.add(packet.pathSeq, packet.sendTimeUs, Math.ceil(packet.sizeBytes));
+    this.counters.packetsSent++;
+    if (Number.isNaN(this.firstSentUs)) this.firstSentUs = packet.sendTimeUs;
+    if (!(packet.sendTimeUs <= this.lastSentUs)) this.lastSentUs = packet.sendTimeUs;
+  }
+
+  /**
+   * Process a receiver report for this path (sender clock `nowUs`, µs).
+   * Cost O(arrivals + covered range), bounded by the history size.
+   */
+  onReport(report: PathReport, nowUs: number): void {
+    if (!Number.isFinite(nowUs) || !this.history.applyReport(report)) {
+      this.counters.reportsInvalid++;
+      return;
+    }
+    const h = this.history;
+    const o = h.outcome;
+    const c = this.counters;
+    c.reports++;
+    c.arrivalsUnknown += o.unknown;
+    c.arrivalsDuplicate += o.duplicates;
+    c.arrivalsInvalid += o.invalid;
+    c.lossRecovered += o.recovered;
+    c.packetsLost += o.newlyLost - o.recovered;
+    c.packetsReceived += o.newlyReceived + o.recovered;
+    this.lastReport = nowUs;
+
+    // Delay-based detector and acknowledged bitrate, in arrival order.
+    const idx = h.newIdx;
+    for (let k = 0; k < idx.length; k++) {
+      const i = idx[k];
+      const size = h.sizes[i];
+      const at = h.arrivalUs[i];
+      this.delay.onPacket(h.sendUs[i], at, size, nowUs);
+      this.acked.update(at, size);
+    }
+
+    // RTT with the receiver's hold time removed.
+    if (!Number.isNaN(h.lastArrivalUs)) {
+      const sample = rttFromReport(nowUs, h.lastArrivalSendUs, h.lastArrivalUs, Number(report.reportTimeUs));
+      if (sample === undefined || !this.rtt.onSample(sample, nowUs)) c.rttRejected++;
+    }
+
+    // Loss fraction over >= 20 resolved packets; late arrivals undo their loss.
+    this.lossExpected += o.newlyReceived + o.newlyLost;
+    this.lossLost += o.newlyLost - o.recovered;
+    if (this.lossExpected >= LOSS_MIN_PACKETS) {
+      const f = Math.min(1, Math.max(0, this.lossLost / this.lossExpected));
+      this.lastLossRate = f;
+      this.lossExpected = 0;
+      this.lossLost = 0;
+      this.loss.setRtt(this.rtt.srttMs());
+      this.loss.onLossReport(f, nowUs);
+    }
+
+    const delayBps = this.delay.update(nowUs, this.acked.bitrateBps(), this.rtt.srttMs());
+    this.loss.setDelayBasedLimit(delayBps, nowUs);
+    this.loss.updateEstimate(nowUs);
+    this.refreshTarget();
+  }
+
+  /** Periodic step (sender clock µs): loss-based increase and feedback timeout. */
+  onTick(nowUs: number): void {
+    if (!Number.isFinite(nowUs)) return;
+    this.loss.updateEstimate(nowUs);
+    const ref = this.lastReport ?? this.firstSentUs;
+    const timeoutUs = this.cfg.feedbackTimeoutMs * 1000;
+    if (
+      this.history.inflightBytes() > 0 &&
+      nowUs - ref > timeoutUs &&
+      nowUs - this.lastSentUs < timeoutUs && // still sending: an idle path does not decay
+      nowUs - this.lastTimeoutUs >= TIMEOUT_INTERVAL_US
+    ) {
+      this.lastTimeoutUs = nowUs;
+      this.counters.feedbackTimeouts++;
+      this.lossExpected = 0;
+      this.lossLost = 0;
+      this.loss.onFeedbackTimeout(nowUs);
+    }
+    this.refreshTarget();
+  }
+
+  targetRateBps(): number {
+    return this.target;
+  }
+
+  ackedRateBps(): number | undefined {
+    return this.acked.bitrateBps();
+  }
+
+  srttMs(): number {
+    return this.rtt.srttMs();
+  }
+
+  minRttMs(): number {
+    return this.rtt.minRttMs();
+  }
+
+  /** True once an RTT sample was accepted (before that, RTTs are the configured initialRttMs). */
+  hasRttSample(): boolean {
+    return this.rtt.hasSample();
+  }
+
+  lossRate(): number {
+    return this.lastLossRate;
+  }
+
+  inflightBytes(): number {
+    return this.history.inflightBytes();
+  }
+
+  lastReportUs(): number | undefined {
+    return this.lastReport;
+  }
+
+  /** Delay-based estimate (bps). */
+  delayBasedBps(): number {
+    return this.delay.estimateBps();
+  }
+
+  /** Loss-based estimate (bps). */
+  lossBasedBps(): number {
+    return this.loss.targetBps();
+  }
+
+  stats(): GccStats {
+    const det = this.delay.detector;
+    return {
+      targetRateBps: this.target,
+      delayBasedBps: this.delay.estimateBps(),
+      lossBasedBps: this.loss.targetBps(),
+      ackedRateBps: this.acked.bitrateBps(),
+      srttMs: this.rtt.srttMs(),
+      minRttMs: this.rtt.minRttMs(),
+      latestRttMs: this.rtt.latestRttMs(),
+      lossRate: this.lastLossRate,
+      trend: this.delay.trendline.modifiedTrend,
+      threshold: det.threshold,
+      bandwidthUsage: det.state,
+      rateControlState: this.delay.aimd.state,
+      linkCapacityBps: this.delay.aimd.link.estimateBps(),
+      inflightBytes: this.history.inflightBytes(),
+      interArrivalResets: this.delay.interArrival.resets,
+      ...this.counters,
+    };
+  }
+
+  private refreshTarget(): void {
+    let t = Math.min(this.delay.estimateBps(), this.loss.targetBps());
+    if (!Number.isFinite(t)) return; // cannot happen; keep the previous target
+    if (t < this.cfg.minBps) t = this.cfg.minBps;
+    else if (t > this.cfg.maxBps) t = this.cfg.maxBps;
+    this.target = t;
+  }
+}

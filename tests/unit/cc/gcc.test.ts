@@ -1,0 +1,87 @@
+import { describe, expect, it } from 'vitest';
+import { GccEstimator } from '../../../src/cc/gcc.js';
+import type { PathReport } from '../../../src/core/types.js';
+
+const OFF = 9e12; // receiver clock offset
+
+function rep(begin: number, end: number, arrivals: [number, number][], reportTimeUs: number): PathReport {
+  return { pathId: 0, beginSeq: begin, endSeq: end, arrivals: arrivals.map(([pathSeq, a]) => ({ pathSeq, arrivalUs: a + OFF })), reportTimeUs: reportTimeUs + OFF };
+}
+
+describe('GccEstimator: wiring', () => {
+  it('starts at startBps and exposes defaults before any report', () => {
+    const g = new GccEstimator();
+    expect(g.targetRateBps()).toBe(1_000_000);
+    expect(g.ackedRateBps()).toBeUndefined();
+    expect(g.lastReportUs()).toBeUndefined();
+    expect(g.srttMs()).toBe(200);
+    expect(g.hasRttSample()).toBe(false);
+    expect(g.stats().bandwidthUsage).toBe('normal');
+  });
+
+  it('RTT from a report removes the receiver hold time; SRTT is an EWMA 1/8', () => {
+    const g = new GccEstimator();
+    g.onPacketSent({ pathSeq: 0, sizeBytes: 1200, sendTimeUs: 1_000_000 });
+    g.onPacketSent({ pathSeq: 1, sizeBytes: 1200, sendTimeUs: 1_010_000 });
+    // one-way 40 ms; last arrival (seq 1) at 1_050_000, report sent 30 ms later, back 40 ms later.
+    g.onReport(rep(0, 1, [[0, 1_040_000], [1, 1_050_000]], 1_080_000), 1_120_000);
+    expect(g.srttMs()).toBeCloseTo(80, 9); // 1120 - 1010 - 30
+    expect(g.minRttMs()).toBeCloseTo(80, 9);
+    g.onPacketSent({ pathSeq: 2, sizeBytes: 1200, sendTimeUs: 1_200_000 });
+    g.onReport(rep(2, 2, [[2, 1_300_000]], 1_300_000), 1_400_000); // rtt 200
+    expect(g.srttMs()).toBeCloseTo(0.875 * 80 + 0.125 * 200, 9);
+    expect(g.minRttMs()).toBeCloseTo(80, 9);
+    expect(g.stats().latestRttMs).toBeCloseTo(200, 9);
+    expect(g.lastReportUs()).toBe(1_400_000);
+  });
+
+  it('loss rate from reports; a reordered packet counted lost then received is not double counted', () => {
+    const g = new GccEstimator();
+    for (let s = 0; s < 40; s++) g.onPacketSent({ pathSeq: s, sizeBytes: 1000, sendTimeUs: s * 1000 });
+    const first: [number, number][] = [];
+    for (let s = 0; s < 20; s++) if (s !== 5 && s !== 6) first.push([s, 50_000 + s * 1000]);
+    g.onReport(rep(0, 19, first, 70_000), 120_000);
+    expect(g.lossRate()).toBeCloseTo(2 / 20, 9);
+    expect(g.stats().packetsLost).toBe(2);
+    const second: [number, number][] = [[5, 71_000]];
+    for (let s = 20; s < 40; s++) second.push([s, 72_000 + s * 1000]);
+    g.onReport(rep(20, 39, second, 112_000), 160_000);
+    const st = g.stats();
+    expect(st.lossRecovered).toBe(1);
+    expect(st.packetsLost).toBe(1);
+    expect(st.packetsReceived).toBe(39);
+    expect(g.lossRate()).toBe(0); // 20 new + recovered one: no loss in this window
+    // A duplicate report changes nothing.
+    g.onReport(rep(20, 39, second, 112_000), 170_000);
+    expect(g.stats().packetsReceived).toBe(39);
+    expect(g.stats().arrivalsDuplicate).toBe(21);
+  });
+
+  it('inflightBytes = sent bytes not yet covered by any report', () => {
+    const g = new GccEstimator();
+    for (let s = 0; s < 10; s++) g.onPacketSent({ pathSeq: s, sizeBytes: 500, sendTimeUs: s * 1000 });
+    expect(g.inflightBytes()).toBe(5000);
+    g.onReport(rep(0, 5, [[0, 10_000], [1, 11_000], [2, 12_000], [4, 13_000]], 20_000), 60_000);
+    expect(g.inflightBytes()).toBe(2000);
+  });
+
+  it('counts invalid sends and reports instead of throwing', () => {
+    const g = new GccEstimator();
+    g.onPacketSent({ pathSeq: -1, sizeBytes: 10, sendTimeUs: 0 });
+    g.onPacketSent({ pathSeq: 1, sizeBytes: Number.NaN, sendTimeUs: 0 });
+    g.onPacketSent({ pathSeq: 1, sizeBytes: 10, sendTimeUs: Number.POSITIVE_INFINITY });
+    g.onReport(null as unknown as PathReport, 0);
+    g.onReport(rep(0, 0, [], 0), Number.NaN);
+    const st = g.stats();
+    expect(st.sentInvalid).toBe(3);
+    expect(st.reportsInvalid).toBe(2);
+  });
+
+  it('config: clear RangeErrors; startBps clamped', () => {
+    expect(() => new GccEstimator({ minBps: 0 })).toThrow(RangeError);
+    expect(() => new GccEstimator({ minBps: 2e6, maxBps: 1e6 })).toThrow(RangeError);
+    expect(() => new GccEstimator({ maxBps: Number.POSITIVE_INFINITY })).toThrow(RangeError);
+    expect(() => new GccEstimator({ historyPackets: 3 })).toThrow(RangeError);
+    expect(new GccEstimator({ startBps: 10 }).targetRateBps()).toBe(100_000);
+  });
+});
