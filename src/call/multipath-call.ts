@@ -305,6 +305,8 @@ export class MultipathCall {
       codec: this.opts.codec ?? 'h264',
       clock: this.clock,
       bitrateBps: sender.targetBitrateBps(),
+      // Encode nothing until a path can carry it: frames sent nowhere would only be lost.
+      shouldEncode: () => sender.hasUpPath(),
       onFrame: (f) => {
         sender.sendFrame(f);
       },

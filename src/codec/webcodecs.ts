@@ -109,6 +109,11 @@ export interface CameraEncoderOptions {
   bitrateBps: number;
   /** Frames waiting in the encoder beyond which input frames are dropped (default 2). */
   maxEncodeQueue?: number;
+  /**
+   * Asked for every camera frame: false skips it without encoding (e.g. no
+   * path is up yet); the first frame encoded afterwards is a key frame.
+   */
+  shouldEncode?: () => boolean;
   onFrame: (frame: EncodedFrameInput) => void;
   onError?: (err: Error) => void;
 }
@@ -117,6 +122,8 @@ export interface CameraEncoderStats {
   framesIn: number;
   framesEncoded: number;
   framesDroppedBeforeEncode: number;
+  /** Camera frames not encoded because `shouldEncode` said no. */
+  framesSkipped: number;
   keyFrames: number;
   bitrateBps: number;
   width: number;
@@ -147,6 +154,7 @@ export class CameraEncoder {
       framesIn: 0,
       framesEncoded: 0,
       framesDroppedBeforeEncode: 0,
+      framesSkipped: 0,
       keyFrames: 0,
       bitrateBps: opts.bitrateBps,
       width: (st.width ?? 640) & ~1,
@@ -199,6 +207,12 @@ export class CameraEncoder {
       const frame = res.value;
       this.s.framesIn++;
       const enc = this.encoder;
+      if (this.opts.shouldEncode && !this.opts.shouldEncode()) {
+        this.s.framesSkipped++;
+        this.forceKey = true;
+        frame.close();
+        continue;
+      }
       if (!enc || enc.state !== 'configured' || enc.encodeQueueSize > maxQueue) {
         // The encoder fell behind: drop this input frame (no reference breaks).
         this.s.framesDroppedBeforeEncode++;

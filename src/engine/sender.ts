@@ -556,6 +556,12 @@ export class SenderEngine {
     return Math.max(next, now);
   }
 
+  /** True when at least one path can carry packets now. */
+  hasUpPath(): boolean {
+    for (const p of this.paths.values()) if (this.pathManager.isUp(p.id)) return true;
+    return false;
+  }
+
   /** Is the path up (connected and reporting) right now? */
   isPathUp(pathId: PathId): boolean {
     return this.pathManager.isUp(pathId);

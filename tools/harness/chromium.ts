@@ -48,7 +48,7 @@ export function chromiumArgs(opts: { fakeVideoFile?: string } = {}): string[] {
     '--disable-component-update',
     '--disable-sync',
     '--use-fake-ui-for-media-stream',
-    '--use-fake-device-for-media-stream',
+    '--use-fake-device-for-media-stream=fps=30',
     // Our emulated paths are loopback UDP relays: let ICE use 127.0.0.1 and show raw addresses.
     '--allow-loopback-in-peer-connection',
     '--disable-features=WebRtcHideLocalIpsWithMdns',
