@@ -137,7 +137,7 @@ describe('startPathRelay', () => {
     expect(gotB).toBe(1);
   });
 
-  it('follows the latest source address of a side and refuses non-loopback peers', async () => {
+  it('follows the latest source address of a side and refuses peers that are not this host', async () => {
     const relay = await relayWith(12e6, 1);
     const a1 = await peer();
     const a2 = await peer();
@@ -147,7 +147,7 @@ describe('startPathRelay', () => {
     await sleep(30);
     expect(relay.peer('a')?.port).toBe(a2.address().port);
     expect(relay.stats().relay.peerChanges).toBe(1);
-    expect(() => relay.setPeer('b', '10.0.0.1', 5000)).toThrow(/loopback/);
+    expect(() => relay.setPeer('b', '10.0.0.1', 5000)).toThrow(/addresses of this host/);
     expect(() => relay.setPeer('b', '127.0.0.1', 0)).toThrow(/port/);
     expect(isLoopback('127.0.0.1')).toBe(true);
     expect(isLoopback('::1')).toBe(true);
