@@ -69,6 +69,10 @@ export interface MultipathCallOptions {
   /** With scheduler 'single': the path to use. */
   singlePath?: PathId;
   fec?: FecPolicyName;
+  /** Force a key frame at least this often (ms); default: only on request (PLI, new path). */
+  keyframeIntervalMs?: number;
+  /** Act on the receiver's QoE feedback (Converge §4.2, default true). */
+  qoeFeedback?: boolean;
   /** App cap on the video bitrate (bps, default 6 Mbps). */
   maxBitrateBps?: number;
   startBitrateBps?: number;
@@ -292,6 +296,7 @@ export class MultipathCall {
       scheduler: this.opts.scheduler ?? 'converge',
       singlePath: this.opts.singlePath,
       fec: this.opts.fec ?? 'path',
+      qoeFeedback: this.opts.qoeFeedback,
       mtuBytes: this.opts.mtuBytes,
       maxBitrateBps: this.opts.maxBitrateBps ?? 6_000_000,
       startBitrateBps: this.opts.startBitrateBps,
@@ -307,6 +312,7 @@ export class MultipathCall {
       bitrateBps: sender.targetBitrateBps(),
       // Encode nothing until a path can carry it: frames sent nowhere would only be lost.
       shouldEncode: () => sender.hasUpPath(),
+      keyframeIntervalMs: this.opts.keyframeIntervalMs,
       onFrame: (f) => {
         sender.sendFrame(f);
       },

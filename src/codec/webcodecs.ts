@@ -114,6 +114,8 @@ export interface CameraEncoderOptions {
    * path is up yet); the first frame encoded afterwards is a key frame.
    */
   shouldEncode?: () => boolean;
+  /** Force a key frame at least this often (ms); default: only when asked. */
+  keyframeIntervalMs?: number;
   onFrame: (frame: EncodedFrameInput) => void;
   onError?: (err: Error) => void;
 }
@@ -140,6 +142,7 @@ export class CameraEncoder {
   private reader: ReadableStreamDefaultReader<VideoFrame> | undefined;
   private running = false;
   private forceKey = true;
+  private lastKeyUs = -Infinity;
   private frameId = 0;
   private cfg: VideoEncoderConfig | undefined;
   private readonly captureTimes = new Map<number, number>();
@@ -221,8 +224,11 @@ export class CameraEncoder {
       }
       if (this.captureTimes.size > 64) this.captureTimes.clear();
       this.captureTimes.set(frame.timestamp, this.opts.clock.nowUs());
-      const keyFrame = this.forceKey;
+      const nowUs = this.opts.clock.nowUs();
+      const interval = this.opts.keyframeIntervalMs;
+      const keyFrame = this.forceKey || (interval !== undefined && interval > 0 && nowUs - this.lastKeyUs >= interval * 1000);
       this.forceKey = false;
+      if (keyFrame) this.lastKeyUs = nowUs;
       try {
         enc.encode(frame, { keyFrame });
       } catch (e) {

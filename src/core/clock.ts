@@ -43,3 +43,12 @@ export class ManualClock implements Clock {
 export const monotonicClock: Clock = {
   nowUs: () => Math.round(performance.now() * 1000),
 };
+
+/**
+ * A view of `clock` in whole microseconds: the wire format carries integer µs,
+ * so the engines read time through this (a fractional clock would otherwise
+ * produce unencodable timestamps).
+ */
+export function integerClock(clock: Clock): Clock {
+  return { nowUs: () => Math.floor(clock.nowUs()) };
+}

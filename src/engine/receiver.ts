@@ -10,6 +10,7 @@
  * `frame` event; tell it what the decoder output with
  * {@link ReceiverEngine.onFrameDecoded}.
  */
+import { integerClock } from '../core/clock.js';
 import type { Clock } from '../core/clock.js';
 import { MAX_PATHS } from '../core/types.js';
 import type { PathId } from '../core/types.js';
@@ -98,6 +99,8 @@ export class ReceiverEngine {
   private readonly ifdMs: number[] = [];
   private lastCompleteUs: number | undefined;
   private rttMs: number;
+  private rttSamples = 0;
+  private lastNackSweepUs = 0;
   private readonly drops: Record<string, number> = {};
   private readonly c = {
     packetsReceived: 0,
@@ -113,10 +116,14 @@ export class ReceiverEngine {
     fecPacketsReceived: 0,
     qoeFeedbackSent: 0,
   };
-  private readonly nackedSeqs = new Set<number>();
+  /** flowSeq -> time (µs) of its first NACK: the retransmission's arrival gives an RTT sample. */
+  private readonly nackedSeqs = new Map<number, number>();
+  private readonly recentFeedback: ReceiverStats['recentFeedback'] = [];
+  private readonly fcdTotal = { sumMs: 0, count: 0 };
+  private readonly ifdTotal = { sumMs: 0, count: 0 };
 
   constructor(config: ReceiverEngineConfig) {
-    this.clock = config.clock;
+    this.clock = integerClock(config.clock);
     this.cfg = {
       reportIntervalMs: config.reportIntervalMs ?? 50,
       defaultRttMs: config.defaultRttMs ?? 100,
@@ -245,7 +252,14 @@ export class ReceiverEngine {
   }
 
   private onMedia(m: MediaMessage, pathId: PathId, now: number, recovered: boolean): void {
-    if (!recovered && this.nackedSeqs.delete(m.flowSeq)) this.c.retransmissionsReceived++;
+    if (!recovered) {
+      const nackedAt = this.nackedSeqs.get(m.flowSeq);
+      if (nackedAt !== undefined) {
+        this.nackedSeqs.delete(m.flowSeq);
+        this.c.retransmissionsReceived++;
+        this.onRttSample((now - nackedAt) / 1000);
+      }
+    }
     this.nack.onPacket(m.streamId, m.flowSeq, now, recovered);
     const res = this.depacketizer.insert(m, pathId, now, recovered);
     if (res.status !== 'completed' || !res.frame) {
@@ -266,7 +280,13 @@ export class ReceiverEngine {
       p.earlyPackets += pl.early;
     }
     this.pushBounded(this.fcdMs, fq.fcdMs);
-    if (fq.ifdMs !== undefined) this.pushBounded(this.ifdMs, fq.ifdMs);
+    this.fcdTotal.sumMs += fq.fcdMs;
+    this.fcdTotal.count++;
+    if (fq.ifdMs !== undefined) {
+      this.pushBounded(this.ifdMs, fq.ifdMs);
+      this.ifdTotal.sumMs += fq.ifdMs;
+      this.ifdTotal.count++;
+    }
     this.jitter.updateFromFrame(frame.captureUs, frame.lastArrivalUs, frame.data.byteLength);
     this.releaseFrames(now);
   }
@@ -277,7 +297,9 @@ export class ReceiverEngine {
   }
 
   private releaseFrames(now: number): void {
-    const out = this.frameBuffer.poll(now, this.jitter.jitterMs(), this.rttMs);
+    // A missing packet is NACKed after the reorder wait and comes back one RTT later:
+    // the frame buffer must wait at least that long before giving up on it.
+    const out = this.frameBuffer.poll(now, this.jitter.jitterMs(), this.rttMs + this.nack.reorderWindowMs());
     if (out.dropped > 0) {
       this.c.framesDropped += out.dropped;
       for (const st of this.streamStats.values()) st.onFramesDropped(out.dropped, now);
@@ -287,6 +309,22 @@ export class ReceiverEngine {
       this.listeners.frame?.({ streamId: f.streamId, frameId: f.frameId, keyFrame: f.keyFrame, captureUs: f.captureUs, data: f.data });
     }
     for (const streamId of out.keyframeNeededStreams) this.requestKeyframe('frame-buffer', streamId);
+  }
+
+  /**
+   * The receiver's RTT estimate (ms): NACK sent -> retransmission received,
+   * smoothed with gain 1/4 (RFC 6298-style). It sets how long the frame
+   * buffer waits for a retransmission and when NACKs are retried.
+   */
+  private onRttSample(ms: number): void {
+    if (!Number.isFinite(ms) || ms <= 0 || ms > 5000) return;
+    this.rttSamples++;
+    this.rttMs = this.rttSamples === 1 ? ms : this.rttMs + (ms - this.rttMs) / 4;
+  }
+
+  /** Current RTT estimate (ms). */
+  get rttEstimateMs(): number {
+    return this.rttMs;
   }
 
   /** Ask the sender for a key frame (rate-limited per stream). Also used when the decoder fails. */
@@ -330,14 +368,20 @@ export class ReceiverEngine {
       this.c.nacksSent++;
       this.c.nackedPackets += n.flowSeqs.length;
       for (const s of n.flowSeqs) {
-        if (this.nackedSeqs.size < 4096) this.nackedSeqs.add(s);
+        if (!this.nackedSeqs.has(s) && this.nackedSeqs.size < 4096) this.nackedSeqs.set(s, now);
       }
       this.broadcast({ kind: 'nack', nack: { streamId: n.streamId, flowSeqs: n.flowSeqs } });
+    }
+    if (this.nackedSeqs.size > 0 && now - this.lastNackSweepUs > 1_000_000) {
+      this.lastNackSweepUs = now;
+      for (const [seq, at] of this.nackedSeqs) if (now - at > 5_000_000) this.nackedSeqs.delete(seq);
     }
     this.releaseFrames(now);
     const fb = this.qoe.maybeFeedback(now);
     if (fb) {
       this.c.qoeFeedbackSent++;
+      this.recentFeedback.push({ atUs: now, pathId: fb.pathId, alpha: fb.alpha, fcdMs: fb.fcdMs });
+      if (this.recentFeedback.length > 32) this.recentFeedback.shift();
       this.broadcast({ kind: 'qoe', qoe: fb });
     }
   }
@@ -378,8 +422,10 @@ export class ReceiverEngine {
     return {
       ...this.c,
       fecUtilizationPct: fec.fecReceived > 0 ? (100 * fec.fecUsed) / fec.fecReceived : 0,
+      fecUsefulPct: fec.fecReceived > 0 ? (100 * (fec.fecReceived - fec.fecDiscarded)) / fec.fecReceived : 0,
       framesDecoded: s?.framesDecoded ?? 0,
       fps: num(s?.decodedFps),
+      recentFeedback: this.recentFeedback.slice(),
       freezeCount: s?.freezeCount ?? 0,
       freezeTotalMs: s?.totalFreezesDurationMs ?? 0,
       latencyMs: {
@@ -390,7 +436,10 @@ export class ReceiverEngine {
       },
       fcdMs: { mean: mean(this.fcdMs), p95: num(percentile(this.fcdMs, 95)) },
       ifdMs: { mean: mean(this.ifdMs), p95: num(percentile(this.ifdMs, 95)) },
+      fcdTotal: { ...this.fcdTotal },
+      ifdTotal: { ...this.ifdTotal },
       jitterMs: this.jitter.jitterMs(),
+      rttMs: this.rttMs,
       paths,
       drops: { ...this.drops },
     };

@@ -11,6 +11,7 @@
  * {@link SenderEngine.onControl}, and call {@link SenderEngine.tick} at (or
  * after) {@link SenderEngine.nextWakeUs}.
  */
+import { integerClock } from '../core/clock.js';
 import type { Clock } from '../core/clock.js';
 import { MAX_PATHS, Priority } from '../core/types.js';
 import type { Assignment, OutgoingPacket, PathId, PathState, QoeFeedback } from '../core/types.js';
@@ -55,6 +56,11 @@ export interface SenderEngineConfig {
   historyPackets?: number;
   /** StreamInfo repeat interval (ms, default 1000). */
   streamInfoIntervalMs?: number;
+  /**
+   * Act on the receiver's QoE feedback (Converge §4.2; default true). False
+   * gives the "Converge without feedback" baseline of Converge Table 4.
+   */
+  qoeFeedback?: boolean;
   /** Pacer tuning. */
   pacer?: { bufferBudgetMs?: number; maxQueueDelayMs?: number; pacingFactor?: number };
 }
@@ -118,7 +124,7 @@ export class SenderEngine {
   private readonly fecWindow = new FecProtectionWindow();
   private readonly paths = new Map<PathId, PathEntry>();
   private readonly history: (HistoryEntry | undefined)[];
-  private readonly cfg: Required<Omit<SenderEngineConfig, 'clock' | 'scheduler' | 'fec' | 'singlePath' | 'createEstimator' | 'pacer' | 'streamId'>>;
+  private readonly cfg: Required<Omit<SenderEngineConfig, 'clock' | 'scheduler' | 'fec' | 'singlePath' | 'createEstimator' | 'pacer' | 'streamId' | 'qoeFeedback'>>;
   private readonly createEstimator: (pathId: PathId) => BandwidthEstimator;
   private readonly pacerCfg: SenderEngineConfig['pacer'];
   private listeners: Partial<SenderEvents> = {};
@@ -127,6 +133,7 @@ export class SenderEngine {
   private lastTargetBps = 0;
   private fecSeq = 0;
   private lastQoeSeq = -1;
+  private readonly useQoeFeedback: boolean;
   private fps = 30;
   private readonly c = {
     framesSent: 0,
@@ -142,7 +149,7 @@ export class SenderEngine {
   };
 
   constructor(config: SenderEngineConfig) {
-    this.clock = config.clock;
+    this.clock = integerClock(config.clock);
     this.streamId = config.streamId ?? 0;
     this.scheduler =
       typeof config.scheduler === 'object'
@@ -163,6 +170,7 @@ export class SenderEngine {
       config.createEstimator ??
       (() => new GccEstimator({ startBps: this.cfg.startBitrateBps, maxBps: Math.max(this.cfg.maxBitrateBps * 1.5, 2_000_000) }));
     this.pacerCfg = config.pacer;
+    this.useQoeFeedback = config.qoeFeedback ?? true;
   }
 
   get schedulerName(): SchedulerName {
@@ -209,6 +217,9 @@ export class SenderEngine {
         probesSent: 0,
         pacerDropped: 0,
         sendFailures: 0,
+        keyframePacketsSent: 0,
+        spsPacketsSent: 0,
+        ppsPacketsSent: 0,
       },
       sendRate: new RateMeter(1_000_000),
     });
@@ -419,7 +430,7 @@ export class SenderEngine {
     if (fb.seq === this.lastQoeSeq) return; // the same feedback arrives once per path
     this.lastQoeSeq = fb.seq;
     this.c.qoeFeedbackReceived++;
-    this.scheduler.onQoeFeedback(fb, now);
+    if (this.useQoeFeedback) this.scheduler.onQoeFeedback(fb, now);
   }
 
   private onNack(seqs: readonly number[], now: number): void {
@@ -510,6 +521,12 @@ export class SenderEngine {
     p.stats.bytesSent += bytes.length;
     p.sendRate.add(now, bytes.length);
     this.c.bytesSent += bytes.length;
+    if (!item.probe) {
+      const pr = item.packet.priority;
+      if (pr === Priority.Keyframe) p.stats.keyframePacketsSent++;
+      else if (pr === Priority.Sps) p.stats.spsPacketsSent++;
+      else if (pr === Priority.Pps) p.stats.ppsPacketsSent++;
+    }
     if (item.probe) p.stats.probesSent++;
     else if (item.packet.isFec) {
       p.stats.fecPacketsSent++;

@@ -40,6 +40,10 @@ export interface SenderPathStats {
   queuedBytes: number;
   /** Datagrams the sink refused. */
   sendFailures: number;
+  /** Packets of priority 2 (key frame), 3 (SPS) and 4 (PPS) sent on this path (Converge Table 2). */
+  keyframePacketsSent: number;
+  spsPacketsSent: number;
+  ppsPacketsSent: number;
   /** Sum of sizes of everything sent in the last second (bps), measured. */
   sendRateBps: number;
 }
@@ -90,15 +94,26 @@ export interface ReceiverStats {
   retransmissionsReceived: number;
   recoveredByFec: number;
   fecPacketsReceived: number;
+  /** FEC packets that rebuilt a packet / FEC packets received, % (strict; single-parity XOR under random loss tops out near 1/e). */
   fecUtilizationPct: number;
+  /** FEC packets that were not redundant on arrival (a protected packet was missing) / received, % (Chrome's fecPacketsDiscarded view). */
+  fecUsefulPct: number;
   qoeFeedbackSent: number;
   fps: number;
+  /** The last QoE feedback messages sent (newest last, at most 32); `atUs` on the receiver clock. */
+  recentFeedback: Array<{ atUs: number; pathId: number; alpha: number; fcdMs: number }>;
   freezeCount: number;
   freezeTotalMs: number;
   latencyMs: { mean: number; p50: number; p95: number; p99: number };
+  /** Over the last `historyFrames` frames. */
   fcdMs: { mean: number; p95: number };
   ifdMs: { mean: number; p95: number };
+  /** Running totals (for per-interval means: difference two snapshots). */
+  fcdTotal: { sumMs: number; count: number };
+  ifdTotal: { sumMs: number; count: number };
   jitterMs: number;
+  /** Receiver-side RTT estimate from NACK -> retransmission (ms). */
+  rttMs: number;
   paths: ReceiverPathStats[];
   drops: Record<string, number>;
 }

@@ -48,9 +48,28 @@ export interface PerSecond {
   latencyP95Ms: number;
   targetBitrateBps: number;
   freezeCount: number;
+  /** Mean FCD and IFD of the frames completed in this second (ms). */
   fcdMeanMs: number;
   ifdMeanMs: number;
-  paths: Array<{ id: number; sendRateBps: number; rateBps: number; rttMs: number; lossPct: number; mediaPackets: number; up: boolean; enabled: boolean }>;
+  paths: Array<{
+    id: number;
+    sendRateBps: number;
+    rateBps: number;
+    goodputBps: number;
+    rttMs: number;
+    lossPct: number;
+    /** Counts in this second (deltas). */
+    mediaPackets: number;
+    keyframePackets: number;
+    spsPackets: number;
+    ppsPackets: number;
+    fecPackets: number;
+    latePackets: number;
+    up: boolean;
+    enabled: boolean;
+  }>;
+  /** QoE feedback the receiver sent during this second (Converge §4.2). */
+  qoeFeedback: Array<{ atMs: number; pathId: number; alpha: number; fcdMs: number }>;
 }
 
 /** The report contract (version 1). */
@@ -69,7 +88,7 @@ export interface CallReport {
   keyframeRequests: number;
   framesOutOfOrder: number;
   encoderTargetBps: { mean: number; last: number };
-  fec: { overheadPct: number; utilizationPct: number; packetsSent: number; recovered: number };
+  fec: { overheadPct: number; utilizationPct: number; usefulPct: number; packetsSent: number; recovered: number };
   nack: { nacksSent: number; packetsNacked: number; retransmissionsSent: number; retransmissionsReceived: number };
   qoeFeedback: { sent: number; received: number };
   paths: ReportPath[];
@@ -111,10 +130,17 @@ export function buildReport(input: BuildReportInput): CallReport {
   const firstDecodeS = samples.findIndex((s) => s.receiver.frames.length > 0);
   const activeS = firstDecodeS >= 0 ? samples.length - firstDecodeS : 0;
   const camera = last?.sender.camera ?? { width: 0, height: 0, fps: 0 };
-  const perSecond: PerSecond[] = samples.map((s) => {
+  const intervalMean = (i: number, key: 'fcdTotal' | 'ifdTotal'): number => {
+    const cur = samples[i].receiver.stats.receiver[key];
+    const prev = i > 0 ? samples[i - 1].receiver.stats.receiver[key] : { sumMs: 0, count: 0 };
+    const n = cur.count - prev.count;
+    return n > 0 ? (cur.sumMs - prev.sumMs) / n : 0;
+  };
+  const perSecond: PerSecond[] = samples.map((s, i) => {
     const lat = s.receiver.frames.map((f) => f.latencyMs);
     const ss = s.sender.stats.sender;
     const r = s.receiver.stats.receiver;
+    const late = new Map(r.paths.map((p) => [p.id, p.latePackets]));
     return {
       t: s.tS,
       fps: s.receiver.frames.length,
@@ -123,26 +149,36 @@ export function buildReport(input: BuildReportInput): CallReport {
       latencyP95Ms: round(percentile(lat, 95)),
       targetBitrateBps: ss?.targetBitrateBps ?? 0,
       freezeCount: r.freezeCount,
-      fcdMeanMs: round(r.fcdMs.mean, 2),
-      ifdMeanMs: round(r.ifdMs.mean, 2),
+      fcdMeanMs: round(intervalMean(i, 'fcdTotal'), 2),
+      ifdMeanMs: round(intervalMean(i, 'ifdTotal'), 2),
       paths: (ss?.paths ?? []).map((p) => ({
         id: p.id,
         sendRateBps: Math.round(p.sendRateBps),
         rateBps: Math.round(p.rateBps),
+        goodputBps: Math.round(p.goodputBps),
         rttMs: round(p.rttMs),
         lossPct: round(p.lossPct, 2),
         mediaPackets: p.mediaPacketsSent,
+        keyframePackets: p.keyframePacketsSent,
+        spsPackets: p.spsPacketsSent,
+        ppsPackets: p.ppsPacketsSent,
+        fecPackets: p.fecPacketsSent,
+        latePackets: late.get(p.id) ?? 0,
         up: p.up,
         enabled: p.enabled,
       })),
+      qoeFeedback: r.recentFeedback.map((f) => ({ atMs: f.atUs / 1000, pathId: f.pathId, alpha: f.alpha, fcdMs: round(f.fcdMs, 1) })),
     };
   });
-  // Per-second media packet counts become deltas.
+  // Per-second counters become deltas; feedback lists keep only this second's new entries.
+  const counters = ['mediaPackets', 'keyframePackets', 'spsPackets', 'ppsPackets', 'fecPackets', 'latePackets'] as const;
   for (let i = perSecond.length - 1; i > 0; i--) {
     for (const p of perSecond[i].paths) {
       const prev = perSecond[i - 1].paths.find((q) => q.id === p.id);
-      if (prev) p.mediaPackets -= prev.mediaPackets;
+      if (prev) for (const k of counters) p[k] -= prev[k];
     }
+    const seen = new Set(perSecond[i - 1].qoeFeedback.map((f) => f.atMs));
+    perSecond[i].qoeFeedback = perSecond[i].qoeFeedback.filter((f) => !seen.has(f.atMs));
   }
   const pairs = new Map((last?.sender.stats.paths ?? []).map((p) => [p.id, p.selectedPair]));
   const rxPaths = new Map((rcv?.paths ?? []).map((p) => [p.id, p]));
@@ -192,6 +228,7 @@ export function buildReport(input: BuildReportInput): CallReport {
     fec: {
       overheadPct: round(snd?.fecOverheadPct ?? 0),
       utilizationPct: round(rcv?.fecUtilizationPct ?? 0),
+      usefulPct: round(rcv?.fecUsefulPct ?? 0),
       packetsSent: snd?.fecPacketsSent ?? 0,
       recovered: rcv?.recoveredByFec ?? 0,
     },
@@ -263,6 +300,8 @@ chart('Per-path RTT (ms)', ids.map(i => 'path ' + i), pathSeries(q => q.rttMs), 
 chart('Per-path media packets per second', ids.map(i => 'path ' + i), pathSeries(q => q.mediaPackets), 'packets');
 chart('Decoded fps', ['fps'], [r.perSecond.map(p => p.fps)], 'fps');
 chart('Latency capture -> decoded (ms)', ['p50', 'p95'], [r.perSecond.map(p => p.latencyP50Ms), r.perSecond.map(p => p.latencyP95Ms)], 'ms');
+chart('Per-path late packets per second', ids.map(i => 'path ' + i), pathSeries(q => q.latePackets), 'packets');
+chart('Per-path FEC packets per second', ids.map(i => 'path ' + i), pathSeries(q => q.fecPackets), 'packets');
 chart('FCD and IFD (mean, ms)', ['FCD', 'IFD'], [r.perSecond.map(p => p.fcdMeanMs), r.perSecond.map(p => p.ifdMeanMs)], 'ms');
 </script></body></html>`;
 }

@@ -31,6 +31,10 @@ export interface CallRunOptions {
   scheduler?: string;
   singlePath?: number;
   fec?: string;
+  /** Force a key frame at least this often (ms). */
+  keyframeIntervalMs?: number;
+  /** Sender acts on QoE feedback (default true). */
+  qoeFeedback?: boolean;
   /** Y4M file for the fake camera (else Chromium's synthetic camera). */
   video?: string;
   width?: number;
@@ -118,6 +122,8 @@ export async function runCall(opts: CallRunOptions = {}): Promise<CallRunResult>
       });
       if (opts.singlePath !== undefined) q.set('singlePath', String(opts.singlePath));
       if (opts.maxBitrateBps) q.set('maxBitrate', String(opts.maxBitrateBps));
+      if (opts.qoeFeedback === false) q.set('qoeFeedback', '0');
+      if (opts.keyframeIntervalMs) q.set('keyframeIntervalMs', String(opts.keyframeIntervalMs));
       return `${base}?${q}`;
     };
     const ctxR = await browser.newContext();

@@ -38,6 +38,8 @@ const call = new MultipathCall({
   scheduler: (q.get('scheduler') ?? 'converge') as SchedulerName,
   singlePath: q.has('singlePath') ? Number(q.get('singlePath')) : undefined,
   fec: (q.get('fec') ?? 'path') as FecPolicyName,
+  qoeFeedback: q.get('qoeFeedback') !== '0',
+  keyframeIntervalMs: q.has('keyframeIntervalMs') ? Number(q.get('keyframeIntervalMs')) : undefined,
   maxBitrateBps: q.has('maxBitrate') ? Number(q.get('maxBitrate')) : undefined,
   clock,
 });

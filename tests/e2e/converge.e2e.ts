@@ -1,0 +1,39 @@
+/**
+ * Issue 3 acceptance: the Converge sender under a capacity collapse on path 1.
+ */
+import { describe, expect, it } from 'vitest';
+import { runCall } from '../../tools/harness/run-call.js';
+import { parseScenario } from '../../tools/net/scenario.js';
+
+describe('converge sender', () => {
+  it('keeps keyframes and SPS/PPS on the good path while path 1 collapses from 8 to 0.5 Mbps, at >= 80% fps', async () => {
+    const scenario = parseScenario(
+      {
+        name: 'e2e-collapse',
+        paths: [
+          { name: 'path0', up: { rateMbps: 8, delayMs: 30, queue: { ms: 150 } } },
+          {
+            name: 'path1',
+            up: { rateMbps: 8, delayMs: 40, queue: { ms: 150 }, schedule: [{ atS: 8, rateMbps: 0.5 }, { atS: 28, rateMbps: 8 }] },
+          },
+        ],
+      },
+      process.cwd(),
+    );
+    // A key frame every 2 s so that the collapse window holds several of them.
+    const { report: r } = await runCall({ scenario, durationS: 30, scheduler: 'converge', keyframeIntervalMs: 2000 });
+    const collapse = r.perSecond.filter((s) => s.t >= 11 && s.t <= 27);
+    const prio = (pathId: number) =>
+      collapse.reduce((n, s) => {
+        const p = s.paths.find((q) => q.id === pathId);
+        return n + (p ? p.keyframePackets + p.spsPackets + p.ppsPackets : 0);
+      }, 0);
+    expect(prio(0)).toBeGreaterThan(0);
+    expect(prio(1)).toBe(0);
+    const fps = collapse.reduce((n, s) => n + s.fps, 0) / collapse.length;
+    expect(fps).toBeGreaterThanOrEqual(0.8 * r.camera.fps);
+    // The per-path estimates and the encoder target are in the report.
+    expect(r.perSecond.every((s) => s.paths.every((p) => p.rateBps > 0))).toBe(true);
+    expect(r.encoderTargetBps.mean).toBeGreaterThan(0);
+  });
+});

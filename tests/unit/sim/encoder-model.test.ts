@@ -1,0 +1,88 @@
+import { readFileSync } from 'node:fs';
+import { resolve } from 'node:path';
+import { describe, expect, it } from 'vitest';
+import { Rng } from '../../../src/core/rng.js';
+import { findNalUnits } from '../../../src/codec/nal.js';
+import { EncoderModel, makeAnnexB } from '../../../sim/encoder-model.js';
+
+const FIXTURE = resolve(__dirname, '../../../sim/fixtures/h264-640x480-frame-sizes.json');
+
+function run(model: EncoderModel, frames: number): { sizes: number[]; keys: number[] } {
+  const sizes: number[] = [];
+  const keys: number[] = [];
+  for (let i = 0; i < frames; i++) {
+    const f = model.nextFrame();
+    sizes.push(f.sizeBytes);
+    if (f.keyFrame) keys.push(i);
+  }
+  return { sizes, keys };
+}
+
+const rate = (sizes: number[], fps = 30) => (sizes.reduce((a, b) => a + b, 0) * 8 * fps) / sizes.length;
+
+describe('EncoderModel', () => {
+  it('follows a constant target within 5% over 30 s (first frame is a key frame)', () => {
+    for (const bps of [500_000, 2_000_000, 6_000_000]) {
+      const m = new EncoderModel({}, bps, new Rng(1));
+      const { sizes, keys } = run(m, 900);
+      expect(keys).toEqual([0]);
+      expect(Math.abs(rate(sizes.slice(30)) - bps) / bps).toBeLessThan(0.05);
+    }
+  });
+
+  it('lags a step: ~63% of the way after one time constant, within 10% after 1 s', () => {
+    const m = new EncoderModel({ rateLagS: 0.2 }, 1_000_000, new Rng(2));
+    run(m, 60);
+    m.setTargetBitrate(3_000_000);
+    run(m, 6); // 0.2 s
+    expect(m.currentRateBps()).toBeGreaterThan(2_100_000);
+    expect(m.currentRateBps()).toBeLessThan(2_500_000);
+    run(m, 24); // 1 s in total
+    expect(Math.abs(m.currentRateBps() - 3_000_000)).toBeLessThan(300_000);
+  });
+
+  it('a requested key frame is several times a delta and smaller deltas repay it', () => {
+    const m = new EncoderModel({}, 1_000_000, new Rng(3));
+    run(m, 60);
+    m.requestKeyframe();
+    const f = m.nextFrame();
+    expect(f.keyFrame).toBe(true);
+    const budget = 1_000_000 / 8 / 30;
+    expect(f.sizeBytes / budget).toBeGreaterThan(4);
+    const after = run(m, 15).sizes;
+    expect(rate(after)).toBeLessThan(1_000_000 * 0.8);
+  });
+
+  it('calibration: model ratio and CV are close to the Chromium fixture', () => {
+    const fx = JSON.parse(readFileSync(FIXTURE, 'utf8')) as { stats: { perRun: Array<{ name: string; targetBps: number; keyDeltaRatio: number; deltaCv: number }> } };
+    const m = new EncoderModel({}, 1_000_000, new Rng(4));
+    for (const r of fx.stats.perRun.filter((x) => x.name.startsWith('const-'))) {
+      expect(Math.abs(m.keyDeltaRatio(r.targetBps) - r.keyDeltaRatio) / r.keyDeltaRatio).toBeLessThan(0.2);
+      expect(Math.abs(m.deltaCv(r.targetBps) - r.deltaCv)).toBeLessThan(0.15);
+    }
+  });
+
+  it('replays a recorded log (sizes as logged) and honours key frame requests', () => {
+    const m = new EncoderModel({ replay: FIXTURE, replayRun: 'const-1M' }, 1_000_000, new Rng(5));
+    const fx = JSON.parse(readFileSync(FIXTURE, 'utf8')) as { runs: Array<{ name: string; frames: Array<[number, number]> }> };
+    const log = fx.runs.find((r) => r.name === 'const-1M')!.frames;
+    const first = run(m, 5).sizes;
+    expect(first).toEqual(log.slice(0, 5).map((f) => Math.max(60, f[0])));
+    expect(() => new EncoderModel({ replay: '/nonexistent.json' }, 1e6, new Rng(1))).toThrow(/cannot read/);
+  });
+
+  it('is deterministic for a seed', () => {
+    const a = run(new EncoderModel({}, 2e6, new Rng(9)), 100).sizes;
+    const b = run(new EncoderModel({}, 2e6, new Rng(9)), 100).sizes;
+    expect(a).toEqual(b);
+  });
+
+  it('makeAnnexB: exact size, SPS/PPS/IDR for key, one non-IDR slice for delta', () => {
+    const k = makeAnnexB(5000, true, 77);
+    const d = makeAnnexB(1234, false, 78);
+    expect(k.length).toBe(5000);
+    expect(d.length).toBe(1234);
+    expect(findNalUnits(k).map((u) => u.type)).toEqual([7, 8, 5]);
+    expect(findNalUnits(d).map((u) => u.type)).toEqual([1]);
+  });
+});

@@ -1,0 +1,116 @@
+import { describe, expect, it } from 'vitest';
+import { parseScenario } from '../../../tools/net/scenario.js';
+import { namedScenario, resolveScenario, SCENARIO_NAMES } from '../../../sim/scenarios.js';
+import { simulate } from '../../../sim/simulator.js';
+
+const twoPath = parseScenario(
+  {
+    name: 'two-constant',
+    paths: [
+      { name: 'a', up: { rateMbps: 5, delayMs: 20, queue: { ms: 150 } } },
+      { name: 'b', up: { rateMbps: 3, delayMs: 40, queue: { ms: 150 } } },
+    ],
+  },
+  '.',
+);
+
+describe('simulate', () => {
+  it('is deterministic: same seed and inputs give byte-identical JSON', () => {
+    const opts = { scenario: namedScenario('loss-sweep')[2].scenario, scheduler: 'converge' as const, fec: 'path' as const, seed: 7, durationS: 8 };
+    const a = JSON.stringify(simulate(opts));
+    const b = JSON.stringify(simulate(opts));
+    expect(a).toBe(b);
+    const c = JSON.stringify(simulate({ ...opts, seed: 8 }));
+    expect(c).not.toBe(a); // the seed matters (loss pattern, encoder jitter)
+  });
+
+  it('a constant two-path call delivers most frames in order with bounded latency', () => {
+    const r = simulate({ scenario: twoPath, scheduler: 'converge', fec: 'path', seed: 1, durationS: 15 });
+    expect(r.frames.sent).toBe(450);
+    expect(r.frames.decoded).toBeGreaterThan(0.95 * r.frames.sent);
+    expect(r.framesOutOfOrder).toBe(0);
+    expect(r.decoderViolations).toBe(0);
+    expect(r.fps).toBeGreaterThan(28);
+    expect(r.latencyMs.p50).toBeGreaterThan(20); // at least the one-way delay
+    expect(r.latencyMs.p95).toBeLessThan(400);
+    expect(r.goodputBps).toBeGreaterThan(500_000);
+    expect(r.goodputBps).toBeLessThan(8_000_000); // cannot exceed the capacity
+    expect(r.perSecond).toHaveLength(15);
+    expect(r.perSecond[5].paths[0].capacityBps).toBe(5_000_000);
+    expect(r.paths.map((p) => p.name)).toEqual(['a', 'b']);
+    expect(r.paths[0].sharePct + r.paths[1].sharePct).toBeCloseTo(100, 0);
+  });
+
+  it('single:1 sends media only on path 1', () => {
+    const r = simulate({ scenario: twoPath, scheduler: 'single', singlePath: 1, fec: 'none', seed: 1, durationS: 8 });
+    expect(r.paths[0].mediaPacketsSent).toBe(0);
+    expect(r.paths[1].mediaPacketsSent).toBeGreaterThan(0);
+    expect(r.label).toBe('single:1');
+  });
+
+  it('qoeFeedback: false drops the receiver QoE messages', () => {
+    const on = simulate({ scenario: twoPath, scheduler: 'converge', fec: 'path', seed: 1, durationS: 6 });
+    const off = simulate({ scenario: twoPath, scheduler: 'converge', fec: 'path', seed: 1, durationS: 6, qoeFeedback: false });
+    expect(off.sim.qoeDropped).toBeGreaterThan(0);
+    expect(off.perStream[0].qoeFeedback.received).toBe(0);
+    expect(on.sim.qoeDropped).toBe(0);
+    expect(on.perStream[0].qoeFeedback.received).toBeGreaterThan(0);
+  });
+
+  it('runs two streams with their own engines on the same links', () => {
+    const r = simulate({ scenario: twoPath, scheduler: 'converge', fec: 'path', seed: 3, durationS: 8, streams: 2 });
+    expect(r.perStream).toHaveLength(2);
+    for (const s of r.perStream) {
+      expect(s.frames.decoded).toBeGreaterThan(0.8 * s.frames.sent);
+      expect(s.decoderViolations).toBe(0);
+    }
+    expect(r.frames.sent).toBe(r.perStream[0].frames.sent + r.perStream[1].frames.sent);
+  });
+
+  it('rejects bad options', () => {
+    expect(() => simulate({ scenario: twoPath, scheduler: 'converge', fec: 'path', seed: 1, streams: 4 })).toThrow(RangeError);
+    expect(() => simulate({ scenario: twoPath, scheduler: 'converge', fec: 'path', seed: 1, durationS: 0 })).toThrow(RangeError);
+  });
+});
+
+describe('named scenarios (short runs, sanity only)', () => {
+  it('lists the built-in names and rejects unknown ones', () => {
+    expect([...SCENARIO_NAMES].sort()).toEqual(['carriers', 'collapse', 'constant', 'failover', 'loss-sweep', 'wifi-cellular']);
+    expect(() => resolveScenario('nope')).toThrow(/unknown scenario/);
+    expect(namedScenario('loss-sweep').map((v) => v.loss)).toEqual([0, 0.01, 0.02, 0.05, 0.1]);
+    expect(namedScenario('wifi-cellular').length).toBeGreaterThanOrEqual(10);
+  });
+
+  it('loads a scenario JSON file too', () => {
+    const v = resolveScenario('tools/net/scenarios/default.json');
+    expect(v[0].scenario.paths).toHaveLength(2);
+  });
+
+  for (const name of SCENARIO_NAMES) {
+    it(`${name}: 12 s simulated give sane numbers`, () => {
+      const v = namedScenario(name)[name === 'loss-sweep' ? 3 : 0];
+      const r = simulate({ scenario: v.scenario, scheduler: 'converge', fec: 'path', seed: 1, durationS: 12 });
+      expect(r.frames.sent).toBe(360);
+      expect(r.frames.decoded).toBeGreaterThan(0.5 * r.frames.sent);
+      expect(r.decoderViolations).toBe(0);
+      expect(r.framesOutOfOrder).toBe(0);
+      expect(r.fps).toBeGreaterThan(15);
+      expect(r.latencyMs.p50).toBeGreaterThan(0);
+      expect(r.latencyMs.p50).toBeLessThan(2000);
+      expect(r.goodputBps).toBeGreaterThan(100_000);
+      const cap = r.paths.reduce((a, p) => a + p.meanCapacityBps, 0);
+      expect(r.goodputBps).toBeLessThan(cap);
+      if (name === 'loss-sweep') expect(r.paths[0].linkDrops.loss).toBeGreaterThan(0);
+    });
+  }
+
+  it('failover: the blackhole drops packets on path 0 and path 1 carries traffic meanwhile', () => {
+    const v = namedScenario('failover')[0];
+    const r = simulate({ scenario: v.scenario, scheduler: 'converge', fec: 'path', seed: 1, durationS: 32 });
+    expect(r.paths[0].linkDrops.blackhole).toBeGreaterThan(0);
+    const during = r.perSecond.filter((p) => p.t > 22 && p.t <= 30);
+    // Video flow during the blackhole is a TARGET (bench), not asserted here: see the report.
+    expect(during.reduce((a, p) => a + p.fps, 0)).toBeGreaterThanOrEqual(0);
+    expect(during.every((p) => p.paths[1].sendRateBps > 0)).toBe(true);
+  });
+});
