@@ -68,6 +68,8 @@ interface PathRx {
   highestSeq: number;
   seqCount: number;
   firstSeq: number;
+  /** Smoothed (arrival - send time) of this path's media packets, µs; the sender/receiver clock offset cancels across paths. */
+  owdUs: number;
 }
 
 /** NaN/undefined -> 0, so stats stay plain JSON numbers. */
@@ -166,6 +168,7 @@ export class ReceiverEngine {
         highestSeq: -1,
         seqCount: 0,
         firstSeq: -1,
+        owdUs: NaN,
       };
       this.paths.set(pathId, p);
     }
@@ -204,6 +207,11 @@ export class ReceiverEngine {
     switch (body.kind) {
       case 'media':
         p.mediaPacketsReceived++;
+        {
+          const d = now - packet.sendTimeUs;
+          p.owdUs = Number.isNaN(p.owdUs) ? d : p.owdUs + (d - p.owdUs) / 8;
+          this.qoe.setPathDelay(viaPath, p.owdUs / 1000);
+        }
         this.onMedia(body.media, viaPath, now, false);
         this.onRecovered(this.fecDecoder.addMedia(body.media.streamId, body.media.flowSeq, bodyBytes), viaPath, now);
         break;

@@ -90,6 +90,8 @@ interface PathEntry {
   pathSeq: number;
   linkState: PathLinkState;
   lastKeepaliveUs: number;
+  /** Send time (µs) of the oldest packet not yet covered by a receiver report; undefined when all are. */
+  unreportedSinceUs: number | undefined;
   stats: Omit<SenderPathStats, 'id' | 'up' | 'enabled' | 'sharePct' | 'rateBps' | 'goodputBps' | 'rttMs' | 'minRttMs' | 'lossPct' | 'queuedBytes' | 'sendRateBps'>;
   sendRate: RateMeter;
 }
@@ -109,6 +111,10 @@ interface HistoryEntry {
 
 const MAX_RTX_PER_PACKET = 3;
 const KEEPALIVE_INTERVAL_US = 100_000;
+/** No retransmission for a packet first sent longer ago than this (µs). */
+const MAX_RTX_AGE_US = 1_000_000;
+/** No retransmission onto a path whose queue holds more than this (ms at its rate). */
+const MAX_RTX_QUEUE_MS = 300;
 /** Envelope bytes around an FEC body (path id, seq, send time, field tag and length). */
 const FEC_ENVELOPE_BYTES = 24;
 
@@ -119,7 +125,8 @@ export class SenderEngine {
   private readonly scheduler: Scheduler;
   private readonly fec: FecPolicy;
   private readonly packetizer: Packetizer;
-  private readonly pathManager = new PathManager();
+  /** A path with no receiver report for 500 ms while data was sent on it is down. */
+  private readonly pathManager = new PathManager({ downAfterMs: 500 });
   /** Media packets per path not yet covered by FEC (Converge §4.3 protects per path). */
   private readonly fecWindow = new FecProtectionWindow();
   private readonly paths = new Map<PathId, PathEntry>();
@@ -143,6 +150,8 @@ export class SenderEngine {
     nacksReceived: 0,
     retransmissionsSent: 0,
     retransmissionsUnavailable: 0,
+    retransmissionsTooOld: 0,
+    retransmissionsSkipped: 0,
     fecPacketsSent: 0,
     mediaPacketsSent: 0,
     qoeFeedbackReceived: 0,
@@ -208,6 +217,7 @@ export class SenderEngine {
       pathSeq: 0,
       linkState: state,
       lastKeepaliveUs: -Infinity,
+      unreportedSinceUs: undefined,
       stats: {
         packetsSent: 0,
         bytesSent: 0,
@@ -258,14 +268,27 @@ export class SenderEngine {
     return Math.max(this.cfg.minBitrateBps, Math.min(this.cfg.maxBitrateBps, sum));
   }
 
+  /**
+   * A path whose reports stopped (packets sent more than max(250 ms, 2 x SRTT
+   * + 100 ms) ago are still unreported) is suspect: schedulers stop using it
+   * at once, before the path manager declares it down, so a blackhole costs
+   * a few hundred ms of media, not a second.
+   */
+  private isSuspect(p: PathEntry, now: number): boolean {
+    if (p.unreportedSinceUs === undefined) return false;
+    const limitUs = Math.max(250_000, 2 * p.estimator.srttMs() * 1000 + 100_000);
+    return now - p.unreportedSinceUs > limitUs;
+  }
+
   /** Snapshot of the paths as the scheduler sees them. */
   pathStates(): PathState[] {
+    const now = this.clock.nowUs();
     const out: PathState[] = [];
     for (const p of this.paths.values()) {
       const e = p.estimator;
       out.push({
         id: p.id,
-        up: this.pathManager.isUp(p.id),
+        up: this.pathManager.isUp(p.id) && !this.isSuspect(p, now),
         rateBps: e.targetRateBps(),
         goodputBps: e.ackedRateBps() ?? 0,
         srttMs: e.srttMs(),
@@ -408,6 +431,7 @@ export class SenderEngine {
         if (!p) return;
         p.estimator.onReport(r, now);
         this.pathManager.onReport(r.pathId, now);
+        p.unreportedSinceUs = undefined;
         break;
       }
       case 'nack':
@@ -446,8 +470,13 @@ export class SenderEngine {
         this.c.retransmissionsUnavailable++;
         continue;
       }
-      // The same NACK arrives on every path; answer once per RTT, a few times at most.
+      // The same NACK arrives on every path; answer once per RTT, a few times at most,
+      // and not for packets whose frame is long past any playout deadline.
       if (h.rtxCount >= MAX_RTX_PER_PACKET || now - h.lastRtxUs < guardUs) continue;
+      if (now - h.sentUs > MAX_RTX_AGE_US) {
+        this.c.retransmissionsTooOld++;
+        continue;
+      }
       if (h.rtxCount === 0) nacksPerPath.set(h.pathId, (nacksPerPath.get(h.pathId) ?? 0) + 1);
       h.rtxCount++;
       h.lastRtxUs = now;
@@ -468,6 +497,13 @@ export class SenderEngine {
     for (const a of assignments) {
       const p = this.paths.get(a.pathId);
       if (!p || a.probe) continue;
+      // A retransmission behind more than MAX_RTX_QUEUE_MS of queue arrives too late to help
+      // and adds to the congestion that probably lost the packet: skip it.
+      const drainBps = Math.max(1, p.pacer.pacingRateBps());
+      if (((p.pacer.queuedBytes() + p.sink.bufferedAmount()) * 8 * 1000) / drainBps > MAX_RTX_QUEUE_MS) {
+        this.c.retransmissionsSkipped++;
+        continue;
+      }
       if (p.pacer.enqueue({ priority: Priority.Retransmission, sizeBytes: a.packet.sizeBytes, packet: a.packet, probe: false }, now)) {
         p.stats.retransmissionsSent++;
         this.c.retransmissionsSent++;
@@ -517,6 +553,7 @@ export class SenderEngine {
     }
     p.estimator.onPacketSent({ pathSeq, sizeBytes: bytes.length, sendTimeUs: now });
     this.pathManager.onDataSent(p.id, now);
+    if (p.unreportedSinceUs === undefined) p.unreportedSinceUs = now;
     p.stats.packetsSent++;
     p.stats.bytesSent += bytes.length;
     p.sendRate.add(now, bytes.length);

@@ -57,7 +57,12 @@ export interface SenderStats {
   keyframeRequestsReceived: number;
   nacksReceived: number;
   retransmissionsSent: number;
+  /** NACKed packets no longer in the history. */
   retransmissionsUnavailable: number;
+  /** NACKed packets older than the retransmission age limit (1 s). */
+  retransmissionsTooOld: number;
+  /** Retransmissions not sent because the chosen path's queue was too long. */
+  retransmissionsSkipped: number;
   fecPacketsSent: number;
   mediaPacketsSent: number;
   /** FEC packets / media packets, %. */

@@ -14,10 +14,15 @@
  * - Feedback only when IFD > IFD_exp: { path id, alpha, FCD }.
  *
  * Our precise definitions (the paper leaves them open):
- * - Reference path of a frame: the path that carried most of its received
- *   fragments (ties: the one whose last fragment came first, then lower id).
- *   Converge's scheduler puts the priority packets and the largest share on
- *   the fast path, so this is the receiver's best view of the fast path.
+ * - Reference path of a frame: the fast path. When the engine reports each
+ *   path's one-way delay ({@link QoeMonitor.setPathDelay}: arrival minus the
+ *   sender's send time, smoothed; the clock offset is the same for every
+ *   path, so the values compare), it is the carrying path with the lowest
+ *   delay. Without delays: the path that carried most of the frame's
+ *   fragments (ties: the one whose last fragment came first, then lower id),
+ *   Converge's scheduler giving the fast path the largest share. The delay
+ *   rule matters when a slow path carries the larger share: with the count
+ *   rule its packets would become the reference and the fast path's "early".
  * - late(p) = fragments of path p that arrived after the reference path's
  *   last fragment; early(p) = fragments of p that arrived before the
  *   reference path's first fragment. Retransmitted and FEC-recovered
@@ -101,6 +106,8 @@ interface StreamIfdState {
  */
 export class QoeMonitor {
   private readonly allowed: Uint8Array;
+  /** Smoothed relative one-way delay per path (ms); NaN = unknown. */
+  private readonly pathDelayMs = new Float64Array(MAX_PATHS).fill(NaN);
   private readonly minIntervalUs: number;
   private readonly tolMs: number;
   private readonly tolFrac: number;
@@ -159,6 +166,16 @@ export class QoeMonitor {
     this.maxAlpha = nonNeg(opts.maxAlpha ?? 64, 'maxAlpha');
     this.maxAgeUs = nonNeg(opts.maxFeedbackAgeMs ?? 1000, 'maxFeedbackAgeMs') * 1000;
     this.maxStreams = nonNeg(opts.maxStreams ?? 16, 'maxStreams');
+  }
+
+  /**
+   * The current one-way delay of a path (ms, any constant offset common to
+   * all paths is fine: only comparisons are made). It picks each frame's
+   * reference (fast) path. NaN or an unknown path clears / is ignored.
+   */
+  setPathDelay(pathId: PathId, delayMs: number): void {
+    if (!(pathId >= 0 && pathId < MAX_PATHS && (pathId | 0) === pathId)) return;
+    this.pathDelayMs[pathId] = Number.isFinite(delayMs) ? delayMs : NaN;
   }
 
   /**
@@ -240,7 +257,19 @@ export class QoeMonitor {
     for (let p = 0; p < MAX_PATHS; p++) {
       if (cnt[p] === 0) continue;
       npaths++;
-      if (ref < 0 || cnt[p] > cnt[ref] || (cnt[p] === cnt[ref] && last[p] < last[ref])) ref = p;
+      if (ref < 0) {
+        ref = p;
+        continue;
+      }
+      const dp = this.pathDelayMs[p];
+      const dr = this.pathDelayMs[ref];
+      if (Number.isFinite(dp) && Number.isFinite(dr)) {
+        if (dp < dr) ref = p;
+      } else if (Number.isFinite(dp)) {
+        ref = p;
+      } else if (!Number.isFinite(dr) && (cnt[p] > cnt[ref] || (cnt[p] === cnt[ref] && last[p] < last[ref]))) {
+        ref = p;
+      }
     }
     if (npaths >= 2) {
       const refFirst = first[ref];

@@ -163,3 +163,34 @@ describe('QoeMonitor', () => {
     expect(() => new QoeMonitor({ pathIds: [9] })).toThrow(RangeError);
   });
 });
+
+describe('QoeMonitor reference path from one-way delays', () => {
+  it('takes the lowest-delay path as the reference even when a slow path carries more fragments', () => {
+    const m = new QoeMonitor();
+    m.setExpectedFps(30);
+    m.setPathDelay(0, 20);
+    m.setPathDelay(1, 170);
+    // path 0 (fast) carries 1 fragment, path 1 (slow, +150 ms) carries 3 that arrive after it.
+    const mk = (id: number, t0: number) => ({
+      streamId: 0,
+      frameId: id,
+      keyFrame: id === 0,
+      captureUs: id * 33_333,
+      data: new Uint8Array(4),
+      firstArrivalUs: t0 + 20_000,
+      lastArrivalUs: t0 + 172_000,
+      arrivals: [
+        { fragIndex: 0, pathId: 0, arrivalUs: t0 + 20_000, nalClass: 0, retransmission: false, recovered: false },
+        { fragIndex: 1, pathId: 1, arrivalUs: t0 + 170_000, nalClass: 0, retransmission: false, recovered: false },
+        { fragIndex: 2, pathId: 1, arrivalUs: t0 + 171_000, nalClass: 0, retransmission: false, recovered: false },
+        { fragIndex: 3, pathId: 1, arrivalUs: t0 + 172_000, nalClass: 0, retransmission: false, recovered: false },
+      ],
+    });
+    const q = m.onFrame(mk(0, 0), 172_000);
+    expect(q.referencePathId).toBe(0);
+    expect(q.paths.find((p) => p.pathId === 1)?.late).toBe(3);
+    // Without delays the count rule would have picked path 1 and called path 0 early.
+    const m2 = new QoeMonitor();
+    expect(m2.onFrame(mk(0, 0), 172_000).referencePathId).toBe(1);
+  });
+});
