@@ -156,6 +156,7 @@ export class MultipathCall {
         this.emit(CallEvent.RemoteFrame, info);
       },
       onNeedKeyframe: (reason) => this.receiver.requestKeyframe(reason),
+      onError: (e) => this.emit(CallEvent.Error, new Error(`decoder: ${e.message}`)),
     });
     this.receiver.on('streamInfo', (info) => this.decoder.configure(info.codec));
     this.receiver.on('frame', (f) => this.decoder.decode(f));

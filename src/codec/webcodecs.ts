@@ -301,6 +301,8 @@ export class FrameDecoder {
   private decoder: VideoDecoder | undefined;
   private configuredCodec: string | undefined;
   private needKey = true;
+  /** Last codec asked for, kept across decoder errors. */
+  private codec: string | undefined;
   private readonly meta = new Map<number, DecodedFrameInfo>();
   private writer: WritableStreamDefaultWriter<VideoFrame> | undefined;
   readonly track: MediaStreamTrack | undefined;
@@ -312,6 +314,8 @@ export class FrameDecoder {
       onDecoded: (info: DecodedFrameInfo) => void;
       /** The decoder needs a key frame (error or a delta before any key). */
       onNeedKeyframe: (reason: string) => void;
+      /** A decoder error (it recovers by itself at the next key frame). */
+      onError?: (err: Error) => void;
       /** Optional: gets each VideoFrame before it is rendered; must not close it. */
       onFrame?: (frame: VideoFrame, info: DecodedFrameInfo) => void;
     },
@@ -327,14 +331,17 @@ export class FrameDecoder {
 
   /** (Re)configure for a codec string; a change resets the decoder and waits for a key frame. */
   configure(codec: string): void {
+    this.codec = codec;
     if (codec === this.configuredCodec && this.decoder?.state === 'configured') return;
     this.reset();
     this.decoder = new VideoDecoder({
       output: (f) => this.onOutput(f),
-      error: () => {
+      error: (e) => {
+        // The decoder is closed now; the next key frame re-creates it (see decode()).
         this.errors++;
         this.needKey = true;
         this.configuredCodec = undefined;
+        this.opts.onError?.(e instanceof Error ? e : new Error(String(e)));
         this.opts.onNeedKeyframe('decoder-error');
       },
     });
@@ -351,12 +358,18 @@ export class FrameDecoder {
 
   /** Decode one frame (in decode order). Returns false when it was skipped (no decoder or waiting for a key frame). */
   decode(frame: { streamId: number; frameId: number; keyFrame: boolean; captureUs: number; data: Uint8Array }): boolean {
+    // After a decoder error (the decoder closes itself), start again at the next key frame.
+    if ((!this.decoder || this.decoder.state !== 'configured') && this.codec && frame.keyFrame) this.configure(this.codec);
     const dec = this.decoder;
     if (!dec || dec.state !== 'configured') {
       this.opts.onNeedKeyframe('decoder-not-ready');
       return false;
     }
-    if (this.needKey && !frame.keyFrame) return false;
+    if (this.needKey && !frame.keyFrame) {
+      // Without this the decoder would wait for a key frame nobody asked for.
+      this.opts.onNeedKeyframe('decoder-waiting-for-key');
+      return false;
+    }
     this.needKey = false;
     if (this.meta.size > 256) this.meta.clear();
     this.meta.set(frame.frameId, { streamId: frame.streamId, frameId: frame.frameId, captureUs: frame.captureUs });

@@ -518,12 +518,13 @@ export class SenderEngine {
     for (const p of this.paths.values()) p.estimator.onTick(now);
     for (const ev of this.pathManager.tick(now, this.scheduler)) {
       if (ev.type === 'path-up' || ev.type === 'path-enabled') this.listeners.keyframeNeeded?.(`${ev.type}:${ev.pathId}`);
+      if (ev.type === 'path-up') this.lastStreamInfoUs = -Infinity; // announce the stream on it at once
       this.listeners.pathEvent?.(ev);
     }
     this.sendKeepalives(now);
     if (this.streamInfo && now - this.lastStreamInfoUs >= this.cfg.streamInfoIntervalMs * 1000) {
-      this.lastStreamInfoUs = now;
-      this.broadcastControl({ kind: 'streamInfo', streamInfo: this.streamInfo });
+      // Only counts as announced once some path carried it.
+      if (this.broadcastControl({ kind: 'streamInfo', streamInfo: this.streamInfo }) > 0) this.lastStreamInfoUs = now;
     }
     const target = this.targetBitrateBps();
     if (Math.abs(target - this.lastTargetBps) > 0.05 * Math.max(1, this.lastTargetBps)) {
@@ -591,12 +592,15 @@ export class SenderEngine {
     }
   }
 
-  private broadcastControl(body: PacketBody): void {
+  /** Send a control message on every connected path; returns how many took it. */
+  private broadcastControl(body: PacketBody): number {
     const now = this.clock.nowUs();
+    let sent = 0;
     for (const p of this.paths.values()) {
       if (p.linkState !== 'connected') continue;
-      p.sink.send(encodeControl({ pathId: p.id, pathSeq: 0, sendTimeUs: now }, body));
+      if (p.sink.send(encodeControl({ pathId: p.id, pathSeq: 0, sendTimeUs: now }, body))) sent++;
     }
+    return sent;
   }
 
   /** When {@link tick} should run next (µs): the earliest pacer release, at most 20 ms away. */

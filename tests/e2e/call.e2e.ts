@@ -3,6 +3,7 @@
  */
 import { describe, expect, it } from 'vitest';
 import { runCall } from '../../tools/harness/run-call.js';
+import { outDir } from './out-dir.js';
 import { parseScenario } from '../../tools/net/scenario.js';
 import type { Scenario } from '../../tools/net/scenario.js';
 
@@ -21,7 +22,7 @@ const twoPaths = (extra: Record<string, unknown> = {}): Scenario =>
 describe('two-path call', () => {
   it('decodes >= 90% of frames at >= 80% of the camera fps, in order, with both paths carrying >= 20% of media', async () => {
     // Issue 2's split: in proportion to the per-path rates (Converge Eq. 1 without QoE feedback).
-    const { report } = await runCall({ scenario: twoPaths(), durationS: 18, qoeFeedback: false });
+    const { report } = await runCall({ out: outDir('call-1'), scenario: twoPaths(), durationS: 18, qoeFeedback: false });
     const r = report;
     expect(r.errors.filter((e) => !/console/.test(e))).toEqual([]);
     expect(r.frames.sent).toBeGreaterThan(100);
@@ -37,7 +38,7 @@ describe('two-path call', () => {
 
   it('survives one path going down for 5 s and resumes on both paths', async () => {
     const scenario = twoPaths({ downPeriods: [[8, 13]] });
-    const { report: r } = await runCall({ scenario, durationS: 22, qoeFeedback: false });
+    const { report: r } = await runCall({ out: outDir('call-2'), scenario, durationS: 22, qoeFeedback: false });
     expect(r.frames.decoded / r.frames.sent).toBeGreaterThanOrEqual(0.8);
     // Video kept flowing while path 1 was down (seconds 9-13 of the emulator clock).
     const during = r.perSecond.filter((s) => s.t >= 10 && s.t <= 13);

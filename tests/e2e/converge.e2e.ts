@@ -3,6 +3,7 @@
  */
 import { describe, expect, it } from 'vitest';
 import { runCall } from '../../tools/harness/run-call.js';
+import { outDir } from './out-dir.js';
 import { parseScenario } from '../../tools/net/scenario.js';
 
 describe('converge sender', () => {
@@ -21,7 +22,7 @@ describe('converge sender', () => {
       process.cwd(),
     );
     // A key frame every 2 s so that the collapse window holds several of them.
-    const { report: r } = await runCall({ scenario, durationS: 30, scheduler: 'converge', keyframeIntervalMs: 2000 });
+    const { report: r } = await runCall({ out: outDir('converge-1'), scenario, durationS: 30, scheduler: 'converge', keyframeIntervalMs: 2000 });
     const collapse = r.perSecond.filter((s) => s.t >= 11 && s.t <= 27);
     const prio = (pathId: number) =>
       collapse.reduce((n, s) => {

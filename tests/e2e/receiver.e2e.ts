@@ -4,6 +4,7 @@
  */
 import { describe, expect, it } from 'vitest';
 import { runCall } from '../../tools/harness/run-call.js';
+import { outDir } from './out-dir.js';
 import { parseScenario } from '../../tools/net/scenario.js';
 
 const lossy = () =>
@@ -20,8 +21,8 @@ const lossy = () =>
 
 describe('receiver and FEC', () => {
   it('path FEC keeps overhead <= 10% and drops fewer frames than no FEC at 5% loss on one path', async () => {
-    const withFec = (await runCall({ scenario: lossy(), durationS: 20, fec: 'path', seed: 7 })).report;
-    const noFec = (await runCall({ scenario: lossy(), durationS: 20, fec: 'none', seed: 7 })).report;
+    const withFec = (await runCall({ out: outDir('receiver-1'), scenario: lossy(), durationS: 20, fec: 'path', seed: 7 })).report;
+    const noFec = (await runCall({ out: outDir('receiver-2'), scenario: lossy(), durationS: 20, fec: 'none', seed: 7 })).report;
     expect(withFec.fec.packetsSent).toBeGreaterThan(0);
     expect(withFec.fec.overheadPct).toBeLessThanOrEqual(10);
     expect(withFec.fec.recovered).toBeGreaterThan(0);
@@ -44,7 +45,7 @@ describe('receiver and FEC', () => {
       },
       process.cwd(),
     );
-    const { report: r } = await runCall({ scenario, durationS: 26, scheduler: 'converge' });
+    const { report: r } = await runCall({ out: outDir('receiver-3'), scenario, durationS: 26, scheduler: 'converge' });
     // Feedback naming path 1 with a negative alpha appears in the second the spike starts or the next one.
     const early = r.perSecond.filter((s) => s.t >= 10 && s.t <= 12).flatMap((s) => s.qoeFeedback);
     expect(early.some((f) => f.pathId === 1 && f.alpha < 0)).toBe(true);

@@ -96,6 +96,8 @@ export interface CallReport {
   perSecond: PerSecond[];
   events: unknown[];
   errors: string[];
+  /** Raw final getStats() of both pages (not part of the stable contract; for debugging). */
+  final: { sender?: CallStats; receiver?: CallStats };
 }
 
 export interface BuildReportInput {
@@ -244,6 +246,7 @@ export function buildReport(input: BuildReportInput): CallReport {
     perSecond,
     events: [...input.senderEvents.map((e) => ({ peer: 'sender', ...(e as object) })), ...input.receiverEvents.map((e) => ({ peer: 'receiver', ...(e as object) }))],
     errors: input.errors,
+    final: { sender: last?.sender.stats, receiver: last?.receiver.stats },
   };
 }
 
