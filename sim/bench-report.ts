@@ -1,0 +1,291 @@
+/**
+ * summary.md (tables in the style of Converge Tables 1, 3, 4, the loss-sweep
+ * FEC table and the issue's targets) and report.html (uPlot charts, inlined
+ * like tools/harness/report.ts) of a benchmark.
+ */
+import { readFileSync } from 'node:fs';
+import { createRequire } from 'node:module';
+import { mean, round } from './metrics.js';
+import type { SimResult } from './simulator.js';
+
+export interface BenchEntry {
+  variant: string;
+  config: string;
+  loss?: number;
+  wallMs: number;
+  result: SimResult;
+}
+
+/** Means over seeds of one (variant, config). */
+export interface Agg {
+  variant: string;
+  config: string;
+  loss?: number;
+  n: number;
+  framesSent: number;
+  dropped: number;
+  freezeCount: number;
+  freezeMs: number;
+  maxFreezeMs: number;
+  fps: number;
+  p95: number;
+  goodputBps: number;
+  fecOverheadPct: number;
+  fecUtilizationPct: number;
+  keyframeRequests: number;
+  retransmissions: number;
+  violations: number;
+  sumCapacityBps: number;
+  wallMs: number;
+}
+
+export function aggregate(entries: BenchEntry[]): Agg[] {
+  const groups = new Map<string, BenchEntry[]>();
+  for (const e of entries) {
+    const k = `${e.variant}\u0000${e.config}`;
+    let g = groups.get(k);
+    if (!g) groups.set(k, (g = []));
+    g.push(e);
+  }
+  return [...groups.values()].map((g) => {
+    const m = (f: (r: SimResult) => number) => mean(g.map((e) => f(e.result)));
+    return {
+      variant: g[0].variant,
+      config: g[0].config,
+      loss: g[0].loss,
+      n: g.length,
+      framesSent: m((r) => r.frames.sent),
+      dropped: m((r) => r.frames.dropped),
+      freezeCount: m((r) => r.freezes.count),
+      freezeMs: m((r) => r.freezes.totalMs),
+      maxFreezeMs: m((r) => r.freezes.maxMs),
+      fps: m((r) => r.fps),
+      p95: m((r) => r.latencyMs.p95),
+      goodputBps: m((r) => r.goodputBps),
+      fecOverheadPct: m((r) => r.fec.overheadPct),
+      fecUtilizationPct: m((r) => r.fec.utilizationPct),
+      keyframeRequests: m((r) => r.keyframeRequests),
+      retransmissions: m((r) => r.retransmissions),
+      violations: m((r) => r.decoderViolations),
+      sumCapacityBps: m((r) => r.paths.reduce((a, p) => a + p.meanCapacityBps, 0)),
+      wallMs: mean(g.map((e) => e.wallMs)),
+    };
+  });
+}
+
+/** Mean of per-variant means, per config (for multi-variant scenarios). */
+function acrossVariants(aggs: Agg[]): Agg[] {
+  const by = new Map<string, Agg[]>();
+  for (const a of aggs) {
+    let l = by.get(a.config);
+    if (!l) by.set(a.config, (l = []));
+    l.push(a);
+  }
+  return [...by.values()].map((l) => {
+    const out = { ...l[0], variant: 'all', n: l.reduce((s, a) => s + a.n, 0) } as Agg;
+    for (const k of Object.keys(out) as Array<keyof Agg>) {
+      if (typeof out[k] === 'number' && k !== 'n' && k !== 'loss') (out as unknown as Record<string, number>)[k] = mean(l.map((a) => a[k] as number));
+    }
+    return out;
+  });
+}
+
+const HEAD = '| configuration | frames dropped | freezes | freeze ms | max freeze ms | fps | p95 latency ms | goodput Mbps | FEC overhead % | FEC util % | keyframe req. | rtx | violations |\n| --- | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: |';
+
+function row(a: Agg): string {
+  return `| ${a.config} | ${round(a.dropped)} | ${round(a.freezeCount)} | ${Math.round(a.freezeMs)} | ${Math.round(a.maxFreezeMs)} | ${round(a.fps, 2)} | ${round(a.p95)} | ${(a.goodputBps / 1e6).toFixed(2)} | ${round(a.fecOverheadPct)} | ${round(a.fecUtilizationPct)} | ${round(a.keyframeRequests)} | ${Math.round(a.retransmissions)} | ${round(a.violations)} |`;
+}
+
+interface Check {
+  what: string;
+  ok: boolean;
+  detail: string;
+}
+
+const fmt = (x: number, d = 2) => (Number.isFinite(x) ? x.toFixed(d) : String(x));
+
+/** The issue's targets, where the scenario and configurations allow checking them. */
+export function checkTargets(scenario: string, entries: BenchEntry[], aggs: Agg[]): Check[] {
+  const checks: Check[] = [];
+  const variants = [...new Set(aggs.map((a) => a.variant))];
+  const get = (v: string, c: string) => aggs.find((a) => a.variant === v && a.config === c);
+  if (scenario === 'collapse') {
+    for (const v of variants) {
+      const cv = get(v, 'converge');
+      if (!cv) continue;
+      for (const b of ['converge-nofb', 'minrtt']) {
+        const o = get(v, b);
+        if (!o) continue;
+        checks.push({ what: `converge drops <= 1/5 of ${b}'s frames`, ok: cv.dropped * 5 <= o.dropped, detail: `${fmt(cv.dropped, 1)} vs ${fmt(o.dropped, 1)} (ratio ${fmt(o.dropped > 0 ? cv.dropped / o.dropped : cv.dropped === 0 ? 0 : Infinity)})` });
+        checks.push({ what: `converge has fewer keyframe requests than ${b}`, ok: cv.keyframeRequests < o.keyframeRequests, detail: `${fmt(cv.keyframeRequests, 1)} vs ${fmt(o.keyframeRequests, 1)}` });
+      }
+    }
+  }
+  if (scenario === 'carriers' || scenario === 'wifi-cellular') {
+    const rows = scenario === 'wifi-cellular' ? [...aggs, ...acrossVariants(aggs)] : aggs;
+    const vs = scenario === 'wifi-cellular' ? [...variants, 'all'] : variants;
+    let pass = { g: 0, f: 0, l: 0, d: 0, z: 0 };
+    let count = 0;
+    for (const v of vs) {
+      const g = (c: string) => rows.find((a) => a.variant === v && a.config === c);
+      const cv = g('converge');
+      if (!cv) continue;
+      const singles = rows.filter((a) => a.variant === v && a.config.startsWith('single:'));
+      if (singles.length === 0) continue;
+      const best = singles.reduce((b, a) => (a.goodputBps > b.goodputBps ? a : b));
+      const okG = cv.goodputBps >= 1.2 * best.goodputBps;
+      const okF = cv.freezeMs <= 0.5 * best.freezeMs;
+      const okL = cv.p95 <= best.p95;
+      const multi = rows.filter((a) => a.variant === v && ['minrtt', 'mtput', 'mrtp', 'roundrobin'].includes(a.config));
+      const okD = multi.every((m) => cv.dropped < m.dropped);
+      const okZ = multi.every((m) => cv.freezeMs < m.freezeMs);
+      if (v !== 'all') {
+        count++;
+        pass = { g: pass.g + +okG, f: pass.f + +okF, l: pass.l + +okL, d: pass.d + +okD, z: pass.z + +okZ };
+      }
+      if (scenario === 'wifi-cellular' && v !== 'all') continue;
+      const tag = v === 'all' ? ' (mean over pairs)' : '';
+      checks.push({ what: `goodput >= 1.2x best single path (${best.config})${tag}`, ok: okG, detail: `${fmt(cv.goodputBps / 1e6)} vs ${fmt(best.goodputBps / 1e6)} Mbps = ${fmt(cv.goodputBps / best.goodputBps)}x` });
+      checks.push({ what: `freeze duration <= 0.5x best single path${tag}`, ok: okF, detail: `${Math.round(cv.freezeMs)} vs ${Math.round(best.freezeMs)} ms` });
+      checks.push({ what: `p95 latency no worse than best single path${tag}`, ok: okL, detail: `${fmt(cv.p95, 1)} vs ${fmt(best.p95, 1)} ms` });
+      checks.push({ what: `fewer frames dropped than every multipath baseline${tag}`, ok: okD, detail: multi.map((m) => `${m.config} ${fmt(m.dropped, 1)}`).join(', ') + ` vs ${fmt(cv.dropped, 1)}` });
+      checks.push({ what: `less freeze than every multipath baseline${tag}`, ok: okZ, detail: multi.map((m) => `${m.config} ${Math.round(m.freezeMs)}`).join(', ') + ` vs ${Math.round(cv.freezeMs)} ms` });
+    }
+    if (scenario === 'wifi-cellular' && count > 0) {
+      checks.push({ what: 'pairs passing: goodput / freeze / p95 / dropped vs multipath / freeze vs multipath', ok: true, detail: `${pass.g} / ${pass.f} / ${pass.l} / ${pass.d} / ${pass.z} of ${count}` });
+    }
+  }
+  if (scenario === 'loss-sweep') {
+    for (const a of aggs) {
+      if (!a.config.endsWith('/path') || !(a.loss && a.loss > 0)) continue;
+      const wt = aggs.find((x) => x.variant === a.variant && x.config === a.config.replace('/path', '/webrtc-table'));
+      checks.push({
+        what: `${a.variant}: path FEC overhead <= 10% and utilization >= 50%`,
+        ok: a.fecOverheadPct <= 10 && a.fecUtilizationPct >= 50,
+        detail: `overhead ${fmt(a.fecOverheadPct, 1)}%, utilization ${fmt(a.fecUtilizationPct, 1)}%` + (wt ? `; webrtc-table ${fmt(wt.fecOverheadPct, 1)}% / ${fmt(wt.fecUtilizationPct, 1)}%` : ''),
+      });
+    }
+  }
+  if (scenario === 'constant') {
+    for (const a of aggs) {
+      if (a.config !== 'converge') continue;
+      const e = entries.find((x) => x.config === a.config);
+      const maxBps = 8_000_000 * (e?.result.streams ?? 1);
+      const goal = 0.9 * Math.min(a.sumCapacityBps, maxBps);
+      checks.push({ what: 'goodput >= 90% of min(sum of capacities, encoder max)', ok: a.goodputBps >= goal, detail: `${fmt(a.goodputBps / 1e6)} vs ${fmt(goal / 1e6)} Mbps (${fmt((100 * a.goodputBps) / Math.min(a.sumCapacityBps, maxBps), 1)}%)` });
+      checks.push({ what: 'p95 latency <= slowest one-way delay (60 ms) + 100 ms', ok: a.p95 <= 160, detail: `${fmt(a.p95, 1)} ms` });
+    }
+  }
+  if (scenario === 'failover') {
+    for (const a of aggs) {
+      if (a.config.startsWith('single')) continue;
+      const es = entries.filter((x) => x.config === a.config);
+      const longest = mean(es.map((e) => Math.max(0, ...e.result.perStream[0].freezeList.filter((f) => f.atS >= 19 && f.atS <= 32).map((f) => f.ms))));
+      const fpsDuring = mean(es.map((e) => mean(e.result.perSecond.filter((p) => p.t > 20 && p.t <= 30).map((p) => p.fps))));
+      checks.push({ what: `${a.config}: video keeps flowing during the blackhole (fps 20-30 s)`, ok: fpsDuring >= 20, detail: `${fmt(fpsDuring, 1)} fps` });
+      checks.push({ what: `${a.config}: longest freeze around the blackhole <= 300 ms`, ok: longest <= 300, detail: `${Math.round(longest)} ms (mean over seeds)` });
+    }
+  }
+  return checks;
+}
+
+export function renderSummary(scenario: string, entries: BenchEntry[], info: { seeds: number; streams: number; wallS: number; fec: string[] }): string {
+  const aggs = aggregate(entries);
+  const variants = [...new Set(aggs.map((a) => a.variant))];
+  const lines: string[] = [];
+  lines.push(`# Simulator benchmark: ${scenario}`, '');
+  lines.push(`${entries.length} runs (${info.seeds} seed(s), ${info.streams} stream(s), FEC ${info.fec.join('/')}), duration ${entries[0]?.result.durationS ?? 0} s simulated per run, ${info.wallS.toFixed(1)} s wall in total; mean wall per run ${(mean(entries.map((e) => e.wallMs)) / 1000).toFixed(2)} s. Values are means over seeds.`, '');
+  if (variants.length > 1) {
+    lines.push('## All variants (mean of per-variant means)', '', HEAD, ...acrossVariants(aggs).map(row), '');
+  }
+  for (const v of variants) {
+    const cap = aggs.find((a) => a.variant === v)?.sumCapacityBps ?? 0;
+    lines.push(`## ${v}`, '', `Sum of mean path capacities: ${(cap / 1e6).toFixed(2)} Mbps.`, '', HEAD, ...aggs.filter((a) => a.variant === v).map(row), '');
+  }
+  if (scenario === 'loss-sweep') {
+    const configs = [...new Set(aggs.map((a) => a.config))];
+    lines.push('## FEC by loss level', '', `| loss | ${configs.map((c) => `${c} overhead % / util % / dropped`).join(' | ')} |`, `| --- | ${configs.map(() => '---').join(' | ')} |`);
+    for (const v of variants) {
+      lines.push(`| ${v} | ${configs.map((c) => { const a = aggs.find((x) => x.variant === v && x.config === c); return a ? `${round(a.fecOverheadPct)} / ${round(a.fecUtilizationPct)} / ${round(a.dropped)}` : '-'; }).join(' | ')} |`);
+    }
+    lines.push('');
+  }
+  const checks = checkTargets(scenario, entries, aggs);
+  if (checks.length) {
+    lines.push('## Targets', '', '| target | met | measured |', '| --- | --- | --- |', ...checks.map((c) => `| ${c.what} | ${c.ok ? 'yes' : '**no**'} | ${c.detail} |`), '');
+  }
+  return lines.join('\n') + '\n';
+}
+
+function uplotAssets(): { js: string; css: string } {
+  const require = createRequire(import.meta.url);
+  return {
+    js: readFileSync(require.resolve('uplot/dist/uPlot.iife.min.js'), 'utf8'),
+    css: readFileSync(require.resolve('uplot/dist/uPlot.min.css'), 'utf8'),
+  };
+}
+
+/** Self-contained HTML: per variant (first 4), charts from the first seed of each configuration. */
+export function renderHtml(scenario: string, entries: BenchEntry[]): string {
+  const { js, css } = uplotAssets();
+  const variants = [...new Set(entries.map((e) => e.variant))].slice(0, 4);
+  const data = variants.map((v) => {
+    const seen = new Set<string>();
+    const runs = entries.filter((e) => e.variant === v && !seen.has(e.config) && seen.add(e.config));
+    return {
+      variant: v,
+      runs: runs.map((e) => ({
+        config: e.config,
+        t: e.result.perSecond.map((p) => p.t),
+        fps: e.result.perSecond.map((p) => p.fps),
+        ifd: e.result.perSecond.map((p) => p.ifdMeanMs),
+        fcd: e.result.perSecond.map((p) => p.fcdMeanMs),
+        p95: e.result.perSecond.map((p) => p.latencyP95Ms),
+        target: e.result.perSecond.map((p) => p.targetBitrateBps / 1e6),
+        paths: e.result.paths.map((p) => ({
+          id: p.id,
+          name: p.name,
+          cap: e.result.perSecond.map((s) => (s.paths[p.id]?.capacityBps ?? 0) / 1e6),
+          send: e.result.perSecond.map((s) => (s.paths[p.id]?.sendRateBps ?? 0) / 1e6),
+          rate: e.result.perSecond.map((s) => (s.paths[p.id]?.rateBps ?? 0) / 1e6),
+        })),
+        cdf: e.result.latencyCdfMs,
+      })),
+    };
+  });
+  const summary = renderSummary(scenario, entries, { seeds: 0, streams: entries[0]?.result.streams ?? 1, wallS: 0, fec: [...new Set(entries.map((e) => e.result.fecPolicy))] });
+  const payload = JSON.stringify({ data, summary }).replace(/</g, '\\u003c');
+  return `<!doctype html><html><head><meta charset="utf-8"><title>multipath-rtc simulator: ${scenario}</title>
+<style>${css} body{font:13px system-ui,sans-serif;margin:16px} .chart{margin:8px 0;display:inline-block} pre{background:#f6f6f6;padding:8px;overflow:auto}</style>
+</head><body><h2>multipath-rtc simulator: ${scenario}</h2><pre id="summary"></pre><div id="charts"></div>
+<script>${js}</script>
+<script>
+const P = ${payload};
+document.getElementById('summary').textContent = P.summary;
+const colors = ['#1f77b4','#d62728','#2ca02c','#9467bd','#ff7f0e','#8c564b','#e377c2','#7f7f7f','#17becf','#bcbd22'];
+const root = document.getElementById('charts');
+function chart(parent, title, xs, series, yLabel, xLabel) {
+  const el = document.createElement('div'); el.className = 'chart'; parent.appendChild(el);
+  new uPlot({ title, width: 640, height: 240, scales: { x: { time: false } }, axes: [{ label: xLabel || 'time (s)' }, { label: yLabel }],
+    series: [{ label: 'x' }, ...series.map((s, i) => ({ label: s.label, stroke: s.color || colors[i % colors.length], width: 1.4, dash: s.dash }))] },
+    [xs, ...series.map(s => s.data)], el);
+}
+for (const v of P.data) {
+  const h = document.createElement('h3'); h.textContent = v.variant + ' (first seed)'; root.appendChild(h);
+  const sec = document.createElement('div'); root.appendChild(sec);
+  for (const r of v.runs) {
+    chart(sec, r.config + ': capacity vs sending rate (Mbps)', r.t, [
+      ...r.paths.map((p, i) => ({ label: p.name + ' capacity', data: p.cap, color: colors[i], dash: [4, 4] })),
+      ...r.paths.map((p, i) => ({ label: p.name + ' sent', data: p.send, color: colors[i] })),
+      { label: 'encoder target', data: r.target, color: '#000' }], 'Mbps');
+  }
+  const t = v.runs[0] ? v.runs[0].t : [];
+  chart(sec, 'decoded fps', t, v.runs.map(r => ({ label: r.config, data: r.fps })), 'fps');
+  chart(sec, 'IFD: mean inter-frame decode interval (ms)', t, v.runs.map(r => ({ label: r.config, data: r.ifd })), 'ms');
+  chart(sec, 'FCD: frame completion delay, receiver rolling mean (ms)', t, v.runs.map(r => ({ label: r.config, data: r.fcd })), 'ms');
+  chart(sec, 'latency p95 per second (ms)', t, v.runs.map(r => ({ label: r.config, data: r.p95 })), 'ms');
+  const pct = Array.from({ length: 51 }, (_, i) => i * 2);
+  chart(sec, 'latency CDF (quantile plot): percentile -> ms', pct, v.runs.map(r => ({ label: r.config, data: r.cdf })), 'ms', 'percentile');
+}
+</script></body></html>`;
+}

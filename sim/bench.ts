@@ -1,0 +1,211 @@
+/**
+ * `npm run bench -- --scenario FILE.json|NAME [--compare LIST] [--fec LIST] [--streams 1-3]
+ *                   [--seeds N] [--duration S] [--variants N] [--jobs N] [--out DIR]`
+ *
+ * Runs the simulator (sim/simulator.ts) for every scenario variant x
+ * configuration x FEC policy x seed and writes:
+ * - DIR/results.json: one entry per run (report.json metric names, plus
+ *   `goodputBps` and `fec {overheadPct, utilizationPct}`); `perSecond` is kept
+ *   for the first seed of each configuration only (size);
+ * - DIR/summary.md: per configuration the mean over seeds of frames dropped,
+ *   freezes, fps, p95 latency, goodput, FEC overhead/utilization, keyframe
+ *   requests (Converge Tables 1, 3, 4 style), the loss-sweep FEC table, and
+ *   the issue's targets checked for the named scenarios;
+ * - DIR/report.html: uPlot charts (per-path capacity vs sending rate, fps,
+ *   IFD/FCD, latency CDFs).
+ *
+ * Configurations (`--compare`, default all): converge, converge-nofb
+ * (QoE feedback dropped), minrtt, mtput, mrtp, roundrobin, single:N.
+ * `--fec` (default `path`; for loss-sweep `path,webrtc-table,none`).
+ * `--variants N` runs only the first N variants (e.g. wifi-cellular pairs).
+ * Default DIR: out/bench/<scenario>. Runs in parallel worker threads (`--jobs`,
+ * default the number of CPUs); results do not depend on it.
+ */
+import { mkdirSync, writeFileSync } from 'node:fs';
+import { availableParallelism } from 'node:os';
+import { basename, resolve } from 'node:path';
+import { Worker } from 'node:worker_threads';
+import type { FecPolicyName } from '../src/fec/types.js';
+import type { SchedulerName } from '../src/sched/types.js';
+import { renderHtml, renderSummary, type BenchEntry } from './bench-report.js';
+import { REPO_ROOT, resolveScenario } from './scenarios.js';
+import type { SimOptions, SimResult } from './simulator.js';
+
+export const ALL_CONFIGS = ['converge', 'converge-nofb', 'minrtt', 'mtput', 'mrtp', 'roundrobin', 'single:0', 'single:1'];
+const SCHEDULERS = ['converge', 'minrtt', 'mtput', 'mrtp', 'roundrobin', 'single'];
+const FECS = ['path', 'webrtc-table', 'none'];
+
+export interface BenchConfig {
+  label: string;
+  scheduler: SchedulerName;
+  singlePath?: number;
+  qoeFeedback: boolean;
+}
+
+/** Parse one `--compare` entry. @throws Error for an unknown name */
+export function parseConfig(s: string): BenchConfig {
+  if (s === 'converge-nofb') return { label: s, scheduler: 'converge', qoeFeedback: false };
+  const m = /^single:(\d)$/.exec(s);
+  if (m) return { label: s, scheduler: 'single', singlePath: Number(m[1]), qoeFeedback: true };
+  if (!SCHEDULERS.includes(s) || s === 'single') throw new Error(`unknown configuration "${s}" (use ${ALL_CONFIGS.join(', ')}, single:N)`);
+  return { label: s, scheduler: s as SchedulerName, qoeFeedback: true };
+}
+
+interface Args {
+  scenario: string;
+  compare: string[];
+  fec: FecPolicyName[];
+  streams: number;
+  seeds: number;
+  duration?: number;
+  variants?: number;
+  jobs: number;
+  out?: string;
+}
+
+function parseArgs(argv: string[]): Args {
+  const get = (k: string): string | undefined => {
+    const i = argv.indexOf(`--${k}`);
+    if (i < 0) return undefined;
+    const v = argv[i + 1];
+    if (v === undefined || v.startsWith('--')) throw new Error(`--${k} needs a value`);
+    return v;
+  };
+  const scenario = get('scenario');
+  if (!scenario) throw new Error('usage: npm run bench -- --scenario FILE.json|NAME [--compare LIST] [--fec LIST] [--streams 1-3] [--seeds N] [--duration S] [--variants N] [--jobs N] [--out DIR]');
+  const isSweep = scenario === 'loss-sweep';
+  const compare = (get('compare') ?? (isSweep ? 'converge' : ALL_CONFIGS.join(','))).split(',').filter(Boolean);
+  compare.forEach(parseConfig);
+  const fec = (get('fec') ?? (isSweep ? 'path,webrtc-table,none' : 'path')).split(',').filter(Boolean);
+  for (const f of fec) if (!FECS.includes(f)) throw new Error(`unknown FEC policy "${f}" (use ${FECS.join(', ')})`);
+  const int = (k: string, d: number, lo: number, hi: number): number => {
+    const v = get(k);
+    if (v === undefined) return d;
+    const n = Number(v);
+    if (!Number.isInteger(n) || n < lo || n > hi) throw new Error(`--${k} must be an integer in [${lo}, ${hi}], got ${v}`);
+    return n;
+  };
+  const dur = get('duration');
+  if (dur !== undefined && !(Number(dur) > 0)) throw new Error(`--duration must be > 0 s, got ${dur}`);
+  return {
+    scenario,
+    compare,
+    fec: fec as FecPolicyName[],
+    streams: int('streams', 1, 1, 3),
+    seeds: int('seeds', 5, 1, 1000),
+    duration: dur === undefined ? undefined : Number(dur),
+    variants: get('variants') === undefined ? undefined : int('variants', 1, 1, 1000),
+    jobs: int('jobs', availableParallelism(), 1, 64),
+    out: get('out'),
+  };
+}
+
+/** Run jobs on `n` worker threads; results come back in job order. */
+export async function runPool(jobs: SimOptions[], n: number, onDone?: (i: number, wallMs: number) => void): Promise<Array<{ result: SimResult; wallMs: number }>> {
+  const out: Array<{ result: SimResult; wallMs: number }> = new Array(jobs.length);
+  let next = 0;
+  let failed: Error | undefined;
+  // Workers do not inherit the tsx loader: register it, then load the TypeScript worker.
+  const api = import.meta.resolve('tsx/esm/api');
+  const worker = new URL('./bench-worker.ts', import.meta.url).href;
+  const boot = `import(${JSON.stringify(api)}).then((m) => { m.register(); return import(${JSON.stringify(worker)}); });`;
+  const workers = Array.from({ length: Math.min(n, jobs.length) }, () => new Worker(boot, { eval: true }));
+  await Promise.all(
+    workers.map(
+      (w) =>
+        new Promise<void>((res) => {
+          const feed = (): void => {
+            if (failed || next >= jobs.length) {
+              void w.terminate();
+              res();
+              return;
+            }
+            const id = next++;
+            w.postMessage({ id, opts: jobs[id] });
+          };
+          w.on('message', (m: { id: number; result?: SimResult; wallMs?: number; error?: string }) => {
+            if (m.error) failed = new Error(`run ${m.id} (${jobs[m.id].label} seed ${jobs[m.id].seed}) failed: ${m.error}`);
+            else {
+              out[m.id] = { result: m.result as SimResult, wallMs: m.wallMs ?? 0 };
+              onDone?.(m.id, m.wallMs ?? 0);
+            }
+            feed();
+          });
+          w.on('error', (e) => {
+            failed = e;
+            res();
+          });
+          feed();
+        }),
+    ),
+  );
+  if (failed) throw failed;
+  return out;
+}
+
+async function main(): Promise<void> {
+  const a = parseArgs(process.argv.slice(2));
+  let variants = resolveScenario(a.scenario);
+  if (a.variants !== undefined) variants = variants.slice(0, a.variants);
+  const scenarioLabel = a.scenario.endsWith('.json') ? basename(a.scenario, '.json') : a.scenario;
+  const outDir = resolve(a.out ?? resolve(REPO_ROOT, 'out/bench', scenarioLabel));
+  mkdirSync(outDir, { recursive: true });
+  const configs = a.compare.map(parseConfig);
+  const jobs: SimOptions[] = [];
+  const meta: Array<{ variant: string; config: string; loss?: number }> = [];
+  for (const v of variants) {
+    for (const c of configs) {
+      if (c.singlePath !== undefined && c.singlePath >= v.scenario.paths.length) continue;
+      for (const fec of a.fec) {
+        for (let seed = 1; seed <= a.seeds; seed++) {
+          const label = a.fec.length > 1 ? `${c.label}/${fec}` : c.label;
+          jobs.push({
+            scenario: v.scenario,
+            scheduler: c.scheduler,
+            singlePath: c.singlePath,
+            fec,
+            seed,
+            durationS: a.duration,
+            streams: a.streams,
+            qoeFeedback: c.qoeFeedback,
+            label,
+          });
+          meta.push({ variant: v.label, config: label, loss: v.loss });
+        }
+      }
+    }
+  }
+  console.log(`bench ${scenarioLabel}: ${variants.length} variant(s) x ${configs.length} configuration(s) x ${a.fec.length} FEC x ${a.seeds} seed(s) = ${jobs.length} runs on ${Math.min(a.jobs, jobs.length)} thread(s)`);
+  const t0 = performance.now();
+  let done = 0;
+  const runs = await runPool(jobs, a.jobs, () => {
+    done++;
+    if (done % Math.max(1, Math.floor(jobs.length / 10)) === 0 || done === jobs.length) console.log(`  ${done}/${jobs.length} runs`);
+  });
+  const wallS = (performance.now() - t0) / 1000;
+  const entries: BenchEntry[] = runs.map((r, i) => ({ variant: meta[i].variant, config: meta[i].config, loss: meta[i].loss, wallMs: Math.round(r.wallMs), result: r.result }));
+  // results.json: perSecond only for the first seed of each (variant, config).
+  const firstSeed = new Set<string>();
+  const json = entries.map((e) => {
+    const key = `${e.variant}|${e.config}`;
+    const keep = !firstSeed.has(key);
+    firstSeed.add(key);
+    const { result, ...rest } = e;
+    const { perSecond, ...res } = result;
+    return { variant: rest.variant, config: rest.config, ...res, ...(keep ? { perSecond } : {}) };
+  });
+  writeFileSync(resolve(outDir, 'results.json'), JSON.stringify(json, null, 1) + '\n');
+  const summary = renderSummary(scenarioLabel, entries, { seeds: a.seeds, streams: a.streams, wallS, fec: a.fec });
+  writeFileSync(resolve(outDir, 'summary.md'), summary);
+  writeFileSync(resolve(outDir, 'report.html'), renderHtml(scenarioLabel, entries));
+  console.log(summary);
+  console.log(`wrote ${outDir}/{results.json,summary.md,report.html} in ${wallS.toFixed(1)} s`);
+}
+
+const isMain = process.argv[1] && resolve(process.argv[1]) === resolve(REPO_ROOT, 'sim/bench.ts');
+if (isMain) {
+  main().catch((e: unknown) => {
+    console.error(e instanceof Error ? e.message : e);
+    process.exit(1);
+  });
+}

@@ -1,0 +1,276 @@
+/**
+ * Statistical model of a real-time H.264 encoder for the simulator: frame
+ * sizes that follow the target bitrate with a realistic key/delta size ratio,
+ * a rate-controller lag after a target change, per-frame jitter, and the debt
+ * a key frame leaves that the following delta frames pay back. Or: replay of a
+ * recorded frame-size log.
+ *
+ * CALIBRATION (sim/fixtures/h264-640x480-frame-sizes.json, recorded with
+ * tools/capture-frame-sizes.ts from Chromium's WebCodecs VideoEncoder,
+ * avc1.42e01f, realtime, 640x480@30, natural content):
+ *
+ * | target | key bytes | mean delta bytes | key/delta | delta CV |
+ * | --- | --- | --- | --- | --- |
+ * | 0.5 Mbps | 17 600 | 1 910 | 9.2 | 0.76 |
+ * | 1 Mbps | 24 200 | 3 960 | 6.1 | 0.61 |
+ * | 2 Mbps | 40 900 | 7 990 | 5.1 | 0.51 |
+ * | 4 Mbps | 51 500 | 16 250 | 3.2 | 0.31 |
+ *
+ * Fits used here: key/delta = 6.0 x (Mbps)^-0.5 and delta CV = 0.6 x
+ * (Mbps)^-0.3 (bitrate of the rate controller's current rate). After a 3x
+ * step up or down, the 15-frame average reached +-20% of the new target in
+ * ~0.23 s: a first-order lag with time constant 0.2 s (5% after ~0.6 s) is
+ * the default. Key frames of the real encoder are followed by smaller delta
+ * frames: modelled as a byte debt repaid over {@link EncoderModelOptions.debtPaybackS}.
+ *
+ * The model emits an H.264 Annex B access unit of the chosen size whose NAL
+ * units the packetizer classifies like the real thing: SPS + PPS + IDR for a
+ * key frame, one non-IDR slice for a delta frame; the payload bytes never
+ * contain a start code.
+ */
+import { readFileSync } from 'node:fs';
+import type { Rng } from '../src/core/rng.js';
+
+/** A recorded log: `[bytes, 1 = key | 0 = delta]` per frame. */
+export type FrameSizeLog = Array<[number, number]>;
+
+export interface EncoderModelOptions {
+  /** Camera frame rate (frames/s, default 30). */
+  fps?: number;
+  /** Encoded size (px) announced in the stream info (default 640x480, as the calibration). */
+  width?: number;
+  height?: number;
+  /** Key/delta size ratio at 1 Mbps (default 6.0) and its bitrate exponent (default -0.5). */
+  keyDeltaRatioAt1M?: number;
+  keyDeltaExponent?: number;
+  /** CV of delta frame sizes at 1 Mbps (default 0.6) and its bitrate exponent (default -0.3). */
+  deltaCvAt1M?: number;
+  deltaCvExponent?: number;
+  /** Time constant (s) of the rate controller's approach to a new target (default 0.2). */
+  rateLagS?: number;
+  /** Seconds over which a key frame's excess bytes are repaid by smaller deltas (default 0.5). */
+  debtPaybackS?: number;
+  /** Periodic key frame every N frames (0 = only on request, the default). */
+  keyframeIntervalFrames?: number;
+  /** Smallest frame (bytes, default 60). */
+  minFrameBytes?: number;
+  /** Encoder's own bitrate floor (bps, default 50 kbps, like src/codec/webcodecs.ts). */
+  minBitrateBps?: number;
+  /** Replay a recorded log instead of the statistical model: a fixture/log file or the log itself. */
+  replay?: string | FrameSizeLog;
+  /** With replay: the run name inside a fixture file with several runs (default the first). */
+  replayRun?: string;
+  /** With replay: scale logged sizes by target / logged bitrate (default false: sizes as logged). */
+  replayFollowTarget?: boolean;
+}
+
+/** One frame the model produced. */
+export interface ModelFrame {
+  keyFrame: boolean;
+  sizeBytes: number;
+}
+
+const DEFAULTS = {
+  fps: 30,
+  width: 640,
+  height: 480,
+  keyDeltaRatioAt1M: 6.0,
+  keyDeltaExponent: -0.5,
+  deltaCvAt1M: 0.6,
+  deltaCvExponent: -0.3,
+  rateLagS: 0.2,
+  debtPaybackS: 0.5,
+  keyframeIntervalFrames: 0,
+  minFrameBytes: 60,
+  minBitrateBps: 50_000,
+};
+
+/** Read a frame-size log: a fixture (`{runs: [{name, frames}]}`) or `{frames}` or a bare array. @throws Error naming the file */
+export function loadFrameSizeLog(file: string, run?: string): { frames: FrameSizeLog; bitrateBps: number | undefined } {
+  let json: unknown;
+  try {
+    json = JSON.parse(readFileSync(file, 'utf8'));
+  } catch (e) {
+    throw new Error(`encoder replay: cannot read ${file}: ${(e as Error).message}`);
+  }
+  let frames: unknown;
+  let bitrateBps: number | undefined;
+  if (Array.isArray(json)) frames = json;
+  else if (json && typeof json === 'object') {
+    const o = json as { frames?: unknown; runs?: Array<{ name: string; frames: unknown; bitrates?: Array<{ bps: number }> }> };
+    if (o.runs) {
+      const r = run === undefined ? o.runs[0] : o.runs.find((x) => x.name === run);
+      if (!r) throw new Error(`encoder replay: run ${run} not in ${file} (have ${o.runs.map((x) => x.name).join(', ')})`);
+      frames = r.frames;
+      bitrateBps = r.bitrates?.[0]?.bps;
+    } else frames = o.frames;
+  }
+  if (!Array.isArray(frames) || frames.length === 0) throw new Error(`encoder replay: no frames in ${file}`);
+  frames.forEach((f, i) => {
+    if (!Array.isArray(f) || typeof f[0] !== 'number' || !(f[0] > 0) || (f[1] !== 0 && f[1] !== 1)) {
+      throw new Error(`encoder replay: ${file}: frame ${i} must be [bytes > 0, 0|1]`);
+    }
+  });
+  return { frames: frames as FrameSizeLog, bitrateBps };
+}
+
+/** See the module comment. Deterministic for a given {@link Rng}. */
+export class EncoderModel {
+  readonly fps: number;
+  readonly width: number;
+  readonly height: number;
+  private readonly o: typeof DEFAULTS;
+  private targetBps: number;
+  private rateBps: number;
+  private debtBytes = 0;
+  private keyPending = true; // the first frame is a key frame
+  private frameCount = 0;
+  private readonly log: FrameSizeLog | undefined;
+  private readonly logBitrateBps: number | undefined;
+  private readonly logMeanKey: number;
+  private readonly logMeanDelta: number;
+  private logIndex = 0;
+
+  /**
+   * @param startBitrateBps initial target (bps)
+   * @throws RangeError for non-positive fps / bitrate; Error for an unreadable replay log
+   */
+  constructor(
+    opts: EncoderModelOptions,
+    startBitrateBps: number,
+    private readonly rng: Rng,
+  ) {
+    this.o = { ...DEFAULTS };
+    for (const k of Object.keys(DEFAULTS) as Array<keyof typeof DEFAULTS>) {
+      const v = opts[k];
+      if (v !== undefined) {
+        if (typeof v !== 'number' || !Number.isFinite(v) || v < 0) throw new RangeError(`EncoderModel: ${k} must be a finite number >= 0, got ${String(v)}`);
+        this.o[k] = v;
+      }
+    }
+    if (!(this.o.fps > 0)) throw new RangeError('EncoderModel: fps must be > 0');
+    if (!(startBitrateBps > 0)) throw new RangeError(`EncoderModel: start bitrate must be > 0, got ${startBitrateBps}`);
+    this.fps = this.o.fps;
+    this.width = this.o.width;
+    this.height = this.o.height;
+    this.targetBps = startBitrateBps;
+    this.rateBps = startBitrateBps;
+    if (opts.replay !== undefined) {
+      const l = typeof opts.replay === 'string' ? loadFrameSizeLog(opts.replay, opts.replayRun) : { frames: opts.replay, bitrateBps: undefined };
+      this.log = l.frames;
+      let total = 0;
+      for (const f of l.frames) total += f[0];
+      this.logBitrateBps = opts.replayFollowTarget ? (l.bitrateBps ?? (total * 8 * this.fps) / l.frames.length) : undefined;
+      const keys = l.frames.filter((f) => f[1] === 1).map((f) => f[0]);
+      const deltas = l.frames.filter((f) => f[1] === 0).map((f) => f[0]);
+      this.logMeanDelta = deltas.length ? deltas.reduce((a, b) => a + b, 0) / deltas.length : total / l.frames.length;
+      this.logMeanKey = keys.length ? keys.reduce((a, b) => a + b, 0) / keys.length : 6 * this.logMeanDelta;
+    } else {
+      this.logMeanKey = 0;
+      this.logMeanDelta = 0;
+    }
+  }
+
+  /** New encoder target (bps), as the app's `targetBitrate` handler applies it. */
+  setTargetBitrate(bps: number): void {
+    if (Number.isFinite(bps) && bps > 0) this.targetBps = Math.max(this.o.minBitrateBps, bps);
+  }
+
+  /** Current target (bps). */
+  target(): number {
+    return this.targetBps;
+  }
+
+  /** The rate the model's rate controller currently aims at (bps), lagging the target. */
+  currentRateBps(): number {
+    return this.rateBps;
+  }
+
+  /** Make the next frame a key frame (PLI, new path). */
+  requestKeyframe(): void {
+    this.keyPending = true;
+  }
+
+  /** Key/delta size ratio at a bitrate (bps). */
+  keyDeltaRatio(bps: number): number {
+    return Math.max(1.5, this.o.keyDeltaRatioAt1M * Math.pow(Math.max(bps, 1e5) / 1e6, this.o.keyDeltaExponent));
+  }
+
+  /** Coefficient of variation of delta sizes at a bitrate (bps). */
+  deltaCv(bps: number): number {
+    return this.o.deltaCvAt1M * Math.pow(Math.max(bps, 1e5) / 1e6, this.o.deltaCvExponent);
+  }
+
+  /** Produce the next frame (call once per camera frame, 1/fps apart). */
+  nextFrame(): ModelFrame {
+    const dt = 1 / this.fps;
+    this.rateBps += (this.targetBps - this.rateBps) * (1 - Math.exp(-dt / Math.max(1e-3, this.o.rateLagS)));
+    const periodic = this.o.keyframeIntervalFrames > 0 && this.frameCount % this.o.keyframeIntervalFrames === 0;
+    const keyFrame = this.keyPending || periodic;
+    this.keyPending = false;
+    this.frameCount++;
+    const size = this.log ? this.replayFrame(keyFrame) : this.modelFrame(keyFrame);
+    return { keyFrame, sizeBytes: Math.max(this.o.minFrameBytes, Math.round(size)) };
+  }
+
+  private modelFrame(keyFrame: boolean): number {
+    const budget = this.rateBps / 8 / this.fps; // bytes per frame at the current rate
+    if (keyFrame) {
+      const size = budget * this.keyDeltaRatio(this.rateBps) * this.lognormal(0.15);
+      this.debtBytes += size - budget;
+      return size;
+    }
+    // Repay the key frame debt over debtPaybackS, never shrinking a delta below 25% of its budget.
+    const repay = Math.min(this.debtBytes / Math.max(1, this.o.debtPaybackS * this.fps), 0.75 * budget);
+    const size = Math.max(this.o.minFrameBytes, (budget - repay) * this.lognormal(this.deltaCv(this.rateBps)));
+    this.debtBytes = Math.max(0, this.debtBytes - repay);
+    return size;
+  }
+
+  private replayFrame(keyFrame: boolean): number {
+    const log = this.log as FrameSizeLog;
+    const e = log[this.logIndex % log.length];
+    this.logIndex++;
+    // A requested key frame takes the log's mean key size; a logged key frame that was not asked for becomes a mean delta.
+    let size = keyFrame ? (e[1] === 1 ? e[0] : this.logMeanKey) : e[1] === 1 ? this.logMeanDelta : e[0];
+    if (this.logBitrateBps) size *= this.rateBps / this.logBitrateBps;
+    return size;
+  }
+
+  /** Log-normal multiplier with mean 1 and coefficient of variation `cv`. */
+  private lognormal(cv: number): number {
+    if (!(cv > 0)) return 1;
+    const s2 = Math.log(1 + cv * cv);
+    return Math.exp(Math.sqrt(s2) * this.rng.normal() - s2 / 2);
+  }
+}
+
+/**
+ * An H.264 Annex B access unit of exactly `sizeBytes` bytes (>= 24): key =
+ * SPS (type 7) + PPS (type 8) + IDR slice (type 5); delta = one non-IDR
+ * slice (type 1). The filler is 0xAB so no start code appears inside.
+ * `tag` (e.g. the frame id) is written after the slice header for checks.
+ */
+export function makeAnnexB(sizeBytes: number, keyFrame: boolean, tag = 0): Uint8Array {
+  const n = Math.max(24, Math.round(sizeBytes));
+  const out = new Uint8Array(n);
+  out.fill(0xab);
+  let o = 0;
+  const nal = (type: number, len: number): void => {
+    out[o] = 0;
+    out[o + 1] = 0;
+    out[o + 2] = 0;
+    out[o + 3] = 1;
+    out[o + 4] = (type === 1 ? 0x40 : 0x60) | type; // nal_ref_idc + type
+    o += len;
+  };
+  if (keyFrame) {
+    nal(7, 12); // SPS
+    nal(8, 6); // PPS
+    nal(5, n - 18);
+  } else nal(1, n);
+  // Tag after the slice NAL header: 4 bytes, each OR 0x80 so they are never 0.
+  const at = keyFrame ? 18 + 5 : 5;
+  for (let i = 0; i < 4 && at + i < n; i++) out[at + i] = 0x80 | ((tag >>> (7 * i)) & 0x7f);
+  return out;
+}

@@ -1,0 +1,179 @@
+/**
+ * QoE metrics of a simulated call, with the SAME names and meanings as the
+ * call's report.json (tools/harness/report.ts `CallReport`, docs/report.md),
+ * plus `goodputBps` and `fec {overheadPct, utilizationPct}` at top level.
+ *
+ * Definitions (Converge §6; W3C webrtc-stats; libwebrtc video_quality_observer2.cc):
+ * - frames.sent: frames the encoder produced; frames.decoded: frames the
+ *   decoder output; frames.dropped: frame ids up to the newest decoded one
+ *   that were never decoded (frames still in flight at the end are not counted).
+ * - freezes: an inter-frame (decode) interval is a freeze when
+ *   `interval >= max(3 x avg, avg + 150 ms)`, `avg` = mean of the last 30
+ *   intervals INCLUDING this one, once at least 5 intervals are known (as
+ *   src/feedback/qoe-stats.ts); the freeze lasts the whole interval.
+ * - fps: decoded frames / seconds from the first decoded frame to the end.
+ * - latencyMs: capture -> decoded (ms), mean and type-7 percentiles
+ *   (src/feedback/percentile.ts). Sender and receiver share the virtual clock.
+ * - goodputBps: bytes of decoded frames x 8 / call duration (s).
+ */
+import { percentiles } from '../src/feedback/percentile.js';
+
+/** One decoded frame as the simulator's decoder model logs it. */
+export interface DecodedFrame {
+  frameId: number;
+  /** Sender capture time (µs). */
+  captureUs: number;
+  /** Decode time (µs). */
+  decodedUs: number;
+  /** Encoded size (bytes). */
+  bytes: number;
+}
+
+export interface FreezeStats {
+  count: number;
+  totalMs: number;
+  /** Longest freeze (ms), 0 without freezes. */
+  maxMs: number;
+  /** Start time (µs, decode time of the frame before the gap) and duration (ms) of each freeze. */
+  list: Array<{ atUs: number; ms: number }>;
+}
+
+export interface LatencyStats {
+  mean: number;
+  p50: number;
+  p95: number;
+  p99: number;
+}
+
+const FREEZE_WINDOW = 30;
+const FREEZE_MIN_INTERVALS = 5;
+
+/** Round to `d` decimals (keeps JSON compact and stable). */
+export function round(x: number, d = 1): number {
+  if (!Number.isFinite(x)) return 0;
+  const k = 10 ** d;
+  return Math.round(x * k) / k;
+}
+
+/** WebRTC freezes over increasing decode times (µs). Non-increasing times are skipped. */
+export function freezeStats(decodedUs: readonly number[]): FreezeStats {
+  const ring = new Float64Array(FREEZE_WINDOW);
+  let head = 0;
+  let n = 0;
+  let sum = 0;
+  const out: FreezeStats = { count: 0, totalMs: 0, maxMs: 0, list: [] };
+  for (let i = 1; i < decodedUs.length; i++) {
+    const ms = (decodedUs[i] - decodedUs[i - 1]) / 1000;
+    if (!(ms >= 0)) continue;
+    if (n === FREEZE_WINDOW) sum -= ring[head];
+    else n++;
+    ring[head] = ms;
+    sum += ms;
+    head = (head + 1) % FREEZE_WINDOW;
+    if (n < FREEZE_MIN_INTERVALS) continue;
+    const avg = sum / n;
+    if (ms >= Math.max(3 * avg, avg + 150)) {
+      out.count++;
+      out.totalMs += ms;
+      if (ms > out.maxMs) out.maxMs = ms;
+      out.list.push({ atUs: decodedUs[i - 1], ms });
+    }
+  }
+  return out;
+}
+
+/** Mean and p50/p95/p99 of latency samples (ms); zeros when empty. */
+export function latencyStats(ms: readonly number[]): LatencyStats {
+  if (ms.length === 0) return { mean: 0, p50: 0, p95: 0, p99: 0 };
+  let s = 0;
+  for (const v of ms) s += v;
+  const [p50, p95, p99] = percentiles(ms, [50, 95, 99]);
+  return { mean: s / ms.length, p50, p95, p99 };
+}
+
+/**
+ * Frames encoded but never decoded: ids in [firstId, newest decoded id] that
+ * were not decoded (ids are consecutive from `firstId`).
+ */
+export function framesDropped(decodedIds: readonly number[], firstId = 0): number {
+  if (decodedIds.length === 0) return 0;
+  let max = -Infinity;
+  const uniq = new Set<number>();
+  for (const id of decodedIds) {
+    if (id >= firstId) uniq.add(id);
+    if (id > max) max = id;
+  }
+  return Math.max(0, max - firstId + 1 - uniq.size);
+}
+
+/** Latency CDF as `points + 1` evenly spaced percentiles (0, 100/points, ..., 100), ms. */
+export function latencyCdf(ms: readonly number[], points = 50): number[] {
+  if (ms.length === 0) return [];
+  const ps: number[] = [];
+  for (let i = 0; i <= points; i++) ps.push((100 * i) / points);
+  return percentiles(ms, ps).map((v) => round(v, 1));
+}
+
+/** Stream-level QoE of a list of decoded frames (in decode order). */
+export interface StreamQoe {
+  frames: { sent: number; decoded: number; dropped: number };
+  fps: number;
+  freezes: { count: number; totalMs: number; maxMs: number };
+  latencyMs: LatencyStats;
+  goodputBps: number;
+  framesOutOfOrder: number;
+}
+
+/**
+ * @param decoded frames in decode order
+ * @param sent frames the encoder produced (ids 0..sent-1)
+ * @param endUs end of the call (µs); the call started at 0
+ */
+export function streamQoe(decoded: readonly DecodedFrame[], sent: number, endUs: number): StreamQoe {
+  const times = decoded.map((f) => f.decodedUs);
+  const fz = freezeStats(times);
+  const lat = latencyStats(decoded.map((f) => (f.decodedUs - f.captureUs) / 1000));
+  let bytes = 0;
+  let ooo = 0;
+  let last = -1;
+  for (const f of decoded) {
+    bytes += f.bytes;
+    if (f.frameId <= last) ooo++;
+    else last = f.frameId;
+  }
+  const first = decoded.length ? decoded[0].decodedUs : endUs;
+  const activeS = (endUs - first) / 1e6;
+  return {
+    frames: { sent, decoded: decoded.length, dropped: framesDropped(decoded.map((f) => f.frameId)) },
+    fps: round(activeS > 0 ? decoded.length / activeS : 0, 2),
+    freezes: { count: fz.count, totalMs: Math.round(fz.totalMs), maxMs: Math.round(fz.maxMs) },
+    latencyMs: { mean: round(lat.mean), p50: round(lat.p50), p95: round(lat.p95), p99: round(lat.p99) },
+    goodputBps: Math.round(endUs > 0 ? (bytes * 8 * 1e6) / endUs : 0),
+    framesOutOfOrder: ooo,
+  };
+}
+
+/** Per-second decoded fps, latency p50/p95 (ms) and mean inter-frame decode interval (ms), seconds [0, nSeconds). */
+export function perSecondQoe(decoded: readonly DecodedFrame[], nSeconds: number): Array<{ fps: number; latencyP50Ms: number; latencyP95Ms: number; ifdMeanMs: number }> {
+  const buckets: number[][] = Array.from({ length: nSeconds }, () => []);
+  const ifd: number[][] = Array.from({ length: nSeconds }, () => []);
+  let prev: number | undefined;
+  for (const f of decoded) {
+    const s = Math.floor(f.decodedUs / 1e6);
+    if (s >= 0 && s < nSeconds) {
+      buckets[s].push((f.decodedUs - f.captureUs) / 1000);
+      if (prev !== undefined) ifd[s].push((f.decodedUs - prev) / 1000);
+    }
+    prev = f.decodedUs;
+  }
+  return buckets.map((b, i) => {
+    const [p50, p95] = b.length ? percentiles(b, [50, 95]) : [0, 0];
+    const m = ifd[i].length ? ifd[i].reduce((a, c) => a + c, 0) / ifd[i].length : 0;
+    return { fps: b.length, latencyP50Ms: round(p50), latencyP95Ms: round(p95), ifdMeanMs: round(m, 2) };
+  });
+}
+
+/** Mean of numbers (0 when empty). */
+export function mean(a: readonly number[]): number {
+  return a.length ? a.reduce((x, y) => x + y, 0) / a.length : 0;
+}

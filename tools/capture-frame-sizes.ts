@@ -1,0 +1,212 @@
+/**
+ * Records REAL encoded frame sizes from Chromium's WebCodecs H.264 encoder on
+ * natural content, to calibrate the simulator's encoder model
+ * (sim/encoder-model.ts). Writes sim/fixtures/h264-640x480-frame-sizes.json:
+ * per run the target bitrate(s) and, per encoded frame, `[bytes, key ? 1 : 0]`,
+ * plus the statistics derived from them (key/delta size ratio, coefficient of
+ * variation of delta sizes, convergence time after a bitrate step).
+ *
+ *   node --import tsx tools/capture-frame-sizes.ts [--clip /work/shared/media/mixed-content.webm] [--frames 300]
+ *
+ * Pipeline: ffmpeg converts the clip to a 640x480 30 fps Y4M that Chromium's
+ * fake camera plays (looping); the page does getUserMedia ->
+ * MediaStreamTrackProcessor -> VideoEncoder ('avc1.42e01f', annexb,
+ * latencyMode 'realtime', bitrateMode 'variable' as WebRTC-style use), a key
+ * frame every 100 frames. One run per constant bitrate (0.5, 1, 2, 4 Mbps)
+ * and three step runs (1 -> 3, 3 -> 1 and 2 -> 2.2 Mbps at frame 150, applied with
+ * `configure()` like the library's rate updates). Takes about a minute (the
+ * camera runs in real time).
+ */
+import { execFileSync } from 'node:child_process';
+import { existsSync, mkdirSync, writeFileSync } from 'node:fs';
+import { dirname, resolve } from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { chromium } from 'playwright-core';
+
+const here = dirname(fileURLToPath(import.meta.url));
+const repoRoot = resolve(here, '..');
+const outFile = resolve(repoRoot, 'sim/fixtures/h264-640x480-frame-sizes.json');
+
+interface RunSpec {
+  name: string;
+  bitrates: Array<{ atFrame: number; bps: number }>;
+  frames: number;
+  keyEvery: number;
+}
+
+interface RunResult {
+  name: string;
+  bitrates: Array<{ atFrame: number; bps: number }>;
+  fps: number;
+  /** [bytes, 1 = key / 0 = delta] per output chunk, in output order. */
+  frames: Array<[number, number]>;
+}
+
+function arg(name: string, dflt: string): string {
+  const i = process.argv.indexOf(`--${name}`);
+  return i >= 0 && process.argv[i + 1] ? process.argv[i + 1] : dflt;
+}
+
+/** Runs inside the page. */
+async function encodeRun(spec: RunSpec): Promise<Array<[number, number]>> {
+  const stream = await navigator.mediaDevices.getUserMedia({ video: { width: 640, height: 480, frameRate: 30 } });
+  const track = stream.getVideoTracks()[0];
+  const Proc = (globalThis as unknown as { MediaStreamTrackProcessor: new (o: { track: MediaStreamTrack }) => { readable: ReadableStream<VideoFrame> } })
+    .MediaStreamTrackProcessor;
+  const reader = new Proc({ track }).readable.getReader();
+  const out: Array<[number, number]> = [];
+  let err: unknown = null;
+  const enc = new VideoEncoder({
+    output: (chunk) => {
+      out.push([chunk.byteLength, chunk.type === 'key' ? 1 : 0]);
+    },
+    error: (e) => {
+      err = e;
+    },
+  });
+  const cfg = (bps: number): VideoEncoderConfig =>
+    ({
+      codec: 'avc1.42e01f',
+      width: 640,
+      height: 480,
+      bitrate: bps,
+      framerate: 30,
+      latencyMode: 'realtime',
+      bitrateMode: 'variable',
+      avc: { format: 'annexb' },
+    }) as VideoEncoderConfig;
+  enc.configure(cfg(spec.bitrates[0].bps));
+  for (let i = 0; i < spec.frames; i++) {
+    const { value: frame, done } = await reader.read();
+    if (done || !frame) break;
+    const step = spec.bitrates.find((b) => b.atFrame === i && i > 0);
+    if (step) enc.configure(cfg(step.bps));
+    if (enc.encodeQueueSize > 4) {
+      frame.close();
+      i--;
+      continue;
+    }
+    enc.encode(frame, { keyFrame: i % spec.keyEvery === 0 });
+    frame.close();
+  }
+  await enc.flush();
+  enc.close();
+  reader.cancel().catch(() => undefined);
+  track.stop();
+  if (err) throw err;
+  return out;
+}
+
+/** Statistics the encoder model is calibrated with. */
+export function deriveStats(runs: RunResult[]): Record<string, unknown> {
+  const perRun = runs.map((r) => {
+    const fps = r.fps;
+    const keys = r.frames.filter((f) => f[1] === 1).map((f) => f[0]);
+    // Steady state: skip the first 30 frames and the 5 frames after each key frame.
+    const deltas: number[] = [];
+    let sinceKey = 0;
+    r.frames.forEach((f, i) => {
+      if (f[1] === 1) sinceKey = 0;
+      else sinceKey++;
+      if (f[1] === 0 && i >= 30 && sinceKey > 5) deltas.push(f[0]);
+    });
+    const mean = (a: number[]) => (a.length ? a.reduce((x, y) => x + y, 0) / a.length : 0);
+    const md = mean(deltas);
+    const sd = Math.sqrt(mean(deltas.map((d) => (d - md) ** 2)));
+    const total = r.frames.reduce((s, f) => s + f[0], 0);
+    const step = r.bitrates.length > 1 ? r.bitrates[1] : undefined;
+    let convergenceS: number | undefined;
+    if (step) {
+      // Time until a 15-frame moving average of the bitrate is within 20% of the new target and stays there for 1 s.
+      const win = 15;
+      const rate = (i: number) => (r.frames.slice(i - win + 1, i + 1).reduce((s, f) => s + f[0], 0) * 8 * fps) / win;
+      for (let i = step.atFrame + win - 1; i < r.frames.length - fps; i++) {
+        let ok = true;
+        for (let j = i; j < i + fps && ok; j++) ok = Math.abs(rate(j) - step.bps) <= 0.2 * step.bps;
+        if (ok) {
+          convergenceS = (i - (win - 1) / 2 - step.atFrame) / fps;
+          break;
+        }
+      }
+    }
+    return {
+      name: r.name,
+      targetBps: r.bitrates[0].bps,
+      stepToBps: step?.bps,
+      frames: r.frames.length,
+      achievedBps: Math.round((total * 8 * fps) / Math.max(1, r.frames.length)),
+      meanKeyBytes: Math.round(mean(keys.slice(1))) || Math.round(mean(keys)),
+      firstKeyBytes: keys[0],
+      meanDeltaBytes: Math.round(md),
+      keyDeltaRatio: md > 0 ? Math.round((mean(keys.slice(1).length ? keys.slice(1) : keys) / md) * 100) / 100 : 0,
+      deltaCv: md > 0 ? Math.round((sd / md) * 1000) / 1000 : 0,
+      convergenceS: convergenceS === undefined ? undefined : Math.round(convergenceS * 100) / 100,
+    };
+  });
+  return { perRun };
+}
+
+async function main(): Promise<void> {
+  const clip = arg('clip', '/work/shared/media/mixed-content.webm');
+  const frames = Number(arg('frames', '300'));
+  const y4m = '/tmp/clip-640x480.y4m';
+  if (!existsSync(clip)) throw new Error(`clip not found: ${clip}`);
+  // Retime 25 fps content to 30 fps (setpts) instead of duplicating every 5th frame
+  // (fps=30 would add near-empty repeated frames that real cameras do not produce).
+  execFileSync('ffmpeg', ['-y', '-loglevel', 'error', '-i', clip, '-vf', 'setpts=PTS*25/30,scale=640:480', '-r', '30', '-pix_fmt', 'yuv420p', '-t', '20', y4m]);
+  const browser = await chromium.launch({
+    executablePath: '/usr/bin/chromium',
+    args: [
+      '--no-sandbox',
+      '--disable-gpu',
+      '--disable-quic',
+      '--no-first-run',
+      '--disable-background-networking',
+      '--disable-component-update',
+      '--disable-sync',
+      '--use-fake-ui-for-media-stream',
+      '--use-fake-device-for-media-stream',
+      `--use-file-for-fake-video-capture=${y4m}`,
+    ],
+  });
+  const specs: RunSpec[] = [
+    ...[500_000, 1_000_000, 2_000_000, 4_000_000].map((bps) => ({ name: `const-${bps / 1e6}M`, bitrates: [{ atFrame: 0, bps }], frames, keyEvery: 100 })),
+    { name: 'step-1M-3M', bitrates: [{ atFrame: 0, bps: 1_000_000 }, { atFrame: 150, bps: 3_000_000 }], frames, keyEvery: 1000 },
+    { name: 'step-3M-1M', bitrates: [{ atFrame: 0, bps: 3_000_000 }, { atFrame: 150, bps: 1_000_000 }], frames, keyEvery: 1000 },
+    // A small change, as the engine's >5% target updates: does configure() force a key frame?
+    { name: 'step-2M-2.2M', bitrates: [{ atFrame: 0, bps: 2_000_000 }, { atFrame: 150, bps: 2_200_000 }], frames, keyEvery: 1000 },
+  ];
+  const runs: RunResult[] = [];
+  try {
+    const page = await browser.newPage();
+    await page.addInitScript('globalThis.__name = (f) => f;');
+    await page.route('https://capture.invalid/', (route) =>
+      route.fulfill({ status: 200, contentType: 'text/html', body: '<!doctype html><title>capture</title>' }),
+    );
+    await page.goto('https://capture.invalid/');
+    for (const spec of specs) {
+      const res = await page.evaluate(encodeRun, spec);
+      runs.push({ name: spec.name, bitrates: spec.bitrates, fps: 30, frames: res });
+      console.log(spec.name, res.length, 'frames');
+    }
+    const fixture = {
+      source: 'Chromium WebCodecs VideoEncoder avc1.42e01f annexb realtime 640x480@30, fake camera playing mixed-content.webm (tools/capture-frame-sizes.ts)',
+      browser: browser.version(),
+      clip,
+      stats: deriveStats(runs),
+      runs,
+    };
+    mkdirSync(dirname(outFile), { recursive: true });
+    const json = JSON.stringify(fixture).replace(/\],\[/g, '],\n[');
+    writeFileSync(outFile, json + '\n');
+    console.log(JSON.stringify(fixture.stats, null, 1));
+    console.log('wrote', outFile);
+  } finally {
+    await browser.close();
+  }
+}
+
+main().catch((e: unknown) => {
+  console.error(e);
+  process.exit(1);
+});
