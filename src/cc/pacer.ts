@@ -80,9 +80,11 @@ function classOf(p: unknown): number {
  * - {@link poll} returns what may be sent now, in priority order (lower
  *   Priority number first, FIFO within a priority), spending a budget that
  *   refills at pacingFactor x rate and never letting bufferedAmount + sent
- *   exceed the buffer budget; it also drops Media (6) and FEC (5) that waited
- *   longer than maxQueueDelayMs. Retransmissions, keyframes, SPS and PPS are
- *   only dropped when the queue bound forces it.
+ *   exceed the buffer budget; it also drops Media (6), FEC (5) and
+ *   retransmissions (1) that waited longer than maxQueueDelayMs, and key
+ *   frame, SPS and PPS packets (2-4) that waited 4 x as long (a late
+ *   retransmission only feeds the queue that made it late: without this, a
+ *   congested path spirals into more NACKs and key frames).
  * - {@link nextPollUs} says when polling again makes sense.
  */
 export class Pacer<T extends { priority: Priority; sizeBytes: number }> {
@@ -305,9 +307,20 @@ export class Pacer<T extends { priority: Priority; sizeBytes: number }> {
 
   private dropExpired(nowUs: number, out: T[]): void {
     const maxDelayUs = this.cfg.maxQueueDelayMs * 1000;
-    for (const p of [Priority.Media, Priority.Fec]) {
+    // Media and FEC expire after maxQueueDelayMs; a retransmission that waited as long
+    // is as useless (its frame is past due) and would only feed the queue that delays it.
+    // Key frame, SPS and PPS packets are kept longer (a frame needs all of them) but
+    // not forever: after 4 x maxQueueDelayMs the receiver has asked for a new key frame.
+    for (const [p, limitUs] of [
+      [Priority.Media, maxDelayUs],
+      [Priority.Fec, maxDelayUs],
+      [Priority.Retransmission, maxDelayUs],
+      [Priority.Keyframe, 4 * maxDelayUs],
+      [Priority.Sps, 4 * maxDelayUs],
+      [Priority.Pps, 4 * maxDelayUs],
+    ] as const) {
       const q = this.queues[p];
-      while (q.length > 0 && nowUs - q.peekTime() > maxDelayUs) {
+      while (q.length > 0 && nowUs - q.peekTime() > limitUs) {
         const it = this.removeHead(p);
         this.s.droppedExpired++;
         this.s.droppedByPriority[p]++;

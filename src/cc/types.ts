@@ -150,7 +150,7 @@ export interface PacerStats {
   droppedByPriority: number[];
   /** Dropped because the queue bound was hit (new item refused or a less important one evicted). */
   droppedFull: number;
-  /** Media/FEC dropped for waiting longer than maxQueueDelayMs. */
+  /** Items dropped for waiting too long (media, FEC, retransmissions: maxQueueDelayMs; key frame/SPS/PPS: 4x). */
   droppedExpired: number;
   /** Items refused for a non-finite or negative size. */
   droppedInvalid: number;

@@ -13,6 +13,7 @@
  */
 import { integerClock } from '../core/clock.js';
 import type { Clock } from '../core/clock.js';
+import { seqDiff } from '../core/seq.js';
 import { MAX_PATHS, Priority } from '../core/types.js';
 import type { Assignment, OutgoingPacket, PathId, PathState, QoeFeedback } from '../core/types.js';
 import { GccEstimator } from '../cc/gcc.js';
@@ -140,6 +141,7 @@ export class SenderEngine {
   private lastTargetBps = 0;
   private fecSeq = 0;
   private lastQoeSeq = -1;
+  private lastKeyFrameId = 0;
   private readonly useQoeFeedback: boolean;
   private fps = 30;
   private readonly c = {
@@ -309,7 +311,10 @@ export class SenderEngine {
     const now = this.clock.nowUs();
     const frags = this.packetizer.packetize(frame);
     this.c.framesSent++;
-    if (frame.keyFrame) this.c.keyframesSent++;
+    if (frame.keyFrame) {
+      this.c.keyframesSent++;
+      this.lastKeyFrameId = frame.frameId;
+    }
     const packets: OutgoingPacket[] = frags.map((f) => ({
       streamId: this.streamId,
       flowSeq: f.flowSeq,
@@ -473,7 +478,8 @@ export class SenderEngine {
       // The same NACK arrives on every path; answer once per RTT, a few times at most,
       // and not for packets whose frame is long past any playout deadline.
       if (h.rtxCount >= MAX_RTX_PER_PACKET || now - h.lastRtxUs < guardUs) continue;
-      if (now - h.sentUs > MAX_RTX_AGE_US) {
+      if (now - h.sentUs > MAX_RTX_AGE_US || seqDiff(this.lastKeyFrameId, h.frameId) < 0) {
+        // Too old, or from before the newest key frame (which no longer needs it).
         this.c.retransmissionsTooOld++;
         continue;
       }
@@ -540,6 +546,11 @@ export class SenderEngine {
       p.pacer.setRateBps(p.estimator.targetRateBps());
       const { send, dropped } = p.pacer.poll(now, p.sink.bufferedAmount());
       p.stats.pacerDropped += dropped.length;
+      // A packet the pacer gave up on was too late already: do not answer its NACK.
+      for (const it of dropped) {
+        const h = this.history[it.packet.flowSeq % this.history.length];
+        if (h && h.flowSeq === it.packet.flowSeq && !it.packet.isFec) h.rtxCount = MAX_RTX_PER_PACKET;
+      }
       for (const item of send) this.transmit(p, item, now);
     }
   }

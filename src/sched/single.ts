@@ -40,8 +40,8 @@ export class SinglePathScheduler implements Scheduler {
   /** Ignored (no QoE feedback in single-path WebRTC). */
   onQoeFeedback(): void {}
 
-  /** Always true: this scheduler never disables a path. */
-  isEnabled(_pathId: PathId): boolean {
-    return true;
+  /** Only the chosen path is in use (so the encoder target counts only its rate). */
+  isEnabled(pathId: PathId): boolean {
+    return pathId === this.pathId;
   }
 }

@@ -72,22 +72,29 @@ describe('Pacer', () => {
     expect(new Pacer<Item>(100_000).bufferBudgetBytes()).toBe(15_000); // floor
   });
 
-  it('drops media then FEC older than maxQueueDelayMs, never retransmissions / keyframes / SPS / PPS', () => {
+  it('drops media, FEC and retransmissions older than maxQueueDelayMs; key frame, SPS and PPS only after 4x', () => {
     const p = new Pacer<Item>(1000); // effectively nothing gets sent
-    const keep = [item(Priority.Retransmission), item(Priority.Keyframe), item(Priority.Sps), item(Priority.Pps)];
+    const first = item(Priority.Media);
+    p.enqueue(first, 0);
+    p.poll(0, 0); // the first poll lets one packet go
+    const keep = [item(Priority.Keyframe), item(Priority.Sps), item(Priority.Pps)];
+    const rtx = item(Priority.Retransmission);
     const media = item(Priority.Media);
     const fec = item(Priority.Fec);
-    for (const it of [media, fec, ...keep]) p.enqueue(it, 0);
-    p.poll(0, 0); // sends the retransmission (first poll allows one packet)
+    for (const it of [media, fec, rtx, ...keep]) p.enqueue(it, 0);
     expect(p.poll(300_000, 0).dropped).toEqual([]);
     const r = p.poll(300_001, 0);
-    expect(r.dropped.map((x) => x.id)).toEqual([media.id, fec.id]);
-    expect(p.poll(10_000_000, 1e9).dropped).toEqual([]);
+    expect(r.dropped.map((x) => x.id).sort()).toEqual([media.id, fec.id, rtx.id].sort());
+    expect(p.poll(1_200_000, 1e9).dropped).toEqual([]);
     expect(p.queuedPackets()).toBe(3);
+    const late = p.poll(1_200_001, 1e9);
+    expect(late.dropped.map((x) => x.id).sort()).toEqual(keep.map((k) => k.id).sort());
     const st = p.stats();
-    expect(st.droppedExpired).toBe(2);
+    expect(st.droppedExpired).toBe(6);
     expect(st.droppedByPriority[Priority.Media]).toBe(1);
     expect(st.droppedByPriority[Priority.Fec]).toBe(1);
+    expect(st.droppedByPriority[Priority.Retransmission]).toBe(1);
+    expect(st.droppedByPriority[Priority.Keyframe]).toBe(1);
   });
 
   it('queue bound: a more important item evicts the oldest least important one; otherwise refused', () => {

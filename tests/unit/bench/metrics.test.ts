@@ -1,0 +1,107 @@
+import { describe, expect, it } from 'vitest';
+import { parseCompare } from '../../../tools/bench/config.js';
+import { detectFreezes, summarizeRun } from '../../../tools/bench/metrics.js';
+import type { DisplayEntry } from '../../../tools/bench/metrics.js';
+import { renderSummaryMd } from '../../../tools/bench/render.js';
+
+describe('detectFreezes (libwebrtc rule)', () => {
+  it('counts a gap >= max(3 avg, avg + 150 ms) after 5 samples, and not a small hiccup', () => {
+    const t = [0, 33, 66, 99, 132, 165, 198, 231];
+    expect(detectFreezes(t)).toEqual({ count: 0, totalMs: 0 });
+    // 33 ms average: threshold max(99, 183) = 183.
+    expect(detectFreezes([...t, 231 + 182])).toEqual({ count: 0, totalMs: 0 });
+    expect(detectFreezes([...t, 231 + 183])).toEqual({ count: 1, totalMs: 183 });
+    // A long gap before 5 inter-frame delays is not judged.
+    expect(detectFreezes([0, 33, 500]).count).toBe(0);
+  });
+
+  it('uses 3x the average at low frame rates and keeps freezes out of the average', () => {
+    const t: number[] = [];
+    for (let i = 0; i < 10; i++) t.push(i * 100); // 10 fps: threshold max(300, 250) = 300
+    t.push(900 + 299, 900 + 299 + 400, 900 + 299 + 400 + 400);
+    const r = detectFreezes(t);
+    expect(r.count).toBe(2);
+    expect(r.totalMs).toBe(800);
+  });
+});
+
+describe('summarizeRun', () => {
+  const startMs = 1_000_000;
+  const draws = Array.from({ length: 90 }, (_, i) => ({ id: i, tMs: startMs + i * 33.3 }));
+  // Frames 0..59 shown 50 ms after drawing, 10..14 never, one unreadable frame, one repeat.
+  const displays: DisplayEntry[] = [];
+  for (let i = 0; i < 60; i++) if (i < 10 || i >= 15) displays.push({ id: i, tMs: startMs + i * 33.3 + 50, w: 640, h: 480 });
+  displays.push({ id: -1, tMs: startMs + 500, w: 640, h: 480 });
+  displays.push({ id: 20, tMs: startMs + 20 * 33.3 + 60, w: 320, h: 240 });
+  const r = summarizeRun({
+    name: 'converge',
+    kind: 'multipath',
+    codec: 'h264',
+    durationS: 3,
+    startMs,
+    draws,
+    displays,
+    quality: [
+      { id: 0, psnr: 40, ssim: 0.99 },
+      { id: 5, psnr: 30, ssim: 0.9 },
+    ],
+    bytesReceived: [
+      { t: 1, bytes: 100_000 },
+      { t: 2, bytes: 250_000 },
+      { t: 3, bytes: 400_000 },
+    ],
+    framesSent: 80,
+    framesDecoded: 70,
+    keyframeRequests: 2,
+  });
+
+  it('counts frames, ids and latency from the logs', () => {
+    expect(r.frames).toEqual({ drawn: 90, sent: 80, decoded: 70, dropped: 10, displayed: 55, notDisplayed: 5, unreadable: 1 });
+    expect(r.latencyMs.p50).toBe(50);
+    expect(r.latencyMs.mean).toBe(50);
+    expect(r.firstFrameMs).toBe(50);
+    expect(r.keyframeRequests).toBe(2);
+    expect(r.resolutions).toEqual({ '640x480': 56, '320x240': 1 });
+  });
+
+  it('detects the gap of the 5 missing frames as a freeze and reports quality and goodput', () => {
+    expect(r.freezes.count).toBe(1);
+    expect(r.freezes.totalMs).toBe(Math.round(6 * 33.3));
+    expect(r.psnr).toEqual({ mean: 35, p5: 30.5, samples: 2 }); // type-7 percentile: 30 + 0.05 * 10
+    expect(r.ssim?.mean).toBeCloseTo(0.945, 4);
+    expect(r.goodputBps).toBe(Math.round((400_000 * 8) / 3));
+    expect(r.perSecond.map((p) => p.goodputBps)).toEqual([800_000, 1_200_000, 1_200_000]);
+    expect(r.perSecond[0].fps + r.perSecond[1].fps + r.perSecond[2].fps).toBe(55);
+    expect(r.perSecond[0].psnrMean).toBe(35);
+  });
+
+  it('tolerates empty logs', () => {
+    const e = summarizeRun({ name: 'x', kind: 'native', codec: 'h264', durationS: 2, startMs, draws: [], displays: [], quality: [], bytesReceived: [], framesSent: 0, framesDecoded: 0, keyframeRequests: 0 });
+    expect(e.fps).toBe(0);
+    expect(e.latencyMs).toEqual({ mean: null, p50: null, p95: null });
+    expect(e.psnr.mean).toBeNull();
+    expect(e.ssim).toBeNull();
+    const md = renderSummaryMd({ version: 1, scenario: 's', source: { kind: 'synthetic', width: 640, height: 480, fps: 30, frames: 600, track: 'generator' }, codec: 'h264', durationS: 2, quality: { sampleEvery: 5, ssim: true }, createdAt: '', notes: [], results: [e, r] });
+    expect(md).toContain('| x | 0.0 |');
+    expect(md).toContain('| converge |');
+  });
+});
+
+describe('parseCompare', () => {
+  it('parses schedulers, single paths, native paths and per-entry FEC', () => {
+    expect(parseCompare('converge,minrtt@none,single:1,native-webrtc:0', 2)).toEqual([
+      { name: 'converge', kind: 'multipath', scheduler: 'converge', fec: 'path' },
+      { name: 'minrtt@none', kind: 'multipath', scheduler: 'minrtt', fec: 'none' },
+      { name: 'single:1', kind: 'multipath', scheduler: 'single', singlePath: 1, fec: 'path' },
+      { name: 'native-webrtc:0', kind: 'native', path: 0 },
+    ]);
+  });
+  it('rejects bad entries with a clear message', () => {
+    expect(() => parseCompare('native-webrtc:2', 2)).toThrow(/path must be 0..1/);
+    expect(() => parseCompare('native-webrtc', 2)).toThrow(/which path/);
+    expect(() => parseCompare('bogus', 2)).toThrow(/unknown configuration/);
+    expect(() => parseCompare('converge@xor', 2)).toThrow(/FEC policy/);
+    expect(() => parseCompare('converge,converge', 2)).toThrow(/twice/);
+    expect(() => parseCompare(' , ', 2)).toThrow(/empty/);
+  });
+});
