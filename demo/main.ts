@@ -5,15 +5,20 @@ import type { CodecName, SchedulerName } from '../src/index.js';
 const $ = <T extends HTMLElement>(id: string) => document.getElementById(id) as T;
 const status = (s: string) => ($('status').textContent = s);
 
+const query = new URLSearchParams(location.search);
+if (query.has('room')) $<HTMLInputElement>('room').value = query.get('room') ?? 'demo';
+
 $('join').addEventListener('submit', (ev) => {
   ev.preventDefault();
   void start().catch((e) => status(`error: ${String(e)}`));
 });
+// ?autojoin=1 joins at once (used by the smoke test).
+if (query.get('autojoin') === '1') void start().catch((e) => status(`error: ${String(e)}`));
 
 async function start(): Promise<void> {
-  const sigPort = (import.meta as unknown as { env: Record<string, string> }).env.VITE_SIGNALLING_PORT ?? '8787';
   const call = new MultipathCall({
-    signallingUrl: `ws://${location.hostname}:${sigPort}`,
+    // ?sig=ws://host:port overrides the default signalling server (port 8787 on this host).
+    signallingUrl: query.get('sig') ?? `ws://${location.hostname}:8787`,
     room: $<HTMLInputElement>('room').value,
     paths: Number($<HTMLInputElement>('paths').value),
     codec: $<HTMLSelectElement>('codec').value as CodecName,
@@ -23,6 +28,7 @@ async function start(): Promise<void> {
   call.on(CallEvent.PeerLeft, () => status('peer left'));
   call.on(CallEvent.SamePair, (ids) => status(`note: paths ${ids.join(', ')} use the same network pair`));
   call.on(CallEvent.Error, (e) => console.warn(e));
+  (window as unknown as { __demo: MultipathCall }).__demo = call;
   if (call.remoteTrack) $<HTMLVideoElement>('remote').srcObject = new MediaStream([call.remoteTrack]);
   await call.connect();
   status('waiting for the other peer');

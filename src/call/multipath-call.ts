@@ -27,7 +27,9 @@ import type { FecPolicyName } from '../fec/types.js';
 import type { PathEvent } from '../sched/path-manager.js';
 import type { SchedulerName } from '../sched/types.js';
 import { SignallingClient } from '../signalling/client.js';
+import { PathCandidatePolicy } from '../transport/candidates.js';
 import type { ParsedCandidate } from '../transport/candidates.js';
+import { probeLocalCandidates } from '../transport/probe.js';
 import { findSharedPairs } from '../transport/path-set.js';
 import { SimplePeerPath } from '../transport/simple-peer-path.js';
 import type { PathTransportState, SelectedPair } from '../transport/types.js';
@@ -79,8 +81,16 @@ export interface MultipathCallOptions {
   mtuBytes?: number;
   /** ICE servers for all paths, or per path. */
   iceServers?: RTCIceServer[] | ((pathId: PathId) => RTCIceServer[]);
-  /** App-given filter of local candidates per path (default: one network group per path). */
+  /** App-given filter of local candidates per path; overrides `candidates`. */
   candidateFilter?: (candidate: ParsedCandidate, pathId: PathId) => boolean;
+  /**
+   * How paths are pinned to local candidates when no filter is given:
+   * 'by-network' (default) gathers the local candidates once, groups them by
+   * network (Chrome's network-id, else interface address) and signals group
+   * i mod n on path i; 'all' signals every candidate on every path (e.g. when
+   * per-path ICE servers or a relay make the paths differ).
+   */
+  candidates?: 'by-network' | 'all';
   /** Clock (default performance-based µs). Use an epoch-based clock to compare capture and decode times across pages. */
   clock?: Clock;
 }
@@ -102,6 +112,8 @@ export interface CallStats {
   paths: CallPathInfo[];
   /** Groups of paths that ended on the same candidate pair. */
   samePair: PathId[][];
+  /** How local candidates were split over the paths. */
+  candidatePolicy: string;
   malformed: Record<string, number>;
   estimators?: ReturnType<SenderEngine['estimatorStats']>;
 }
@@ -138,6 +150,7 @@ export class MultipathCall {
   private timer: ReturnType<typeof setTimeout> | undefined;
   private closed = false;
   private lastSamePairKey = '';
+  private candidatePolicy: PathCandidatePolicy = PathCandidatePolicy.all();
 
   constructor(options: MultipathCallOptions) {
     if (!options || typeof options.signallingUrl !== 'string' || typeof options.room !== 'string') {
@@ -220,6 +233,14 @@ export class MultipathCall {
       this.transports.get(pathId)?.signal(data);
     });
     sig.on('error', (e) => this.emit(CallEvent.Error, new Error(`signalling: ${e.code}: ${e.message}`)));
+    if (!this.opts.candidateFilter && (this.opts.candidates ?? 'by-network') === 'by-network') {
+      try {
+        const iceServers = typeof this.opts.iceServers === 'function' ? this.opts.iceServers(0) : this.opts.iceServers;
+        this.candidatePolicy = PathCandidatePolicy.byNetwork(await probeLocalCandidates({ iceServers }));
+      } catch (e) {
+        this.emit(CallEvent.Error, new Error(`candidate probe failed, every path uses every candidate: ${(e as Error).message}`));
+      }
+    }
     await sig.connect(this.opts.signallingUrl, this.opts.room, this.opts.peerId);
     if (this.remotePeerId && this.remotePeerId.length > 0) this.emit(CallEvent.Connected, { peerId: this.myPeerId ?? '', remotePeerId: this.remotePeerId });
     this.schedule();
@@ -236,7 +257,7 @@ export class MultipathCall {
         pathId: id,
         initiator,
         iceServers,
-        candidateFilter: this.opts.candidateFilter,
+        candidateFilter: this.opts.candidateFilter ?? ((c: ParsedCandidate, pathId: PathId) => this.candidatePolicy.allows(c, pathId)),
         onSignal: (data: unknown) => this.signalling?.sendSignal(remote, id, data),
       });
       this.transports.set(id, t);
@@ -353,6 +374,7 @@ export class MultipathCall {
       decoder: this.decoder.stats(),
       paths: [...this.transports].map(([id, t]) => ({ id, state: t.state, selectedPair: this.selectedPairs.get(id), bufferedAmount: t.bufferedAmount() })),
       samePair,
+      candidatePolicy: this.opts.candidateFilter ? 'app filter' : this.candidatePolicy.describe(this.numPaths),
       malformed: { ...this.endpoint.malformed } as Record<string, number>,
       estimators: this.sender?.estimatorStats(),
     };

@@ -137,9 +137,10 @@ export async function runCall(opts: CallRunOptions = {}): Promise<CallRunResult>
         if (m.type() === 'error') pageErrors.push(`${name} console: ${m.text()}`);
       });
     }
-    await receiver.goto(params('receiver'));
-    await sender.goto(params('sender'));
-    await Promise.all([waitReady(receiver, 30_000), waitReady(sender, 30_000)]);
+    // Generous first-load timeouts: on a fresh checkout Vite pre-bundles dependencies first.
+    await receiver.goto(params('receiver'), { waitUntil: 'domcontentloaded', timeout: 120_000 });
+    await sender.goto(params('sender'), { waitUntil: 'domcontentloaded', timeout: 120_000 });
+    await Promise.all([waitReady(receiver, 60_000), waitReady(sender, 60_000)]);
     log(`call running for ${durationS} s (codec ${codec}, scheduler ${scheduler}, fec ${fec}, scenario ${scenario.name ?? 'default'})`);
 
     const samples: Array<{ tS: number; sender: PeerSample; receiver: PeerSample; emulator: unknown }> = [];

@@ -39,6 +39,8 @@ const call = new MultipathCall({
   singlePath: q.has('singlePath') ? Number(q.get('singlePath')) : undefined,
   fec: (q.get('fec') ?? 'path') as FecPolicyName,
   qoeFeedback: q.get('qoeFeedback') !== '0',
+  // The emulator's relays make the paths differ: every path signals every candidate.
+  candidates: 'all',
   keyframeIntervalMs: q.has('keyframeIntervalMs') ? Number(q.get('keyframeIntervalMs')) : undefined,
   maxBitrateBps: q.has('maxBitrate') ? Number(q.get('maxBitrate')) : undefined,
   clock,

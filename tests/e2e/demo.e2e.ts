@@ -1,0 +1,56 @@
+/**
+ * Smoke test of the demo page: two tabs join a room and see each other over
+ * two paths pinned to different local networks (no emulator: direct ICE).
+ */
+import { dirname, join } from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { chromium } from 'playwright-core';
+import { createServer } from 'vite';
+import { describe, expect, it } from 'vitest';
+import { startSignallingServer } from '../../src/signalling/node.js';
+import { chromiumArgs, ensureChromium } from '../../tools/harness/chromium.js';
+
+const root = join(dirname(fileURLToPath(import.meta.url)), '../..');
+
+describe('demo page', () => {
+  it('two tabs see each other over two paths, pinned by network', async () => {
+    const sig = await startSignallingServer({ port: 0 });
+    const vite = await createServer({ root: join(root, 'demo'), configFile: join(root, 'vite.config.ts'), logLevel: 'error', server: { port: 0, host: '127.0.0.1', hmr: false } });
+    await vite.listen();
+    const browser = await chromium.launch({ executablePath: ensureChromium(), headless: true, args: chromiumArgs() });
+    try {
+      const addr = vite.httpServer?.address();
+      const port = typeof addr === 'object' && addr ? addr.port : 0;
+      const url = `http://127.0.0.1:${port}/?autojoin=1&room=smoke&sig=${encodeURIComponent(sig.url)}`;
+      const pages = await Promise.all([browser.newContext(), browser.newContext()].map(async (c) => (await c).newPage()));
+      for (const p of pages) await p.goto(url, { waitUntil: 'domcontentloaded', timeout: 90_000 });
+      const stats = async () =>
+        Promise.all(
+          pages.map((p) =>
+            p.evaluate(() => {
+              const call = (window as unknown as { __demo?: { getStats(): { receiver: { framesDecoded: number }; paths: Array<{ state: string }>; candidatePolicy: string } } }).__demo;
+              if (!call) return undefined;
+              const s = call.getStats();
+              return { decoded: s.receiver.framesDecoded, states: s.paths.map((x) => x.state), policy: s.candidatePolicy };
+            }),
+          ),
+        );
+      let last: Awaited<ReturnType<typeof stats>> = [];
+      for (let i = 0; i < 30; i++) {
+        await new Promise((r) => setTimeout(r, 500));
+        last = await stats();
+        if (last.every((s) => s && s.decoded > 60)) break;
+      }
+      for (const s of last) {
+        expect(s).toBeDefined();
+        expect(s!.decoded).toBeGreaterThan(60);
+        expect(s!.states).toEqual(['connected', 'connected']);
+        expect(s!.policy).toMatch(/network/);
+      }
+    } finally {
+      await browser.close();
+      await vite.close();
+      await sig.close();
+    }
+  });
+});
