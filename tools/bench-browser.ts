@@ -1,0 +1,100 @@
+/**
+ * `npm run bench:browser -- --scenario FILE.json|default
+ *    [--compare converge,minrtt,native-webrtc:0,native-webrtc:1] [--duration S]
+ *    [--video FILE.y4m | --synthetic] [--fec path|webrtc-table|none] [--codec h264|vp8|vp9|av1]
+ *    [--max-bitrate BPS] [--track canvas|generator] [--sample-every N] [--no-ssim] [--no-source-check] [--seed N] [--out DIR]`
+ *
+ * Compares our multipath call (one entry per scheduler) with plain Chromium
+ * WebRTC over one path at a time, each through the same emulated paths, with
+ * frame ids drawn into the picture: fps, freezes, draw->display latency,
+ * PSNR/SSIM, keyframe requests, goodput. Writes DIR/results.json,
+ * DIR/summary.md and DIR/report.html (default DIR: out/bench-browser/<scenario>).
+ */
+import { parseArgs } from 'node:util';
+import { parseCompare } from './bench/config.js';
+import { runBench } from './bench/run.js';
+import { DEFAULT_SCENARIO, loadScenario } from './net/scenario.js';
+
+const USAGE = `usage: npm run bench:browser -- --scenario FILE.json|default
+       [--compare converge,minrtt,native-webrtc:0,native-webrtc:1] [--duration S]
+       [--video FILE.y4m | --synthetic] [--fec path|webrtc-table|none] [--codec h264|vp8|vp9|av1]
+       [--max-bitrate BPS] [--track canvas|generator] [--sample-every N] [--no-ssim] [--no-source-check] [--seed N] [--out DIR]
+  --compare entries: converge|minrtt|mtput|mrtp|roundrobin[@fec], single:N[@fec], native-webrtc:N`;
+
+async function main(): Promise<number> {
+  let values;
+  try {
+    ({ values } = parseArgs({
+      options: {
+        scenario: { type: 'string', default: 'default' },
+        compare: { type: 'string', default: 'converge,minrtt,native-webrtc:0,native-webrtc:1' },
+        duration: { type: 'string', default: '20' },
+        video: { type: 'string' },
+        synthetic: { type: 'boolean', default: false },
+        fec: { type: 'string', default: 'path' },
+        codec: { type: 'string', default: 'h264' },
+        'max-bitrate': { type: 'string', default: '6000000' },
+        track: { type: 'string', default: 'generator' },
+        'sample-every': { type: 'string', default: '5' },
+        'no-ssim': { type: 'boolean', default: false },
+        'no-source-check': { type: 'boolean', default: false },
+        width: { type: 'string', default: '640' },
+        height: { type: 'string', default: '480' },
+        fps: { type: 'string', default: '30' },
+        seed: { type: 'string', default: '1' },
+        out: { type: 'string' },
+        help: { type: 'boolean', short: 'h' },
+      },
+    }));
+  } catch (e) {
+    process.stderr.write(`${(e as Error).message}\n${USAGE}\n`);
+    return 2;
+  }
+  if (values.help) {
+    process.stdout.write(`${USAGE}\n`);
+    return 0;
+  }
+  const num = (name: string, v: string | undefined, min: number, max: number): number => {
+    const n = Number(v);
+    if (!Number.isFinite(n) || n < min || n > max) throw new Error(`--${name} must be a number in [${min}, ${max}], got ${v}`);
+    return n;
+  };
+  const scenario = values.scenario === 'default' ? DEFAULT_SCENARIO : loadScenario(values.scenario!);
+  const scenarioName = scenario.name ?? 'default';
+  const codec = values.codec!;
+  if (!['h264', 'vp8', 'vp9', 'av1'].includes(codec)) throw new Error(`--codec must be h264, vp8, vp9 or av1, got ${codec}`);
+  const track = values.track!;
+  if (track !== 'canvas' && track !== 'generator') throw new Error(`--track must be canvas or generator, got ${track}`);
+  if (values.video && values.synthetic) throw new Error('--video and --synthetic exclude each other');
+  const configs = parseCompare(values.compare!, scenario.paths.length, values.fec);
+  const { results, outDir } = await runBench({
+    scenario,
+    configs,
+    durationS: num('duration', values.duration, 3, 3600),
+    video: values.video,
+    synthetic: values.synthetic,
+    width: num('width', values.width, 64, 3840),
+    height: num('height', values.height, 48, 2160),
+    fps: num('fps', values.fps, 1, 60),
+    codec,
+    maxBitrateBps: num('max-bitrate', values['max-bitrate'], 0, 100e6),
+    track,
+    sampleEvery: num('sample-every', values['sample-every'], 1, 1000),
+    ssim: !values['no-ssim'],
+    sourceCheck: !values['no-source-check'],
+    seed: num('seed', values.seed, 0, 2 ** 31),
+    out: values.out ?? `out/bench-browser/${scenarioName.replace(/[^\w.-]+/g, '_')}`,
+    log: (l) => process.stderr.write(`${l}\n`),
+  });
+  const { renderSummaryMd } = await import('./bench/render.js');
+  process.stdout.write(`\n${renderSummaryMd(results)}\nresults: ${outDir}/results.json, ${outDir}/summary.md, ${outDir}/report.html\n`);
+  return results.results.every((r) => r.frames.displayed > 0) ? 0 : 1;
+}
+
+main().then(
+  (code) => process.exit(code),
+  (e) => {
+    process.stderr.write(`bench:browser failed: ${(e as Error).stack ?? e}\n`);
+    process.exit(1);
+  },
+);

@@ -1,0 +1,198 @@
+/**
+ * The bench peer page (driven by tools/bench-browser.ts). URL parameters:
+ *   role=sender|receiver, mode=ours|native, sig, room,
+ *   ours:   paths, scheduler, fec, codec, singlePath, maxBitrate
+ *   native: path (the emulated path to use), codec, maxBitrate
+ *   source: video=<url of a Y4M served with range support> or width/height
+ *           (synthetic pattern); fps; track=canvas|generator
+ *   quality: sampleEvery (PSNR every N-th source id), ssim=0|1
+ * The harness reads `window.__bench.sample()` once per second.
+ */
+import { CallEvent, MultipathCall } from '../../src/call/multipath-call.js';
+import type { CodecName } from '../../src/core/types.js';
+import type { FecPolicyName } from '../../src/fec/types.js';
+import type { SchedulerName } from '../../src/sched/types.js';
+import type { DrawEntry } from '../bench/metrics.js';
+import { startNativePeer } from './native.js';
+import type { NativePeer, NativeStats } from './native.js';
+import { startSink } from './sink.js';
+import type { Sink } from './sink.js';
+import { openSource, startSourceTrack } from './source.js';
+import type { SourceTrack } from './source.js';
+
+const q = new URLSearchParams(location.search);
+const role = q.get('role') === 'sender' ? 'sender' : 'receiver';
+const mode = q.get('mode') === 'native' ? 'native' : 'ours';
+const statusEl = document.getElementById('status')!;
+const setStatus = (s: string) => (statusEl.textContent = s);
+const errors: string[] = [];
+const addError = (s: string) => {
+  if (errors.length < 200) errors.push(s);
+};
+const draws: DrawEntry[] = [];
+let sourceTrack: SourceTrack | undefined;
+let sink: Sink | undefined;
+/** Sender, with check=1: quality of the local source track itself (the measurement ceiling). */
+let checkSink: Sink | undefined;
+let call: MultipathCall | undefined;
+let native: NativePeer | undefined;
+const clock = { nowUs: () => Math.round((performance.timeOrigin + performance.now()) * 1000) };
+const fps = Number(q.get('fps') ?? 30);
+const codec = q.get('codec') ?? 'h264';
+const maxBitrate = Number(q.get('maxBitrate') ?? 0);
+
+/** Uniform counters the harness needs from either stack. */
+interface Counters {
+  framesSent: number;
+  framesDecoded: number;
+  keyframeRequests: number;
+  bytesReceived: number;
+}
+
+function oursCounters(): { counters: Counters; stats: unknown } {
+  const s = call!.getStats();
+  const counters: Counters = {
+    framesSent: s.encoder?.framesEncoded ?? s.sender?.framesSent ?? 0,
+    framesDecoded: s.decoder.decoded,
+    keyframeRequests: s.receiver.keyframeRequestsSent,
+    bytesReceived: s.receiver.paths.reduce((a, p) => a + p.bytesReceived, 0),
+  };
+  // A compact digest (the full CallStats is large).
+  const stats = {
+    sender: s.sender && {
+      framesSent: s.sender.framesSent,
+      targetBitrateBps: s.sender.targetBitrateBps,
+      bytesSent: s.sender.bytesSent,
+      retransmissionsSent: s.sender.retransmissionsSent,
+      fecPacketsSent: s.sender.fecPacketsSent,
+      fecOverheadPct: s.sender.fecOverheadPct,
+      keyframesSent: s.sender.keyframesSent,
+      keyframeRequestsReceived: s.sender.keyframeRequestsReceived,
+      paths: s.sender.paths.map((p) => ({ id: p.id, sharePct: p.sharePct, rateBps: p.rateBps, sendRateBps: p.sendRateBps, rttMs: p.rttMs, lossPct: p.lossPct })),
+    },
+    encoder: s.encoder,
+    receiver: {
+      framesDecoded: s.receiver.framesDecoded,
+      framesDropped: s.receiver.framesDropped,
+      freezeCount: s.receiver.freezeCount,
+      freezeTotalMs: s.receiver.freezeTotalMs,
+      keyframeRequestsSent: s.receiver.keyframeRequestsSent,
+      nacksSent: s.receiver.nacksSent,
+      nackedPackets: s.receiver.nackedPackets,
+      recoveredByFec: s.receiver.recoveredByFec,
+      latencyMs: s.receiver.latencyMs,
+      paths: s.receiver.paths.map((p) => ({ id: p.id, bytesReceived: p.bytesReceived, lossPct: p.lossPct, latePackets: p.latePackets })),
+    },
+    decoder: s.decoder,
+  };
+  return { counters, stats };
+}
+
+async function nativeCounters(): Promise<{ counters: Counters; stats: NativeStats }> {
+  const s = await native!.stats();
+  const num = (r: Record<string, unknown> | undefined, k: string) => (typeof r?.[k] === 'number' ? (r[k] as number) : 0);
+  return {
+    counters: {
+      framesSent: num(s.outbound, 'framesEncoded'),
+      framesDecoded: num(s.inbound, 'framesDecoded'),
+      keyframeRequests: num(s.inbound, 'pliCount') + num(s.inbound, 'firCount'),
+      bytesReceived: num(s.inbound, 'bytesReceived'),
+    },
+    stats: s,
+  };
+}
+
+(window as unknown as { __bench: unknown }).__bench = {
+  role,
+  mode,
+  async sample() {
+    let c: { counters: Counters; stats: unknown } = { counters: { framesSent: 0, framesDecoded: 0, keyframeRequests: 0, bytesReceived: 0 }, stats: null };
+    try {
+      if (call) c = oursCounters();
+      else if (native) c = await nativeCounters();
+    } catch (e) {
+      addError(`stats: ${String(e)}`);
+    }
+    return {
+      tMs: performance.timeOrigin + performance.now(),
+      counters: c.counters,
+      stats: c.stats,
+      draws: draws.splice(0, draws.length),
+      source: sourceTrack?.counters(),
+      displays: sink?.drainDisplays() ?? [],
+      quality: sink?.drainQuality() ?? [],
+      sink: sink?.counters(),
+      check: checkSink ? { quality: checkSink.drainQuality(), displays: checkSink.drainDisplays().length, counters: checkSink.counters() } : undefined,
+    };
+  },
+  errors: () => [...errors, ...(native?.errors ?? [])],
+  close() {
+    sourceTrack?.stop();
+    sink?.stop();
+    checkSink?.stop();
+    call?.close();
+    native?.close();
+  },
+};
+
+async function main(): Promise<void> {
+  const source = await openSource(q);
+  const sampleEvery = Math.max(1, Number(q.get('sampleEvery') ?? 5));
+  const ssim = q.get('ssim') !== '0';
+  const trackKind = q.get('track') === 'generator' ? 'generator' : 'canvas';
+  const makeTrack = () => {
+    const t = startSourceTrack(source, {
+      fps,
+      kind: trackKind,
+      onDraw: (id, tMs) => {
+        if (draws.length < 100_000) draws.push({ id, tMs });
+      },
+    });
+    if (q.get('check') === '1') checkSink = startSink(t.track.clone(), source, { sampleEvery: sampleEvery * 2, ssim });
+    return t;
+  };
+  const sig = q.get('sig') ?? 'ws://127.0.0.1:8080';
+  const room = q.get('room') ?? 'bench';
+  if (mode === 'ours') {
+    call = new MultipathCall({
+      signallingUrl: sig,
+      room,
+      peerId: role,
+      paths: Number(q.get('paths') ?? 2),
+      codec: codec as CodecName,
+      scheduler: (q.get('scheduler') ?? 'converge') as SchedulerName,
+      singlePath: q.has('singlePath') ? Number(q.get('singlePath')) : undefined,
+      fec: (q.get('fec') ?? 'path') as FecPolicyName,
+      maxBitrateBps: maxBitrate > 0 ? maxBitrate : undefined,
+      clock,
+    });
+    call.on(CallEvent.Error, (e) => addError(String(e.message ?? e)));
+    await call.connect();
+    if (role === 'sender') {
+      sourceTrack = makeTrack();
+      await call.sendTrack(sourceTrack.track);
+    } else {
+      const t = call.remoteTrack;
+      if (!t) throw new Error('MultipathCall.remoteTrack is undefined (no MediaStreamTrackGenerator)');
+      sink = startSink(t.clone(), source, { sampleEvery, ssim });
+    }
+  } else {
+    native = startNativePeer({ signallingUrl: sig, room, role, pathId: Number(q.get('path') ?? 0), codec, maxBitrateBps: maxBitrate });
+    if (role === 'sender') {
+      sourceTrack = makeTrack();
+      await native.send(sourceTrack.track);
+    } else {
+      void native.remoteTrack.then((t) => {
+        sink = startSink(t, source, { sampleEvery, ssim });
+      });
+    }
+  }
+  setStatus(`${mode} ${role} running`);
+  (window as unknown as { __ready: boolean }).__ready = true;
+}
+
+main().catch((e) => {
+  addError(`start: ${String((e as Error)?.stack ?? e)}`);
+  setStatus(`error: ${String(e)}`);
+  (window as unknown as { __ready: boolean }).__ready = true;
+});

@@ -1,0 +1,235 @@
+/**
+ * Turns what the bench pages log (source draws, displayed frames with their
+ * barcode ids, sampled quality) and per-second counters into one uniform
+ * result per compared configuration, so our multipath stack and plain
+ * Chromium WebRTC are measured the same way (same freeze rule, same latency
+ * definition, same sampled frame ids for PSNR).
+ */
+import { percentile } from '../../src/feedback/percentile.js';
+
+/** Sender: source frame `id` was drawn at `tMs` (host epoch clock, ms). */
+export interface DrawEntry {
+  id: number;
+  tMs: number;
+}
+
+/** Receiver: a frame came out of the remote track at `tMs`; `id` is its barcode (-1 unreadable). */
+export interface DisplayEntry {
+  id: number;
+  tMs: number;
+  w: number;
+  h: number;
+}
+
+/** Receiver: quality of displayed frame `id` vs its source. */
+export interface QualityEntry {
+  id: number;
+  psnr: number;
+  ssim?: number;
+}
+
+/** Freeze rule constants (libwebrtc video/video_quality_observer2.cc; W3C webrtc-stats freezeCount). */
+export const FREEZE_MIN_SAMPLES = 5;
+export const FREEZE_WINDOW_FRAMES = 30;
+export const FREEZE_MIN_INCREASE_MS = 150;
+
+/**
+ * Count freezes in a sequence of display times (ms, non-decreasing): an
+ * inter-frame delay d is a freeze when, with `avg` the mean of the previous
+ * (up to 30) delays and at least 5 of them, d >= max(3 avg, avg + 150 ms).
+ * Freeze delays do not enter the average. Returns count and total duration
+ * (sum of the freeze delays, ms).
+ */
+export function detectFreezes(timesMs: ArrayLike<number>): { count: number; totalMs: number } {
+  const window: number[] = [];
+  let sum = 0;
+  let count = 0;
+  let totalMs = 0;
+  for (let i = 1; i < timesMs.length; i++) {
+    const d = timesMs[i] - timesMs[i - 1];
+    if (!Number.isFinite(d) || d < 0) continue;
+    if (window.length >= FREEZE_MIN_SAMPLES) {
+      const avg = sum / window.length;
+      if (d >= Math.max(3 * avg, avg + FREEZE_MIN_INCREASE_MS)) {
+        count++;
+        totalMs += d;
+        continue;
+      }
+    }
+    window.push(d);
+    sum += d;
+    if (window.length > FREEZE_WINDOW_FRAMES) sum -= window.shift()!;
+  }
+  return { count, totalMs };
+}
+
+const round = (x: number, d = 1): number => (Number.isFinite(x) ? Math.round(x * 10 ** d) / 10 ** d : x);
+const mean = (a: number[]): number => (a.length ? a.reduce((x, y) => x + y, 0) / a.length : NaN);
+const finiteOrNull = (x: number): number | null => (Number.isFinite(x) ? x : null);
+
+export interface BenchPerSecond {
+  t: number;
+  /** New source frames displayed in this second. */
+  fps: number;
+  latencyP50Ms: number | null;
+  latencyP95Ms: number | null;
+  /** Media bytes received in this second x 8 (bps). */
+  goodputBps: number;
+  psnrMean: number | null;
+  /** Displayed resolution (most frequent in this second), e.g. "640x480". */
+  resolution: string;
+}
+
+/** One compared configuration's result (results.json entry). */
+export interface BenchResult {
+  name: string;
+  kind: 'multipath' | 'native';
+  codec: string;
+  durationS: number;
+  /** Time from the start to the first displayed frame (ms). */
+  firstFrameMs: number | null;
+  frames: {
+    /** Source frames drawn into the track. */
+    drawn: number;
+    /** Encoded by the sender (ours: encoder output; native: outbound-rtp framesEncoded). */
+    sent: number;
+    decoded: number;
+    /** sent - decoded (clamped at 0): encoded frames that never came out of the decoder. */
+    dropped: number;
+    /** Distinct source ids seen at the receiver. */
+    displayed: number;
+    /** Source ids between the first and last displayed one that were never displayed. */
+    notDisplayed: number;
+    /** Frames whose barcode could not be read. */
+    unreadable: number;
+  };
+  /** Distinct source frames displayed per second, from the first display to the end. */
+  fps: number;
+  /** Receiver-side freezes from display times (libwebrtc rule, see detectFreezes). */
+  freezes: { count: number; totalMs: number };
+  /** Source draw -> receiver display (ms). */
+  latencyMs: { mean: number | null; p50: number | null; p95: number | null };
+  keyframeRequests: number;
+  psnr: { mean: number | null; p5: number | null; samples: number };
+  ssim: { mean: number | null; p5: number | null } | null;
+  /** Media bytes received per second, mean over the active period (bps). */
+  goodputBps: number;
+  /** Resolutions displayed and how many frames each. */
+  resolutions: Record<string, number>;
+  perSecond: BenchPerSecond[];
+  /** Kind-specific statistics (native getStats extras; our CallStats digest). */
+  extras: Record<string, unknown>;
+  errors: string[];
+}
+
+export interface SummarizeInput {
+  name: string;
+  kind: 'multipath' | 'native';
+  codec: string;
+  durationS: number;
+  /** Host epoch ms at which the run started (after both pages were ready). */
+  startMs: number;
+  draws: DrawEntry[];
+  displays: DisplayEntry[];
+  quality: QualityEntry[];
+  /** Cumulative media bytes received, sampled once per second (t = seconds since start). */
+  bytesReceived: Array<{ t: number; bytes: number }>;
+  framesSent: number;
+  framesDecoded: number;
+  keyframeRequests: number;
+  extras?: Record<string, unknown>;
+  errors?: string[];
+}
+
+/** Build one configuration's result. Pure; tolerant of empty logs. */
+export function summarizeRun(inp: SummarizeInput): BenchResult {
+  const drawAt = new Map<number, number>();
+  for (const d of inp.draws) if (!drawAt.has(d.id)) drawAt.set(d.id, d.tMs);
+  const displays = [...inp.displays].sort((a, b) => a.tMs - b.tMs);
+  const seen = new Set<number>();
+  const latencies: number[] = [];
+  const firstDisplays: DisplayEntry[] = [];
+  let unreadable = 0;
+  const resolutions: Record<string, number> = {};
+  for (const d of displays) {
+    const res = `${d.w}x${d.h}`;
+    resolutions[res] = (resolutions[res] ?? 0) + 1;
+    if (d.id < 0) {
+      unreadable++;
+      continue;
+    }
+    if (seen.has(d.id)) continue;
+    seen.add(d.id);
+    firstDisplays.push(d);
+    const t0 = drawAt.get(d.id);
+    if (t0 !== undefined) latencies.push(d.tMs - t0);
+  }
+  const ids = [...seen].sort((a, b) => a - b);
+  const notDisplayed = ids.length ? ids[ids.length - 1] - ids[0] + 1 - ids.length : 0;
+  const firstMs = firstDisplays.length ? firstDisplays[0].tMs : undefined;
+  const endMs = inp.startMs + inp.durationS * 1000;
+  const activeS = firstMs !== undefined ? Math.max(0.001, (endMs - firstMs) / 1000) : 0;
+  // Freezes: on display times of frames that showed new content (repeats of an id do not count as motion).
+  const freezes = detectFreezes(firstDisplays.map((d) => d.tMs));
+  const psnrs = inp.quality.map((q) => q.psnr).filter(Number.isFinite);
+  const ssims = inp.quality.map((q) => q.ssim ?? NaN).filter(Number.isFinite);
+  const perSecond: BenchPerSecond[] = [];
+  const bytesAt = new Map(inp.bytesReceived.map((b) => [b.t, b.bytes]));
+  const qById = new Map(inp.quality.map((q) => [q.id, q]));
+  for (let t = 1; t <= inp.durationS; t++) {
+    const lo = inp.startMs + (t - 1) * 1000;
+    const hi = lo + 1000;
+    const inSec = firstDisplays.filter((d) => d.tMs >= lo && d.tMs < hi);
+    const lat = inSec.map((d) => (drawAt.has(d.id) ? d.tMs - drawAt.get(d.id)! : NaN)).filter(Number.isFinite);
+    const q = inSec.map((d) => qById.get(d.id)?.psnr ?? NaN).filter(Number.isFinite);
+    const resCount = new Map<string, number>();
+    for (const d of inSec) resCount.set(`${d.w}x${d.h}`, (resCount.get(`${d.w}x${d.h}`) ?? 0) + 1);
+    const resolution = [...resCount].sort((a, b) => b[1] - a[1])[0]?.[0] ?? '';
+    const b1 = bytesAt.get(t);
+    const b0 = t === 1 ? 0 : bytesAt.get(t - 1);
+    perSecond.push({
+      t,
+      fps: inSec.length,
+      latencyP50Ms: finiteOrNull(round(percentile(lat, 50))),
+      latencyP95Ms: finiteOrNull(round(percentile(lat, 95))),
+      goodputBps: b1 !== undefined && b0 !== undefined ? Math.max(0, Math.round((b1 - b0) * 8)) : 0,
+      psnrMean: finiteOrNull(round(mean(q), 2)),
+      resolution,
+    });
+  }
+  const lastBytes = inp.bytesReceived.length ? inp.bytesReceived[inp.bytesReceived.length - 1] : undefined;
+  const firstActiveSecond = firstMs !== undefined ? Math.max(0, Math.floor((firstMs - inp.startMs) / 1000)) : 0;
+  const bytesBeforeActive = firstActiveSecond > 0 ? (bytesAt.get(firstActiveSecond) ?? 0) : 0;
+  const activeWholeS = lastBytes ? lastBytes.t - firstActiveSecond : 0;
+  return {
+    name: inp.name,
+    kind: inp.kind,
+    codec: inp.codec,
+    durationS: inp.durationS,
+    firstFrameMs: firstMs !== undefined ? Math.round(firstMs - inp.startMs) : null,
+    frames: {
+      drawn: drawAt.size,
+      sent: inp.framesSent,
+      decoded: inp.framesDecoded,
+      dropped: Math.max(0, inp.framesSent - inp.framesDecoded),
+      displayed: seen.size,
+      notDisplayed,
+      unreadable,
+    },
+    fps: round(activeS > 0 ? seen.size / activeS : 0),
+    freezes: { count: freezes.count, totalMs: Math.round(freezes.totalMs) },
+    latencyMs: {
+      mean: finiteOrNull(round(mean(latencies))),
+      p50: finiteOrNull(round(percentile(latencies, 50))),
+      p95: finiteOrNull(round(percentile(latencies, 95))),
+    },
+    keyframeRequests: inp.keyframeRequests,
+    psnr: { mean: finiteOrNull(round(mean(psnrs), 2)), p5: finiteOrNull(round(percentile(psnrs, 5), 2)), samples: psnrs.length },
+    ssim: ssims.length ? { mean: round(mean(ssims), 4), p5: round(percentile(ssims, 5), 4) } : null,
+    goodputBps: lastBytes && activeWholeS > 0 ? Math.round(((lastBytes.bytes - bytesBeforeActive) * 8) / activeWholeS) : 0,
+    resolutions,
+    perSecond,
+    extras: inp.extras ?? {},
+    errors: inp.errors ?? [],
+  };
+}

@@ -1,0 +1,99 @@
+/**
+ * Output of the browser benchmark: summary.md (one table row per compared
+ * configuration) and a self-contained report.html (uPlot inlined, as
+ * tools/harness/report.ts does) with per-second fps, latency, goodput and
+ * PSNR per configuration.
+ */
+import { readFileSync } from 'node:fs';
+import { createRequire } from 'node:module';
+import type { BenchResult } from './metrics.js';
+
+/** What results.json holds. */
+export interface BenchResults {
+  version: 1;
+  scenario: string;
+  source: { kind: 'y4m' | 'synthetic'; file?: string; width: number; height: number; fps: number; frames: number; track: string };
+  codec: string;
+  durationS: number;
+  /** PSNR/SSIM sampling: every `sampleEvery`-th source frame id. */
+  quality: { sampleEvery: number; ssim: boolean };
+  createdAt: string;
+  notes: string[];
+  results: BenchResult[];
+}
+
+const f = (x: number | null | undefined, d = 1): string => (x === null || x === undefined || !Number.isFinite(x) ? '-' : x.toFixed(d));
+const mbps = (bps: number): string => (bps / 1e6).toFixed(2);
+
+/** Markdown table of the configurations. */
+export function renderSummaryMd(r: BenchResults): string {
+  const head =
+    '| configuration | fps | frames sent / decoded / displayed | freezes (count, total ms) | latency mean / p50 / p95 (ms) | PSNR mean / p5 (dB) | SSIM mean | keyframe req. | goodput (Mbps) | first frame (ms) | resolution |';
+  const sep = '|' + ' --- |'.repeat(11);
+  const rows = r.results.map((x) => {
+    const res = Object.entries(x.resolutions)
+      .sort((a, b) => b[1] - a[1])
+      .slice(0, 2)
+      .map(([k]) => k)
+      .join(', ');
+    return `| ${x.name} | ${f(x.fps)} | ${x.frames.sent} / ${x.frames.decoded} / ${x.frames.displayed} | ${x.freezes.count}, ${x.freezes.totalMs} | ${f(x.latencyMs.mean)} / ${f(x.latencyMs.p50)} / ${f(x.latencyMs.p95)} | ${f(x.psnr.mean, 2)} / ${f(x.psnr.p5, 2)} | ${f(x.ssim?.mean, 4)} | ${x.keyframeRequests} | ${mbps(x.goodputBps)} | ${x.firstFrameMs ?? '-'} | ${res || '-'} |`;
+  });
+  const src = r.source.kind === 'y4m' ? `Y4M ${r.source.file ?? ''}` : 'synthetic pattern';
+  const lines = [
+    `# Browser benchmark: scenario ${r.scenario}`,
+    '',
+    `${r.durationS} s per configuration; source ${src} ${r.source.width}x${r.source.height}@${r.source.fps} (${r.source.frames} frames, ${r.source.track} track); codec ${r.codec}.`,
+    '',
+    head,
+    sep,
+    ...rows,
+    '',
+    `fps: distinct source frames displayed per second from the first one on. Freezes: libwebrtc rule on display times. Latency: source draw -> receiver display (barcode ids, host clock). PSNR/SSIM: luma, every ${r.quality.sampleEvery}th source id (the same ids for every configuration), barcode excluded, received frame upscaled to the source size when smaller. Goodput: media bytes received per second (ours: datagram payloads incl. FEC/retransmissions; native: RTP payload bytes).`,
+  ];
+  for (const n of r.notes) lines.push('', `- ${n}`);
+  const errs = r.results.filter((x) => x.errors.length);
+  if (errs.length) {
+    lines.push('', '## Errors');
+    for (const x of errs) lines.push(`- ${x.name}: ${x.errors.slice(0, 5).join(' | ')}`);
+  }
+  return `${lines.join('\n')}\n`;
+}
+
+function uplotAssets(): { js: string; css: string } {
+  const require = createRequire(import.meta.url);
+  return {
+    js: readFileSync(require.resolve('uplot/dist/uPlot.iife.min.js'), 'utf8'),
+    css: readFileSync(require.resolve('uplot/dist/uPlot.min.css'), 'utf8'),
+  };
+}
+
+/** Self-contained HTML report with one series per configuration in each chart. */
+export function renderReportHtml(r: BenchResults, summaryMd: string): string {
+  const { js, css } = uplotAssets();
+  const data = JSON.stringify(r).replace(/</g, '\\u003c');
+  const md = JSON.stringify(summaryMd).replace(/</g, '\\u003c');
+  return `<!doctype html><html><head><meta charset="utf-8"><title>multipath-rtc browser benchmark</title>
+<style>${css} body{font:13px system-ui,sans-serif;margin:16px} .chart{margin:12px 0} pre{white-space:pre-wrap}</style>
+</head><body><h2>Browser benchmark</h2><pre id="summary"></pre><div id="charts"></div>
+<script>${js}</script>
+<script>
+const r = ${data};
+document.getElementById('summary').textContent = ${md};
+const colors = ['#1f77b4','#d62728','#2ca02c','#9467bd','#ff7f0e','#8c564b','#e377c2','#7f7f7f'];
+const n = Math.max(0, ...r.results.map(x => x.perSecond.length));
+const t = Array.from({ length: n }, (_, i) => i + 1);
+function chart(title, f, yLabel) {
+  const el = document.createElement('div'); el.className = 'chart';
+  document.getElementById('charts').appendChild(el);
+  const series = r.results.map(x => t.map((_, i) => { const p = x.perSecond[i]; const v = p ? f(p) : null; return v === undefined ? null : v; }));
+  new uPlot({ title, width: 900, height: 260, scales: { x: { time: false } },
+    axes: [{ label: 'time (s)' }, { label: yLabel }],
+    series: [{ label: 't' }, ...r.results.map((x, i) => ({ label: x.name, stroke: colors[i % colors.length], width: 1.5, spanGaps: false }))] }, [t, ...series], el);
+}
+chart('Displayed fps (distinct source frames per second)', p => p.fps, 'fps');
+chart('Latency draw -> display, p50 (ms)', p => p.latencyP50Ms, 'ms');
+chart('Latency draw -> display, p95 (ms)', p => p.latencyP95Ms, 'ms');
+chart('Goodput (Mbps)', p => p.goodputBps / 1e6, 'Mbps');
+chart('PSNR (Y, dB), mean of sampled frames', p => p.psnrMean, 'dB');
+</script></body></html>`;
+}

@@ -1,0 +1,378 @@
+/**
+ * Runs the browser benchmark: for each compared configuration, one call
+ * between two headless Chromium pages (tools/bench-page) through a fresh set
+ * of emulated paths (tools/emulator), sampled every second, summarised with
+ * tools/bench/metrics.ts. Node only.
+ */
+import { execFileSync } from 'node:child_process';
+import { closeSync, createReadStream, existsSync, mkdirSync, openSync, readSync, statSync, writeFileSync } from 'node:fs';
+import type { IncomingMessage, ServerResponse } from 'node:http';
+import { loadavg } from 'node:os';
+import { join, resolve } from 'node:path';
+import { chromium } from 'playwright-core';
+import type { Browser, Page } from 'playwright-core';
+import { createServer } from 'vite';
+import type { Plugin, ViteDevServer } from 'vite';
+import { startSignallingServer } from '../../src/signalling/node.js';
+import { startEmulator } from '../emulator/relay.js';
+import { chromiumArgs, ensureChromium } from '../harness/chromium.js';
+import { rewriteSignalForRelay } from '../harness/ice-rewrite.js';
+import { REPO_ROOT } from '../harness/run-call.js';
+import type { Scenario } from '../net/scenario.js';
+import type { BenchConfig } from './config.js';
+import { summarizeRun } from './metrics.js';
+import type { BenchResult, DisplayEntry, DrawEntry, QualityEntry } from './metrics.js';
+import { renderReportHtml, renderSummaryMd } from './render.js';
+import type { BenchResults } from './render.js';
+import { SYNTHETIC_PERIOD } from './synthetic.js';
+import { parseY4mHeader, y4mFrameCount } from './y4m.js';
+
+export const DEFAULT_CLIP_SOURCE = resolve(REPO_ROOT, '../shared/media/mixed-content.webm');
+export const DEFAULT_CLIP = '/tmp/bench-640x480.y4m';
+const VIDEO_ROUTE = '/__bench/video.y4m';
+
+export interface BenchOptions {
+  scenario: Scenario;
+  configs: BenchConfig[];
+  durationS: number;
+  /** Y4M file; undefined = make the default clip (or fall back to the synthetic pattern). */
+  video?: string;
+  /** Use the synthetic pattern even if a clip could be made. */
+  synthetic?: boolean;
+  width: number;
+  height: number;
+  fps: number;
+  codec: string;
+  maxBitrateBps: number;
+  track: 'canvas' | 'generator';
+  sampleEvery: number;
+  ssim: boolean;
+  /** Also measure the sender's own source track against the source (the PSNR ceiling of the capture path). */
+  sourceCheck: boolean;
+  seed: number;
+  out: string;
+  log: (line: string) => void;
+}
+
+/**
+ * Make the default clip with ffmpeg (reused when it already exists).
+ * Returns the file, or undefined with a reason when ffmpeg or the source clip is missing.
+ */
+export function prepareDefaultClip(log: (l: string) => void): { file?: string; reason?: string } {
+  if (existsSync(DEFAULT_CLIP) && statSync(DEFAULT_CLIP).size > 1_000_000) return { file: DEFAULT_CLIP };
+  if (!existsSync(DEFAULT_CLIP_SOURCE)) return { reason: `source clip ${DEFAULT_CLIP_SOURCE} not found` };
+  try {
+    execFileSync('ffmpeg', ['-version'], { stdio: 'ignore' });
+  } catch {
+    return { reason: 'ffmpeg not found (Debian package "ffmpeg")' };
+  }
+  log(`making ${DEFAULT_CLIP} from ${DEFAULT_CLIP_SOURCE} with ffmpeg...`);
+  try {
+    execFileSync(
+      'ffmpeg',
+      ['-y', '-loglevel', 'error', '-i', DEFAULT_CLIP_SOURCE, '-vf', 'scale=640:480:flags=lanczos,fps=30', '-pix_fmt', 'yuv420p', '-t', '20', DEFAULT_CLIP],
+      { stdio: ['ignore', 'ignore', 'pipe'] },
+    );
+  } catch (e) {
+    return { reason: `ffmpeg failed: ${String((e as { stderr?: Buffer }).stderr ?? e).slice(0, 300)}` };
+  }
+  return { file: DEFAULT_CLIP };
+}
+
+/** Vite plugin serving one file at VIDEO_ROUTE with HTTP range support. */
+function videoRoute(file: string | undefined): Plugin {
+  return {
+    name: 'bench-video',
+    configureServer(server) {
+      server.middlewares.use(VIDEO_ROUTE, (req: IncomingMessage, res: ServerResponse) => {
+        if (!file) {
+          res.statusCode = 404;
+          res.end('no video');
+          return;
+        }
+        const size = statSync(file).size;
+        const m = /^bytes=(\d+)-(\d*)$/.exec(req.headers.range ?? '');
+        res.setHeader('Accept-Ranges', 'bytes');
+        res.setHeader('Content-Type', 'application/octet-stream');
+        res.setHeader('Cache-Control', 'no-store');
+        if (!m) {
+          res.setHeader('Content-Length', String(size));
+          if (req.method === 'HEAD') return void res.end();
+          createReadStream(file).pipe(res);
+          return;
+        }
+        const start = Number(m[1]);
+        const end = Math.min(size - 1, m[2] ? Number(m[2]) : size - 1);
+        if (start >= size || end < start) {
+          res.statusCode = 416;
+          res.setHeader('Content-Range', `bytes */${size}`);
+          return void res.end();
+        }
+        res.statusCode = 206;
+        res.setHeader('Content-Range', `bytes ${start}-${end}/${size}`);
+        res.setHeader('Content-Length', String(end - start + 1));
+        if (req.method === 'HEAD') return void res.end();
+        createReadStream(file, { start, end }).pipe(res);
+      });
+    },
+  };
+}
+
+interface PageSample {
+  tMs: number;
+  counters: { framesSent: number; framesDecoded: number; keyframeRequests: number; bytesReceived: number };
+  stats: unknown;
+  draws: DrawEntry[];
+  displays: DisplayEntry[];
+  quality: QualityEntry[];
+  source?: { drawn: number; starved: number };
+  sink?: { frames: number; unreadable: number; qualitySkipped: number; qualityErrors: number; formats: Record<string, number> };
+  check?: { quality: QualityEntry[]; displays: number; counters: unknown };
+}
+
+async function sample(page: Page): Promise<PageSample> {
+  return page.evaluate(() => (window as unknown as { __bench: { sample(): Promise<unknown> } }).__bench.sample()) as Promise<PageSample>;
+}
+
+async function waitReady(page: Page, timeoutMs: number): Promise<void> {
+  await page.waitForFunction(() => (window as unknown as { __ready?: boolean }).__ready === true, undefined, { timeout: timeoutMs });
+}
+
+/** Digest of native getStats for results.json (last values, plus a few derived means). */
+function nativeExtras(snd: PageSample | undefined, rcv: PageSample | undefined): Record<string, unknown> {
+  const s = (snd?.stats ?? {}) as { outbound?: Record<string, number>; remoteInbound?: Record<string, number>; candidatePair?: Record<string, number>; codec?: string };
+  const r = (rcv?.stats ?? {}) as { inbound?: Record<string, number>; codec?: string };
+  const inb = r.inbound ?? {};
+  return {
+    codec: r.codec ?? s.codec,
+    inbound: inb,
+    outbound: s.outbound ?? {},
+    remoteInbound: s.remoteInbound ?? {},
+    candidatePair: s.candidatePair ?? {},
+    jitterBufferDelayMeanMs: inb.jitterBufferEmittedCount ? Math.round((inb.jitterBufferDelay / inb.jitterBufferEmittedCount) * 10000) / 10 : null,
+    getStatsFreezes: { count: inb.freezeCount ?? 0, totalMs: Math.round((inb.totalFreezesDuration ?? 0) * 1000) },
+  };
+}
+
+async function runOne(
+  browser: Browser,
+  base: string,
+  cfg: BenchConfig,
+  o: BenchOptions,
+  src: { videoUrl?: string },
+): Promise<BenchResult> {
+  const cleanups: Array<() => Promise<unknown> | unknown> = [];
+  const pageErrors: string[] = [];
+  const loadStart = loadavg()[0];
+  try {
+    const emulator = await startEmulator(o.scenario, { seed: o.seed });
+    cleanups.push(() => emulator.close());
+    const relays = emulator.relays;
+    const sig = await startSignallingServer({
+      port: 0,
+      rewriteSignal: ({ from, pathId, data }) => {
+        const relay = relays[pathId];
+        if (!relay) return null;
+        return rewriteSignalForRelay(data, from === 'sender' ? 'a' : 'b', relay);
+      },
+    });
+    cleanups.push(() => sig.close());
+    const room = `bench-${process.pid}-${Date.now()}`;
+    const url = (role: 'sender' | 'receiver') => {
+      const q = new URLSearchParams({
+        role,
+        room,
+        sig: sig.url,
+        codec: o.codec,
+        fps: String(o.fps),
+        width: String(o.width),
+        height: String(o.height),
+        track: o.track,
+        sampleEvery: String(o.sampleEvery),
+        ssim: o.ssim ? '1' : '0',
+      });
+      if (o.maxBitrateBps > 0) q.set('maxBitrate', String(o.maxBitrateBps));
+      if (o.sourceCheck && role === 'sender') q.set('check', '1');
+      if (src.videoUrl) q.set('video', src.videoUrl);
+      if (cfg.kind === 'native') {
+        q.set('mode', 'native');
+        q.set('path', String(cfg.path));
+      } else {
+        q.set('mode', 'ours');
+        q.set('paths', String(o.scenario.paths.length));
+        q.set('scheduler', cfg.scheduler);
+        q.set('fec', cfg.fec);
+        if (cfg.singlePath !== undefined) q.set('singlePath', String(cfg.singlePath));
+      }
+      return `${base}?${q}`;
+    };
+    const ctxR = await browser.newContext();
+    cleanups.push(() => ctxR.close());
+    const ctxS = await browser.newContext();
+    cleanups.push(() => ctxS.close());
+    const receiver = await ctxR.newPage();
+    const sender = await ctxS.newPage();
+    for (const [name, pg] of [['receiver', receiver], ['sender', sender]] as const) {
+      pg.on('pageerror', (e) => pageErrors.length < 100 && pageErrors.push(`${name}: ${e.message}`));
+      pg.on('console', (m) => {
+        if (m.type() === 'error' && pageErrors.length < 100) pageErrors.push(`${name} console: ${m.text()}`);
+      });
+    }
+    await receiver.goto(url('receiver'));
+    await sender.goto(url('sender'));
+    await Promise.all([waitReady(receiver, 30_000), waitReady(sender, 30_000)]);
+    const draws: DrawEntry[] = [];
+    const displays: DisplayEntry[] = [];
+    const quality: QualityEntry[] = [];
+    const bytes: Array<{ t: number; bytes: number }> = [];
+    const checkQ: QualityEntry[] = [];
+    const first = await Promise.all([sample(sender), sample(receiver)]);
+    const startMs = first[1].tMs;
+    draws.push(...first[0].draws);
+    let lastS: PageSample | undefined;
+    let lastR: PageSample | undefined;
+    const t0 = Date.now();
+    for (let s = 1; s <= o.durationS; s++) {
+      const wait = t0 + s * 1000 - Date.now();
+      if (wait > 0) await new Promise((r) => setTimeout(r, wait));
+      const [snd, rcv] = await Promise.all([sample(sender), sample(receiver)]);
+      draws.push(...snd.draws);
+      if (snd.check) checkQ.push(...snd.check.quality);
+      displays.push(...rcv.displays);
+      quality.push(...rcv.quality);
+      bytes.push({ t: s, bytes: rcv.counters.bytesReceived });
+      lastS = snd;
+      lastR = rcv;
+      if (s % 5 === 0 || s === o.durationS) {
+        const shown = displays.filter((d) => d.tMs >= startMs + (s - 1) * 1000).length;
+        o.log(`  ${cfg.name} t=${s}s: ${shown} frames displayed in the last second, ${quality.length} PSNR samples`);
+      }
+    }
+    // Quality work still queued for frames shown before the end.
+    await new Promise((r) => setTimeout(r, 300));
+    const tail = await sample(receiver);
+    quality.push(...tail.quality);
+    const pageErrs = await Promise.all([sender, receiver].map((p) => p.evaluate(() => (window as unknown as { __bench: { errors(): string[] } }).__bench.errors())));
+    await Promise.all([sender, receiver].map((p) => p.evaluate(() => (window as unknown as { __bench: { close(): void } }).__bench.close()).catch(() => undefined)));
+    const emu = emulator.stats().map((p) => ({
+      pathId: p.pathId,
+      name: p.name,
+      up: { delivered: p.up.delivered, deliveredBytes: p.up.deliveredBytes, dropped: p.up.dropped, queueDelayMeanMs: Math.round(p.up.queueDelay.meanMs * 10) / 10, queueDelayMaxMs: Math.round(p.up.queueDelay.maxMs) },
+      downDeliveredBytes: p.down.deliveredBytes,
+    }));
+    const extras: Record<string, unknown> =
+      cfg.kind === 'native'
+        ? { ...nativeExtras(lastS, lastR), path: cfg.path }
+        : { scheduler: cfg.scheduler, fec: cfg.fec, singlePath: cfg.singlePath, sender: (lastS?.stats as { sender?: unknown })?.sender, encoder: (lastS?.stats as { encoder?: unknown })?.encoder, receiver: (lastR?.stats as { receiver?: unknown })?.receiver };
+    extras.emulator = emu;
+    // This machine's 1-minute load average at start and end: other jobs skew real-time results.
+    extras.loadAvg1m = { start: Math.round(loadStart * 100) / 100, end: Math.round(loadavg()[0] * 100) / 100 };
+    extras.source = lastS?.source;
+    extras.sink = lastR?.sink;
+    if (o.sourceCheck) {
+      const ps = checkQ.map((x) => x.psnr).filter(Number.isFinite);
+      const ss = checkQ.map((x) => x.ssim ?? NaN).filter(Number.isFinite);
+      extras.sourceCheck = {
+        samples: ps.length,
+        psnrMean: ps.length ? Math.round((ps.reduce((a, b) => a + b, 0) / ps.length) * 100) / 100 : null,
+        psnrMin: ps.length ? Math.round(Math.min(...ps) * 100) / 100 : null,
+        ssimMean: ss.length ? Math.round((ss.reduce((a, b) => a + b, 0) / ss.length) * 10000) / 10000 : null,
+      };
+    }
+    return summarizeRun({
+      name: cfg.name,
+      kind: cfg.kind,
+      codec: cfg.kind === 'native' ? String((extras.codec as string | undefined) ?? o.codec) : o.codec,
+      durationS: o.durationS,
+      startMs,
+      draws,
+      displays,
+      quality,
+      bytesReceived: bytes,
+      framesSent: lastS?.counters.framesSent ?? 0,
+      framesDecoded: lastR?.counters.framesDecoded ?? 0,
+      keyframeRequests: lastR?.counters.keyframeRequests ?? 0,
+      extras,
+      errors: [...pageErrs[0].map((e) => `sender: ${e}`), ...pageErrs[1].map((e) => `receiver: ${e}`), ...pageErrors].slice(0, 100),
+    });
+  } finally {
+    for (const c of cleanups.reverse()) {
+      try {
+        await c();
+      } catch {
+        /* keep cleaning */
+      }
+    }
+  }
+}
+
+/** Run every configuration in turn; writes results.json, summary.md and report.html to `o.out`. */
+export async function runBench(o: BenchOptions): Promise<{ results: BenchResults; outDir: string }> {
+  const notes: string[] = [];
+  let videoFile: string | undefined = o.video;
+  if (!videoFile && !o.synthetic) {
+    const clip = prepareDefaultClip(o.log);
+    if (clip.file) videoFile = clip.file;
+    else {
+      const msg = `no Y4M clip (${clip.reason}); using the synthetic pattern`;
+      o.log(msg);
+      notes.push(msg);
+    }
+  }
+  let source: BenchResults['source'] = { kind: 'synthetic', width: o.width, height: o.height, fps: o.fps, frames: SYNTHETIC_PERIOD, track: o.track };
+  if (videoFile) {
+    if (!existsSync(videoFile)) throw new Error(`--video ${videoFile}: no such file`);
+    const head = new Uint8Array(4096);
+    const fd = openSync(videoFile, 'r');
+    const n = readSync(fd, head, 0, head.length, 0);
+    closeSync(fd);
+    const h = parseY4mHeader(head.subarray(0, n));
+    source = { kind: 'y4m', file: resolve(videoFile), width: h.width, height: h.height, fps: o.fps, frames: y4mFrameCount(h, statSync(videoFile).size), track: o.track };
+  }
+  const executablePath = ensureChromium();
+  const vite: ViteDevServer = await createServer({
+    root: REPO_ROOT,
+    configFile: join(REPO_ROOT, 'vite.config.ts'),
+    logLevel: 'error',
+    server: { port: 0, host: '127.0.0.1', hmr: false },
+    plugins: [videoRoute(videoFile)],
+  });
+  const results: BenchResult[] = [];
+  let browser: Browser | undefined;
+  try {
+    await vite.listen();
+    const addr = vite.httpServer?.address();
+    const port = typeof addr === 'object' && addr ? addr.port : 0;
+    const base = `http://127.0.0.1:${port}/tools/bench-page/index.html`;
+    browser = await chromium.launch({ executablePath, headless: true, args: chromiumArgs() });
+    for (const cfg of o.configs) {
+      o.log(`running ${cfg.name} for ${o.durationS} s (scenario ${o.scenario.name ?? 'default'})`);
+      const r = await runOne(browser, base, cfg, o, { videoUrl: videoFile ? VIDEO_ROUTE : undefined });
+      o.log(
+        `  ${cfg.name}: fps ${r.fps}, freezes ${r.freezes.count}, latency p50 ${r.latencyMs.p50} ms, PSNR ${r.psnr.mean} dB${r.errors.length ? `, ${r.errors.length} errors` : ''}`,
+      );
+      results.push(r);
+    }
+  } finally {
+    await browser?.close().catch(() => undefined);
+    await vite.close().catch(() => undefined);
+  }
+  const out: BenchResults = {
+    version: 1,
+    scenario: o.scenario.name ?? 'default',
+    source,
+    codec: o.codec,
+    durationS: o.durationS,
+    quality: { sampleEvery: o.sampleEvery, ssim: o.ssim },
+    createdAt: new Date().toISOString(),
+    notes,
+    results,
+  };
+  const outDir = resolve(o.out);
+  mkdirSync(outDir, { recursive: true });
+  const md = renderSummaryMd(out);
+  writeFileSync(join(outDir, 'results.json'), JSON.stringify(out, null, 2));
+  writeFileSync(join(outDir, 'summary.md'), md);
+  writeFileSync(join(outDir, 'report.html'), renderReportHtml(out, md));
+  return { results: out, outDir };
+}
