@@ -157,3 +157,80 @@ export interface PacerStats {
   /** Polls that held data back because of the bufferedAmount budget. */
   heldByBuffer: number;
 }
+
+// ---------------------------------------------------------------------------
+// Additions (cc folder): bandwidth probing (probe-controller.ts,
+// probe-estimator.ts, prober.ts). Nothing above this line is changed.
+// ---------------------------------------------------------------------------
+
+/**
+ * One probe cluster to send on a path: at least `minPackets` packets and
+ * `minBytes` bytes (padding, ~1200 bytes each), paced at `targetBps`.
+ * Every packet sent for it is reported with its `id`.
+ * SOURCE: libwebrtc api/transport/network_types.h ProbeClusterConfig.
+ */
+export interface ProbeCluster {
+  /** Cluster id, unique per controller (integer >= 1). */
+  id: number;
+  /** Send rate of the cluster (bps). */
+  targetBps: number;
+  /** Packets to send, at least (libwebrtc min_probe_packets_sent, 5). */
+  minPackets: number;
+  /** Bytes to send, at least: targetBps x min duration (15 ms) / 8. */
+  minBytes: number;
+}
+
+/** Configuration of {@link import('./probe-controller.js').ProbeController}. Rates in bps. */
+export interface ProbeConfig {
+  /** Initial probes at these multiples of the start rate (libwebrtc 3 and 6). Default [3, 6]. */
+  initialScales: number[];
+  /** "Probe further" at this multiple of the current estimate (libwebrtc 2). Default 2. */
+  furtherScale: number;
+  /**
+   * Probe further once the estimate exceeds this fraction of the last probe's
+   * target (libwebrtc further_probe_threshold 0.7). Default 0.7.
+   */
+  furtherThreshold: number;
+  /** Give up waiting for a probe result after this long (ms; libwebrtc kMaxWaitingTimeForProbingResult). Default 1000. */
+  maxWaitMs: number;
+  /** Probes never target more than this (bps). Default 50_000_000. */
+  maxBps: number;
+  /** Packets per cluster, at least (libwebrtc min_probe_packets_sent). Default 5. */
+  minPackets: number;
+  /** Duration of a cluster, at least (ms; libwebrtc min_probe_duration). Default 15. */
+  minDurationMs: number;
+  /**
+   * Periodic probe while application-limited (ALR), at most this often (ms);
+   * 0 disables it (libwebrtc alr_probing_interval 5 s, off unless enabled). Default 0.
+   */
+  alrIntervalMs: number;
+  /** ALR probes target this multiple of the estimate (libwebrtc alr_probe_scale 2). Default 2. */
+  alrScale: number;
+}
+
+/** Configuration of {@link import('./probe-estimator.js').ProbeBitrateEstimator}. */
+export interface ProbeEstimatorConfig {
+  /** A cluster is forgotten this long after its last sent packet (ms; libwebrtc kMaxClusterHistory 1 s). Default 1000. */
+  clusterHistoryMs: number;
+  /** Clusters tracked at once; the oldest is dropped beyond it. Default 32. */
+  maxClusters: number;
+  /** Probe packets awaiting a report; the oldest is dropped beyond it. Default 4096. */
+  maxPackets: number;
+}
+
+/** Counters of {@link import('./probe-estimator.js').ProbeBitrateEstimator}. */
+export interface ProbeEstimatorStats {
+  packetsSent: number;
+  /** onProbePacketSent calls rejected (bad id, seq, size or time). */
+  sentInvalid: number;
+  packetsReceived: number;
+  /** Probe packets forgotten before their report (bound or cluster expiry). */
+  packetsDropped: number;
+  clustersExpired: number;
+  /** Results returned by onReport. */
+  results: number;
+  /** Cluster evaluations rejected (intervals <= 0 or > 1 s, receive/send ratio > 2). */
+  resultsInvalid: number;
+  /** Reports that were not an object with an arrivals array, or a bad nowUs. */
+  reportsInvalid: number;
+}

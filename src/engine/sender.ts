@@ -157,6 +157,7 @@ export class SenderEngine {
     fecPacketsSent: 0,
     mediaPacketsSent: 0,
     qoeFeedbackReceived: 0,
+    qoeFeedbackIgnored: 0,
   };
 
   constructor(config: SenderEngineConfig) {
@@ -459,7 +460,16 @@ export class SenderEngine {
     if (fb.seq === this.lastQoeSeq) return; // the same feedback arrives once per path
     this.lastQoeSeq = fb.seq;
     this.c.qoeFeedbackReceived++;
-    if (this.useQoeFeedback) this.scheduler.onQoeFeedback(fb, now);
+    if (!this.useQoeFeedback) return;
+    // The receiver judges "late" against the lowest-delay path; if that path carries
+    // little (its rate is low), the packets of the path that carries the frame look
+    // late. Taking packets off our fast path (Algorithm 1: least completion time)
+    // is never right, so negative feedback naming it is dropped (counted).
+    if (fb.alpha < 0 && fb.pathId === this.fastPathId()) {
+      this.c.qoeFeedbackIgnored++;
+      return;
+    }
+    this.scheduler.onQoeFeedback(fb, now);
   }
 
   private onNack(seqs: readonly number[], now: number): void {
@@ -623,6 +633,27 @@ export class SenderEngine {
       if (t !== undefined && t < next) next = t;
     }
     return Math.max(next, now);
+  }
+
+  /**
+   * Converge Algorithm 1: the up path with the least completion time
+   * cpt_i = N*k/rate_i + rtt_i/2 for a typical frame (N = 10 packets of
+   * k = 1200 bytes), rate_i the goodput (the target rate until measured).
+   */
+  private fastPathId(): PathId | undefined {
+    let best: PathId | undefined;
+    let bestCpt = Infinity;
+    for (const st of this.pathStates()) {
+      if (!st.up) continue;
+      const rate = st.goodputBps > 0 ? st.goodputBps : st.rateBps;
+      if (!(rate > 0)) continue;
+      const cpt = (10 * 1200 * 8) / rate + st.srttMs / 2000;
+      if (cpt < bestCpt) {
+        bestCpt = cpt;
+        best = st.id;
+      }
+    }
+    return best;
   }
 
   /** True when at least one path can carry packets now. */

@@ -68,6 +68,8 @@ export interface SenderStats {
   /** FEC packets / media packets, %. */
   fecOverheadPct: number;
   qoeFeedbackReceived: number;
+  /** Negative feedback naming our own fast path (dropped, see SenderEngine.onQoe). */
+  qoeFeedbackIgnored: number;
   paths: SenderPathStats[];
 }
 
