@@ -50,6 +50,7 @@ import { createScheduler } from '../src/sched/factory.js';
 import type { Scheduler, SchedulerName } from '../src/sched/types.js';
 import { decodePacket } from '../src/wire/codec.js';
 import type { PacketBody } from '../src/wire/types.js';
+import type { ReportPath } from '../tools/harness/report.js';
 import type { Link } from '../tools/net/link.js';
 import { type Scenario, buildLink } from '../tools/net/scenario.js';
 import { EncoderModel, type EncoderModelOptions, makeAnnexB } from './encoder-model.js';
@@ -90,25 +91,10 @@ export interface SimOptions {
   label?: string;
 }
 
-export interface SimPathResult {
-  id: number;
+/** A path of a simulated call: the call report's path fields (no ICE addresses), plus link facts. */
+export interface SimPathResult extends Omit<ReportPath, 'localAddress' | 'remoteAddress'> {
   name: string;
-  packetsSent: number;
-  bytesSent: number;
-  mediaPacketsSent: number;
-  /** Share of all media packets (all streams) sent on this path, %. */
-  sharePct: number;
-  rttMs: number;
-  lossPct: number;
-  /** Sum over streams of the GCC target at the end (bps). */
-  rateBps: number;
-  goodputBps: number;
-  fecPacketsSent: number;
-  retransmissionsSent: number;
-  probesSent: number;
   pacerDropped: number;
-  fecUtilizationPct: number;
-  latePackets: number;
   /** Mean link capacity over the call (bps) and mean rate actually sent (bps). */
   meanCapacityBps: number;
   meanSendRateBps: number;
