@@ -188,9 +188,17 @@ export class FrameBuffer {
         }
       }
     }
-    if (s.frames.has(id)) {
+    const held = s.frames.get(id);
+    if (held !== undefined) {
+      // Same id again. A key frame replaces a waiting delta of that id (a
+      // lying or mislabelled copy must not shadow the real key frame); any
+      // other copy is a duplicate.
+      if (!(frame.keyFrame && !held.keyFrame)) {
+        this.st.duplicates++;
+        return 'duplicate';
+      }
+      s.frames.delete(id);
       this.st.duplicates++;
-      return 'duplicate';
     }
     const decodableNow = frame.keyFrame || (!s.needKey && s.anchor !== undefined && id === seqAdd(s.anchor, 1));
     if (s.frames.size >= this.maxFrames) {

@@ -68,6 +68,8 @@ export interface QoeMonitorStats {
   frames: number;
   /** Frames whose IFD exceeded the expectation. */
   qoeDrops: number;
+  /** Late packets of QoE-drop frames not blamed (their delay explained less than half the IFD excess). */
+  lateNotBlamed: number;
   feedbacks: number;
   /** maybeFeedback() calls that had a drop to report but were rate-limited. */
   rateLimited: number;
@@ -134,6 +136,7 @@ export class QoeMonitor {
   private readonly st: QoeMonitorStats = {
     frames: 0,
     qoeDrops: 0,
+    lateNotBlamed: 0,
     feedbacks: 0,
     rateLimited: 0,
     unattributed: 0,
@@ -318,8 +321,15 @@ export class QoeMonitor {
     }
     if (qoeDrop) {
       this.st.qoeDrops++;
+      // Blame a path's late packets only when they explain at least half of the
+      // IFD excess: a path a few ms behind the reference is not why a frame came
+      // 40 ms late (encoder or network jitter is), and moving its packets away
+      // would only starve it (and its GCC estimate) for nothing.
+      const excessMs = (ifdMs as number) - (expected as number);
+      const refLastUs = npaths >= 2 ? last[ref] : 0;
       for (let p = 0; p < MAX_PATHS; p++) {
-        this.winLate[p] += late[p];
+        if (late[p] > 0 && (last[p] - refLastUs) / 1000 >= 0.5 * excessMs) this.winLate[p] += late[p];
+        else if (late[p] > 0) this.st.lateNotBlamed += late[p];
         this.winEarly[p] += early[p];
       }
       this.winFrames++;

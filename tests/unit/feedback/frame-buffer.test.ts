@@ -201,6 +201,7 @@ describe('FrameBuffer', () => {
             if (a !== 0 && b !== 0) [order[a], order[b]] = [order[b], order[a]];
           });
           const ops: Array<() => void> = order.map((id) => () => void fb.insert(mkFrame(id, { key: id === 0 }), 0));
+          const keyOp = ops[order.indexOf(0)];
           for (const [pos, g] of junk) {
             const at = Math.min(ops.length, pos);
             const f =
@@ -210,7 +211,7 @@ describe('FrameBuffer', () => {
                   ? mkFrame(Math.min(g.id, n))
                   : mkFrame(g.id, { key: g.key });
             // far-future frames must not come before the key frame sets the anchor
-            ops.splice(Math.max(at, g.kind === 'far' || g.kind === 'nan' ? order.indexOf(0) + 1 : 0), 0, () => void fb.insert(f, 0));
+            ops.splice(Math.max(at, g.kind === 'far' || g.kind === 'nan' ? ops.indexOf(keyOp) + 1 : 0), 0, () => void fb.insert(f, 0));
           }
           const released: number[] = [];
           let t = 0;
