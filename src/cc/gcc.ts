@@ -24,6 +24,8 @@ const LOSS_MIN_PACKETS = 20;
 /** Feedback-timeout cuts happen at most this often (µs); libwebrtc kTimeoutInterval. */
 const TIMEOUT_INTERVAL_US = 1_000_000;
 const UINT32_MAX = 0xffff_ffff;
+/** A lower probe result cannot pull the estimate below this fraction of the acked bitrate (libwebrtc kProbeDropThroughputFraction). */
+const PROBE_DROP_THROUGHPUT_FRACTION = 0.85;
 /** Larger "packets" are rejected as garbage (bytes). */
 const MAX_PACKET_BYTES = 1 << 24;
 
@@ -50,7 +52,7 @@ export class GccEstimator implements BandwidthEstimator {
   private readonly cfg: GccConfig;
   private readonly history: SentPacketHistory;
   private readonly delay: DelayBasedBwe;
-  private readonly loss: LossBasedBwe;
+  private loss: LossBasedBwe;
   private readonly acked = new AckedBitrateEstimator();
   private readonly rtt: RttEstimator;
 
@@ -62,6 +64,8 @@ export class GccEstimator implements BandwidthEstimator {
   private lossExpected = 0;
   private lossLost = 0;
   private lastLossRate = 0;
+  /** Last probe result (bps): the throughput measurement until the acked bitrate exists. */
+  private probeThroughputBps: number | undefined;
 
   private readonly counters = {
     packetsSent: 0,
@@ -76,6 +80,8 @@ export class GccEstimator implements BandwidthEstimator {
     sentInvalid: 0,
     rttRejected: 0,
     feedbackTimeouts: 0,
+    probeResults: 0,
+    probeResultsApplied: 0,
   };
 
   /**
@@ -173,7 +179,10 @@ export class GccEstimator implements BandwidthEstimator {
       this.loss.onLossReport(f, nowUs);
     }
 
-    const delayBps = this.delay.update(nowUs, this.acked.bitrateBps(), this.rtt.srttMs());
+    // Until the acked bitrate has its first window (500 ms), a probe result is the
+    // throughput measurement: over-use then backs off to 0.85 x it instead of halving.
+    const ackedBps = this.acked.bitrateBps() ?? this.probeThroughputBps;
+    const delayBps = this.delay.update(nowUs, ackedBps, this.rtt.srttMs());
     this.loss.setDelayBasedLimit(delayBps, nowUs);
     this.loss.updateEstimate(nowUs);
     this.refreshTarget();
@@ -202,6 +211,55 @@ export class GccEstimator implements BandwidthEstimator {
 
   targetRateBps(): number {
     return this.target;
+  }
+
+  /**
+   * A bandwidth-probe result (bps, from {@link import('./probe-estimator.js').ProbeBitrateEstimator},
+   * usually via {@link import('./probe-controller.js').GccProber}) at sender time `nowUs` (µs).
+   * Unless the detector is over-using, the AIMD (delay-based) estimate is set
+   * to the result, capped at maxBps: raised when higher; when lower (the probe
+   * saturated the link) lowered, but not below min(estimate, 0.85 x acked
+   * bitrate) once the acked bitrate is known. The loss-based estimate is
+   * restarted from the result when it was lower, so the target follows at once.
+   * Until the acknowledged bitrate is measured (first 500 ms window), the
+   * last probe result stands in for it in the delay-based controller, so an
+   * over-use right after a probe backs off to 0.85 x the probed rate instead
+   * of halving the estimate (deviation from libwebrtc, which halves).
+   * Call after {@link onReport} for the same report. Non-finite or <= 0 input is ignored.
+   *
+   * SOURCE: libwebrtc delay_based_bwe.cc MaybeUpdateEstimate (probe result ->
+   * AimdRateControl::SetEstimate unless over-using), goog_cc_network_control.cc
+   * (limit_probes_lower_than_throughput_estimate, kProbeDropThroughputFraction 0.85;
+   * result.probe -> SendSideBandwidthEstimation::SetSendBitrate).
+   */
+  onProbeResult(bps: number, nowUs: number): void {
+    if (!(typeof bps === 'number' && Number.isFinite(bps) && bps > 0) || !Number.isFinite(nowUs)) return;
+    this.counters.probeResults++;
+    this.probeThroughputBps = Math.min(bps, this.cfg.maxBps);
+    if (this.delay.usage() === 'overusing') return;
+    let p = Math.min(bps, this.cfg.maxBps);
+    const current = this.delay.estimateBps();
+    if (p < current) {
+      // A probe below the estimate saw a saturated link. Lower the estimate to it, but
+      // not below min(estimate, 0.85 x acked bitrate) (libwebrtc limit_probes_lower_than_throughput_estimate).
+      const acked = this.acked.bitrateBps();
+      if (acked !== undefined) p = Math.max(p, Math.min(current, PROBE_DROP_THROUGHPUT_FRACTION * acked));
+    }
+    if (p === current) return;
+    this.counters.probeResultsApplied++;
+    this.delay.aimd.setEstimate(p, nowUs);
+    // Only on a clean path: with >= 2% loss the loss-based bound is doing its job and a
+    // probe (which measures capacity, not loss) must not undo it.
+    if (this.loss.targetBps() < p && this.lossRate() < 0.02) {
+      // libwebrtc SetSendBitrate: the loss-based estimate restarts from the probed rate.
+      // LossBasedBwe has no setter for its target, so it is rebuilt from the probed rate
+      // (its loss history restarts; the next loss report, within ~20 packets, re-arms it).
+      const c = this.cfg;
+      this.loss = new LossBasedBwe({ startBps: p, minBps: c.minBps, maxBps: c.maxBps });
+      this.loss.setRtt(this.rtt.srttMs());
+    }
+    this.loss.setDelayBasedLimit(this.delay.estimateBps(), nowUs);
+    this.refreshTarget();
   }
 
   ackedRateBps(): number | undefined {

@@ -23,3 +23,5 @@ export { DelayBasedBwe } from './delay-based.js';
 export type { DelayBasedConfig } from './delay-based.js';
 export { SentPacketHistory } from './sent-history.js';
 export type { ReportOutcome } from './sent-history.js';
+export { ProbeController, GccProber, DEFAULT_PROBE_CONFIG } from './probe-controller.js';
+export { ProbeBitrateEstimator, DEFAULT_PROBE_ESTIMATOR_CONFIG } from './probe-estimator.js';

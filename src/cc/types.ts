@@ -112,6 +112,10 @@ export interface GccStats extends EstimatorStats {
   /** Inter-arrival resets (clock offset jump, persistent reordering). */
   interArrivalResets: number;
   feedbackTimeouts: number;
+  /** Probe results given to onProbeResult (valid numbers). */
+  probeResults: number;
+  /** Probe results that set the delay-based estimate (raised it, or lowered it after a saturated probe). */
+  probeResultsApplied: number;
 }
 
 /** Configuration of {@link import('./pacer.js').Pacer}. */
@@ -160,7 +164,7 @@ export interface PacerStats {
 
 // ---------------------------------------------------------------------------
 // Additions (cc folder): bandwidth probing (probe-controller.ts,
-// probe-estimator.ts, prober.ts). Nothing above this line is changed.
+// probe-estimator.ts). Above it only GccStats gained probeResults/probeResultsApplied.
 // ---------------------------------------------------------------------------
 
 /**

@@ -18,6 +18,8 @@ import { MAX_PATHS, Priority } from '../core/types.js';
 import type { Assignment, OutgoingPacket, PathId, PathState, QoeFeedback } from '../core/types.js';
 import { GccEstimator } from '../cc/gcc.js';
 import { Pacer } from '../cc/pacer.js';
+import { GccProber } from '../cc/probe-controller.js';
+import type { ProbeCluster } from '../cc/types.js';
 import type { BandwidthEstimator } from '../cc/types.js';
 import { createFecPolicy } from '../fec/factory.js';
 import type { FecPolicy, FecPolicyName } from '../fec/types.js';
@@ -62,6 +64,8 @@ export interface SenderEngineConfig {
    * gives the "Converge without feedback" baseline of Converge Table 4.
    */
   qoeFeedback?: boolean;
+  /** Bandwidth probing for the default GCC estimators (default true). */
+  probing?: boolean;
   /** Pacer tuning. */
   pacer?: { bufferBudgetMs?: number; maxQueueDelayMs?: number; pacingFactor?: number };
 }
@@ -93,6 +97,11 @@ interface PathEntry {
   lastKeepaliveUs: number;
   /** Send time (µs) of the oldest packet not yet covered by a receiver report; undefined when all are. */
   unreportedSinceUs: number | undefined;
+  /** Bandwidth probing (GCC estimators only): clusters to send, the one being sent. */
+  prober: GccProber | undefined;
+  probeStarted: boolean;
+  probeQueue: ProbeCluster[];
+  probe: { cluster: ProbeCluster; packets: number; bytes: number; nextUs: number } | undefined;
   stats: Omit<SenderPathStats, 'id' | 'up' | 'enabled' | 'sharePct' | 'rateBps' | 'goodputBps' | 'rttMs' | 'minRttMs' | 'lossPct' | 'queuedBytes' | 'sendRateBps'>;
   sendRate: RateMeter;
 }
@@ -116,6 +125,10 @@ const KEEPALIVE_INTERVAL_US = 100_000;
 const MAX_RTX_AGE_US = 1_000_000;
 /** No retransmission onto a path whose queue holds more than this (ms at its rate). */
 const MAX_RTX_QUEUE_MS = 300;
+/** Padding bytes of a probe packet (about a full packet with the envelope). */
+const PROBE_PADDING_BYTES = 1150;
+/** A probe waits while the datachannel holds more than this (bytes). */
+const PROBE_MAX_BUFFERED_BYTES = 64_000;
 /** Envelope bytes around an FEC body (path id, seq, send time, field tag and length). */
 const FEC_ENVELOPE_BYTES = 24;
 
@@ -132,7 +145,7 @@ export class SenderEngine {
   private readonly fecWindow = new FecProtectionWindow();
   private readonly paths = new Map<PathId, PathEntry>();
   private readonly history: (HistoryEntry | undefined)[];
-  private readonly cfg: Required<Omit<SenderEngineConfig, 'clock' | 'scheduler' | 'fec' | 'singlePath' | 'createEstimator' | 'pacer' | 'streamId' | 'qoeFeedback'>>;
+  private readonly cfg: Required<Omit<SenderEngineConfig, 'clock' | 'scheduler' | 'fec' | 'singlePath' | 'createEstimator' | 'pacer' | 'streamId' | 'qoeFeedback' | 'probing'>>;
   private readonly createEstimator: (pathId: PathId) => BandwidthEstimator;
   private readonly pacerCfg: SenderEngineConfig['pacer'];
   private listeners: Partial<SenderEvents> = {};
@@ -143,6 +156,7 @@ export class SenderEngine {
   private lastQoeSeq = -1;
   private lastKeyFrameId = 0;
   private readonly useQoeFeedback: boolean;
+  private readonly probing: boolean;
   private fps = 30;
   private readonly c = {
     framesSent: 0,
@@ -180,9 +194,15 @@ export class SenderEngine {
     this.history = new Array(this.cfg.historyPackets);
     this.createEstimator =
       config.createEstimator ??
-      (() => new GccEstimator({ startBps: this.cfg.startBitrateBps, maxBps: Math.max(this.cfg.maxBitrateBps * 1.5, 2_000_000) }));
+      (() => new GccEstimator({ startBps: this.cfg.startBitrateBps, maxBps: this.pathMaxBps() }));
     this.pacerCfg = config.pacer;
     this.useQoeFeedback = config.qoeFeedback ?? true;
+    this.probing = config.probing ?? true;
+  }
+
+  /** Ceiling of one path's estimate (bps): above the app cap, so a path can carry the whole stream. */
+  private pathMaxBps(): number {
+    return Math.max(this.cfg.maxBitrateBps * 1.5, 2_000_000);
   }
 
   get schedulerName(): SchedulerName {
@@ -221,6 +241,10 @@ export class SenderEngine {
       linkState: state,
       lastKeepaliveUs: -Infinity,
       unreportedSinceUs: undefined,
+      prober: estimator instanceof GccEstimator && this.probing ? new GccProber({ maxBps: this.pathMaxBps(), alrIntervalMs: 5000 }) : undefined,
+      probeStarted: false,
+      probeQueue: [],
+      probe: undefined,
       stats: {
         packetsSent: 0,
         bytesSent: 0,
@@ -262,11 +286,12 @@ export class SenderEngine {
     this.lastStreamInfoUs = -Infinity;
   }
 
-  /** Encoder target (bps): min(sum S_i over up and enabled paths, app max), floored. */
+  /** Encoder target (bps): min(sum S_i over up, not suspect and enabled paths, app max), floored. */
   targetBitrateBps(): number {
+    const now = this.clock.nowUs();
     let sum = 0;
     for (const p of this.paths.values()) {
-      if (this.pathManager.isUp(p.id) && this.scheduler.isEnabled(p.id)) sum += p.estimator.targetRateBps();
+      if (this.pathManager.isUp(p.id) && !this.isSuspect(p, now) && this.scheduler.isEnabled(p.id)) sum += p.estimator.targetRateBps();
     }
     return Math.max(this.cfg.minBitrateBps, Math.min(this.cfg.maxBitrateBps, sum));
   }
@@ -438,6 +463,13 @@ export class SenderEngine {
         p.estimator.onReport(r, now);
         this.pathManager.onReport(r.pathId, now);
         p.unreportedSinceUs = undefined;
+        if (p.prober && p.estimator instanceof GccEstimator) {
+          // The path is application-limited when it sends well below its estimate:
+          // periodic probes then keep the estimate real (else an idle path's GCC
+          // cannot grow and its Eq. 1 share shrinks for good).
+          p.prober.setApplicationLimited(p.sendRate.rateBps(now) < 0.6 * p.estimator.targetRateBps());
+          for (const c of p.prober.onReport(r, now, p.estimator)) if (p.probeQueue.length < 8) p.probeQueue.push(c);
+        }
         break;
       }
       case 'nack':
@@ -550,9 +582,60 @@ export class SenderEngine {
     this.flush(now);
   }
 
+  /**
+   * Bandwidth probing (libwebrtc probe_controller.cc / bitrate_prober.cc): a
+   * cluster is a burst of padding packets at its target rate; the receiver's
+   * report of their arrival gives the path's capacity (ProbeBitrateEstimator),
+   * which raises GCC at once instead of at 8%/s. Clusters start when a path
+   * first comes up and follow GccProber's "probe further" and ALR rules.
+   */
+  private sendProbes(p: PathEntry, now: number): void {
+    if (!p.prober || !this.pathManager.isUp(p.id)) return;
+    if (!p.probeStarted) {
+      p.probeStarted = true;
+      p.probeQueue.push(...p.prober.start(now, p.estimator.targetRateBps()));
+    }
+    for (let guard = 0; guard < 64; guard++) {
+      if (!p.probe) {
+        const cluster = p.probeQueue.shift();
+        if (!cluster) return;
+        p.probe = { cluster, packets: 0, bytes: 0, nextUs: now };
+      }
+      const pr = p.probe;
+      if (pr.nextUs > now) return;
+      if (p.sink.bufferedAmount() > PROBE_MAX_BUFFERED_BYTES) {
+        pr.nextUs = now + 2_000;
+        return;
+      }
+      const pathSeq = p.pathSeq;
+      p.pathSeq = (p.pathSeq + 1) >>> 0;
+      const bytes = encodeControl({ pathId: p.id, pathSeq, sendTimeUs: now }, { kind: 'padding', padding: { size: PROBE_PADDING_BYTES } });
+      if (!p.sink.send(bytes)) {
+        p.probe = undefined;
+        return;
+      }
+      p.estimator.onPacketSent({ pathSeq, sizeBytes: bytes.length, sendTimeUs: now });
+      p.prober.onPacketSent(pr.cluster.id, pathSeq, bytes.length, now);
+      this.pathManager.onDataSent(p.id, now);
+      if (p.unreportedSinceUs === undefined) p.unreportedSinceUs = now;
+      p.stats.packetsSent++;
+      p.stats.bytesSent += bytes.length;
+      p.stats.probesSent++;
+      p.sendRate.add(now, bytes.length);
+      pr.packets++;
+      pr.bytes += bytes.length;
+      if (pr.packets >= pr.cluster.minPackets && pr.bytes >= pr.cluster.minBytes) {
+        p.probe = undefined;
+        continue;
+      }
+      pr.nextUs += Math.max(1, Math.round((bytes.length * 8e6) / pr.cluster.targetBps));
+    }
+  }
+
   /** Send what the pacers allow now. */
   private flush(now: number): void {
     for (const p of this.paths.values()) {
+      this.sendProbes(p, now);
       p.pacer.setRateBps(p.estimator.targetRateBps());
       const { send, dropped } = p.pacer.poll(now, p.sink.bufferedAmount());
       p.stats.pacerDropped += dropped.length;
@@ -631,6 +714,8 @@ export class SenderEngine {
     for (const p of this.paths.values()) {
       const t = p.pacer.nextPollUs(now);
       if (t !== undefined && t < next) next = t;
+      if (p.probe && p.probe.nextUs < next) next = p.probe.nextUs;
+      else if (!p.probe && p.probeQueue.length > 0) next = now;
     }
     return Math.max(next, now);
   }

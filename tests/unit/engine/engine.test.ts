@@ -136,7 +136,10 @@ describe('sender + receiver engines over emulated paths', () => {
   });
 
   it('detects a blackholed path within 1 s, keeps video flowing on the other, and uses it again when it returns', () => {
-    const c = makeCall([{ rateMbps: 8, delayMs: 20 }, { rateMbps: 8, delayMs: 30, down: [[3000, 6000]] }], { extra: { qoeFeedback: false } });
+    // The app cap (4 Mbps) fits on one path: this checks the failover, not an overload.
+    const c = makeCall([{ rateMbps: 8, delayMs: 20 }, { rateMbps: 8, delayMs: 30, down: [[3000, 6000]] }], {
+      extra: { qoeFeedback: false, maxBitrateBps: 4_000_000 },
+    });
     const events: Array<{ type: string; pathId: number; atUs: number }> = [];
     c.sender.on('pathEvent', (e) => events.push(e));
     c.run(3000);

@@ -1,0 +1,267 @@
+/**
+ * Bandwidth probing: when to send probe clusters and at which rates; plus
+ * {@link GccProber}, the per-path facade that ties the controller, the
+ * {@link ProbeBitrateEstimator} and a {@link GccEstimator} together.
+ *
+ * SOURCE: libwebrtc modules/congestion_controller/goog_cc/probe_controller.cc
+ * (InitiateExponentialProbing: probes at 3x and 6x the start rate;
+ * SetEstimatedBitrate: while waiting for a result, "probe further" at 2x the
+ * estimate once it exceeds further_probe_threshold 0.7 x the last probe;
+ * kMaxWaitingTimeForProbingResult 1 s; probes capped at the max bitrate, which
+ * also ends probing further; periodic ALR probes at 2x every 5 s, off by
+ * default; min_probe_packets_sent 5, min_probe_duration 15 ms) and
+ * goog_cc_network_control.cc (probe result -> DelayBasedBwe -> SendSideBandwidthEstimation).
+ *
+ * I/O-free: time only comes as `nowUs` arguments (sender clock, µs).
+ */
+import type { GccEstimator } from './gcc.js';
+import { ProbeBitrateEstimator } from './probe-estimator.js';
+import type { PathReport, ProbeCluster, ProbeConfig, ProbeEstimatorConfig } from './types.js';
+
+/** Defaults of {@link ProbeConfig}. */
+export const DEFAULT_PROBE_CONFIG: Readonly<ProbeConfig> = Object.freeze({
+  initialScales: [3, 6],
+  furtherScale: 2,
+  furtherThreshold: 0.7,
+  maxWaitMs: 1000,
+  maxBps: 50_000_000,
+  minPackets: 5,
+  minDurationMs: 15,
+  alrIntervalMs: 0,
+  alrScale: 2,
+});
+
+/** Controller state (libwebrtc ProbeController::State). */
+export type ProbeState = 'init' | 'waiting' | 'complete';
+
+const MAX_INITIAL_SCALES = 4;
+const MAX_CLUSTER_ID = 0x7fff_ffff;
+
+/**
+ * Decides the probe clusters of one path. Bounded: at most
+ * `initialScales.length` (<= 4) clusters at start; afterwards at most one
+ * cluster per call. Each further probe targets at least furtherScale x
+ * furtherThreshold (1.4) x the previous one and they stop at maxBps, so at
+ * most log_1.4(maxBps / first probe) + 1 further probes happen per probing
+ * episode before the controller settles in 'complete' (ALR probes, when
+ * enabled, at most one per alrIntervalMs).
+ */
+export class ProbeController {
+  private readonly cfg: ProbeConfig;
+  private st: ProbeState = 'init';
+  private nextId = 1;
+  /** Probing further needs an estimate above this (bps); +Infinity when not probing further. */
+  private minToProbeFurther = Number.POSITIVE_INFINITY;
+  private lastProbeTargetBps = 0;
+  private waitStartUs = 0;
+  private lastProbeUs = Number.NEGATIVE_INFINITY;
+  private appLimited = false;
+  private clusters = 0;
+
+  /**
+   * @param config partial {@link ProbeConfig}
+   * @throws RangeError when a scale is not finite and > 1 (initialScales: 1..4 of them),
+   *   furtherThreshold is not in (0, 1], maxBps/minDurationMs/maxWaitMs are not finite and > 0,
+   *   minPackets is not an integer in [1, 1000], or alrIntervalMs is negative or not finite.
+   */
+  constructor(config: Partial<ProbeConfig> = {}) {
+    const c: ProbeConfig = { ...DEFAULT_PROBE_CONFIG, ...config };
+    const bad = (k: string, v: unknown) => new RangeError(`ProbeController: invalid ${k}: ${String(v)}`);
+    if (!Array.isArray(c.initialScales) || c.initialScales.length < 1 || c.initialScales.length > MAX_INITIAL_SCALES ||
+      !c.initialScales.every((s) => Number.isFinite(s) && s > 1)) throw bad('initialScales', c.initialScales);
+    for (const k of ['furtherScale', 'alrScale'] as const) if (!(Number.isFinite(c[k]) && c[k] > 1)) throw bad(k, c[k]);
+    if (!(c.furtherThreshold > 0 && c.furtherThreshold <= 1)) throw bad('furtherThreshold', c.furtherThreshold);
+    for (const k of ['maxBps', 'minDurationMs', 'maxWaitMs'] as const) if (!(Number.isFinite(c[k]) && c[k] > 0)) throw bad(k, c[k]);
+    if (!Number.isInteger(c.minPackets) || c.minPackets < 1 || c.minPackets > 1000) throw bad('minPackets', c.minPackets);
+    if (!(Number.isFinite(c.alrIntervalMs) && c.alrIntervalMs >= 0)) throw bad('alrIntervalMs', c.alrIntervalMs);
+    this.cfg = { ...c, initialScales: [...c.initialScales] };
+  }
+
+  /** 'init' before {@link onStart}, 'waiting' while a result may trigger probing further, 'complete' otherwise. */
+  state(): ProbeState {
+    return this.st;
+  }
+
+  /** Clusters created so far. */
+  clustersCreated(): number {
+    return this.clusters;
+  }
+
+  /**
+   * Initial exponential probing: one cluster per `initialScales` entry
+   * (default 3x and 6x `startBps`), capped at maxBps. Only the first call
+   * probes; later calls (and a non-finite or <= 0 start) return [].
+   * @param nowUs sender clock (µs)
+   * @param startBps start rate of the path (bps)
+   */
+  onStart(nowUs: number, startBps: number): ProbeCluster[] {
+    if (this.st !== 'init' || !Number.isFinite(nowUs) || !(Number.isFinite(startBps) && startBps > 0)) return [];
+    return this.initiate(nowUs, this.cfg.initialScales.map((s) => s * startBps), true);
+  }
+
+  /**
+   * New target estimate of the path (bps), e.g. after each report. While
+   * waiting for a probe result (at most maxWaitMs after the last probe),
+   * an estimate above furtherThreshold x the last probe target starts one
+   * probe at furtherScale x the estimate. When ALR probing is enabled and
+   * the sender is application-limited, probes at alrScale x the estimate
+   * every alrIntervalMs. Returns the clusters to send ([] mostly).
+   */
+  onEstimate(nowUs: number, estimateBps: number): ProbeCluster[] {
+    if (!Number.isFinite(nowUs) || !(Number.isFinite(estimateBps) && estimateBps > 0)) return [];
+    if (this.st === 'waiting') {
+      if (nowUs - this.waitStartUs > this.cfg.maxWaitMs * 1000) {
+        this.complete();
+      } else if (estimateBps > this.minToProbeFurther) {
+        return this.initiate(nowUs, [this.cfg.furtherScale * estimateBps], true);
+      }
+    }
+    if (
+      this.st === 'complete' && this.appLimited && this.cfg.alrIntervalMs > 0 &&
+      nowUs - this.lastProbeUs >= this.cfg.alrIntervalMs * 1000
+    ) {
+      return this.initiate(nowUs, [this.cfg.alrScale * estimateBps], true);
+    }
+    return [];
+  }
+
+  /**
+   * A probe result (bps). A result clearly below the last probe's target
+   * (under furtherThreshold x target) shows the capacity was found: probing
+   * further stops at once instead of after maxWaitMs.
+   */
+  onProbeResult(_nowUs: number, resultBps: number): void {
+    if (!(Number.isFinite(resultBps) && resultBps > 0)) return;
+    if (this.st === 'waiting' && resultBps < this.cfg.furtherThreshold * this.lastProbeTargetBps) this.complete();
+  }
+
+  /** Whether the sender is application-limited (ALR: sending well below the target); enables periodic ALR probes. */
+  setApplicationLimited(appLimited: boolean): void {
+    this.appLimited = appLimited === true;
+  }
+
+  private complete(): void {
+    this.st = 'complete';
+    this.minToProbeFurther = Number.POSITIVE_INFINITY;
+  }
+
+  private initiate(nowUs: number, ratesBps: number[], probeFurther: boolean): ProbeCluster[] {
+    const out: ProbeCluster[] = [];
+    const max = this.cfg.maxBps;
+    let further = probeFurther;
+    let last = 0;
+    for (const r of ratesBps) {
+      let bps = r;
+      if (bps >= max) {
+        bps = max;
+        further = false; // nothing to find above the cap
+      }
+      if (bps <= last) continue; // no point in a second cluster at the same (capped) rate
+      last = bps;
+      out.push(this.makeCluster(bps));
+    }
+    this.lastProbeUs = nowUs;
+    if (out.length === 0) {
+      this.complete();
+      return out;
+    }
+    this.lastProbeTargetBps = last;
+    if (further) {
+      this.st = 'waiting';
+      this.waitStartUs = nowUs;
+      this.minToProbeFurther = this.cfg.furtherThreshold * last;
+    } else {
+      this.complete();
+    }
+    return out;
+  }
+
+  private makeCluster(bps: number): ProbeCluster {
+    const id = this.nextId;
+    this.nextId = this.nextId >= MAX_CLUSTER_ID ? 1 : this.nextId + 1;
+    this.clusters++;
+    return {
+      id,
+      targetBps: bps,
+      minPackets: this.cfg.minPackets,
+      minBytes: Math.ceil((bps * this.cfg.minDurationMs) / 8000),
+    };
+  }
+}
+
+/**
+ * Per-path probing facade: {@link ProbeController} + {@link ProbeBitrateEstimator},
+ * applying results to a {@link GccEstimator}.
+ *
+ * Engine sequence, per path (all times sender clock, µs):
+ * 1. At path start: `queue(prober.start(now, gcc.targetRateBps()))`.
+ * 2. Sending a cluster: send packets of ~1200 bytes until both
+ *    `cluster.minPackets` packets and `cluster.minBytes` bytes went out,
+ *    spaced `size x 8e6 / cluster.targetBps` µs apart, clusters one after
+ *    the other in the order returned. Each such packet gets a per-path seq
+ *    like any other; call `gcc.onPacketSent(...)` AND
+ *    `prober.onPacketSent(cluster.id, pathSeq, sizeBytes, sendTimeUs)`.
+ *    Media packets sent while a cluster is going out may be counted into it
+ *    too (pass the cluster id); then pad only the difference, so the path's
+ *    total rate during the cluster is about `targetBps` (libwebrtc pacer
+ *    behaviour). Ignore the pacer's rate for probe packets, keep its buffer limits.
+ * 3. For every PathReport: `gcc.onReport(report, now)` FIRST, then
+ *    `queue(prober.onReport(report, now, gcc))`, which feeds the report to
+ *    the probe estimator, gives a result to `gcc.onProbeResult`, and returns
+ *    further clusters to send (usually []).
+ * Optional: `prober.setApplicationLimited(true)` while the path sends well
+ * below its target (only acts when `alrIntervalMs` > 0).
+ */
+export class GccProber {
+  readonly controller: ProbeController;
+  readonly estimator: ProbeBitrateEstimator;
+  private lastResult: number | undefined;
+
+  /**
+   * @param config probe controller settings (set maxBps to the GCC maxBps) and estimator settings
+   * @throws RangeError on invalid settings (see ProbeController, ProbeBitrateEstimator)
+   */
+  constructor(config: Partial<ProbeConfig> & Partial<ProbeEstimatorConfig> = {}) {
+    this.controller = new ProbeController(config);
+    this.estimator = new ProbeBitrateEstimator(config);
+  }
+
+  /** Initial clusters (default 3x and 6x `startBps`); [] after the first call. */
+  start(nowUs: number, startBps: number): ProbeCluster[] {
+    const out = this.controller.onStart(nowUs, startBps);
+    for (const c of out) this.estimator.addCluster(c, nowUs);
+    return out;
+  }
+
+  /** A packet of cluster `clusterId` was sent (per-path seq, bytes, sender clock µs). */
+  onPacketSent(clusterId: number, pathSeq: number, sizeBytes: number, sendTimeUs: number): void {
+    this.estimator.onProbePacketSent(clusterId, pathSeq, sizeBytes, sendTimeUs);
+  }
+
+  /**
+   * After `gcc.onReport(report, nowUs)`: measure probe clusters, apply a
+   * result with `gcc.onProbeResult`, and return the clusters to send next.
+   * Never throws on bad reports (they are counted by the estimator).
+   */
+  onReport(report: PathReport, nowUs: number, gcc: GccEstimator): ProbeCluster[] {
+    const r = this.estimator.onReport(report, nowUs);
+    if (r !== undefined) {
+      this.lastResult = r;
+      gcc.onProbeResult(r, nowUs);
+      this.controller.onProbeResult(nowUs, r);
+    }
+    const out = this.controller.onEstimate(nowUs, gcc.targetRateBps());
+    for (const c of out) this.estimator.addCluster(c, nowUs);
+    return out;
+  }
+
+  /** See {@link ProbeController.setApplicationLimited}. */
+  setApplicationLimited(appLimited: boolean): void {
+    this.controller.setApplicationLimited(appLimited);
+  }
+
+  /** Last probe result (bps), undefined before any. */
+  lastResultBps(): number | undefined {
+    return this.lastResult;
+  }
+}
