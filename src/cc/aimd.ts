@@ -35,6 +35,9 @@ const DETECTOR_DELAY_MS = 100;
  * bitrate is known (an estimate already above that limit is not raised
  * further, but also not pulled down: libwebrtc behaviour for app-limited senders).
  */
+/** One decrease keeps at least this fraction of the current estimate. */
+const MAX_DECREASE_FRACTION = 0.5;
+
 export class AimdRateControl {
   /** Current state (libwebrtc rate_control_state_). */
   state: RateControlState = 'hold';
@@ -135,6 +138,13 @@ export class AimdRateControl {
           const est = this.link.estimateBps();
           if (est !== undefined) decreased = this.beta * est;
         }
+        // An app-limited path (one that carried a small share until another path
+        // failed) has a throughput far below its real rate: beta x throughput
+        // would throw the estimate to the floor on the first overuse after the
+        // traffic moves to it, and it would then climb at 8%/s for tens of
+        // seconds. One overuse at most halves the estimate (as the loss-based
+        // controller's worst case does); repeated overuse still goes lower.
+        decreased = Math.max(decreased, MAX_DECREASE_FRACTION * this.current);
         if (decreased < this.current) next = decreased;
         if (throughput < this.current) {
           this.lastDecreaseBps = next === undefined ? 0 : this.current - next;

@@ -212,10 +212,14 @@ export class ProbeController {
  * Optional: `prober.setApplicationLimited(true)` while the path sends well
  * below its target (only acts when `alrIntervalMs` > 0).
  */
+/** Ids of requested clusters live above the controller's own ids. */
+const REQUESTED_PROBE_ID_BASE = 1_000_000;
+
 export class GccProber {
   readonly controller: ProbeController;
   readonly estimator: ProbeBitrateEstimator;
   private lastResult: number | undefined;
+  private requested = 0;
 
   /**
    * @param config probe controller settings (set maxBps to the GCC maxBps) and estimator settings
@@ -253,6 +257,24 @@ export class GccProber {
     const out = this.controller.onEstimate(nowUs, gcc.targetRateBps());
     for (const c of out) this.estimator.addCluster(c, nowUs);
     return out;
+  }
+
+  /**
+   * An extra cluster at `targetBps`, asked for by the owner (libwebrtc
+   * ProbeController::RequestProbe after a large drop): e.g. when another path
+   * failed and this one must take its load, so that GCC learns the capacity in
+   * one RTT instead of climbing at 8%/s from the rate it was app-limited to.
+   */
+  requestProbe(nowUs: number, targetBps: number): ProbeCluster | undefined {
+    if (!(Number.isFinite(targetBps) && targetBps > 0) || !Number.isFinite(nowUs)) return undefined;
+    const c: ProbeCluster = {
+      id: REQUESTED_PROBE_ID_BASE + (this.requested++ % REQUESTED_PROBE_ID_BASE),
+      targetBps,
+      minPackets: 5,
+      minBytes: Math.ceil((targetBps * 0.015) / 8),
+    };
+    this.estimator.addCluster(c, nowUs);
+    return c;
   }
 
   /** See {@link ProbeController.setApplicationLimited}. */

@@ -27,6 +27,7 @@ import { FecProtectionWindow } from '../fec/window.js';
 import { makeFecPackets } from '../fec/xor.js';
 import { createScheduler } from '../sched/factory.js';
 import { PathManager } from '../sched/path-manager.js';
+import { deliveryRateBps } from '../sched/path-util.js';
 import type { PathEvent } from '../sched/path-manager.js';
 import type { Scheduler, SchedulerName } from '../sched/types.js';
 import { encodeControl, encodeFec, encodePacket } from '../wire/codec.js';
@@ -102,6 +103,10 @@ interface PathEntry {
   probeStarted: boolean;
   probeQueue: ProbeCluster[];
   probe: { cluster: ProbeCluster; packets: number; bytes: number; nextUs: number } | undefined;
+  /** Suspect or down at the last check (see probeOnFailover). */
+  failedOver: boolean;
+  /** A probe to send after another path failed (see probeOnFailover). */
+  failoverProbe: { targetBps: number; dueUs: number; left: number } | undefined;
   stats: Omit<SenderPathStats, 'id' | 'up' | 'enabled' | 'sharePct' | 'rateBps' | 'goodputBps' | 'rttMs' | 'minRttMs' | 'lossPct' | 'queuedBytes' | 'sendRateBps'>;
   sendRate: RateMeter;
 }
@@ -121,6 +126,8 @@ interface HistoryEntry {
 
 const MAX_RTX_PER_PACKET = 3;
 const KEEPALIVE_INTERVAL_US = 100_000;
+/** PLIs within this long (or 2 x RTT) of the last key frame are answered by it (µs). */
+const KEYFRAME_MIN_INTERVAL_US = 500_000;
 /** No retransmission for a packet first sent longer ago than this (µs). */
 const MAX_RTX_AGE_US = 1_000_000;
 /** No retransmission onto a path whose queue holds more than this (ms at its rate). */
@@ -129,6 +136,8 @@ const MAX_RTX_QUEUE_MS = 300;
 const PROBE_PADDING_BYTES = 1150;
 /** A probe waits while the datachannel holds more than this (bytes). */
 const PROBE_MAX_BUFFERED_BYTES = 64_000;
+/** A failover probe waits until the path's queue is below this (bytes). */
+const FAILOVER_PROBE_MAX_QUEUE_BYTES = 6_000;
 /** Envelope bytes around an FEC body (path id, seq, send time, field tag and length). */
 const FEC_ENVELOPE_BYTES = 24;
 
@@ -155,6 +164,7 @@ export class SenderEngine {
   private fecSeq = 0;
   private lastQoeSeq = -1;
   private lastKeyFrameId = 0;
+  private lastKeyFrameUs = -Infinity;
   private readonly useQoeFeedback: boolean;
   private readonly probing: boolean;
   private fps = 30;
@@ -172,6 +182,7 @@ export class SenderEngine {
     mediaPacketsSent: 0,
     qoeFeedbackReceived: 0,
     qoeFeedbackIgnored: 0,
+    keyframeRequestsSuppressed: 0,
   };
 
   constructor(config: SenderEngineConfig) {
@@ -245,6 +256,8 @@ export class SenderEngine {
       probeStarted: false,
       probeQueue: [],
       probe: undefined,
+      failedOver: false,
+      failoverProbe: undefined,
       stats: {
         packetsSent: 0,
         bytesSent: 0,
@@ -340,6 +353,7 @@ export class SenderEngine {
     if (frame.keyFrame) {
       this.c.keyframesSent++;
       this.lastKeyFrameId = frame.frameId;
+      this.lastKeyFrameUs = now;
     }
     const packets: OutgoingPacket[] = frags.map((f) => ({
       streamId: this.streamId,
@@ -478,6 +492,12 @@ export class SenderEngine {
       case 'keyframeRequest':
         if (body.keyframeRequest.streamId !== this.streamId) return;
         this.c.keyframeRequestsReceived++;
+        // A key frame already sent within max(500 ms, 2 x RTT) answers this PLI too:
+        // on a congested path, key frames on every PLI only deepen the congestion.
+        if (now - this.lastKeyFrameUs < Math.max(KEYFRAME_MIN_INTERVAL_US, 2000 * this.minSrttMs())) {
+          this.c.keyframeRequestsSuppressed++;
+          return;
+        }
         this.listeners.keyframeNeeded?.('pli');
         break;
       case 'qoe':
@@ -564,8 +584,8 @@ export class SenderEngine {
   tick(): void {
     const now = this.clock.nowUs();
     for (const p of this.paths.values()) p.estimator.onTick(now);
+    this.probeOnFailover(now);
     for (const ev of this.pathManager.tick(now, this.scheduler)) {
-      if (ev.type === 'path-up' || ev.type === 'path-enabled') this.listeners.keyframeNeeded?.(`${ev.type}:${ev.pathId}`);
       if (ev.type === 'path-up') this.lastStreamInfoUs = -Infinity; // announce the stream on it at once
       this.listeners.pathEvent?.(ev);
     }
@@ -591,6 +611,7 @@ export class SenderEngine {
    */
   private sendProbes(p: PathEntry, now: number): void {
     if (!p.prober || !this.pathManager.isUp(p.id)) return;
+    this.maybeFailoverProbe(p, now);
     if (!p.probeStarted) {
       p.probeStarted = true;
       p.probeQueue.push(...p.prober.start(now, p.estimator.targetRateBps()));
@@ -630,6 +651,46 @@ export class SenderEngine {
       }
       pr.nextUs += Math.max(1, Math.round((bytes.length * 8e6) / pr.cluster.targetBps));
     }
+  }
+
+  /**
+   * When a path turns suspect (or down) the others must carry its load, but
+   * their GCC estimates sit at the rate they were app-limited to. Probe each
+   * remaining path at 2 x its estimate plus the lost path's rate, once per
+   * failover, so the encoder target recovers within an RTT.
+   */
+  private probeOnFailover(now: number): void {
+    let lostBps = 0;
+    for (const p of this.paths.values()) {
+      const gone = !this.pathManager.isUp(p.id) || this.isSuspect(p, now);
+      if (gone && !p.failedOver) lostBps += p.estimator.targetRateBps();
+      p.failedOver = gone;
+    }
+    if (lostBps <= 0) return;
+    for (const p of this.paths.values()) {
+      if (p.failedOver || !p.prober) continue;
+      // Probe once the burst of rerouted packets has drained (a probe into a
+      // standing queue measures the queue, and GCC ignores results while it
+      // sees overuse); retry a few times while the estimate stays low.
+      p.failoverProbe = { targetBps: Math.min(this.pathMaxBps(), 2 * p.estimator.targetRateBps() + lostBps), dueUs: now + 200_000, left: 3 };
+    }
+  }
+
+  private maybeFailoverProbe(p: PathEntry, now: number): void {
+    const fp = p.failoverProbe;
+    if (!fp || !p.prober || now < fp.dueUs || p.probe || p.probeQueue.length > 0) return;
+    if (p.pacer.queuedBytes() + p.sink.bufferedAmount() > FAILOVER_PROBE_MAX_QUEUE_BYTES) {
+      fp.dueUs = now + 20_000;
+      return;
+    }
+    if (fp.left <= 0 || p.estimator.targetRateBps() >= 0.5 * fp.targetBps) {
+      p.failoverProbe = undefined;
+      return;
+    }
+    fp.left--;
+    fp.dueUs = now + 700_000;
+    const c = p.prober.requestProbe(now, fp.targetBps);
+    if (c) p.probeQueue.push(c);
   }
 
   /** Send what the pacers allow now. */
@@ -723,14 +784,14 @@ export class SenderEngine {
   /**
    * Converge Algorithm 1: the up path with the least completion time
    * cpt_i = N*k/rate_i + rtt_i/2 for a typical frame (N = 10 packets of
-   * k = 1200 bytes), rate_i the goodput (the target rate until measured).
+   * k = 1200 bytes), rate_i the path's delivery rate (as the Converge scheduler uses).
    */
   private fastPathId(): PathId | undefined {
     let best: PathId | undefined;
     let bestCpt = Infinity;
     for (const st of this.pathStates()) {
       if (!st.up) continue;
-      const rate = st.goodputBps > 0 ? st.goodputBps : st.rateBps;
+      const rate = deliveryRateBps(st);
       if (!(rate > 0)) continue;
       const cpt = (10 * 1200 * 8) / rate + st.srttMs / 2000;
       if (cpt < bestCpt) {
@@ -739,6 +800,13 @@ export class SenderEngine {
       }
     }
     return best;
+  }
+
+  /** Lowest SRTT over up paths (ms), 100 when none. */
+  private minSrttMs(): number {
+    let m = Infinity;
+    for (const p of this.paths.values()) if (this.pathManager.isUp(p.id)) m = Math.min(m, p.estimator.srttMs());
+    return Number.isFinite(m) ? m : 100;
   }
 
   /** True when at least one path can carry packets now. */

@@ -55,6 +55,8 @@ export interface SenderStats {
   /** Encoder target = min(sum S_i over enabled paths, app max), bps. */
   targetBitrateBps: number;
   keyframeRequestsReceived: number;
+  /** PLIs answered by a key frame sent just before (not forwarded to the encoder). */
+  keyframeRequestsSuppressed: number;
   nacksReceived: number;
   retransmissionsSent: number;
   /** NACKed packets no longer in the history. */

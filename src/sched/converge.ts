@@ -22,8 +22,10 @@
  *    the late packets to the fast path"), or, when i is the fast path, the
  *    next path by completion time. N is preserved exactly.
  * 4. Algorithm 1: fast path = argmin over E of cpt_i(N) = N*k/rate_i + rtt_i/2
- *    with k = the largest packet of the batch (bits), rate_i = goodput (falls
- *    back to rateBps while goodput is 0/unknown), rtt_i = SRTT (falls back to
+ *    with k = the largest packet of the batch (bits), rate_i = the path's
+ *    delivery rate max(goodput, S_i x (1 - loss)) (the paper's "measured
+ *    goodput rate (which accounts for packet loss)"; acknowledged goodput
+ *    alone under-reports a lightly loaded path), rtt_i = SRTT (falls back to
  *    min RTT, then `defaultRttMs`).
  * 5. Table 2 priorities (1 retransmission, 2 keyframe, 3 SPS, 4 PPS, 5 FEC) are
  *    placed first, most important first, on the fast path up to its
@@ -78,7 +80,7 @@ import { seqDiff, seqNewer } from '../core/seq.js';
 import type { Assignment, OutgoingPacket, PathId, PathState, QoeFeedback } from '../core/types.js';
 import { MAX_PATHS, Priority } from '../core/types.js';
 import { SchedError } from './errors.js';
-import { effectivePriority, goodputOrRateBps, isValidPathId, lossFraction, packetBytes, rttMs, sendRateBps } from './path-util.js';
+import { deliveryRateBps, effectivePriority, isValidPathId, lossFraction, packetBytes, rttMs, sendRateBps } from './path-util.js';
 import type { ConvergeConfig, ConvergeStats, Scheduler } from './types.js';
 
 /** Defaults of {@link ConvergeConfig}. */
@@ -444,7 +446,7 @@ export class ConvergeScheduler implements Scheduler {
       this.up[id] = 1;
       upCount++;
       this.rate[id] = sendRateBps(p);
-      this.gput[id] = goodputOrRateBps(p);
+      this.gput[id] = deliveryRateBps(p);
       this.rtt[id] = rttMs(p, this.config.defaultRttMs);
       this.loss[id] = lossFraction(p);
     }

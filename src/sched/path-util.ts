@@ -32,6 +32,17 @@ export function goodputOrRateBps(p: PathState): number {
   return g > 0 ? g : nonNeg(p.rateBps);
 }
 
+/**
+ * Rate (bps) at which a path can deliver a batch now, for Converge's
+ * completion time: max(measured goodput, S_i x (1 - loss)). Goodput alone is
+ * what we happened to send (it is low on a path the split keeps lightly
+ * loaded, which would make it look slow for good); S_i x (1 - loss) is what
+ * the congestion controller says the path carries, net of loss.
+ */
+export function deliveryRateBps(p: PathState): number {
+  return Math.max(nonNeg(p.goodputBps), nonNeg(p.rateBps) * (1 - lossFraction(p)));
+}
+
 /** SRTT (ms), falling back to min RTT, then to `fallbackMs`. */
 export function rttMs(p: PathState, fallbackMs: number = DEFAULT_RTT_MS): number {
   const s = p.srttMs;

@@ -78,10 +78,16 @@ describe('AimdRateControl (aimd_rate_control.cc)', () => {
     expect(a.timeToReduceFurther(1_020_000, 400_000)).toBe(true);
   });
 
-  it('clamps to the floor and rejects bad config', () => {
+  it('one overuse at most halves the estimate; repeated overuse reaches the floor, never below', () => {
     const a = new AimdRateControl(rates);
-    a.update('overusing', 10_000, 0);
+    const start = a.latestBps();
+    a.update('overusing', 10_000, 0); // throughput far below the estimate (app-limited path)
+    expect(a.latestBps()).toBe(Math.max(100_000, start / 2));
+    for (let t = 1; t < 40; t++) a.update('overusing', 10_000, t * 300_000);
     expect(a.latestBps()).toBe(100_000);
+  });
+
+  it('rejects bad config', () => {
     expect(() => new AimdRateControl({ ...rates, minBps: 0 })).toThrow(RangeError);
     expect(() => new AimdRateControl({ ...rates, beta: 1 })).toThrow(RangeError);
   });
