@@ -29,7 +29,9 @@
  *    min RTT, then `defaultRttMs`).
  * 5. Table 2 priorities (1 retransmission, 2 keyframe, 3 SPS, 4 PPS, 5 FEC) are
  *    placed first, most important first, on the fast path up to its
- *    P_max = max(1, P_fast) (its Eq. 1 share after Eq. 2). Overflow goes, still
+ *    P_max = max(1, P_fast, S_fast x priorityBudgetMs / k): its Eq. 1 share
+ *    after Eq. 2, or what it carries in one frame interval at its rate S_i
+ *    ("P_max ... based on its S_i", §4.1), whichever is larger. Overflow goes, still
  *    in priority order, to the other enabled paths in completion-time order
  *    (each up to its P_i). Exception (§4.1): an FEC packet that does not fit on
  *    the fast path stays on the path it protects (`protectsPath`), if that path
@@ -92,6 +94,7 @@ export const DEFAULT_CONVERGE_CONFIG: Readonly<ConvergeConfig> = Object.freeze({
   rttEwmaGain: 0.25,
   defaultRttMs: 100,
   maxBoost: 1.25,
+  priorityBudgetMs: 33,
   batchEwmaGain: 0.125,
   alphaHalfLifeMs: 3000,
   reenableMaxLossRate: 1,
@@ -189,6 +192,7 @@ export class ConvergeScheduler implements Scheduler {
     check('rttEwmaGain', fin(c.rttEwmaGain) && c.rttEwmaGain > 0 && c.rttEwmaGain <= 1, 'in (0, 1]');
     check('defaultRttMs', fin(c.defaultRttMs) && c.defaultRttMs > 0, 'finite > 0');
     check('maxBoost', fin(c.maxBoost) && c.maxBoost >= 1, 'finite >= 1');
+    check('priorityBudgetMs', fin(c.priorityBudgetMs) && c.priorityBudgetMs >= 0, 'finite >= 0');
     check('batchEwmaGain', fin(c.batchEwmaGain) && c.batchEwmaGain > 0 && c.batchEwmaGain <= 1, 'in (0, 1]');
     check('alphaHalfLifeMs', fin(c.alphaHalfLifeMs) && c.alphaHalfLifeMs >= 0, 'finite >= 0 (0 = no decay)');
     check('reenableMaxLossRate', fin(c.reenableMaxLossRate) && c.reenableMaxLossRate >= 0 && c.reenableMaxLossRate <= 1, 'in [0, 1]');
@@ -341,7 +345,12 @@ export class ConvergeScheduler implements Scheduler {
     // Table 2 priority packets: fast path first, then overflow by cpt.
     const used = this.used;
     used.fill(0);
-    const pmaxFast = target[fast] > 1 ? target[fast] : 1;
+    // P_max of the fast path "based on its S_i" (§4.1): what it carries in one
+    // frame interval at its rate, and at least its Eq. 1/Eq. 2 share of this batch.
+    // (A share-only P_max would split every key frame by Eq. 1, since a key
+    // frame's packets are all priority packets.)
+    const capacity = Math.floor((this.rate[fast] * this.config.priorityBudgetMs) / 1000 / kBits);
+    const pmaxFast = Math.max(1, target[fast], capacity);
     if (N - cnt[Priority.Media] > 0) {
       for (let p = Priority.Retransmission; p <= Priority.Fec; p++) {
         if (cnt[p] === 0) continue;

@@ -44,6 +44,12 @@ export interface ConvergeConfig {
    * share: P_i + alpha is capped at ceil(maxBoost * S_i/sum(S) * N). Default 1.25.
    */
   maxBoost: number;
+  /**
+   * Priority packets may fill the fast path up to what it carries in this
+   * many ms at its rate S_i (one frame interval at 30 fps by default), even
+   * beyond its Eq. 1 share of the batch. 0 = share only.
+   */
+  priorityBudgetMs: number;
   /** Gain of the EWMA of frame-batch size that scales alpha to other batch sizes. Default 0.125. */
   batchEwmaGain: number;
   /**

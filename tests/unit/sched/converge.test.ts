@@ -51,7 +51,7 @@ describe('Converge Table 2 priorities and Algorithm 1 fast path', () => {
   it('overflows priority packets past P_max in Table 2 order to the next paths by completion time', () => {
     // Shares 10/5/5 Mbps of N = 12 -> P = 6/3/3; cpt order 0, 1, 2.
     const paths = [path(0, 10, 10), path(1, 5, 20), path(2, 5, 40)];
-    const s = new ConvergeScheduler();
+    const s = new ConvergeScheduler({ priorityBudgetMs: 0 }); // P_max = the Eq. 1 share only
     const kf = Array.from({ length: 6 }, () => pkt(Priority.Keyframe));
     const rt = [pkt(Priority.Retransmission, { isRetransmission: true }), pkt(Priority.Retransmission, { isRetransmission: true })];
     const sps = pkt(Priority.Sps);
@@ -72,9 +72,23 @@ describe('Converge Table 2 priorities and Algorithm 1 fast path', () => {
     expect(pathOf(out, m[1])).toBe(2);
   });
 
-  it('keeps FEC that does not fit on the fast path on the path it protects', () => {
+  it('lets priority packets fill the fast path up to one frame interval at its rate (P_max from S_i)', () => {
+    // 10 Mbps carries ~34 packets of 1200 bytes in 33 ms: a 12-packet key frame stays whole on path 0,
+    // although its Eq. 1 share of the batch would be 6.
     const paths = [path(0, 10, 10), path(1, 5, 20), path(2, 5, 40)];
     const s = new ConvergeScheduler();
+    const kf = Array.from({ length: 10 }, () => pkt(Priority.Keyframe));
+    const out = s.schedule([pkt(Priority.Sps), pkt(Priority.Pps), ...kf], paths, 0);
+    expect(out.every((a) => a.pathId === 0)).toBe(true);
+    // A slow fast path (0.5 Mbps: ~1 packet per 33 ms) falls back to its share and overflows.
+    const slow = [path(0, 0.5, 10), path(1, 0.25, 20)];
+    const out2 = new ConvergeScheduler().schedule(kf, slow, 0);
+    expect(out2.filter((a) => a.pathId === 1).length).toBeGreaterThan(0);
+  });
+
+  it('keeps FEC that does not fit on the fast path on the path it protects', () => {
+    const paths = [path(0, 10, 10), path(1, 5, 20), path(2, 5, 40)];
+    const s = new ConvergeScheduler({ priorityBudgetMs: 0 }); // P_max = the Eq. 1 share only
     const kf = Array.from({ length: 8 }, () => pkt(Priority.Keyframe));
     const f = [fec(2), fec(2), fec(2), fec(2)];
     const out = s.schedule([...kf, ...f], paths, 0);
@@ -86,7 +100,7 @@ describe('Converge Table 2 priorities and Algorithm 1 fast path', () => {
 
   it('overflows FEC by completion time when its protected path is not up', () => {
     const paths = [path(0, 10, 10), path(1, 5, 20), path(2, 5, 40)];
-    const s = new ConvergeScheduler();
+    const s = new ConvergeScheduler({ priorityBudgetMs: 0 }); // P_max = the Eq. 1 share only
     const kf = Array.from({ length: 8 }, () => pkt(Priority.Keyframe));
     const f = [fec(5), fec(5), fec(5), fec(undefined)];
     const out = s.schedule([...kf, ...f], paths, 0);
