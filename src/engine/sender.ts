@@ -809,9 +809,9 @@ export class SenderEngine {
     return Number.isFinite(m) ? m : 100;
   }
 
-  /** True when at least one path can carry packets now. */
+  /** True when at least one path the scheduler uses can carry packets now. */
   hasUpPath(): boolean {
-    for (const p of this.paths.values()) if (this.pathManager.isUp(p.id)) return true;
+    for (const p of this.paths.values()) if (this.pathManager.isUp(p.id) && this.scheduler.isEnabled(p.id)) return true;
     return false;
   }
 
