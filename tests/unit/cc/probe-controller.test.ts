@@ -117,11 +117,13 @@ describe('GccProber + GccEstimator.onProbeResult', () => {
     expect(g.stats().probeResultsApplied).toBe(2);
   });
 
-  it('a result below the estimate lowers it (saturated probe) before the acked bitrate exists', () => {
+  it('a result below the estimate does not lower it (raise only: in a browser a low probe may measure SCTP, not the path)', () => {
     const g = new GccEstimator({ startBps: 2_000_000 });
     g.onProbeResult(475_000, 100_000);
-    expect(g.delayBasedBps()).toBe(475_000);
-    expect(g.targetRateBps()).toBe(475_000);
+    expect(g.delayBasedBps()).toBe(2_000_000);
+    expect(g.targetRateBps()).toBe(2_000_000);
+    g.onProbeResult(3_000_000, 200_000);
+    expect(g.targetRateBps()).toBe(3_000_000);
   });
 
   it('ignores garbage results', () => {
