@@ -107,6 +107,8 @@ interface PathEntry {
   failedOver: boolean;
   /** A probe to send after another path failed (see probeOnFailover). */
   failoverProbe: { targetBps: number; dueUs: number; left: number } | undefined;
+  /** Datachannel drain measurement (see measureDrain). */
+  drain: { sinceUs: number; sentBytes: number; buffered: number; rateBps: number | undefined; backlogged: boolean };
   stats: Omit<SenderPathStats, 'id' | 'up' | 'enabled' | 'sharePct' | 'rateBps' | 'goodputBps' | 'rttMs' | 'minRttMs' | 'lossPct' | 'queuedBytes' | 'sendRateBps'>;
   sendRate: RateMeter;
 }
@@ -138,6 +140,11 @@ const PROBE_PADDING_BYTES = 1150;
 const PROBE_MAX_BUFFERED_BYTES = 64_000;
 /** A failover probe waits until the path's queue is below this (bytes). */
 const FAILOVER_PROBE_MAX_QUEUE_BYTES = 6_000;
+/** Datachannel drain measurement interval (µs) and the backlog that makes it count (bytes). */
+const DRAIN_INTERVAL_US = 100_000;
+const DRAIN_BACKLOG_BYTES = 4_000;
+/** Lowest rate a path is given (bps). */
+const MIN_PATH_RATE_BPS = 50_000;
 /** Envelope bytes around an FEC body (path id, seq, send time, field tag and length). */
 const FEC_ENVELOPE_BYTES = 24;
 
@@ -239,6 +246,8 @@ export class SenderEngine {
     const now = this.clock.nowUs();
     const estimator = this.createEstimator(pathId);
     const pacer = new Pacer<QueuedItem>(estimator.targetRateBps(), {
+      // A small floor: on a slow path 15 kB in the datachannel would be most of a second.
+      minBufferBudgetBytes: 6_000,
       ...(this.pacerCfg?.bufferBudgetMs !== undefined ? { bufferBudgetMs: this.pacerCfg.bufferBudgetMs } : {}),
       ...(this.pacerCfg?.maxQueueDelayMs !== undefined ? { maxQueueDelayMs: this.pacerCfg.maxQueueDelayMs } : {}),
       ...(this.pacerCfg?.pacingFactor !== undefined ? { pacingFactor: this.pacerCfg.pacingFactor } : {}),
@@ -258,6 +267,7 @@ export class SenderEngine {
       probe: undefined,
       failedOver: false,
       failoverProbe: undefined,
+      drain: { sinceUs: now, sentBytes: 0, buffered: 0, rateBps: undefined, backlogged: false },
       stats: {
         packetsSent: 0,
         bytesSent: 0,
@@ -304,7 +314,7 @@ export class SenderEngine {
     const now = this.clock.nowUs();
     let sum = 0;
     for (const p of this.paths.values()) {
-      if (this.pathManager.isUp(p.id) && !this.isSuspect(p, now) && this.scheduler.isEnabled(p.id)) sum += p.estimator.targetRateBps();
+      if (this.pathManager.isUp(p.id) && !this.isSuspect(p, now) && this.scheduler.isEnabled(p.id)) sum += this.pathRateBps(p);
     }
     return Math.max(this.cfg.minBitrateBps, Math.min(this.cfg.maxBitrateBps, sum));
   }
@@ -330,7 +340,7 @@ export class SenderEngine {
       out.push({
         id: p.id,
         up: this.pathManager.isUp(p.id) && !this.isSuspect(p, now),
-        rateBps: e.targetRateBps(),
+        rateBps: this.pathRateBps(p),
         goodputBps: e.ackedRateBps() ?? 0,
         srttMs: e.srttMs(),
         minRttMs: e.minRttMs(),
@@ -693,11 +703,43 @@ export class SenderEngine {
     if (c) p.probeQueue.push(c);
   }
 
+  /**
+   * The datachannel's own drain rate. Each path's RTCDataChannel runs over
+   * SCTP, whose congestion window (Reno-like: ~1/sqrt(loss)) can carry far
+   * less than GCC's estimate on a lossy path (5% loss, 200 ms RTT: about
+   * 200 kbps). The backlog then waits in bufferedAmount, where GCC does not
+   * see it as a trend. Every 100 ms: drained = sent into the channel +
+   * bufferedAmount before - bufferedAmount now; while the channel stays
+   * backlogged, that rate (smoothed) caps the path's rate.
+   */
+  private measureDrain(p: PathEntry, now: number): void {
+    const d = p.drain;
+    if (now - d.sinceUs < DRAIN_INTERVAL_US) return;
+    const buffered = p.sink.bufferedAmount();
+    const drained = d.sentBytes + d.buffered - buffered;
+    const bps = (Math.max(0, drained) * 8e6) / (now - d.sinceUs);
+    const backlogged = buffered > DRAIN_BACKLOG_BYTES && d.buffered > DRAIN_BACKLOG_BYTES;
+    d.rateBps = d.rateBps === undefined ? bps : d.rateBps + 0.3 * (bps - d.rateBps);
+    d.backlogged = backlogged;
+    d.sinceUs = now;
+    d.sentBytes = 0;
+    d.buffered = buffered;
+  }
+
+  /** S_i: the GCC target, capped by the datachannel's drain rate while it is backlogged (bps). */
+  private pathRateBps(p: PathEntry): number {
+    const gcc = p.estimator.targetRateBps();
+    const d = p.drain;
+    if (!d.backlogged || d.rateBps === undefined) return gcc;
+    return Math.max(MIN_PATH_RATE_BPS, Math.min(gcc, 0.9 * d.rateBps));
+  }
+
   /** Send what the pacers allow now. */
   private flush(now: number): void {
     for (const p of this.paths.values()) {
       this.sendProbes(p, now);
-      p.pacer.setRateBps(p.estimator.targetRateBps());
+      this.measureDrain(p, now);
+      p.pacer.setRateBps(this.pathRateBps(p));
       const { send, dropped } = p.pacer.poll(now, p.sink.bufferedAmount());
       p.stats.pacerDropped += dropped.length;
       // A packet the pacer gave up on was too late already: do not answer its NACK.
@@ -723,6 +765,7 @@ export class SenderEngine {
     p.stats.packetsSent++;
     p.stats.bytesSent += bytes.length;
     p.sendRate.add(now, bytes.length);
+    p.drain.sentBytes += bytes.length;
     this.c.bytesSent += bytes.length;
     if (!item.probe) {
       const pr = item.packet.priority;
@@ -833,7 +876,7 @@ export class SenderEngine {
         enabled: this.scheduler.isEnabled(p.id),
         ...p.stats,
         sharePct: totalMedia > 0 ? (100 * p.stats.mediaPacketsSent) / totalMedia : 0,
-        rateBps: e.targetRateBps(),
+        rateBps: this.pathRateBps(p),
         goodputBps: e.ackedRateBps() ?? 0,
         rttMs: e.srttMs(),
         minRttMs: e.minRttMs(),
