@@ -137,7 +137,24 @@ export interface SimStreamResult {
   freezeList: Array<{ atS: number; ms: number }>;
 }
 
-export interface SimResult {
+/** The QoE fields a whole call reports the same way as one stream. */
+type CallQoe = Pick<
+  SimStreamResult,
+  | 'frames'
+  | 'fps'
+  | 'freezes'
+  | 'latencyMs'
+  | 'keyframeRequests'
+  | 'framesOutOfOrder'
+  | 'goodputBps'
+  | 'encoderTargetBps'
+  | 'fec'
+  | 'nack'
+  | 'retransmissions'
+  | 'decoderViolations'
+>;
+
+export interface SimResult extends CallQoe {
   version: 1;
   scenario: string;
   label: string;
@@ -149,19 +166,7 @@ export interface SimResult {
   durationS: number;
   streams: number;
   camera: { width: number; height: number; fps: number };
-  // ---- all streams together (= stream 0 with one stream) ----
-  frames: { sent: number; decoded: number; dropped: number };
-  fps: number;
-  freezes: { count: number; totalMs: number; maxMs: number };
-  latencyMs: { mean: number; p50: number; p95: number; p99: number };
-  keyframeRequests: number;
-  framesOutOfOrder: number;
-  goodputBps: number;
-  encoderTargetBps: { mean: number; last: number };
-  fec: { overheadPct: number; utilizationPct: number; packetsSent: number; recovered: number };
-  nack: { nacksSent: number; packetsNacked: number; retransmissionsSent: number; retransmissionsReceived: number };
-  retransmissions: number;
-  decoderViolations: number;
+  // The CallQoe fields are all streams together (= stream 0 with one stream).
   /** Latency CDF: 51 percentiles 0, 2, ..., 100 (ms). */
   latencyCdfMs: number[];
   perStream: SimStreamResult[];

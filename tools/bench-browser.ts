@@ -10,6 +10,7 @@
  * PSNR/SSIM, keyframe requests, goodput. Writes DIR/results.json,
  * DIR/summary.md and DIR/report.html (default DIR: out/bench-browser/<scenario>).
  */
+import { numberOption } from './harness/cli.js';
 import { parseArgs } from 'node:util';
 import { parseCompare } from './bench/config.js';
 import { runBench } from './bench/run.js';
@@ -54,11 +55,7 @@ async function main(): Promise<number> {
     process.stdout.write(`${USAGE}\n`);
     return 0;
   }
-  const num = (name: string, v: string | undefined, min: number, max: number): number => {
-    const n = Number(v);
-    if (!Number.isFinite(n) || n < min || n > max) throw new Error(`--${name} must be a number in [${min}, ${max}], got ${v}`);
-    return n;
-  };
+  const num = numberOption;
   const scenario = values.scenario === 'default' ? DEFAULT_SCENARIO : loadScenario(values.scenario!);
   const scenarioName = scenario.name ?? 'default';
   const codec = values.codec!;

@@ -6,6 +6,7 @@
  * Runs a real two-browser call over emulated paths, prints a QoE summary and
  * writes DIR/report.json and DIR/report.html (default DIR: out/call).
  */
+import { numberOption } from './harness/cli.js';
 import { parseArgs } from 'node:util';
 import { formatSummary } from './harness/report.js';
 import { runCall } from './harness/run-call.js';
@@ -42,11 +43,7 @@ async function main(): Promise<number> {
     process.stdout.write(`${USAGE}\n`);
     return 0;
   }
-  const num = (name: string, v: string | undefined, min: number, max: number): number => {
-    const n = Number(v);
-    if (!Number.isFinite(n) || n < min || n > max) throw new Error(`--${name} must be a number in [${min}, ${max}], got ${v}`);
-    return n;
-  };
+  const num = numberOption;
   const codec = values.codec as string;
   if (!['h264', 'vp8', 'vp9', 'av1'].includes(codec)) throw new Error(`--codec must be h264, vp8, vp9 or av1, got ${codec}`);
   const { report, outDir } = await runCall({

@@ -22,7 +22,7 @@
  * excluding congested paths for every packet), no QoE feedback.
  */
 import type { Assignment, OutgoingPacket, PathId, PathState } from '../core/types.js';
-import { firstUsable, lossFraction, packetBytes, sendRateBps } from './path-util.js';
+import { firstUsable, lossFraction, sendRateBps } from './path-util.js';
 import { MAX_PATHS } from '../core/types.js';
 import type { Scheduler } from './types.js';
 import { WeightedSplitter } from './weighted-split.js';
@@ -56,12 +56,7 @@ export class MRtpScheduler implements Scheduler {
       if (anyUncongested && loss > MRTP_CONGESTED_LOSS) continue;
       sp.add(p.id, sendRateBps(p) * (1 - loss));
     }
-    sp.commit();
-    const out: Assignment[] = new Array(packets.length);
-    for (let k = 0; k < packets.length; k++) {
-      out[k] = { packet: packets[k], pathId: sp.pick(packetBytes(packets[k])) };
-    }
-    return out;
+    return sp.assign(packets);
   }
 
   /** Ignored (MPRTP sends no QoE feedback). */

@@ -10,7 +10,7 @@
  * ({@link WeightedSplitter}). No priorities, no feedback.
  */
 import type { Assignment, OutgoingPacket, PathId, PathState } from '../core/types.js';
-import { firstUsable, goodputOrRateBps, packetBytes } from './path-util.js';
+import { firstUsable, goodputOrRateBps } from './path-util.js';
 import { MAX_PATHS } from '../core/types.js';
 import type { Scheduler } from './types.js';
 import { WeightedSplitter } from './weighted-split.js';
@@ -29,12 +29,7 @@ export class MTputScheduler implements Scheduler {
       if (p !== undefined) sp.add(p.id, goodputOrRateBps(p));
     }
     if (sp.count === 0) return [];
-    sp.commit();
-    const out: Assignment[] = new Array(packets.length);
-    for (let k = 0; k < packets.length; k++) {
-      out[k] = { packet: packets[k], pathId: sp.pick(packetBytes(packets[k])) };
-    }
-    return out;
+    return sp.assign(packets);
   }
 
   /** Ignored. */

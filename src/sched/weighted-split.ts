@@ -11,6 +11,8 @@
  * Used by the M-TPUT and M-RTP baselines. Allocation-free after construction.
  */
 import { MAX_PATHS } from '../core/types.js';
+import type { Assignment, OutgoingPacket } from '../core/types.js';
+import { packetBytes } from './path-util.js';
 
 /** Credit bound (bytes): keeps a weight change from starving a path for long. */
 const MAX_CREDIT_BYTES = 64 * 1024;
@@ -77,5 +79,13 @@ export class WeightedSplitter {
       this.credit[best] = c < -MAX_CREDIT_BYTES ? -MAX_CREDIT_BYTES : c;
     }
     return best;
+  }
+
+  /** commit() the weights, then give each packet a path by {@link pick}. */
+  assign(packets: readonly OutgoingPacket[]): Assignment[] {
+    this.commit();
+    const out: Assignment[] = new Array(packets.length);
+    for (let k = 0; k < packets.length; k++) out[k] = { packet: packets[k], pathId: this.pick(packetBytes(packets[k])) };
+    return out;
   }
 }
