@@ -349,6 +349,17 @@ export class MultipathCall {
     sender.setStreamInfo({ codec: encoder.codecString, width: st.width, height: st.height, fps: st.fps });
   }
 
+  /**
+   * Stop sending video and keep the call: the camera encoder stops (frames it
+   * still holds are discarded), while the paths, the sender's retransmission
+   * history and its FEC stay up, so frames already sent can still be repaired.
+   * `getStats().sender` keeps counting. Idempotent; a later `sendTrack` starts
+   * a new stream.
+   */
+  stopSending(): void {
+    this.encoder?.stop();
+  }
+
   private schedule(): void {
     if (this.closed) return;
     const now = this.clock.nowUs();

@@ -3,7 +3,7 @@
  */
 import { describe, expect, it } from 'vitest';
 import { runCall } from '../../tools/harness/run-call.js';
-import { outDir } from './out-dir.js';
+import { describeCall, outDir } from './out-dir.js';
 import { parseScenario } from '../../tools/net/scenario.js';
 import type { Scenario } from '../../tools/net/scenario.js';
 
@@ -26,7 +26,7 @@ describe('two-path call', () => {
     const r = report;
     expect(r.errors.filter((e) => !/console/.test(e))).toEqual([]);
     expect(r.frames.sent).toBeGreaterThan(100);
-    expect(r.frames.decoded / r.frames.sent).toBeGreaterThanOrEqual(0.9);
+    expect(r.frames.decoded / r.frames.sent, describeCall(r)).toBeGreaterThanOrEqual(0.9);
     expect(r.fps).toBeGreaterThanOrEqual(0.8 * r.camera.fps);
     expect(r.framesOutOfOrder).toBe(0);
     expect(r.paths).toHaveLength(2);
@@ -39,7 +39,7 @@ describe('two-path call', () => {
   it('survives one path going down for 5 s and resumes on both paths', async () => {
     const scenario = twoPaths({ downPeriods: [[8, 13]] });
     const { report: r } = await runCall({ out: outDir('call-2'), scenario, durationS: 22, qoeFeedback: false });
-    expect(r.frames.decoded / r.frames.sent).toBeGreaterThanOrEqual(0.8);
+    expect(r.frames.decoded / r.frames.sent, describeCall(r)).toBeGreaterThanOrEqual(0.8);
     // Video kept flowing while path 1 was down (seconds 9-13 of the emulator clock).
     const during = r.perSecond.filter((s) => s.t >= 10 && s.t <= 13);
     for (const s of during) expect(s.fps).toBeGreaterThan(0);

@@ -3,14 +3,14 @@
  */
 import { describe, expect, it } from 'vitest';
 import { runCall } from '../../tools/harness/run-call.js';
-import { outDir } from './out-dir.js';
+import { describeCall, outDir } from './out-dir.js';
 
 describe.each(['vp8', 'vp9', 'av1'] as const)('codec %s', (codec) => {
   it('decodes >= 90% of the frames over two paths', async () => {
     const { report: r } = await runCall({ out: outDir(`codec-${codec}`), codec, durationS: 8 });
     expect(r.codec).toBe(codec);
     expect(r.frames.sent).toBeGreaterThan(100);
-    expect(r.frames.decoded / r.frames.sent).toBeGreaterThanOrEqual(0.9);
+    expect(r.frames.decoded / r.frames.sent, describeCall(r)).toBeGreaterThanOrEqual(0.9);
     expect(r.framesOutOfOrder).toBe(0);
   });
 });

@@ -107,6 +107,8 @@ export interface BuildReportInput {
   fec: string;
   scenarioName: string;
   samples: Array<{ tS: number; sender: PeerSample; receiver: PeerSample }>;
+  /** The last sample was taken after the sender stopped and the frames in flight were drained. */
+  drained?: boolean;
   senderEvents: unknown[];
   receiverEvents: unknown[];
   errors: string[];
@@ -126,9 +128,10 @@ export function buildReport(input: BuildReportInput): CallReport {
   const decodedIds = new Set(allFrames.map((f) => f.frameId));
   const maxId = allFrames.reduce((m, f) => Math.max(m, f.frameId), 0);
   const sent = snd?.framesSent ?? 0;
-  // Encoded but never decoded: ids up to the newest decoded one that never came out (the
-  // last few frames still in flight when the call ended are not counted).
-  const dropped = Math.max(0, maxId - decodedIds.size);
+  // Encoded but never decoded. The harness drains the call before the last sample (the
+  // camera stops, the frames in flight arrive or are given up), so every frame sent
+  // counts; without a drain, ids past the newest decoded one may still be in flight.
+  const dropped = Math.max(0, (input.drained ? sent : maxId) - decodedIds.size);
   const firstDecodeS = samples.findIndex((s) => s.receiver.frames.length > 0);
   const activeS = firstDecodeS >= 0 ? samples.length - firstDecodeS : 0;
   const camera = last?.sender.camera ?? { width: 0, height: 0, fps: 0 };

@@ -64,6 +64,43 @@ async function sample(page: Page): Promise<PeerSample> {
   });
 }
 
+/** Longest wait for the frames in flight when the call ends (ms). */
+const DRAIN_MAX_MS = 3000;
+/** The drain ends once no frame was decoded for this long (ms): the rest were lost. */
+const DRAIN_IDLE_MS = 1000;
+
+/**
+ * End the call cleanly: stop the sender's camera, then let the frames in
+ * flight arrive (or be given up by the receiver's frame buffer) and fold them
+ * and the final statistics into the last sample. Afterwards every frame the
+ * sender counted was either decoded or lost: frames.sent - frames.decoded is
+ * exact, whatever the latency at the moment the call ended.
+ */
+async function drainCall(sender: Page, receiver: Page, last: { sender: PeerSample; receiver: PeerSample } | undefined): Promise<void> {
+  if (!last) return;
+  await sender.evaluate(() => (window as unknown as { __peer: { stopSending(): void } }).__peer.stopSending());
+  const sent = (await sample(sender)).stats.sender?.framesSent ?? 0;
+  const decodedIds = new Set<number>(last.receiver.frames.map((f) => f.frameId));
+  const start = Date.now();
+  let lastProgress = start;
+  let rcv = last.receiver;
+  const frames = [...last.receiver.frames];
+  for (;;) {
+    await new Promise((r) => setTimeout(r, 100));
+    rcv = await sample(receiver);
+    for (const f of rcv.frames) {
+      frames.push(f);
+      decodedIds.add(f.frameId);
+    }
+    const now = Date.now();
+    if (rcv.frames.length > 0) lastProgress = now;
+    const newest = frames.reduce((m, f) => Math.max(m, f.frameId), 0);
+    if (newest >= sent || now - lastProgress >= DRAIN_IDLE_MS || now - start >= DRAIN_MAX_MS) break;
+  }
+  last.sender = await sample(sender);
+  last.receiver = { ...rcv, frames, outOfOrder: rcv.outOfOrder };
+}
+
 /** Run a call; resolves with the report. Everything started is stopped, also on error. */
 export async function runCall(opts: CallRunOptions = {}): Promise<CallRunResult> {
   const log = opts.log ?? (() => undefined);
@@ -153,6 +190,7 @@ export async function runCall(opts: CallRunOptions = {}): Promise<CallRunResult>
       const last = rcv.frames.length;
       log(`t=${s}s decoded ${last} frames this second`);
     }
+    await drainCall(sender, receiver, samples[samples.length - 1]);
     const extra = await Promise.all(
       [sender, receiver].map((p) =>
         p.evaluate(() => {
@@ -168,6 +206,7 @@ export async function runCall(opts: CallRunOptions = {}): Promise<CallRunResult>
       fec,
       scenarioName: scenario.name ?? 'default',
       samples,
+      drained: true,
       senderEvents: extra[0].events,
       receiverEvents: extra[1].events,
       errors: [...extra[0].errors.map((e) => `sender: ${e}`), ...extra[1].errors.map((e) => `receiver: ${e}`), ...pageErrors].slice(0, 200),

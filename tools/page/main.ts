@@ -70,6 +70,7 @@ for (const ev of [CallEvent.PathState, CallEvent.PathEvent, CallEvent.SamePair, 
   outOfOrder: () => outOfOrder,
   events: () => events.slice(),
   errors: () => errors.slice(),
+  stopSending: () => call.stopSending(),
   close: () => call.close(),
 };
 
