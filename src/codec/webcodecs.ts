@@ -286,6 +286,16 @@ export class CameraEncoder {
   }
 }
 
+/** One encoded frame handed to {@link FrameDecoder.decode}, in decode order. */
+export interface EncodedFrameIn {
+  streamId: number;
+  frameId: number;
+  keyFrame: boolean;
+  /** Capture time (µs, sender clock). */
+  captureUs: number;
+  data: Uint8Array;
+}
+
 export interface DecodedFrameInfo {
   streamId: number;
   frameId: number;
@@ -308,6 +318,16 @@ export class FrameDecoder {
   readonly track: MediaStreamTrack | undefined;
   private decodedCount = 0;
   private errors = 0;
+  /**
+   * Frames that arrived before the stream's codec was known (the stream-info
+   * message travels separately from the media and can come second): held from
+   * the newest key frame on, at most {@link FrameDecoder.MAX_PENDING} frames, and
+   * decoded as soon as `configure` names the codec.
+   */
+  private pending: EncodedFrameIn[] = [];
+  private heldFrames = 0;
+  /** Frames held before the codec was known, at most (about 3 s at 30 fps). */
+  static readonly MAX_PENDING = 90;
 
   constructor(
     private readonly opts: {
@@ -329,10 +349,26 @@ export class FrameDecoder {
     }
   }
 
-  /** (Re)configure for a codec string; a change resets the decoder and waits for a key frame. */
+  /**
+   * (Re)configure for a codec string; a change resets the decoder and waits for
+   * a key frame. The first call also decodes the frames held while the codec
+   * was unknown.
+   */
   configure(codec: string): void {
+    const first = this.codec === undefined;
     this.codec = codec;
+    if (first) {
+      this.openDecoder(codec);
+      const held = this.pending;
+      this.pending = [];
+      for (const f of held) this.decode(f);
+      return;
+    }
     if (codec === this.configuredCodec && this.decoder?.state === 'configured') return;
+    this.openDecoder(codec);
+  }
+
+  private openDecoder(codec: string): void {
     this.reset();
     this.decoder = new VideoDecoder({
       output: (f) => this.onOutput(f),
@@ -357,7 +393,19 @@ export class FrameDecoder {
   }
 
   /** Decode one frame (in decode order). Returns false when it was skipped (no decoder or waiting for a key frame). */
-  decode(frame: { streamId: number; frameId: number; keyFrame: boolean; captureUs: number; data: Uint8Array }): boolean {
+  decode(frame: EncodedFrameIn): boolean {
+    if (this.codec === undefined) {
+      // The codec is not known yet: hold the frame (from a key frame on) instead of losing it.
+      if (frame.keyFrame) this.pending = [];
+      if (this.pending.length > 0 || frame.keyFrame) {
+        if (this.pending.length >= FrameDecoder.MAX_PENDING) this.pending = [];
+        else {
+          this.pending.push(frame);
+          this.heldFrames++;
+        }
+      }
+      return false;
+    }
     // After a decoder error (the decoder closes itself), start again at the next key frame.
     if ((!this.decoder || this.decoder.state !== 'configured') && this.codec && frame.keyFrame) this.configure(this.codec);
     const dec = this.decoder;
@@ -399,8 +447,9 @@ export class FrameDecoder {
     }
   }
 
-  stats(): { decoded: number; errors: number; queue: number } {
-    return { decoded: this.decodedCount, errors: this.errors, queue: this.decoder?.decodeQueueSize ?? 0 };
+  /** decoded: frames out of the decoder; errors: decoder errors; queue: decodeQueueSize; held: frames held until the codec was known. */
+  stats(): { decoded: number; errors: number; queue: number; held: number } {
+    return { decoded: this.decodedCount, errors: this.errors, queue: this.decoder?.decodeQueueSize ?? 0, held: this.heldFrames };
   }
 
   close(): void {
