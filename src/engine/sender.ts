@@ -316,6 +316,9 @@ export class SenderEngine {
     for (const p of this.paths.values()) {
       if (this.pathManager.isUp(p.id) && !this.isSuspect(p, now) && this.scheduler.isEnabled(p.id)) sum += this.pathRateBps(p);
     }
+    // Packets the scheduler moves between paths (Converge Eq. 2) must not overload the receiving path.
+    const f = this.scheduler.encoderRateFraction?.() ?? 1;
+    if (f > 0 && f < 1) sum *= f;
     return Math.max(this.cfg.minBitrateBps, Math.min(this.cfg.maxBitrateBps, sum));
   }
 

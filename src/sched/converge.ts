@@ -119,6 +119,8 @@ export class ConvergeScheduler implements Scheduler {
   private readonly disabled = new Uint8Array(MAX_PATHS);
   /** Accumulated alpha as a fraction of a typical frame batch (Eq. 2). */
   private readonly alphaShare = new Float64Array(MAX_PATHS);
+  /** Scratch of encoderRateFraction: planned share per path after Eq. 2 moves. */
+  private readonly load = new Float64Array(MAX_PATHS);
   /** Raw alpha received before any batch size was known. */
   private readonly pendingAlpha = new Float64Array(MAX_PATHS);
   /** Eq. 1 rounding carry (packets). */
@@ -611,6 +613,38 @@ export class ConvergeScheduler implements Scheduler {
         target[i] += d - need;
       }
     }
+  }
+
+  /**
+   * {@link Scheduler.encoderRateFraction}: Eq. 2 with a negative alpha moves
+   * a fraction of path i's share onto its counterpart (the fast path, or the
+   * next by cpt when i is the fast path), which then carries more than its
+   * own S_i whenever the encoder produces sum(S). The encoder can produce at
+   * most sum(S) / max_j(load_j / share_j) without overloading any path.
+   * Positive alpha (an "early" path takes up to maxBoost x its share from the
+   * fast path) does not lower it: it uses headroom the receiver saw.
+   * Computed from the shares and alpha of the last `schedule` call.
+   */
+  encoderRateFraction(): number {
+    const e = this.eCount;
+    if (e < 2) return 1;
+    const { order, share, alphaShare } = this;
+    const load = this.load;
+    for (let o = 0; o < e; o++) load[order[o]] = share[order[o]];
+    for (let o = 0; o < e; o++) {
+      const i = order[o];
+      const a = alphaShare[i];
+      if (!(a < 0)) continue;
+      const give = -a < load[i] ? -a : load[i];
+      load[i] -= give;
+      load[order[o === 0 ? 1 : 0]] += give;
+    }
+    let worst = 1;
+    for (let o = 0; o < e; o++) {
+      const j = order[o];
+      if (share[j] > 0 && load[j] / share[j] > worst) worst = load[j] / share[j];
+    }
+    return 1 / worst;
   }
 
   /** Eq. 3 re-enable checks, every `reenableCheckIntervalMs`, with RTT EWMA and hold. */

@@ -20,6 +20,14 @@ export interface Scheduler {
   onQoeFeedback(feedback: QoeFeedback, nowUs: number): void;
   /** False when the scheduler has disabled the path (Converge P_i = 0). */
   isEnabled(pathId: PathId): boolean;
+  /**
+   * Fraction (0, 1] of the summed rates S_i of the enabled paths that the
+   * scheduler can fill without pushing any path past its own S_i, given how
+   * it currently shifts packets between paths (Converge Eq. 2, negative
+   * alpha moves packets to another path). The sender scales the encoder
+   * target by it. Absent = 1 (schedulers that split by rate alone).
+   */
+  encoderRateFraction?(): number;
 }
 
 /**

@@ -8,6 +8,7 @@ import { ManualClock } from '../../../src/core/clock.js';
 import { Rng } from '../../../src/core/rng.js';
 import { Endpoint } from '../../../src/engine/endpoint.js';
 import { ReceiverEngine } from '../../../src/engine/receiver.js';
+import { ConvergeScheduler } from '../../../src/sched/converge.js';
 import { SenderEngine } from '../../../src/engine/sender.js';
 import type { SenderEngineConfig } from '../../../src/engine/sender.js';
 import type { FecPolicyName } from '../../../src/fec/types.js';
@@ -107,6 +108,21 @@ function makeCall(paths: PathSpec[], opts: { scheduler?: SchedulerName; fec?: Fe
 }
 
 describe('sender + receiver engines over emulated paths', () => {
+  it("scales the encoder target by the scheduler's encoderRateFraction (Eq. 2 moves must not overload a path)", () => {
+    let frac = 1;
+    class Scaled extends ConvergeScheduler {
+      override encoderRateFraction(): number {
+        return frac;
+      }
+    }
+    const c = makeCall([{ rateMbps: 2, delayMs: 20 }, { rateMbps: 2, delayMs: 25 }], { extra: { scheduler: new Scaled() } });
+    c.run(2000);
+    const full = c.sender.targetBitrateBps();
+    expect(full).toBeGreaterThan(1_000_000);
+    frac = 0.6;
+    expect(c.sender.targetBitrateBps()).toBeCloseTo(0.6 * full, -2);
+  });
+
   it('delivers every frame in order over two clean paths with different delays, using both', () => {
     const c = makeCall([{ rateMbps: 8, delayMs: 20 }, { rateMbps: 8, delayMs: 25 }]);
     c.run(8000);

@@ -81,6 +81,58 @@ describe('QoeMonitor', () => {
     expect(feedbacks[1].fcdMs).toBe(301);
   });
 
+  it('does not blame a path for the lag its longer one-way delay explains, even when it makes IFD uneven', () => {
+    const m = new QoeMonitor();
+    m.setExpectedFps(30);
+    m.setPathDelay(0, 20);
+    m.setPathDelay(1, 50);
+    for (let i = 0; i < 60; i++) {
+      // Every other frame also uses path 1, whose packets come its 30 ms delay difference later.
+      const cap = i * FRAME_US;
+      const f = i % 2 === 0 ? twoPathFrame(i, 50) : mkFrame(i, { captureUs: cap, arrivals: [[0, cap + 20_000], [0, cap + 23_000]] });
+      m.onFrame(f, f.lastArrivalUs);
+      expect(m.maybeFeedback(f.lastArrivalUs)).toBeUndefined();
+    }
+    const st = m.stats();
+    expect(st.qoeDrops).toBeGreaterThan(20); // IFD alternates 61 / 5 ms
+    expect(st.latePackets[1]).toBeGreaterThan(0);
+    expect(st.lateNotBlamed).toBe(st.latePackets[1] - 2); // all but frame 0's (no IFD yet)
+  });
+
+  it('blames the part of a lag its one-way delay does not explain (packets queued behind its rate)', () => {
+    const m = new QoeMonitor();
+    m.setExpectedFps(30);
+    m.setPathDelay(0, 20);
+    m.setPathDelay(1, 50);
+    const feedbacks = [];
+    for (let i = 0; i < 20; i++) {
+      const f = twoPathFrame(i, i === 10 ? 150 : 50); // frame 10: path 1 100 ms beyond its delay
+      m.onFrame(f, f.lastArrivalUs);
+      const fb = m.maybeFeedback(f.lastArrivalUs);
+      if (fb) feedbacks.push({ i, ...fb });
+    }
+    expect(feedbacks).toEqual([{ i: 10, pathId: 1, alpha: -2, fcdMs: 131, seq: 1 }]);
+  });
+
+  it('without path delays, compares a lag with the path\'s usual lag', () => {
+    const m = new QoeMonitor();
+    m.setExpectedFps(30);
+    let feedbacks = 0;
+    for (let i = 0; i < 60; i++) {
+      // Path 1 always 30 ms behind path 0; every 5th frame both come 40 ms later (not path 1's doing).
+      const shift = i % 5 === 4 ? 40 : 0;
+      const f = twoPathFrame(i, 53 + shift, 20 + shift);
+      m.onFrame(f, f.lastArrivalUs);
+      if (m.maybeFeedback(f.lastArrivalUs)) feedbacks++;
+    }
+    expect(m.stats().qoeDrops).toBeGreaterThan(5);
+    expect(feedbacks).toBe(0);
+    // A jump of path 1's lag itself is blamed.
+    const f = twoPathFrame(60, 200);
+    m.onFrame(f, f.lastArrivalUs);
+    expect(m.maybeFeedback(f.lastArrivalUs)).toMatchObject({ pathId: 1, alpha: -2 });
+  });
+
   it('rate-limits: a second drop within the interval waits, then is reported', () => {
     const m = new QoeMonitor({ minFeedbackIntervalMs: 100 });
     m.setExpectedFps(30);

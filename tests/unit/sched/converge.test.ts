@@ -212,6 +212,26 @@ describe('Converge Eq. 2 QoE feedback (alpha)', () => {
     expect(counts(s.schedule(media(40), twoPaths(), MS)).slice(0, 2)).toEqual([25, 15]);
   });
 
+  it('lowers the encoder rate fraction so the path that takes moved packets stays within its S_i', () => {
+    const s = new ConvergeScheduler();
+    s.schedule(media(40), twoPaths(), 0);
+    expect(s.encoderRateFraction()).toBe(1);
+    s.onQoeFeedback(fb(1, -5, 1), 0);
+    s.schedule(media(40), twoPaths(), 0);
+    // Path 0 carries 35 of 40 packets with a 30/40 share of the rate: at most 30/35 of sum(S).
+    expect(s.encoderRateFraction()).toBeCloseTo(30 / 35, 6);
+    // Positive feedback uses the early path's headroom: no reduction.
+    const t = new ConvergeScheduler();
+    t.schedule(media(40), twoPaths(), 0);
+    t.onQoeFeedback(fb(1, 3, 1), 0);
+    t.schedule(media(40), twoPaths(), 0);
+    expect(t.encoderRateFraction()).toBe(1);
+    // One enabled path: nothing to shift.
+    const u = new ConvergeScheduler();
+    u.schedule(media(40), [path(0, 15, 30)], 0);
+    expect(u.encoderRateFraction()).toBe(1);
+  });
+
   it('ignores duplicate feedback (same seq, sent on every path) and accepts late distinct seqs', () => {
     const s = new ConvergeScheduler();
     s.schedule(media(40), twoPaths(), 0);
