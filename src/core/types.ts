@@ -141,4 +141,10 @@ export interface PathReport {
   arrivals: ArrivalEntry[];
   /** Receiver clock (µs) when the report was sent: with the last arrival it gives the hold time for RTT. */
   reportTimeUs: number;
+  /**
+   * The receiver's smoothed frame construction delay (µs, uint32), absent when
+   * unknown. Keeps the sender's Converge Eq. 3 check current while no QoE
+   * feedback arrives (feedback only comes with QoE drops).
+   */
+  fcdUs?: number;
 }

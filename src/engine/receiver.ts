@@ -368,6 +368,8 @@ export class ReceiverEngine {
       for (const p of this.paths.values()) {
         if (!p.sink) continue;
         const report = p.reports.makeReport(now);
+        const fcdMs = this.qoe.smoothedFcdMs();
+        if (report && fcdMs !== undefined) report.fcdUs = Math.min(0xffffffff, Math.max(1, Math.round(fcdMs * 1000)));
         if (report) p.sink.send(encodeControl({ pathId: p.id, pathSeq: 0, sendTimeUs: now }, { kind: 'report', report }));
       }
     }

@@ -489,6 +489,7 @@ export class SenderEngine {
         if (!p) return;
         p.estimator.onReport(r, now);
         this.pathManager.onReport(r.pathId, now);
+        if (r.fcdUs !== undefined) this.scheduler.onFcd?.(r.fcdUs / 1000, now);
         p.unreportedSinceUs = undefined;
         if (p.prober && p.estimator instanceof GccEstimator) {
           // The path is application-limited when it sends well below its estimate:

@@ -34,8 +34,12 @@
  * - Blame (our addition): a QoE-drop frame's late packets on path p count
  *   only when p's lag behind the reference (its last fragment minus the
  *   reference's) exceeds what the paths' one-way delays explain
- *   (max(0, OWD_p - OWD_ref); without delays, p's usual lag, an EWMA) by at
- *   least half the IFD excess. The paper counts every late packet; measured
+ *   (max(0, OWD_p - OWD_ref) as of the previous frame, so a delay step this
+ *   frame's packets just reported still counts; without delays, p's usual
+ *   lag, an EWMA) by at
+ *   least half the IFD excess, or when p's one-way delay exceeds the
+ *   reference's by more than `maxDelayGapMs` (100 ms: a latency cost too
+ *   large to keep paying on every frame). The paper counts every late packet; measured
  *   in the simulator (`constant`, 6 + 4 Mbps, 30/60 ms) that reads the slow
  *   path's fixed 30 ms as a QoE problem, disables it over and over and costs
  *   a third of the goodput (5.0 vs 7.5 Mbps).
@@ -71,6 +75,14 @@ export interface QoeMonitorOptions {
   maxStreams?: number;
   /** Gain of the per-path EWMA of the lag behind the reference path (default 1/16; 0 = the first lag seen stays). */
   lagEwmaGain?: number;
+  /**
+   * A path whose one-way delay exceeds the reference path's by more than this
+   * (ms) has its late packets blamed at every QoE drop, explained or not: it
+   * adds that much latency to every frame it carries part of (default 100,
+   * with the fast path's own delay within an interactive one-way budget of
+   * about 150 ms, ITU-T G.114).
+   */
+  maxDelayGapMs?: number;
 }
 
 /** Counters of {@link QoeMonitor}. */
@@ -120,6 +132,8 @@ export class QoeMonitor {
   private readonly allowed: Uint8Array;
   /** Smoothed relative one-way delay per path (ms); NaN = unknown. */
   private readonly pathDelayMs = new Float64Array(MAX_PATHS).fill(NaN);
+  /** pathDelayMs as of the end of the previous frame (the lag baseline). */
+  private readonly prevDelayMs = new Float64Array(MAX_PATHS).fill(NaN);
   private readonly minIntervalUs: number;
   private readonly tolMs: number;
   private readonly tolFrac: number;
@@ -137,6 +151,9 @@ export class QoeMonitor {
   private readonly early = new Int32Array(MAX_PATHS);
   private readonly lag = new Float64Array(MAX_PATHS);
   private readonly excessLag = new Float64Array(MAX_PATHS);
+  /** Per path: one-way delay minus the reference path's (ms, >= 0; 0 when unknown). */
+  private readonly delayGapMs = new Float64Array(MAX_PATHS);
+  private readonly maxDelayGapMs: number;
   /** Per path: EWMA of how far (µs) its last fragment comes after the reference path's; NaN = not seen yet. */
   private readonly typicalLagUs = new Float64Array(MAX_PATHS).fill(NaN);
   private readonly lagGain: number;
@@ -145,6 +162,8 @@ export class QoeMonitor {
   private readonly winEarly = new Float64Array(MAX_PATHS);
   private winFrames = 0;
   private winFcdMs = 0;
+  /** FCD of the newest drop frame up to the reference path's last fragment (ms). */
+  private winFcdRefMs = 0;
   private winLastUs = 0;
   private lastFeedbackUs: number | undefined = undefined;
   private seq = 0;
@@ -185,6 +204,7 @@ export class QoeMonitor {
     this.maxAgeUs = nonNeg(opts.maxFeedbackAgeMs ?? 1000, 'maxFeedbackAgeMs') * 1000;
     this.maxStreams = nonNeg(opts.maxStreams ?? 16, 'maxStreams');
     this.lagGain = nonNeg(opts.lagEwmaGain ?? 1 / 16, 'lagEwmaGain');
+    this.maxDelayGapMs = nonNeg(opts.maxDelayGapMs ?? 100, 'maxDelayGapMs');
     if (this.lagGain > 1) throw new RangeError(`QoeMonitor: lagEwmaGain must be in [0, 1], got ${this.lagGain}`);
   }
 
@@ -247,12 +267,13 @@ export class QoeMonitor {
     const fcdMs = fcdUs / 1000;
 
     // Per-path counts and first/last arrivals.
-    const { cnt, first, last, late, early, lag, excessLag } = this;
+    const { cnt, first, last, late, early, lag, excessLag, delayGapMs } = this;
     cnt.fill(0);
     late.fill(0);
     early.fill(0);
     lag.fill(0);
     excessLag.fill(0);
+    delayGapMs.fill(0);
     const arr = frame.arrivals;
     for (let i = 0; i < arr.length; i++) {
       const a = arr[i];
@@ -306,13 +327,16 @@ export class QoeMonitor {
       // Lag behind the reference, and the part of it the paths' one-way delays
       // do not explain (µs). Without delays: the excess over the path's usual lag.
       const g = this.lagGain;
-      const dRef = this.pathDelayMs[ref];
+      // The delays as they were before this frame's packets moved them: a delay
+      // step is in this frame's lag but not yet in the baseline.
+      const dRef = this.prevDelayMs[ref];
       for (let p = 0; p < MAX_PATHS; p++) {
         if (cnt[p] === 0 || p === ref) continue;
         lag[p] = last[p] > refLast ? last[p] - refLast : 0;
-        const dp = this.pathDelayMs[p];
+        const dp = this.prevDelayMs[p];
         if (Number.isFinite(dp) && Number.isFinite(dRef)) {
-          excessLag[p] = lag[p] - Math.max(0, dp - dRef) * 1000;
+          delayGapMs[p] = Math.max(0, dp - dRef);
+          excessLag[p] = lag[p] - delayGapMs[p] * 1000;
           continue;
         }
         const typical = this.typicalLagUs[p];
@@ -324,6 +348,7 @@ export class QoeMonitor {
         }
       }
     }
+    this.prevDelayMs.set(this.pathDelayMs);
     const paths: PathFrameQoe[] = [];
     for (let p = 0; p < MAX_PATHS; p++) {
       if (cnt[p] === 0) continue;
@@ -365,18 +390,20 @@ export class QoeMonitor {
       // (packets queued behind its rate: over-scheduling, or a delay rising
       // faster than its average) is at least half the IFD excess. The delay
       // difference itself is a latency cost that every frame using the path
-      // pays alike (Eq. 3 weighs it against FCD when re-enabling); and a path
+      // pays alike (Eq. 3 weighs it against FCD when re-enabling), unless it is
+      // larger than maxDelayGapMs; and a path
       // a few ms behind is not why a frame came 40 ms late (encoder or network
       // jitter is). Moving packets away in those cases only starves the path
       // (and its GCC estimate) and the encoder for nothing.
       const excessMs = (ifdMs as number) - (expected as number);
       for (let p = 0; p < MAX_PATHS; p++) {
-        if (late[p] > 0 && excessLag[p] / 1000 >= 0.5 * excessMs) this.winLate[p] += late[p];
+        if (late[p] > 0 && (excessLag[p] / 1000 >= 0.5 * excessMs || delayGapMs[p] > this.maxDelayGapMs)) this.winLate[p] += late[p];
         else if (late[p] > 0) this.st.lateNotBlamed += late[p];
         this.winEarly[p] += early[p];
       }
       this.winFrames++;
       this.winFcdMs = fcdMs;
+      this.winFcdRefMs = npaths >= 2 ? Math.max(0, (last[ref] - frame.firstArrivalUs) / 1000) : fcdMs;
       this.winLastUs = completeUs;
     }
     return {
@@ -425,12 +452,21 @@ export class QoeMonitor {
     }
     alpha = Math.max(-this.maxAlpha, Math.min(this.maxAlpha, alpha));
     this.seq = seqAdd(this.seq, 1);
-    const fb: QoeFeedback = { pathId: best, alpha, fcdMs: this.winFcdMs, seq: this.seq };
+    // Negative feedback reports the FCD without the blamed path's tail: the sender's
+    // Eq. 3 re-enables that path once its delay gap fits within FCD, and an FCD
+    // stretched by the path's own lateness would always let it back in.
+    const fcdMs = alpha < 0 ? this.winFcdRefMs : this.winFcdMs;
+    const fb: QoeFeedback = { pathId: best, alpha, fcdMs, seq: this.seq };
     this.clearWindow();
     this.lastFeedbackUs = nowUs;
     this.st.feedbacks++;
     this.st.lastFeedbackSeq = this.seq;
     return fb;
+  }
+
+  /** Smoothed FCD (ms, EWMA gain 1/16 over frames) or undefined before any frame. */
+  smoothedFcdMs(): number | undefined {
+    return this.st.avgFcdMs;
   }
 
   /** Counters (a copy). */

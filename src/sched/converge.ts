@@ -67,7 +67,8 @@
  *   once. We read it as the one-way delay gap: (rtt_i - rtt_fast)/2 <= FCD,
  *   i.e. the path's packets would arrive within the frame construction delay.
  *   rtt values are EWMAs (gain `rttEwmaGain`) sampled every
- *   `reenableCheckIntervalMs`; FCD is the one of the newest accepted feedback;
+ *   `reenableCheckIntervalMs`; FCD is the newest of the accepted feedback's
+ *   and the receiver's periodic smoothed FCD (`onFcd`, path reports);
  *   the condition must hold on `reenableChecks` consecutive checks spanning at
  *   least `reenableHoldMs`, and at least one probe must have been sent since
  *   the path was disabled.
@@ -225,9 +226,24 @@ export class ConvergeScheduler implements Scheduler {
     };
   }
 
-  /** FCD (ms) of the newest accepted QoE feedback, or -1 before any. */
+  /** FCD (ms) of the newest accepted QoE feedback or FCD report, or -1 before any. */
   get latestFcdMs(): number {
     return this.lastFcdMs;
+  }
+
+  /**
+   * The receiver's smoothed FCD from its periodic path reports (ms): Eq. 3
+   * then compares a disabled path's delay gap with the FCD of the frames
+   * built without it, not with the FCD of the last QoE feedback, which may be
+   * seconds old (feedback only comes with QoE drops). Invalid values are
+   * counted as `feedbackInvalid` and ignored.
+   */
+  onFcd(fcdMs: number, _nowUs: number): void {
+    if (!(typeof fcdMs === 'number' && Number.isFinite(fcdMs) && fcdMs >= 0)) {
+      this.counters.feedbackInvalid++;
+      return;
+    }
+    this.lastFcdMs = fcdMs;
   }
 
   /**

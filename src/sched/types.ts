@@ -28,6 +28,11 @@ export interface Scheduler {
    * target by it. Absent = 1 (schedulers that split by rate alone).
    */
   encoderRateFraction?(): number;
+  /**
+   * The receiver's current smoothed frame construction delay (ms), from its
+   * periodic path reports. Converge uses it in the Eq. 3 re-enable check.
+   */
+  onFcd?(fcdMs: number, nowUs: number): void;
 }
 
 /**

@@ -213,6 +213,7 @@ function reportFromPb(m: Record<string, unknown>, lim: WireLimits): PathReport |
     endSeq: m.endSeq as number,
     arrivals,
     reportTimeUs: u64(m.reportTimeUs),
+    ...((m.fcdUs as number) > 0 ? { fcdUs: m.fcdUs as number } : {}),
   };
 }
 

@@ -151,6 +151,11 @@ export const wireDescriptor: INamespace = {
               "type": "uint64",
               "id": 5,
               "protoName": "report_time_us"
+            },
+            "fcdUs": {
+              "type": "uint32",
+              "id": 6,
+              "protoName": "fcd_us"
             }
           }
         },

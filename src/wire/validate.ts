@@ -105,6 +105,7 @@ export function checkReport(r: PathReport, lim: WireLimits): string | null {
     if (!isTimestampUs(a.arrivalUs)) return `arrival ${i} arrivalUs not an integer in [0, 2^53]`;
   }
   if (!isTimestampUs(r.reportTimeUs)) return `reportTimeUs ${r.reportTimeUs} not an integer in [0, 2^53]`;
+  if (r.fcdUs !== undefined && !isU32(r.fcdUs)) return `fcdUs ${r.fcdUs} not a uint32`;
   return null;
 }
 

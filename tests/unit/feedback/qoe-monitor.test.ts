@@ -74,11 +74,12 @@ describe('QoeMonitor', () => {
       if (fb) feedbacks.push(fb);
     }
     expect(feedbacks.length).toBe(2);
-    expect(feedbacks[0]).toEqual({ pathId: 1, alpha: -2, fcdMs: 151, seq: 1 });
+    // fcdMs: the frame's FCD without the blamed path's tail (path 0's 4 fragments span 3 ms; the whole frame 151 ms).
+    expect(feedbacks[0]).toEqual({ pathId: 1, alpha: -2, fcdMs: 3, seq: 1 });
     expect(feedbacks[1].pathId).toBe(1);
     expect(feedbacks[1].alpha).toBeLessThan(0);
     expect(feedbacks[1].seq).toBe(2);
-    expect(feedbacks[1].fcdMs).toBe(301);
+    expect(feedbacks[1].fcdMs).toBe(3);
   });
 
   it('does not blame a path for the lag its longer one-way delay explains, even when it makes IFD uneven', () => {
@@ -111,7 +112,7 @@ describe('QoeMonitor', () => {
       const fb = m.maybeFeedback(f.lastArrivalUs);
       if (fb) feedbacks.push({ i, ...fb });
     }
-    expect(feedbacks).toEqual([{ i: 10, pathId: 1, alpha: -2, fcdMs: 131, seq: 1 }]);
+    expect(feedbacks).toEqual([{ i: 10, pathId: 1, alpha: -2, fcdMs: 3, seq: 1 }]);
   });
 
   it('without path delays, compares a lag with the path\'s usual lag', () => {
