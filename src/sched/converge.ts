@@ -99,6 +99,7 @@ export const DEFAULT_CONVERGE_CONFIG: Readonly<ConvergeConfig> = Object.freeze({
   batchEwmaGain: 0.125,
   alphaHalfLifeMs: 3000,
   reenableMaxLossRate: 1,
+  reenableMinFcdMs: 33,
 });
 
 /** Recent feedback seqs remembered for deduplication. */
@@ -198,6 +199,7 @@ export class ConvergeScheduler implements Scheduler {
     check('priorityBudgetMs', fin(c.priorityBudgetMs) && c.priorityBudgetMs >= 0, 'finite >= 0');
     check('batchEwmaGain', fin(c.batchEwmaGain) && c.batchEwmaGain > 0 && c.batchEwmaGain <= 1, 'in (0, 1]');
     check('alphaHalfLifeMs', fin(c.alphaHalfLifeMs) && c.alphaHalfLifeMs >= 0, 'finite >= 0 (0 = no decay)');
+    check('reenableMinFcdMs', fin(c.reenableMinFcdMs) && c.reenableMinFcdMs >= 0, 'finite >= 0');
     check('reenableMaxLossRate', fin(c.reenableMaxLossRate) && c.reenableMaxLossRate >= 0 && c.reenableMaxLossRate <= 1, 'in [0, 1]');
     this.config = Object.freeze(c);
   }
@@ -679,7 +681,7 @@ export class ConvergeScheduler implements Scheduler {
       const ok =
         this.probedSinceDisable[i] === 1 &&
         this.lastFcdMs >= 0 &&
-        (this.rttEwma[i] - this.rttEwma[fast]) / 2 <= this.lastFcdMs &&
+        (this.rttEwma[i] - this.rttEwma[fast]) / 2 <= Math.max(this.lastFcdMs, cfg.reenableMinFcdMs) &&
         this.loss[i] <= cfg.reenableMaxLossRate;
       if (!ok) {
         this.streak[i] = 0;

@@ -71,6 +71,14 @@ export interface ConvergeConfig {
    */
   alphaHalfLifeMs: number;
   /** Extra re-enable guard: a disabled path's loss must be <= this (0..1). Default 1 (off). */
+  /**
+   * Floor (ms) of the FCD that Eq. 3 compares a disabled path's delay gap
+   * with. A gap below one frame interval delays a frame by less than the
+   * time to the next one; with frames of a few packets the measured FCD is
+   * near 0 and would keep any slower path disabled for good. Default 33
+   * (one frame interval at 30 fps); 0 = the paper's rule.
+   */
+  reenableMinFcdMs: number;
   reenableMaxLossRate: number;
 }
 

@@ -263,9 +263,9 @@ describe('Converge Eq. 2 QoE feedback (alpha)', () => {
 });
 
 describe('Converge disable, probing and Eq. 3 re-enable', () => {
-  /** Scheduler with path 1 disabled at t = 0 (alpha -10 of 40 -> P_2 = 0), FCD 10 ms. */
+  /** Scheduler with path 1 disabled at t = 0 (alpha -10 of 40 -> P_2 = 0), FCD 10 ms; the paper's Eq. 3 (no FCD floor). */
   function disabledSetup(cfg = {}) {
-    const s = new ConvergeScheduler(cfg);
+    const s = new ConvergeScheduler({ reenableMinFcdMs: 0, ...cfg });
     s.schedule(media(40), twoPaths(), 0);
     s.onQoeFeedback(fb(1, -10, 1, 10), 0);
     const out = s.schedule(media(40), twoPaths(), 0);
@@ -320,6 +320,18 @@ describe('Converge disable, probing and Eq. 3 re-enable', () => {
     const { s } = disabledSetup();
     for (let t = 20; t <= 3000; t += 20) s.schedule(media(10), twoPaths(), t * MS); // (60-30)/2 = 15 > 10
     expect(s.isEnabled(1)).toBe(false);
+  });
+
+  it('floors the Eq. 3 FCD (reenableMinFcdMs): a 15 ms gap comes back although FCD is 10 ms, a 60 ms gap does not', () => {
+    const { s } = disabledSetup({ reenableMinFcdMs: 33 });
+    for (let t = 20; t <= 3000; t += 20) s.schedule(media(10), twoPaths(), t * MS); // 15 <= max(10, 33)
+    expect(s.isEnabled(1)).toBe(true);
+    const far = (): PathState[] => [path(0, 15, 30), path(1, 5, 150)];
+    const t = new ConvergeScheduler({ reenableMinFcdMs: 33 });
+    t.schedule(media(40), far(), 0);
+    t.onQoeFeedback(fb(1, -10, 1, 10), 0);
+    for (let ms = 0; ms <= 3000; ms += 20) t.schedule(media(10), far(), ms * MS); // (150-30)/2 = 60 > 33
+    expect(t.isEnabled(1)).toBe(false);
   });
 
   it('re-enables per Eq. 3 only after several consecutive checks and the hold time', () => {
