@@ -50,7 +50,7 @@ import { createScheduler } from '../src/sched/factory.js';
 import type { Scheduler, SchedulerName } from '../src/sched/types.js';
 import { decodePacket } from '../src/wire/codec.js';
 import type { PacketBody } from '../src/wire/types.js';
-import type { ReportPath } from '../tools/harness/report.js';
+import type { PerSecond, ReportPath } from '../tools/harness/report.js';
 import type { Link } from '../tools/net/link.js';
 import { type Scenario, buildLink } from '../tools/net/scenario.js';
 import { EncoderModel, type EncoderModelOptions, makeAnnexB } from './encoder-model.js';
@@ -102,16 +102,8 @@ export interface SimPathResult extends Omit<ReportPath, 'localAddress' | 'remote
   linkDrops: { queue: number; loss: number; blackhole: number };
 }
 
-export interface SimPerSecond {
-  t: number;
-  fps: number;
-  framesDecoded: number;
-  latencyP50Ms: number;
-  latencyP95Ms: number;
-  targetBitrateBps: number;
-  freezeCount: number;
-  fcdMeanMs: number;
-  ifdMeanMs: number;
+/** The call report's per-second fields, with the simulator's own per-path facts (capacity, pacer queue). */
+export interface SimPerSecond extends Omit<PerSecond, 'paths' | 'qoeFeedback'> {
   paths: Array<{ id: number; capacityBps: number; sendRateBps: number; rateBps: number; rttMs: number; lossPct: number; mediaPackets: number; retransmissions: number; pacerQueuedBytes: number; up: boolean; enabled: boolean }>;
 }
 

@@ -22,6 +22,7 @@ import { existsSync, mkdirSync, writeFileSync } from 'node:fs';
 import { dirname, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { chromium } from 'playwright-core';
+import { chromiumArgs, ensureChromium } from './harness/chromium.js';
 
 const here = dirname(fileURLToPath(import.meta.url));
 const repoRoot = resolve(here, '..');
@@ -154,21 +155,7 @@ async function main(): Promise<void> {
   // Retime 25 fps content to 30 fps (setpts) instead of duplicating every 5th frame
   // (fps=30 would add near-empty repeated frames that real cameras do not produce).
   execFileSync('ffmpeg', ['-y', '-loglevel', 'error', '-i', clip, '-vf', 'setpts=PTS*25/30,scale=640:480', '-r', '30', '-pix_fmt', 'yuv420p', '-t', '20', y4m]);
-  const browser = await chromium.launch({
-    executablePath: '/usr/bin/chromium',
-    args: [
-      '--no-sandbox',
-      '--disable-gpu',
-      '--disable-quic',
-      '--no-first-run',
-      '--disable-background-networking',
-      '--disable-component-update',
-      '--disable-sync',
-      '--use-fake-ui-for-media-stream',
-      '--use-fake-device-for-media-stream',
-      `--use-file-for-fake-video-capture=${y4m}`,
-    ],
-  });
+  const browser = await chromium.launch({ executablePath: ensureChromium(), args: chromiumArgs({ fakeVideoFile: y4m }) });
   const specs: RunSpec[] = [
     ...[500_000, 1_000_000, 2_000_000, 4_000_000].map((bps) => ({ name: `const-${bps / 1e6}M`, bitrates: [{ atFrame: 0, bps }], frames, keyEvery: 100 })),
     { name: 'step-1M-3M', bitrates: [{ atFrame: 0, bps: 1_000_000 }, { atFrame: 150, bps: 3_000_000 }], frames, keyEvery: 1000 },

@@ -355,17 +355,11 @@ export class FrameDecoder {
    * was unknown.
    */
   configure(codec: string): void {
-    const first = this.codec === undefined;
+    const held = this.pending;
+    this.pending = [];
     this.codec = codec;
-    if (first) {
-      this.openDecoder(codec);
-      const held = this.pending;
-      this.pending = [];
-      for (const f of held) this.decode(f);
-      return;
-    }
-    if (codec === this.configuredCodec && this.decoder?.state === 'configured') return;
-    this.openDecoder(codec);
+    if (codec !== this.configuredCodec || this.decoder?.state !== 'configured') this.openDecoder(codec);
+    for (const f of held) this.decode(f);
   }
 
   private openDecoder(codec: string): void {

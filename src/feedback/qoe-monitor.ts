@@ -149,7 +149,6 @@ export class QoeMonitor {
   private readonly last = new Float64Array(MAX_PATHS);
   private readonly late = new Int32Array(MAX_PATHS);
   private readonly early = new Int32Array(MAX_PATHS);
-  private readonly lag = new Float64Array(MAX_PATHS);
   private readonly excessLag = new Float64Array(MAX_PATHS);
   /** Per path: one-way delay minus the reference path's (ms, >= 0; 0 when unknown). */
   private readonly delayGapMs = new Float64Array(MAX_PATHS);
@@ -267,11 +266,10 @@ export class QoeMonitor {
     const fcdMs = fcdUs / 1000;
 
     // Per-path counts and first/last arrivals.
-    const { cnt, first, last, late, early, lag, excessLag, delayGapMs } = this;
+    const { cnt, first, last, late, early, excessLag, delayGapMs } = this;
     cnt.fill(0);
     late.fill(0);
     early.fill(0);
-    lag.fill(0);
     excessLag.fill(0);
     delayGapMs.fill(0);
     const arr = frame.arrivals;
@@ -332,19 +330,19 @@ export class QoeMonitor {
       const dRef = this.prevDelayMs[ref];
       for (let p = 0; p < MAX_PATHS; p++) {
         if (cnt[p] === 0 || p === ref) continue;
-        lag[p] = last[p] > refLast ? last[p] - refLast : 0;
+        const lagUs = last[p] > refLast ? last[p] - refLast : 0;
         const dp = this.prevDelayMs[p];
         if (Number.isFinite(dp) && Number.isFinite(dRef)) {
           delayGapMs[p] = Math.max(0, dp - dRef);
-          excessLag[p] = lag[p] - delayGapMs[p] * 1000;
+          excessLag[p] = lagUs - delayGapMs[p] * 1000;
           continue;
         }
         const typical = this.typicalLagUs[p];
         if (Number.isNaN(typical)) {
-          this.typicalLagUs[p] = lag[p];
+          this.typicalLagUs[p] = lagUs;
         } else {
-          excessLag[p] = lag[p] - typical;
-          this.typicalLagUs[p] = typical + g * (lag[p] - typical);
+          excessLag[p] = lagUs - typical;
+          this.typicalLagUs[p] = typical + g * (lagUs - typical);
         }
       }
     }

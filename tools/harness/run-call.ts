@@ -80,25 +80,24 @@ async function drainCall(sender: Page, receiver: Page, last: { sender: PeerSampl
   if (!last) return;
   await sender.evaluate(() => (window as unknown as { __peer: { stopSending(): void } }).__peer.stopSending());
   const sent = (await sample(sender)).stats.sender?.framesSent ?? 0;
-  const decodedIds = new Set<number>(last.receiver.frames.map((f) => f.frameId));
+  const frames = [...last.receiver.frames];
+  let newest = frames.reduce((m, f) => Math.max(m, f.frameId), 0);
   const start = Date.now();
   let lastProgress = start;
   let rcv = last.receiver;
-  const frames = [...last.receiver.frames];
-  for (;;) {
+  while (newest < sent) {
     await new Promise((r) => setTimeout(r, 100));
     rcv = await sample(receiver);
     for (const f of rcv.frames) {
       frames.push(f);
-      decodedIds.add(f.frameId);
+      if (f.frameId > newest) newest = f.frameId;
     }
     const now = Date.now();
     if (rcv.frames.length > 0) lastProgress = now;
-    const newest = frames.reduce((m, f) => Math.max(m, f.frameId), 0);
-    if (newest >= sent || now - lastProgress >= DRAIN_IDLE_MS || now - start >= DRAIN_MAX_MS) break;
+    if (now - lastProgress >= DRAIN_IDLE_MS || now - start >= DRAIN_MAX_MS) break;
   }
   last.sender = await sample(sender);
-  last.receiver = { ...rcv, frames, outOfOrder: rcv.outOfOrder };
+  last.receiver = { ...rcv, frames };
 }
 
 /** Run a call; resolves with the report. Everything started is stopped, also on error. */
