@@ -164,6 +164,11 @@ async function main(): Promise<void> {
       singlePath: q.has('singlePath') ? Number(q.get('singlePath')) : undefined,
       fec: (q.get('fec') ?? 'path') as FecPolicyName,
       maxBitrateBps: maxBitrate > 0 ? maxBitrate : undefined,
+      // Every path runs over the same loopback interface and the harness keeps only
+      // IPv4 UDP host candidates; the emulator's relays are what make paths differ.
+      // The default 'by-network' gave path 1 only the IPv6 group, which the harness
+      // drops, so path 1 never connected (issue 9).
+      candidates: 'all',
       clock,
     });
     call.on(CallEvent.Error, (e) => addError(String(e.message ?? e)));
