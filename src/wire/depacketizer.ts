@@ -539,6 +539,7 @@ export class Depacketizer {
   }
 
   private complete(f: PendingFrame): AssembledFrame {
+    if (f.fragCount === 1) return this.finish(f, f.payloads[0], f.arrivals[0].arrivalUs, f.arrivals[0].arrivalUs);
     const ordered = new Array<Uint8Array>(f.fragCount);
     let first = Infinity;
     let last = -Infinity;
@@ -554,6 +555,11 @@ export class Depacketizer {
       data.set(ordered[i], off);
       off += ordered[i].length;
     }
+    return this.finish(f, data, first, last);
+  }
+
+  /** Single-fragment frames hand out the (unpinned) payload itself: no copy. */
+  private finish(f: PendingFrame, data: Uint8Array, first: number, last: number): AssembledFrame {
     this.remove(f);
     this.markCompleted(f.stream, f.frameId);
     this.s.framesCompleted++;
