@@ -327,7 +327,7 @@ export class ReceiverEngine {
       this.ifdTotal.sumMs += fq.ifdMs;
       this.ifdTotal.count++;
     }
-    this.jitter.updateFromFrame(frame.captureUs, frame.lastArrivalUs, frame.data.byteLength);
+    this.jitter.updateFromFrame(frame.captureUs, frame.lastArrivalUs, frame.dataBytes ?? frame.data.byteLength);
     this.releaseFrames(now);
   }
 

@@ -475,14 +475,14 @@ function isValidFrame(f: AssembledFrame): boolean {
     (f.streamId >>> 0) === f.streamId &&
     (f.frameId >>> 0) === f.frameId &&
     typeof f.keyFrame === 'boolean' &&
-    f.data instanceof Uint8Array
+    (Number.isInteger(f.dataBytes) ? (f.dataBytes as number) >= 0 : f.data instanceof Uint8Array)
   );
 }
 
 /** Estimated heap cost of holding `f` (bytes). */
 function frameCost(f: AssembledFrame): number {
   const frags = Array.isArray(f.arrivals) ? f.arrivals.length : 0;
-  return f.data.byteLength + FRAME_OVERHEAD_BYTES + FRAGMENT_OVERHEAD_BYTES * frags;
+  return (f.dataBytes ?? f.data.byteLength) + FRAME_OVERHEAD_BYTES + FRAGMENT_OVERHEAD_BYTES * frags;
 }
 
 function finiteOr(v: number, d: number): number {

@@ -549,13 +549,10 @@ export class Depacketizer {
       if (a.arrivalUs < first) first = a.arrivalUs;
       if (a.arrivalUs > last) last = a.arrivalUs;
     }
-    const data = new Uint8Array(f.bytes);
-    let off = 0;
-    for (let i = 0; i < ordered.length; i++) {
-      data.set(ordered[i], off);
-      off += ordered[i].length;
-    }
-    return this.finish(f, data, first, last);
+    this.remove(f);
+    this.markCompleted(f.stream, f.frameId);
+    this.s.framesCompleted++;
+    return new LazyFrame(f.stream.id, f.frameId, f.keyFrame, f.captureUs, ordered, f.bytes, first, last, f.arrivals);
   }
 
   /** Single-fragment frames hand out the (unpinned) payload itself: no copy. */
@@ -589,5 +586,43 @@ export class Depacketizer {
       st.ringCount++;
     }
     st.completed.add(frameId);
+  }
+}
+
+/**
+ * A completed multi-fragment frame whose contiguous `data` is built on first
+ * read: a frame the frame buffer drops (over budget, too old, behind a key
+ * frame) is never copied. Holds its fragments until then.
+ */
+class LazyFrame implements AssembledFrame {
+  private parts: Uint8Array[] | undefined;
+  private buf: Uint8Array | undefined;
+
+  constructor(
+    readonly streamId: number,
+    readonly frameId: number,
+    readonly keyFrame: boolean,
+    readonly captureUs: number,
+    parts: Uint8Array[],
+    readonly dataBytes: number,
+    readonly firstArrivalUs: number,
+    readonly lastArrivalUs: number,
+    readonly arrivals: FragmentArrival[],
+  ) {
+    this.parts = parts;
+  }
+
+  get data(): Uint8Array {
+    if (this.buf === undefined) {
+      const buf = new Uint8Array(this.dataBytes);
+      let off = 0;
+      for (const p of this.parts ?? []) {
+        buf.set(p, off);
+        off += p.length;
+      }
+      this.buf = buf;
+      this.parts = undefined;
+    }
+    return this.buf;
   }
 }
