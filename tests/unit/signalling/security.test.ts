@@ -204,6 +204,22 @@ describe('signalling security: origins and per-client limits', () => {
     expect(st.drops.clientLimit).toBeGreaterThanOrEqual(7);
   });
 
+  it('rate-limits a client across its connections, not the others', async () => {
+    await start({
+      rateLimit: { burst: 100, perSecond: 0 },
+      perClient: { rateLimit: { burst: 10, perSecond: 0 } },
+      clientKey: (req) => String(req.headers['x-client']),
+    });
+    const a1 = await peer({ 'x-client': 'a' });
+    const a2 = await peer({ 'x-client': 'a' });
+    const b = await peer({ 'x-client': 'b' });
+    for (let i = 0; i < 8; i++) a1.send({ type: 'leave' });
+    for (let i = 0; i < 8; i++) a2.send({ type: 'leave' });
+    // 10 tokens for client a in total: a2's later messages are rate-limited although a2 itself is far below its own burst.
+    expect((await a2.next((m) => m.code === 'rate-limited')).type).toBe('error');
+    expect((await b.join('r')).type).toBe('joined');
+  });
+
   it('closes a flooding connection (the refill no longer hides the flood)', async () => {
     // 100 tokens/s refill would have reset the old "drops in a row" count on every grant.
     await start({ rateLimit: { burst: 5, perSecond: 100 } });
