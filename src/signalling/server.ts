@@ -98,10 +98,17 @@ export interface SignallingServerOptions {
   /**
    * Per-client bounds, a client being a remote address (or `clientKey`):
    * open connections (default 16), distinct rooms its connections are in
-   * (default 8), and a token bucket over all its messages (default burst 400,
-   * 200/s) on top of the per-connection one.
+   * (default 8), a token bucket over all its messages (default burst 400,
+   * 200/s) on top of the per-connection one, and a token bucket over its new
+   * connections (default burst 30, 1/s: reloads are fine, a join-guessing
+   * loop that reconnects after every refusal is not; excess gets HTTP 429).
    */
-  perClient?: { maxConnections?: number; maxRooms?: number; rateLimit?: { burst: number; perSecond: number } };
+  perClient?: {
+    maxConnections?: number;
+    maxRooms?: number;
+    rateLimit?: { burst: number; perSecond: number };
+    connectRate?: { burst: number; perSecond: number };
+  };
   /**
    * Who a connection belongs to for the per-client bounds (default: the
    * socket's remote address). Behind a trusted reverse proxy, derive it from
@@ -198,8 +205,11 @@ const DEFAULTS = {
   maxBufferedBytes: 1 << 20,
   joinTimeoutMs: 30_000,
   pingIntervalMs: 20_000,
-  perClient: { maxConnections: 16, maxRooms: 8, rateLimit: { burst: 400, perSecond: 200 } },
+  perClient: { maxConnections: 16, maxRooms: 8, rateLimit: { burst: 400, perSecond: 200 }, connectRate: { burst: 30, perSecond: 1 } },
 };
+
+/** Connect-rate buckets kept for at most this many clients; full (idle) buckets are pruned first. */
+const MAX_CONNECT_BUCKETS = 10_000;
 
 /** A connection with more than `FLOOD_FACTOR * burst` rate-limited messages within FLOOD_WINDOW_MS is closed (1008). */
 const FLOOD_FACTOR = 5;
@@ -239,6 +249,7 @@ export async function startSignallingServer(opts: SignallingServerOptions = {}):
   const perClientConns = opts.perClient?.maxConnections ?? DEFAULTS.perClient.maxConnections;
   const perClientRooms = opts.perClient?.maxRooms ?? DEFAULTS.perClient.maxRooms;
   const clientRate = opts.perClient?.rateLimit ?? DEFAULTS.perClient.rateLimit;
+  const connectRate = opts.perClient?.connectRate ?? DEFAULTS.perClient.connectRate;
   const allowedOrigins = opts.allowedOrigins === undefined ? undefined : new Set(opts.allowedOrigins);
   const authorize = opts.authorize;
   const clientKey = opts.clientKey ?? ((req: IncomingMessage) => req.socket.remoteAddress ?? 'unknown');
@@ -248,6 +259,10 @@ export async function startSignallingServer(opts: SignallingServerOptions = {}):
   checkInt('perClient.rateLimit.burst', clientRate.burst, 1, 1_000_000);
   if (!(clientRate.perSecond >= 0) || !Number.isFinite(clientRate.perSecond)) {
     throw new RangeError(`startSignallingServer: perClient.rateLimit.perSecond must be finite and >= 0`);
+  }
+  checkInt('perClient.connectRate.burst', connectRate.burst, 1, 1_000_000);
+  if (!(connectRate.perSecond >= 0) || !Number.isFinite(connectRate.perSecond)) {
+    throw new RangeError(`startSignallingServer: perClient.connectRate.perSecond must be finite and >= 0`);
   }
   checkInt('maxRoomSize', maxRoomSize, 2, 8);
   checkInt('maxRooms', maxRooms, 1, 1_000_000);
@@ -262,6 +277,33 @@ export async function startSignallingServer(opts: SignallingServerOptions = {}):
   const rooms = new Map<string, Room>();
   const conns = new Set<Conn>();
   const clients = new Map<string, Client>();
+  /** Per-client new-connection buckets; outlive the client's connections (bounded, see MAX_CONNECT_BUCKETS). */
+  const connectBuckets = new Map<string, Bucket>();
+
+  /** Take a new-connection token for `key`; false when the client reconnects too fast. */
+  function takeConnectToken(key: string): boolean {
+    const now = performance.now();
+    let b = connectBuckets.get(key);
+    if (b === undefined) {
+      if (connectBuckets.size >= MAX_CONNECT_BUCKETS) {
+        for (const [k, o] of connectBuckets) {
+          refill(o, connectRate, now);
+          if (o.tokens >= connectRate.burst) connectBuckets.delete(k);
+        }
+        // Still full: forget the oldest entries (insertion order) rather than grow.
+        for (const k of connectBuckets.keys()) {
+          if (connectBuckets.size < MAX_CONNECT_BUCKETS) break;
+          connectBuckets.delete(k);
+        }
+      }
+      b = { tokens: connectRate.burst, lastRefillMs: now };
+      connectBuckets.set(key, b);
+    }
+    refill(b, connectRate, now);
+    if (b.tokens < 1) return false;
+    b.tokens -= 1;
+    return true;
+  }
   let serial = 0;
   let closed = false;
   const st: SignallingServerStats = {
@@ -317,11 +359,17 @@ export async function startSignallingServer(opts: SignallingServerOptions = {}):
         st.connectionsRejected++;
         return cb(false, 503, 'server full');
       }
-      const c = clients.get(keyOf(info.req));
+      const key = keyOf(info.req);
+      const c = clients.get(key);
       if (c !== undefined && c.conns.size >= perClientConns) {
         st.connectionsRejected++;
         st.drops.clientLimit++;
         return cb(false, 429, 'too many connections from this client');
+      }
+      if (!takeConnectToken(key)) {
+        st.connectionsRejected++;
+        st.drops.clientLimit++;
+        return cb(false, 429, 'reconnecting too fast');
       }
       cb(true);
     },

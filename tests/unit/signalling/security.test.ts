@@ -220,6 +220,21 @@ describe('signalling security: origins and per-client limits', () => {
     expect((await b.join('r')).type).toBe('joined');
   });
 
+  it('bounds how fast one client can reconnect (a join-guessing loop), not the others', async () => {
+    await start({ authorize: () => false, perClient: { connectRate: { burst: 5, perSecond: 0 } }, clientKey: (req) => String(req.headers['x-client']) });
+    const codes: number[] = [];
+    for (let i = 0; i < 8; i++) {
+      const p = await open({ 'x-client': 'guesser' });
+      if (typeof p === 'number') codes.push(p);
+      else {
+        await p.join('r', undefined, `guess-${i}`);
+        await p.closed;
+      }
+    }
+    expect(codes).toEqual([429, 429, 429]);
+    expect(typeof (await open({ 'x-client': 'someone-else' }))).not.toBe('number');
+  });
+
   it('closes a flooding connection (the refill no longer hides the flood)', async () => {
     // 100 tokens/s refill would have reset the old "drops in a row" count on every grant.
     await start({ rateLimit: { burst: 5, perSecond: 100 } });
