@@ -45,6 +45,7 @@ for (const t of targets) {
   out(
     `  ${r.name.padEnd(22)} inputs ${String(r.inputs).padStart(9)}  crashes ${String(r.crashes).padStart(4)}  mean ${r.meanUsPerInput.toFixed(1).padStart(7)} µs  max ${(r.maxUsPerInput / 1000).toFixed(2).padStart(7)} ms  (${(r.inputs / (r.wallMs / 1000)).toFixed(0)} inputs/s)`,
   );
+  if (r.reached) out(`    reached: ${r.reached}`);
   for (const e of r.examples) out(`    crash: ${e}`);
 }
 

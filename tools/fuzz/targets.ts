@@ -15,13 +15,23 @@ import { decodePacket } from '../../src/wire/codec.js';
 import { Depacketizer } from '../../src/wire/depacketizer.js';
 import type { FecMessage, MediaMessage } from '../../src/wire/types.js';
 import { SIGNALLING_SEEDS, datagramSeeds } from './corpus.js';
+import { SessionState, frameSpecArb, type FrameSpec } from './session.js';
 
 /** One fuzz target: an arbitrary of inputs and a function that must not throw on any of them. */
 export interface FuzzTarget<T = unknown> {
   name: string;
   arb: fc.Arbitrary<T>;
-  /** Fresh state (decoders keep state across inputs, as in a real session). */
-  make(): (input: T) => void;
+  /**
+   * Fresh state (decoders keep state across inputs, as in a real session).
+   * The returned function may carry `reached()`: how deep the inputs got
+   * (frames completed, packets recovered, messages accepted), so a fuzzer that
+   * only ever hits the first validation check shows it.
+   */
+  make(): ((input: T) => void) & { reached?: () => string };
+}
+
+function withReached<F extends (input: never) => void>(fn: F, reached: () => string): F & { reached: () => string } {
+  return Object.assign(fn, { reached });
 }
 
 const U32_EXTREMES = [0, 1, 0x7fff_ffff, 0x8000_0000, 0xffff_fffe, 0xffff_ffff];
@@ -40,7 +50,7 @@ const bytes = (max: number) => fc.oneof({ weight: 8, arbitrary: fc.uint8Array({ 
 /** A mutation of a valid seed: bit flips, byte sets, inserts, deletes, truncation, splicing. */
 function mutated(seeds: Uint8Array[]): fc.Arbitrary<Uint8Array> {
   const op = fc.record({ kind: fc.integer({ min: 0, max: 5 }), pos: fc.nat(), val: fc.integer({ min: 0, max: 255 }), len: fc.integer({ min: 1, max: 16 }) });
-  return fc.record({ seed: fc.nat({ max: seeds.length - 1 }), other: fc.nat({ max: seeds.length - 1 }), ops: fc.array(op, { minLength: 1, maxLength: 6 }) }).map(({ seed, other, ops }) => {
+  return fc.record({ seed: fc.nat({ max: seeds.length - 1 }), other: fc.nat({ max: seeds.length - 1 }), ops: fc.array(op, { minLength: 1, maxLength: 3 }) }).map(({ seed, other, ops }) => {
     let b = Array.from(seeds[seed]);
     for (const o of ops) {
       const p = b.length === 0 ? 0 : o.pos % b.length;
@@ -106,56 +116,120 @@ const fecArb: fc.Arbitrary<FecMessage> = fc.record({
   fecSeq: u32,
 }) as fc.Arbitrary<FecMessage>;
 
-const wire: FuzzTarget<Uint8Array> = {
+const wire: FuzzTarget<Uint8Array | FrameSpec> = {
   name: 'wire decode',
-  arb: datagramArb(),
-  make: () => (b) => {
-    decodePacket(b);
+  arb: fc.oneof({ weight: 2, arbitrary: datagramArb() }, { weight: 1, arbitrary: frameSpecArb }),
+  make: () => {
+    const kinds: Record<string, number> = {};
+    const session = new SessionState();
+    return withReached(
+      (inp: Uint8Array | FrameSpec) => {
+        for (const b of inp instanceof Uint8Array ? [inp] : session.datagrams(inp)) {
+          const r = decodePacket(b);
+          const k = r.ok ? r.packet.body.kind : `drop:${r.reason}`;
+          kinds[k] = (kinds[k] ?? 0) + 1;
+        }
+      },
+      () => Object.entries(kinds).sort((a, b) => b[1] - a[1]).map(([k, v]) => `${k} ${v}`).join(', '),
+    );
   },
 };
 
-const depacketizer: FuzzTarget<{ msgs: MediaMessage[]; path: number; t: number; drop: number }> = {
+type DepacketizerInput = { msgs: MediaMessage[]; path: number; t: number; drop: number } | { frame: FrameSpec };
+const depacketizer: FuzzTarget<DepacketizerInput> = {
   name: 'depacketizer',
-  arb: fc.record({ msgs: fc.array(mediaArb, { minLength: 1, maxLength: 8 }), path: small(MAX_PATHS), t: fc.integer({ min: 0, max: 50_000 }), drop: fc.integer({ min: -1, max: 300 }) }),
+  arb: fc.oneof(
+    { weight: 1, arbitrary: fc.record({ msgs: fc.array(mediaArb, { minLength: 1, maxLength: 8 }), path: small(MAX_PATHS), t: fc.integer({ min: 0, max: 50_000 }), drop: fc.integer({ min: -1, max: 300 }) }) },
+    { weight: 2, arbitrary: frameSpecArb.map((frame) => ({ frame })) },
+  ),
   make: () => {
     const d = new Depacketizer();
+    const session = new SessionState();
     let now = 0;
-    return ({ msgs, path, t, drop }) => {
-      now += t;
-      for (const m of msgs) d.insert(m, path, now, (m.flowSeq & 1) === 1);
-      if (drop >= 0 && (msgs[0].streamId >>> 0) === msgs[0].streamId) d.dropBefore(msgs[0].streamId, drop);
-    };
+    return withReached(
+      (inp: DepacketizerInput) => {
+        if ('frame' in inp) {
+          now += inp.frame.advanceUs;
+          for (const m of session.fragments(inp.frame)) d.insert(m, inp.frame.path, now);
+          return;
+        }
+        const { msgs, path, t, drop } = inp;
+        now += t;
+        for (const m of msgs) d.insert(m, path, now, (m.flowSeq & 1) === 1);
+        if (drop >= 0 && (msgs[0].streamId >>> 0) === msgs[0].streamId) d.dropBefore(msgs[0].streamId, drop);
+      },
+      () => {
+        const st = d.stats();
+        return `stored ${st.packetsStored}, frames completed ${st.framesCompleted}, rejected ${st.rejected}, stale ${st.stale}, duplicates ${st.duplicates}, evicted ${st.framesEvicted}, expired ${st.framesExpired}`;
+      },
+    );
   },
 };
 
-const fecDecoder: FuzzTarget<Array<{ fec?: FecMessage; media?: { stream: number; seq: number; body: Uint8Array } }>> = {
+type FecOp = { fec?: FecMessage; media?: { stream: number; seq: number; body: Uint8Array } };
+const fecDecoder: FuzzTarget<FecOp[]> = {
   name: 'fec decoder',
-  arb: fc.array(
+  arb: fc.oneof(
+    { weight: 1, arbitrary: fc.array(
     fc.oneof(
       fecArb.map((fec) => ({ fec })),
       fc.record({ stream: fc.integer({ min: 0, max: 20 }), seq: fc.oneof(fc.integer({ min: 0, max: 3000 }), u32), body: bytes(1200) }).map((media) => ({ media })),
     ),
     { minLength: 1, maxLength: 8 },
+  ) },
+    { weight: 2, arbitrary: frameSpecArb.map((frame) => [{ frame }] as unknown as FecOp[]) },
   ),
   make: () => {
     const dec = new FecDecoder({ validate: (_s, _q, b) => b.length > 3 });
+    const session = new SessionState();
     let now = 0;
-    return (ops) => {
-      for (const op of ops) {
-        now += 1000;
-        if (op.fec) dec.addFec(op.fec, now);
-        else if (op.media) dec.addMedia(op.media.stream, op.media.seq, op.media.body, now);
-      }
-    };
+    return withReached(
+      (ops: FecOp[]) => {
+        const spec = (ops[0] as { frame?: FrameSpec }).frame;
+        if (spec) {
+          const { media, bodies, fecs } = session.build({ ...spec, fec: true });
+          const order: FecOp[] = [];
+          media.forEach((m, i) => {
+            if (!(spec.dropMask & (1 << i))) order.push({ media: { stream: m.streamId, seq: m.flowSeq, body: bodies[i] } });
+          });
+          for (const f of fecs) {
+            if (spec.corrupt) {
+              const c = spec.corrupt;
+              if (c.field === 0) f.parity = f.parity.slice(0, Math.max(1, f.parity.length - c.val));
+              else if (c.field === 1) f.mask = Uint8Array.from([c.val]);
+              else if (c.field === 2) f.lengthXor ^= c.val;
+              else if (f.parity.length > 0) f.parity[c.pos % f.parity.length] ^= c.val | 1;
+            }
+            if (spec.shuffle & 1) order.unshift({ fec: f });
+            else order.push({ fec: f });
+          }
+          ops = order;
+        }
+        for (const op of ops) {
+          now += 1000;
+          if (op.fec) dec.addFec(op.fec, now);
+          else if (op.media) dec.addMedia(op.media.stream, op.media.seq, op.media.body, now);
+        }
+      },
+      () => {
+        const st = dec.stats();
+        const dropped = Object.entries(st.dropped).filter(([, v]) => v > 0).map(([k, v]) => `${k} ${v}`).join(', ');
+        return `fec ${st.fecReceived}, pending-or-used ${st.fecReceived - st.fecDiscarded}, recovered ${st.recovered}; dropped: ${dropped}`;
+      },
+    );
   },
 };
 
 /** Receiver budgets used by the endpoint target and the attacks (the defaults). */
 export const RECEIVER_BUDGET_BYTES = { frameBuffer: 24 << 20, depacketizer: 16 << 20, fec: 8 << 20 };
 
-const endpoint: FuzzTarget<{ dgrams: Uint8Array[]; path: number; advanceUs: number }> = {
+type EndpointInput = { dgrams: Uint8Array[]; path: number; advanceUs: number } | { frame: FrameSpec };
+const endpoint: FuzzTarget<EndpointInput> = {
   name: 'receiver (Endpoint)',
-  arb: fc.record({ dgrams: fc.array(datagramArb(), { minLength: 1, maxLength: 4 }), path: fc.integer({ min: 0, max: MAX_PATHS + 1 }), advanceUs: fc.integer({ min: 0, max: 40_000 }) }),
+  arb: fc.oneof(
+    { weight: 1, arbitrary: fc.record({ dgrams: fc.array(datagramArb(), { minLength: 1, maxLength: 4 }), path: fc.integer({ min: 0, max: MAX_PATHS + 1 }), advanceUs: fc.integer({ min: 0, max: 40_000 }) }) },
+    { weight: 3, arbitrary: frameSpecArb.map((frame) => ({ frame })) },
+  ),
   make: () => {
     const clock = new ManualClock(1_000_000);
     const rx = new ReceiverEngine({ clock });
@@ -163,17 +237,28 @@ const endpoint: FuzzTarget<{ dgrams: Uint8Array[]; path: number; advanceUs: numb
     rx.on('frame', () => {});
     const ep = new Endpoint(rx);
     let n = 0;
-    return ({ dgrams, path, advanceUs }) => {
-      for (const d of dgrams) ep.onDatagram(path, d);
-      clock.advanceUs(advanceUs);
-      ep.tick();
-      if (++n % 500 === 0) {
-        const held = rx.stats().heldBytes;
-        for (const k of ['frameBuffer', 'depacketizer', 'fec'] as const) {
-          if (held[k] > RECEIVER_BUDGET_BYTES[k]) throw new Error(`invariant: ${k} holds ${held[k]} bytes > budget ${RECEIVER_BUDGET_BYTES[k]}`);
+    let frames = 0;
+    rx.on('frame', () => frames++);
+    const session = new SessionState();
+    return withReached(
+      (inp: EndpointInput) => {
+        const { dgrams, path, advanceUs } = 'frame' in inp ? { dgrams: session.datagrams(inp.frame), path: inp.frame.path, advanceUs: inp.frame.advanceUs } : inp;
+        for (const d of dgrams) ep.onDatagram(path, d);
+        clock.advanceUs(advanceUs);
+        ep.tick();
+        if (++n % 500 === 0) {
+          const held = rx.stats().heldBytes;
+          for (const k of ['frameBuffer', 'depacketizer', 'fec'] as const) {
+            if (held[k] > RECEIVER_BUDGET_BYTES[k]) throw new Error(`invariant: ${k} holds ${held[k]} bytes > budget ${RECEIVER_BUDGET_BYTES[k]}`);
+          }
         }
-      }
-    };
+      },
+      () => {
+        const st = rx.stats();
+        const malformed = Object.values(ep.malformed).reduce((a, b) => a + (b ?? 0), 0);
+        return `to receiver ${st.packetsReceived}, malformed ${malformed}, frames assembled ${st.framesAssembled}, to decoder ${frames}, FEC-recovered ${st.recoveredByFec}, NACKs ${st.nacksSent}, key frame requests ${st.keyframeRequestsSent}`;
+      },
+    );
   },
 };
 
@@ -189,6 +274,17 @@ function mutateText(seed: string, ops: Array<{ kind: number; pos: number; ch: st
   return s;
 }
 
+const idArb = fc.stringMatching(/^[A-Za-z0-9_-]{1,64}$/);
+const validSignallingArb: fc.Arbitrary<unknown> = fc.oneof(
+  fc.record({ type: fc.constant('join'), room: idArb, peerId: fc.option(idArb, { nil: undefined }), token: fc.option(fc.string({ minLength: 1, maxLength: 200 }), { nil: undefined }) }),
+  fc.record({ type: fc.constant('signal'), to: idArb, pathId: fc.integer({ min: 0, max: MAX_PATHS - 1 }), data: fc.dictionary(fc.string({ maxLength: 8 }), fc.jsonValue({ maxDepth: 2 })) }),
+  fc.constant({ type: 'leave' }),
+  fc.record({ type: fc.constant('joined'), peerId: idArb, peers: fc.array(idArb, { maxLength: 8 }) }),
+  fc.record({ type: fc.constantFrom('peer-joined', 'peer-left'), peerId: idArb }),
+  fc.record({ type: fc.constant('signal'), from: idArb, pathId: fc.integer({ min: 0, max: MAX_PATHS - 1 }), data: fc.dictionary(fc.string({ maxLength: 8 }), fc.jsonValue({ maxDepth: 2 })) }),
+  fc.record({ type: fc.constant('error'), code: fc.constantFrom('room-full', 'unauthorized', 'peer-id-taken', 'nope'), message: fc.string({ maxLength: 40 }) }),
+);
+
 const signalling: FuzzTarget<{ text?: string; obj?: unknown }> = {
   name: 'signalling protocol',
   arb: fc.oneof(
@@ -199,15 +295,21 @@ const signalling: FuzzTarget<{ text?: string; obj?: unknown }> = {
       .map(({ seed, ops }) => ({ text: mutateText(seed, ops) })),
     fc.record({ type: fc.constantFrom('join', 'signal', 'leave', 'joined', 'peer-joined', 'peer-left', 'error', 'x'), room: fc.anything(), peerId: fc.anything(), peers: fc.anything(), to: fc.anything(), from: fc.anything(), pathId: fc.anything(), data: fc.anything(), token: fc.anything(), code: fc.anything() }).map((obj) => ({ obj })),
     fc.constantFrom({ text: 'x'.repeat(70_000) }, { text: '['.repeat(5000) }, { text: `{"type":"join","room":"${'a'.repeat(65)}"}` }),
+    validSignallingArb.map((m) => ({ text: JSON.stringify(m) })),
+    validSignallingArb.map((m) => ({ obj: m })),
   ),
-  make: () => (inp) => {
-    if (inp.text !== undefined) {
-      parseClientMessage(inp.text);
-      parseServerMessage(inp.text);
-    } else {
-      validateClientMessage(inp.obj);
-      validateServerMessage(inp.obj);
-    }
+  make: () => {
+    let ok = 0;
+    let total = 0;
+    return withReached(
+      (inp: { text?: string; obj?: unknown }) => {
+        const a = inp.text !== undefined ? parseClientMessage(inp.text) : validateClientMessage(inp.obj);
+        const b = inp.text !== undefined ? parseServerMessage(inp.text) : validateServerMessage(inp.obj);
+        total += 2;
+        ok += (a.ok ? 1 : 0) + (b.ok ? 1 : 0);
+      },
+      () => `valid messages ${ok} of ${total} parses`,
+    );
   },
 };
 
@@ -215,6 +317,8 @@ export const TARGETS: readonly FuzzTarget<any>[] = [wire, depacketizer, fecDecod
 
 export interface TargetResult {
   name: string;
+  /** How deep the inputs got (target-specific counters). */
+  reached: string;
   inputs: number;
   crashes: number;
   /** First few crashing inputs (JSON-ish) with their errors. */
@@ -262,5 +366,5 @@ export function runTarget(t: FuzzTarget<any>, inputs: number, seed: number): Tar
       if (us > maxUs) maxUs = us;
     }
   }
-  return { name: t.name, inputs, crashes, examples, maxUsPerInput: maxUs, meanUsPerInput: inputs > 0 ? sumUs / inputs : 0, wallMs: performance.now() - t0 };
+  return { name: t.name, reached: fn.reached?.() ?? '', inputs, crashes, examples, maxUsPerInput: maxUs, meanUsPerInput: inputs > 0 ? sumUs / inputs : 0, wallMs: performance.now() - t0 };
 }
