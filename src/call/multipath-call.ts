@@ -64,6 +64,10 @@ export interface MultipathCallOptions {
   signallingUrl: string;
   room: string;
   peerId?: string;
+  // --- signalling auth (issue 11, H3): the token is only passed through to the join ---
+  /** Room credential sent with the join (e.g. from the app server's `signRoomToken`); required when the server runs with `authorize`. */
+  token?: string;
+  // --- end signalling auth ---
   /** Number of paths (default 2, at most 8). */
   paths?: number;
   codec?: CodecName;
@@ -241,7 +245,7 @@ export class MultipathCall {
         this.emit(CallEvent.Error, new Error(`candidate probe failed, every path uses every candidate: ${(e as Error).message}`));
       }
     }
-    await sig.connect(this.opts.signallingUrl, this.opts.room, this.opts.peerId);
+    await sig.connect(this.opts.signallingUrl, this.opts.room, this.opts.peerId, this.opts.token !== undefined ? { token: this.opts.token } : {});
     if (this.remotePeerId && this.remotePeerId.length > 0) this.emit(CallEvent.Connected, { peerId: this.myPeerId ?? '', remotePeerId: this.remotePeerId });
     this.schedule();
   }

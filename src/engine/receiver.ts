@@ -14,9 +14,9 @@ import { integerClock } from '../core/clock.js';
 import type { Clock } from '../core/clock.js';
 import { MAX_PATHS } from '../core/types.js';
 import type { PathId } from '../core/types.js';
-import { FecDecoder } from '../fec/decoder.js';
+import { DEFAULT_FEC_DECODER_BYTES, FecDecoder } from '../fec/decoder.js';
 import type { RecoveredPacket } from '../fec/types.js';
-import { FrameBuffer } from '../feedback/frame-buffer.js';
+import { DEFAULT_FRAME_BUFFER_BYTES, FrameBuffer } from '../feedback/frame-buffer.js';
 import { JitterEstimator } from '../feedback/jitter-estimator.js';
 import { KeyframeRequester } from '../feedback/keyframe-requester.js';
 import { NackGenerator } from '../feedback/nack.js';
@@ -25,7 +25,7 @@ import { percentile } from '../feedback/percentile.js';
 import { QoeMonitor } from '../feedback/qoe-monitor.js';
 import { StreamQoeStats } from '../feedback/qoe-stats.js';
 import { decodeMedia, encodeControl } from '../wire/codec.js';
-import { Depacketizer } from '../wire/depacketizer.js';
+import { DEFAULT_DEPACKETIZER_BYTES, Depacketizer } from '../wire/depacketizer.js';
 import type { AssembledFrame } from '../wire/packetization.js';
 import type { DecodedPacket, MediaMessage, PacketBody, StreamInfoMessage } from '../wire/types.js';
 import type { PathSink, ReceiverPathStats, ReceiverStats } from './types.js';
@@ -38,6 +38,31 @@ export interface ReceiverEngineConfig {
   defaultRttMs?: number;
   /** Bounded FCD/IFD history for stats (frames, default 2000). */
   historyFrames?: number;
+  /**
+   * Memory bounds of the receive buffers (defaults sized for 4K video at up to
+   * ~50 Mbps; together ~48 MiB plus bookkeeping). A remote peer cannot make
+   * the receiver hold more than these, whatever it sends; entries over a
+   * budget or age are dropped and counted in {@link ReceiverStats.memoryDrops}.
+   */
+  memory?: ReceiverMemoryConfig;
+}
+
+/** Byte budgets and age bounds of the receiver's buffers (see {@link ReceiverEngineConfig.memory}). */
+export interface ReceiverMemoryConfig {
+  /** Complete frames waiting for decode, bytes (default 24 MiB). */
+  frameBufferBytes?: number;
+  /** A complete frame waiting longer is dropped even without a key frame (ms, default 3000). */
+  frameBufferMaxAgeMs?: number;
+  /** Fragments of incomplete frames, bytes (default 16 MiB). */
+  depacketizerBytes?: number;
+  /** An incomplete frame older than this is dropped (ms, default 3000). */
+  depacketizerMaxAgeMs?: number;
+  /** Media bodies and parities kept for FEC recovery, bytes (default 8 MiB). */
+  fecBytes?: number;
+  /** FEC-window entries older than this are dropped (ms, default 1000). */
+  fecMaxAgeMs?: number;
+  /** NACK window: most missing packets tracked per stream; a larger gap resets the list and asks for a key frame (default 1000). */
+  nackMaxTracked?: number;
 }
 
 /** A frame ready for the decoder, in decode order. */
@@ -78,21 +103,15 @@ const num = (x: number | undefined): number => (x === undefined || !Number.isFin
 /** See the module comment. */
 export class ReceiverEngine {
   private readonly clock: Clock;
-  private readonly cfg: Required<Omit<ReceiverEngineConfig, 'clock'>>;
+  private readonly cfg: Required<Omit<ReceiverEngineConfig, 'clock' | 'memory'>>;
   private readonly paths = new Map<PathId, PathRx>();
-  private readonly depacketizer = new Depacketizer();
-  private readonly frameBuffer = new FrameBuffer();
+  private readonly depacketizer: Depacketizer;
+  private readonly frameBuffer: FrameBuffer;
   private readonly jitter = new JitterEstimator();
   private readonly qoe = new QoeMonitor({});
-  private readonly nack = new NackGenerator();
+  private readonly nack: NackGenerator;
   private readonly keyframes = new Map<number, KeyframeRequester>();
-  /** A rebuilt body must decode as the Media message it claims to be (XOR alone cannot tell a forged FEC). */
-  private readonly fecDecoder = new FecDecoder({
-    validate: (streamId, flowSeq, body) => {
-      const m = decodeMedia(body);
-      return m !== undefined && m.streamId === streamId && m.flowSeq === flowSeq;
-    },
-  });
+  private readonly fecDecoder: FecDecoder;
   private readonly streamStats = new Map<number, StreamQoeStats>();
   private readonly streamInfos = new Map<number, StreamInfoMessage>();
   private listeners: Partial<ReceiverEvents> = {};
@@ -132,6 +151,19 @@ export class ReceiverEngine {
       historyFrames: config.historyFrames ?? 2000,
     };
     this.rttMs = this.cfg.defaultRttMs;
+    const mem = config.memory ?? {};
+    this.depacketizer = new Depacketizer({ maxBytes: mem.depacketizerBytes ?? DEFAULT_DEPACKETIZER_BYTES, maxAgeMs: mem.depacketizerMaxAgeMs ?? 3000 });
+    this.frameBuffer = new FrameBuffer({ maxBytes: mem.frameBufferBytes ?? DEFAULT_FRAME_BUFFER_BYTES, maxAgeMs: mem.frameBufferMaxAgeMs ?? 3000 });
+    this.nack = new NackGenerator({ maxTracked: mem.nackMaxTracked ?? 1000 });
+    /** A rebuilt body must decode as the Media message it claims to be (XOR alone cannot tell a forged FEC). */
+    this.fecDecoder = new FecDecoder({
+      maxBytes: mem.fecBytes ?? DEFAULT_FEC_DECODER_BYTES,
+      maxAgeMs: mem.fecMaxAgeMs ?? 1000,
+      validate: (streamId, flowSeq, body) => {
+        const m = decodeMedia(body);
+        return m !== undefined && m.streamId === streamId && m.flowSeq === flowSeq;
+      },
+    });
   }
 
   on<K extends keyof ReceiverEvents>(event: K, handler: ReceiverEvents[K]): void {
@@ -213,12 +245,12 @@ export class ReceiverEngine {
           this.qoe.setPathDelay(viaPath, p.owdUs / 1000);
         }
         this.onMedia(body.media, viaPath, now, false);
-        this.onRecovered(this.fecDecoder.addMedia(body.media.streamId, body.media.flowSeq, bodyBytes), viaPath, now);
+        this.onRecovered(this.fecDecoder.addMedia(body.media.streamId, body.media.flowSeq, bodyBytes, now), viaPath, now);
         break;
       case 'fec': {
         p.fecPacketsReceived++;
         this.c.fecPacketsReceived++;
-        this.onRecovered(this.fecDecoder.addFec(body.fec), viaPath, now);
+        this.onRecovered(this.fecDecoder.addFec(body.fec, now), viaPath, now);
         break;
       }
       case 'streamInfo': {
@@ -268,7 +300,7 @@ export class ReceiverEngine {
         this.onRttSample((now - nackedAt) / 1000);
       }
     }
-    this.nack.onPacket(m.streamId, m.flowSeq, now, recovered);
+    if (this.nack.onPacket(m.streamId, m.flowSeq, now, recovered)) this.requestKeyframe('nack-window', m.streamId);
     const res = this.depacketizer.insert(m, pathId, now, recovered);
     if (res.status !== 'completed' || !res.frame) {
       if (res.status === 'rejected') this.drop('fragment-rejected');
@@ -295,7 +327,7 @@ export class ReceiverEngine {
       this.ifdTotal.sumMs += fq.ifdMs;
       this.ifdTotal.count++;
     }
-    this.jitter.updateFromFrame(frame.captureUs, frame.lastArrivalUs, frame.data.byteLength);
+    this.jitter.updateFromFrame(frame.captureUs, frame.lastArrivalUs, frame.dataBytes ?? frame.data.byteLength);
     this.releaseFrames(now);
   }
 
@@ -386,6 +418,7 @@ export class ReceiverEngine {
       this.lastNackSweepUs = now;
       for (const [seq, at] of this.nackedSeqs) if (now - at > 5_000_000) this.nackedSeqs.delete(seq);
     }
+    this.depacketizer.expire(now);
     this.releaseFrames(now);
     const fb = this.qoe.maybeFeedback(now);
     if (fb) {
@@ -413,6 +446,8 @@ export class ReceiverEngine {
     const now = this.clock.nowUs();
     const s = this.streamStats.get(streamId)?.snapshot(now);
     const fec = this.fecDecoder.stats();
+    const fbs = this.frameBuffer.stats();
+    const dps = this.depacketizer.stats();
     const paths: ReceiverPathStats[] = [...this.paths.values()].map((p) => {
       const perPath = fec.perPath.find((x) => x.pathId === p.id);
       const expected = p.firstSeq >= 0 ? p.highestSeq - p.firstSeq + 1 : 0;
@@ -452,6 +487,16 @@ export class ReceiverEngine {
       rttMs: this.rttMs,
       paths,
       drops: { ...this.drops },
+      memoryDrops: {
+        frameBufferBudget: fbs.droppedBudget,
+        frameBufferAge: fbs.droppedAge,
+        depacketizerBudget: dps.framesEvictedBudget,
+        depacketizerAge: dps.framesExpired,
+        fecBudget: fec.dropped.evictedBudget,
+        fecAge: fec.dropped.expiredByTime,
+        nackWindowResets: this.nack.stats().windowResets,
+      },
+      heldBytes: { frameBuffer: fbs.bytes, depacketizer: this.depacketizer.pendingBytes(), fec: fec.storedBytes },
     };
   }
 }

@@ -125,4 +125,22 @@ export interface ReceiverStats {
   rttMs: number;
   paths: ReceiverPathStats[];
   drops: Record<string, number>;
+  /**
+   * Entries dropped by the receiver's memory bounds (monotonic counts): frames
+   * over the frame buffer's byte budget or age bound, incomplete frames over
+   * the depacketizer's byte budget or age bound, FEC-window entries over its
+   * byte budget or age bound, and NACK lists reset by a gap beyond the NACK
+   * window (each reset asks for a key frame).
+   */
+  memoryDrops: {
+    frameBufferBudget: number;
+    frameBufferAge: number;
+    depacketizerBudget: number;
+    depacketizerAge: number;
+    fecBudget: number;
+    fecAge: number;
+    nackWindowResets: number;
+  };
+  /** Estimated bytes held now by the frame buffer, the depacketizer and the FEC window. */
+  heldBytes: { frameBuffer: number; depacketizer: number; fec: number };
 }

@@ -14,7 +14,12 @@
  *
  * Memory: per stream at most `maxMediaPackets` bodies and `maxFecPackets`
  * pending FEC packets (oldest evicted first, counted), at most `maxStreams`
- * streams (least recently used evicted, counted).
+ * streams (least recently used evicted, counted); all streams together hold at
+ * most `maxBytes` (oldest entries of the largest stream evicted first), and
+ * entries older than `maxAgeMs` of receiver time are dropped when a time is
+ * passed. A body or parity that is a small view of a much larger buffer (the
+ * whole datagram, a socket slab) is copied so an entry never pins more than
+ * itself.
  */
 import { MAX_PATHS } from '../core/types.js';
 import { seqAdd, seqDiff } from '../core/seq.js';
@@ -38,6 +43,10 @@ export interface FecDecoderOptions {
   maxStreams?: number;
   /** Largest parity accepted, bytes (default 65536). */
   maxParityBytes?: number;
+  /** Bytes all streams may hold in media bodies and pending parities (default 8 MiB: ~1.3 s of 4K video at 50 Mbps). */
+  maxBytes?: number;
+  /** Entries older than this (receiver clock, when `nowUs` is passed) are dropped (ms, default 1000; 0 disables). */
+  maxAgeMs?: number;
   /** Optional check of a rebuilt body before it is returned; `false` rejects it (counted). */
   validate?: (streamId: number, flowSeq: number, body: Uint8Array) => boolean;
 }
@@ -53,6 +62,25 @@ interface PendingFec {
   lastSeq: number;
   fecSeq: number;
   alive: boolean;
+  /** Arrival (µs). */
+  atUs: number;
+}
+
+interface MediaEntry {
+  body: Uint8Array;
+  /** Arrival (µs). */
+  atUs: number;
+}
+
+/** Estimated heap cost of one stored entry besides its bytes (object, map slot), bytes. */
+export const FEC_ENTRY_OVERHEAD_BYTES = 96;
+/** Default {@link FecDecoderOptions.maxBytes}: 8 MiB. */
+export const DEFAULT_FEC_DECODER_BYTES = 8 * 1024 * 1024;
+const PIN_SLACK_BYTES = 1024;
+
+/** `b`, or a copy of it when it views a buffer much larger than itself. */
+function unpinned(b: Uint8Array): Uint8Array {
+  return b.buffer.byteLength > b.byteLength + PIN_SLACK_BYTES ? b.slice() : b;
 }
 
 /** What identifies a duplicate: same fec_seq, base, length XOR and parity size. */
@@ -64,7 +92,10 @@ interface SeenFec {
 
 interface StreamState {
   id: number;
-  media: Map<number, Uint8Array>;
+  /** seq -> body; insertion order = arrival order (age eviction reads the front). */
+  media: Map<number, MediaEntry>;
+  /** Estimated bytes held (bodies + parities + overhead). */
+  bytes: number;
   /** Insertion-ordered pending FEC packets. */
   fecs: Set<PendingFec>;
   /** Missing seq -> pending FEC packets waiting for it. */
@@ -100,6 +131,10 @@ export class FecDecoder {
   private readonly maxAge: number;
   private readonly maxStreams: number;
   private readonly maxParity: number;
+  private readonly maxBytes: number;
+  private readonly maxAgeUs: number;
+  private totalBytes = 0;
+  private copied = 0;
   private readonly validate: FecDecoderOptions['validate'];
   private readonly streams = new Map<number, StreamState>();
   private readonly paths: PathCounters[] = [];
@@ -117,6 +152,8 @@ export class FecDecoder {
     staleMedia: 0,
     duplicateMedia: 0,
     evictedStreams: 0,
+    evictedBudget: 0,
+    expiredByTime: 0,
   };
   private fecReceived = 0;
   private fecUsed = 0;
@@ -132,21 +169,27 @@ export class FecDecoder {
     this.maxAge = numOption('maxAgeSeqs', opts.maxAgeSeqs, 1024, FEC_MAX_MASK_BITS, 1 << 30, true);
     this.maxStreams = numOption('maxStreams', opts.maxStreams, 16, 1, 4096, true);
     this.maxParity = numOption('maxParityBytes', opts.maxParityBytes, 65536, 1, 1 << 24, true);
+    this.maxBytes = numOption('maxBytes', opts.maxBytes, DEFAULT_FEC_DECODER_BYTES, 1024, 2 ** 40, true);
+    this.maxAgeUs = numOption('maxAgeMs', opts.maxAgeMs, 1000, 0, 3_600_000, false) * 1000;
     this.validate = opts.validate;
     for (let p = 0; p < MAX_PATHS; p++) this.paths.push({ fecReceived: 0, fecUsed: 0, fecDiscarded: 0, recovered: 0 });
   }
 
   /**
    * A media packet (encoded `Media` bytes) arrived. The body is kept by
-   * reference (do not mutate it afterwards).
+   * reference (do not mutate it afterwards) unless it views a much larger
+   * buffer, then it is copied.
+   * @param nowUs receiver clock (µs); when given, entries older than
+   *   `maxAgeMs` are dropped first.
    * @returns packets rebuilt thanks to it (usually none).
    */
-  addMedia(streamId: number, flowSeq: number, body: Uint8Array): RecoveredPacket[] {
+  addMedia(streamId: number, flowSeq: number, body: Uint8Array, nowUs?: number): RecoveredPacket[] {
     if (!isU32(streamId) || !isU32(flowSeq) || !(body instanceof Uint8Array)) {
       this.drops.malformedMedia++;
       return EMPTY;
     }
     const st = this.stream(streamId);
+    const now = this.age(st, nowUs);
     if (st.media.has(flowSeq)) {
       this.drops.duplicateMedia++;
       return EMPTY;
@@ -155,15 +198,52 @@ export class FecDecoder {
       this.drops.staleMedia++;
       return EMPTY;
     }
-    this.storeMedia(st, flowSeq, body);
-    return this.propagate(st, flowSeq, EMPTY);
+    this.storeMedia(st, flowSeq, body, now);
+    return this.propagate(st, flowSeq, EMPTY, now);
+  }
+
+  /** Drop entries of `st` older than maxAgeMs before `nowUs`; returns the time to stamp new entries with. */
+  private age(st: StreamState, nowUs: number | undefined): number {
+    if (nowUs === undefined || !Number.isFinite(nowUs)) return 0;
+    if (this.maxAgeUs <= 0) return nowUs;
+    const limit = nowUs - this.maxAgeUs;
+    for (;;) {
+      const first = st.media.entries().next();
+      if (first.done || first.value[1].atUs >= limit) break;
+      this.dropMedia(st, first.value[0]);
+      this.drops.expiredByTime++;
+    }
+    for (;;) {
+      const first = st.fecs.values().next();
+      if (first.done || first.value.atUs >= limit) break;
+      this.removeFec(st, first.value);
+      this.drops.expiredByTime++;
+    }
+    return nowUs;
+  }
+
+  /** Evict the oldest entries of the largest stream until under the byte budget. */
+  private enforceBudget(): void {
+    while (this.totalBytes > this.maxBytes) {
+      let big: StreamState | undefined;
+      for (const s of this.streams.values()) if (big === undefined || s.bytes > big.bytes) big = s;
+      if (big === undefined || big.bytes <= 0) break;
+      const m = big.media.entries().next();
+      const f = big.fecs.values().next();
+      // Evict whichever of the two oldest entries arrived first.
+      if (!f.done && (m.done || f.value.atUs <= m.value[1].atUs)) this.removeFec(big, f.value);
+      else if (!m.done) this.dropMedia(big, m.value[0]);
+      else break;
+      this.drops.evictedBudget++;
+    }
   }
 
   /**
    * An FEC packet arrived (any path).
+   * @param nowUs receiver clock (µs); when given, entries older than `maxAgeMs` are dropped first.
    * @returns packets rebuilt thanks to it, with `protectsPath` of this FEC (or of a chained one).
    */
-  addFec(fec: FecMessage): RecoveredPacket[] {
+  addFec(fec: FecMessage, nowUs?: number): RecoveredPacket[] {
     this.fecReceived++;
     if (
       fec === null ||
@@ -193,6 +273,7 @@ export class FecDecoder {
       return EMPTY;
     }
     const st = this.stream(fec.streamId);
+    const now = this.age(st, nowUs);
     const base = fec.baseSeq;
     const lastSeq = seqAdd(base, offs[count - 1]);
     if (st.hasNewest) {
@@ -209,7 +290,7 @@ export class FecDecoder {
     }
     let missing = 0;
     for (let i = 0; i < count; i++) {
-      const body = st.media.get(seqAdd(base, offs[i]));
+      const body = st.media.get(seqAdd(base, offs[i]))?.body;
       if (body === undefined) missing++;
       else if (body.length > fec.parity.length) {
         this.drops.inconsistentFec++;
@@ -237,13 +318,16 @@ export class FecDecoder {
       lastSeq,
       fecSeq: fec.fecSeq,
       alive: true,
+      atUs: now,
     };
     if (missing === 1) {
-      const rec = this.recover(st, entry);
+      const rec = this.recover(st, entry, now);
       if (rec === null) return EMPTY;
-      return this.propagate(st, rec.flowSeq, [rec]);
+      return this.propagate(st, rec.flowSeq, [rec], now);
     }
+    entry.parity = this.keep(fec.parity);
     st.fecs.add(entry);
+    this.account(st, entry.parity.length + FEC_ENTRY_OVERHEAD_BYTES);
     for (let i = 0; i < count; i++) {
       const s = seqAdd(base, entry.offsets[i]);
       if (st.media.has(s)) continue;
@@ -256,7 +340,19 @@ export class FecDecoder {
       this.removeFec(st, oldest);
       this.drops.evictedFec++;
     }
+    this.enforceBudget();
     return EMPTY;
+  }
+
+  private keep(b: Uint8Array): Uint8Array {
+    const k = unpinned(b);
+    if (k !== b) this.copied++;
+    return k;
+  }
+
+  private account(st: StreamState, delta: number): void {
+    st.bytes += delta;
+    this.totalBytes += delta;
   }
 
   /** Counters since creation plus current memory use (a fresh object each call). */
@@ -280,6 +376,8 @@ export class FecDecoder {
       dropped: { ...this.drops },
       storedMedia,
       pendingFec,
+      storedBytes: this.totalBytes,
+      copied: this.copied,
     };
   }
 
@@ -291,18 +389,21 @@ export class FecDecoder {
         for (const s of this.streams.values()) if (victim === undefined || s.lastUse < victim.lastUse) victim = s;
         if (victim !== undefined) {
           this.streams.delete(victim.id);
+          this.totalBytes -= victim.bytes;
           this.drops.evictedStreams++;
         }
       }
-      st = { id, media: new Map(), fecs: new Set(), waiting: new Map(), seenFec: new Map(), newest: 0, hasNewest: false, lastUse: 0 };
+      st = { id, media: new Map(), bytes: 0, fecs: new Set(), waiting: new Map(), seenFec: new Map(), newest: 0, hasNewest: false, lastUse: 0 };
       this.streams.set(id, st);
     }
     st.lastUse = ++this.useClock;
     return st;
   }
 
-  private storeMedia(st: StreamState, seq: number, body: Uint8Array): void {
-    st.media.set(seq, body);
+  private storeMedia(st: StreamState, seq: number, raw: Uint8Array, now: number): void {
+    const body = this.keep(raw);
+    st.media.set(seq, { body, atUs: now });
+    this.account(st, body.length + FEC_ENTRY_OVERHEAD_BYTES);
     if (!st.hasNewest || seqDiff(st.newest, seq) > 0) {
       st.newest = seq;
       st.hasNewest = true;
@@ -320,17 +421,25 @@ export class FecDecoder {
       this.removeFec(st, first.value);
       this.drops.expiredFec++;
     }
+    this.enforceBudget();
   }
 
   private evictMedia(st: StreamState, seq: number): void {
-    st.media.delete(seq);
+    this.dropMedia(st, seq);
     this.drops.evictedMedia++;
+  }
+
+  private dropMedia(st: StreamState, seq: number): void {
+    const e = st.media.get(seq);
+    if (e === undefined) return;
+    st.media.delete(seq);
+    this.account(st, -(e.body.length + FEC_ENTRY_OVERHEAD_BYTES));
     // Pending FEC packets never wait on a stored seq, but they may need its body:
     // they fail (counted as expired) when they try to recover without it.
   }
 
   /** Decrement FEC packets waiting for `seq` and recover what became possible, iteratively. */
-  private propagate(st: StreamState, seq: number, out: RecoveredPacket[]): RecoveredPacket[] {
+  private propagate(st: StreamState, seq: number, out: RecoveredPacket[], now: number): RecoveredPacket[] {
     let result = out;
     const stack: number[] = [seq];
     while (stack.length > 0) {
@@ -346,7 +455,7 @@ export class FecDecoder {
           this.removeFec(st, fec);
         } else if (fec.missing === 1) {
           this.removeFec(st, fec);
-          const rec = this.recover(st, fec);
+          const rec = this.recover(st, fec, now);
           if (rec !== null) {
             if (result === EMPTY) result = [];
             result.push(rec);
@@ -359,7 +468,7 @@ export class FecDecoder {
   }
 
   /** Rebuild the single missing packet of `fec` (which must not be in `st.fecs`). */
-  private recover(st: StreamState, fec: PendingFec): RecoveredPacket | null {
+  private recover(st: StreamState, fec: PendingFec, now: number): RecoveredPacket | null {
     const parityLen = fec.parity.length;
     let missingSeq = -1;
     for (let i = 0; i < fec.offsets.length; i++) {
@@ -379,7 +488,7 @@ export class FecDecoder {
     for (let i = 0; i < fec.offsets.length; i++) {
       const s = seqAdd(fec.baseSeq, fec.offsets[i]);
       if (s === missingSeq) continue;
-      const body = st.media.get(s);
+      const body = st.media.get(s)?.body;
       if (body === undefined) {
         this.drops.expiredFec++;
         return null;
@@ -408,7 +517,7 @@ export class FecDecoder {
     path.recovered++;
     this.fecUsed++;
     this.recovered++;
-    this.storeMedia(st, missingSeq, body);
+    this.storeMedia(st, missingSeq, body, now);
     return { streamId: st.id, flowSeq: missingSeq, body, protectsPath: fec.protectsPath };
   }
 
@@ -425,7 +534,7 @@ export class FecDecoder {
   private removeFec(st: StreamState, fec: PendingFec): void {
     if (!fec.alive) return;
     fec.alive = false;
-    st.fecs.delete(fec);
+    if (st.fecs.delete(fec)) this.account(st, -(fec.parity.length + FEC_ENTRY_OVERHEAD_BYTES));
     // Entries left in `waiting` are skipped (alive = false); drop emptied lists now.
     for (let i = 0; i < fec.offsets.length; i++) {
       const s = seqAdd(fec.baseSeq, fec.offsets[i]);

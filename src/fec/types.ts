@@ -98,6 +98,10 @@ export interface FecDropStats {
   duplicateMedia: number;
   /** Whole stream states evicted by the `maxStreams` bound. */
   evictedStreams: number;
+  /** Stored media or pending FEC evicted by the `maxBytes` budget. */
+  evictedBudget: number;
+  /** Stored media or pending FEC older than `maxAgeMs` (receiver clock). */
+  expiredByTime: number;
 }
 
 /** Snapshot returned by `FecDecoder.stats()`. */
@@ -116,4 +120,8 @@ export interface FecDecoderStats {
   /** Current memory use. */
   storedMedia: number;
   pendingFec: number;
+  /** Estimated bytes held by stored media bodies and pending parities (with per-entry overhead). */
+  storedBytes: number;
+  /** Bodies / parities copied because they were views into a much larger buffer. */
+  copied: number;
 }

@@ -12,6 +12,14 @@
  * Dependency model (simple chain, what our encoder produces): a key frame
  * depends on nothing; delta frame N depends on frame N-1 of the same stream.
  * frameIds are uint32 and wrap (RFC 1982 comparisons).
+ *
+ * Memory bound: besides `maxFrames` per stream and `maxStreams`, all waiting
+ * frames together cost at most `maxBytes` (payload plus a per-frame and
+ * per-fragment overhead estimate); beyond it the oldest frame of the stream
+ * holding the most bytes is dropped. A frame waiting longer than `maxAgeMs` is
+ * dropped even when no key frame comes to clear it (a remote peer that sends
+ * delta frames only cannot pin memory). Both are counted; under budget and age
+ * nothing received is dropped.
  */
 import type { AssembledFrame } from '../wire/packetization.js';
 import { seqAdd, seqDiff } from '../core/seq.js';
@@ -40,7 +48,22 @@ export interface FrameBufferOptions {
    * stream is assumed restarted by the sender and resynchronised (default 30).
    */
   resyncAfterFrames?: number;
+  /**
+   * Bytes all waiting frames may cost together (default 24 MiB: ~4 s of 4K
+   * video at 50 Mbps, several 4K key frames). Cost of a frame = data bytes +
+   * {@link FRAME_OVERHEAD_BYTES} + {@link FRAGMENT_OVERHEAD_BYTES} per fragment.
+   */
+  maxBytes?: number;
+  /** A frame waiting longer than this is dropped, key frame or not (ms, default 3000). */
+  maxAgeMs?: number;
 }
+
+/** Estimated fixed heap cost of one waiting frame (object, map entry), bytes. */
+export const FRAME_OVERHEAD_BYTES = 256;
+/** Estimated heap cost of one fragment's arrival record, bytes. */
+export const FRAGMENT_OVERHEAD_BYTES = 64;
+/** Default {@link FrameBufferOptions.maxBytes}: 24 MiB. */
+export const DEFAULT_FRAME_BUFFER_BYTES = 24 * 1024 * 1024;
 
 /** Counters of {@link FrameBuffer} (monotonic except `waiting` and `streams`). */
 export interface FrameBufferStats {
@@ -62,6 +85,12 @@ export interface FrameBufferStats {
   droppedTimeout: number;
   /** Dropped: older than a key frame the buffer jumped to. */
   droppedKeyJump: number;
+  /** Dropped: over the `maxBytes` budget (the oldest frame of the largest stream, or a frame larger than the budget). */
+  droppedBudget: number;
+  /** Dropped: waited longer than `maxAgeMs`. */
+  droppedAge: number;
+  /** Estimated bytes held by waiting frames now. */
+  bytes: number;
   /** Missing-frame waits that timed out. */
   timeouts: number;
   /** Streams resynchronised after a frameId jump. */
@@ -70,8 +99,21 @@ export interface FrameBufferStats {
   dropped: number;
 }
 
+interface Held {
+  frame: AssembledFrame;
+  /** When it was stored (µs). */
+  atUs: number;
+  /** Estimated cost (bytes). */
+  bytes: number;
+}
+
 interface StreamState {
-  readonly frames: Map<number, AssembledFrame>;
+  /** frameId -> waiting frame; insertion order = arrival order (the age sweep relies on it). */
+  readonly frames: Map<number, Held>;
+  /** Sum of `bytes` of the waiting frames. */
+  bytes: number;
+  /** Waiting key frames (skip the key-frame scan when 0). */
+  keys: number;
   /** frameId of the last frame released to the decoder. */
   anchor: number | undefined;
   /** The decode chain is broken (or never started): only a key frame can continue. */
@@ -101,6 +143,9 @@ export class FrameBuffer {
   private readonly maxStreams: number;
   private readonly maxJump: number;
   private readonly resyncAfter: number;
+  private readonly maxBytes: number;
+  private readonly maxAgeUs: number;
+  private totalBytes = 0;
   private readonly streams = new Map<number, StreamState>();
   private droppedSincePoll = 0;
   private readonly st = {
@@ -114,6 +159,8 @@ export class FrameBuffer {
     droppedOverflow: 0,
     droppedTimeout: 0,
     droppedKeyJump: 0,
+    droppedBudget: 0,
+    droppedAge: 0,
     timeouts: 0,
     resyncs: 0,
   };
@@ -128,6 +175,8 @@ export class FrameBuffer {
     this.maxStreams = posInt(opts.maxStreams ?? 16, 'maxStreams');
     this.maxJump = posInt(opts.maxFrameIdJump ?? 1 << 14, 'maxFrameIdJump');
     this.resyncAfter = posInt(opts.resyncAfterFrames ?? 30, 'resyncAfterFrames');
+    this.maxBytes = posInt(opts.maxBytes ?? DEFAULT_FRAME_BUFFER_BYTES, 'maxBytes');
+    this.maxAgeUs = nonNeg(opts.maxAgeMs ?? 3000, 'maxAgeMs') * 1000;
     if (this.minWaitMs > this.maxWaitMs) throw new RangeError(`FrameBuffer: minWaitMs ${this.minWaitMs} > maxWaitMs ${this.maxWaitMs}`);
   }
 
@@ -147,8 +196,9 @@ export class FrameBuffer {
    * @param nowUs receiver clock (µs), starts the missing-frame wait.
    * @returns 'stored' (waiting or decodable at the next poll), 'duplicate'
    *   (already stored or just decoded), 'stale' (older than the last decoded
-   *   frame), 'dropped' (invalid, stream table full, implausible frameId, or
-   *   evicted at once because the buffer is full and it is the oldest).
+   *   frame), 'dropped' (invalid, stream table full, implausible frameId,
+   *   larger than the byte budget, or evicted at once because the buffer is
+   *   full and it is the oldest).
    *   Never throws.
    */
   insert(frame: AssembledFrame, nowUs: number): FrameInsertResult {
@@ -163,7 +213,7 @@ export class FrameBuffer {
         this.droppedSincePoll++;
         return 'dropped';
       }
-      s = { frames: new Map(), anchor: undefined, needKey: true, keyRequested: false, blockedSinceUs: undefined, farRun: 0 };
+      s = { frames: new Map(), bytes: 0, keys: 0, anchor: undefined, needKey: true, keyRequested: false, blockedSinceUs: undefined, farRun: 0 };
       this.streams.set(frame.streamId, s);
     }
     const id = frame.frameId;
@@ -193,12 +243,20 @@ export class FrameBuffer {
       // Same id again. A key frame replaces a waiting delta of that id (a
       // lying or mislabelled copy must not shadow the real key frame); any
       // other copy is a duplicate.
-      if (!(frame.keyFrame && !held.keyFrame)) {
+      if (!(frame.keyFrame && !held.frame.keyFrame)) {
         this.st.duplicates++;
         return 'duplicate';
       }
-      s.frames.delete(id);
+      this.take(s, id);
       this.st.duplicates++;
+    }
+    const bytes = frameCost(frame);
+    if (bytes > this.maxBytes) {
+      this.st.droppedBudget++;
+      this.droppedSincePoll++;
+      s.needKey = true;
+      s.keyRequested = true;
+      return 'dropped';
     }
     const decodableNow = frame.keyFrame || (!s.needKey && s.anchor !== undefined && id === seqAdd(s.anchor, 1));
     if (s.frames.size >= this.maxFrames) {
@@ -209,12 +267,61 @@ export class FrameBuffer {
       this.st.droppedOverflow++;
       this.droppedSincePoll++;
       if (!decodableNow && victim !== undefined && seqDiff(victim, id) < 0) return 'dropped';
-      if (victim !== undefined) s.frames.delete(victim);
+      if (victim !== undefined) this.take(s, victim);
     }
-    s.frames.set(id, frame);
+    const now = finiteOr(nowUs, 0);
+    s.frames.set(id, { frame, atUs: now, bytes });
+    s.bytes += bytes;
+    this.totalBytes += bytes;
+    if (frame.keyFrame) s.keys++;
+    // Byte budget: drop the oldest frame of the stream holding the most bytes until under it.
+    while (this.totalBytes > this.maxBytes) {
+      let big: StreamState = s;
+      for (const o of this.streams.values()) if (o.bytes > big.bytes) big = o;
+      const victim = oldestId(big.frames);
+      if (victim === undefined) break;
+      this.take(big, victim);
+      big.needKey = true;
+      big.keyRequested = true;
+      this.st.droppedBudget++;
+      this.droppedSincePoll++;
+      if (big === s && victim === id) return 'dropped';
+    }
     this.st.inserted++;
-    if (!decodableNow && s.blockedSinceUs === undefined) s.blockedSinceUs = finiteOr(nowUs, 0);
+    if (!decodableNow && s.blockedSinceUs === undefined) s.blockedSinceUs = now;
     return 'stored';
+  }
+
+  /** Remove a waiting frame and its byte / key accounting; returns it. */
+  private take(s: StreamState, id: number): AssembledFrame | undefined {
+    const h = s.frames.get(id);
+    if (h === undefined) return undefined;
+    s.frames.delete(id);
+    s.bytes -= h.bytes;
+    this.totalBytes -= h.bytes;
+    if (h.frame.keyFrame) s.keys--;
+    return h.frame;
+  }
+
+  private clearStream(s: StreamState): number {
+    const n = s.frames.size;
+    s.frames.clear();
+    this.totalBytes -= s.bytes;
+    s.bytes = 0;
+    s.keys = 0;
+    return n;
+  }
+
+  /** Drop frames of `s` stored before `limitUs` (front of the insertion-ordered map). */
+  private expire(s: StreamState, limitUs: number): void {
+    for (const [id, h] of s.frames) {
+      if (h.atUs >= limitUs) break;
+      this.take(s, id);
+      this.st.droppedAge++;
+      this.droppedSincePoll++;
+      s.needKey = true;
+      s.keyRequested = true;
+    }
   }
 
   /**
@@ -236,11 +343,12 @@ export class FrameBuffer {
           const next = seqAdd(s.anchor, 1);
           const f = s.frames.get(next);
           if (f !== undefined) {
-            this.release(s, f, decodable);
+            this.release(s, f.frame, decodable);
             progressed = true;
             continue;
           }
         }
+        if (s.keys === 0) break;
         const key = earliestKey(s.frames);
         if (key === undefined) break;
         this.jumpTo(s, key);
@@ -249,14 +357,14 @@ export class FrameBuffer {
         s.keyRequested = false;
         progressed = true;
       }
+      if (s.frames.size > 0 && this.maxAgeUs > 0) this.expire(s, now - this.maxAgeUs);
       if (s.frames.size === 0) s.blockedSinceUs = undefined;
       else if (progressed || s.blockedSinceUs === undefined) s.blockedSinceUs = now;
       if (s.blockedSinceUs !== undefined && now - s.blockedSinceUs > timeoutUs) {
         this.st.timeouts++;
         if (!s.needKey) {
           // Every waiting frame depends on the missing one (no key frame is waiting, or we would have jumped).
-          const n = s.frames.size;
-          s.frames.clear();
+          const n = this.clearStream(s);
           this.st.droppedTimeout += n;
           this.droppedSincePoll += n;
           s.needKey = true;
@@ -286,8 +394,9 @@ export class FrameBuffer {
   removeStream(streamId: number): void {
     const s = this.streams.get(streamId);
     if (s === undefined) return;
-    this.droppedSincePoll += s.frames.size;
-    this.st.droppedOverflow += s.frames.size;
+    const n = this.clearStream(s);
+    this.droppedSincePoll += n;
+    this.st.droppedOverflow += n;
     this.streams.delete(streamId);
   }
 
@@ -300,12 +409,13 @@ export class FrameBuffer {
       ...c,
       waiting,
       streams: this.streams.size,
-      dropped: c.droppedNoStream + c.droppedFar + c.droppedOverflow + c.droppedTimeout + c.droppedKeyJump,
+      bytes: this.totalBytes,
+      dropped: c.droppedNoStream + c.droppedFar + c.droppedOverflow + c.droppedTimeout + c.droppedKeyJump + c.droppedBudget + c.droppedAge,
     };
   }
 
   private release(s: StreamState, f: AssembledFrame, out: AssembledFrame[]): void {
-    s.frames.delete(f.frameId);
+    this.take(s, f.frameId);
     s.anchor = f.frameId;
     out.push(f);
     this.st.released++;
@@ -316,11 +426,11 @@ export class FrameBuffer {
     for (const id of s.frames.keys()) {
       const d = seqDiff(key.frameId, id);
       if (d < 0) {
-        s.frames.delete(id);
+        this.take(s, id);
         this.st.droppedKeyJump++;
         this.droppedSincePoll++;
       } else if (d > this.maxJump) {
-        s.frames.delete(id);
+        this.take(s, id);
         this.st.droppedFar++;
         this.droppedSincePoll++;
       }
@@ -330,9 +440,9 @@ export class FrameBuffer {
   /** Sender restarted numbering: forget the anchor, drop what waits. */
   private resync(s: StreamState): void {
     this.st.resyncs++;
-    this.st.droppedFar += s.frames.size;
-    this.droppedSincePoll += s.frames.size;
-    s.frames.clear();
+    const n = this.clearStream(s);
+    this.st.droppedFar += n;
+    this.droppedSincePoll += n;
     s.anchor = undefined;
     s.needKey = true;
     s.keyRequested = true;
@@ -342,15 +452,15 @@ export class FrameBuffer {
 }
 
 /** Earliest (decode order) waiting key frame, undefined when none. */
-function earliestKey(frames: Map<number, AssembledFrame>): AssembledFrame | undefined {
+function earliestKey(frames: Map<number, Held>): AssembledFrame | undefined {
   let best: AssembledFrame | undefined;
-  for (const f of frames.values()) {
+  for (const { frame: f } of frames.values()) {
     if (f.keyFrame && (best === undefined || seqDiff(best.frameId, f.frameId) < 0)) best = f;
   }
   return best;
 }
 
-function oldestId(frames: Map<number, AssembledFrame>): number | undefined {
+function oldestId(frames: Map<number, Held>): number | undefined {
   let best: number | undefined;
   for (const id of frames.keys()) {
     if (best === undefined || seqDiff(best, id) < 0) best = id;
@@ -364,8 +474,15 @@ function isValidFrame(f: AssembledFrame): boolean {
     f !== null &&
     (f.streamId >>> 0) === f.streamId &&
     (f.frameId >>> 0) === f.frameId &&
-    typeof f.keyFrame === 'boolean'
+    typeof f.keyFrame === 'boolean' &&
+    (Number.isInteger(f.dataBytes) ? (f.dataBytes as number) >= 0 : f.data instanceof Uint8Array)
   );
+}
+
+/** Estimated heap cost of holding `f` (bytes). */
+function frameCost(f: AssembledFrame): number {
+  const frags = Array.isArray(f.arrivals) ? f.arrivals.length : 0;
+  return (f.dataBytes ?? f.data.byteLength) + FRAME_OVERHEAD_BYTES + FRAGMENT_OVERHEAD_BYTES * frags;
 }
 
 function finiteOr(v: number, d: number): number {

@@ -15,6 +15,14 @@
  * observed (a missing seq that then arrived as an original, not a
  * retransmission), multiplied by 1.2 and decaying with a 10 s time constant,
  * capped by maxReorderWindowMs.
+ *
+ * Cost bound: missing seqs are kept as runs (ranges sharing one detection time
+ * and retry state), so a gap of any size costs O(1) on arrival and a late or
+ * recovered packet O(log runs) to find plus one split; a forward jump larger
+ * than `maxTracked` (the NACK window) clears the stream's list and asks for a
+ * key frame instead of tracking the gap, as libwebrtc's NackRequester does when
+ * a gap exceeds kMaxNackPackets (modules/video_coding/nack_requester.cc,
+ * AddPacketsToNack / "clear and request a key frame").
  */
 import { seqAdd, seqDiff } from '../core/seq.js';
 import type { NackRequest } from './types.js';
@@ -23,7 +31,11 @@ export type { NackRequest } from './types.js';
 
 /** Options of {@link NackGenerator}. */
 export interface NackGeneratorOptions {
-  /** Most missing seqs tracked per stream (default 1000); the oldest are evicted and counted. */
+  /**
+   * NACK window: most missing seqs tracked per stream (default 1000, libwebrtc
+   * kMaxNackPackets); the oldest are evicted and counted. A single gap larger
+   * than this resets the stream's list and asks for a key frame.
+   */
   maxTracked?: number;
   /** NACKs per missing seq (default 3). */
   maxRetries?: number;
@@ -69,6 +81,8 @@ export interface NackGeneratorStats {
   skipped: number;
   /** Evicted / not tracked because of the maxTracked bound. */
   capped: number;
+  /** Gaps larger than the NACK window: list cleared, key frame requested (libwebrtc NackRequester). */
+  windowResets: number;
   /** Packets ignored as bogus forward jumps. */
   bogusJumps: number;
   resyncs: number;
@@ -79,7 +93,12 @@ export interface NackGeneratorStats {
   reorderWindowMs: number;
 }
 
-interface Missing {
+/** A run of consecutive missing seqs detected together (they share their NACK state). */
+interface MissingRun {
+  /** First missing seq of the run. */
+  start: number;
+  /** Seqs in the run (>= 1). */
+  len: number;
   detectedUs: number;
   lastNackUs: number;
   retries: number;
@@ -87,14 +106,17 @@ interface Missing {
 
 interface StreamNackState {
   highest: number;
-  missing: Map<number, Missing>;
+  /** Runs oldest first (send order); disjoint. */
+  runs: MissingRun[];
+  /** Sum of run lengths. */
+  tracked: number;
   jumpRun: number;
 }
 
 /**
  * Gap detector + NACK scheduler. `onPacket` is O(1) without allocation for
- * in-order and reordered arrivals (allocation only per missing seq); `poll` is
- * O(tracked).
+ * in-order arrivals, O(1) for a gap of any size, O(log runs) for a late
+ * packet; `poll` is O(tracked).
  */
 export class NackGenerator {
   private readonly maxTracked: number;
@@ -126,6 +148,7 @@ export class NackGenerator {
     expired: 0,
     skipped: 0,
     capped: 0,
+    windowResets: 0,
     bogusJumps: 0,
     resyncs: 0,
     invalid: 0,
@@ -151,12 +174,15 @@ export class NackGenerator {
    * `flowSeq` arrived at `nowUs` (receiver clock, µs).
    * @param recovered true for a retransmission or an FEC-rebuilt packet:
    *   it clears the entry but says nothing about reordering.
-   * Never throws; invalid input is counted.
+   * @returns true when the gap before this packet exceeded the NACK window:
+   *   the stream's NACK list was cleared and the caller should request a key
+   *   frame (rate-limited by its KeyframeRequester). Never throws; invalid
+   *   input is counted.
    */
-  onPacket(streamId: number, flowSeq: number, nowUs: number, recovered = false): void {
+  onPacket(streamId: number, flowSeq: number, nowUs: number, recovered = false): boolean {
     if ((flowSeq >>> 0) !== flowSeq || (streamId >>> 0) !== streamId || !Number.isFinite(nowUs)) {
       this.st.invalid++;
-      return;
+      return false;
     }
     this.st.packets++;
     let s: StreamNackState | undefined;
@@ -166,64 +192,104 @@ export class NackGenerator {
       if (s === undefined) {
         if (this.streams.size >= this.maxStreams) {
           this.st.invalid++;
-          return;
+          return false;
         }
-        s = { highest: flowSeq, missing: new Map(), jumpRun: 0 };
+        s = { highest: flowSeq, runs: [], tracked: 0, jumpRun: 0 };
         this.streams.set(streamId, s);
         this.lastStreamId = streamId;
         this.lastStream = s;
-        return;
+        return false;
       }
       this.lastStreamId = streamId;
       this.lastStream = s;
     }
-    if (s === undefined) return;
+    if (s === undefined) return false;
     const d = seqDiff(s.highest, flowSeq);
     if (d === 1) {
       s.highest = flowSeq;
       s.jumpRun = 0;
-      return;
+      return false;
     }
     if (d <= 0) {
-      const m = s.missing.get(flowSeq);
-      if (m !== undefined) {
-        s.missing.delete(flowSeq);
-        if (m.retries === 0) {
-          this.st.reordered++;
-          if (!recovered) this.reorderSample((nowUs - m.detectedUs) / 1000, nowUs);
-        } else {
-          this.st.recovered++;
-          if (!recovered) this.reorderSample((nowUs - m.detectedUs) / 1000, nowUs);
-        }
-      }
-      return;
+      if (s.tracked > 0) this.onLate(s, flowSeq, -d, nowUs, recovered);
+      return false;
     }
     if (d > this.maxJump) {
       if (++s.jumpRun < this.resyncAfter) {
         this.st.bogusJumps++;
-        return;
+        return false;
       }
       // Consistent large jump: the sender really moved on; restart tracking.
       this.st.resyncs++;
-      this.st.capped += s.missing.size;
-      s.missing.clear();
+      this.clear(s);
       s.highest = flowSeq;
       s.jumpRun = 0;
-      return;
+      return false;
     }
     s.jumpRun = 0;
-    // Gap of d - 1 missing seqs; track at most maxTracked of the newest.
     const gap = d - 1;
-    const add = Math.min(gap, this.maxTracked);
-    if (gap > add) this.st.capped += gap - add;
-    let seq = seqAdd(flowSeq, -add);
-    for (let i = 0; i < add; i++) {
-      if (s.missing.size >= this.maxTracked) this.evictOldest(s);
-      s.missing.set(seq, { detectedUs: nowUs, lastNackUs: 0, retries: 0 });
-      seq = seq + 1 === 0x1_0000_0000 ? 0 : seq + 1;
-    }
-    this.st.missing += add;
     s.highest = flowSeq;
+    if (gap > this.maxTracked) {
+      // Beyond the NACK window: nothing we could ask for would arrive in time; start over from a key frame.
+      this.st.windowResets++;
+      this.st.capped += gap;
+      this.clear(s);
+      return true;
+    }
+    // Make room: evict the oldest missing seqs (front of the oldest runs).
+    let excess = s.tracked + gap - this.maxTracked;
+    while (excess > 0 && s.runs.length > 0) {
+      const r = s.runs[0];
+      const k = Math.min(excess, r.len);
+      r.start = seqAdd(r.start, k);
+      r.len -= k;
+      s.tracked -= k;
+      excess -= k;
+      this.st.capped += k;
+      if (r.len === 0) s.runs.shift();
+    }
+    s.runs.push({ start: seqAdd(flowSeq, -gap), len: gap, detectedUs: nowUs, lastNackUs: 0, retries: 0 });
+    s.tracked += gap;
+    this.st.missing += gap;
+    return false;
+  }
+
+  /** A seq `back` behind the highest arrived: clear it from its run, if tracked. */
+  private onLate(s: StreamNackState, seq: number, back: number, nowUs: number, recovered: boolean): void {
+    const runs = s.runs;
+    // Runs are oldest first, so the distance behind `highest` of a run's newest seq decreases along the array:
+    // find the first run whose newest seq is not older than `seq`.
+    let lo = 0;
+    let hi = runs.length;
+    while (lo < hi) {
+      const mid = (lo + hi) >>> 1;
+      const r = runs[mid];
+      if (seqDiff(seqAdd(r.start, r.len - 1), s.highest) > back) lo = mid + 1;
+      else hi = mid;
+    }
+    if (lo >= runs.length) return;
+    const r = runs[lo];
+    const k = seqDiff(r.start, seq);
+    if (k < 0 || k >= r.len) return;
+    if (r.len === 1) runs.splice(lo, 1);
+    else if (k === 0) {
+      r.start = seqAdd(r.start, 1);
+      r.len--;
+    } else if (k === r.len - 1) r.len--;
+    else {
+      runs.splice(lo + 1, 0, { start: seqAdd(seq, 1), len: r.len - k - 1, detectedUs: r.detectedUs, lastNackUs: r.lastNackUs, retries: r.retries });
+      r.len = k;
+    }
+    s.tracked--;
+    if (r.retries === 0) this.st.reordered++;
+    else this.st.recovered++;
+    if (!recovered) this.reorderSample((nowUs - r.detectedUs) / 1000, nowUs);
+  }
+
+  private clear(s: StreamNackState): void {
+    this.st.capped += s.tracked;
+    s.runs.length = 0;
+    s.tracked = 0;
   }
 
   /**
@@ -233,12 +299,23 @@ export class NackGenerator {
   dropBefore(streamId: number, flowSeq: number): void {
     const s = this.streams.get(streamId);
     if (s === undefined || (flowSeq >>> 0) !== flowSeq) return;
-    for (const seq of s.missing.keys()) {
-      if (seqDiff(flowSeq, seq) < 0) {
-        s.missing.delete(seq);
-        this.st.skipped++;
+    let n = 0;
+    while (n < s.runs.length) {
+      const r = s.runs[n];
+      const k = seqDiff(r.start, flowSeq); // seqs of r before flowSeq
+      if (k <= 0) break;
+      if (k < r.len) {
+        r.start = flowSeq;
+        r.len -= k;
+        s.tracked -= k;
+        this.st.skipped += k;
+        break;
       }
+      s.tracked -= r.len;
+      this.st.skipped += r.len;
+      n++;
     }
+    if (n > 0) s.runs.splice(0, n);
   }
 
   /** Current reorder wait before a first NACK (ms). */
@@ -262,58 +339,64 @@ export class NackGenerator {
     const rtt = Number.isFinite(rttMs) && rttMs > 0 ? rttMs : this.defaultRttMs;
     const retryUs = Math.max(rtt, this.minRetryMs) * 1000;
     for (const [streamId, s] of this.streams) {
+      if (s.runs.length === 0) continue;
       let cur: number[] | undefined;
-      for (const [seq, m] of s.missing) {
-        if (nowUs - m.detectedUs > this.maxAgeUs) {
-          s.missing.delete(seq);
-          this.st.expired++;
+      let keep = 0;
+      for (const r of s.runs) {
+        let drop = false;
+        let send = false;
+        if (nowUs - r.detectedUs > this.maxAgeUs) {
+          this.st.expired += r.len;
+          drop = true;
+        } else if (r.retries === 0) {
+          if (nowUs - r.detectedUs >= waitUs) {
+            this.st.firstNacks += r.len;
+            send = true;
+          }
+        } else if (nowUs - r.lastNackUs >= retryUs) {
+          if (r.retries >= this.maxRetries) {
+            this.st.exhausted += r.len;
+            drop = true;
+          } else {
+            this.st.retries += r.len;
+            send = true;
+          }
+        }
+        if (drop) {
+          s.tracked -= r.len;
           continue;
         }
-        if (m.retries === 0) {
-          if (nowUs - m.detectedUs < waitUs) continue;
-          this.st.firstNacks++;
-        } else {
-          if (nowUs - m.lastNackUs < retryUs) continue;
-          if (m.retries >= this.maxRetries) {
-            s.missing.delete(seq);
-            this.st.exhausted++;
-            continue;
+        s.runs[keep++] = r;
+        if (!send) continue;
+        r.retries++;
+        r.lastNackUs = nowUs;
+        this.st.nacked += r.len;
+        let seq = r.start;
+        for (let i = 0; i < r.len; i++) {
+          if (cur === undefined || cur.length >= this.maxPerNack) {
+            cur = [];
+            out.push({ streamId, flowSeqs: cur });
           }
-          this.st.retries++;
+          cur.push(seq);
+          seq = seq + 1 === 0x1_0000_0000 ? 0 : seq + 1;
         }
-        m.retries++;
-        m.lastNackUs = nowUs;
-        this.st.nacked++;
-        if (cur === undefined || cur.length >= this.maxPerNack) {
-          cur = [];
-          out.push({ streamId, flowSeqs: cur });
-        }
-        cur.push(seq);
       }
+      s.runs.length = keep;
     }
     return out;
   }
 
   /** Missing seqs tracked for `streamId` (all streams when omitted). */
   trackedCount(streamId?: number): number {
-    if (streamId !== undefined) return this.streams.get(streamId)?.missing.size ?? 0;
+    if (streamId !== undefined) return this.streams.get(streamId)?.tracked ?? 0;
     let n = 0;
-    for (const s of this.streams.values()) n += s.missing.size;
+    for (const s of this.streams.values()) n += s.tracked;
     return n;
   }
 
   /** Counters (a copy). */
   stats(): NackGeneratorStats {
     return { ...this.st, tracked: this.trackedCount(), reorderWindowMs: this.reorderWindowMs() };
-  }
-
-  private evictOldest(s: StreamNackState): void {
-    // Map iteration order is insertion order; gaps are inserted in seq order.
-    const it = s.missing.keys().next();
-    if (!it.done) {
-      s.missing.delete(it.value);
-      this.st.capped++;
-    }
   }
 
   private reorderSample(ms: number, nowUs: number): void {

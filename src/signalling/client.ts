@@ -6,9 +6,14 @@
  *
  * Register listeners before {@link SignallingClient.connect}: `signal`
  * messages may arrive right after `joined`.
+ *
+ * Only peers the server vouches for are listened to: a `signal` whose sender
+ * the server has not announced in this room (`joined.peers` / `peer-joined`,
+ * and not since `peer-left`) is dropped and counted in `unvouchedSignals`.
  */
 import {
   MAX_SIGNALLING_MESSAGE_BYTES,
+  MAX_TOKEN_CHARS,
   encodeMessage,
   isValidId,
   isValidPathId,
@@ -110,6 +115,8 @@ export class SignallingClient {
   badFrames = 0;
   /** Exceptions thrown by listeners (caught). */
   listenerErrors = 0;
+  /** Signals dropped because the server had not announced their sender in this room. */
+  unvouchedSignals = 0;
 
   constructor(opts: SignallingClientOptions = {}) {
     this.Ws = opts.WebSocket ?? (globalThis as { WebSocket?: WebSocketCtor }).WebSocket;
@@ -159,12 +166,18 @@ export class SignallingClient {
 
   /**
    * Open the socket and join `room`.
+   * @param peerId id to claim (a server with `authorize` may override it with the id it vouches for).
+   * @param opts.token credential sent with the join (e.g. a room JWT from the app server), at most 4096 chars.
    * @returns own peer id and the peers already in the room.
    * @throws Error (rejects) when no WebSocket implementation exists, on
-   *   invalid room/peerId, when already used, or when the server answers
-   *   with an error or closes before `joined`.
+   *   invalid room/peerId/token, when already used, or when the server answers
+   *   with an error (e.g. `unauthorized`, `peer-id-taken`) or closes before `joined`.
    */
-  connect(url: string, room: string, peerId?: string): Promise<{ peerId: string; peers: string[] }> {
+  connect(url: string, room: string, peerId?: string, opts: { token?: string } = {}): Promise<{ peerId: string; peers: string[] }> {
+    const token = opts.token;
+    if (token !== undefined && (typeof token !== 'string' || token.length === 0 || token.length > MAX_TOKEN_CHARS)) {
+      return Promise.reject(new Error(`SignallingClient: token must be a string of 1-${MAX_TOKEN_CHARS} chars`));
+    }
     if (this._state !== 'idle') return Promise.reject(new Error('SignallingClient: connect() may be called once'));
     if (!this.Ws) return Promise.reject(new Error('SignallingClient: no WebSocket implementation (pass opts.WebSocket)'));
     if (!isValidId(room)) return Promise.reject(new Error('SignallingClient: room must be 1-64 chars [A-Za-z0-9_-]'));
@@ -190,7 +203,9 @@ export class SignallingClient {
       }
       this.ws = ws;
       ws.onopen = () => {
-        const join: ClientMessage = peerId === undefined ? { type: 'join', room } : { type: 'join', room, peerId };
+        const join: ClientMessage = { type: 'join', room };
+        if (peerId !== undefined) join.peerId = peerId;
+        if (token !== undefined) join.token = token;
         this.rawSend(join);
       };
       ws.onerror = () => {
@@ -236,6 +251,10 @@ export class SignallingClient {
             this.safeEmit(SignallingEvent.PeerLeft, { peerId: msg.peerId });
             return;
           case 'signal':
+            if (this._state !== 'joined' || !this._peers.has(msg.from)) {
+              this.unvouchedSignals++;
+              return;
+            }
             this.safeEmit(SignallingEvent.Signal, { from: msg.from, pathId: msg.pathId, data: msg.data });
             return;
           case 'error':

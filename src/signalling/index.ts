@@ -4,3 +4,4 @@
  */
 export * from './protocol.js';
 export * from './client.js';
+export type { AuthorizeContext, AuthorizeResult, SignallingAuthorizer } from './authorize.js';

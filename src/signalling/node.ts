@@ -1,6 +1,7 @@
 /**
- * Node-only signalling entry point: the WebSocket server plus everything
- * browser-safe from `./index.js`. Never import this from browser code.
+ * Node-only signalling entry point: the WebSocket server, the room-token
+ * helpers (jose) and everything browser-safe from `./index.js`. Never import
+ * this from browser code.
  */
 export * from './index.js';
 export {
@@ -10,3 +11,10 @@ export {
   type SignallingServerStats,
   type RewriteSignalContext,
 } from './server.js';
+export {
+  createTokenAuthorizer,
+  signRoomToken,
+  MIN_SECRET_BYTES,
+  type SignRoomTokenOptions,
+  type TokenAuthorizerOptions,
+} from './token.js';

@@ -4,7 +4,9 @@
  * ({@link ./client.ts}). Browser-safe: no Node APIs.
  *
  * Client -> server:
- * - `{type:'join', room, peerId?}` enter a room (room and peerId: 1-64 chars `[A-Za-z0-9_-]`)
+ * - `{type:'join', room, peerId?, token?}` enter a room (room and peerId: 1-64 chars
+ *   `[A-Za-z0-9_-]`; token: an opaque credential of at most {@link MAX_TOKEN_CHARS}
+ *   chars for the server's `authorize` hook, e.g. a room JWT)
  * - `{type:'signal', to, pathId, data}` forward `data` (a JSON object, opaque to the
  *   server) to peer `to` in the same room, for path `pathId` (0..{@link MAX_PATHS}-1)
  * - `{type:'leave'}` leave the room (the socket stays open; it may join again)
@@ -23,6 +25,9 @@ import { MAX_PATHS } from '../core/types.js';
 /** Largest accepted message, in bytes of UTF-8 (64 KiB). */
 export const MAX_SIGNALLING_MESSAGE_BYTES = 64 * 1024;
 
+/** Longest accepted join token, in chars. */
+export const MAX_TOKEN_CHARS = 4096;
+
 /** Room names and peer ids: 1-64 chars of `[A-Za-z0-9_-]`. */
 export const ID_PATTERN = /^[A-Za-z0-9_-]{1,64}$/;
 
@@ -34,7 +39,10 @@ export type SignallingErrorCode =
   | 'room-full'
   | 'unknown-peer'
   | 'not-joined'
-  | 'rate-limited';
+  | 'rate-limited'
+  | 'unauthorized'
+  | 'peer-id-taken'
+  | 'client-limit';
 
 export const SIGNALLING_ERROR_CODES: readonly SignallingErrorCode[] = [
   'bad-json',
@@ -44,6 +52,9 @@ export const SIGNALLING_ERROR_CODES: readonly SignallingErrorCode[] = [
   'unknown-peer',
   'not-joined',
   'rate-limited',
+  'unauthorized',
+  'peer-id-taken',
+  'client-limit',
 ];
 
 /** Opaque signal payload (simple-peer's offer/answer/candidate object). */
@@ -53,6 +64,8 @@ export interface JoinMessage {
   type: 'join';
   room: string;
   peerId?: string;
+  /** Credential for the server's `authorize` hook (opaque to the protocol). */
+  token?: string;
 }
 
 export interface ClientSignalMessage {
@@ -174,8 +187,12 @@ export function validateClientMessage(obj: unknown): ValidationResult<ClientMess
       if (obj.peerId !== undefined && !isValidId(obj.peerId)) {
         return fail('bad-message', 'join.peerId must be 1-64 chars [A-Za-z0-9_-]');
       }
+      if (obj.token !== undefined && (typeof obj.token !== 'string' || obj.token.length === 0 || obj.token.length > MAX_TOKEN_CHARS)) {
+        return fail('bad-message', `join.token must be a string of 1-${MAX_TOKEN_CHARS} chars`);
+      }
       const value: JoinMessage = { type: 'join', room: obj.room };
       if (obj.peerId !== undefined) value.peerId = obj.peerId as string;
+      if (obj.token !== undefined) value.token = obj.token as string;
       return { ok: true, value };
     }
     case 'signal': {

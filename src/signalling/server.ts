@@ -9,10 +9,25 @@
  * target) gets an `error` reply and is dropped; every handler is wrapped so
  * bad input never crashes the process. Bounds: connections, rooms, room size,
  * message rate per connection (token bucket), bytes queued towards a slow
- * client, and a hard frame limit above which `ws` closes the socket (1009).
+ * client, and a frame limit (the protocol's 64 KiB) above which `ws` closes
+ * the socket (1009).
+ *
+ * Who may do what (see docs/security.md):
+ * - `authorize(request, { room, peerId, token })` admits or refuses each join
+ *   and may fix the peer id it vouches for ({@link createTokenAuthorizer} is
+ *   the JWT/HMAC default). Without it anyone who knows a room name can join
+ *   (dev mode; a warning is logged at start).
+ * - A peer id is held by one connection: another join claiming it is refused
+ *   (`peer-id-taken`) until the holder leaves or its socket dies.
+ * - `allowedOrigins`: browsers from other origins are refused at the upgrade (403).
+ * - Per client (remote address, or `clientKey(request)` behind a proxy):
+ *   connections, rooms and message rate are bounded, so one client cannot
+ *   use up the global limits; a connection that keeps flooding is closed.
  */
 import { randomBytes } from 'node:crypto';
+import type { IncomingMessage } from 'node:http';
 import type { AddressInfo } from 'node:net';
+import type { AuthorizeContext, AuthorizeResult } from './authorize.js';
 import { WebSocketServer, WebSocket, type RawData } from 'ws';
 import {
   MAX_SIGNALLING_MESSAGE_BYTES,
@@ -21,6 +36,7 @@ import {
   utf8Length,
   type ClientSignalMessage,
   type JoinMessage,
+  isValidId,
   type ServerMessage,
   type SignallingErrorCode,
 } from './protocol.js';
@@ -65,7 +81,41 @@ export interface SignallingServerOptions {
    * forwarded untouched. Used by test harnesses to rewrite ICE candidates.
    */
   rewriteSignal?: (ctx: RewriteSignalContext) => unknown | null;
-  /** Diagnostic log sink (default: silent). */
+  /**
+   * Admission of each join: `request` is the WebSocket upgrade request,
+   * `ctx` the room, the claimed peer id and the join's token. See
+   * {@link AuthorizeResult}; a refusal (or a throw) answers `unauthorized` and
+   * closes the socket (1008). Default: everyone is admitted (dev mode, a
+   * warning is logged at start). {@link createTokenAuthorizer} is the JWT default.
+   */
+  authorize?: (request: IncomingMessage, ctx: AuthorizeContext) => AuthorizeResult | Promise<AuthorizeResult>;
+  /**
+   * Browser origins allowed to connect (exact `Origin` header values, e.g.
+   * `https://app.example.com`). Others, and upgrades without an Origin
+   * header, are refused with HTTP 403. Default: any origin.
+   */
+  allowedOrigins?: readonly string[];
+  /**
+   * Per-client bounds, a client being a remote address (or `clientKey`):
+   * open connections (default 16), distinct rooms its connections are in
+   * (default 8), a token bucket over all its messages (default burst 400,
+   * 200/s) on top of the per-connection one, and a token bucket over its new
+   * connections (default burst 30, 1/s: reloads are fine, a join-guessing
+   * loop that reconnects after every refusal is not; excess gets HTTP 429).
+   */
+  perClient?: {
+    maxConnections?: number;
+    maxRooms?: number;
+    rateLimit?: { burst: number; perSecond: number };
+    connectRate?: { burst: number; perSecond: number };
+  };
+  /**
+   * Who a connection belongs to for the per-client bounds (default: the
+   * socket's remote address). Behind a trusted reverse proxy, derive it from
+   * the proxy's forwarding header; never trust that header otherwise.
+   */
+  clientKey?: (request: IncomingMessage) => string;
+  /** Diagnostic log sink (default: silent, except the no-`authorize` warning which goes to console.warn). */
   log?: (msg: string) => void;
 }
 
@@ -78,6 +128,12 @@ export interface SignallingServerStats {
   signalsForwarded: number;
   errorsSent: number;
   connectionsRejected: number;
+  /** Distinct clients (remote addresses / keys) connected now. */
+  clients: number;
+  /** Connections refused at the upgrade: origin not allowed. */
+  originRejected: number;
+  /** Connections closed for sustained flooding. */
+  floodCloses: number;
   drops: {
     badJson: number;
     tooLarge: number;
@@ -89,6 +145,9 @@ export interface SignallingServerStats {
     rewriteDropped: number;
     backpressure: number;
     internal: number;
+    unauthorized: number;
+    peerIdTaken: number;
+    clientLimit: number;
   };
 }
 
@@ -107,14 +166,33 @@ interface Room {
   peers: Map<string, Conn>;
 }
 
+/** Token bucket. */
+interface Bucket {
+  tokens: number;
+  lastRefillMs: number;
+}
+
+interface Client {
+  key: string;
+  conns: Set<Conn>;
+  bucket: Bucket;
+}
+
 interface Conn {
   ws: WebSocket;
+  req: IncomingMessage;
+  client: Client;
   serial: number;
   peerId: string | undefined;
   room: Room | undefined;
-  tokens: number;
-  lastRefillMs: number;
-  rateDropsInRow: number;
+  /** An `authorize` call is pending for this connection. */
+  joining: boolean;
+  bucket: Bucket;
+  /** A rate-limited run is in progress (one `rate-limited` reply per run). */
+  limited: boolean;
+  /** Messages dropped by the rate limit in the current flood window, and when the window started (ms). */
+  floodDrops: number;
+  floodWindowMs: number;
   alive: boolean;
   joinTimer: ReturnType<typeof setTimeout> | undefined;
 }
@@ -127,10 +205,15 @@ const DEFAULTS = {
   maxBufferedBytes: 1 << 20,
   joinTimeoutMs: 30_000,
   pingIntervalMs: 20_000,
+  perClient: { maxConnections: 16, maxRooms: 8, rateLimit: { burst: 400, perSecond: 200 }, connectRate: { burst: 30, perSecond: 1 } },
 };
 
-/** Frames above this are refused by `ws` itself (socket closed with 1009). */
-const HARD_MAX_FRAME_BYTES = 2 << 20;
+/** Connect-rate buckets kept for at most this many clients; full (idle) buckets are pruned first. */
+const MAX_CONNECT_BUCKETS = 10_000;
+
+/** A connection with more than `FLOOD_FACTOR * burst` rate-limited messages within FLOOD_WINDOW_MS is closed (1008). */
+const FLOOD_FACTOR = 5;
+const FLOOD_WINDOW_MS = 10_000;
 
 function rawLength(data: RawData): number {
   if (Array.isArray(data)) return data.reduce((n, b) => n + b.byteLength, 0);
@@ -163,7 +246,24 @@ export async function startSignallingServer(opts: SignallingServerOptions = {}):
   const maxBufferedBytes = opts.maxBufferedBytes ?? DEFAULTS.maxBufferedBytes;
   const joinTimeoutMs = opts.joinTimeoutMs ?? DEFAULTS.joinTimeoutMs;
   const pingIntervalMs = opts.pingIntervalMs ?? DEFAULTS.pingIntervalMs;
+  const perClientConns = opts.perClient?.maxConnections ?? DEFAULTS.perClient.maxConnections;
+  const perClientRooms = opts.perClient?.maxRooms ?? DEFAULTS.perClient.maxRooms;
+  const clientRate = opts.perClient?.rateLimit ?? DEFAULTS.perClient.rateLimit;
+  const connectRate = opts.perClient?.connectRate ?? DEFAULTS.perClient.connectRate;
+  const allowedOrigins = opts.allowedOrigins === undefined ? undefined : new Set(opts.allowedOrigins);
+  const authorize = opts.authorize;
+  const clientKey = opts.clientKey ?? ((req: IncomingMessage) => req.socket.remoteAddress ?? 'unknown');
   checkInt('port', opts.port ?? 0, 0, 65535);
+  checkInt('perClient.maxConnections', perClientConns, 1, 1_000_000);
+  checkInt('perClient.maxRooms', perClientRooms, 1, 1_000_000);
+  checkInt('perClient.rateLimit.burst', clientRate.burst, 1, 1_000_000);
+  if (!(clientRate.perSecond >= 0) || !Number.isFinite(clientRate.perSecond)) {
+    throw new RangeError(`startSignallingServer: perClient.rateLimit.perSecond must be finite and >= 0`);
+  }
+  checkInt('perClient.connectRate.burst', connectRate.burst, 1, 1_000_000);
+  if (!(connectRate.perSecond >= 0) || !Number.isFinite(connectRate.perSecond)) {
+    throw new RangeError(`startSignallingServer: perClient.connectRate.perSecond must be finite and >= 0`);
+  }
   checkInt('maxRoomSize', maxRoomSize, 2, 8);
   checkInt('maxRooms', maxRooms, 1, 1_000_000);
   checkInt('maxConnections', maxConnections, 1, 1_000_000);
@@ -176,6 +276,34 @@ export async function startSignallingServer(opts: SignallingServerOptions = {}):
 
   const rooms = new Map<string, Room>();
   const conns = new Set<Conn>();
+  const clients = new Map<string, Client>();
+  /** Per-client new-connection buckets; outlive the client's connections (bounded, see MAX_CONNECT_BUCKETS). */
+  const connectBuckets = new Map<string, Bucket>();
+
+  /** Take a new-connection token for `key`; false when the client reconnects too fast. */
+  function takeConnectToken(key: string): boolean {
+    const now = performance.now();
+    let b = connectBuckets.get(key);
+    if (b === undefined) {
+      if (connectBuckets.size >= MAX_CONNECT_BUCKETS) {
+        for (const [k, o] of connectBuckets) {
+          refill(o, connectRate, now);
+          if (o.tokens >= connectRate.burst) connectBuckets.delete(k);
+        }
+        // Still full: forget the oldest entries (insertion order) rather than grow.
+        for (const k of connectBuckets.keys()) {
+          if (connectBuckets.size < MAX_CONNECT_BUCKETS) break;
+          connectBuckets.delete(k);
+        }
+      }
+      b = { tokens: connectRate.burst, lastRefillMs: now };
+      connectBuckets.set(key, b);
+    }
+    refill(b, connectRate, now);
+    if (b.tokens < 1) return false;
+    b.tokens -= 1;
+    return true;
+  }
   let serial = 0;
   let closed = false;
   const st: SignallingServerStats = {
@@ -186,6 +314,9 @@ export async function startSignallingServer(opts: SignallingServerOptions = {}):
     signalsForwarded: 0,
     errorsSent: 0,
     connectionsRejected: 0,
+    clients: 0,
+    originRejected: 0,
+    floodCloses: 0,
     drops: {
       badJson: 0,
       tooLarge: 0,
@@ -197,15 +328,51 @@ export async function startSignallingServer(opts: SignallingServerOptions = {}):
       rewriteDropped: 0,
       backpressure: 0,
       internal: 0,
+      unauthorized: 0,
+      peerIdTaken: 0,
+      clientLimit: 0,
     },
+  };
+
+  const keyOf = (req: IncomingMessage): string => {
+    try {
+      const k = clientKey(req);
+      return typeof k === 'string' && k.length > 0 ? k.slice(0, 256) : 'unknown';
+    } catch {
+      return 'unknown';
+    }
   };
 
   const wss = new WebSocketServer({
     port: opts.port ?? 0,
     host,
-    maxPayload: HARD_MAX_FRAME_BYTES,
+    maxPayload: MAX_SIGNALLING_MESSAGE_BYTES,
     perMessageDeflate: false,
     clientTracking: false,
+    // Refuse at the HTTP upgrade what can be refused cheaply: foreign origins, a full server, a client at its limit.
+    verifyClient: (info: { origin: string; req: IncomingMessage }, cb: (ok: boolean, code?: number, message?: string) => void) => {
+      if (allowedOrigins !== undefined && !allowedOrigins.has(info.origin)) {
+        st.originRejected++;
+        return cb(false, 403, 'origin not allowed');
+      }
+      if (closed || conns.size >= maxConnections) {
+        st.connectionsRejected++;
+        return cb(false, 503, 'server full');
+      }
+      const key = keyOf(info.req);
+      const c = clients.get(key);
+      if (c !== undefined && c.conns.size >= perClientConns) {
+        st.connectionsRejected++;
+        st.drops.clientLimit++;
+        return cb(false, 429, 'too many connections from this client');
+      }
+      if (!takeConnectToken(key)) {
+        st.connectionsRejected++;
+        st.drops.clientLimit++;
+        return cb(false, 429, 'reconnecting too fast');
+      }
+      cb(true);
+    },
   });
 
   await new Promise<void>((resolve, reject) => {
@@ -221,6 +388,11 @@ export async function startSignallingServer(opts: SignallingServerOptions = {}):
     wss.once('listening', onListening);
   });
   wss.on('error', (err) => log(`server error: ${err.message}`));
+  if (!authorize) {
+    (opts.log ?? ((m: string) => console.warn(m)))(
+      'signalling: no authorize hook: anyone who knows a room name can join it and pick any free peer id (dev mode). Pass authorize (e.g. createTokenAuthorizer) in production.',
+    );
+  }
 
   const port = (wss.address() as AddressInfo).port;
   const url = `ws://${host.includes(':') ? `[${host}]` : host}:${port}`;
@@ -244,11 +416,26 @@ export async function startSignallingServer(opts: SignallingServerOptions = {}):
     'unknown-peer': 'unknownPeer',
     'not-joined': 'notJoined',
     'rate-limited': 'rateLimited',
+    unauthorized: 'unauthorized',
+    'peer-id-taken': 'peerIdTaken',
+    'client-limit': 'clientLimit',
   };
 
   function sendError(conn: Conn, code: SignallingErrorCode, message: string): void {
     st.drops[dropKey[code]]++;
     if (send(conn, { type: 'error', code, message })) st.errorsSent++;
+  }
+
+  function armJoinTimer(conn: Conn): void {
+    if (conn.joinTimer) clearTimeout(conn.joinTimer);
+    conn.joinTimer = undefined;
+    if (joinTimeoutMs <= 0) return;
+    conn.joinTimer = setTimeout(() => {
+      guard('join timeout', () => {
+        if (!conn.room) conn.ws.close(1008, 'join timeout');
+      });
+    }, joinTimeoutMs);
+    conn.joinTimer.unref?.();
   }
 
   function leaveRoom(conn: Conn): void {
@@ -274,22 +461,79 @@ export async function startSignallingServer(opts: SignallingServerOptions = {}):
     }
   }
 
-  function onJoin(conn: Conn, msg: JoinMessage): void {
-    if (conn.room) return sendError(conn, 'bad-message', 'already joined; send leave first');
-    let room = rooms.get(msg.room);
-    if (room && room.peers.size >= maxRoomSize) {
-      return sendError(conn, 'room-full', `room has ${maxRoomSize} peers already`);
+  /** Why `conn` may not enter room `name` now (capacity and per-client bounds), or undefined. */
+  function joinBlocked(conn: Conn, name: string): { code: SignallingErrorCode; message: string } | undefined {
+    const room = rooms.get(name);
+    if (room && room.peers.size >= maxRoomSize) return { code: 'room-full', message: `room has ${maxRoomSize} peers already` };
+    if (!room && rooms.size >= maxRooms) return { code: 'room-full', message: 'server room limit reached' };
+    const mine = new Set<string>();
+    for (const c of conn.client.conns) if (c.room) mine.add(c.room.name);
+    if (!mine.has(name) && mine.size >= perClientRooms) {
+      return { code: 'client-limit', message: `this client is in ${perClientRooms} rooms already` };
     }
-    if (!room && rooms.size >= maxRooms) return sendError(conn, 'room-full', 'server room limit reached');
-    if (room && msg.peerId !== undefined && room.peers.has(msg.peerId)) {
-      return sendError(conn, 'bad-message', 'peerId already in use in this room');
+    return undefined;
+  }
+
+  function onJoin(conn: Conn, msg: JoinMessage): void {
+    if (conn.room || conn.joining) return sendError(conn, 'bad-message', 'already joined; send leave first');
+    const blocked = joinBlocked(conn, msg.room);
+    if (blocked) return sendError(conn, blocked.code, blocked.message);
+    if (!authorize) return admit(conn, msg.room, msg.peerId);
+    conn.joining = true;
+    const ctx: AuthorizeContext = { room: msg.room };
+    if (msg.peerId !== undefined) ctx.peerId = msg.peerId;
+    if (msg.token !== undefined) ctx.token = msg.token;
+    const refuse = (reason: string): void => {
+      conn.joining = false;
+      sendError(conn, 'unauthorized', `join refused: ${reason}`);
+      conn.ws.close(1008, 'unauthorized');
+    };
+    let pending: AuthorizeResult | Promise<AuthorizeResult>;
+    try {
+      pending = authorize(conn.req, ctx);
+    } catch (err) {
+      log(`authorize threw: ${(err as Error)?.message ?? String(err)}`);
+      return refuse('authorization failed');
+    }
+    Promise.resolve(pending).then(
+      (res) =>
+        guard('authorize', () => {
+          if (conn.ws.readyState !== WebSocket.OPEN) return;
+          if (res === true) res = { ok: true };
+          if (res === false || typeof res !== 'object' || res === null || res.ok !== true) {
+            const reason = typeof res === 'object' && res !== null && res.ok === false && typeof res.reason === 'string' ? res.reason : 'not authorized';
+            return refuse(reason.slice(0, 200));
+          }
+          if (res.peerId !== undefined && !isValidId(res.peerId)) {
+            log('authorize returned an invalid peerId; join refused');
+            return refuse('authorization failed');
+          }
+          conn.joining = false;
+          // State may have changed while authorizing: check the bounds again.
+          const again = joinBlocked(conn, msg.room);
+          if (again) return sendError(conn, again.code, again.message);
+          admit(conn, msg.room, res.peerId ?? msg.peerId);
+        }),
+      (err: unknown) =>
+        guard('authorize', () => {
+          log(`authorize rejected: ${(err as Error)?.message ?? String(err)}`);
+          if (conn.ws.readyState === WebSocket.OPEN) refuse('authorization failed');
+        }),
+    );
+  }
+
+  /** Enter the room with `claimed` (vouched or client-chosen) or a fresh id. */
+  function admit(conn: Conn, name: string, claimed: string | undefined): void {
+    let room = rooms.get(name);
+    if (room && claimed !== undefined && room.peers.has(claimed)) {
+      return sendError(conn, 'peer-id-taken', 'peerId is held by another connection in this room');
     }
     if (!room) {
-      room = { name: msg.room, peers: new Map() };
+      room = { name, peers: new Map() };
       rooms.set(room.name, room);
       st.rooms = rooms.size;
     }
-    const peerId = msg.peerId ?? newPeerId(room);
+    const peerId = claimed ?? newPeerId(room);
     const others = [...room.peers.keys()];
     room.peers.set(peerId, conn);
     conn.room = room;
@@ -343,21 +587,37 @@ export async function startSignallingServer(opts: SignallingServerOptions = {}):
     st.signalsForwarded++;
   }
 
-  /** Token bucket; true when the message may be processed. */
+  function refill(b: Bucket, limit: { burst: number; perSecond: number }, now: number): void {
+    b.tokens = Math.min(limit.burst, b.tokens + ((now - b.lastRefillMs) / 1000) * limit.perSecond);
+    b.lastRefillMs = now;
+  }
+
+  /**
+   * Per-connection and per-client token buckets; true when the message may be
+   * processed. Drops are counted in a fixed window that a granted token does
+   * not reset (a flood at any rate above the refill keeps dropping), and a
+   * connection with more than FLOOD_FACTOR * burst drops in the window is closed.
+   */
   function takeToken(conn: Conn): boolean {
     const now = performance.now();
-    const elapsedS = (now - conn.lastRefillMs) / 1000;
-    conn.lastRefillMs = now;
-    conn.tokens = Math.min(rateLimit.burst, conn.tokens + elapsedS * rateLimit.perSecond);
-    if (conn.tokens >= 1) {
-      conn.tokens -= 1;
-      conn.rateDropsInRow = 0;
+    refill(conn.bucket, rateLimit, now);
+    refill(conn.client.bucket, clientRate, now);
+    if (conn.bucket.tokens >= 1 && conn.client.bucket.tokens >= 1) {
+      conn.bucket.tokens -= 1;
+      conn.client.bucket.tokens -= 1;
+      conn.limited = false;
       return true;
     }
-    conn.rateDropsInRow++;
-    if (conn.rateDropsInRow === 1) sendError(conn, 'rate-limited', 'too many messages; slow down');
-    else st.drops.rateLimited++;
-    if (conn.rateDropsInRow > 10 * rateLimit.burst) {
+    if (!conn.limited) {
+      conn.limited = true;
+      sendError(conn, 'rate-limited', 'too many messages; slow down');
+    } else st.drops.rateLimited++;
+    if (now - conn.floodWindowMs > FLOOD_WINDOW_MS) {
+      conn.floodWindowMs = now;
+      conn.floodDrops = 0;
+    }
+    if (++conn.floodDrops > FLOOD_FACTOR * rateLimit.burst && conn.ws.readyState === WebSocket.OPEN) {
+      st.floodCloses++;
       log(`closing connection ${conn.serial}: sustained flooding`);
       conn.ws.close(1008, 'rate limit');
     }
@@ -380,7 +640,9 @@ export async function startSignallingServer(opts: SignallingServerOptions = {}):
         return onSignal(conn, msg);
       case 'leave':
         if (!conn.room) return sendError(conn, 'not-joined', 'not in a room');
-        return leaveRoom(conn);
+        leaveRoom(conn);
+        armJoinTimer(conn); // an idle socket outside any room is closed again after joinTimeoutMs
+        return;
     }
   }
 
@@ -393,34 +655,41 @@ export async function startSignallingServer(opts: SignallingServerOptions = {}):
     }
   }
 
-  wss.on('connection', (ws) => {
+  wss.on('connection', (ws, req) => {
     guard('connection', () => {
-      if (closed || conns.size >= maxConnections) {
+      const key = keyOf(req);
+      let client = clients.get(key);
+      // verifyClient checked these; check again, other upgrades may have completed meanwhile.
+      if (closed || conns.size >= maxConnections || (client !== undefined && client.conns.size >= perClientConns)) {
         st.connectionsRejected++;
         ws.close(1013, 'server full');
         return;
       }
+      if (client === undefined) {
+        client = { key, conns: new Set(), bucket: { tokens: clientRate.burst, lastRefillMs: performance.now() } };
+        clients.set(key, client);
+        st.clients = clients.size;
+      }
+      const now = performance.now();
       const conn: Conn = {
         ws,
+        req,
+        client,
         serial: ++serial,
         peerId: undefined,
         room: undefined,
-        tokens: rateLimit.burst,
-        lastRefillMs: performance.now(),
-        rateDropsInRow: 0,
+        joining: false,
+        bucket: { tokens: rateLimit.burst, lastRefillMs: now },
+        limited: false,
+        floodDrops: 0,
+        floodWindowMs: now,
         alive: true,
         joinTimer: undefined,
       };
       conns.add(conn);
+      client.conns.add(conn);
       st.connections = conns.size;
-      if (joinTimeoutMs > 0) {
-        conn.joinTimer = setTimeout(() => {
-          guard('join timeout', () => {
-            if (!conn.room) ws.close(1008, 'join timeout');
-          });
-        }, joinTimeoutMs);
-        conn.joinTimer.unref?.();
-      }
+      armJoinTimer(conn);
       ws.on('message', (data, isBinary) => guard('message', () => onMessage(conn, data, isBinary)));
       ws.on('pong', () => {
         conn.alive = true;
@@ -431,7 +700,10 @@ export async function startSignallingServer(opts: SignallingServerOptions = {}):
           if (conn.joinTimer) clearTimeout(conn.joinTimer);
           leaveRoom(conn);
           conns.delete(conn);
+          conn.client.conns.delete(conn);
+          if (conn.client.conns.size === 0 && clients.get(conn.client.key) === conn.client) clients.delete(conn.client.key);
           st.connections = conns.size;
+          st.clients = clients.size;
         });
       });
     });

@@ -28,6 +28,14 @@
  * The consumer (frame buffer) calls dropBefore() when it decodes or skips past
  * a frame; that is what makes older fragments stale.
  *
+ * Memory: stored fragments cost their payload bytes plus
+ * {@link FRAGMENT_OVERHEAD_BYTES}; all incomplete frames together stay under
+ * `maxBytes` (oldest incomplete frame evicted first, as for the other bounds);
+ * an incomplete frame older than `maxAgeMs` (first fragment's arrival) is
+ * evicted even if nothing newer comes (counted in `framesExpired`). A payload
+ * that is a small view of a much larger buffer (a whole datagram, a pooled
+ * socket slab) is copied so a stored fragment never pins more than itself.
+ *
  * Frame ids are uint32 serial numbers (RFC 1982, src/core/seq.ts). Design
  * after libwebrtc modules/video_coding/packet_buffer.cc (bounded buffer,
  * frame assembled when all packets of it are present) adapted to explicit
@@ -45,6 +53,12 @@ import { isU32 } from './validate.js';
 export const FAR_AHEAD_FRAMES = 10_000;
 /** Consecutive far-ahead fragments (nothing accepted between) that trigger a resync. */
 export const RESYNC_AFTER = 64;
+/** Estimated heap cost of one stored fragment besides its payload (arrival record, array slots), bytes. */
+export const FRAGMENT_OVERHEAD_BYTES = 96;
+/** Default {@link DepacketizerOptions.maxBytes}: 16 MiB (four 4 MiB frames in flight). */
+export const DEFAULT_DEPACKETIZER_BYTES = 16 * 1024 * 1024;
+/** A payload whose underlying buffer is larger than its length by more than this is copied before it is stored. */
+const PIN_SLACK_BYTES = 1024;
 
 export interface DepacketizerOptions {
   /** Total stored fragments across incomplete frames. Default 4096. */
@@ -57,6 +71,10 @@ export interface DepacketizerOptions {
   maxStreams?: number;
   /** Completed frame ids remembered per stream (dedup after completion). Default 1024. */
   completedWindow?: number;
+  /** Bytes all incomplete frames may hold together (payload + per-fragment overhead). Default 16 MiB. */
+  maxBytes?: number;
+  /** An incomplete frame whose first fragment arrived longer ago than this is evicted (ms). Default 3000; 0 disables. */
+  maxAgeMs?: number;
 }
 
 export type InsertStatus = 'stored' | 'completed' | 'duplicate' | 'stale' | 'rejected';
@@ -93,8 +111,14 @@ export interface DepacketizerStats {
   rejectedFarAhead: number;
   /** Rejected: the frame would exceed maxFrameBytes. */
   rejectedTooLarge: number;
-  /** Incomplete frames evicted by the maxPackets / maxFrames bounds. */
+  /** Incomplete frames evicted by the maxPackets / maxFrames / maxBytes bounds. */
   framesEvicted: number;
+  /** Subset of framesEvicted evicted by the maxBytes budget. */
+  framesEvictedBudget: number;
+  /** Incomplete frames evicted for being older than maxAgeMs. */
+  framesExpired: number;
+  /** Payloads copied because they were views into a much larger buffer. */
+  payloadsCopied: number;
   packetsEvicted: number;
   /** Incomplete frames discarded by dropBefore(). */
   framesDropped: number;
@@ -115,6 +139,10 @@ interface PendingFrame {
   payloads: Uint8Array[];
   arrivals: FragmentArrival[];
   bytes: number;
+  /** Estimated heap cost held (payload bytes + fragment overhead). */
+  cost: number;
+  /** Arrival (µs) of the first fragment, for the age bound. */
+  firstUs: number;
   /** Creation order, tie-break for eviction. */
   order: number;
 }
@@ -149,6 +177,10 @@ export class Depacketizer {
   private readonly maxFrameBytes: number;
   private readonly maxStreams: number;
   private readonly completedWindow: number;
+  private readonly maxBytes: number;
+  private readonly maxAgeUs: number;
+  private nBytes = 0;
+  private lastSweepUs = -Infinity;
   private readonly maxFragments = DEFAULT_WIRE_LIMITS.maxFragments;
   private readonly streams = new Map<number, StreamState>();
   private nPackets = 0;
@@ -168,6 +200,9 @@ export class Depacketizer {
     rejectedFarAhead: 0,
     rejectedTooLarge: 0,
     framesEvicted: 0,
+    framesEvictedBudget: 0,
+    framesExpired: 0,
+    payloadsCopied: 0,
     packetsEvicted: 0,
     framesDropped: 0,
     packetsDropped: 0,
@@ -182,6 +217,8 @@ export class Depacketizer {
     this.maxFrameBytes = intOption('maxFrameBytes', opts.maxFrameBytes, 4 * 1024 * 1024, 1);
     this.maxStreams = intOption('maxStreams', opts.maxStreams, 16, 1);
     this.completedWindow = intOption('completedWindow', opts.completedWindow, 1024, 1);
+    this.maxBytes = intOption('maxBytes', opts.maxBytes, DEFAULT_DEPACKETIZER_BYTES, 1);
+    this.maxAgeUs = intOption('maxAgeMs', opts.maxAgeMs, 3000, 0) * 1000;
   }
 
   /**
@@ -197,6 +234,7 @@ export class Depacketizer {
     this.s.packetsIn++;
     const bad = this.invalid(media, pathId, arrivalUs);
     if (bad !== null) return this.reject('invalid', bad);
+    if (this.maxAgeUs > 0 && this.nFrames > 0 && arrivalUs - this.lastSweepUs >= this.maxAgeUs / 8) this.expire(arrivalUs);
     const st = this.stream(media.streamId);
     st.lastActive = ++this.tick;
     const frameId = media.frameId;
@@ -236,13 +274,21 @@ export class Depacketizer {
         if (victim !== undefined) this.evict(victim);
       }
       if (media.payload.length > this.maxFrameBytes) return this.tooLarge();
-      f = this.create(st, media);
+      f = this.create(st, media, arrivalUs);
     }
-    while (this.nPackets >= this.maxPackets) {
+    const cost = media.payload.length + FRAGMENT_OVERHEAD_BYTES;
+    while (this.nPackets >= this.maxPackets || this.nBytes + cost > this.maxBytes) {
       const victim = this.oldest();
       if (victim === undefined) break;
+      const budget = this.nPackets < this.maxPackets;
       this.evict(victim);
+      if (budget) this.s.framesEvictedBudget++;
       if (victim === f) return this.stale('packet buffer full and this frame was the oldest (evicted)');
+    }
+    let payload = media.payload;
+    if (payload.buffer.byteLength > payload.byteLength + PIN_SLACK_BYTES) {
+      payload = payload.slice();
+      this.s.payloadsCopied++;
     }
     st.farAheadStreak = 0;
     if (!st.hasNewest || seqNewer(frameId, st.newest)) {
@@ -250,7 +296,7 @@ export class Depacketizer {
       st.hasNewest = true;
     }
     f.have[media.fragIndex >>> 5] |= 1 << (media.fragIndex & 31);
-    f.payloads.push(media.payload);
+    f.payloads.push(payload);
     f.arrivals.push({
       fragIndex: media.fragIndex,
       pathId,
@@ -259,7 +305,9 @@ export class Depacketizer {
       retransmission: media.retransmission === true,
       recovered,
     });
-    f.bytes += media.payload.length;
+    f.bytes += payload.length;
+    f.cost += cost;
+    this.nBytes += cost;
     this.nPackets++;
     this.s.packetsStored++;
     if (recovered) this.s.packetsRecovered++;
@@ -289,6 +337,36 @@ export class Depacketizer {
       }
     }
     return n;
+  }
+
+  /**
+   * Evict incomplete frames whose first fragment arrived before
+   * `nowUs - maxAgeMs` (counted in `framesExpired`). {@link insert} runs it
+   * every maxAgeMs/8 of arrival time; call it from a periodic tick so memory
+   * is released while nothing arrives.
+   * @returns frames evicted.
+   */
+  expire(nowUs: number): number {
+    if (this.maxAgeUs <= 0 || !Number.isFinite(nowUs)) return 0;
+    this.lastSweepUs = nowUs;
+    if (this.nFrames === 0) return 0;
+    const limit = nowUs - this.maxAgeUs;
+    let n = 0;
+    for (const st of this.streams.values()) {
+      for (const f of st.pending.values()) {
+        if (f.firstUs >= limit) continue;
+        this.evict(f);
+        this.s.framesEvicted--; // counted as expired, not evicted
+        this.s.framesExpired++;
+        n++;
+      }
+    }
+    return n;
+  }
+
+  /** Estimated bytes held by incomplete frames (payloads + per-fragment overhead). */
+  pendingBytes(): number {
+    return this.nBytes;
   }
 
   /** A snapshot copy of the counters. */
@@ -377,7 +455,7 @@ export class Depacketizer {
     return st;
   }
 
-  private create(st: StreamState, m: MediaMessage): PendingFrame {
+  private create(st: StreamState, m: MediaMessage, arrivalUs: number): PendingFrame {
     const f: PendingFrame = {
       stream: st,
       frameId: m.frameId,
@@ -388,6 +466,8 @@ export class Depacketizer {
       payloads: [],
       arrivals: [],
       bytes: 0,
+      cost: 0,
+      firstUs: arrivalUs,
       order: this.tick,
     };
     st.pending.set(m.frameId, f);
@@ -399,6 +479,7 @@ export class Depacketizer {
     f.stream.pending.delete(f.frameId);
     this.nFrames--;
     this.nPackets -= f.payloads.length;
+    this.nBytes -= f.cost;
   }
 
   /** Age of a frame: how many frames it is behind its stream's newest. */
@@ -458,6 +539,7 @@ export class Depacketizer {
   }
 
   private complete(f: PendingFrame): AssembledFrame {
+    if (f.fragCount === 1) return this.finish(f, f.payloads[0], f.arrivals[0].arrivalUs, f.arrivals[0].arrivalUs);
     const ordered = new Array<Uint8Array>(f.fragCount);
     let first = Infinity;
     let last = -Infinity;
@@ -467,12 +549,14 @@ export class Depacketizer {
       if (a.arrivalUs < first) first = a.arrivalUs;
       if (a.arrivalUs > last) last = a.arrivalUs;
     }
-    const data = new Uint8Array(f.bytes);
-    let off = 0;
-    for (let i = 0; i < ordered.length; i++) {
-      data.set(ordered[i], off);
-      off += ordered[i].length;
-    }
+    this.remove(f);
+    this.markCompleted(f.stream, f.frameId);
+    this.s.framesCompleted++;
+    return new LazyFrame(f.stream.id, f.frameId, f.keyFrame, f.captureUs, ordered, f.bytes, first, last, f.arrivals);
+  }
+
+  /** Single-fragment frames hand out the (unpinned) payload itself: no copy. */
+  private finish(f: PendingFrame, data: Uint8Array, first: number, last: number): AssembledFrame {
     this.remove(f);
     this.markCompleted(f.stream, f.frameId);
     this.s.framesCompleted++;
@@ -502,5 +586,43 @@ export class Depacketizer {
       st.ringCount++;
     }
     st.completed.add(frameId);
+  }
+}
+
+/**
+ * A completed multi-fragment frame whose contiguous `data` is built on first
+ * read: a frame the frame buffer drops (over budget, too old, behind a key
+ * frame) is never copied. Holds its fragments until then.
+ */
+class LazyFrame implements AssembledFrame {
+  private parts: Uint8Array[] | undefined;
+  private buf: Uint8Array | undefined;
+
+  constructor(
+    readonly streamId: number,
+    readonly frameId: number,
+    readonly keyFrame: boolean,
+    readonly captureUs: number,
+    parts: Uint8Array[],
+    readonly dataBytes: number,
+    readonly firstArrivalUs: number,
+    readonly lastArrivalUs: number,
+    readonly arrivals: FragmentArrival[],
+  ) {
+    this.parts = parts;
+  }
+
+  get data(): Uint8Array {
+    if (this.buf === undefined) {
+      const buf = new Uint8Array(this.dataBytes);
+      let off = 0;
+      for (const p of this.parts ?? []) {
+        buf.set(p, off);
+        off += p.length;
+      }
+      this.buf = buf;
+      this.parts = undefined;
+    }
+    return this.buf;
   }
 }

@@ -34,6 +34,13 @@ export interface AssembledFrame {
   keyFrame: boolean;
   captureUs: number;
   data: Uint8Array;
+  /**
+   * `data.byteLength`, when the producer knows it without building `data`
+   * (the depacketizer assembles a multi-fragment frame's `data` lazily, on
+   * first read, so a frame dropped before decode is never copied). Read this
+   * rather than `data.byteLength` to size a frame.
+   */
+  dataBytes?: number;
   /** Receiver clock (µs) of the first and last fragment arrival. */
   firstArrivalUs: number;
   lastArrivalUs: number;

@@ -411,4 +411,40 @@ describe('FecDecoder: memory bounds', () => {
     expect(() => new FecDecoder({ maxAgeSeqs: 10 })).toThrow(FecError);
     expect(() => new FecDecoder({ maxFecPackets: Number.NaN })).toThrow(FecError);
   });
+
+  describe('memory budget', () => {
+    it('holds at most maxBytes over all streams, evicting the oldest of the largest stream', () => {
+      const dec = new FecDecoder({ maxBytes: 64 * 1024 });
+      const rng = new Rng(5);
+      for (let s = 0; s < 4; s++) for (const p of makePackets(0, 200, rng, 1000, 1000)) dec.addMedia(s, p.flowSeq, p.body, 0);
+      const st = dec.stats();
+      expect(st.storedBytes).toBeLessThanOrEqual(64 * 1024);
+      expect(st.dropped.evictedBudget).toBeGreaterThan(0);
+      // Recent media is still usable for recovery.
+      const pkts = makePackets(200, 4, rng, 100, 100);
+      const [fec] = makeFecPackets({ streamId: 3, packets: pkts, mask: 'random', protectsPath: 0, firstFecSeq: 0, count: 1 });
+      const out = deliver(dec, 3, pkts, [fec], new Set([pkts[0].flowSeq]));
+      expect(out.map((r) => r.flowSeq)).toEqual([pkts[0].flowSeq]);
+      expect(dec.stats().storedBytes).toBeLessThanOrEqual(64 * 1024);
+    });
+
+    it('keeps everything under budget; drops entries older than maxAgeMs when given the time', () => {
+      const dec = new FecDecoder({ maxAgeMs: 500 });
+      const rng = new Rng(6);
+      const pkts = makePackets(0, 10, rng);
+      pkts.forEach((p, i) => dec.addMedia(0, p.flowSeq, p.body, i * 100_000));
+      expect(dec.stats().storedMedia).toBe(6); // arrived at 0.4..0.9 s; the ones before 0.4 s are over 500 ms old at 0.9 s
+      expect(dec.stats().dropped.expiredByTime).toBe(4);
+      expect(dec.stats().dropped.evictedBudget).toBe(0);
+    });
+
+    it('copies a body that is a small view of a large buffer', () => {
+      const dec = new FecDecoder();
+      const slab = new Uint8Array(64 * 1024);
+      dec.addMedia(0, 1, slab.subarray(10, 110), 0);
+      dec.addMedia(0, 2, new Uint8Array(100), 0);
+      expect(dec.stats().copied).toBe(1);
+      expect(dec.stats().storedBytes).toBeLessThan(1000);
+    });
+  });
 });

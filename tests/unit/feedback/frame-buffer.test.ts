@@ -254,4 +254,64 @@ describe('FrameBuffer', () => {
       { numRuns: 200 },
     );
   });
+
+  it('holds at most maxBytes: drops the oldest frame of the largest stream, never under budget', () => {
+    const cost = 1000 + 256 + 64; // data + frame + one fragment overhead
+    const fb = new FrameBuffer({ maxBytes: 10 * cost, maxAgeMs: 0 });
+    // Stream 0 decodes normally while stream 1 piles up delta frames (no key frame).
+    fb.insert(mkFrame(0, { key: true, size: 1000 }), 0);
+    expect(ids(fb.poll(0, 10).decodable)).toEqual([0]);
+    for (let i = 1; i <= 9; i++) expect(fb.insert(mkFrame(i, { streamId: 1, size: 1000 }), 0)).toBe('stored');
+    expect(fb.stats().droppedBudget).toBe(0); // under budget: nothing dropped
+    expect(fb.stats().bytes).toBe(9 * cost);
+    fb.insert(mkFrame(10, { streamId: 1, size: 1000 }), 0);
+    fb.insert(mkFrame(11, { streamId: 1, size: 1000 }), 0);
+    expect(fb.stats().droppedBudget).toBe(1);
+    expect(fb.waitingFrames(1)).toBe(10);
+    // The well-behaved stream still gets its frame through.
+    expect(fb.insert(mkFrame(1, { size: 1000 }), 0)).toBe('stored');
+    const out = fb.poll(0, 10);
+    expect(ids(out.decodable)).toEqual([1]);
+    expect(fb.stats().bytes).toBeLessThanOrEqual(10 * cost);
+    // A frame bigger than the whole budget is refused outright.
+    expect(fb.insert(mkFrame(2, { size: 20 * cost }), 0)).toBe('dropped');
+  });
+
+  it('drops frames older than maxAgeMs even when no key frame comes', () => {
+    const fb = new FrameBuffer({ maxAgeMs: 2000 });
+    for (let i = 1; i <= 50; i++) fb.insert(mkFrame(i), i * 10_000); // deltas, no key frame
+    let out = fb.poll(1_000_000, 10);
+    expect(out.decodable).toEqual([]);
+    expect(fb.waitingFrames(0)).toBe(50);
+    out = fb.poll(2_250_000, 10); // frames stored before 0.25 s are over 2 s old
+    expect(fb.stats().droppedAge).toBe(24);
+    expect(out.dropped).toBe(24);
+    expect(out.keyframeNeeded).toBe(true);
+    fb.poll(3_000_000, 10);
+    expect(fb.waitingFrames(0)).toBe(0);
+    expect(fb.stats().bytes).toBe(0);
+  });
+
+  it('property: byte accounting matches what is held after any insert/poll sequence', () => {
+    fc.assert(
+      fc.property(
+        fc.array(fc.record({ id: fc.integer({ min: 0, max: 60 }), stream: fc.integer({ min: 0, max: 3 }), key: fc.boolean(), size: fc.integer({ min: 0, max: 5000 }), poll: fc.boolean() }), { maxLength: 200 }),
+        (ops) => {
+          const fb = new FrameBuffer({ maxBytes: 20_000, maxAgeMs: 500, maxFrames: 10 });
+          let t = 0;
+          let released = 0;
+          for (const o of ops) {
+            t += 7_000;
+            fb.insert(mkFrame(o.id, { streamId: o.stream, key: o.key, size: o.size }), t);
+            if (o.poll) released += fb.poll(t, 10).decodable.length;
+            const st = fb.stats();
+            expect(st.bytes).toBeGreaterThanOrEqual(0);
+            expect(st.bytes).toBeLessThanOrEqual(20_000);
+            if (st.waiting === 0) expect(st.bytes).toBe(0);
+          }
+          expect(released).toBe(fb.stats().released);
+        },
+      ),
+    );
+  });
 });

@@ -1,7 +1,7 @@
 import { afterEach, describe, expect, it } from 'vitest';
 import { WebSocket } from 'ws';
 import { SignallingClient, SignallingEvent } from '../../../src/signalling/index.js';
-import { startSignallingServer, type SignallingServer } from '../../../src/signalling/node.js';
+import { createTokenAuthorizer, signRoomToken, startSignallingServer, type SignallingServer } from '../../../src/signalling/node.js';
 
 let server: SignallingServer | undefined;
 const clients: SignallingClient[] = [];
@@ -105,6 +105,40 @@ describe('SignallingClient', () => {
     const c = new SignallingClient({ WebSocket: undefined });
     if (!(globalThis as { WebSocket?: unknown }).WebSocket) {
       await expect(c.connect('ws://127.0.0.1:1', 'r')).rejects.toThrow(/WebSocket/);
+    }
+  });
+
+  it('sends a token with the join; the server vouches for the id; a wrong token rejects connect', async () => {
+    const secret = 'client-test-secret-at-least-32-bytes-long';
+    server = await startSignallingServer({ authorize: createTokenAuthorizer({ secret }), log: () => {} });
+    const a = newClient();
+    expect(await a.connect(server.url, 'r', undefined, { token: await signRoomToken({ secret, room: 'r', peerId: 'alice' }) })).toEqual({ peerId: 'alice', peers: [] });
+    const b = newClient();
+    await expect(b.connect(server.url, 'r', 'alice', { token: 'forged' })).rejects.toThrow(/unauthorized/);
+    await expect(newClient().connect(server.url, 'r', undefined, { token: '' })).rejects.toThrow(/token/);
+  });
+
+  it('drops signals from a sender the server never announced', async () => {
+    // A fake server: says joined with no peers, then relays a signal from "mallory".
+    const { WebSocketServer } = await import('ws');
+    const wss = new WebSocketServer({ port: 0, host: '127.0.0.1' });
+    await new Promise((r) => wss.once('listening', r));
+    wss.on('connection', (ws) => {
+      ws.on('message', () => {
+        ws.send(JSON.stringify({ type: 'joined', peerId: 'me', peers: ['bob'] }));
+        ws.send(JSON.stringify({ type: 'signal', from: 'mallory', pathId: 0, data: { x: 1 } }));
+        ws.send(JSON.stringify({ type: 'signal', from: 'bob', pathId: 0, data: { x: 2 } }));
+      });
+    });
+    try {
+      const c = newClient();
+      const got = once<{ from: string }>(c, SignallingEvent.Signal);
+      await c.connect(`ws://127.0.0.1:${(wss.address() as { port: number }).port}`, 'r');
+      expect((await got).from).toBe('bob');
+      expect(c.unvouchedSignals).toBe(1);
+    } finally {
+      for (const c of clients.splice(0)) c.close();
+      await new Promise((r) => wss.close(r));
     }
   });
 });

@@ -377,4 +377,53 @@ describe('Depacketizer bounds and dropBefore', () => {
     expect(() => new Depacketizer({ maxPackets: 0 })).toThrowError(WireError);
     expect(() => new Depacketizer({ maxFrames: 1.5 })).toThrowError(WireError);
   });
+
+  describe('memory budget', () => {
+    const big = (frameId: number, fragIndex: number, fragCount: number, n: number, streamId = 1) =>
+      frag(frameId, fragIndex, fragCount, { streamId, payload: new Uint8Array(n) });
+
+    it('keeps every fragment while under maxBytes, then evicts the oldest incomplete frame', () => {
+      const d = new Depacketizer({ maxBytes: 10 * (1000 + 96) });
+      for (let f = 0; f < 5; f++) for (let k = 0; k < 2; k++) expect(d.insert(big(f, k, 3, 1000), 0, 0).status).toBe('stored');
+      expect(d.stats().framesEvicted).toBe(0);
+      expect(d.pendingBytes()).toBe(10 * 1096);
+      expect(d.insert(big(5, 0, 3, 1000), 0, 0).status).toBe('stored');
+      const st = d.stats();
+      expect(st.framesEvictedBudget).toBe(1);
+      expect(d.pendingFrames()).toBe(5);
+      expect(d.pendingBytes()).toBeLessThanOrEqual(10 * 1096);
+      // Frame 0 was the oldest: its late fragment is stale, the others still complete.
+      expect(d.insert(big(0, 2, 3, 1000), 0, 0).status).toBe('stale');
+      expect(d.insert(big(1, 2, 3, 1000), 0, 0).status).toBe('completed');
+    });
+
+    it('evicts incomplete frames older than maxAgeMs, with or without new traffic', () => {
+      const d = new Depacketizer({ maxAgeMs: 1000 });
+      d.insert(big(1, 0, 2, 100), 0, 0);
+      d.insert(big(2, 0, 2, 100), 0, 500_000);
+      d.insert(big(3, 0, 2, 100), 0, 1_200_000); // sweep at 1.2 s: frame 1 is 1.2 s old
+      expect(d.stats().framesExpired).toBe(1);
+      expect(d.pendingFrames()).toBe(2);
+      expect(d.expire(5_000_000)).toBe(2);
+      expect(d.pendingFrames()).toBe(0);
+      expect(d.pendingBytes()).toBe(0);
+    });
+
+    it('copies a payload that is a small view of a large buffer', () => {
+      const d = new Depacketizer();
+      const slab = new Uint8Array(64 * 1024);
+      slab.set([7, 8, 9], 100);
+      d.insert(frag(1, 0, 2, { payload: slab.subarray(100, 103) }), 0, 0);
+      expect(d.stats().payloadsCopied).toBe(1);
+      slab.fill(0); // the stored copy does not change
+      const r = d.insert(frag(1, 1, 2, { payload: Uint8Array.from([1]) }), 0, 0);
+      expect(Array.from(r.frame!.data)).toEqual([7, 8, 9, 1]);
+    });
+
+    it('many streams of delta fragments stay within the budget', () => {
+      const d = new Depacketizer({ maxBytes: 1 << 20 });
+      for (let s = 0; s < 16; s++) for (let p = 0; p < 1100; p++) d.insert(big(p, 0, 2, 1000, s), 0, p * 1000);
+      expect(d.pendingBytes()).toBeLessThanOrEqual(1 << 20);
+    });
+  });
 });
