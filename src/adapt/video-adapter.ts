@@ -26,6 +26,9 @@
  *   for the load is given back only when the usage is below
  *   `underuseThreshold` (0.42).
  *
+ * Start-up: until the first step down, steps up are immediate and may skip
+ * steps (`rampUpHoldUs`), as the bandwidth estimate ramps up from its start.
+ *
  * Hysteresis: no step up within `upHoldUs` of any change; a step up followed
  * by a step down within `failWindowUs` doubles `upHoldUs` (up to
  * `maxUpHoldUs`), and a step up that survives `failWindowUs` restores it
@@ -49,6 +52,14 @@ export interface VideoAdapterOptions extends LadderOptions {
   smoothingUs?: number;
   /** Conditions for a step up must hold this long, and no change may be younger (µs, default 5 s). */
   upHoldUs?: number;
+  /**
+   * Start-up: until the first step down after the start, a step up needs the
+   * target to hold only this long (µs, default 0) and goes straight to the
+   * highest step the target meets, as the estimate ramps up from its start
+   * value (libwebrtc's quality_scaler.cc likewise ramps up fast until its
+   * first adaptation down).
+   */
+  rampUpHoldUs?: number;
   /** Longest `upHoldUs` after repeated failed up-steps (µs, default 60 s). */
   maxUpHoldUs?: number;
   /** A step down this soon after a step up makes the up-step a failure (µs, default 10 s). */
@@ -92,6 +103,7 @@ const DEFAULTS = {
   downHoldUs: 1_000_000,
   smoothingUs: 500_000,
   upHoldUs: 5_000_000,
+  rampUpHoldUs: 0,
   maxUpHoldUs: 60_000_000,
   failWindowUs: 10_000_000,
   overuseThreshold: 0.85,
@@ -118,6 +130,8 @@ export class VideoAdapter {
   private upHoldUs: number;
   private cpuSteps = 0;
   private changes = 0;
+  /** Start-up phase (no step down yet): fast, multi-step up-steps. */
+  private rampUp = true;
 
   /**
    * @param source camera size (px) and rate (fps)
@@ -174,6 +188,7 @@ export class VideoAdapter {
     this.index = 0;
     this.cpuSteps = 0;
     this.started = false;
+    this.rampUp = true;
     this.resetHolds();
   }
 
@@ -228,14 +243,17 @@ export class VideoAdapter {
     // 3. One step up when the target and the load have allowed it for upHoldUs.
     if (this.index > 0) {
       const up = this.ladder[this.index - 1];
-      const bwOk = haveTarget && target >= up.requiredBps && this.smoothedBps >= up.requiredBps;
+      const bwOk = haveTarget && target >= up.requiredBps && (this.rampUp || this.smoothedBps >= up.requiredBps);
       const cpuOk = usage === undefined ? true : this.cpuSteps > 0 ? usage < this.o.underuseThreshold : usage <= this.o.overuseThreshold;
       if (bwOk && cpuOk) {
         this.upOkSinceUs ??= now;
-        if (now - this.upOkSinceUs >= this.upHoldUs && now - this.lastChangeUs >= this.upHoldUs) {
+        const hold = this.rampUp ? this.o.rampUpHoldUs : this.upHoldUs;
+        if (now - this.upOkSinceUs >= hold && now - this.lastChangeUs >= hold) {
           if (this.cpuSteps > 0) this.cpuSteps--;
           this.lastUpUs = now;
-          return this.stepTo(this.index - 1, now);
+          // Start-up: straight to the highest step the raw target meets (the load allowing).
+          const to = this.rampUp && this.cpuSteps === 0 ? Math.min(this.index - 1, this.firstStepFor(target, 0)) : this.index - 1;
+          return this.stepTo(to, now);
         }
       } else this.upOkSinceUs = undefined;
     }
@@ -250,6 +268,7 @@ export class VideoAdapter {
 
   private stepTo(index: number, now: number): AdaptationDecision {
     const down = index > this.index;
+    if (down) this.rampUp = false;
     if (down && this.lastUpUs !== undefined && now - this.lastUpUs < this.o.failWindowUs) {
       this.upHoldUs = Math.min(this.o.maxUpHoldUs, this.upHoldUs * 2);
       this.lastUpUs = undefined;

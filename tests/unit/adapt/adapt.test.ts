@@ -75,6 +75,15 @@ describe('VideoAdapter', () => {
     expect(size(new VideoAdapter(VGA).update({ nowUs: 0, targetBitrateBps: NaN }))).toBe('640x480@30');
   });
 
+  it('ramps up at once, skipping steps, while the estimate ramps up at the start', () => {
+    const a = new VideoAdapter(VGA);
+    expect(size(a.update({ nowUs: 0, targetBitrateBps: 50_000 }))).toBe('320x240@7');
+    const d = a.update({ nowUs: 33_000, targetBitrateBps: 1_000_000 });
+    expect(d.changed).toBe(true);
+    expect(size(d)).toBe('640x480@30');
+    expect(d.reason).toBe('none');
+  });
+
   it('maintain-framerate lowers only the resolution, maintain-resolution only the frame rate', () => {
     const mf = new VideoAdapter(VGA, { degradationPreference: 'maintain-framerate' });
     drive(mf, 0, 10, () => 1_500_000);
@@ -113,13 +122,14 @@ describe('VideoAdapter', () => {
 
   it('steps up one step at a time, only after the up hold, and only when the target reaches the higher step', () => {
     const a = new VideoAdapter(VGA, { degradationPreference: 'maintain-framerate' });
-    a.update({ nowUs: 0, targetBitrateBps: 150_000 });
+    drive(a, 0, 5, () => 1_000_000);
+    expect(size(drive(a, 5, 5, () => 150_000).at(-1)!)).toBe('320x240@30'); // a step down ends the start-up
     // 450 kbps: enough for 480x360 (300k), not for 640x480 (500k).
-    const r = drive(a, 0.1, 20, () => 450_000);
+    const r = drive(a, 10, 20, () => 450_000);
     const ups = r.filter((d) => d.changed);
     expect(ups.map(size)).toEqual(['480x360@30']);
     expect(r.findIndex((d) => d.changed)).toBeGreaterThanOrEqual(49); // >= 5 s
-    const r2 = drive(a, 20.1, 20, () => 2_000_000);
+    const r2 = drive(a, 30, 20, () => 2_000_000);
     expect(r2.filter((d) => d.changed).map(size)).toEqual(['640x480@30']);
     expect(r2.at(-1)!.reason).toBe('none');
   });
