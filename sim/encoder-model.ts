@@ -193,6 +193,8 @@ export class EncoderModel {
   private encodedFrames = 0;
   private droppedByCap = 0;
   private lastNowUs = 0;
+  /** The engine has set a target (the start value is only the engine's floor before any path is up). */
+  private targetSet = false;
 
   /**
    * @param startBitrateBps initial target (bps)
@@ -219,8 +221,9 @@ export class EncoderModel {
     this.targetBps = Math.max(this.o.minBitrateBps, startBitrateBps);
     this.rateBps = this.targetBps;
     this.adapter = new VideoAdapter({ width: this.width, height: this.height, fps: this.fps }, { ...opts.adapter, degradationPreference: opts.degradationPreference ?? 'balanced' });
-    // The first nextFrame() picks the start step from the target the engine has set by then.
+    // The start step is picked from the first target the engine sets (see nextFrame).
     this.adapt = this.adapter.current();
+    this.noteChange(0);
     if (opts.replay !== undefined) {
       const l = typeof opts.replay === 'string' ? loadFrameSizeLog(opts.replay, opts.replayRun) : { frames: opts.replay, bitrateBps: undefined };
       this.log = l.frames;
@@ -239,7 +242,10 @@ export class EncoderModel {
 
   /** New encoder target (bps), as the app's `targetBitrate` handler applies it. */
   setTargetBitrate(bps: number): void {
-    if (Number.isFinite(bps) && bps > 0) this.targetBps = Math.max(this.o.minBitrateBps, bps);
+    if (Number.isFinite(bps) && bps > 0) {
+      this.targetBps = Math.max(this.o.minBitrateBps, bps);
+      this.targetSet = true;
+    }
   }
 
   /** Current target (bps). */
@@ -308,8 +314,10 @@ export class EncoderModel {
     this.cameraFrames++;
     const dtUs = Math.max(0, now - this.lastNowUs);
     this.lastNowUs = now;
-    const d = this.adapter.update({ nowUs: now, targetBitrateBps: this.targetBps });
-    if (d.changed || this.cameraFrames === 1) {
+    // Adapt once the engine has given a target (or after 1 s without one): the
+    // constructor's start value is the engine's floor before any path is up.
+    const d = this.targetSet || now >= 1_000_000 ? this.adapter.update({ nowUs: now, targetBitrateBps: this.targetBps }) : this.adapt;
+    if (d.changed) {
       if (d.width !== this.adapt.width || d.height !== this.adapt.height) this.keyPending = true; // a new size starts with a key frame
       this.adapt = d;
       this.noteChange(now);

@@ -117,6 +117,16 @@ describe('EncoderModel resolution / frame-rate adaptation (src/adapt)', () => {
     expect((bytes * 8) / 5).toBeLessThan(1.6 * 120_000);
   });
 
+  it('waits for the engine\'s first target before choosing the start step (the start value is only a floor)', () => {
+    const m = new EncoderModel({}, 100_000, new Rng(1));
+    expect(m.nextFrame(0).dropped).toBeFalsy();
+    expect(m.currentAdaptation().width).toBe(640);
+    m.setTargetBitrate(2_000_000);
+    m.nextFrame(33_333);
+    expect(m.currentAdaptation().width).toBe(640);
+    expect(m.adaptationStats().changes).toHaveLength(1); // no 320x240 detour at the start
+  });
+
   it("'maintain-framerate-and-resolution' keeps the camera's size and rate", () => {
     const m = new EncoderModel({ degradationPreference: 'maintain-framerate-and-resolution' }, 2_000_000, new Rng(1));
     step(m, 0, 30);
@@ -128,6 +138,8 @@ describe('EncoderModel resolution / frame-rate adaptation (src/adapt)', () => {
   it('scales the key/delta ratio by bits per pixel: a 320x240 key frame is relatively smaller than a 640x480 one at the same rate', () => {
     const big = new EncoderModel({ degradationPreference: 'maintain-framerate-and-resolution' }, 250_000, new Rng(3));
     const small = new EncoderModel({ degradationPreference: 'maintain-framerate' }, 250_000, new Rng(3));
+    big.setTargetBitrate(250_000);
+    small.setTargetBitrate(250_000);
     big.nextFrame(0);
     small.nextFrame(0);
     expect(small.currentAdaptation().width).toBe(320);
