@@ -147,3 +147,28 @@ describe('EncoderModel resolution / frame-rate adaptation (src/adapt)', () => {
     expect(small.keyDeltaRatio(small.refEquivalentBps(250_000))).toBeLessThan(big.keyDeltaRatio(big.refEquivalentBps(250_000)));
   });
 });
+
+describe('EncoderModel size floor (calibrated, tools/capture-frame-sizes.ts --size)', () => {
+  const rate = (pref: 'maintain-framerate-and-resolution' | 'maintain-framerate', bps: number): { kbps: number; width: number } => {
+    const m = new EncoderModel({ degradationPreference: pref }, bps, new Rng(5));
+    m.setTargetBitrate(bps);
+    let bytes = 0;
+    for (let i = 0; i < 600; i++) {
+      const f = m.nextFrame(Math.round((i * 1e6) / 30));
+      if (i >= 300) bytes += f.sizeBytes;
+    }
+    return { kbps: (bytes * 8) / 10 / 1000, width: m.currentAdaptation().width };
+  };
+  it('640x480 overshoots a 150 kbps target like Chromium (~376 kbps measured); 320x240 meets it', () => {
+    const big = rate('maintain-framerate-and-resolution', 150_000);
+    expect(big.width).toBe(640);
+    expect(big.kbps).toBeGreaterThan(280);
+    expect(big.kbps).toBeLessThan(480);
+    const small = rate('maintain-framerate', 150_000);
+    expect(small.width).toBe(320);
+    expect(small.kbps).toBeGreaterThan(110);
+    expect(small.kbps).toBeLessThan(200);
+    // At a rate the size can carry, no overshoot.
+    expect(rate('maintain-framerate-and-resolution', 2_000_000).kbps).toBeLessThan(2300);
+  });
+});
