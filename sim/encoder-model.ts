@@ -103,8 +103,8 @@ export interface EncoderModelOptions {
   /** Encoder's own bitrate floor (bps, default 30 kbps, like src/codec/webcodecs.ts and the adaptation ladder). */
   minBitrateBps?: number;
   /**
-   * Resolution / frame-rate adaptation (src/adapt; default 'balanced', the
-   * browser default). 'maintain-framerate-and-resolution' keeps the camera's
+   * Resolution / frame-rate adaptation (src/adapt; default as the library:
+   * DEFAULT_DEGRADATION_PREFERENCE, 'maintain-framerate'). 'maintain-framerate-and-resolution' keeps the camera's
    * size and rate (the behaviour before adaptation existed).
    */
   degradationPreference?: DegradationPreference;
@@ -253,7 +253,7 @@ export class EncoderModel {
     this.height = this.o.height;
     this.targetBps = Math.max(this.o.minBitrateBps, startBitrateBps);
     this.rateBps = this.targetBps;
-    this.adapter = new VideoAdapter({ width: this.width, height: this.height, fps: this.fps }, { ...opts.adapter, degradationPreference: opts.degradationPreference ?? 'balanced' });
+    this.adapter = new VideoAdapter({ width: this.width, height: this.height, fps: this.fps }, { ...opts.adapter, degradationPreference: opts.degradationPreference });
     // The start step is picked from the first target the engine sets (see nextFrame).
     this.adapt = this.adapter.current();
     this.noteChange(0);

@@ -37,12 +37,12 @@
  * The reason follows W3C webrtc-stats `qualityLimitationReason`: 'none' at
  * the top step, 'cpu' while a load step is held, else 'bandwidth'.
  */
-import { buildLadder, type DegradationPreference, type LadderOptions, type LadderSource, type LadderStep } from './ladder.js';
+import { buildLadder, DEFAULT_DEGRADATION_PREFERENCE, type DegradationPreference, type LadderOptions, type LadderSource, type LadderStep } from './ladder.js';
 
 export type DegradationReason = 'none' | 'bandwidth' | 'cpu';
 
 export interface VideoAdapterOptions extends LadderOptions {
-  /** Default 'balanced' (the W3C default). */
+  /** Default {@link DEFAULT_DEGRADATION_PREFERENCE} ('maintain-framerate', as libwebrtc for camera video). */
   degradationPreference?: DegradationPreference;
   /**
    * Step down when the smoothed target < downFactor x the step's needed
@@ -153,7 +153,7 @@ export class VideoAdapter {
     }
     if (!(this.o.underuseThreshold < this.o.overuseThreshold)) throw new RangeError('VideoAdapter: underuseThreshold must be < overuseThreshold');
     this.ladderOpts = { limits: opts.limits, fpsExponent: opts.fpsExponent };
-    this.pref = opts.degradationPreference ?? 'balanced';
+    this.pref = opts.degradationPreference ?? DEFAULT_DEGRADATION_PREFERENCE;
     this.src = { ...source };
     this.ladder = buildLadder(this.src, this.pref, this.ladderOpts);
     this.upHoldUs = this.o.upHoldUs;

@@ -97,8 +97,9 @@ export interface MultipathCallOptions {
   // --- Resolution / frame-rate adaptation (src/adapt; issue 10 item 1) ---
   /**
    * What the sent video gives up when the bitrate or the encoder cannot keep
-   * up (W3C `RTCRtpSendParameters.degradationPreference`): 'balanced'
-   * (default: frame rate first, then resolution), 'maintain-framerate',
+   * up (W3C `RTCRtpSendParameters.degradationPreference`):
+   * 'maintain-framerate' (default, as Chromium's WebRTC for camera video:
+   * lower the resolution), 'balanced' (frame rate first, then resolution),
    * 'maintain-resolution', or 'maintain-framerate-and-resolution' (no
    * adaptation). An unknown value makes `sendTrack` throw a RangeError.
    */

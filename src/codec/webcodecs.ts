@@ -122,7 +122,8 @@ export interface CameraEncoderOptions {
   keyframeIntervalMs?: number;
   /**
    * What to give up when the bitrate or the encoder cannot keep up (W3C
-   * `RTCRtpSendParameters.degradationPreference`, default 'balanced'):
+   * `RTCRtpSendParameters.degradationPreference`; default 'maintain-framerate'
+   * as libwebrtc for camera video, see DEFAULT_DEGRADATION_PREFERENCE):
    * 'maintain-framerate' lowers the resolution, 'maintain-resolution' the
    * frame rate, 'balanced' both (frame rate first), and
    * 'maintain-framerate-and-resolution' neither. See src/adapt.
@@ -196,7 +197,7 @@ export class CameraEncoder {
     const st = track.getSettings();
     this.camera = { width: (st.width ?? 640) & ~1, height: (st.height ?? 480) & ~1, fps: st.frameRate ?? 30 };
     this.targetBps = opts.bitrateBps;
-    this.adapter = new VideoAdapter(this.camera, { ...opts.adaptation, degradationPreference: opts.degradationPreference ?? 'balanced' });
+    this.adapter = new VideoAdapter(this.camera, { ...opts.adaptation, degradationPreference: opts.degradationPreference });
     this.adapt = this.adapter.current();
     this.s = {
       framesIn: 0,

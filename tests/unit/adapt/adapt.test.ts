@@ -68,15 +68,15 @@ describe('VideoAdapter', () => {
     expect(size(new VideoAdapter(VGA, { degradationPreference: 'maintain-framerate' }).update({ nowUs: 0, targetBitrateBps: 1_000_000 }))).toBe('640x480@30');
     expect(size(new VideoAdapter(VGA, { degradationPreference: 'maintain-framerate' }).update({ nowUs: 0, targetBitrateBps: 400_000 }))).toBe('480x360@30');
     expect(size(new VideoAdapter(VGA, { degradationPreference: 'maintain-framerate' }).update({ nowUs: 0, targetBitrateBps: 250_000 }))).toBe('320x240@30');
-    const d = new VideoAdapter(VGA).update({ nowUs: 0, targetBitrateBps: 100_000 });
+    const d = new VideoAdapter(VGA, { degradationPreference: 'balanced' }).update({ nowUs: 0, targetBitrateBps: 100_000 });
     expect(size(d)).toBe('320x240@7');
     expect(d.reason).toBe('bandwidth');
     // No target yet: the unadapted source, waiting.
-    expect(size(new VideoAdapter(VGA).update({ nowUs: 0, targetBitrateBps: NaN }))).toBe('640x480@30');
+    expect(size(new VideoAdapter(VGA, { degradationPreference: 'balanced' }).update({ nowUs: 0, targetBitrateBps: NaN }))).toBe('640x480@30');
   });
 
   it('ramps up at once, skipping steps, while the estimate ramps up at the start', () => {
-    const a = new VideoAdapter(VGA);
+    const a = new VideoAdapter(VGA, { degradationPreference: 'balanced' });
     expect(size(a.update({ nowUs: 0, targetBitrateBps: 50_000 }))).toBe('320x240@7');
     const d = a.update({ nowUs: 33_000, targetBitrateBps: 1_000_000 });
     expect(d.changed).toBe(true);
@@ -100,7 +100,7 @@ describe('VideoAdapter', () => {
   });
 
   it('balanced reduces the frame rate before the resolution', () => {
-    const a = new VideoAdapter(VGA);
+    const a = new VideoAdapter(VGA, { degradationPreference: 'balanced' });
     drive(a, 0, 10, () => 1_500_000);
     expect(size(drive(a, 10, 5, () => 340_000).at(-1)!)).toBe('640x480@15');
     expect(size(drive(a, 15, 5, () => 200_000).at(-1)!)).toBe('480x360@15');
@@ -169,7 +169,7 @@ describe('VideoAdapter', () => {
   });
 
   it('stays put at both ends of the ladder', () => {
-    const a = new VideoAdapter(VGA);
+    const a = new VideoAdapter(VGA, { degradationPreference: 'balanced' });
     const top = drive(a, 0, 30, () => 50_000_000);
     expect(top.every((d) => size(d) === '640x480@30' && d.reason === 'none')).toBe(true);
     const bottom = drive(a, 30, 60, () => 10_000);
@@ -194,8 +194,12 @@ describe('VideoAdapter', () => {
     expect(drive(a, 30, 10, () => 2_000_000, () => 0.2).at(-1)!.width).toBe(640);
   });
 
+  it("defaults to 'maintain-framerate', as libwebrtc for camera video", () => {
+    expect(new VideoAdapter(VGA).degradationPreference).toBe('maintain-framerate');
+  });
+
   it('reconfigure changes the preference and rebuilds the ladder', () => {
-    const a = new VideoAdapter(VGA);
+    const a = new VideoAdapter(VGA, { degradationPreference: 'balanced' });
     drive(a, 0, 5, () => 300_000);
     a.reconfigure({ degradationPreference: 'maintain-framerate' });
     const d = a.update({ nowUs: 6e6, targetBitrateBps: 300_000 });

@@ -95,7 +95,7 @@ describe('EncoderModel resolution / frame-rate adaptation (src/adapt)', () => {
   };
 
   it('follows the balanced ladder down on a low target: fewer frames, a key frame at each new size', () => {
-    const m = new EncoderModel({}, 2_000_000, new Rng(1));
+    const m = new EncoderModel({ degradationPreference: 'balanced' }, 2_000_000, new Rng(1));
     const hi = step(m, 0, 150);
     expect(hi.every((f) => !f.dropped)).toBe(true);
     m.setTargetBitrate(120_000);
