@@ -53,7 +53,7 @@ import type { PacketBody } from '../src/wire/types.js';
 import type { PerSecond, ReportPath } from '../tools/harness/report.js';
 import type { Link } from '../tools/net/link.js';
 import { type Scenario, buildLink } from '../tools/net/scenario.js';
-import { EncoderModel, type EncoderModelOptions, makeAnnexB } from './encoder-model.js';
+import { EncoderModel, type AdaptationStats, type EncoderModelOptions, makeAnnexB } from './encoder-model.js';
 import { type DecodedFrame, freezeStats, latencyCdf, mean, perSecondQoe, round, streamQoe } from './metrics.js';
 
 /** Smallest step (µs) after an engine asked to be ticked "now" right after a tick. */
@@ -127,6 +127,8 @@ export interface SimStreamResult {
   keyframesSent: number;
   /** Freezes (start s, duration ms), at most 50. */
   freezeList: Array<{ atS: number; ms: number }>;
+  /** Encoded resolution / frame rate over time (sim/encoder-model.ts, src/adapt). */
+  adaptation: AdaptationStats;
 }
 
 /** The QoE fields a whole call reports the same way as one stream. */
@@ -184,6 +186,7 @@ interface StreamCtx {
   rWake: number;
   nextFrameUs: number;
   frameIndex: number;
+  cameraFrames: number;
   sizes: number[];
   decoded: DecodedFrame[];
   lastDecodedId: number;
@@ -274,6 +277,7 @@ export function simulate(opts: SimOptions): SimResult {
       rWake: 0,
       nextFrameUs: s * 1000, // streams' cameras 1 ms apart
       frameIndex: 0,
+      cameraFrames: 0,
       sizes: [],
       decoded: [],
       lastDecodedId: -1,
@@ -369,9 +373,12 @@ export function simulate(opts: SimOptions): SimResult {
     // 2. Camera frames.
     for (const c of streams) {
       if (c.nextFrameUs <= now) {
+        // Camera ticks and frame ids differ once the encoder's frame-rate cap drops frames (src/adapt).
+        c.cameraFrames++;
+        c.nextFrameUs = c.s * 1000 + Math.round((c.cameraFrames * 1e6) / c.enc.fps);
+        const fr = c.enc.nextFrame(now);
+        if (fr.dropped) continue;
         const id = c.frameIndex++;
-        c.nextFrameUs = c.s * 1000 + Math.round((c.frameIndex * 1e6) / c.enc.fps);
-        const fr = c.enc.nextFrame();
         c.sizes[id] = Math.max(24, fr.sizeBytes);
         c.sender.sendFrame({ streamId: c.s, frameId: id, keyFrame: fr.keyFrame, captureUs: now, data: makeAnnexB(fr.sizeBytes, fr.keyFrame, id), codec: 'h264' });
         c.sWake = Math.min(c.sWake, c.sEp.nextWakeUs());
@@ -441,6 +448,7 @@ export function simulate(opts: SimOptions): SimResult {
         decoderViolations: c.violations,
         keyframesSent: snd.keyframesSent,
         freezeList: fz.list.slice(0, 50).map((f) => ({ atS: round(f.atUs / 1e6, 3), ms: Math.round(f.ms) })),
+        adaptation: c.enc.adaptationStats(),
       };
     });
     const allDecoded = streams.flatMap((c) => c.decoded);

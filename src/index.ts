@@ -21,5 +21,8 @@ export type { FecPolicy, FecPolicyName } from './fec/types.js';
 export { GccEstimator } from './cc/gcc.js';
 export type { BandwidthEstimator } from './cc/types.js';
 export { CameraEncoder, FrameDecoder, CodecError, codecString, probeCodec } from './codec/webcodecs.js';
+export type { CameraEncoderOptions, CameraEncoderStats } from './codec/webcodecs.js';
+export { VideoAdapter, FrameRateLimiter, EncodeUsageMeter, buildLadder, DEGRADATION_PREFERENCES } from './adapt/index.js';
+export type { DegradationPreference, DegradationReason, AdaptationDecision, VideoAdapterOptions, LadderStep } from './adapt/index.js';
 export { SignallingClient } from './signalling/client.js';
 export type { PathTransport, PathTransportState, SelectedPair } from './transport/types.js';

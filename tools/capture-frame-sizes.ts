@@ -7,6 +7,7 @@
  * variation of delta sizes, convergence time after a bitrate step).
  *
  *   node --import tsx tools/capture-frame-sizes.ts [--clip /work/shared/media/mixed-content.webm] [--frames 300]
+ *     [--size WxH --rates MBPS,MBPS... --out FILE]   (constant-rate runs at another size, e.g. for the adaptation ladder)
  *
  * Pipeline: ffmpeg converts the clip to a 640x480 30 fps Y4M that Chromium's
  * fake camera plays (looping); the page does getUserMedia ->
@@ -26,10 +27,13 @@ import { chromiumArgs, ensureChromium } from './harness/chromium.js';
 
 const here = dirname(fileURLToPath(import.meta.url));
 const repoRoot = resolve(here, '..');
-const outFile = resolve(repoRoot, 'sim/fixtures/h264-640x480-frame-sizes.json');
+const defaultOut = resolve(repoRoot, 'sim/fixtures/h264-640x480-frame-sizes.json');
 
 interface RunSpec {
   name: string;
+  /** Encoded (and camera) size, px. */
+  width: number;
+  height: number;
   bitrates: Array<{ atFrame: number; bps: number }>;
   frames: number;
   keyEvery: number;
@@ -50,7 +54,7 @@ function arg(name: string, dflt: string): string {
 
 /** Runs inside the page. */
 async function encodeRun(spec: RunSpec): Promise<Array<[number, number]>> {
-  const stream = await navigator.mediaDevices.getUserMedia({ video: { width: 640, height: 480, frameRate: 30 } });
+  const stream = await navigator.mediaDevices.getUserMedia({ video: { width: spec.width, height: spec.height, frameRate: 30 } });
   const track = stream.getVideoTracks()[0];
   const Proc = (globalThis as unknown as { MediaStreamTrackProcessor: new (o: { track: MediaStreamTrack }) => { readable: ReadableStream<VideoFrame> } })
     .MediaStreamTrackProcessor;
@@ -68,8 +72,8 @@ async function encodeRun(spec: RunSpec): Promise<Array<[number, number]>> {
   const cfg = (bps: number): VideoEncoderConfig =>
     ({
       codec: 'avc1.42e01f',
-      width: 640,
-      height: 480,
+      width: spec.width,
+      height: spec.height,
       bitrate: bps,
       framerate: 30,
       latencyMode: 'realtime',
@@ -150,19 +154,27 @@ export function deriveStats(runs: RunResult[]): Record<string, unknown> {
 async function main(): Promise<void> {
   const clip = arg('clip', '/work/shared/media/mixed-content.webm');
   const frames = Number(arg('frames', '300'));
-  const y4m = '/tmp/clip-640x480.y4m';
+  // --size WxH and --rates (Mbps, comma list): constant-rate runs only, for other sizes (default: the 640x480 fixture set).
+  const [width, height] = arg('size', '640x480').split('x').map(Number);
+  if (!(width > 0 && height > 0)) throw new Error('--size must be WxH');
+  const rates = arg('rates', '');
+  const outFile = resolve(arg('out', defaultOut));
+  const y4m = `/tmp/clip-${width}x${height}.y4m`;
   if (!existsSync(clip)) throw new Error(`clip not found: ${clip}`);
   // Retime 25 fps content to 30 fps (setpts) instead of duplicating every 5th frame
   // (fps=30 would add near-empty repeated frames that real cameras do not produce).
-  execFileSync('ffmpeg', ['-y', '-loglevel', 'error', '-i', clip, '-vf', 'setpts=PTS*25/30,scale=640:480', '-r', '30', '-pix_fmt', 'yuv420p', '-t', '20', y4m]);
+  execFileSync('ffmpeg', ['-y', '-loglevel', 'error', '-i', clip, '-vf', `setpts=PTS*25/30,scale=${width}:${height}`, '-r', '30', '-pix_fmt', 'yuv420p', '-t', '20', y4m]);
   const browser = await chromium.launch({ executablePath: ensureChromium(), args: chromiumArgs({ fakeVideoFile: y4m }) });
-  const specs: RunSpec[] = [
-    ...[500_000, 1_000_000, 2_000_000, 4_000_000].map((bps) => ({ name: `const-${bps / 1e6}M`, bitrates: [{ atFrame: 0, bps }], frames, keyEvery: 100 })),
-    { name: 'step-1M-3M', bitrates: [{ atFrame: 0, bps: 1_000_000 }, { atFrame: 150, bps: 3_000_000 }], frames, keyEvery: 1000 },
-    { name: 'step-3M-1M', bitrates: [{ atFrame: 0, bps: 3_000_000 }, { atFrame: 150, bps: 1_000_000 }], frames, keyEvery: 1000 },
-    // A small change, as the engine's >5% target updates: does configure() force a key frame?
-    { name: 'step-2M-2.2M', bitrates: [{ atFrame: 0, bps: 2_000_000 }, { atFrame: 150, bps: 2_200_000 }], frames, keyEvery: 1000 },
-  ];
+  const sz = { width, height };
+  const specs: RunSpec[] = rates
+    ? rates.split(',').map((m) => Math.round(Number(m) * 1e6)).map((bps) => ({ name: `${width}x${height}-const-${bps / 1e6}M`, ...sz, bitrates: [{ atFrame: 0, bps }], frames, keyEvery: 100 }))
+    : [
+        ...[500_000, 1_000_000, 2_000_000, 4_000_000].map((bps) => ({ name: `const-${bps / 1e6}M`, ...sz, bitrates: [{ atFrame: 0, bps }], frames, keyEvery: 100 })),
+        { name: 'step-1M-3M', ...sz, bitrates: [{ atFrame: 0, bps: 1_000_000 }, { atFrame: 150, bps: 3_000_000 }], frames, keyEvery: 1000 },
+        { name: 'step-3M-1M', ...sz, bitrates: [{ atFrame: 0, bps: 3_000_000 }, { atFrame: 150, bps: 1_000_000 }], frames, keyEvery: 1000 },
+        // A small change, as the engine's >5% target updates: does configure() force a key frame?
+        { name: 'step-2M-2.2M', ...sz, bitrates: [{ atFrame: 0, bps: 2_000_000 }, { atFrame: 150, bps: 2_200_000 }], frames, keyEvery: 1000 },
+      ];
   const runs: RunResult[] = [];
   try {
     const page = await browser.newPage();
@@ -177,7 +189,7 @@ async function main(): Promise<void> {
       console.log(spec.name, res.length, 'frames');
     }
     const fixture = {
-      source: 'Chromium WebCodecs VideoEncoder avc1.42e01f annexb realtime 640x480@30, fake camera playing mixed-content.webm (tools/capture-frame-sizes.ts)',
+      source: `Chromium WebCodecs VideoEncoder avc1.42e01f annexb realtime ${width}x${height}@30, fake camera playing mixed-content.webm (tools/capture-frame-sizes.ts)`,
       browser: browser.version(),
       clip,
       stats: deriveStats(runs),

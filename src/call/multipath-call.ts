@@ -19,6 +19,7 @@ import type { Clock } from '../core/clock.js';
 import type { CodecName, PathId } from '../core/types.js';
 import { CameraEncoder, FrameDecoder } from '../codec/webcodecs.js';
 import type { CameraEncoderStats } from '../codec/webcodecs.js';
+import type { DegradationPreference } from '../adapt/ladder.js';
 import { Endpoint } from '../engine/endpoint.js';
 import { ReceiverEngine } from '../engine/receiver.js';
 import { SenderEngine } from '../engine/sender.js';
@@ -97,6 +98,16 @@ export interface MultipathCallOptions {
   candidates?: 'by-network' | 'all';
   /** Clock (default performance-based µs). Use an epoch-based clock to compare capture and decode times across pages. */
   clock?: Clock;
+  // --- Resolution / frame-rate adaptation (src/adapt; issue 10 item 1) ---
+  /**
+   * What the sent video gives up when the bitrate or the encoder cannot keep
+   * up (W3C `RTCRtpSendParameters.degradationPreference`):
+   * 'maintain-framerate' (default, as Chromium's WebRTC for camera video:
+   * lower the resolution), 'balanced' (frame rate first, then resolution),
+   * 'maintain-resolution', or 'maintain-framerate-and-resolution' (no
+   * adaptation). An unknown value makes `sendTrack` throw a RangeError.
+   */
+  degradationPreference?: DegradationPreference;
 }
 
 export interface CallPathInfo {
@@ -339,6 +350,7 @@ export class MultipathCall {
       // Encode nothing until a path can carry it: frames sent nowhere would only be lost.
       shouldEncode: () => sender.hasUpPath(),
       keyframeIntervalMs: this.opts.keyframeIntervalMs,
+      degradationPreference: this.opts.degradationPreference, // src/adapt (issue 10 item 1)
       onFrame: (f) => {
         sender.sendFrame(f);
       },

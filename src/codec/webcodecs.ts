@@ -5,9 +5,13 @@
  *
  * Sources: W3C WebCodecs (VideoEncoderConfig, latencyMode 'realtime',
  * avc.format 'annexb'), w3c/webcodecs samples (capped encode queue, drop and
- * force a key frame when the encoder falls behind).
+ * force a key frame when the encoder falls behind). Resolution and frame-rate
+ * adaptation: src/adapt (WebRTC degradation preferences, libwebrtc
+ * call/adaptation/video_stream_adapter.cc).
  */
 import type { Clock } from '../core/clock.js';
+import { MIN_ENCODER_BITRATE_BPS, type DegradationPreference } from '../adapt/ladder.js';
+import { EncodeUsageMeter, FrameRateLimiter, VideoAdapter, type AdaptationDecision, type DegradationReason, type VideoAdapterOptions } from '../adapt/video-adapter.js';
 import type { CodecName } from '../core/types.js';
 import type { EncodedFrameInput } from '../wire/packetization.js';
 
@@ -48,7 +52,7 @@ export function encoderConfig(codec: CodecName, width: number, height: number, b
     codec: codecString(codec, width, height),
     width,
     height,
-    bitrate: Math.max(50_000, Math.round(bitrateBps)),
+    bitrate: Math.max(MIN_ENCODER_BITRATE_BPS, Math.round(bitrateBps)),
     framerate: fps,
     latencyMode: 'realtime',
   };
@@ -116,6 +120,17 @@ export interface CameraEncoderOptions {
   shouldEncode?: () => boolean;
   /** Force a key frame at least this often (ms); default: only when asked. */
   keyframeIntervalMs?: number;
+  /**
+   * What to give up when the bitrate or the encoder cannot keep up (W3C
+   * `RTCRtpSendParameters.degradationPreference`; default 'maintain-framerate'
+   * as libwebrtc for camera video, see DEFAULT_DEGRADATION_PREFERENCE):
+   * 'maintain-framerate' lowers the resolution, 'maintain-resolution' the
+   * frame rate, 'balanced' both (frame rate first), and
+   * 'maintain-framerate-and-resolution' neither. See src/adapt.
+   */
+  degradationPreference?: DegradationPreference;
+  /** Tuning of the adaptation (hold times, thresholds; src/adapt/video-adapter.ts). */
+  adaptation?: Omit<VideoAdapterOptions, 'degradationPreference'>;
   onFrame: (frame: EncodedFrameInput) => void;
   onError?: (err: Error) => void;
 }
@@ -127,10 +142,26 @@ export interface CameraEncoderStats {
   /** Camera frames not encoded because `shouldEncode` said no. */
   framesSkipped: number;
   keyFrames: number;
+  /** Bitrate the encoder is configured with (bps). */
   bitrateBps: number;
+  /** Size of the encoded frames (px), after adaptation. */
   width: number;
   height: number;
+  /** Frames encoded per second, measured over the last second (fps). */
+  frameRate: number;
+  /** Camera frame rate as the track reports it (fps). */
   fps: number;
+  /** Frame-rate cap of the adaptation (fps). */
+  maxFps: number;
+  /** Why the video is degraded now (W3C qualityLimitationReason): 'none' | 'bandwidth' | 'cpu'. */
+  degradationReason: DegradationReason;
+  /** Adaptation steps taken so far (resolution or frame rate, either direction). */
+  adaptationChanges: number;
+  degradationPreference: DegradationPreference;
+  /** Camera frames dropped to meet the frame-rate cap. */
+  framesDroppedByFpsCap: number;
+  /** Encode time / frame interval (fraction; overuse_frame_detector.cc), undefined until measured. */
+  encodeUsage: number | undefined;
 }
 
 /**
@@ -147,12 +178,27 @@ export class CameraEncoder {
   private cfg: VideoEncoderConfig | undefined;
   private readonly captureTimes = new Map<number, number>();
   private readonly s: CameraEncoderStats;
+  /** Camera size (px), from the track settings, then from the first frame. */
+  private camera: { width: number; height: number; fps: number };
+  private readonly adapter: VideoAdapter;
+  private readonly limiter = new FrameRateLimiter();
+  private readonly usage = new EncodeUsageMeter();
+  private targetBps: number;
+  private adapt: AdaptationDecision;
+  private sawFrame = false;
+  private scaler: FrameScaler | undefined;
+  /** Output times (µs) of the last second's encoded frames, for `frameRate`. */
+  private readonly outTimes: number[] = [];
 
   constructor(
     private readonly track: MediaStreamTrack,
     private readonly opts: CameraEncoderOptions,
   ) {
     const st = track.getSettings();
+    this.camera = { width: (st.width ?? 640) & ~1, height: (st.height ?? 480) & ~1, fps: st.frameRate ?? 30 };
+    this.targetBps = opts.bitrateBps;
+    this.adapter = new VideoAdapter(this.camera, { ...opts.adaptation, degradationPreference: opts.degradationPreference });
+    this.adapt = this.adapter.current();
     this.s = {
       framesIn: 0,
       framesEncoded: 0,
@@ -160,19 +206,26 @@ export class CameraEncoder {
       framesSkipped: 0,
       keyFrames: 0,
       bitrateBps: opts.bitrateBps,
-      width: (st.width ?? 640) & ~1,
-      height: (st.height ?? 480) & ~1,
-      fps: st.frameRate ?? 30,
+      width: this.camera.width,
+      height: this.camera.height,
+      frameRate: 0,
+      fps: this.camera.fps,
+      maxFps: this.camera.fps,
+      degradationReason: 'none',
+      adaptationChanges: 0,
+      degradationPreference: this.adapter.degradationPreference,
+      framesDroppedByFpsCap: 0,
+      encodeUsage: undefined,
     };
   }
 
-  /** Camera size and frame rate (as the track reports them). */
+  /** Camera size and frame rate (as the track reports them; the encoded size may be smaller, see stats()). */
   get settings(): { width: number; height: number; fps: number } {
-    return { width: this.s.width, height: this.s.height, fps: this.s.fps };
+    return { ...this.camera };
   }
 
   get codecString(): string {
-    return this.cfg?.codec ?? codecString(this.opts.codec, this.s.width, this.s.height);
+    return this.cfg?.codec ?? codecString(this.opts.codec, this.camera.width, this.camera.height);
   }
 
   /**
@@ -184,8 +237,8 @@ export class CameraEncoder {
     const Processor = (globalThis as unknown as { MediaStreamTrackProcessor?: new (o: { track: MediaStreamTrack }) => { readable: ReadableStream<VideoFrame> } })
       .MediaStreamTrackProcessor;
     if (!Processor) throw new CodecError('no-webcodecs', 'MediaStreamTrackProcessor is not available');
-    this.cfg = await probeCodec(this.opts.codec, this.s.width, this.s.height);
-    this.cfg = encoderConfig(this.opts.codec, this.s.width, this.s.height, this.s.bitrateBps, this.s.fps);
+    this.cfg = await probeCodec(this.opts.codec, this.camera.width, this.camera.height);
+    this.cfg = encoderConfig(this.opts.codec, this.camera.width, this.camera.height, this.s.bitrateBps, this.camera.fps);
     this.encoder = new VideoEncoder({
       output: (chunk) => this.onChunk(chunk),
       error: (e) => this.opts.onError?.(e instanceof Error ? e : new Error(String(e))),
@@ -216,33 +269,102 @@ export class CameraEncoder {
         frame.close();
         continue;
       }
+      const nowUs = this.opts.clock.nowUs();
+      this.adaptTo(frame, nowUs);
+      if (!this.limiter.keep(frame.timestamp)) {
+        // Over the frame-rate cap of the adaptation: not encoded (no reference breaks).
+        this.s.framesDroppedByFpsCap++;
+        frame.close();
+        continue;
+      }
       if (!enc || enc.state !== 'configured' || enc.encodeQueueSize > maxQueue) {
         // The encoder fell behind: drop this input frame (no reference breaks).
         this.s.framesDroppedBeforeEncode++;
         frame.close();
         continue;
       }
+      let input = frame;
+      if (frame.displayWidth !== this.adapt.width || frame.displayHeight !== this.adapt.height) {
+        try {
+          this.scaler ??= new FrameScaler();
+          input = this.scaler.scale(frame, this.adapt.width, this.adapt.height);
+        } catch (e) {
+          // No scaling path: send this frame unscaled at the configured size (the encoder scales or errs) and report.
+          this.opts.onError?.(e as Error);
+          input = frame;
+        }
+      }
       if (this.captureTimes.size > 64) this.captureTimes.clear();
-      this.captureTimes.set(frame.timestamp, this.opts.clock.nowUs());
-      const nowUs = this.opts.clock.nowUs();
+      this.captureTimes.set(frame.timestamp, nowUs);
       const interval = this.opts.keyframeIntervalMs;
       const keyFrame = this.forceKey || (interval !== undefined && interval > 0 && nowUs - this.lastKeyUs >= interval * 1000);
       this.forceKey = false;
       if (keyFrame) this.lastKeyUs = nowUs;
       try {
-        enc.encode(frame, { keyFrame });
+        enc.encode(input, { keyFrame });
       } catch (e) {
         this.opts.onError?.(e as Error);
       }
+      if (input !== frame) input.close();
       frame.close();
+    }
+  }
+
+  /**
+   * Ask the adapter what to encode (src/adapt) and apply a change: a new size
+   * reconfigures the encoder and makes the next frame a key frame (the
+   * receiver's decoder follows on it); a new frame rate only updates the
+   * encoder's rate control and the frame-rate cap.
+   */
+  private adaptTo(frame: VideoFrame, nowUs: number): void {
+    if (!this.sawFrame) {
+      this.sawFrame = true;
+      const w = frame.displayWidth & ~1;
+      const h = frame.displayHeight & ~1;
+      if (w > 0 && h > 0 && (w !== this.camera.width || h !== this.camera.height)) {
+        // The track's settings were not the frames' real size.
+        this.camera = { ...this.camera, width: w, height: h };
+        this.adapter.reconfigure({ source: this.camera });
+      }
+    }
+    const d = this.adapter.update({ nowUs, targetBitrateBps: this.targetBps, encodeUsage: this.usage.usage() });
+    this.s.degradationReason = d.reason;
+    this.s.adaptationChanges = this.adapter.adaptationChanges;
+    this.s.encodeUsage = this.usage.usage();
+    const cfg = this.cfg;
+    if (!cfg || (d.width === cfg.width && d.height === cfg.height && d.maxFps === this.adapt.maxFps && !d.changed)) {
+      this.adapt = d;
+      return;
+    }
+    const resized = d.width !== cfg.width || d.height !== cfg.height;
+    this.adapt = d;
+    this.s.maxFps = d.maxFps;
+    this.limiter.setMaxFps(d.maxFps < this.camera.fps ? d.maxFps : Infinity);
+    this.cfg = { ...cfg, width: d.width, height: d.height, framerate: Math.min(this.camera.fps, d.maxFps) };
+    if (resized) this.forceKey = true;
+    if (this.encoder && this.encoder.state === 'configured') {
+      try {
+        this.encoder.configure(this.cfg);
+      } catch (e) {
+        this.opts.onError?.(e as Error);
+      }
     }
   }
 
   private onChunk(chunk: EncodedVideoChunk): void {
     const data = new Uint8Array(chunk.byteLength);
     chunk.copyTo(data);
-    const captureUs = this.captureTimes.get(chunk.timestamp) ?? this.opts.clock.nowUs();
+    const nowUs = this.opts.clock.nowUs();
+    const sentUs = this.captureTimes.get(chunk.timestamp);
+    const captureUs = sentUs ?? nowUs;
     this.captureTimes.delete(chunk.timestamp);
+    if (sentUs !== undefined) this.usage.addFrame(sentUs, nowUs - sentUs);
+    this.outTimes.push(nowUs);
+    while (this.outTimes.length > 0 && (this.outTimes[0] <= nowUs - 1_000_000 || this.outTimes.length > 240)) this.outTimes.shift();
+    if (this.cfg?.width !== undefined) {
+      this.s.width = this.cfg.width;
+      this.s.height = this.cfg.height;
+    }
     this.s.framesEncoded++;
     if (chunk.type === 'key') this.s.keyFrames++;
     this.frameId = (this.frameId + 1) >>> 0;
@@ -261,10 +383,15 @@ export class CameraEncoder {
     this.forceKey = true;
   }
 
-  /** Apply a new target bitrate (bps) without forcing a key frame; ignored below a 5% change. */
+  /**
+   * Apply a new target bitrate (bps) without forcing a key frame; the encoder
+   * is reconfigured only for a change of 5% or more, the adaptation
+   * (resolution / frame rate) sees every value. Floor 30 kbps (the ladder's min bitrate).
+   */
   setBitrate(bps: number): void {
+    if (Number.isFinite(bps) && bps > 0) this.targetBps = bps;
     if (!this.encoder || !this.cfg || this.encoder.state !== 'configured') return;
-    const b = Math.max(50_000, Math.round(bps));
+    const b = Math.max(MIN_ENCODER_BITRATE_BPS, Math.round(bps));
     if (Math.abs(b - this.s.bitrateBps) < 0.05 * this.s.bitrateBps) return;
     this.s.bitrateBps = b;
     this.cfg = { ...this.cfg, bitrate: b };
@@ -276,13 +403,42 @@ export class CameraEncoder {
   }
 
   stats(): CameraEncoderStats {
-    return { ...this.s };
+    const now = this.opts.clock.nowUs();
+    const recent = this.outTimes.filter((t) => t > now - 1_000_000).length;
+    return { ...this.s, frameRate: recent };
   }
 
   stop(): void {
     this.running = false;
     void this.reader?.cancel().catch(() => undefined);
     if (this.encoder && this.encoder.state !== 'closed') this.encoder.close();
+  }
+}
+
+/**
+ * Scales VideoFrames with the browser's own 2D path: OffscreenCanvas
+ * `drawImage` into a canvas of the target size, then a new VideoFrame with the
+ * source's timestamp. The caller closes both frames.
+ */
+export class FrameScaler {
+  private canvas: OffscreenCanvas | undefined;
+  private ctx: OffscreenCanvasRenderingContext2D | undefined;
+
+  /**
+   * @param width target size (px, > 0)
+   * @throws CodecError 'no-webcodecs' without OffscreenCanvas / 2D context
+   */
+  scale(frame: VideoFrame, width: number, height: number): VideoFrame {
+    if (typeof OffscreenCanvas === 'undefined') throw new CodecError('no-webcodecs', 'OffscreenCanvas is not available to scale frames');
+    if (!this.canvas || this.canvas.width !== width || this.canvas.height !== height) {
+      this.canvas = new OffscreenCanvas(width, height);
+      const ctx = this.canvas.getContext('2d', { alpha: false, desynchronized: true });
+      if (!ctx) throw new CodecError('no-webcodecs', 'no 2D context to scale frames');
+      this.ctx = ctx;
+      this.ctx.imageSmoothingQuality = 'low';
+    }
+    (this.ctx as OffscreenCanvasRenderingContext2D).drawImage(frame, 0, 0, width, height);
+    return new VideoFrame(this.canvas, { timestamp: frame.timestamp, ...(frame.duration !== null ? { duration: frame.duration } : {}) });
   }
 }
 

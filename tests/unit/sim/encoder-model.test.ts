@@ -86,3 +86,89 @@ describe('EncoderModel', () => {
     expect(findNalUnits(d).map((u) => u.type)).toEqual([1]);
   });
 });
+
+describe('EncoderModel resolution / frame-rate adaptation (src/adapt)', () => {
+  const step = (m: EncoderModel, fromFrame: number, frames: number): Array<ReturnType<EncoderModel['nextFrame']>> => {
+    const out = [];
+    for (let i = fromFrame; i < fromFrame + frames; i++) out.push(m.nextFrame(Math.round((i * 1e6) / 30)));
+    return out;
+  };
+
+  it('follows the balanced ladder down on a low target: fewer frames, a key frame at each new size', () => {
+    const m = new EncoderModel({ degradationPreference: 'balanced' }, 2_000_000, new Rng(1));
+    const hi = step(m, 0, 150);
+    expect(hi.every((f) => !f.dropped)).toBe(true);
+    m.setTargetBitrate(120_000);
+    const lo = step(m, 150, 300);
+    const a = m.adaptationStats();
+    expect(a.degradationPreference).toBe('balanced');
+    expect(m.currentAdaptation().width).toBe(320);
+    expect(m.currentAdaptation().maxFps).toBeLessThanOrEqual(10);
+    const kept = lo.slice(-150).filter((f) => !f.dropped);
+    expect(kept.length).toBeLessThanOrEqual(55); // <= ~10 fps over the last 5 s
+    expect(kept.length).toBeGreaterThanOrEqual(30);
+    // Each change of size starts with a key frame.
+    expect(lo.filter((f) => f.keyFrame).length).toBeGreaterThanOrEqual(a.changes.filter((c, i) => i > 0 && c.width !== a.changes[i - 1].width).length);
+    expect(a.changes.length).toBeGreaterThanOrEqual(2); // the start, then one jump down
+    expect(a.framesDroppedByFpsCap).toBeGreaterThan(0);
+    // The mean rate still follows the target (bytes over the last 5 s).
+    const bytes = lo.slice(-150).reduce((s, f) => s + f.sizeBytes, 0);
+    expect((bytes * 8) / 5).toBeGreaterThan(0.6 * 120_000);
+    expect((bytes * 8) / 5).toBeLessThan(1.6 * 120_000);
+  });
+
+  it('waits for the engine\'s first target before choosing the start step (the start value is only a floor)', () => {
+    const m = new EncoderModel({}, 100_000, new Rng(1));
+    expect(m.nextFrame(0).dropped).toBeFalsy();
+    expect(m.currentAdaptation().width).toBe(640);
+    m.setTargetBitrate(2_000_000);
+    m.nextFrame(33_333);
+    expect(m.currentAdaptation().width).toBe(640);
+    expect(m.adaptationStats().changes).toHaveLength(1); // no 320x240 detour at the start
+  });
+
+  it("'maintain-framerate-and-resolution' keeps the camera's size and rate", () => {
+    const m = new EncoderModel({ degradationPreference: 'maintain-framerate-and-resolution' }, 2_000_000, new Rng(1));
+    step(m, 0, 30);
+    m.setTargetBitrate(100_000);
+    expect(step(m, 30, 300).every((f) => !f.dropped)).toBe(true);
+    expect(m.adaptationStats().framesBySize).toEqual({ '640x480': 1 });
+  });
+
+  it('scales the key/delta ratio by bits per pixel: a 320x240 key frame is relatively smaller than a 640x480 one at the same rate', () => {
+    const big = new EncoderModel({ degradationPreference: 'maintain-framerate-and-resolution' }, 250_000, new Rng(3));
+    const small = new EncoderModel({ degradationPreference: 'maintain-framerate' }, 250_000, new Rng(3));
+    big.setTargetBitrate(250_000);
+    small.setTargetBitrate(250_000);
+    big.nextFrame(0);
+    small.nextFrame(0);
+    expect(small.currentAdaptation().width).toBe(320);
+    expect(small.refEquivalentBps(250_000)).toBeCloseTo(1_000_000, -3);
+    expect(small.keyDeltaRatio(small.refEquivalentBps(250_000))).toBeLessThan(big.keyDeltaRatio(big.refEquivalentBps(250_000)));
+  });
+});
+
+describe('EncoderModel size floor (calibrated, tools/capture-frame-sizes.ts --size)', () => {
+  const rate = (pref: 'maintain-framerate-and-resolution' | 'maintain-framerate', bps: number): { kbps: number; width: number } => {
+    const m = new EncoderModel({ degradationPreference: pref }, bps, new Rng(5));
+    m.setTargetBitrate(bps);
+    let bytes = 0;
+    for (let i = 0; i < 600; i++) {
+      const f = m.nextFrame(Math.round((i * 1e6) / 30));
+      if (i >= 300) bytes += f.sizeBytes;
+    }
+    return { kbps: (bytes * 8) / 10 / 1000, width: m.currentAdaptation().width };
+  };
+  it('640x480 overshoots a 150 kbps target like Chromium (~376 kbps measured); 320x240 meets it', () => {
+    const big = rate('maintain-framerate-and-resolution', 150_000);
+    expect(big.width).toBe(640);
+    expect(big.kbps).toBeGreaterThan(280);
+    expect(big.kbps).toBeLessThan(480);
+    const small = rate('maintain-framerate', 150_000);
+    expect(small.width).toBe(320);
+    expect(small.kbps).toBeGreaterThan(110);
+    expect(small.kbps).toBeLessThan(200);
+    // At a rate the size can carry, no overshoot.
+    expect(rate('maintain-framerate-and-resolution', 2_000_000).kbps).toBeLessThan(2300);
+  });
+});

@@ -1,0 +1,242 @@
+import { describe, expect, it } from 'vitest';
+import { Rng } from '../../../src/core/rng.js';
+import { balancedMinFps, bitrateLimitsFor, buildLadder, frameRateSteps, resolutionSteps } from '../../../src/adapt/ladder.js';
+import { EncodeUsageMeter, FrameRateLimiter, VideoAdapter, type AdaptationDecision } from '../../../src/adapt/video-adapter.js';
+
+const VGA = { width: 640, height: 480, fps: 30 };
+const HD = { width: 1280, height: 720, fps: 30 };
+const size = (d: { width: number; height: number; maxFps: number }): string => `${d.width}x${d.height}@${d.maxFps}`;
+
+/** Run the adapter at 10 updates/s over `seconds` with a target function of time (s). */
+function drive(a: VideoAdapter, fromS: number, seconds: number, target: (t: number) => number, usage?: (t: number) => number): AdaptationDecision[] {
+  const out: AdaptationDecision[] = [];
+  for (let i = 0; i < seconds * 10; i++) {
+    const t = fromS + i / 10;
+    out.push(a.update({ nowUs: Math.round(t * 1e6), targetBitrateBps: target(t), encodeUsage: usage?.(t) }));
+  }
+  return out;
+}
+
+describe('ladder (libwebrtc video_stream_adapter / video_adapter steps)', () => {
+  it('resolution steps take at most 3/5 of the pixels, with video_adapter scale fractions, down to 320x180', () => {
+    expect(resolutionSteps(VGA).map((r) => `${r.width}x${r.height}`)).toEqual(['640x480', '480x360', '320x240']);
+    expect(resolutionSteps(HD).map((r) => `${r.width}x${r.height}`)).toEqual(['1280x720', '960x540', '640x360', '480x270', '320x180']);
+    const steps = resolutionSteps({ width: 1920, height: 1080, fps: 30 });
+    for (let i = 1; i < steps.length; i++) expect(steps[i].width * steps[i].height).toBeLessThanOrEqual((steps[i - 1].width * steps[i - 1].height * 3) / 5);
+    for (const s of steps) expect(s.width % 2 + (s.height % 2)).toBe(0);
+    // A source already below the minimum is never scaled.
+    expect(resolutionSteps({ width: 160, height: 120, fps: 30 })).toHaveLength(1);
+  });
+
+  it('frame-rate steps are 2/3 each, not below 2 fps', () => {
+    expect(frameRateSteps(30)).toEqual([30, 20, 13, 8, 5, 3, 2]);
+    expect(frameRateSteps(2)).toEqual([2]);
+  });
+
+  it('bitrate limits follow encoder_info_settings.cc singlecast defaults', () => {
+    expect(bitrateLimitsFor(320 * 240).minStartBps).toBe(200_000);
+    expect(bitrateLimitsFor(480 * 360).minStartBps).toBe(300_000);
+    expect(bitrateLimitsFor(640 * 480).minStartBps).toBe(500_000);
+    expect(bitrateLimitsFor(1280 * 720).maxBps).toBe(2_500_000);
+    expect(bitrateLimitsFor(1920 * 1080).minStartBps).toBeGreaterThan(900_000);
+    expect(balancedMinFps(320 * 240)).toBe(7);
+    expect(balancedMinFps(480 * 360)).toBe(10);
+    expect(balancedMinFps(640 * 480)).toBe(15);
+    expect(balancedMinFps(1280 * 720)).toBe(Infinity);
+  });
+
+  it('each preference walks its own dimension; needed bitrate never rises down the ladder', () => {
+    expect(buildLadder(VGA, 'maintain-framerate').map(size)).toEqual(['640x480@30', '480x360@30', '320x240@30']);
+    expect(buildLadder(VGA, 'maintain-resolution').map(size)).toEqual(['640x480@30', '640x480@20', '640x480@13', '640x480@8', '640x480@5', '640x480@3', '640x480@2']);
+    // balanced: frame rate to the size's minimum first, then the size.
+    expect(buildLadder(VGA, 'balanced').map(size)).toEqual(['640x480@30', '640x480@15', '480x360@15', '480x360@10', '320x240@10', '320x240@7']);
+    expect(buildLadder(HD, 'balanced').map(size).slice(0, 4)).toEqual(['1280x720@30', '960x540@30', '640x360@30', '640x360@15']);
+    expect(buildLadder(VGA, 'maintain-framerate-and-resolution').map(size)).toEqual(['640x480@30']);
+    for (const p of ['balanced', 'maintain-framerate', 'maintain-resolution'] as const) {
+      for (const src of [VGA, HD]) {
+        const l = buildLadder(src, p);
+        for (let i = 1; i < l.length; i++) expect(l[i].requiredBps).toBeLessThan(l[i - 1].requiredBps);
+      }
+    }
+    expect(() => buildLadder({ width: 0, height: 480, fps: 30 }, 'balanced')).toThrow(RangeError);
+    expect(() => buildLadder(VGA, 'nope' as never)).toThrow(RangeError);
+  });
+});
+
+describe('VideoAdapter', () => {
+  it('starts at the size the start bitrate allows (MaximumFrameSizeForBitrate-like)', () => {
+    expect(size(new VideoAdapter(VGA, { degradationPreference: 'maintain-framerate' }).update({ nowUs: 0, targetBitrateBps: 1_000_000 }))).toBe('640x480@30');
+    expect(size(new VideoAdapter(VGA, { degradationPreference: 'maintain-framerate' }).update({ nowUs: 0, targetBitrateBps: 400_000 }))).toBe('480x360@30');
+    expect(size(new VideoAdapter(VGA, { degradationPreference: 'maintain-framerate' }).update({ nowUs: 0, targetBitrateBps: 250_000 }))).toBe('320x240@30');
+    const d = new VideoAdapter(VGA, { degradationPreference: 'balanced' }).update({ nowUs: 0, targetBitrateBps: 100_000 });
+    expect(size(d)).toBe('320x240@7');
+    expect(d.reason).toBe('bandwidth');
+    // No target yet: the unadapted source, waiting.
+    expect(size(new VideoAdapter(VGA, { degradationPreference: 'balanced' }).update({ nowUs: 0, targetBitrateBps: NaN }))).toBe('640x480@30');
+  });
+
+  it('ramps up at once, skipping steps, while the estimate ramps up at the start', () => {
+    const a = new VideoAdapter(VGA, { degradationPreference: 'balanced' });
+    expect(size(a.update({ nowUs: 0, targetBitrateBps: 50_000 }))).toBe('320x240@7');
+    const d = a.update({ nowUs: 33_000, targetBitrateBps: 1_000_000 });
+    expect(d.changed).toBe(true);
+    expect(size(d)).toBe('640x480@30');
+    expect(d.reason).toBe('none');
+  });
+
+  it('maintain-framerate lowers only the resolution, maintain-resolution only the frame rate', () => {
+    const mf = new VideoAdapter(VGA, { degradationPreference: 'maintain-framerate' });
+    drive(mf, 0, 10, () => 1_500_000);
+    const low = drive(mf, 10, 10, () => 150_000).at(-1)!;
+    expect(size(low)).toBe('320x240@30');
+    const mr = new VideoAdapter(VGA, { degradationPreference: 'maintain-resolution' });
+    drive(mr, 0, 10, () => 1_500_000);
+    const lowR = drive(mr, 10, 10, () => 150_000).at(-1)!;
+    expect(lowR.width).toBe(640);
+    expect(lowR.maxFps).toBeLessThanOrEqual(5);
+    const none = new VideoAdapter(VGA, { degradationPreference: 'maintain-framerate-and-resolution' });
+    drive(none, 0, 10, () => 1_500_000);
+    expect(size(drive(none, 10, 10, () => 50_000).at(-1)!)).toBe('640x480@30');
+  });
+
+  it('balanced reduces the frame rate before the resolution', () => {
+    const a = new VideoAdapter(VGA, { degradationPreference: 'balanced' });
+    drive(a, 0, 10, () => 1_500_000);
+    expect(size(drive(a, 10, 5, () => 340_000).at(-1)!)).toBe('640x480@15');
+    expect(size(drive(a, 15, 5, () => 200_000).at(-1)!)).toBe('480x360@15');
+  });
+
+  it('steps down after the hold, and not on a short dip', () => {
+    const a = new VideoAdapter(VGA, { degradationPreference: 'maintain-framerate' });
+    drive(a, 0, 10, () => 1_000_000);
+    // A 0.5 s dip: smoothed target and hold keep the size.
+    const dip = drive(a, 10, 3, (t) => (t < 10.5 ? 100_000 : 1_000_000));
+    expect(dip.every((d) => d.width === 640)).toBe(true);
+    // A lasting drop: down within ~2 s, straight to the step the target carries.
+    const drop = drive(a, 13, 3, () => 250_000);
+    const first = drop.findIndex((d) => d.changed);
+    expect(first).toBeGreaterThan(0);
+    expect(first).toBeLessThanOrEqual(20);
+    expect(size(drop[first])).toBe('320x240@30');
+  });
+
+  it('steps up one step at a time, only after the up hold, and only when the target reaches the higher step', () => {
+    const a = new VideoAdapter(VGA, { degradationPreference: 'maintain-framerate' });
+    drive(a, 0, 5, () => 1_000_000);
+    expect(size(drive(a, 5, 5, () => 150_000).at(-1)!)).toBe('320x240@30'); // a step down ends the start-up
+    // 450 kbps: enough for 480x360 (300k), not for 640x480 (500k).
+    const r = drive(a, 10, 20, () => 450_000);
+    const ups = r.filter((d) => d.changed);
+    expect(ups.map(size)).toEqual(['480x360@30']);
+    expect(r.findIndex((d) => d.changed)).toBeGreaterThanOrEqual(49); // >= 5 s
+    const r2 = drive(a, 30, 20, () => 2_000_000);
+    expect(r2.filter((d) => d.changed).map(size)).toEqual(['640x480@30']);
+    expect(r2.at(-1)!.reason).toBe('none');
+  });
+
+  it('backs off repeated failed up-steps', () => {
+    const a = new VideoAdapter(VGA, { degradationPreference: 'maintain-framerate' });
+    a.update({ nowUs: 0, targetBitrateBps: 400_000 }); // 480x360
+    // The target reaches 640x480's need for 6 s, then collapses as soon as it steps up: each cycle the up-step fails.
+    const upTimes: number[] = [];
+    let t = 0;
+    let upAt: number | undefined;
+    for (let i = 0; i < 1200; i++) {
+      t = i / 10;
+      const atTop = a.current().width === 640;
+      const bps = atTop && upAt !== undefined && t - upAt > 0.5 ? 350_000 : 600_000;
+      const d = a.update({ nowUs: Math.round(t * 1e6), targetBitrateBps: bps });
+      if (d.changed && d.width === 640) {
+        upTimes.push(t);
+        upAt = t;
+      }
+    }
+    expect(upTimes.length).toBeGreaterThanOrEqual(3);
+    const gaps = upTimes.slice(1).map((x, i) => x - upTimes[i]);
+    // The wait between failed up-steps grows.
+    expect(gaps.at(-1)!).toBeGreaterThan(gaps[0] * 1.5);
+  });
+
+  it('does not oscillate under a noisy target around a threshold', () => {
+    for (const pref of ['balanced', 'maintain-framerate', 'maintain-resolution'] as const) {
+      const rng = new Rng(7);
+      const a = new VideoAdapter(VGA, { degradationPreference: pref });
+      // Log-normal noise (CV ~30%) around 480 kbps, right at 640x480's need (500k) and above its down threshold.
+      const r = drive(a, 0, 120, () => 480_000 * Math.exp(0.3 * rng.normal() - 0.045));
+      const changes = r.filter((d) => d.changed).length;
+      expect(changes, pref).toBeLessThanOrEqual(6);
+    }
+  });
+
+  it('stays put at both ends of the ladder', () => {
+    const a = new VideoAdapter(VGA, { degradationPreference: 'balanced' });
+    const top = drive(a, 0, 30, () => 50_000_000);
+    expect(top.every((d) => size(d) === '640x480@30' && d.reason === 'none')).toBe(true);
+    const bottom = drive(a, 30, 60, () => 10_000);
+    expect(size(bottom.at(-1)!)).toBe('320x240@7');
+    expect(bottom.slice(-300).every((d) => !d.changed)).toBe(true);
+    // Bad targets are ignored.
+    const d = a.update({ nowUs: 100e6, targetBitrateBps: -1 });
+    expect(size(d)).toBe('320x240@7');
+  });
+
+  it('steps down once for encoder overuse and gives it back only on underuse', () => {
+    const a = new VideoAdapter(VGA, { degradationPreference: 'maintain-framerate' });
+    drive(a, 0, 5, () => 2_000_000, () => 0.3);
+    const over = drive(a, 5, 5, () => 2_000_000, () => 0.95);
+    const ch = over.filter((d) => d.changed);
+    expect(ch.length).toBe(1);
+    expect(ch[0].reason).toBe('cpu');
+    expect(ch[0].width).toBe(480);
+    // Still 0.6 usage (not underused): the step stays.
+    expect(drive(a, 10, 20, () => 2_000_000, () => 0.6).every((d) => d.width === 480)).toBe(true);
+    // Underused: back up.
+    expect(drive(a, 30, 10, () => 2_000_000, () => 0.2).at(-1)!.width).toBe(640);
+  });
+
+  it("defaults to 'maintain-framerate', as libwebrtc for camera video", () => {
+    expect(new VideoAdapter(VGA).degradationPreference).toBe('maintain-framerate');
+  });
+
+  it('reconfigure changes the preference and rebuilds the ladder', () => {
+    const a = new VideoAdapter(VGA, { degradationPreference: 'balanced' });
+    drive(a, 0, 5, () => 300_000);
+    a.reconfigure({ degradationPreference: 'maintain-framerate' });
+    const d = a.update({ nowUs: 6e6, targetBitrateBps: 300_000 });
+    expect(size(d)).toBe('480x360@30');
+    expect(a.degradationPreference).toBe('maintain-framerate');
+    expect(() => new VideoAdapter(VGA, { upHoldUs: -1 })).toThrow(RangeError);
+  });
+});
+
+describe('FrameRateLimiter', () => {
+  it('keeps the capped rate from a 30 fps camera and passes everything without a cap', () => {
+    const l = new FrameRateLimiter();
+    const count = (fps: number): number => {
+      l.setMaxFps(fps);
+      let kept = 0;
+      for (let i = 0; i < 300; i++) if (l.keep(Math.round((i * 1e6) / 30) + (i % 3) * 500)) kept++;
+      return kept;
+    };
+    expect(count(Infinity)).toBe(300);
+    expect(count(30)).toBeGreaterThanOrEqual(295);
+    expect(count(15)).toBeGreaterThanOrEqual(148);
+    expect(count(15)).toBeLessThanOrEqual(152);
+    expect(count(20)).toBeGreaterThanOrEqual(198);
+    expect(count(20)).toBeLessThanOrEqual(202);
+    expect(count(7)).toBeGreaterThanOrEqual(68);
+    expect(count(7)).toBeLessThanOrEqual(72);
+  });
+});
+
+describe('EncodeUsageMeter', () => {
+  it('is encode time over frame interval', () => {
+    const m = new EncodeUsageMeter();
+    expect(m.usage()).toBeUndefined();
+    for (let i = 0; i < 100; i++) m.addFrame(i * 33_333, 10_000);
+    expect(m.usage()!).toBeCloseTo(0.3, 2);
+    m.addFrame(NaN, 5);
+    expect(m.usage()!).toBeCloseTo(0.3, 2);
+    expect(() => new EncodeUsageMeter(0)).toThrow(RangeError);
+  });
+});
