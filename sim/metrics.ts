@@ -3,20 +3,19 @@
  * call's report.json (tools/harness/report.ts `CallReport`, docs/report.md),
  * plus `goodputBps` and `fec {overheadPct, utilizationPct}` at top level.
  *
- * Definitions (Converge §6; W3C webrtc-stats; libwebrtc video_quality_observer2.cc):
+ * Freezes, fps, latency and goodput follow the project's one definition of
+ * each (src/feedback/qoe-metrics.ts: libwebrtc's freeze rule, fps and goodput
+ * over the span from the first decoded frame to the end, type-7 latency
+ * percentiles); this file only adapts the simulator's decode log to it.
  * - frames.sent: frames the encoder produced; frames.decoded: frames the
  *   decoder output; frames.dropped: frame ids up to the newest decoded one
  *   that were never decoded (frames still in flight at the end are not counted).
- * - freezes: an inter-frame (decode) interval is a freeze when
- *   `interval >= max(3 x avg, avg + 150 ms)`, `avg` = mean of the last 30
- *   intervals INCLUDING this one, once at least 5 intervals are known (as
- *   src/feedback/qoe-stats.ts); the freeze lasts the whole interval.
- * - fps: decoded frames / seconds from the first decoded frame to the end.
- * - latencyMs: capture -> decoded (ms), mean and type-7 percentiles
- *   (src/feedback/percentile.ts). Sender and receiver share the virtual clock.
- * - goodputBps: bytes of decoded frames x 8 / call duration (s).
+ * - latencyMs: capture -> decoded (ms). Sender and receiver share the virtual clock.
+ * - goodputBps: encoded bytes of decoded frames x 8 / seconds from the first
+ *   decoded frame to the end of the call.
  */
 import { percentiles } from '../src/feedback/percentile.js';
+import { freezesOf, goodputBps, latencyOf, meanFps } from '../src/feedback/qoe-metrics.js';
 
 /** One decoded frame as the simulator's decoder model logs it. */
 export interface DecodedFrame {
@@ -45,9 +44,6 @@ export interface LatencyStats {
   p99: number;
 }
 
-const FREEZE_WINDOW = 30;
-const FREEZE_MIN_INTERVALS = 5;
-
 /** Round to `d` decimals (keeps JSON compact and stable). */
 export function round(x: number, d = 1): number {
   if (!Number.isFinite(x)) return 0;
@@ -55,40 +51,16 @@ export function round(x: number, d = 1): number {
   return Math.round(x * k) / k;
 }
 
-/** WebRTC freezes over increasing decode times (µs). Non-increasing times are skipped. */
+/** Freezes (src/feedback/qoe-metrics.ts `freezesOf`) over decode times in µs; backward times are skipped. */
 export function freezeStats(decodedUs: readonly number[]): FreezeStats {
-  const ring = new Float64Array(FREEZE_WINDOW);
-  let head = 0;
-  let n = 0;
-  let sum = 0;
-  const out: FreezeStats = { count: 0, totalMs: 0, maxMs: 0, list: [] };
-  for (let i = 1; i < decodedUs.length; i++) {
-    const ms = (decodedUs[i] - decodedUs[i - 1]) / 1000;
-    if (!(ms >= 0)) continue;
-    if (n === FREEZE_WINDOW) sum -= ring[head];
-    else n++;
-    ring[head] = ms;
-    sum += ms;
-    head = (head + 1) % FREEZE_WINDOW;
-    if (n < FREEZE_MIN_INTERVALS) continue;
-    const avg = sum / n;
-    if (ms >= Math.max(3 * avg, avg + 150)) {
-      out.count++;
-      out.totalMs += ms;
-      if (ms > out.maxMs) out.maxMs = ms;
-      out.list.push({ atUs: decodedUs[i - 1], ms });
-    }
-  }
-  return out;
+  const fz = freezesOf(decodedUs.map((t) => t / 1000));
+  return { count: fz.count, totalMs: fz.totalMs, maxMs: fz.maxMs, list: fz.list.map((f) => ({ atUs: f.at * 1000, ms: f.ms })) };
 }
 
-/** Mean and p50/p95/p99 of latency samples (ms); zeros when empty. */
+/** Mean and p50/p95/p99 of latency samples (ms) (src/feedback/qoe-metrics.ts `latencyOf`); zeros when empty. */
 export function latencyStats(ms: readonly number[]): LatencyStats {
-  if (ms.length === 0) return { mean: 0, p50: 0, p95: 0, p99: 0 };
-  let s = 0;
-  for (const v of ms) s += v;
-  const [p50, p95, p99] = percentiles(ms, [50, 95, 99]);
-  return { mean: s / ms.length, p50, p95, p99 };
+  const l = latencyOf(ms);
+  return { mean: l.mean ?? 0, p50: l.p50 ?? 0, p95: l.p95 ?? 0, p99: l.p99 ?? 0 };
 }
 
 /**
@@ -141,14 +113,13 @@ export function streamQoe(decoded: readonly DecodedFrame[], sent: number, endUs:
     if (f.frameId <= last) ooo++;
     else last = f.frameId;
   }
-  const first = decoded.length ? decoded[0].decodedUs : endUs;
-  const activeS = (endUs - first) / 1e6;
+  const firstMs = decoded.length ? decoded[0].decodedUs / 1000 : undefined;
   return {
     frames: { sent, decoded: decoded.length, dropped: framesDropped(decoded.map((f) => f.frameId)) },
-    fps: round(activeS > 0 ? decoded.length / activeS : 0, 2),
+    fps: round(meanFps(decoded.length, firstMs, endUs / 1000), 2),
     freezes: { count: fz.count, totalMs: Math.round(fz.totalMs), maxMs: Math.round(fz.maxMs) },
     latencyMs: { mean: round(lat.mean), p50: round(lat.p50), p95: round(lat.p95), p99: round(lat.p99) },
-    goodputBps: Math.round(endUs > 0 ? (bytes * 8 * 1e6) / endUs : 0),
+    goodputBps: Math.round(goodputBps(bytes, firstMs, endUs / 1000)),
     framesOutOfOrder: ooo,
   };
 }

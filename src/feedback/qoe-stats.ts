@@ -3,16 +3,11 @@
  * decoded fps, freezes, end-to-end latency.
  *
  * SOURCES:
- * - Freeze: W3C webrtc-stats `freezeCount` / `totalFreezesDuration`
- *   (RTCInboundRtpStreamStats) and libwebrtc video/video_quality_observer2.cc:
- *   an inter-frame interval is a freeze when
- *   `interval >= max(3 * avg, avg + 150 ms)`, where `avg` is the mean of the
- *   last 30 intervals INCLUDING the current one (libwebrtc adds the sample
- *   before comparing), and only once at least 5 intervals are known. The
- *   freeze duration is the interval itself. (libwebrtc rounds the average
- *   down to whole ms; we keep it exact.)
- * - Latency percentiles: {@link percentile} (type 7 interpolation).
- * - Converge (paper 000) §6 metrics: FPS, freezes (stalls), E2E latency.
+ * - Freeze, frame rate, latency: the project's one definition of each, in
+ *   ./qoe-metrics.ts (libwebrtc video/video_quality_observer2.cc freeze rule,
+ *   W3C webrtc-stats `freezeCount` / `totalFreezesDuration`; type-7
+ *   latency percentiles).
+ * - Converge §6 metrics: FPS, freezes (stalls), E2E latency.
  *
  * CLOCKS: capture -> decoded latency compares the sender's capture time
  * with the receiver's decode time, so it is only meaningful with an estimate
@@ -21,6 +16,7 @@
  * clocks identical (tests, simulator) pass 0.
  */
 import { percentiles } from './percentile.js';
+import { FreezeDetector, meanFps } from './qoe-metrics.js';
 
 /** Options of {@link StreamQoeStats}. */
 export interface StreamQoeStatsOptions {
@@ -63,7 +59,7 @@ export interface LatencySummary {
 export interface StreamQoeSnapshot {
   framesDecoded: number;
   framesDropped: number;
-  /** Decoded frames / span between first and last decode (fps), undefined before 2 frames. */
+  /** Decoded frames / seconds from the first decode to `nowUs` (fps; `meanFps` of ./qoe-metrics.ts), undefined before 2 frames. */
   decodedFps: number | undefined;
   /** Frames decoded in the last complete second. */
   fpsLastSecond: number | undefined;
@@ -83,13 +79,7 @@ export interface StreamQoeSnapshot {
 export class StreamQoeStats {
   private readonly latWin: number;
   private readonly maxSeries: number;
-  private readonly fzWin: number;
-  private readonly fzMin: number;
-  // Freeze detector: ring of recent intervals (ms).
-  private readonly iv: Float64Array;
-  private ivHead = 0;
-  private ivCount = 0;
-  private ivSum = 0;
+  private readonly freeze: FreezeDetector;
   // Latency ring (ms) and all-time aggregates.
   private readonly lat: Float64Array;
   private latHead = 0;
@@ -100,8 +90,6 @@ export class StreamQoeStats {
   private latMax = -Infinity;
   private decoded = 0;
   private dropped = 0;
-  private freezes = 0;
-  private freezeMs = 0;
   private clockErrors = 0;
   private firstDecodedUs: number | undefined = undefined;
   private lastDecodedUs: number | undefined = undefined;
@@ -119,9 +107,10 @@ export class StreamQoeStats {
   constructor(opts: StreamQoeStatsOptions = {}) {
     this.latWin = posInt(opts.latencyWindow ?? 4096, 'latencyWindow');
     this.maxSeries = posInt(opts.maxSeriesSeconds ?? 600, 'maxSeriesSeconds');
-    this.fzWin = posInt(opts.freezeWindowFrames ?? 30, 'freezeWindowFrames');
-    this.fzMin = posInt(opts.minFramesForFreeze ?? 5, 'minFramesForFreeze');
-    this.iv = new Float64Array(this.fzWin);
+    this.freeze = new FreezeDetector(
+      posInt(opts.freezeWindowFrames ?? 30, 'freezeWindowFrames'),
+      posInt(opts.minFramesForFreeze ?? 5, 'minFramesForFreeze'),
+    );
     this.lat = new Float64Array(this.latWin);
   }
 
@@ -147,7 +136,7 @@ export class StreamQoeStats {
     if (last !== undefined && decodedUs < last) {
       this.clockErrors++;
     } else {
-      if (last !== undefined) this.addInterval((decodedUs - last) / 1000);
+      if (last !== undefined && this.freeze.addInterval((decodedUs - last) / 1000) > 0) this.bFreezes++;
       this.lastDecodedUs = decodedUs;
     }
     const latMs = (decodedUs - (captureUs + senderClockOffsetUs)) / 1000;
@@ -186,15 +175,15 @@ export class StreamQoeStats {
     const [p50, p95, p99] = this.latCount > 0 ? percentiles(recent, [50, 95, 99]) : [NaN, NaN, NaN];
     const first = this.firstDecodedUs;
     const last = this.lastDecodedUs;
-    const spanS = first !== undefined && last !== undefined ? (last - first) / 1e6 : 0;
+    const endUs = last !== undefined && Number.isFinite(nowUs) ? Math.max(nowUs, last) : last;
     const lastSec = this.series.length > 0 ? this.series[this.series.length - 1] : undefined;
     return {
       framesDecoded: this.decoded,
       framesDropped: this.dropped,
-      decodedFps: this.decoded >= 2 && spanS > 0 ? (this.decoded - 1) / spanS : undefined,
+      decodedFps: this.decoded >= 2 && endUs !== undefined && first !== undefined ? meanFps(this.decoded, first / 1000, endUs / 1000) : undefined,
       fpsLastSecond: lastSec?.fps,
-      freezeCount: this.freezes,
-      totalFreezesDurationMs: this.freezeMs,
+      freezeCount: this.freeze.count,
+      totalFreezesDurationMs: this.freeze.totalMs,
       clockErrors: this.clockErrors,
       latency: {
         count: this.latTotal,
@@ -207,22 +196,6 @@ export class StreamQoeStats {
       },
       series: this.series.slice(),
     };
-  }
-
-  /** Freeze detection on one inter-frame interval (ms). */
-  private addInterval(ms: number): void {
-    if (this.ivCount === this.fzWin) this.ivSum -= this.iv[this.ivHead];
-    else this.ivCount++;
-    this.iv[this.ivHead] = ms;
-    this.ivSum += ms;
-    this.ivHead = this.ivHead + 1 === this.fzWin ? 0 : this.ivHead + 1;
-    if (this.ivCount < this.fzMin) return;
-    const avg = this.ivSum / this.ivCount;
-    if (ms >= Math.max(3 * avg, avg + 150)) {
-      this.freezes++;
-      this.freezeMs += ms;
-      this.bFreezes++;
-    }
   }
 
   /** Close every full second before `nowUs` (bounded by maxSeriesSeconds). */

@@ -3,9 +3,12 @@
  * barcode ids, sampled quality) and per-second counters into one uniform
  * result per compared configuration, so our multipath stack and plain
  * Chromium WebRTC are measured the same way (same freeze rule, same latency
- * definition, same sampled frame ids for PSNR).
+ * definition, same sampled frame ids for PSNR). Freezes, fps, latency and
+ * goodput are the project's one definition of each
+ * (src/feedback/qoe-metrics.ts), applied to display times of new frames.
  */
 import { percentile } from '../../src/feedback/percentile.js';
+import { freezesOf, goodputBps, latencyOf, meanFps } from '../../src/feedback/qoe-metrics.js';
 
 /** Sender: source frame `id` was drawn at `tMs` (host epoch clock, ms). */
 export interface DrawEntry {
@@ -26,41 +29,6 @@ export interface QualityEntry {
   id: number;
   psnr: number;
   ssim?: number;
-}
-
-/** Freeze rule constants (libwebrtc video/video_quality_observer2.cc; W3C webrtc-stats freezeCount). */
-export const FREEZE_MIN_SAMPLES = 5;
-export const FREEZE_WINDOW_FRAMES = 30;
-export const FREEZE_MIN_INCREASE_MS = 150;
-
-/**
- * Count freezes in a sequence of display times (ms, non-decreasing): an
- * inter-frame delay d is a freeze when, with `avg` the mean of the previous
- * (up to 30) delays and at least 5 of them, d >= max(3 avg, avg + 150 ms).
- * Freeze delays do not enter the average. Returns count and total duration
- * (sum of the freeze delays, ms).
- */
-export function detectFreezes(timesMs: ArrayLike<number>): { count: number; totalMs: number } {
-  const window: number[] = [];
-  let sum = 0;
-  let count = 0;
-  let totalMs = 0;
-  for (let i = 1; i < timesMs.length; i++) {
-    const d = timesMs[i] - timesMs[i - 1];
-    if (!Number.isFinite(d) || d < 0) continue;
-    if (window.length >= FREEZE_MIN_SAMPLES) {
-      const avg = sum / window.length;
-      if (d >= Math.max(3 * avg, avg + FREEZE_MIN_INCREASE_MS)) {
-        count++;
-        totalMs += d;
-        continue;
-      }
-    }
-    window.push(d);
-    sum += d;
-    if (window.length > FREEZE_WINDOW_FRAMES) sum -= window.shift()!;
-  }
-  return { count, totalMs };
 }
 
 const round = (x: number, d = 1): number => (Number.isFinite(x) ? Math.round(x * 10 ** d) / 10 ** d : x);
@@ -103,16 +71,16 @@ export interface BenchResult {
     /** Frames whose barcode could not be read. */
     unreadable: number;
   };
-  /** Distinct source frames displayed per second, from the first display to the end. */
+  /** Distinct source frames displayed per second, from the first display to the end (`meanFps`). */
   fps: number;
-  /** Receiver-side freezes from display times (libwebrtc rule, see detectFreezes). */
+  /** Receiver-side freezes from display times of new frames (libwebrtc rule, `freezesOf`). */
   freezes: { count: number; totalMs: number };
   /** Source draw -> receiver display (ms). */
   latencyMs: { mean: number | null; p50: number | null; p95: number | null };
   keyframeRequests: number;
   psnr: { mean: number | null; p5: number | null; samples: number };
   ssim: { mean: number | null; p5: number | null } | null;
-  /** Media bytes received per second, mean over the active period (bps). */
+  /** Media bytes received x 8 / seconds of the active span (bps, `goodputBps`). */
   goodputBps: number;
   /** Resolutions displayed and how many frames each. */
   resolutions: Record<string, number>;
@@ -168,9 +136,9 @@ export function summarizeRun(inp: SummarizeInput): BenchResult {
   const notDisplayed = ids.length ? ids[ids.length - 1] - ids[0] + 1 - ids.length : 0;
   const firstMs = firstDisplays.length ? firstDisplays[0].tMs : undefined;
   const endMs = inp.startMs + inp.durationS * 1000;
-  const activeS = firstMs !== undefined ? Math.max(0.001, (endMs - firstMs) / 1000) : 0;
   // Freezes: on display times of frames that showed new content (repeats of an id do not count as motion).
-  const freezes = detectFreezes(firstDisplays.map((d) => d.tMs));
+  const freezes = freezesOf(firstDisplays.map((d) => d.tMs));
+  const lat = latencyOf(latencies);
   const psnrs = inp.quality.map((q) => q.psnr).filter(Number.isFinite);
   const ssims = inp.quality.map((q) => q.ssim ?? NaN).filter(Number.isFinite);
   const perSecond: BenchPerSecond[] = [];
@@ -200,7 +168,6 @@ export function summarizeRun(inp: SummarizeInput): BenchResult {
   const lastBytes = inp.bytesReceived.length ? inp.bytesReceived[inp.bytesReceived.length - 1] : undefined;
   const firstActiveSecond = firstMs !== undefined ? Math.max(0, Math.floor((firstMs - inp.startMs) / 1000)) : 0;
   const bytesBeforeActive = firstActiveSecond > 0 ? (bytesAt.get(firstActiveSecond) ?? 0) : 0;
-  const activeWholeS = lastBytes ? lastBytes.t - firstActiveSecond : 0;
   return {
     name: inp.name,
     kind: inp.kind,
@@ -216,17 +183,18 @@ export function summarizeRun(inp: SummarizeInput): BenchResult {
       notDisplayed,
       unreadable,
     },
-    fps: round(activeS > 0 ? seen.size / activeS : 0),
+    fps: round(meanFps(seen.size, firstMs, endMs)),
     freezes: { count: freezes.count, totalMs: Math.round(freezes.totalMs) },
     latencyMs: {
-      mean: finiteOrNull(round(mean(latencies))),
-      p50: finiteOrNull(round(percentile(latencies, 50))),
-      p95: finiteOrNull(round(percentile(latencies, 95))),
+      mean: lat.mean !== undefined ? round(lat.mean) : null,
+      p50: lat.p50 !== undefined ? round(lat.p50) : null,
+      p95: lat.p95 !== undefined ? round(lat.p95) : null,
     },
     keyframeRequests: inp.keyframeRequests,
     psnr: { mean: finiteOrNull(round(mean(psnrs), 2)), p5: finiteOrNull(round(percentile(psnrs, 5), 2)), samples: psnrs.length },
     ssim: ssims.length ? { mean: round(mean(ssims), 4), p5: round(percentile(ssims, 5), 4) } : null,
-    goodputBps: lastBytes && activeWholeS > 0 ? Math.round(((lastBytes.bytes - bytesBeforeActive) * 8) / activeWholeS) : 0,
+    // Bytes are sampled once per second: the active span starts at the second the first frame fell in.
+    goodputBps: lastBytes ? Math.round(goodputBps(lastBytes.bytes - bytesBeforeActive, inp.startMs + firstActiveSecond * 1000, inp.startMs + lastBytes.t * 1000)) : 0,
     resolutions,
     perSecond,
     extras: inp.extras ?? {},

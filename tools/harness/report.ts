@@ -6,6 +6,7 @@ import { readFileSync } from 'node:fs';
 import { createRequire } from 'node:module';
 import type { CallStats } from '../../src/call/multipath-call.js';
 import { percentile } from '../../src/feedback/percentile.js';
+import { latencyOf, meanFps } from '../../src/feedback/qoe-metrics.js';
 
 export interface FrameLogEntry {
   frameId: number;
@@ -124,7 +125,7 @@ export function buildReport(input: BuildReportInput): CallReport {
   const snd = last?.sender.stats.sender;
   const rcv = last?.receiver.stats.receiver;
   const allFrames = samples.flatMap((s) => s.receiver.frames);
-  const latencies = allFrames.map((f) => f.latencyMs);
+  const lat = latencyOf(allFrames.map((f) => f.latencyMs));
   const decodedIds = new Set(allFrames.map((f) => f.frameId));
   const maxId = allFrames.reduce((m, f) => Math.max(m, f.frameId), 0);
   const sent = snd?.framesSent ?? 0;
@@ -133,7 +134,6 @@ export function buildReport(input: BuildReportInput): CallReport {
   // counts; without a drain, ids past the newest decoded one may still be in flight.
   const dropped = Math.max(0, (input.drained ? sent : maxId) - decodedIds.size);
   const firstDecodeS = samples.findIndex((s) => s.receiver.frames.length > 0);
-  const activeS = firstDecodeS >= 0 ? samples.length - firstDecodeS : 0;
   const camera = last?.sender.camera ?? { width: 0, height: 0, fps: 0 };
   const intervalMean = (i: number, key: 'fcdTotal' | 'ifdTotal'): number => {
     const cur = samples[i].receiver.stats.receiver[key];
@@ -219,13 +219,14 @@ export function buildReport(input: BuildReportInput): CallReport {
     scenario: input.scenarioName,
     camera,
     frames: { sent, decoded: decodedIds.size, dropped },
-    fps: round(activeS > 0 ? allFrames.length / activeS : 0),
+    // One definition (src/feedback/qoe-metrics.ts): frames from the first decode to the end; samples are 1 s apart.
+    fps: round(meanFps(allFrames.length, firstDecodeS >= 0 ? firstDecodeS * 1000 : undefined, samples.length * 1000)),
     freezes: { count: rcv?.freezeCount ?? 0, totalMs: Math.round(rcv?.freezeTotalMs ?? 0) },
     latencyMs: {
-      mean: round(mean(latencies)),
-      p50: round(percentile(latencies, 50)),
-      p95: round(percentile(latencies, 95)),
-      p99: round(percentile(latencies, 99)),
+      mean: round(lat.mean ?? 0),
+      p50: round(lat.p50 ?? 0),
+      p95: round(lat.p95 ?? 0),
+      p99: round(lat.p99 ?? 0),
     },
     keyframeRequests: rcv?.keyframeRequestsSent ?? 0,
     framesOutOfOrder: last?.receiver.outOfOrder ?? 0,

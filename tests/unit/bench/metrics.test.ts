@@ -1,29 +1,8 @@
 import { describe, expect, it } from 'vitest';
 import { parseCompare } from '../../../tools/bench/config.js';
-import { detectFreezes, summarizeRun } from '../../../tools/bench/metrics.js';
+import { summarizeRun } from '../../../tools/bench/metrics.js';
 import type { DisplayEntry } from '../../../tools/bench/metrics.js';
 import { renderSummaryMd } from '../../../tools/bench/render.js';
-
-describe('detectFreezes (libwebrtc rule)', () => {
-  it('counts a gap >= max(3 avg, avg + 150 ms) after 5 samples, and not a small hiccup', () => {
-    const t = [0, 33, 66, 99, 132, 165, 198, 231];
-    expect(detectFreezes(t)).toEqual({ count: 0, totalMs: 0 });
-    // 33 ms average: threshold max(99, 183) = 183.
-    expect(detectFreezes([...t, 231 + 182])).toEqual({ count: 0, totalMs: 0 });
-    expect(detectFreezes([...t, 231 + 183])).toEqual({ count: 1, totalMs: 183 });
-    // A long gap before 5 inter-frame delays is not judged.
-    expect(detectFreezes([0, 33, 500]).count).toBe(0);
-  });
-
-  it('uses 3x the average at low frame rates and keeps freezes out of the average', () => {
-    const t: number[] = [];
-    for (let i = 0; i < 10; i++) t.push(i * 100); // 10 fps: threshold max(300, 250) = 300
-    t.push(900 + 299, 900 + 299 + 400, 900 + 299 + 400 + 400);
-    const r = detectFreezes(t);
-    expect(r.count).toBe(2);
-    expect(r.totalMs).toBe(800);
-  });
-});
 
 describe('summarizeRun', () => {
   const startMs = 1_000_000;
@@ -64,9 +43,10 @@ describe('summarizeRun', () => {
     expect(r.resolutions).toEqual({ '640x480': 56, '320x240': 1 });
   });
 
-  it('detects the gap of the 5 missing frames as a freeze and reports quality and goodput', () => {
-    expect(r.freezes.count).toBe(1);
-    expect(r.freezes.totalMs).toBe(Math.round(6 * 33.3));
+  it('judges the gap of the 5 missing frames by the libwebrtc rule and reports quality and goodput', () => {
+    // The 199.8 ms gap is the 10th interval: avg (9 x 33.3 + 199.8) / 10 = 49.95 ms, threshold 199.95 ms: not a
+    // freeze (the gap enters the average). The rule itself is tested in tests/unit/feedback/qoe-metrics.test.ts.
+    expect(r.freezes).toEqual({ count: 0, totalMs: 0 });
     expect(r.psnr).toEqual({ mean: 35, p5: 30.5, samples: 2 }); // type-7 percentile: 30 + 0.05 * 10
     expect(r.ssim?.mean).toBeCloseTo(0.945, 4);
     expect(r.goodputBps).toBe(Math.round((400_000 * 8) / 3));

@@ -70,7 +70,7 @@ describe('other metrics', () => {
     expect(q.frames).toEqual({ sent: 12, decoded: 9, dropped: 1 });
     expect(q.fps).toBe(9); // 9 frames over 1 s (first decode at 1 s, end at 2 s)
     expect(q.latencyMs.p95).toBe(50);
-    expect(q.goodputBps).toBe(36_000); // 9000 bytes * 8 / 2 s
+    expect(q.goodputBps).toBe(72_000); // 9000 bytes * 8 / 1 s (first decode at 1 s to the end at 2 s)
     expect(q.framesOutOfOrder).toBe(0);
     expect(q.freezes.count).toBe(0); // 200 ms gap among 100 ms intervals: avg 111 -> threshold 333
   });
