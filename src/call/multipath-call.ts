@@ -180,7 +180,7 @@ export class MultipathCall {
     this.endpoint = new Endpoint(this.receiver);
     this.decoder = new FrameDecoder({
       onDecoded: (info) => {
-        this.receiver.onFrameDecoded(info.streamId, info.frameId, info.captureUs);
+        this.receiver.onFrameDecoded(info.streamId, info.frameId, info.captureUs, info.bytes);
         this.emit(CallEvent.RemoteFrame, info);
       },
       onNeedKeyframe: (reason) => this.receiver.requestKeyframe(reason),

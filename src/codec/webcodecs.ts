@@ -456,6 +456,8 @@ export interface DecodedFrameInfo {
   streamId: number;
   frameId: number;
   captureUs: number;
+  /** Encoded size of the frame (bytes), for goodput. */
+  bytes: number;
 }
 
 /**
@@ -570,7 +572,7 @@ export class FrameDecoder {
     }
     this.needKey = false;
     if (this.meta.size > 256) this.meta.clear();
-    this.meta.set(frame.frameId, { streamId: frame.streamId, frameId: frame.frameId, captureUs: frame.captureUs });
+    this.meta.set(frame.frameId, { streamId: frame.streamId, frameId: frame.frameId, captureUs: frame.captureUs, bytes: frame.data.byteLength });
     try {
       dec.decode(new EncodedVideoChunk({ type: frame.keyFrame ? 'key' : 'delta', timestamp: frame.frameId, data: frame.data }));
       return true;

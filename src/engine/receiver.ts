@@ -381,15 +381,18 @@ export class ReceiverEngine {
     this.broadcast({ kind: 'keyframeRequest', keyframeRequest: { streamId, requestId: kr.requestId } });
   }
 
-  /** The decoder output a frame (for fps, freezes and capture -> decoded latency). */
-  onFrameDecoded(streamId: number, frameId: number, captureUs: number): void {
+  /**
+   * The decoder output a frame (for fps, freezes, capture -> decoded latency and goodput).
+   * @param bytes the frame's encoded size (bytes; 0 when unknown).
+   */
+  onFrameDecoded(streamId: number, frameId: number, captureUs: number, bytes = 0): void {
     let s = this.streamStats.get(streamId);
     if (!s) {
       if (this.streamStats.size >= 16) return;
       s = new StreamQoeStats();
       this.streamStats.set(streamId, s);
     }
-    s.onFrameDecoded(frameId, captureUs, this.clock.nowUs());
+    s.onFrameDecoded(frameId, captureUs, this.clock.nowUs(), 0, bytes);
   }
 
   /** Reports, NACKs, buffered-frame timeouts, QoE feedback. Call every ~10-50 ms. */
@@ -470,6 +473,8 @@ export class ReceiverEngine {
       fecUsefulPct: fec.fecReceived > 0 ? (100 * (fec.fecReceived - fec.fecDiscarded)) / fec.fecReceived : 0,
       framesDecoded: s?.framesDecoded ?? 0,
       fps: num(s?.decodedFps),
+      bytesDecoded: s?.bytesDecoded ?? 0,
+      goodputBps: num(s?.goodputBps),
       recentFeedback: this.recentFeedback.slice(),
       freezeCount: s?.freezeCount ?? 0,
       freezeTotalMs: s?.totalFreezesDurationMs ?? 0,

@@ -108,7 +108,12 @@ export interface ReceiverStats {
   /** FEC packets that were not redundant on arrival (a protected packet was missing) / received, % (Chrome's fecPacketsDiscarded view). */
   fecUsefulPct: number;
   qoeFeedbackSent: number;
+  /** Mean decoded fps from the first decoded frame to now (src/feedback/qoe-metrics.ts `meanFps`). */
   fps: number;
+  /** Encoded bytes of the frames decoded so far. */
+  bytesDecoded: number;
+  /** Goodput: `bytesDecoded` x 8 / seconds from the first decoded frame to now (bps; qoe-metrics `goodputBps`). */
+  goodputBps: number;
   /** The last QoE feedback messages sent (newest last, at most 32); `atUs` on the receiver clock. */
   recentFeedback: Array<{ atUs: number; pathId: number; alpha: number; fcdMs: number }>;
   freezeCount: number;

@@ -16,7 +16,7 @@
  * clocks identical (tests, simulator) pass 0.
  */
 import { percentiles } from './percentile.js';
-import { FreezeDetector, meanFps } from './qoe-metrics.js';
+import { FreezeDetector, goodputBps, meanFps } from './qoe-metrics.js';
 
 /** Options of {@link StreamQoeStats}. */
 export interface StreamQoeStatsOptions {
@@ -59,6 +59,10 @@ export interface LatencySummary {
 export interface StreamQoeSnapshot {
   framesDecoded: number;
   framesDropped: number;
+  /** Encoded bytes of the decoded frames. */
+  bytesDecoded: number;
+  /** `bytesDecoded` x 8 / seconds from the first decode to `nowUs` (bps; `goodputBps` of ./qoe-metrics.ts), undefined before 2 frames. */
+  goodputBps: number | undefined;
   /** Decoded frames / seconds from the first decode to `nowUs` (fps; `meanFps` of ./qoe-metrics.ts), undefined before 2 frames. */
   decodedFps: number | undefined;
   /** Frames decoded in the last complete second. */
@@ -89,6 +93,7 @@ export class StreamQoeStats {
   private latMin = Infinity;
   private latMax = -Infinity;
   private decoded = 0;
+  private bytes = 0;
   private dropped = 0;
   private clockErrors = 0;
   private firstDecodedUs: number | undefined = undefined;
@@ -120,9 +125,10 @@ export class StreamQoeStats {
    * @param captureUs capture time on the SENDER clock (µs).
    * @param decodedUs decode time on the RECEIVER clock (µs).
    * @param senderClockOffsetUs receiver clock - sender clock (µs), default 0.
+   * @param bytes the frame's encoded size (bytes, for goodput), default 0.
    * Non-finite times are ignored for the metrics they feed (never throws).
    */
-  onFrameDecoded(frameId: number, captureUs: number, decodedUs: number, senderClockOffsetUs = 0): void {
+  onFrameDecoded(frameId: number, captureUs: number, decodedUs: number, senderClockOffsetUs = 0, bytes = 0): void {
     void frameId;
     if (!Number.isFinite(decodedUs)) {
       this.clockErrors++;
@@ -130,6 +136,7 @@ export class StreamQoeStats {
     }
     this.roll(decodedUs);
     this.decoded++;
+    if (bytes > 0 && Number.isFinite(bytes)) this.bytes += bytes;
     this.bFrames++;
     if (this.firstDecodedUs === undefined) this.firstDecodedUs = decodedUs;
     const last = this.lastDecodedUs;
@@ -180,6 +187,8 @@ export class StreamQoeStats {
     return {
       framesDecoded: this.decoded,
       framesDropped: this.dropped,
+      bytesDecoded: this.bytes,
+      goodputBps: this.decoded >= 2 && endUs !== undefined && first !== undefined ? goodputBps(this.bytes, first / 1000, endUs / 1000) : undefined,
       decodedFps: this.decoded >= 2 && endUs !== undefined && first !== undefined ? meanFps(this.decoded, first / 1000, endUs / 1000) : undefined,
       fpsLastSecond: lastSec?.fps,
       freezeCount: this.freeze.count,

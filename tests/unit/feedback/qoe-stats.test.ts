@@ -100,3 +100,15 @@ describe('StreamQoeStats', () => {
     expect(() => new StreamQoeStats({ latencyWindow: 0 })).toThrow(RangeError);
   });
 });
+
+describe('StreamQoeStats goodput', () => {
+  it('counts encoded bytes of decoded frames over the span from the first decode to now', () => {
+    const s = new StreamQoeStats();
+    for (let i = 0; i < 31; i++) s.onFrameDecoded(i, i * 33_333, 1_000_000 + i * 33_333, 0, 1250);
+    const snap = s.snapshot(2_000_000);
+    expect(snap.bytesDecoded).toBe(31 * 1250);
+    // 31 x 1250 B x 8 over 1 s (first decode at 1 s, now 2 s).
+    expect(snap.goodputBps).toBeCloseTo(310_000, 0);
+    expect(new StreamQoeStats().snapshot(0).goodputBps).toBeUndefined();
+  });
+});
