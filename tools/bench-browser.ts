@@ -85,6 +85,11 @@ async function main(): Promise<number> {
   });
   const { renderSummaryMd } = await import('./bench/render.js');
   process.stdout.write(`\n${renderSummaryMd(results)}\nresults: ${outDir}/results.json, ${outDir}/summary.md, ${outDir}/report.html\n`);
+  const unused = results.results.flatMap((r) => (r.pathUsage?.problems ?? []).map((p) => `${r.name}: ${p}`));
+  if (unused.length) {
+    process.stderr.write(`bench:browser: an enabled path carried (almost) no media:\n${unused.map((u) => `  ${u}`).join('\n')}\n`);
+    return 1;
+  }
   return results.results.every((r) => r.frames.displayed > 0) ? 0 : 1;
 }
 

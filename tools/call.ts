@@ -63,6 +63,10 @@ async function main(): Promise<number> {
   });
   process.stdout.write(`\n${formatSummary(report)}\n`);
   if (outDir) process.stdout.write(`\nreport: ${outDir}/report.json and ${outDir}/report.html\n`);
+  if (report.pathUsage && !report.pathUsage.ok) {
+    process.stderr.write(`call: an enabled path carried (almost) no media:\n${report.pathUsage.problems.map((p) => `  ${p}`).join('\n')}\n`);
+    return 1;
+  }
   return report.frames.decoded > 0 ? 0 : 1;
 }
 

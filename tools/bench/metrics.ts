@@ -9,6 +9,7 @@
  */
 import { percentile } from '../../src/feedback/percentile.js';
 import { freezesOf, goodputBps, latencyOf, meanFps } from '../../src/feedback/qoe-metrics.js';
+import type { PathTraffic, PathUsageCheck } from '../harness/path-usage.js';
 
 /** Sender: source frame `id` was drawn at `tMs` (host epoch clock, ms). */
 export interface DrawEntry {
@@ -85,6 +86,10 @@ export interface BenchResult {
   /** Resolutions displayed and how many frames each. */
   resolutions: Record<string, number>;
   perSecond: BenchPerSecond[];
+  /** What each emulated path's relay carried, per direction (set by the runner). */
+  relay?: PathTraffic[];
+  /** Every path this configuration enables (and the scenario does not blackhole throughout) carried >= 1% of the media. */
+  pathUsage?: PathUsageCheck;
   /** Kind-specific statistics (native getStats extras; our CallStats digest). */
   extras: Record<string, unknown>;
   errors: string[];

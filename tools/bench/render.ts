@@ -50,6 +50,19 @@ export function renderSummaryMd(r: BenchResults): string {
     '',
     `fps: distinct source frames displayed per second from the first one on. Freezes: libwebrtc rule on display times. Latency: source draw -> receiver display (barcode ids, host clock). PSNR/SSIM: luma, every ${r.quality.sampleEvery}th source id (the same ids for every configuration), barcode excluded, received frame upscaled to the source size when smaller. Goodput: media bytes received per second (ours: datagram payloads incl. FEC/retransmissions; native: RTP payload bytes).`,
   ];
+  const withRelay = r.results.filter((x) => x.relay);
+  if (withRelay.length) {
+    lines.push('', '## What each path carried (relay counts, whole run)', '', '| configuration | path | media packets / MB delivered | share of media | feedback packets | check |', '| --- | --- | --- | --- | --- | --- |');
+    for (const x of withRelay) {
+      for (const p of x.relay ?? []) {
+        const checked = x.pathUsage?.checked.includes(p.pathId);
+        const bad = x.pathUsage?.problems.some((q) => q.startsWith(`path ${p.pathId} `));
+        lines.push(`| ${x.name} | ${p.pathId} (${p.name}) | ${p.up.deliveredPackets} / ${(p.up.deliveredBytes / 1e6).toFixed(2)} | ${p.sharePct}% | ${p.down.deliveredPackets} | ${bad ? '**UNUSED**' : checked ? 'ok' : 'not enabled'} |`);
+      }
+    }
+    const unused = r.results.flatMap((x) => (x.pathUsage?.problems ?? []).map((p) => `${x.name}: ${p}`));
+    if (unused.length) lines.push('', '**An enabled path carried (almost) no media; this run does not measure what it claims:**', ...unused.map((u) => `- ${u}`));
+  }
   for (const n of r.notes) lines.push('', `- ${n}`);
   const errs = r.results.filter((x) => x.errors.length);
   if (errs.length) {

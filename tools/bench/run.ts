@@ -21,6 +21,7 @@ import { REPO_ROOT } from '../harness/run-call.js';
 import type { Scenario } from '../net/scenario.js';
 import type { BenchConfig } from './config.js';
 import { summarizeRun } from './metrics.js';
+import { checkPathUsage, pathTraffic } from '../harness/path-usage.js';
 import type { BenchResult, DisplayEntry, DrawEntry, QualityEntry } from './metrics.js';
 import { renderReportHtml, renderSummaryMd } from './render.js';
 import type { BenchResults } from './render.js';
@@ -254,7 +255,11 @@ async function runOne(
     quality.push(...tail.quality);
     const pageErrs = await Promise.all([sender, receiver].map((p) => p.evaluate(() => (window as unknown as { __bench: { errors(): string[] } }).__bench.errors())));
     await Promise.all([sender, receiver].map((p) => p.evaluate(() => (window as unknown as { __bench: { close(): void } }).__bench.close()).catch(() => undefined)));
-    const emu = emulator.stats().map((p) => ({
+    const emuStats = emulator.stats();
+    const relay = pathTraffic(emuStats);
+    const enabled = cfg.kind === 'native' ? [cfg.path] : cfg.scheduler === 'single' ? [cfg.singlePath ?? 0] : o.scenario.paths.map((_, i) => i);
+    const pathUsage = checkPathUsage(relay, o.scenario, enabled, o.durationS);
+    const emu = emuStats.map((p) => ({
       pathId: p.pathId,
       name: p.name,
       up: { delivered: p.up.delivered, deliveredBytes: p.up.deliveredBytes, dropped: p.up.dropped, queueDelayMeanMs: Math.round(p.up.queueDelay.meanMs * 10) / 10, queueDelayMaxMs: Math.round(p.up.queueDelay.maxMs) },
@@ -279,7 +284,7 @@ async function runOne(
         ssimMean: ss.length ? Math.round((ss.reduce((a, b) => a + b, 0) / ss.length) * 10000) / 10000 : null,
       };
     }
-    return summarizeRun({
+    const result = summarizeRun({
       name: cfg.name,
       kind: cfg.kind,
       codec: cfg.kind === 'native' ? String((extras.codec as string | undefined) ?? o.codec) : o.codec,
@@ -295,6 +300,7 @@ async function runOne(
       extras,
       errors: [...pageErrs[0].map((e) => `sender: ${e}`), ...pageErrs[1].map((e) => `receiver: ${e}`), ...pageErrors].slice(0, 100),
     });
+    return { ...result, relay, pathUsage };
   } finally {
     for (const c of cleanups.reverse()) {
       try {
@@ -348,6 +354,7 @@ export async function runBench(o: BenchOptions): Promise<{ results: BenchResults
     for (const cfg of o.configs) {
       o.log(`running ${cfg.name} for ${o.durationS} s (scenario ${o.scenario.name ?? 'default'})`);
       const r = await runOne(browser, base, cfg, o, { videoUrl: videoFile ? VIDEO_ROUTE : undefined });
+      for (const p of r.pathUsage?.problems ?? []) o.log(`  UNUSED PATH in ${cfg.name}: ${p}`);
       o.log(
         `  ${cfg.name}: fps ${r.fps}, freezes ${r.freezes.count}, latency p50 ${r.latencyMs.p50} ms, PSNR ${r.psnr.mean} dB${r.errors.length ? `, ${r.errors.length} errors` : ''}`,
       );

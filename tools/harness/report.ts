@@ -7,6 +7,8 @@ import { createRequire } from 'node:module';
 import type { CallStats } from '../../src/call/multipath-call.js';
 import { percentile } from '../../src/feedback/percentile.js';
 import { latencyOf, meanFps } from '../../src/feedback/qoe-metrics.js';
+import { formatPathTraffic } from './path-usage.js';
+import type { PathTraffic, PathUsageCheck } from './path-usage.js';
 
 export interface FrameLogEntry {
   frameId: number;
@@ -93,6 +95,10 @@ export interface CallReport {
   nack: { nacksSent: number; packetsNacked: number; retransmissionsSent: number; retransmissionsReceived: number };
   qoeFeedback: { sent: number; received: number };
   paths: ReportPath[];
+  /** What each emulated path's relay carried, per direction (set by the harness; absent for calls without the emulator). */
+  relay?: PathTraffic[];
+  /** Every enabled, not-blackholed path carried >= 1% of the media (tools/harness/path-usage.ts). */
+  pathUsage?: PathUsageCheck;
   samePair: number[][];
   perSecond: PerSecond[];
   events: unknown[];
@@ -267,6 +273,8 @@ export function formatSummary(r: CallReport): string {
         `path ${p.id}: share ${p.sharePct}% of media, ${p.packetsSent} packets, ${(p.bytesSent / 1e6).toFixed(1)} MB, rate ${(p.rateBps / 1e6).toFixed(2)} Mbps, RTT ${p.rttMs} ms, loss ${p.lossPct}%${p.localAddress ? `, ${p.localAddress} -> ${p.remoteAddress}` : ''}`,
     ),
   ];
+  if (r.relay) lines.push('relays (what each emulated path carried):', ...formatPathTraffic(r.relay).map((l) => `  ${l}`));
+  if (r.pathUsage && !r.pathUsage.ok) lines.push(...r.pathUsage.problems.map((p) => `UNUSED PATH: ${p}`));
   if (r.samePair.length) lines.push(`warning: paths ${JSON.stringify(r.samePair)} ended on the same candidate pair`);
   if (r.errors.length) lines.push(`errors (${r.errors.length}): ${r.errors.slice(0, 3).join(' | ')}`);
   return lines.join('\n');

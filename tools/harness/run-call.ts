@@ -19,6 +19,7 @@ import type { Scenario } from '../net/scenario.js';
 import { chromiumArgs, ensureChromium } from './chromium.js';
 import { rewriteSignalForRelay } from './ice-rewrite.js';
 import { buildReport, renderReportHtml } from './report.js';
+import { checkPathUsage, pathTraffic } from './path-usage.js';
 import type { CallReport, PeerSample } from './report.js';
 
 export const REPO_ROOT = resolve(dirname(fileURLToPath(import.meta.url)), '../..');
@@ -210,6 +211,10 @@ export async function runCall(opts: CallRunOptions = {}): Promise<CallRunResult>
       receiverEvents: extra[1].events,
       errors: [...extra[0].errors.map((e) => `sender: ${e}`), ...extra[1].errors.map((e) => `receiver: ${e}`), ...pageErrors].slice(0, 200),
     });
+    // The relays' own counts: a path that never carried media cannot hide behind the page's statistics.
+    report.relay = pathTraffic(emulator.stats());
+    const enabled = scheduler === 'single' ? [opts.singlePath ?? 0] : scenario.paths.map((_, i) => i);
+    report.pathUsage = checkPathUsage(report.relay, scenario, enabled, durationS);
     let outDir: string | undefined;
     if (opts.out) {
       outDir = resolve(opts.out);
