@@ -15,6 +15,7 @@ import { parseArgs } from 'node:util';
 import { parseCompare } from './bench/config.js';
 import { runBench } from './bench/run.js';
 import { DEFAULT_SCENARIO, loadScenario } from './net/scenario.js';
+import { scenarioFile } from './net/scenario-files.js';
 
 const USAGE = `usage: npm run bench:browser -- --scenario FILE.json|default
        [--compare converge,minrtt,native-webrtc:0,native-webrtc:1] [--duration S]
@@ -56,7 +57,7 @@ async function main(): Promise<number> {
     return 0;
   }
   const num = numberOption;
-  const scenario = values.scenario === 'default' ? DEFAULT_SCENARIO : loadScenario(values.scenario!);
+  const scenario = values.scenario === 'default' ? DEFAULT_SCENARIO : loadScenario(scenarioFile(values.scenario!));
   const scenarioName = scenario.name ?? 'default';
   const codec = values.codec!;
   if (!['h264', 'vp8', 'vp9', 'av1'].includes(codec)) throw new Error(`--codec must be h264, vp8, vp9 or av1, got ${codec}`);

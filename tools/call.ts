@@ -1,19 +1,27 @@
 /**
  * `npm run call -- [--scenario FILE.json] [--duration S] [--codec h264|vp8|vp9|av1]
  *   [--scheduler converge|minrtt|mtput|mrtp|roundrobin|single] [--single-path N]
- *   [--fec path|webrtc-table|none] [--video FILE.y4m] [--out DIR] [--seed N]`
+ *   [--fec path|webrtc-table|none] [--video FILE.y4m | --synthetic] [--out DIR] [--seed N]`
  *
  * Runs a real two-browser call over emulated paths, prints a QoE summary and
- * writes DIR/report.json and DIR/report.html (default DIR: out/call).
+ * writes DIR/report.json and DIR/report.html (default DIR: out/call). The
+ * camera shows a natural clip from ../shared/media (converted once with
+ * ffmpeg, cached under out/media); `--synthetic` uses Chromium's own pattern.
+ * `--scenario` takes a file or the name of one in tools/net/scenarios.
+ * Exit status 1 when no frame was decoded or an enabled path carried < 1% of
+ * the media (tools/harness/path-usage.ts).
  */
 import { numberOption } from './harness/cli.js';
 import { parseArgs } from 'node:util';
 import { formatSummary } from './harness/report.js';
 import { runCall } from './harness/run-call.js';
+import { resolveSource } from './harness/clip.js';
+import { scenarioFile } from './net/scenario-files.js';
 
 const USAGE = `usage: npm run call -- [--scenario FILE.json] [--duration S] [--codec h264|vp8|vp9|av1]
        [--scheduler converge|minrtt|mtput|mrtp|roundrobin|single] [--single-path N]
-       [--fec path|webrtc-table|none] [--video FILE.y4m] [--width W --height H --fps F] [--out DIR] [--seed N]`;
+       [--fec path|webrtc-table|none] [--video FILE.y4m | --synthetic] [--width W --height H --fps F] [--out DIR] [--seed N]
+  --scenario: a scenario file, or a name from tools/net/scenarios (default, carriers, collapse, blackhole, ...)`;
 
 async function main(): Promise<number> {
   let values;
@@ -27,6 +35,7 @@ async function main(): Promise<number> {
         'single-path': { type: 'string' },
         fec: { type: 'string', default: 'path' },
         video: { type: 'string' },
+        synthetic: { type: 'boolean', default: false },
         width: { type: 'string', default: '640' },
         height: { type: 'string', default: '480' },
         fps: { type: 'string', default: '30' },
@@ -46,20 +55,26 @@ async function main(): Promise<number> {
   const num = numberOption;
   const codec = values.codec as string;
   if (!['h264', 'vp8', 'vp9', 'av1'].includes(codec)) throw new Error(`--codec must be h264, vp8, vp9 or av1, got ${codec}`);
+  const width = num('width', values.width, 16, 3840);
+  const height = num('height', values.height, 16, 2160);
+  const fps = num('fps', values.fps, 1, 60);
+  const log = (l: string) => process.stderr.write(`${l}\n`);
+  const source = resolveSource({ video: values.video, synthetic: values.synthetic, width, height, fps, log });
   const { report, outDir } = await runCall({
-    scenario: values.scenario,
+    scenario: values.scenario === undefined ? undefined : scenarioFile(values.scenario),
     durationS: num('duration', values.duration, 3, 3600),
     codec: codec as 'h264',
     scheduler: values.scheduler,
     singlePath: values['single-path'] !== undefined ? num('single-path', values['single-path'], 0, 7) : undefined,
     fec: values.fec,
-    video: values.video,
-    width: num('width', values.width, 16, 3840),
-    height: num('height', values.height, 16, 2160),
-    fps: num('fps', values.fps, 1, 60),
+    video: source.file,
+    source,
+    width,
+    height,
+    fps,
     out: values.out,
     seed: num('seed', values.seed, 0, 2 ** 31),
-    log: (l) => process.stderr.write(`${l}\n`),
+    log,
   });
   process.stdout.write(`\n${formatSummary(report)}\n`);
   if (outDir) process.stdout.write(`\nreport: ${outDir}/report.json and ${outDir}/report.html\n`);

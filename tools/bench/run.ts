@@ -4,7 +4,6 @@
  * of emulated paths (tools/emulator), sampled every second, summarised with
  * tools/bench/metrics.ts. Node only.
  */
-import { execFileSync } from 'node:child_process';
 import { closeSync, createReadStream, existsSync, mkdirSync, openSync, readSync, statSync, writeFileSync } from 'node:fs';
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import { loadavg } from 'node:os';
@@ -17,6 +16,7 @@ import { startSignallingServer } from '../../src/signalling/node.js';
 import { startEmulator } from '../emulator/relay.js';
 import { chromiumArgs, ensureChromium } from '../harness/chromium.js';
 import { rewriteSignalForRelay } from '../harness/ice-rewrite.js';
+import { prepareClip } from '../harness/clip.js';
 import { REPO_ROOT } from '../harness/run-call.js';
 import type { Scenario } from '../net/scenario.js';
 import type { BenchConfig } from './config.js';
@@ -28,15 +28,13 @@ import type { BenchResults } from './render.js';
 import { SYNTHETIC_PERIOD } from './synthetic.js';
 import { parseY4mHeader, y4mFrameCount } from './y4m.js';
 
-export const DEFAULT_CLIP_SOURCE = resolve(REPO_ROOT, '../shared/media/mixed-content.webm');
-export const DEFAULT_CLIP = '/tmp/bench-640x480.y4m';
 const VIDEO_ROUTE = '/__bench/video.y4m';
 
 export interface BenchOptions {
   scenario: Scenario;
   configs: BenchConfig[];
   durationS: number;
-  /** Y4M file; undefined = make the default clip (or fall back to the synthetic pattern). */
+  /** Y4M file; undefined = the default clip (tools/harness/clip.ts), an error when it cannot be made. */
   video?: string;
   /** Use the synthetic pattern even if a clip could be made. */
   synthetic?: boolean;
@@ -53,31 +51,6 @@ export interface BenchOptions {
   seed: number;
   out: string;
   log: (line: string) => void;
-}
-
-/**
- * Make the default clip with ffmpeg (reused when it already exists).
- * Returns the file, or undefined with a reason when ffmpeg or the source clip is missing.
- */
-export function prepareDefaultClip(log: (l: string) => void): { file?: string; reason?: string } {
-  if (existsSync(DEFAULT_CLIP) && statSync(DEFAULT_CLIP).size > 1_000_000) return { file: DEFAULT_CLIP };
-  if (!existsSync(DEFAULT_CLIP_SOURCE)) return { reason: `source clip ${DEFAULT_CLIP_SOURCE} not found` };
-  try {
-    execFileSync('ffmpeg', ['-version'], { stdio: 'ignore' });
-  } catch {
-    return { reason: 'ffmpeg not found (Debian package "ffmpeg")' };
-  }
-  log(`making ${DEFAULT_CLIP} from ${DEFAULT_CLIP_SOURCE} with ffmpeg...`);
-  try {
-    execFileSync(
-      'ffmpeg',
-      ['-y', '-loglevel', 'error', '-i', DEFAULT_CLIP_SOURCE, '-vf', 'scale=640:480:flags=lanczos,fps=30', '-pix_fmt', 'yuv420p', '-t', '20', DEFAULT_CLIP],
-      { stdio: ['ignore', 'ignore', 'pipe'] },
-    );
-  } catch (e) {
-    return { reason: `ffmpeg failed: ${String((e as { stderr?: Buffer }).stderr ?? e).slice(0, 300)}` };
-  }
-  return { file: DEFAULT_CLIP };
 }
 
 /** Vite plugin serving one file at VIDEO_ROUTE with HTTP range support. */
@@ -317,13 +290,10 @@ export async function runBench(o: BenchOptions): Promise<{ results: BenchResults
   const notes: string[] = [];
   let videoFile: string | undefined = o.video;
   if (!videoFile && !o.synthetic) {
-    const clip = prepareDefaultClip(o.log);
-    if (clip.file) videoFile = clip.file;
-    else {
-      const msg = `no Y4M clip (${clip.reason}); using the synthetic pattern`;
-      o.log(msg);
-      notes.push(msg);
-    }
+    // Real content by default; never a silent switch to the synthetic pattern (--synthetic asks for it).
+    const clip = prepareClip({ width: o.width, height: o.height, fps: o.fps, log: o.log });
+    if (!clip.file) throw new Error(`no real video for the benchmark: ${clip.reason}. Install it, or pass --synthetic for the built-in pattern.`);
+    videoFile = clip.file;
   }
   let source: BenchResults['source'] = { kind: 'synthetic', width: o.width, height: o.height, fps: o.fps, frames: SYNTHETIC_PERIOD, track: o.track };
   if (videoFile) {

@@ -9,6 +9,7 @@ import { percentile } from '../../src/feedback/percentile.js';
 import { latencyOf, meanFps } from '../../src/feedback/qoe-metrics.js';
 import { formatPathTraffic } from './path-usage.js';
 import type { PathTraffic, PathUsageCheck } from './path-usage.js';
+import type { SourceInfo } from './clip.js';
 
 export interface FrameLogEntry {
   frameId: number;
@@ -97,6 +98,8 @@ export interface CallReport {
   paths: ReportPath[];
   /** What each emulated path's relay carried, per direction (set by the harness; absent for calls without the emulator). */
   relay?: PathTraffic[];
+  /** The camera's content: a real clip, a given file, or Chromium's synthetic fake camera (set by the harness). */
+  source?: SourceInfo;
   /** Every enabled, not-blackholed path carried >= 1% of the media (tools/harness/path-usage.ts). */
   pathUsage?: PathUsageCheck;
   samePair: number[][];
@@ -263,7 +266,7 @@ export function buildReport(input: BuildReportInput): CallReport {
 /** One-line-per-metric QoE summary for the terminal. */
 export function formatSummary(r: CallReport): string {
   const lines = [
-    `codec ${r.codec}, scheduler ${r.scheduler}, fec ${r.fecPolicy}, scenario ${r.scenario}, ${r.durationS} s, camera ${r.camera.width}x${r.camera.height}@${r.camera.fps}`,
+    `codec ${r.codec}, scheduler ${r.scheduler}, fec ${r.fecPolicy}, scenario ${r.scenario}, ${r.durationS} s, camera ${r.camera.width}x${r.camera.height}@${r.camera.fps}, source ${r.source ? (r.source.kind === 'synthetic' ? "Chromium's synthetic fake camera" : r.source.file) : 'unknown'}`,
     `frames: sent ${r.frames.sent}, decoded ${r.frames.decoded}, dropped ${r.frames.dropped}; decoded fps ${r.fps}`,
     `freezes: ${r.freezes.count} (${r.freezes.totalMs} ms); keyframe requests ${r.keyframeRequests}`,
     `latency capture->decoded: mean ${r.latencyMs.mean} ms, p50 ${r.latencyMs.p50} ms, p95 ${r.latencyMs.p95} ms`,

@@ -20,6 +20,7 @@ import { chromiumArgs, ensureChromium } from './chromium.js';
 import { rewriteSignalForRelay } from './ice-rewrite.js';
 import { buildReport, renderReportHtml } from './report.js';
 import { checkPathUsage, pathTraffic } from './path-usage.js';
+import type { SourceInfo } from './clip.js';
 import type { CallReport, PeerSample } from './report.js';
 
 export const REPO_ROOT = resolve(dirname(fileURLToPath(import.meta.url)), '../..');
@@ -38,6 +39,8 @@ export interface CallRunOptions {
   qoeFeedback?: boolean;
   /** Y4M file for the fake camera (else Chromium's synthetic camera). */
   video?: string;
+  /** What `video` is, recorded in the report (tools/harness/clip.ts `resolveSource`). */
+  source?: SourceInfo;
   width?: number;
   height?: number;
   fps?: number;
@@ -213,6 +216,7 @@ export async function runCall(opts: CallRunOptions = {}): Promise<CallRunResult>
     });
     // The relays' own counts: a path that never carried media cannot hide behind the page's statistics.
     report.relay = pathTraffic(emulator.stats());
+    report.source = opts.source ?? (opts.video ? { kind: 'file', file: opts.video } : { kind: 'synthetic' });
     const enabled = scheduler === 'single' ? [opts.singlePath ?? 0] : scenario.paths.map((_, i) => i);
     report.pathUsage = checkPathUsage(report.relay, scenario, enabled, durationS);
     let outDir: string | undefined;
