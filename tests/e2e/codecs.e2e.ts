@@ -10,7 +10,8 @@ describe.each(['vp8', 'vp9', 'av1'] as const)('codec %s', (codec) => {
     const { report: r } = await runCall({ out: outDir(`codec-${codec}`), codec, durationS: 8 });
     expect(r.codec).toBe(codec);
     expect(r.frames.sent).toBeGreaterThan(100);
-    expect(r.frames.decoded / r.frames.sent, describeCall(r)).toBeGreaterThanOrEqual(0.9);
+    // Wide margin: a codec that does not work decodes ~0 (issue 11 item 6: no quality thresholds here).
+    expect(r.frames.decoded / r.frames.sent, describeCall(r)).toBeGreaterThanOrEqual(0.5);
     expect(r.framesOutOfOrder).toBe(0);
   });
 });
