@@ -33,6 +33,8 @@ import type { ParsedCandidate } from '../transport/candidates.js';
 import { probeLocalCandidates } from '../transport/probe.js';
 import { findSharedPairs } from '../transport/path-set.js';
 import { SimplePeerPath } from '../transport/simple-peer-path.js';
+import { PathSupervisor } from '../transport/path-supervisor.js';
+import type { PathLifecycleState, PathStateReason, PathStatus } from '../transport/path-supervisor.js';
 import type { PathTransportState, SelectedPair } from '../transport/types.js';
 
 /** Events of a call (register before connect()). */
@@ -51,7 +53,13 @@ export enum CallEvent {
 export interface CallEventMap {
   [CallEvent.Connected]: (info: { peerId: string; remotePeerId: string }) => void;
   [CallEvent.PeerLeft]: (peerId: string) => void;
-  [CallEvent.PathState]: (pathId: PathId, state: PathTransportState) => void;
+  /**
+   * A path's state changed: `connecting` (first attempt or a restart),
+   * `connected`, `retrying` (down; a restart follows after the backoff) or
+   * `closed`; `status.reason` says why (src/transport/path-supervisor.ts
+   * `PathStateReason`), `status.attempt` counts restarts since it was last up.
+   */
+  [CallEvent.PathState]: (pathId: PathId, state: PathLifecycleState, status: PathStatus) => void;
   [CallEvent.PathEvent]: (event: PathEvent) => void;
   [CallEvent.SamePair]: (pathIds: PathId[]) => void;
   [CallEvent.RemoteTrack]: (track: MediaStreamTrack) => void;
@@ -96,6 +104,15 @@ export interface MultipathCallOptions {
    * per-path ICE servers or a relay make the paths differ).
    */
   candidates?: 'by-network' | 'all';
+  /**
+   * A path not connected this long after its start or restart (ms, default
+   * 10000) is restarted: a new RTCPeerConnection for that path (new ICE
+   * session), after a backoff of 1 s doubling to at most 30 s, for as long as
+   * the call runs. See {@link CallEvent.PathState}.
+   */
+  connectTimeoutMs?: number;
+  /** Restart backoff (ms): first delay and cap (default 1000 and 30000). */
+  restartBackoffMs?: { base: number; max: number };
   /** Clock (default performance-based µs). Use an epoch-based clock to compare capture and decode times across pages. */
   clock?: Clock;
   // --- Resolution / frame-rate adaptation (src/adapt; issue 10 item 1) ---
@@ -112,7 +129,18 @@ export interface MultipathCallOptions {
 
 export interface CallPathInfo {
   id: PathId;
-  state: PathTransportState;
+  /** The path's state as {@link CallEvent.PathState} reports it. */
+  state: PathLifecycleState;
+  /** Why it is in that state. */
+  stateReason: PathStateReason;
+  /** The current RTCPeerConnection's own transport state. */
+  transportState: PathTransportState | undefined;
+  /** Milliseconds from the path's start to its first connection (undefined until connected). */
+  connectMs: number | undefined;
+  /** Restarts of this path (new RTCPeerConnection, new ICE session) over the call. */
+  iceRestarts: number;
+  /** Restart attempts since the path was last connected. */
+  attempt: number;
   selectedPair?: SelectedPair;
   bufferedAmount: number;
 }
@@ -163,6 +191,7 @@ export class MultipathCall {
   private encoder: CameraEncoder | undefined;
   private readonly decoder: FrameDecoder;
   private timer: ReturnType<typeof setTimeout> | undefined;
+  private supervisor: PathSupervisor | undefined;
   private closed = false;
   private lastSamePairKey = '';
   private candidatePolicy: PathCandidatePolicy = PathCandidatePolicy.all();
@@ -245,6 +274,9 @@ export class MultipathCall {
         if (!this.remotePeerId) this.startPaths(from);
         else return;
       }
+      // Signals carry the path generation (0 when absent): a newer one restarts our side, an older one is stale.
+      const gen = data && typeof data === 'object' && typeof (data as { gen?: unknown }).gen === 'number' ? (data as { gen: number }).gen : 0;
+      if (!this.supervisor?.acceptRemoteGeneration(pathId, gen)) return;
       this.transports.get(pathId)?.signal(data);
     });
     sig.on('error', (e) => this.emit(CallEvent.Error, new Error(`signalling: ${e.code}: ${e.message}`)));
@@ -266,32 +298,57 @@ export class MultipathCall {
     this.stopPaths();
     this.remotePeerId = remote;
     const initiator = (this.myPeerId ?? '') < remote;
+    const supervisor = new PathSupervisor({
+      initiator,
+      connectTimeoutMs: this.opts.connectTimeoutMs,
+      backoffBaseMs: this.opts.restartBackoffMs?.base,
+      backoffMaxMs: this.opts.restartBackoffMs?.max,
+      // One generation of a path: its own RTCPeerConnection; its signals carry the generation.
+      create: (id, gen) => {
+        const iceServers = typeof this.opts.iceServers === 'function' ? this.opts.iceServers(id) : this.opts.iceServers;
+        const t = new SimplePeerPath({
+          pathId: id,
+          initiator,
+          iceServers,
+          candidateFilter: this.opts.candidateFilter ?? ((c: ParsedCandidate, pathId: PathId) => this.candidatePolicy.allows(c, pathId)),
+          onSignal: (data: Record<string, unknown>) => this.signalling?.sendSignal(remote, id, { ...data, gen }),
+        });
+        this.transports.set(id, t);
+        this.selectedPairs.delete(id);
+        t.on('message', (bytes: Uint8Array) => {
+          if (this.transports.get(id) === t) this.endpoint.onDatagram(id, bytes);
+        });
+        return t;
+      },
+      onStatus: (st) => {
+        if (st.state === 'closed' && this.supervisor !== supervisor) return;
+        this.emit(CallEvent.PathState, st.pathId, st.state, st);
+        this.sender?.setPathState(st.pathId, st.state === 'connected' ? 'connected' : st.state === 'closed' ? 'closed' : st.state === 'retrying' ? 'failed' : 'connecting');
+        if (st.state === 'connected') void this.refreshPair(st.pathId);
+      },
+    });
+    this.supervisor = supervisor;
     for (let id = 0; id < this.numPaths; id++) {
-      const iceServers = typeof this.opts.iceServers === 'function' ? this.opts.iceServers(id) : this.opts.iceServers;
-      const t = new SimplePeerPath({
-        pathId: id,
-        initiator,
-        iceServers,
-        candidateFilter: this.opts.candidateFilter ?? ((c: ParsedCandidate, pathId: PathId) => this.candidatePolicy.allows(c, pathId)),
-        onSignal: (data: unknown) => this.signalling?.sendSignal(remote, id, data),
-      });
-      this.transports.set(id, t);
-      const sink = { send: (b: Uint8Array) => t.send(b), bufferedAmount: () => t.bufferedAmount() };
+      const sink = this.pathSink(id);
       this.receiver.addPath(id, sink);
-      t.on('message', (bytes: Uint8Array) => {
-        this.endpoint.onDatagram(id, bytes);
-      });
-      t.on('state', (s: PathTransportState) => {
-        this.emit(CallEvent.PathState, id, s);
-        if (this.sender) this.sender.setPathState(id, s === 'connected' ? 'connected' : s === 'failed' ? 'failed' : s === 'closed' ? 'closed' : 'connecting');
-        if (s === 'connected') void this.refreshPair(id);
-      });
       this.sender?.addPath(id, sink, 'connecting');
+      supervisor.start(id);
     }
     if (this.myPeerId) this.emit(CallEvent.Connected, { peerId: this.myPeerId, remotePeerId: remote });
   }
 
+  /** The engines' view of a path: whatever transport generation is current. */
+  private pathSink(id: PathId): { send(b: Uint8Array): boolean; bufferedAmount(): number } {
+    return {
+      send: (b: Uint8Array) => this.transports.get(id)?.send(b) ?? false,
+      bufferedAmount: () => this.transports.get(id)?.bufferedAmount() ?? 0,
+    };
+  }
+
   private stopPaths(): void {
+    const sup = this.supervisor;
+    this.supervisor = undefined;
+    sup?.close();
     for (const [id, t] of this.transports) {
       t.close();
       this.sender?.removePath(id);
@@ -341,7 +398,7 @@ export class MultipathCall {
     this.sender = sender;
     this.endpoint = new Endpoint(this.receiver, sender);
     for (const [id, t] of this.transports) {
-      sender.addPath(id, { send: (b) => t.send(b), bufferedAmount: () => t.bufferedAmount() }, t.state === 'connected' ? 'connected' : 'connecting');
+      sender.addPath(id, this.pathSink(id), t.state === 'connected' ? 'connected' : 'connecting');
     }
     const encoder = new CameraEncoder(track, {
       codec: this.opts.codec ?? 'h264',
@@ -399,7 +456,20 @@ export class MultipathCall {
       encoder: this.encoder?.stats(),
       receiver: this.receiver.stats(),
       decoder: this.decoder.stats(),
-      paths: [...this.transports].map(([id, t]) => ({ id, state: t.state, selectedPair: this.selectedPairs.get(id), bufferedAmount: t.bufferedAmount() })),
+      paths: (this.supervisor?.statuses() ?? []).map((st) => {
+        const t = this.transports.get(st.pathId);
+        return {
+          id: st.pathId,
+          state: st.state,
+          stateReason: st.reason,
+          transportState: t?.state,
+          connectMs: st.connectMs,
+          iceRestarts: st.restarts,
+          attempt: st.attempt,
+          selectedPair: this.selectedPairs.get(st.pathId),
+          bufferedAmount: t?.bufferedAmount() ?? 0,
+        };
+      }),
       samePair,
       candidatePolicy: this.opts.candidateFilter ? 'app filter' : this.candidatePolicy.describe(this.numPaths),
       malformed: { ...this.endpoint.malformed } as Record<string, number>,
