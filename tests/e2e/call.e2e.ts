@@ -54,3 +54,21 @@ describe('two-path call', () => {
     expect(path1After).toBeGreaterThan(0);
   });
 });
+
+describe('path restart', () => {
+  it('a path that cannot connect at first is restarted, reported, and carries media once it can', async () => {
+    // Path 1's relay drops everything for its first 12 s (the emulator starts 1-5 s before the call):
+    // with a 4 s connect timeout at least one restart must happen before it can connect.
+    const scenario = twoPaths({ downPeriods: [[0, 12]] });
+    const { report: r } = await runCall({ out: outDir('call-3'), scenario, durationS: 22, connectTimeoutMs: 4000 });
+    const p1 = [r.final.sender, r.final.receiver].map((st) => st?.paths.find((p) => p.id === 1));
+    expect(p1.every((p) => p?.state === 'connected'), JSON.stringify(p1)).toBe(true);
+    expect(Math.max(...p1.map((p) => p?.iceRestarts ?? 0)), JSON.stringify(p1)).toBeGreaterThanOrEqual(1);
+    expect(p1.every((p) => (p?.connectMs ?? 0) > 4000), JSON.stringify(p1)).toBe(true);
+    // Reported through the public event: a 'retrying' with a reason came before.
+    const events = r.events as Array<{ type?: string; detail?: [number, string, { reason: string }] }>;
+    expect(events.some((e) => e.type === 'path-state' && e.detail?.[0] === 1 && e.detail[1] === 'retrying' && e.detail[2].reason === 'connect-timeout')).toBe(true);
+    const path1Media = r.perSecond.reduce((n, s) => n + (s.paths.find((p) => p.id === 1)?.mediaPackets ?? 0), 0);
+    expect(path1Media, describeCall(r)).toBeGreaterThan(0);
+  });
+});

@@ -6,7 +6,7 @@ import { runCall } from '../../tools/harness/run-call.js';
 import { describeCall, outDir } from './out-dir.js';
 
 describe.each(['vp8', 'vp9', 'av1'] as const)('codec %s', (codec) => {
-  it('decodes >= 90% of the frames over two paths', async () => {
+  it('decodes most frames over two paths', async () => {
     const { report: r } = await runCall({ out: outDir(`codec-${codec}`), codec, durationS: 8 });
     expect(r.codec).toBe(codec);
     expect(r.frames.sent).toBeGreaterThan(100);

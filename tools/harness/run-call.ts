@@ -33,6 +33,8 @@ export interface CallRunOptions {
   scheduler?: string;
   singlePath?: number;
   fec?: string;
+  /** Path connect timeout before a restart (ms; MultipathCallOptions.connectTimeoutMs). */
+  connectTimeoutMs?: number;
   /** Force a key frame at least this often (ms). */
   keyframeIntervalMs?: number;
   /** Sender acts on QoE feedback (default true). */
@@ -164,6 +166,7 @@ export async function runCall(opts: CallRunOptions = {}): Promise<CallRunResult>
       if (opts.maxBitrateBps) q.set('maxBitrate', String(opts.maxBitrateBps));
       if (opts.qoeFeedback === false) q.set('qoeFeedback', '0');
       if (opts.keyframeIntervalMs) q.set('keyframeIntervalMs', String(opts.keyframeIntervalMs));
+      if (opts.connectTimeoutMs) q.set('connectTimeoutMs', String(opts.connectTimeoutMs));
       return `${base}?${q}`;
     };
     const ctxR = await browser.newContext();

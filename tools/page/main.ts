@@ -43,6 +43,7 @@ const call = new MultipathCall({
   candidates: 'all',
   keyframeIntervalMs: q.has('keyframeIntervalMs') ? Number(q.get('keyframeIntervalMs')) : undefined,
   maxBitrateBps: q.has('maxBitrate') ? Number(q.get('maxBitrate')) : undefined,
+  connectTimeoutMs: q.has('connectTimeoutMs') ? Number(q.get('connectTimeoutMs')) : undefined,
   clock,
 });
 
