@@ -46,6 +46,7 @@ interface Counters {
   framesSent: number;
   framesDecoded: number;
   keyframeRequests: number;
+  /** Media bytes delivered for goodput (src/feedback/qoe-metrics.ts): ours, encoded bytes of decoded frames; native, RTP payload bytes received minus retransmissions. */
   bytesReceived: number;
 }
 
@@ -55,7 +56,7 @@ function oursCounters(): { counters: Counters; stats: unknown } {
     framesSent: s.encoder?.framesEncoded ?? s.sender?.framesSent ?? 0,
     framesDecoded: s.decoder.decoded,
     keyframeRequests: s.receiver.keyframeRequestsSent,
-    bytesReceived: s.receiver.paths.reduce((a, p) => a + p.bytesReceived, 0),
+    bytesReceived: s.receiver.bytesDecoded,
   };
   // A compact digest (the full CallStats is large).
   const stats = {
@@ -81,9 +82,12 @@ function oursCounters(): { counters: Counters; stats: unknown } {
       nackedPackets: s.receiver.nackedPackets,
       recoveredByFec: s.receiver.recoveredByFec,
       latencyMs: s.receiver.latencyMs,
+      bytesDecoded: s.receiver.bytesDecoded,
+      datagramBytesReceived: s.receiver.paths.reduce((a, p) => a + p.bytesReceived, 0),
       paths: s.receiver.paths.map((p) => ({ id: p.id, bytesReceived: p.bytesReceived, lossPct: p.lossPct, latePackets: p.latePackets })),
     },
     decoder: s.decoder,
+    paths: s.paths.map((p) => ({ id: p.id, state: p.state, stateReason: p.stateReason, connectMs: p.connectMs, iceRestarts: p.iceRestarts })),
   };
   return { counters, stats };
 }
@@ -96,7 +100,7 @@ async function nativeCounters(): Promise<{ counters: Counters; stats: NativeStat
       framesSent: num(s.outbound, 'framesEncoded'),
       framesDecoded: num(s.inbound, 'framesDecoded'),
       keyframeRequests: num(s.inbound, 'pliCount') + num(s.inbound, 'firCount'),
-      bytesReceived: num(s.inbound, 'bytesReceived'),
+      bytesReceived: num(s.inbound, 'bytesReceived') - num(s.inbound, 'retransmittedBytesReceived'),
     },
     stats: s,
   };

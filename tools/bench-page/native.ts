@@ -44,7 +44,7 @@ export interface NativeStats {
 const INBOUND = [
   'framesReceived', 'framesDecoded', 'framesDropped', 'keyFramesDecoded', 'framesPerSecond', 'frameWidth', 'frameHeight',
   'freezeCount', 'totalFreezesDuration', 'pauseCount', 'totalPausesDuration', 'jitterBufferDelay', 'jitterBufferTargetDelay',
-  'jitterBufferMinimumDelay', 'jitterBufferEmittedCount', 'jitter', 'packetsReceived', 'packetsLost', 'bytesReceived',
+  'jitterBufferMinimumDelay', 'jitterBufferEmittedCount', 'jitter', 'packetsReceived', 'packetsLost', 'bytesReceived', 'retransmittedBytesReceived',
   'headerBytesReceived', 'nackCount', 'firCount', 'pliCount', 'totalDecodeTime', 'totalProcessingDelay', 'totalInterFrameDelay',
   'fecPacketsReceived', 'fecPacketsDiscarded', 'retransmittedPacketsReceived', 'decoderImplementation',
 ] as const;

@@ -48,7 +48,7 @@ export function renderSummaryMd(r: BenchResults): string {
     sep,
     ...rows,
     '',
-    `fps: distinct source frames displayed per second from the first one on. Freezes: libwebrtc rule on display times. Latency: source draw -> receiver display (barcode ids, host clock). PSNR/SSIM: luma, every ${r.quality.sampleEvery}th source id (the same ids for every configuration), barcode excluded, received frame upscaled to the source size when smaller. Goodput: media bytes received per second (ours: datagram payloads incl. FEC/retransmissions; native: RTP payload bytes).`,
+    `fps: distinct source frames displayed per second from the first one on. Freezes: libwebrtc rule on display times. Latency: source draw -> receiver display (barcode ids, host clock). PSNR/SSIM: luma, every ${r.quality.sampleEvery}th source id (the same ids for every configuration), barcode excluded, received frame upscaled to the source size when smaller. Goodput (src/feedback/qoe-metrics.ts): media bytes delivered x 8 / seconds from the first frame on (ours: encoded bytes of decoded frames; native: RTP payload bytes received minus retransmissions).`,
   ];
   const withRelay = r.results.filter((x) => x.relay);
   if (withRelay.length) {

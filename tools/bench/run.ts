@@ -8,16 +8,11 @@ import { closeSync, createReadStream, existsSync, mkdirSync, openSync, readSync,
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import { loadavg } from 'node:os';
 import { join, resolve } from 'node:path';
-import { chromium } from 'playwright-core';
 import type { Browser, Page } from 'playwright-core';
-import { createServer } from 'vite';
-import type { Plugin, ViteDevServer } from 'vite';
-import { startSignallingServer } from '../../src/signalling/node.js';
-import { startEmulator } from '../emulator/relay.js';
-import { chromiumArgs, ensureChromium } from '../harness/chromium.js';
-import { rewriteSignalForRelay } from '../harness/ice-rewrite.js';
+import type { Plugin } from 'vite';
+import { ensureChromium } from '../harness/chromium.js';
 import { prepareClip } from '../harness/clip.js';
-import { REPO_ROOT } from '../harness/run-call.js';
+import { launchChromium, startPageServer, startPathEnv } from '../harness/setup.js';
 import type { Scenario } from '../net/scenario.js';
 import type { BenchConfig } from './config.js';
 import { summarizeRun } from './metrics.js';
@@ -139,18 +134,10 @@ async function runOne(
   const pageErrors: string[] = [];
   const loadStart = loadavg()[0];
   try {
-    const emulator = await startEmulator(o.scenario, { seed: o.seed });
-    cleanups.push(() => emulator.close());
-    const relays = emulator.relays;
-    const sig = await startSignallingServer({
-      port: 0,
-      rewriteSignal: ({ from, pathId, data }) => {
-        const relay = relays[pathId];
-        if (!relay) return null;
-        return rewriteSignalForRelay(data, from === 'sender' ? 'a' : 'b', relay);
-      },
-    });
-    cleanups.push(() => sig.close());
+    const env = await startPathEnv(o.scenario, o.seed);
+    cleanups.push(() => env.close());
+    const { emulator } = env;
+    const sig = { url: env.signallingUrl };
     const room = `bench-${process.pid}-${Date.now()}`;
     const url = (role: 'sender' | 'receiver') => {
       const q = new URLSearchParams({
@@ -241,7 +228,16 @@ async function runOne(
     const extras: Record<string, unknown> =
       cfg.kind === 'native'
         ? { ...nativeExtras(lastS, lastR), path: cfg.path }
-        : { scheduler: cfg.scheduler, fec: cfg.fec, singlePath: cfg.singlePath, sender: (lastS?.stats as { sender?: unknown })?.sender, encoder: (lastS?.stats as { encoder?: unknown })?.encoder, receiver: (lastR?.stats as { receiver?: unknown })?.receiver };
+        : {
+            scheduler: cfg.scheduler,
+            fec: cfg.fec,
+            singlePath: cfg.singlePath,
+            sender: (lastS?.stats as { sender?: unknown })?.sender,
+            encoder: (lastS?.stats as { encoder?: unknown })?.encoder,
+            receiver: (lastR?.stats as { receiver?: unknown })?.receiver,
+            // Path lifecycle from the sender page's getStats().paths (state, connect time, restarts).
+            paths: (lastS?.stats as { paths?: unknown })?.paths,
+          };
     extras.emulator = emu;
     // This machine's 1-minute load average at start and end: other jobs skew real-time results.
     extras.loadAvg1m = { start: Math.round(loadStart * 100) / 100, end: Math.round(loadavg()[0] * 100) / 100 };
@@ -305,22 +301,13 @@ export async function runBench(o: BenchOptions): Promise<{ results: BenchResults
     const h = parseY4mHeader(head.subarray(0, n));
     source = { kind: 'y4m', file: resolve(videoFile), width: h.width, height: h.height, fps: o.fps, frames: y4mFrameCount(h, statSync(videoFile).size), track: o.track };
   }
-  const executablePath = ensureChromium();
-  const vite: ViteDevServer = await createServer({
-    root: REPO_ROOT,
-    configFile: join(REPO_ROOT, 'vite.config.ts'),
-    logLevel: 'error',
-    server: { port: 0, host: '127.0.0.1', hmr: false },
-    plugins: [videoRoute(videoFile)],
-  });
+  ensureChromium(); // fail before starting anything when Chromium is missing
+  const pages = await startPageServer([videoRoute(videoFile)]);
   const results: BenchResult[] = [];
   let browser: Browser | undefined;
   try {
-    await vite.listen();
-    const addr = vite.httpServer?.address();
-    const port = typeof addr === 'object' && addr ? addr.port : 0;
-    const base = `http://127.0.0.1:${port}/tools/bench-page/index.html`;
-    browser = await chromium.launch({ executablePath, headless: true, args: chromiumArgs() });
+    const base = pages.url('tools/bench-page/index.html');
+    browser = await launchChromium();
     for (const cfg of o.configs) {
       o.log(`running ${cfg.name} for ${o.durationS} s (scenario ${o.scenario.name ?? 'default'})`);
       const r = await runOne(browser, base, cfg, o, { videoUrl: videoFile ? VIDEO_ROUTE : undefined });
@@ -332,7 +319,7 @@ export async function runBench(o: BenchOptions): Promise<{ results: BenchResults
     }
   } finally {
     await browser?.close().catch(() => undefined);
-    await vite.close().catch(() => undefined);
+    await pages.close();
   }
   const out: BenchResults = {
     version: 1,

@@ -8,9 +8,7 @@
 import { execFileSync } from 'node:child_process';
 import { existsSync, mkdirSync, renameSync, statSync } from 'node:fs';
 import { basename, dirname, resolve } from 'node:path';
-import { fileURLToPath } from 'node:url';
-
-const REPO_ROOT = resolve(dirname(fileURLToPath(import.meta.url)), '../..');
+import { REPO_ROOT } from './paths.js';
 
 /** The default natural clip (webrtc/samples, natural scenes with cuts). */
 export const DEFAULT_CLIP_SOURCE = resolve(REPO_ROOT, '../shared/media/mixed-content.webm');

@@ -42,6 +42,10 @@ export interface ReportPath {
   remoteAddress?: string;
   fecUtilizationPct: number;
   latePackets: number;
+  /** Browser calls: the path's state at the end, ms to its first connection, restarts (getStats().paths). */
+  state?: string;
+  connectMs?: number;
+  iceRestarts?: number;
 }
 
 export interface PerSecond {
@@ -195,6 +199,8 @@ export function buildReport(input: BuildReportInput): CallReport {
     perSecond[i].qoeFeedback = perSecond[i].qoeFeedback.filter((f) => !seen.has(f.atMs));
   }
   const pairs = new Map((last?.sender.stats.paths ?? []).map((p) => [p.id, p.selectedPair]));
+  // Read defensively: older pages report only id/state/selectedPair.
+  const life = new Map((last?.sender.stats.paths ?? []).map((p) => [p.id, { state: p.state, connectMs: p.connectMs, iceRestarts: p.iceRestarts }]));
   const rxPaths = new Map((rcv?.paths ?? []).map((p) => [p.id, p]));
   const paths: ReportPath[] = (snd?.paths ?? []).map((p) => {
     const pair = pairs.get(p.id);
@@ -216,6 +222,9 @@ export function buildReport(input: BuildReportInput): CallReport {
       remoteAddress: pair ? `${pair.remote.address}:${pair.remote.port}` : undefined,
       fecUtilizationPct: round(rp?.fecUtilizationPct ?? 0),
       latePackets: rp?.latePackets ?? 0,
+      state: life.get(p.id)?.state,
+      connectMs: life.get(p.id)?.connectMs,
+      iceRestarts: life.get(p.id)?.iceRestarts,
     };
   });
   const targets = perSecond.map((p) => p.targetBitrateBps).filter((x) => x > 0);
@@ -273,7 +282,7 @@ export function formatSummary(r: CallReport): string {
     `encoder target: mean ${(r.encoderTargetBps.mean / 1e6).toFixed(2)} Mbps; FEC overhead ${r.fec.overheadPct}% utilization ${r.fec.utilizationPct}%; NACKed ${r.nack.packetsNacked}`,
     ...r.paths.map(
       (p) =>
-        `path ${p.id}: share ${p.sharePct}% of media, ${p.packetsSent} packets, ${(p.bytesSent / 1e6).toFixed(1)} MB, rate ${(p.rateBps / 1e6).toFixed(2)} Mbps, RTT ${p.rttMs} ms, loss ${p.lossPct}%${p.localAddress ? `, ${p.localAddress} -> ${p.remoteAddress}` : ''}`,
+        `path ${p.id}: share ${p.sharePct}% of media, ${p.packetsSent} packets, ${(p.bytesSent / 1e6).toFixed(1)} MB, rate ${(p.rateBps / 1e6).toFixed(2)} Mbps, RTT ${p.rttMs} ms, loss ${p.lossPct}%${p.connectMs !== undefined ? `, connected in ${p.connectMs} ms` : ''}${p.iceRestarts ? `, ${p.iceRestarts} restarts` : ''}${p.localAddress ? `, ${p.localAddress} -> ${p.remoteAddress}` : ''}`,
     ),
   ];
   if (r.relay) lines.push('relays (what each emulated path carried):', ...formatPathTraffic(r.relay).map((l) => `  ${l}`));

@@ -6,24 +6,18 @@
  * report (tools/harness/report.ts). Used by `npm run call` and the e2e tests.
  */
 import { mkdirSync, writeFileSync } from 'node:fs';
-import { dirname, join, resolve } from 'node:path';
-import { fileURLToPath } from 'node:url';
-import { chromium } from 'playwright-core';
-import type { Browser, Page } from 'playwright-core';
-import { createServer } from 'vite';
-import type { ViteDevServer } from 'vite';
-import { startSignallingServer } from '../../src/signalling/node.js';
-import { startEmulator } from '../emulator/relay.js';
+import { join, resolve } from 'node:path';
+import type { Page } from 'playwright-core';
 import { DEFAULT_SCENARIO, loadScenario } from '../net/scenario.js';
 import type { Scenario } from '../net/scenario.js';
-import { chromiumArgs, ensureChromium } from './chromium.js';
-import { rewriteSignalForRelay } from './ice-rewrite.js';
+import { ensureChromium } from './chromium.js';
+import { launchChromium, startPageServer, startPathEnv } from './setup.js';
 import { buildReport, renderReportHtml } from './report.js';
 import { checkPathUsage, pathTraffic } from './path-usage.js';
 import type { SourceInfo } from './clip.js';
 import type { CallReport, PeerSample } from './report.js';
 
-export const REPO_ROOT = resolve(dirname(fileURLToPath(import.meta.url)), '../..');
+export { REPO_ROOT } from './paths.js';
 
 export interface CallRunOptions {
   /** Scenario file (JSON), a parsed scenario, or undefined for the built-in default. */
@@ -115,38 +109,21 @@ export async function runCall(opts: CallRunOptions = {}): Promise<CallRunResult>
   const fec = opts.fec ?? 'path';
   const scenario: Scenario =
     opts.scenario === undefined ? DEFAULT_SCENARIO : typeof opts.scenario === 'string' ? loadScenario(opts.scenario) : opts.scenario;
-  const executablePath = ensureChromium();
+  ensureChromium(); // fail before starting anything when Chromium is missing
 
   const cleanups: Array<() => Promise<unknown> | unknown> = [];
   try {
-    const emulator = await startEmulator(scenario, { seed: opts.seed ?? 1 });
-    cleanups.push(() => emulator.close());
-    const relays = emulator.relays;
+    const env = await startPathEnv(scenario, opts.seed ?? 1);
+    cleanups.push(() => env.close());
+    const { emulator, relays } = env;
     log(`emulator: ${relays.map((r) => `path ${r.pathId} A:${r.portA} B:${r.portB}`).join(', ')}`);
+    const sig = { url: env.signallingUrl };
 
-    const sig = await startSignallingServer({
-      port: 0,
-      rewriteSignal: ({ from, pathId, data }) => {
-        const relay = relays[pathId];
-        if (!relay) return null;
-        return rewriteSignalForRelay(data, from === 'sender' ? 'a' : 'b', relay);
-      },
-    });
-    cleanups.push(() => sig.close());
+    const pages = await startPageServer();
+    cleanups.push(() => pages.close());
+    const base = pages.url('tools/page/index.html');
 
-    const vite: ViteDevServer = await createServer({
-      root: REPO_ROOT,
-      configFile: join(REPO_ROOT, 'vite.config.ts'),
-      logLevel: 'error',
-      server: { port: 0, host: '127.0.0.1', hmr: false },
-    });
-    await vite.listen();
-    cleanups.push(() => vite.close());
-    const addr = vite.httpServer?.address();
-    const port = typeof addr === 'object' && addr ? addr.port : 0;
-    const base = `http://127.0.0.1:${port}/tools/page/index.html`;
-
-    const browser: Browser = await chromium.launch({ executablePath, headless: true, args: chromiumArgs({ fakeVideoFile: opts.video }) });
+    const browser = await launchChromium({ fakeVideoFile: opts.video });
     cleanups.push(() => browser.close());
     const room = `call-${process.pid}-${Date.now()}`;
     const params = (role: string) => {

@@ -1,0 +1,98 @@
+/**
+ * The call setup shared by `npm run call` (tools/harness/run-call.ts) and
+ * `npm run bench:browser` (tools/bench/run.ts), so the two cannot drift
+ * apart again (issue "The browser benchmark really uses every path"):
+ * - {@link startPathEnv}: one UDP relay per scenario path (tools/emulator) and
+ *   a signalling server whose `rewriteSignal` hook makes each peer learn only
+ *   its path's relay address (tools/harness/ice-rewrite.ts); the peer with id
+ *   `sender` is side A (media goes A -> B, the scenario's `up`);
+ * - {@link startPageServer}: the Vite server for the peer pages;
+ * - {@link launchChromium}: headless Debian Chromium with the project's flags.
+ * The pages must signal every candidate on every path (`candidates: 'all'`):
+ * the relays, not the candidate split, make the paths differ here.
+ */
+import { join } from 'node:path';
+import { chromium } from 'playwright-core';
+import type { Browser } from 'playwright-core';
+import { createServer } from 'vite';
+import type { Plugin, ViteDevServer } from 'vite';
+import { startSignallingServer } from '../../src/signalling/node.js';
+import { startEmulator } from '../emulator/relay.js';
+import type { Emulator, PathRelay } from '../emulator/relay.js';
+import type { Scenario } from '../net/scenario.js';
+import { chromiumArgs, ensureChromium } from './chromium.js';
+import { rewriteSignalForRelay } from './ice-rewrite.js';
+import { REPO_ROOT } from './paths.js';
+
+/** Emulated paths plus the signalling server that routes each peer through them. */
+export interface PathEnv {
+  emulator: Emulator;
+  relays: readonly PathRelay[];
+  /** ws:// URL of the signalling server. */
+  signallingUrl: string;
+  /** Stop the signalling server and the relays (idempotent, never throws). */
+  close(): Promise<void>;
+}
+
+/** Start the relays of `scenario` and a signalling server that rewrites candidates onto them. */
+export async function startPathEnv(scenario: Scenario, seed: number): Promise<PathEnv> {
+  const emulator = await startEmulator(scenario, { seed });
+  const relays = emulator.relays;
+  let sig: Awaited<ReturnType<typeof startSignallingServer>>;
+  try {
+    sig = await startSignallingServer({
+      port: 0,
+      rewriteSignal: ({ from, pathId, data }) => {
+        const relay = relays[pathId];
+        if (!relay) return null;
+        return rewriteSignalForRelay(data, from === 'sender' ? 'a' : 'b', relay);
+      },
+    });
+  } catch (e) {
+    await emulator.close();
+    throw e;
+  }
+  let closed = false;
+  return {
+    emulator,
+    relays,
+    signallingUrl: sig.url,
+    async close() {
+      if (closed) return;
+      closed = true;
+      await Promise.resolve(sig.close()).catch(() => undefined);
+      await Promise.resolve(emulator.close()).catch(() => undefined);
+    },
+  };
+}
+
+/** The Vite server of the peer pages; `url(page)` gives e.g. `http://127.0.0.1:PORT/tools/page/index.html`. */
+export interface PageServer {
+  server: ViteDevServer;
+  url(pagePath: string): string;
+  close(): Promise<void>;
+}
+
+/** Serve the repository's pages with Vite on 127.0.0.1 (random port). */
+export async function startPageServer(plugins: Plugin[] = []): Promise<PageServer> {
+  const server = await createServer({
+    root: REPO_ROOT,
+    configFile: join(REPO_ROOT, 'vite.config.ts'),
+    logLevel: 'error',
+    server: { port: 0, host: '127.0.0.1', hmr: false },
+    plugins,
+  });
+  await server.listen();
+  const addr = server.httpServer?.address();
+  const port = typeof addr === 'object' && addr ? addr.port : 0;
+  return {
+    server,
+    url: (pagePath) => `http://127.0.0.1:${port}/${pagePath.replace(/^\//, '')}`,
+    close: () => server.close().catch(() => undefined),
+  };
+}
+
+/** Headless Debian Chromium with the project's flags (tools/harness/chromium.ts); a Y4M file feeds the fake camera. */
+export async function launchChromium(opts: { fakeVideoFile?: string } = {}): Promise<Browser> {
+  return chromium.launch({ executablePath: ensureChromium(), headless: true, args: chromiumArgs(opts) });
+}
