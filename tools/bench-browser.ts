@@ -10,8 +10,7 @@
  * PSNR/SSIM, keyframe requests, goodput. Writes DIR/results.json,
  * DIR/summary.md and DIR/report.html (default DIR: out/bench-browser/<scenario>).
  */
-import { numberOption } from './harness/cli.js';
-import { parseArgs } from 'node:util';
+import { numberOption, parseCli } from './harness/cli.js';
 import { parseCompare } from './bench/config.js';
 import { runBench } from './bench/run.js';
 import { DEFAULT_SCENARIO, loadScenario } from './net/scenario.js';
@@ -24,38 +23,29 @@ const USAGE = `usage: npm run bench:browser -- --scenario FILE.json|default
   --compare entries: converge|minrtt|mtput|mrtp|roundrobin[@fec], single:N[@fec], native-webrtc:N`;
 
 async function main(): Promise<number> {
-  let values;
-  try {
-    ({ values } = parseArgs({
-      options: {
-        scenario: { type: 'string', default: 'default' },
-        compare: { type: 'string', default: 'converge,minrtt,native-webrtc:0,native-webrtc:1' },
-        duration: { type: 'string', default: '20' },
-        video: { type: 'string' },
-        synthetic: { type: 'boolean', default: false },
-        fec: { type: 'string', default: 'path' },
-        codec: { type: 'string', default: 'h264' },
-        'max-bitrate': { type: 'string', default: '6000000' },
-        track: { type: 'string', default: 'generator' },
-        'sample-every': { type: 'string', default: '5' },
-        'no-ssim': { type: 'boolean', default: false },
-        'no-source-check': { type: 'boolean', default: false },
-        width: { type: 'string', default: '640' },
-        height: { type: 'string', default: '480' },
-        fps: { type: 'string', default: '30' },
-        seed: { type: 'string', default: '1' },
-        out: { type: 'string' },
-        help: { type: 'boolean', short: 'h' },
-      },
-    }));
-  } catch (e) {
-    process.stderr.write(`${(e as Error).message}\n${USAGE}\n`);
-    return 2;
-  }
-  if (values.help) {
-    process.stdout.write(`${USAGE}\n`);
-    return 0;
-  }
+  const values = parseCli(
+    {
+      scenario: { type: 'string', default: 'default' },
+      compare: { type: 'string', default: 'converge,minrtt,native-webrtc:0,native-webrtc:1' },
+      duration: { type: 'string', default: '20' },
+      video: { type: 'string' },
+      synthetic: { type: 'boolean', default: false },
+      fec: { type: 'string', default: 'path' },
+      codec: { type: 'string', default: 'h264' },
+      'max-bitrate': { type: 'string', default: '6000000' },
+      track: { type: 'string', default: 'generator' },
+      'sample-every': { type: 'string', default: '5' },
+      'no-ssim': { type: 'boolean', default: false },
+      'no-source-check': { type: 'boolean', default: false },
+      width: { type: 'string', default: '640' },
+      height: { type: 'string', default: '480' },
+      fps: { type: 'string', default: '30' },
+      seed: { type: 'string', default: '1' },
+      out: { type: 'string' },
+    },
+    USAGE,
+  );
+  if (typeof values === 'number') return values;
   const num = numberOption;
   const scenario = values.scenario === 'default' ? DEFAULT_SCENARIO : loadScenario(scenarioFile(values.scenario!));
   const scenarioName = scenario.name ?? 'default';

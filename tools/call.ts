@@ -11,8 +11,7 @@
  * Exit status 1 when no frame was decoded or an enabled path carried < 1% of
  * the media (tools/harness/path-usage.ts).
  */
-import { numberOption } from './harness/cli.js';
-import { parseArgs } from 'node:util';
+import { numberOption, parseCli } from './harness/cli.js';
 import { formatSummary } from './harness/report.js';
 import { runCall } from './harness/run-call.js';
 import { resolveSource } from './harness/clip.js';
@@ -24,34 +23,25 @@ const USAGE = `usage: npm run call -- [--scenario FILE.json] [--duration S] [--c
   --scenario: a scenario file, or a name from tools/net/scenarios (default, carriers, collapse, blackhole, ...)`;
 
 async function main(): Promise<number> {
-  let values;
-  try {
-    ({ values } = parseArgs({
-      options: {
-        scenario: { type: 'string' },
-        duration: { type: 'string', default: '30' },
-        codec: { type: 'string', default: 'h264' },
-        scheduler: { type: 'string', default: 'converge' },
-        'single-path': { type: 'string' },
-        fec: { type: 'string', default: 'path' },
-        video: { type: 'string' },
-        synthetic: { type: 'boolean', default: false },
-        width: { type: 'string', default: '640' },
-        height: { type: 'string', default: '480' },
-        fps: { type: 'string', default: '30' },
-        out: { type: 'string', default: 'out/call' },
-        seed: { type: 'string', default: '1' },
-        help: { type: 'boolean', short: 'h' },
-      },
-    }));
-  } catch (e) {
-    process.stderr.write(`${(e as Error).message}\n${USAGE}\n`);
-    return 2;
-  }
-  if (values.help) {
-    process.stdout.write(`${USAGE}\n`);
-    return 0;
-  }
+  const values = parseCli(
+    {
+      scenario: { type: 'string' },
+      duration: { type: 'string', default: '30' },
+      codec: { type: 'string', default: 'h264' },
+      scheduler: { type: 'string', default: 'converge' },
+      'single-path': { type: 'string' },
+      fec: { type: 'string', default: 'path' },
+      video: { type: 'string' },
+      synthetic: { type: 'boolean', default: false },
+      width: { type: 'string', default: '640' },
+      height: { type: 'string', default: '480' },
+      fps: { type: 'string', default: '30' },
+      out: { type: 'string', default: 'out/call' },
+      seed: { type: 'string', default: '1' },
+    },
+    USAGE,
+  );
+  if (typeof values === 'number') return values;
   const num = numberOption;
   const codec = values.codec as string;
   if (!['h264', 'vp8', 'vp9', 'av1'].includes(codec)) throw new Error(`--codec must be h264, vp8, vp9 or av1, got ${codec}`);

@@ -18,8 +18,7 @@
 import { spawnSync } from 'node:child_process';
 import { existsSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { resolve } from 'node:path';
-import { parseArgs } from 'node:util';
-import { numberOption } from './harness/cli.js';
+import { numberOption, parseCli } from './harness/cli.js';
 import { type QoeNumbers, compareQoe, meanQoe, renderFidelityMd } from './fidelity/compare.js';
 import { REPO_ROOT, namedScenario, wifiCellularPairs } from '../sim/scenarios.js';
 import { simulate } from '../sim/simulator.js';
@@ -39,30 +38,21 @@ function scenarioFor(name: string, pair: string | undefined): Scenario {
 }
 
 async function main(): Promise<number> {
-  let values;
-  try {
-    ({ values } = parseArgs({
-      options: {
-        scenarios: { type: 'string', default: DEFAULT_SCENARIOS },
-        duration: { type: 'string' },
-        seeds: { type: 'string', default: '3' },
-        pair: { type: 'string' },
-        'max-bitrate': { type: 'string', default: '6000000' },
-        synthetic: { type: 'boolean', default: false },
-        'sim-only': { type: 'boolean', default: false },
-        strict: { type: 'boolean', default: false },
-        out: { type: 'string', default: 'out/fidelity' },
-        help: { type: 'boolean', short: 'h' },
-      },
-    }));
-  } catch (e) {
-    process.stderr.write(`${(e as Error).message}\n${USAGE}\n`);
-    return 2;
-  }
-  if (values.help) {
-    process.stdout.write(`${USAGE}\n`);
-    return 0;
-  }
+  const values = parseCli(
+    {
+      scenarios: { type: 'string', default: DEFAULT_SCENARIOS },
+      duration: { type: 'string' },
+      seeds: { type: 'string', default: '3' },
+      pair: { type: 'string' },
+      'max-bitrate': { type: 'string', default: '6000000' },
+      synthetic: { type: 'boolean', default: false },
+      'sim-only': { type: 'boolean', default: false },
+      strict: { type: 'boolean', default: false },
+      out: { type: 'string', default: 'out/fidelity' },
+    },
+    USAGE,
+  );
+  if (typeof values === 'number') return values;
   const seeds = numberOption('seeds', values.seeds, 1, 100);
   const maxBitrateBps = numberOption('max-bitrate', values['max-bitrate'], 100_000, 100e6);
   const durationCap = values.duration === undefined ? undefined : numberOption('duration', values.duration, 3, 3600);

@@ -42,6 +42,8 @@ export async function startPathEnv(scenario: Scenario, seed: number): Promise<Pa
   try {
     sig = await startSignallingServer({
       port: 0,
+      // Loopback test rooms: dev mode on purpose (no authorize), without the production warning on every run.
+      log: () => undefined,
       rewriteSignal: ({ from, pathId, data }) => {
         const relay = relays[pathId];
         if (!relay) return null;
