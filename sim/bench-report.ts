@@ -7,6 +7,7 @@ import { readFileSync } from 'node:fs';
 import { createRequire } from 'node:module';
 import { mean, round } from './metrics.js';
 import type { SimResult } from './simulator.js';
+import { cellularHalf } from './scenarios.js';
 
 export interface BenchEntry {
   variant: string;
@@ -189,6 +190,86 @@ export function checkTargets(scenario: string, entries: BenchEntry[], aggs: Agg[
   return checks;
 }
 
+/** One pair of the cellular suite: converge against the best single path on each metric. */
+export interface CellularPair {
+  pair: string;
+  half: 'tune' | 'check';
+  convergeFreezeMs: number;
+  /** The lowest freeze total of the single paths, and which path it is. */
+  bestSingleFreezeMs: number;
+  bestFreezePath: string;
+  convergeGoodputBps: number;
+  /** The highest goodput of the single paths. */
+  bestSingleGoodputBps: number;
+  convergeP95Ms: number;
+  bestSingleP95Ms: number;
+  /** converge freezes <= best single + 500 ms and goodput >= 0.95x the best single's. */
+  ok: boolean;
+}
+
+/**
+ * The cellular suite's acceptance view (issue "Adapt the media to the
+ * network"): per pair, converge vs the best single path on each metric
+ * (lowest freeze, highest goodput, lowest p95), and per half whether every
+ * pair passes and whether converge's total freeze is <= 0.5x the best single
+ * paths' total. Pairs without converge or both single paths are skipped.
+ */
+export function cellularPairs(aggs: Agg[]): CellularPair[] {
+  const out: CellularPair[] = [];
+  for (const v of [...new Set(aggs.map((a) => a.variant))]) {
+    const cv = aggs.find((a) => a.variant === v && a.config === 'converge');
+    const singles = aggs.filter((a) => a.variant === v && /^single:\d$/.test(a.config));
+    if (!cv || singles.length < 2) continue;
+    const byFreeze = singles.reduce((b, a) => (a.freezeMs < b.freezeMs || (a.freezeMs === b.freezeMs && a.goodputBps > b.goodputBps) ? a : b));
+    const bestG = Math.max(...singles.map((a) => a.goodputBps));
+    const bestP95 = Math.min(...singles.map((a) => a.p95));
+    out.push({
+      pair: v,
+      half: cellularHalf(v),
+      convergeFreezeMs: cv.freezeMs,
+      bestSingleFreezeMs: byFreeze.freezeMs,
+      bestFreezePath: byFreeze.config,
+      convergeGoodputBps: cv.goodputBps,
+      bestSingleGoodputBps: bestG,
+      convergeP95Ms: cv.p95,
+      bestSingleP95Ms: bestP95,
+      ok: cv.freezeMs <= byFreeze.freezeMs + 500 && cv.goodputBps >= 0.95 * bestG,
+    });
+  }
+  return out;
+}
+
+function renderCellular(aggs: Agg[]): string[] {
+  const pairs = cellularPairs(aggs);
+  const lines = [
+    '## Cellular suite: converge vs the best single path, per pair',
+    '',
+    'Best single path per metric: lowest freeze total, highest goodput, lowest p95 of `single:0` and `single:1`. A pair passes when converge freezes no longer than the best single path + 0.5 s and has >= 0.95x its goodput.',
+    '',
+    '| pair | half | freeze ms converge / best single (path) | goodput Mbps converge / best single | p95 ms converge / best single | pass |',
+    '| --- | --- | --- | --- | --- | --- |',
+    ...pairs.map(
+      (p) =>
+        `| ${p.pair} | ${p.half} | ${Math.round(p.convergeFreezeMs)} / ${Math.round(p.bestSingleFreezeMs)} (${p.bestFreezePath}) | ${fmt(p.convergeGoodputBps / 1e6)} / ${fmt(p.bestSingleGoodputBps / 1e6)} | ${round(p.convergeP95Ms)} / ${round(p.bestSingleP95Ms)} | ${p.ok ? 'yes' : '**no**'} |`,
+    ),
+    '',
+    '| half | pairs passing | freeze total converge / best singles (ratio, target <= 0.5) | worst pair (converge - best single freeze) |',
+    '| --- | --- | --- | --- |',
+  ];
+  for (const half of ['tune', 'check', 'all'] as const) {
+    const ps = pairs.filter((p) => half === 'all' || p.half === half);
+    if (!ps.length) continue;
+    const cz = ps.reduce((a, p) => a + p.convergeFreezeMs, 0);
+    const bz = ps.reduce((a, p) => a + p.bestSingleFreezeMs, 0);
+    const worst = ps.reduce((w, p) => (p.convergeFreezeMs - p.bestSingleFreezeMs > w.convergeFreezeMs - w.bestSingleFreezeMs ? p : w));
+    lines.push(
+      `| ${half} | ${ps.filter((p) => p.ok).length} / ${ps.length} | ${Math.round(cz)} / ${Math.round(bz)} (${bz > 0 ? fmt(cz / bz) : cz === 0 ? '0' : 'inf'}) | ${worst.pair}: ${Math.round(worst.convergeFreezeMs)} vs ${Math.round(worst.bestSingleFreezeMs)} ms |`,
+    );
+  }
+  lines.push('');
+  return lines;
+}
+
 export function renderSummary(scenario: string, entries: BenchEntry[], info: { seeds: number; streams: number; wallS: number; fec: string[] }): string {
   const aggs = aggregate(entries);
   const variants = [...new Set(aggs.map((a) => a.variant))];
@@ -198,7 +279,8 @@ export function renderSummary(scenario: string, entries: BenchEntry[], info: { s
   if (variants.length > 1) {
     lines.push('## All variants (mean of per-variant means)', '', HEAD, ...acrossVariants(aggs).map(row), '');
   }
-  for (const v of variants) {
+  // The cellular suite has one row per pair (below) instead of one table per pair.
+  for (const v of scenario === 'cellular' ? [] : variants) {
     const cap = aggs.find((a) => a.variant === v)?.sumCapacityBps ?? 0;
     lines.push(`## ${v}`, '', `Sum of mean path capacities: ${(cap / 1e6).toFixed(2)} Mbps.`, '', HEAD, ...aggs.filter((a) => a.variant === v).map(row), '');
   }
@@ -210,6 +292,7 @@ export function renderSummary(scenario: string, entries: BenchEntry[], info: { s
     }
     lines.push('');
   }
+  if (scenario === 'cellular') lines.push(...renderCellular(aggs));
   const checks = checkTargets(scenario, entries, aggs);
   if (checks.length) {
     lines.push('## Targets', '', '| target | met | measured |', '| --- | --- | --- |', ...checks.map((c) => `| ${c.what} | ${c.ok ? 'yes' : '**no**'} | ${c.detail} |`), '');

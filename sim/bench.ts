@@ -74,7 +74,8 @@ function parseArgs(argv: string[]): Args {
   const scenario = get('scenario');
   if (!scenario) throw new Error('usage: npm run bench -- --scenario FILE.json|NAME [--compare LIST] [--fec LIST] [--streams 1-3] [--seeds N] [--duration S] [--variants N] [--jobs N] [--out DIR]');
   const isSweep = scenario === 'loss-sweep';
-  const compare = (get('compare') ?? (isSweep ? 'converge' : ALL_CONFIGS.join(','))).split(',').filter(Boolean);
+  const defaultCompare = isSweep ? 'converge' : scenario === 'cellular' ? 'converge,single:0,single:1' : ALL_CONFIGS.join(',');
+  const compare = (get('compare') ?? defaultCompare).split(',').filter(Boolean);
   compare.forEach(parseConfig);
   const fec = (get('fec') ?? (isSweep ? 'path,webrtc-table,none' : 'path')).split(',').filter(Boolean);
   for (const f of fec) if (!FECS.includes(f)) throw new Error(`unknown FEC policy "${f}" (use ${FECS.join(', ')})`);

@@ -12,6 +12,7 @@
  * | `wifi-cellular` | one variant per PATH_TRIAL pair of ../shared/traces/wifi-cellular (WiFi 15 ms, cellular 40 ms one-way) |
  * | `failover` | 8 Mbps / 30 ms + 6 Mbps / 50 ms; path 0 blackholes (both ways) from 20 to 30 s; 60 s |
  * | `constant` | 6 Mbps / 30 ms + 4 Mbps / 60 ms, drop-tail ~150 ms; 60 s |
+ * | `cellular` | the public cellular suite ({@link cellularVariants}): every pair of the mahimahi LTE uplinks, every wifi-cellular pair, every 5G mmWave + LTE uplink pair; split into a tune half and a check half ({@link cellularHalf}) |
  *
  * Traces are read from `../shared/traces` beside the repository (tests and
  * benchmarks only; never the library). A JSON scenario file (tools/net/scenario.ts
@@ -37,7 +38,7 @@ export interface ScenarioVariant {
   loss?: number;
 }
 
-export const SCENARIO_NAMES = ['collapse', 'loss-sweep', 'carriers', 'wifi-cellular', 'failover', 'constant'] as const;
+export const SCENARIO_NAMES = ['collapse', 'loss-sweep', 'carriers', 'wifi-cellular', 'failover', 'constant', 'cellular'] as const;
 export type ScenarioName = (typeof SCENARIO_NAMES)[number];
 
 /** Loss levels of `loss-sweep` (probability). */
@@ -184,6 +185,8 @@ export function namedScenario(name: string): ScenarioVariant[] {
           }),
         },
       ];
+    case 'cellular':
+      return cellularVariants();
     default:
       throw new Error(`unknown scenario "${name}" (built-in: ${SCENARIO_NAMES.join(', ')}; or give a scenario .json file)`);
   }
@@ -197,4 +200,80 @@ export function resolveScenario(nameOrFile: string): ScenarioVariant[] {
     return [{ label: s.name, scenario: s }];
   }
   return namedScenario(nameOrFile);
+}
+
+/** One-way delays (ms) given to the mahimahi LTE uplinks (the traces carry capacity only; as `carriers`). */
+const LTE_DELAY_MS: Record<string, number> = { Verizon: 40, TMobile: 50, ATT: 60 };
+
+/**
+ * Which half of the cellular suite a pair belongs to: `tune` (change the code
+ * while looking at these) or `check` (look only to confirm). Deterministic:
+ * the parity of the FNV-1a hash of the pair's label, so a new trace lands in
+ * a half without moving the others.
+ */
+export function cellularHalf(label: string): 'tune' | 'check' {
+  let h = 0x811c9dc5;
+  for (let i = 0; i < label.length; i++) {
+    h ^= label.charCodeAt(i);
+    h = Math.imul(h, 0x01000193) >>> 0;
+  }
+  return h % 2 === 0 ? 'tune' : 'check';
+}
+
+/**
+ * The public cellular suite: every two-path pair that can be drawn from
+ * ../shared/traces of the same kind the acceptance traces are (issue "Adapt
+ * the media to the network", item 5):
+ * - `lte:A+B`: each pair of the mahimahi LTE uplinks (Verizon, T-Mobile,
+ *   AT&T driving), feedback over the matching downlinks, one-way delays
+ *   40/50/60 ms, 300 ms drop-tail queues; 120 s;
+ * - `wc:P_T`: each wifi-cellular pair (as the `wifi-cellular` scenario);
+ * - `5g:S/N`: 5G mmWave + LTE uplink of the same place and run (run 1 of
+ *   each `.list`, one-way delay from the matching ping trace), 200 ms
+ *   queues; 60 s.
+ * @throws Error when a trace folder is missing
+ */
+export function cellularVariants(): ScenarioVariant[] {
+  const out: ScenarioVariant[] = [];
+  const carriers = ['Verizon-LTE-short', 'TMobile-LTE-short', 'ATT-LTE-driving'];
+  const short = (c: string) => c.split('-')[0];
+  for (let i = 0; i < carriers.length; i++) {
+    for (let j = i + 1; j < carriers.length; j++) {
+      const path = (c: string) => ({
+        name: short(c),
+        up: { trace: trace(`mahimahi/${c}.up`), traceFormat: 'mahimahi', delayMs: LTE_DELAY_MS[short(c)], queue: { ms: 300 } },
+        down: { trace: trace(`mahimahi/${c}.down`), traceFormat: 'mahimahi', delayMs: LTE_DELAY_MS[short(c)], queue: { ms: 300 } },
+      });
+      const label = `lte:${short(carriers[i])}+${short(carriers[j])}`;
+      out.push({ label, scenario: build({ name: label, durationS: 120, paths: [path(carriers[i]), path(carriers[j])] }) });
+    }
+  }
+  for (const v of namedScenario('wifi-cellular')) out.push({ label: `wc:${v.label}`, scenario: { ...v.scenario, name: `wc:${v.label}` } });
+  const g = resolve(TRACES_DIR, '5g-uplink/throughput');
+  if (!existsSync(g)) throw new Error(`trace folder not found: ${g} (expected ../shared/traces/5g-uplink beside the repository)`);
+  for (const mobility of readdirSync(g).sort()) {
+    const fiveG = resolve(g, mobility, '5g');
+    if (!existsSync(fiveG)) continue;
+    for (const f of readdirSync(fiveG).filter((x) => x.endsWith('.list')).sort()) {
+      const lte = `5g-uplink/throughput/${mobility}/lte/${f}`;
+      if (!existsSync(resolve(TRACES_DIR, lte))) continue;
+      const ping = (net: string) => {
+        const p = `5g-uplink/ping/${mobility}/${net}/${f}`;
+        return existsSync(resolve(TRACES_DIR, p)) ? { delayTrace: trace(p) } : { delayMs: net === '5g' ? 15 : 30 };
+      };
+      const label = `5g:${mobility}/${f.replace(/\.list$/, '')}`;
+      out.push({
+        label,
+        scenario: build({
+          name: label,
+          durationS: 60,
+          paths: [
+            { name: '5g', up: { trace: trace(`5g-uplink/throughput/${mobility}/5g/${f}`), traceFormat: 'mbps-list', traceRun: 1, ...ping('5g'), queue: { ms: 200 } } },
+            { name: 'lte', up: { trace: trace(lte), traceFormat: 'mbps-list', traceRun: 1, ...ping('lte'), queue: { ms: 200 } } },
+          ],
+        }),
+      });
+    }
+  }
+  return out;
 }
