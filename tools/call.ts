@@ -19,7 +19,7 @@ import { scenarioFile } from './net/scenario-files.js';
 
 const USAGE = `usage: npm run call -- [--scenario FILE.json] [--duration S] [--codec h264|vp8|vp9|av1]
        [--scheduler converge|minrtt|mtput|mrtp|roundrobin|single] [--single-path N]
-       [--fec path|webrtc-table|none] [--video FILE.y4m | --synthetic] [--width W --height H --fps F] [--out DIR] [--seed N]
+       [--fec path|webrtc-table|none] [--video FILE.y4m | --synthetic] [--width W --height H --fps F] [--out DIR] [--seed N] [--mtu BYTES]
   --scenario: a scenario file, or a name from tools/net/scenarios (default, carriers, collapse, blackhole, ...)`;
 
 async function main(): Promise<number> {
@@ -38,6 +38,7 @@ async function main(): Promise<number> {
       fps: { type: 'string', default: '30' },
       out: { type: 'string', default: 'out/call' },
       seed: { type: 'string', default: '1' },
+      mtu: { type: 'string' },
     },
     USAGE,
   );
@@ -64,6 +65,7 @@ async function main(): Promise<number> {
     fps,
     out: values.out,
     seed: num('seed', values.seed, 0, 2 ** 31),
+    mtuBytes: values.mtu !== undefined ? num('mtu', values.mtu, 256, 1200) : undefined,
     log,
   });
   process.stdout.write(`\n${formatSummary(report)}\n`);

@@ -27,6 +27,8 @@ export interface CallRunOptions {
   scheduler?: string;
   singlePath?: number;
   fec?: string;
+  /** Largest datagram the sender makes (bytes; MultipathCallOptions.mtuBytes). */
+  mtuBytes?: number;
   /** Path connect timeout before a restart (ms; MultipathCallOptions.connectTimeoutMs). */
   connectTimeoutMs?: number;
   /** Force a key frame at least this often (ms). */
@@ -144,6 +146,7 @@ export async function runCall(opts: CallRunOptions = {}): Promise<CallRunResult>
       if (opts.qoeFeedback === false) q.set('qoeFeedback', '0');
       if (opts.keyframeIntervalMs) q.set('keyframeIntervalMs', String(opts.keyframeIntervalMs));
       if (opts.connectTimeoutMs) q.set('connectTimeoutMs', String(opts.connectTimeoutMs));
+      if (opts.mtuBytes) q.set('mtuBytes', String(opts.mtuBytes));
       return `${base}?${q}`;
     };
     const ctxR = await browser.newContext();

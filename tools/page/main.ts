@@ -44,6 +44,7 @@ const call = new MultipathCall({
   keyframeIntervalMs: q.has('keyframeIntervalMs') ? Number(q.get('keyframeIntervalMs')) : undefined,
   maxBitrateBps: q.has('maxBitrate') ? Number(q.get('maxBitrate')) : undefined,
   connectTimeoutMs: q.has('connectTimeoutMs') ? Number(q.get('connectTimeoutMs')) : undefined,
+  mtuBytes: q.has('mtuBytes') ? Number(q.get('mtuBytes')) : undefined,
   clock,
 });
 

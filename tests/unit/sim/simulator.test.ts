@@ -75,7 +75,7 @@ describe('simulate', () => {
 
 describe('named scenarios (short runs, sanity only)', () => {
   it('lists the built-in names and rejects unknown ones', () => {
-    expect([...SCENARIO_NAMES].sort()).toEqual(['carriers', 'collapse', 'constant', 'failover', 'loss-sweep', 'wifi-cellular']);
+    expect([...SCENARIO_NAMES].sort()).toEqual(['carriers', 'cellular', 'collapse', 'constant', 'failover', 'loss-sweep', 'wifi-cellular']);
     expect(() => resolveScenario('nope')).toThrow(/unknown scenario/);
     expect(namedScenario('loss-sweep').map((v) => v.loss)).toEqual([0, 0.01, 0.02, 0.05, 0.1]);
     expect(namedScenario('wifi-cellular').length).toBeGreaterThanOrEqual(10);
