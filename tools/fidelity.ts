@@ -1,6 +1,10 @@
 /**
  * `npm run fidelity -- [--scenarios constant,carriers,failover,collapse,wifi-cellular]
- *    [--duration S] [--seeds N] [--pair ID] [--max-bitrate BPS] [--synthetic] [--sim-only] [--strict] [--out DIR]`
+ *    [--duration S] [--seeds N] [--pair ID] [--max-bitrate BPS] [--synthetic] [--sim-only] [--reuse-browser] [--strict] [--out DIR]`
+ *
+ * `--reuse-browser` keeps a browser result already in DIR for the same
+ * scenario and duration (to re-check a simulator calibration without
+ * re-running the browser).
  *
  * Runs each named scenario in the simulator (sim/simulator.ts, `--seeds`
  * seeds, mean) and in the browser (`npm run bench:browser -- --compare
@@ -25,7 +29,7 @@ import { simulate } from '../sim/simulator.js';
 import type { Scenario } from './net/scenario.js';
 
 const USAGE = `usage: npm run fidelity -- [--scenarios constant,carriers,failover,collapse,wifi-cellular] [--duration S]
-       [--seeds N] [--pair ID] [--max-bitrate BPS] [--synthetic] [--sim-only] [--strict] [--out DIR]`;
+       [--seeds N] [--pair ID] [--max-bitrate BPS] [--synthetic] [--sim-only] [--reuse-browser] [--strict] [--out DIR]`;
 const DEFAULT_SCENARIOS = 'constant,carriers,failover,collapse,wifi-cellular';
 
 function scenarioFor(name: string, pair: string | undefined): Scenario {
@@ -47,6 +51,7 @@ async function main(): Promise<number> {
       'max-bitrate': { type: 'string', default: '6000000' },
       synthetic: { type: 'boolean', default: false },
       'sim-only': { type: 'boolean', default: false },
+      'reuse-browser': { type: 'boolean', default: false },
       strict: { type: 'boolean', default: false },
       out: { type: 'string', default: 'out/fidelity' },
     },
@@ -88,8 +93,10 @@ async function main(): Promise<number> {
     const browserOut = resolve(dir, 'browser');
     const args = ['--import', 'tsx', resolve(REPO_ROOT, 'tools/bench-browser.ts'), '--scenario', file, '--compare', 'converge', '--duration', String(durationS), '--max-bitrate', String(maxBitrateBps), '--out', browserOut];
     if (values.synthetic) args.push('--synthetic');
-    const run = spawnSync(process.execPath, args, { cwd: REPO_ROOT, stdio: ['ignore', 'inherit', 'inherit'] });
     const resultsFile = resolve(browserOut, 'results.json');
+    const reusable = values['reuse-browser'] && existsSync(resultsFile) && (JSON.parse(readFileSync(resultsFile, 'utf8')) as { durationS?: number }).durationS === durationS;
+    const run = reusable ? { status: 0, signal: null } : spawnSync(process.execPath, args, { cwd: REPO_ROOT, stdio: ['ignore', 'inherit', 'inherit'] });
+    if (reusable) process.stderr.write(`[${name}] reusing ${resultsFile}\n`);
     if (run.status !== 0 || !existsSync(resultsFile)) {
       failures.push(`${name}: bench:browser exited with ${run.status ?? run.signal}`);
       if (!existsSync(resultsFile)) continue;
