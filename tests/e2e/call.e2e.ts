@@ -32,7 +32,7 @@ describe('two-path call', () => {
     expect(r.framesOutOfOrder).toBe(0);
     expect(r.paths).toHaveLength(2);
     // The proportional split gives ~60/40 here; a dead or starved path gives ~0.
-    for (const p of r.paths) expect(p.sharePct, describeCall(r)).toBeGreaterThanOrEqual(5);
+    for (const p of r.paths) expect(p.mediaPacketsSent, describeCall(r)).toBeGreaterThan(100);
     expect(r.pathUsage?.ok, r.pathUsage?.problems.join('; ')).toBe(true);
     // Each path really crossed its own relay: distinct remote addresses.
     expect(new Set(r.paths.map((p) => p.remoteAddress)).size).toBe(2);
@@ -45,7 +45,8 @@ describe('two-path call', () => {
     expect(r.frames.decoded / r.frames.sent, describeCall(r)).toBeGreaterThanOrEqual(0.5);
     // Video kept flowing while path 1 was down (emulator seconds 8-13, report seconds ~6-12).
     const during = r.perSecond.filter((s) => s.t >= 9 && s.t <= 12);
-    expect(during.reduce((n, s) => n + s.fps, 0), describeCall(r)).toBeGreaterThan(10);
+    const framesDuring = during.reduce((n, s) => n + s.fps, 0);
+    expect(framesDuring, describeCall(r)).toBeGreaterThan(10);
     // After it came back, both paths carry media again.
     const after = r.perSecond.filter((s) => s.t >= 18);
     const path1After = after.reduce((n, s) => n + (s.paths.find((p) => p.id === 1)?.mediaPackets ?? 0), 0);
