@@ -12,6 +12,8 @@ export interface BenchEntry {
   variant: string;
   config: string;
   loss?: number;
+  /** Half of a split suite (`cellular`). */
+  half?: 'tune' | 'check';
   wallMs: number;
   result: SimResult;
 }
@@ -21,6 +23,7 @@ export interface Agg {
   variant: string;
   config: string;
   loss?: number;
+  half?: 'tune' | 'check';
   n: number;
   framesSent: number;
   dropped: number;
@@ -53,6 +56,7 @@ export function aggregate(entries: BenchEntry[]): Agg[] {
       variant: g[0].variant,
       config: g[0].config,
       loss: g[0].loss,
+      half: g[0].half,
       n: g.length,
       framesSent: m((r) => r.frames.sent),
       dropped: m((r) => r.frames.dropped),
@@ -189,6 +193,89 @@ export function checkTargets(scenario: string, entries: BenchEntry[], aggs: Agg[
   return checks;
 }
 
+/** One pair of the cellular suite: converge against its best single path. */
+export interface PairCompare {
+  variant: string;
+  half?: 'tune' | 'check';
+  converge: Agg;
+  /** The single:i that froze least (ties: higher goodput). */
+  best: Agg;
+  /** Converge freeze minus best single freeze (ms). */
+  freezeDeltaMs: number;
+  goodputRatio: number;
+  okFreeze: boolean;
+  okGoodput: boolean;
+}
+
+/** Per-pair acceptance of issue 10: freeze <= best single + 0.5 s, goodput >= 0.95x. */
+export const PAIR_FREEZE_SLACK_MS = 500;
+export const PAIR_GOODPUT_RATIO = 0.95;
+/** Suite acceptance: converge's total freeze <= this x the best single paths' total. */
+export const TOTAL_FREEZE_RATIO = 0.5;
+
+/** Converge vs best single path per variant (variants without both are skipped). */
+export function comparePairs(aggs: Agg[]): PairCompare[] {
+  const out: PairCompare[] = [];
+  for (const v of [...new Set(aggs.map((a) => a.variant))]) {
+    const cv = aggs.find((a) => a.variant === v && a.config === 'converge');
+    const singles = aggs.filter((a) => a.variant === v && a.config.startsWith('single:'));
+    if (!cv || singles.length === 0) continue;
+    const best = singles.reduce((b, a) => (a.freezeMs < b.freezeMs || (a.freezeMs === b.freezeMs && a.goodputBps > b.goodputBps) ? a : b));
+    const goodputRatio = best.goodputBps > 0 ? cv.goodputBps / best.goodputBps : Infinity;
+    out.push({
+      variant: v,
+      half: cv.half,
+      converge: cv,
+      best,
+      freezeDeltaMs: cv.freezeMs - best.freezeMs,
+      goodputRatio,
+      okFreeze: cv.freezeMs <= best.freezeMs + PAIR_FREEZE_SLACK_MS,
+      okGoodput: goodputRatio >= PAIR_GOODPUT_RATIO,
+    });
+  }
+  return out;
+}
+
+/** The cellular suite's section of summary.md: per-pair table and the acceptance checks per half. */
+export function renderPairSuite(aggs: Agg[]): string[] {
+  const pairs = comparePairs(aggs);
+  const lines: string[] = [];
+  lines.push(
+    '## Converge vs best single path, per pair',
+    '',
+    'Best single = the `single:i` with the least mean freeze (ties: higher goodput). Half: FNV-1a hash of the pair label, even = tune, odd = check (sim/scenarios.ts `cellularHalf`).',
+    '',
+    '| pair | half | converge freeze s | best single | best freeze s | delta s | converge goodput Mbps | best goodput Mbps | ratio | converge p95 ms | best p95 ms | freeze ok | goodput ok |',
+    '| --- | --- | ---: | --- | ---: | ---: | ---: | ---: | ---: | ---: | ---: | --- | --- |',
+  );
+  for (const p of pairs) {
+    lines.push(
+      `| ${p.variant} | ${p.half ?? '-'} | ${fmt(p.converge.freezeMs / 1000, 1)} | ${p.best.config} | ${fmt(p.best.freezeMs / 1000, 1)} | ${fmt(p.freezeDeltaMs / 1000, 1)} | ${fmt(p.converge.goodputBps / 1e6)} | ${fmt(p.best.goodputBps / 1e6)} | ${fmt(p.goodputRatio)} | ${fmt(p.converge.p95, 0)} | ${fmt(p.best.p95, 0)} | ${p.okFreeze ? 'yes' : '**no**'} | ${p.okGoodput ? 'yes' : '**no**'} |`,
+    );
+  }
+  lines.push('');
+  const halves: Array<['tune' | 'check' | 'all', PairCompare[]]> = [
+    ['tune', pairs.filter((p) => p.half === 'tune')],
+    ['check', pairs.filter((p) => p.half === 'check')],
+    ['all', pairs],
+  ];
+  lines.push('## Acceptance per half (issue 10)', '', '| half | pairs | freeze <= best + 0.5 s | goodput >= 0.95x | converge total freeze s | best single total s | ratio (<= 0.5) | converge goodput / best (mean) | worst pair (freeze delta) | met |', '| --- | ---: | ---: | ---: | ---: | ---: | ---: | ---: | --- | --- |');
+  for (const [h, ps] of halves) {
+    if (ps.length === 0) continue;
+    const cvTotal = ps.reduce((a, p) => a + p.converge.freezeMs, 0);
+    const bestTotal = ps.reduce((a, p) => a + p.best.freezeMs, 0);
+    const ratio = bestTotal > 0 ? cvTotal / bestTotal : cvTotal === 0 ? 0 : Infinity;
+    const nF = ps.filter((p) => p.okFreeze).length;
+    const nG = ps.filter((p) => p.okGoodput).length;
+    const worst = ps.reduce((w, p) => (p.freezeDeltaMs > w.freezeDeltaMs ? p : w));
+    const met = nF === ps.length && nG === ps.length && ratio <= TOTAL_FREEZE_RATIO;
+    const gm = mean(ps.map((p) => p.goodputRatio));
+    lines.push(`| ${h} | ${ps.length} | ${nF}/${ps.length} | ${nG}/${ps.length} | ${fmt(cvTotal / 1000, 1)} | ${fmt(bestTotal / 1000, 1)} | ${fmt(ratio)} | ${fmt(gm)} | ${worst.variant} (${fmt(worst.converge.freezeMs / 1000, 1)} vs ${fmt(worst.best.freezeMs / 1000, 1)} s, goodput ${fmt(worst.goodputRatio)}x) | ${met ? 'yes' : '**no**'} |`);
+  }
+  lines.push('');
+  return lines;
+}
+
 export function renderSummary(scenario: string, entries: BenchEntry[], info: { seeds: number; streams: number; wallS: number; fec: string[] }): string {
   const aggs = aggregate(entries);
   const variants = [...new Set(aggs.map((a) => a.variant))];
@@ -198,7 +285,9 @@ export function renderSummary(scenario: string, entries: BenchEntry[], info: { s
   if (variants.length > 1) {
     lines.push('## All variants (mean of per-variant means)', '', HEAD, ...acrossVariants(aggs).map(row), '');
   }
+  if (scenario === 'cellular') lines.push(...renderPairSuite(aggs));
   for (const v of variants) {
+    if (scenario === 'cellular') break; // per-pair rows above; every metric is in results.json
     const cap = aggs.find((a) => a.variant === v)?.sumCapacityBps ?? 0;
     lines.push(`## ${v}`, '', `Sum of mean path capacities: ${(cap / 1e6).toFixed(2)} Mbps.`, '', HEAD, ...aggs.filter((a) => a.variant === v).map(row), '');
   }
