@@ -185,8 +185,24 @@ describe('sender + receiver engines over emulated paths', () => {
     expect(c.decoded.length).toBeGreaterThan(c.framesSent / 2);
   });
 
-  it('sends negative QoE feedback for a path whose delay jumps by 150 ms, and Converge moves packets off it', () => {
+  it('moves media off a path whose delay jumps by 150 ms before any QoE feedback (best-path floor)', () => {
     const c = makeCall([{ rateMbps: 8, delayMs: 20 }, { rateMbps: 8, delayMs: 25, delaySteps: [[4000, 175]] }], { frameBytes: 9000 });
+    c.run(4000);
+    const share1Before = c.sender.stats().paths[1].sharePct;
+    const media1Before = c.sender.stats().paths[1].mediaPacketsSent;
+    const media0Before = c.sender.stats().paths[0].mediaPacketsSent;
+    c.run(4000);
+    const s = c.sender.stats();
+    const media1 = s.paths[1].mediaPacketsSent - media1Before;
+    const media0 = s.paths[0].mediaPacketsSent - media0Before;
+    expect(share1Before).toBeGreaterThan(20);
+    expect(media1 / (media0 + media1)).toBeLessThan(0.1);
+    expect(s.paths[1].up).toBe(true);
+  });
+
+  it('sends negative QoE feedback for a path whose delay jumps by 150 ms, and Converge moves packets off it', () => {
+    // The paper's Eq. 1 split (no best-path floor), so that the late path keeps media and feedback fires.
+    const c = makeCall([{ rateMbps: 8, delayMs: 20 }, { rateMbps: 8, delayMs: 25, delaySteps: [[4000, 175]] }], { frameBytes: 9000, extra: { scheduler: new ConvergeScheduler({ deadlineSlackMs: -1 }) } });
     c.run(4000);
     const share1Before = c.sender.stats().paths[1].sharePct;
     const sentBefore = c.receiver.stats().qoeFeedbackSent;

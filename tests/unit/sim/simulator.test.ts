@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import { parseScenario } from '../../../tools/net/scenario.js';
-import { namedScenario, resolveScenario, SCENARIO_NAMES } from '../../../sim/scenarios.js';
+import { cellularHalf, namedScenario, resolveScenario, SCENARIO_NAMES } from '../../../sim/scenarios.js';
 import { simulate } from '../../../sim/simulator.js';
 
 const twoPath = parseScenario(
@@ -75,10 +75,22 @@ describe('simulate', () => {
 
 describe('named scenarios (short runs, sanity only)', () => {
   it('lists the built-in names and rejects unknown ones', () => {
-    expect([...SCENARIO_NAMES].sort()).toEqual(['carriers', 'collapse', 'constant', 'failover', 'loss-sweep', 'wifi-cellular']);
+    expect([...SCENARIO_NAMES].sort()).toEqual(['carriers', 'cellular', 'collapse', 'constant', 'failover', 'loss-sweep', 'wifi-cellular']);
     expect(() => resolveScenario('nope')).toThrow(/unknown scenario/);
     expect(namedScenario('loss-sweep').map((v) => v.loss)).toEqual([0, 0.01, 0.02, 0.05, 0.1]);
     expect(namedScenario('wifi-cellular').length).toBeGreaterThanOrEqual(10);
+  });
+
+  it('builds the cellular suite from every pair kind and splits it into two stable halves', () => {
+    const v = namedScenario('cellular');
+    const kinds = new Set(v.map((x) => x.label.split(':')[0]));
+    expect([...kinds].sort()).toEqual(['5g', 'mm', 'wc']);
+    expect(v.every((x) => x.scenario.paths.length === 2 && (x.scenario.durationS ?? 0) > 0 && (x.scenario.durationS ?? 0) <= 120)).toBe(true);
+    expect(v.every((x) => x.half === cellularHalf(x.label))).toBe(true);
+    const tune = v.filter((x) => x.half === 'tune').length;
+    expect(tune).toBeGreaterThan(v.length / 4);
+    expect(tune).toBeLessThan((3 * v.length) / 4);
+    expect(cellularHalf('mm:verizon+tmobile')).toBe(cellularHalf('mm:verizon+tmobile'));
   });
 
   it('loads a scenario JSON file too', () => {
