@@ -234,3 +234,36 @@ describe('sender + receiver engines over emulated paths', () => {
     expect(c.decoded.length).toBeGreaterThan(50);
   });
 });
+
+describe('sender frame dropping and key frame priority (issue 10 item 2)', () => {
+  function queuedSender(extra: Partial<SenderEngineConfig> = {}): SenderEngine {
+    const clock = new ManualClock(1_000_000);
+    const sender = new SenderEngine({ clock, scheduler: 'single', singlePath: 0, fec: 'none', ...extra });
+    // A path that never drains (no poll of its link): everything stays in the pacer.
+    sender.addPath(0, { send: () => true, bufferedAmount: () => 0 }, 'connected');
+    sender.setStreamInfo({ codec: 'vp8', width: 640, height: 480, fps: 30 });
+    return sender;
+  }
+
+  it('drops delta frames while the queue holds more than dropQueueFrames frame intervals, never a key frame, at most maxConsecutiveDrops in a row', () => {
+    const s = queuedSender();
+    expect(s.shouldDropFrame(false)).toBe(false); // empty queue
+    // 1 Mbps start rate: 3 frame intervals = 100 ms = 12.5 kB. Queue ~60 kB.
+    s.sendFrame({ streamId: 0, frameId: 1, keyFrame: true, captureUs: 1_000_000, data: new Uint8Array(60_000), codec: 'vp8' });
+    expect(s.shouldDropFrame(true)).toBe(false);
+    expect([s.shouldDropFrame(false), s.shouldDropFrame(false), s.shouldDropFrame(false), s.shouldDropFrame(false)]).toEqual([true, true, true, false]);
+    expect(s.stats().framesDroppedBeforeEncode).toBe(3);
+    expect(queuedSender({ dropQueueFrames: 0 }).shouldDropFrame(false)).toBe(false);
+  });
+
+  it('drops queued packets of older frames when a key frame is queued', () => {
+    const s = queuedSender();
+    s.sendFrame({ streamId: 0, frameId: 1, keyFrame: false, captureUs: 1_000_000, data: new Uint8Array(30_000), codec: 'vp8' });
+    const before = s.stats().paths[0].queuedBytes;
+    expect(before).toBeGreaterThan(25_000);
+    s.sendFrame({ streamId: 0, frameId: 2, keyFrame: true, captureUs: 1_033_000, data: new Uint8Array(5_000), codec: 'vp8' });
+    const st = s.stats();
+    expect(st.stalePacketsPurged).toBeGreaterThan(20);
+    expect(st.paths[0].queuedBytes).toBeLessThan(before / 2);
+  });
+});
