@@ -144,6 +144,8 @@ const MAX_RTX_PER_PACKET = 3;
 const KEEPALIVE_INTERVAL_US = 100_000;
 /** PLIs within this long (or 2 x RTT) of the last key frame are answered by it (µs). */
 const KEYFRAME_MIN_INTERVAL_US = 500_000;
+/** Longest key frame transmit time the sender coalesces requests for (µs). */
+const MAX_KEYFRAME_TX_US = 3_000_000;
 /** No retransmission for a packet first sent longer ago than this (µs). */
 const MAX_RTX_AGE_US = 1_000_000;
 /** No retransmission onto a path whose queue holds more than this (ms at its rate). */
@@ -194,6 +196,8 @@ export class SenderEngine {
   private lastQoeSeq = -1;
   private lastKeyFrameId = 0;
   private lastKeyFrameUs = -Infinity;
+  /** Transmit time of the last key frame at the encoder target (µs). */
+  private lastKeyFrameTxUs = 0;
   private readonly useQoeFeedback: boolean;
   private readonly probing: boolean;
   private fps = 30;
@@ -466,6 +470,7 @@ export class SenderEngine {
       this.c.keyframesSent++;
       this.lastKeyFrameId = frame.frameId;
       this.lastKeyFrameUs = now;
+      this.lastKeyFrameTxUs = Math.min(MAX_KEYFRAME_TX_US, (frame.data.length * 8e6) / Math.max(1, this.targetBitrateBps()));
       // A key frame never waits behind frames it makes useless: drop this
       // stream's queued frame packets (media, retransmissions, FEC) of older frames.
       const sid = this.streamId;
@@ -613,7 +618,8 @@ export class SenderEngine {
         this.c.keyframeRequestsReceived++;
         // A key frame already sent within max(500 ms, 2 x RTT) answers this PLI too:
         // on a congested path, key frames on every PLI only deepen the congestion.
-        if (now - this.lastKeyFrameUs < Math.max(KEYFRAME_MIN_INTERVAL_US, 2000 * this.minSrttMs())) {
+        // It is also still in flight while its own transmit time (at the encoder target) plus an RTT has not passed.
+        if (now - this.lastKeyFrameUs < Math.max(KEYFRAME_MIN_INTERVAL_US, 2000 * this.minSrttMs(), this.lastKeyFrameTxUs + 1000 * this.minSrttMs())) {
           this.c.keyframeRequestsSuppressed++;
           return;
         }
