@@ -21,7 +21,8 @@
  * `--half tune|check` runs only that half of a split suite (`cellular`, see
  * sim/scenarios.ts cellularHalf); `cellular` compares converge with
  * single:0 and single:1 by default. `--duration S` caps every run at S
- * simulated seconds (shorter iterations).
+ * simulated seconds (shorter iterations). `--degradation PREF` sets the
+ * encoder model's degradation preference (src/adapt; default its default).
  * Default DIR: out/bench/<scenario>. Runs in parallel worker threads (`--jobs`,
  * default the number of CPUs); results do not depend on it.
  */
@@ -29,6 +30,7 @@ import { mkdirSync, writeFileSync } from 'node:fs';
 import { availableParallelism } from 'node:os';
 import { basename, resolve } from 'node:path';
 import { Worker } from 'node:worker_threads';
+import type { DegradationPreference } from '../src/adapt/index.js';
 import type { FecPolicyName } from '../src/fec/types.js';
 import type { SchedulerName } from '../src/sched/types.js';
 import { renderHtml, renderSummary, type BenchEntry } from './bench-report.js';
@@ -38,6 +40,7 @@ import type { SimOptions, SimResult } from './simulator.js';
 export const ALL_CONFIGS = ['converge', 'converge-nofb', 'minrtt', 'mtput', 'mrtp', 'roundrobin', 'single:0', 'single:1'];
 const SCHEDULERS = ['converge', 'minrtt', 'mtput', 'mrtp', 'roundrobin', 'single'];
 const FECS = ['path', 'webrtc-table', 'none'];
+const DEGRADATION_PREFERENCES: readonly DegradationPreference[] = ['maintain-framerate', 'maintain-resolution', 'balanced'];
 
 export interface BenchConfig {
   label: string;
@@ -64,6 +67,7 @@ interface Args {
   duration?: number;
   variants?: number;
   half?: SuiteHalf;
+  degradation?: DegradationPreference;
   jobs: number;
   out?: string;
 }
@@ -93,6 +97,10 @@ function parseArgs(argv: string[]): Args {
   };
   const half = get('half');
   if (half !== undefined && half !== 'tune' && half !== 'check') throw new Error(`--half must be tune or check, got ${half}`);
+  const degradation = get('degradation');
+  if (degradation !== undefined && !DEGRADATION_PREFERENCES.includes(degradation as DegradationPreference)) {
+    throw new Error(`--degradation must be one of ${DEGRADATION_PREFERENCES.join(', ')}, got ${degradation}`);
+  }
   const dur = get('duration');
   if (dur !== undefined && !(Number(dur) > 0)) throw new Error(`--duration must be > 0 s, got ${dur}`);
   return {
@@ -104,6 +112,7 @@ function parseArgs(argv: string[]): Args {
     duration: dur === undefined ? undefined : Number(dur),
     variants: get('variants') === undefined ? undefined : int('variants', 1, 1, 1000),
     half,
+    degradation: degradation as DegradationPreference | undefined,
     jobs: int('jobs', availableParallelism(), 1, 64),
     out: get('out'),
   };
@@ -181,6 +190,7 @@ async function main(): Promise<void> {
             durationS: a.duration,
             streams: a.streams,
             qoeFeedback: c.qoeFeedback,
+            ...(a.degradation ? { encoder: { degradationPreference: a.degradation } } : {}),
             label,
           });
           meta.push({ variant: v.label, config: label, loss: v.loss, half: v.half });
