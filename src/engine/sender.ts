@@ -150,8 +150,6 @@ const MAX_KEYFRAME_TX_US = 3_000_000;
 const MAX_RTX_AGE_US = 1_000_000;
 /** No retransmission onto a path whose queue holds more than this (ms at its rate). */
 const MAX_RTX_QUEUE_MS = 300;
-/** A path that fails over has its unreported media of at most this long ago resent elsewhere (µs). */
-const FAILOVER_RESEND_US = 500_000;
 /** Padding bytes of a probe packet (about a full packet with the envelope). */
 const PROBE_PADDING_BYTES = 1150;
 /** A probe waits while the datachannel holds more than this (bytes). */
@@ -224,7 +222,6 @@ export class SenderEngine {
     keyframeRequestsSuppressed: 0,
     framesDroppedBeforeEncode: 0,
     stalePacketsPurged: 0,
-    failoverResent: 0,
   };
 
   constructor(config: SenderEngineConfig) {
@@ -674,53 +671,20 @@ export class SenderEngine {
         continue;
       }
       if (h.rtxCount === 0) nacksPerPath.set(h.pathId, (nacksPerPath.get(h.pathId) ?? 0) + 1);
-      rtx.push(this.retransmission(h, now));
+      h.rtxCount++;
+      h.lastRtxUs = now;
+      rtx.push({
+        streamId: this.streamId,
+        flowSeq: h.flowSeq,
+        frameId: h.frameId,
+        priority: Priority.Retransmission,
+        nalClass: h.nalClass,
+        sizeBytes: h.sizeBytes,
+        body: h.body, // same bytes: FEC parity and the receiver's dedup stay valid
+        isRetransmission: true,
+      });
     }
     for (const [pathId, n] of nacksPerPath) this.fec.onNack(pathId, n, now);
-    this.sendRetransmissions(rtx, now);
-  }
-
-  /** A history entry as a retransmission packet (counts the attempt). */
-  private retransmission(h: HistoryEntry, now: number): OutgoingPacket {
-    h.rtxCount++;
-    h.lastRtxUs = now;
-    return {
-      streamId: this.streamId,
-      flowSeq: h.flowSeq,
-      frameId: h.frameId,
-      priority: Priority.Retransmission,
-      nalClass: h.nalClass,
-      sizeBytes: h.sizeBytes,
-      body: h.body, // same bytes: FEC parity and the receiver's dedup stay valid
-      isRetransmission: true,
-    };
-  }
-
-  /**
-   * A path just turned suspect (its reports stopped) or down: the media it
-   * carried since its last report is probably stuck in it. Resend those
-   * packets (of frames since the newest key frame, sent within
-   * {@link FAILOVER_RESEND_US}) on the remaining paths at once instead of
-   * waiting for NACKs that cannot come (with the best-path floor the
-   * receiver gets nothing else to notice the gap with). Our addition, in the
-   * spirit of MPTCP's opportunistic retransmission (RFC 6356 / Raiciu et
-   * al., "How Hard Can It Be?", NSDI 2012, §4.2).
-   */
-  private resendStuck(p: PathEntry, sinceUs: number, now: number): void {
-    const from = Math.max(sinceUs, now - FAILOVER_RESEND_US);
-    const rtx: OutgoingPacket[] = [];
-    for (const h of this.history) {
-      if (!h || h.pathId !== p.id || h.sentUs < from || h.rtxCount >= MAX_RTX_PER_PACKET) continue;
-      if (seqDiff(this.lastKeyFrameId, h.frameId) < 0) continue;
-      rtx.push(this.retransmission(h, now));
-    }
-    if (rtx.length === 0) return;
-    rtx.sort((a, b) => seqDiff(b.flowSeq, a.flowSeq)); // oldest first
-    this.c.failoverResent += rtx.length;
-    this.sendRetransmissions(rtx, now);
-  }
-
-  private sendRetransmissions(rtx: OutgoingPacket[], now: number): void {
     if (rtx.length === 0) return;
     const assignments = this.scheduler.schedule(rtx, this.pathStates(), now);
     for (const a of assignments) {
@@ -823,16 +787,11 @@ export class SenderEngine {
    */
   private probeOnFailover(now: number): void {
     let lostBps = 0;
-    const stuck: Array<[PathEntry, number]> = [];
     for (const p of this.paths.values()) {
       const gone = !this.pathManager.isUp(p.id) || this.isSuspect(p, now);
-      if (gone && !p.failedOver) {
-        lostBps += p.estimator.targetRateBps();
-        if (p.unreportedSinceUs !== undefined) stuck.push([p, p.unreportedSinceUs]);
-      }
+      if (gone && !p.failedOver) lostBps += p.estimator.targetRateBps();
       p.failedOver = gone;
     }
-    for (const [p, since] of stuck) this.resendStuck(p, since, now);
     if (lostBps <= 0) return;
     for (const p of this.paths.values()) {
       if (p.failedOver || !p.prober) continue;

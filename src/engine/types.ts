@@ -61,8 +61,6 @@ export interface SenderStats {
   framesDroppedBeforeEncode: number;
   /** Queued packets of older frames dropped when a key frame was enqueued. */
   stalePacketsPurged: number;
-  /** Packets resent on other paths because the path that carried them failed (reports stopped). */
-  failoverResent: number;
   /** Congestion-window pushback ratio applied to the encoder target (1 = none). */
   pushbackRatio: number;
   nacksReceived: number;

@@ -267,16 +267,3 @@ describe('sender frame dropping and key frame priority (issue 10 item 2)', () =>
     expect(st.paths[0].queuedBytes).toBeLessThan(before / 2);
   });
 });
-
-describe('failover resend (issue 10: the best path is the floor)', () => {
-  it('resends the media stuck on a path whose reports stop on the remaining path', () => {
-    const c = makeCall([{ rateMbps: 8, delayMs: 15, down: [[3000, 5000]] }, { rateMbps: 8, delayMs: 40 }]);
-    c.run(3000);
-    expect(c.sender.stats().failoverResent).toBe(0);
-    const decodedBefore = c.decoded.length;
-    c.run(1000);
-    const s = c.sender.stats();
-    expect(s.failoverResent).toBeGreaterThan(0);
-    expect(c.decoded.length - decodedBefore).toBeGreaterThan(20); // video keeps flowing during the blackhole
-  });
-});
