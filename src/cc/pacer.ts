@@ -6,7 +6,7 @@
  * interval_budget.cc (media budget refilled at pacing rate = factor x target,
  * no credit built up while idle, debt carried; libwebrtc's pacing factor is
  * 2.5 for RTP video), pion/interceptor pkg/gcc/leaky_bucket_pacer.go;
- * Converge (paper 000) §4.1 Table 2 for the priority order; the
+ * Converge (SIGCOMM 2023) §4.1 Table 2 for the priority order; the
  * bufferedAmount budget follows livekit's LossyDataChannel advice (keep
  * ~100 ms of data at most in the SCTP buffer, drop rather than queue).
  */

@@ -1,5 +1,5 @@
 /**
- * Converge video-aware multipath scheduler (paper 000, Converge, SIGCOMM 2023:
+ * Converge video-aware multipath scheduler (Converge, SIGCOMM 2023:
  * §3.1, §4.1 Table 2 / Algorithm 1 / Eq. 1-2, §4.2 "Sender's reaction to
  * feedback" / Eq. 3).
  *
@@ -38,6 +38,17 @@
  *    is up.
  * 6. Media (priority 6) fill the remaining P_i of each path, interleaved by a
  *    smooth weighted round-robin (so no path gets the frame's tail as a block).
+ * 6b. Best-path floor (OUR EXTENSION, issue 10; not in the paper): the
+ *    completion times of step 4 also count the bytes already queued at the
+ *    sender for the path, and after Eq. 1/Eq. 2 every non-fast path keeps
+ *    only the packets that arrive by the frame's deadline = the whole frame
+ *    on the fast path alone (+ `deadlineSlackMs`); the rest moves to the fast
+ *    path (see applyDeadline). An enabled path the deadline leaves idle is
+ *    probed like a disabled one, and the encoder target counts only the
+ *    shares the deadline lets through (encoderRateFraction). So when one
+ *    path is clearly better, Converge sends like that single path plus
+ *    probes, and a recovered path gets packets again as soon as they would
+ *    arrive in time. `deadlineSlackMs: -1` gives the paper's behaviour.
  * 7. Disabled paths: P_i = 0 caused by alpha (the path's adjusted expected
  *    share of a typical batch rounds to 0 packets) disables the path, unless it
  *    is the last enabled up path. A disabled up path gets at most one probe per
