@@ -7,12 +7,13 @@ import { readFileSync } from 'node:fs';
 import { createRequire } from 'node:module';
 import { mean, round } from './metrics.js';
 import type { SimResult } from './simulator.js';
-import { cellularHalf } from './scenarios.js';
 
 export interface BenchEntry {
   variant: string;
   config: string;
   loss?: number;
+  /** Half of a split suite (`cellular`). */
+  half?: 'tune' | 'check';
   wallMs: number;
   result: SimResult;
 }
@@ -22,6 +23,7 @@ export interface Agg {
   variant: string;
   config: string;
   loss?: number;
+  half?: 'tune' | 'check';
   n: number;
   framesSent: number;
   dropped: number;
@@ -54,6 +56,7 @@ export function aggregate(entries: BenchEntry[]): Agg[] {
       variant: g[0].variant,
       config: g[0].config,
       loss: g[0].loss,
+      half: g[0].half,
       n: g.length,
       framesSent: m((r) => r.frames.sent),
       dropped: m((r) => r.frames.dropped),
@@ -190,88 +193,84 @@ export function checkTargets(scenario: string, entries: BenchEntry[], aggs: Agg[
   return checks;
 }
 
-/** One pair of the cellular suite: converge against the best single path on each metric. */
-export interface CellularPair {
-  pair: string;
-  half: 'tune' | 'check';
-  convergeFreezeMs: number;
-  /** The lowest freeze total of the single paths, and which path it is. */
-  bestSingleFreezeMs: number;
-  bestFreezePath: string;
-  convergeGoodputBps: number;
-  /** The highest goodput of the single paths. */
-  bestSingleGoodputBps: number;
-  convergeP95Ms: number;
-  bestSingleP95Ms: number;
-  /** Decoded fps of converge and of the path with the lowest freeze total (libwebrtc's freeze rule is relative to the mean interval, so a path that plays at a few fps may count few freezes). */
-  convergeFps: number;
-  bestFreezePathFps: number;
-  keyframeRequests: { converge: number; bestFreezePath: number };
-  /** converge freezes <= best single + 500 ms and goodput >= 0.95x the best single's. */
-  ok: boolean;
+/** One pair of the cellular suite: converge against its best single path. */
+export interface PairCompare {
+  variant: string;
+  half?: 'tune' | 'check';
+  converge: Agg;
+  /** The single:i that froze least (ties: higher goodput). */
+  best: Agg;
+  /** Converge freeze minus best single freeze (ms). */
+  freezeDeltaMs: number;
+  goodputRatio: number;
+  okFreeze: boolean;
+  okGoodput: boolean;
 }
 
-/**
- * The cellular suite's acceptance view (issue "Adapt the media to the
- * network"): per pair, converge vs the best single path on each metric
- * (lowest freeze, highest goodput, lowest p95), and per half whether every
- * pair passes and whether converge's total freeze is <= 0.5x the best single
- * paths' total. Pairs without converge or both single paths are skipped.
- */
-export function cellularPairs(aggs: Agg[]): CellularPair[] {
-  const out: CellularPair[] = [];
+/** Per-pair acceptance of issue 10: freeze <= best single + 0.5 s, goodput >= 0.95x. */
+export const PAIR_FREEZE_SLACK_MS = 500;
+export const PAIR_GOODPUT_RATIO = 0.95;
+/** Suite acceptance: converge's total freeze <= this x the best single paths' total. */
+export const TOTAL_FREEZE_RATIO = 0.5;
+
+/** Converge vs best single path per variant (variants without both are skipped). */
+export function comparePairs(aggs: Agg[]): PairCompare[] {
+  const out: PairCompare[] = [];
   for (const v of [...new Set(aggs.map((a) => a.variant))]) {
     const cv = aggs.find((a) => a.variant === v && a.config === 'converge');
-    const singles = aggs.filter((a) => a.variant === v && /^single:\d$/.test(a.config));
-    if (!cv || singles.length < 2) continue;
-    const byFreeze = singles.reduce((b, a) => (a.freezeMs < b.freezeMs || (a.freezeMs === b.freezeMs && a.goodputBps > b.goodputBps) ? a : b));
-    const bestG = Math.max(...singles.map((a) => a.goodputBps));
-    const bestP95 = Math.min(...singles.map((a) => a.p95));
+    const singles = aggs.filter((a) => a.variant === v && a.config.startsWith('single:'));
+    if (!cv || singles.length === 0) continue;
+    const best = singles.reduce((b, a) => (a.freezeMs < b.freezeMs || (a.freezeMs === b.freezeMs && a.goodputBps > b.goodputBps) ? a : b));
+    const goodputRatio = best.goodputBps > 0 ? cv.goodputBps / best.goodputBps : Infinity;
     out.push({
-      pair: v,
-      half: cellularHalf(v),
-      convergeFreezeMs: cv.freezeMs,
-      bestSingleFreezeMs: byFreeze.freezeMs,
-      bestFreezePath: byFreeze.config,
-      convergeGoodputBps: cv.goodputBps,
-      bestSingleGoodputBps: bestG,
-      convergeP95Ms: cv.p95,
-      bestSingleP95Ms: bestP95,
-      convergeFps: cv.fps,
-      bestFreezePathFps: byFreeze.fps,
-      keyframeRequests: { converge: cv.keyframeRequests, bestFreezePath: byFreeze.keyframeRequests },
-      ok: cv.freezeMs <= byFreeze.freezeMs + 500 && cv.goodputBps >= 0.95 * bestG,
+      variant: v,
+      half: cv.half,
+      converge: cv,
+      best,
+      freezeDeltaMs: cv.freezeMs - best.freezeMs,
+      goodputRatio,
+      okFreeze: cv.freezeMs <= best.freezeMs + PAIR_FREEZE_SLACK_MS,
+      okGoodput: goodputRatio >= PAIR_GOODPUT_RATIO,
     });
   }
   return out;
 }
 
-function renderCellular(aggs: Agg[]): string[] {
-  const pairs = cellularPairs(aggs);
-  const lines = [
-    '## Cellular suite: converge vs the best single path, per pair',
+/** The cellular suite's section of summary.md: per-pair table and the acceptance checks per half. */
+export function renderPairSuite(aggs: Agg[]): string[] {
+  const pairs = comparePairs(aggs);
+  const lines: string[] = [];
+  lines.push(
+    '## Converge vs best single path, per pair',
     '',
-    'Best single path per metric: lowest freeze total, highest goodput, lowest p95 of `single:0` and `single:1`. A pair passes when converge freezes no longer than the best single path + 0.5 s and has >= 0.95x its goodput. (!) marks a least-freezing path that plays below 0.8x converge\'s fps: libwebrtc\'s freeze rule is relative to the mean frame interval, so a path stuck at a few fps counts few freezes.',
+    'Best single = the `single:i` with the least mean freeze (ties: higher goodput). Half: FNV-1a hash of the pair label, even = tune, odd = check (sim/scenarios.ts `cellularHalf`).',
     '',
-    '| pair | half | freeze ms converge / best single (path) | fps converge / that path | keyframe req. converge / that path | goodput Mbps converge / best single | p95 ms converge / best single | pass |',
-    '| --- | --- | --- | --- | --- | --- | --- | --- |',
-    ...pairs.map(
-      (p) =>
-        `| ${p.pair} | ${p.half} | ${Math.round(p.convergeFreezeMs)} / ${Math.round(p.bestSingleFreezeMs)} (${p.bestFreezePath}) | ${fmt(p.convergeFps, 1)} / ${fmt(p.bestFreezePathFps, 1)}${p.bestFreezePathFps < 0.8 * p.convergeFps ? ' (!)' : ''} | ${round(p.keyframeRequests.converge)} / ${round(p.keyframeRequests.bestFreezePath)} | ${fmt(p.convergeGoodputBps / 1e6)} / ${fmt(p.bestSingleGoodputBps / 1e6)} | ${round(p.convergeP95Ms)} / ${round(p.bestSingleP95Ms)} | ${p.ok ? 'yes' : '**no**'} |`,
-    ),
-    '',
-    '| half | pairs passing | freeze total converge / best singles (ratio, target <= 0.5) | worst pair (converge - best single freeze) |',
-    '| --- | --- | --- | --- |',
-  ];
-  for (const half of ['tune', 'check', 'all'] as const) {
-    const ps = pairs.filter((p) => half === 'all' || p.half === half);
-    if (!ps.length) continue;
-    const cz = ps.reduce((a, p) => a + p.convergeFreezeMs, 0);
-    const bz = ps.reduce((a, p) => a + p.bestSingleFreezeMs, 0);
-    const worst = ps.reduce((w, p) => (p.convergeFreezeMs - p.bestSingleFreezeMs > w.convergeFreezeMs - w.bestSingleFreezeMs ? p : w));
+    '| pair | half | converge freeze s | best single | best freeze s | delta s | converge goodput Mbps | best goodput Mbps | ratio | converge p95 ms | best p95 ms | freeze ok | goodput ok |',
+    '| --- | --- | ---: | --- | ---: | ---: | ---: | ---: | ---: | ---: | ---: | --- | --- |',
+  );
+  for (const p of pairs) {
     lines.push(
-      `| ${half} | ${ps.filter((p) => p.ok).length} / ${ps.length} | ${Math.round(cz)} / ${Math.round(bz)} (${bz > 0 ? fmt(cz / bz) : cz === 0 ? '0' : 'inf'}) | ${worst.pair}: ${Math.round(worst.convergeFreezeMs)} vs ${Math.round(worst.bestSingleFreezeMs)} ms |`,
+      `| ${p.variant} | ${p.half ?? '-'} | ${fmt(p.converge.freezeMs / 1000, 1)} | ${p.best.config} | ${fmt(p.best.freezeMs / 1000, 1)} | ${fmt(p.freezeDeltaMs / 1000, 1)} | ${fmt(p.converge.goodputBps / 1e6)} | ${fmt(p.best.goodputBps / 1e6)} | ${fmt(p.goodputRatio)} | ${fmt(p.converge.p95, 0)} | ${fmt(p.best.p95, 0)} | ${p.okFreeze ? 'yes' : '**no**'} | ${p.okGoodput ? 'yes' : '**no**'} |`,
     );
+  }
+  lines.push('');
+  const halves: Array<['tune' | 'check' | 'all', PairCompare[]]> = [
+    ['tune', pairs.filter((p) => p.half === 'tune')],
+    ['check', pairs.filter((p) => p.half === 'check')],
+    ['all', pairs],
+  ];
+  lines.push('## Acceptance per half (issue 10)', '', '| half | pairs | freeze <= best + 0.5 s | goodput >= 0.95x | converge total freeze s | best single total s | ratio (<= 0.5) | converge goodput / best (mean) | worst pair (freeze delta) | met |', '| --- | ---: | ---: | ---: | ---: | ---: | ---: | ---: | --- | --- |');
+  for (const [h, ps] of halves) {
+    if (ps.length === 0) continue;
+    const cvTotal = ps.reduce((a, p) => a + p.converge.freezeMs, 0);
+    const bestTotal = ps.reduce((a, p) => a + p.best.freezeMs, 0);
+    const ratio = bestTotal > 0 ? cvTotal / bestTotal : cvTotal === 0 ? 0 : Infinity;
+    const nF = ps.filter((p) => p.okFreeze).length;
+    const nG = ps.filter((p) => p.okGoodput).length;
+    const worst = ps.reduce((w, p) => (p.freezeDeltaMs > w.freezeDeltaMs ? p : w));
+    const met = nF === ps.length && nG === ps.length && ratio <= TOTAL_FREEZE_RATIO;
+    const gm = mean(ps.map((p) => p.goodputRatio));
+    lines.push(`| ${h} | ${ps.length} | ${nF}/${ps.length} | ${nG}/${ps.length} | ${fmt(cvTotal / 1000, 1)} | ${fmt(bestTotal / 1000, 1)} | ${fmt(ratio)} | ${fmt(gm)} | ${worst.variant} (${fmt(worst.converge.freezeMs / 1000, 1)} vs ${fmt(worst.best.freezeMs / 1000, 1)} s, goodput ${fmt(worst.goodputRatio)}x) | ${met ? 'yes' : '**no**'} |`);
   }
   lines.push('');
   return lines;
@@ -286,8 +285,9 @@ export function renderSummary(scenario: string, entries: BenchEntry[], info: { s
   if (variants.length > 1) {
     lines.push('## All variants (mean of per-variant means)', '', HEAD, ...acrossVariants(aggs).map(row), '');
   }
-  // The cellular suite has one row per pair (below) instead of one table per pair.
-  for (const v of scenario === 'cellular' ? [] : variants) {
+  if (scenario === 'cellular') lines.push(...renderPairSuite(aggs));
+  for (const v of variants) {
+    if (scenario === 'cellular') break; // per-pair rows above; every metric is in results.json
     const cap = aggs.find((a) => a.variant === v)?.sumCapacityBps ?? 0;
     lines.push(`## ${v}`, '', `Sum of mean path capacities: ${(cap / 1e6).toFixed(2)} Mbps.`, '', HEAD, ...aggs.filter((a) => a.variant === v).map(row), '');
   }
@@ -299,7 +299,6 @@ export function renderSummary(scenario: string, entries: BenchEntry[], info: { s
     }
     lines.push('');
   }
-  if (scenario === 'cellular') lines.push(...renderCellular(aggs));
   const checks = checkTargets(scenario, entries, aggs);
   if (checks.length) {
     lines.push('## Targets', '', '| target | met | measured |', '| --- | --- | --- |', ...checks.map((c) => `| ${c.what} | ${c.ok ? 'yes' : '**no**'} | ${c.detail} |`), '');

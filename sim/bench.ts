@@ -1,6 +1,6 @@
 /**
  * `npm run bench -- --scenario FILE.json|NAME [--compare LIST] [--fec LIST] [--streams 1-3]
- *                   [--seeds N] [--duration S] [--variants N] [--jobs N] [--out DIR]`
+ *                   [--seeds N] [--duration S] [--variants N] [--half tune|check] [--jobs N] [--out DIR]`
  *
  * Runs the simulator (sim/simulator.ts) for every scenario variant x
  * configuration x FEC policy x seed and writes:
@@ -18,6 +18,11 @@
  * (QoE feedback dropped), minrtt, mtput, mrtp, roundrobin, single:N.
  * `--fec` (default `path`; for loss-sweep `path,webrtc-table,none`).
  * `--variants N` runs only the first N variants (e.g. wifi-cellular pairs).
+ * `--half tune|check` runs only that half of a split suite (`cellular`, see
+ * sim/scenarios.ts cellularHalf); `cellular` compares converge with
+ * single:0 and single:1 by default. `--duration S` caps every run at S
+ * simulated seconds (shorter iterations). `--degradation PREF` sets the
+ * encoder model's degradation preference (src/adapt; default its default).
  * Default DIR: out/bench/<scenario>. Runs in parallel worker threads (`--jobs`,
  * default the number of CPUs); results do not depend on it.
  */
@@ -25,15 +30,17 @@ import { mkdirSync, writeFileSync } from 'node:fs';
 import { availableParallelism } from 'node:os';
 import { basename, resolve } from 'node:path';
 import { Worker } from 'node:worker_threads';
+import type { DegradationPreference } from '../src/adapt/index.js';
 import type { FecPolicyName } from '../src/fec/types.js';
 import type { SchedulerName } from '../src/sched/types.js';
 import { renderHtml, renderSummary, type BenchEntry } from './bench-report.js';
-import { REPO_ROOT, resolveScenario } from './scenarios.js';
+import { REPO_ROOT, type SuiteHalf, resolveScenario } from './scenarios.js';
 import type { SimOptions, SimResult } from './simulator.js';
 
 export const ALL_CONFIGS = ['converge', 'converge-nofb', 'minrtt', 'mtput', 'mrtp', 'roundrobin', 'single:0', 'single:1'];
 const SCHEDULERS = ['converge', 'minrtt', 'mtput', 'mrtp', 'roundrobin', 'single'];
 const FECS = ['path', 'webrtc-table', 'none'];
+const DEGRADATION_PREFERENCES: readonly DegradationPreference[] = ['maintain-framerate', 'maintain-resolution', 'balanced'];
 
 export interface BenchConfig {
   label: string;
@@ -59,6 +66,8 @@ interface Args {
   seeds: number;
   duration?: number;
   variants?: number;
+  half?: SuiteHalf;
+  degradation?: DegradationPreference;
   jobs: number;
   out?: string;
 }
@@ -72,7 +81,7 @@ function parseArgs(argv: string[]): Args {
     return v;
   };
   const scenario = get('scenario');
-  if (!scenario) throw new Error('usage: npm run bench -- --scenario FILE.json|NAME [--compare LIST] [--fec LIST] [--streams 1-3] [--seeds N] [--duration S] [--variants N] [--jobs N] [--out DIR]');
+  if (!scenario) throw new Error('usage: npm run bench -- --scenario FILE.json|NAME [--compare LIST] [--fec LIST] [--streams 1-3] [--seeds N] [--duration S] [--variants N] [--half tune|check] [--jobs N] [--out DIR]');
   const isSweep = scenario === 'loss-sweep';
   const defaultCompare = isSweep ? 'converge' : scenario === 'cellular' ? 'converge,single:0,single:1' : ALL_CONFIGS.join(',');
   const compare = (get('compare') ?? defaultCompare).split(',').filter(Boolean);
@@ -86,6 +95,12 @@ function parseArgs(argv: string[]): Args {
     if (!Number.isInteger(n) || n < lo || n > hi) throw new Error(`--${k} must be an integer in [${lo}, ${hi}], got ${v}`);
     return n;
   };
+  const half = get('half');
+  if (half !== undefined && half !== 'tune' && half !== 'check') throw new Error(`--half must be tune or check, got ${half}`);
+  const degradation = get('degradation');
+  if (degradation !== undefined && !DEGRADATION_PREFERENCES.includes(degradation as DegradationPreference)) {
+    throw new Error(`--degradation must be one of ${DEGRADATION_PREFERENCES.join(', ')}, got ${degradation}`);
+  }
   const dur = get('duration');
   if (dur !== undefined && !(Number(dur) > 0)) throw new Error(`--duration must be > 0 s, got ${dur}`);
   return {
@@ -96,6 +111,8 @@ function parseArgs(argv: string[]): Args {
     seeds: int('seeds', 5, 1, 1000),
     duration: dur === undefined ? undefined : Number(dur),
     variants: get('variants') === undefined ? undefined : int('variants', 1, 1, 1000),
+    half,
+    degradation: degradation as DegradationPreference | undefined,
     jobs: int('jobs', availableParallelism(), 1, 64),
     out: get('out'),
   };
@@ -147,13 +164,17 @@ export async function runPool(jobs: SimOptions[], n: number, onDone?: (i: number
 async function main(): Promise<void> {
   const a = parseArgs(process.argv.slice(2));
   let variants = resolveScenario(a.scenario);
+  if (a.half !== undefined) {
+    if (!variants.some((v) => v.half !== undefined)) throw new Error(`--half: scenario "${a.scenario}" is not split into halves`);
+    variants = variants.filter((v) => v.half === a.half);
+  }
   if (a.variants !== undefined) variants = variants.slice(0, a.variants);
   const scenarioLabel = a.scenario.endsWith('.json') ? basename(a.scenario, '.json') : a.scenario;
   const outDir = resolve(a.out ?? resolve(REPO_ROOT, 'out/bench', scenarioLabel));
   mkdirSync(outDir, { recursive: true });
   const configs = a.compare.map(parseConfig);
   const jobs: SimOptions[] = [];
-  const meta: Array<{ variant: string; config: string; loss?: number }> = [];
+  const meta: Array<{ variant: string; config: string; loss?: number; half?: SuiteHalf }> = [];
   for (const v of variants) {
     for (const c of configs) {
       if (c.singlePath !== undefined && c.singlePath >= v.scenario.paths.length) continue;
@@ -169,9 +190,10 @@ async function main(): Promise<void> {
             durationS: a.duration,
             streams: a.streams,
             qoeFeedback: c.qoeFeedback,
+            ...(a.degradation ? { encoder: { degradationPreference: a.degradation } } : {}),
             label,
           });
-          meta.push({ variant: v.label, config: label, loss: v.loss });
+          meta.push({ variant: v.label, config: label, loss: v.loss, half: v.half });
         }
       }
     }
@@ -184,7 +206,7 @@ async function main(): Promise<void> {
     if (done % Math.max(1, Math.floor(jobs.length / 10)) === 0 || done === jobs.length) console.log(`  ${done}/${jobs.length} runs`);
   });
   const wallS = (performance.now() - t0) / 1000;
-  const entries: BenchEntry[] = runs.map((r, i) => ({ variant: meta[i].variant, config: meta[i].config, loss: meta[i].loss, wallMs: Math.round(r.wallMs), result: r.result }));
+  const entries: BenchEntry[] = runs.map((r, i) => ({ variant: meta[i].variant, config: meta[i].config, loss: meta[i].loss, half: meta[i].half, wallMs: Math.round(r.wallMs), result: r.result }));
   // results.json: perSecond only for the first seed of each (variant, config).
   const firstSeed = new Set<string>();
   const json = entries.map((e) => {
@@ -193,7 +215,7 @@ async function main(): Promise<void> {
     firstSeed.add(key);
     const { result, ...rest } = e;
     const { perSecond, ...res } = result;
-    return { variant: rest.variant, config: rest.config, ...res, ...(keep ? { perSecond } : {}) };
+    return { variant: rest.variant, ...(rest.half ? { half: rest.half } : {}), config: rest.config, ...res, ...(keep ? { perSecond } : {}) };
   });
   writeFileSync(resolve(outDir, 'results.json'), JSON.stringify(json, null, 1) + '\n');
   const summary = renderSummary(scenarioLabel, entries, { seeds: a.seeds, streams: a.streams, wallS, fec: a.fec });

@@ -292,6 +292,11 @@ export class EncoderModel {
   }
 
   /** Make the next frame a key frame (PLI, new path). */
+  /** True when the next encoded frame will be a key frame (requested, or a new size). */
+  get keyframePending(): boolean {
+    return this.keyPending;
+  }
+
   requestKeyframe(): void {
     this.keyPending = true;
   }

@@ -12,7 +12,7 @@
  * | `wifi-cellular` | one variant per PATH_TRIAL pair of ../shared/traces/wifi-cellular (WiFi 15 ms, cellular 40 ms one-way) |
  * | `failover` | 8 Mbps / 30 ms + 6 Mbps / 50 ms; path 0 blackholes (both ways) from 20 to 30 s; 60 s |
  * | `constant` | 6 Mbps / 30 ms + 4 Mbps / 60 ms, drop-tail ~150 ms; 60 s |
- * | `cellular` | the public cellular suite ({@link cellularVariants}): every pair of the mahimahi LTE uplinks, every wifi-cellular pair, every 5G mmWave + LTE uplink pair; split into a tune half and a check half ({@link cellularHalf}) |
+ * | `cellular` | the public cellular suite (issue 10): every pair of the mahimahi uplinks, every wifi-cellular pair, every 5G + LTE uplink pair of the 5G-uplink set; each variant is in the tune or the check half ({@link cellularHalf}) |
  *
  * Traces are read from `../shared/traces` beside the repository (tests and
  * benchmarks only; never the library). A JSON scenario file (tools/net/scenario.ts
@@ -36,6 +36,25 @@ export interface ScenarioVariant {
   scenario: Scenario;
   /** Bernoulli loss of the variant (loss-sweep only), 0..1. */
   loss?: number;
+  /** `cellular` only: the half of the suite the variant belongs to ({@link cellularHalf}). */
+  half?: SuiteHalf;
+}
+
+/** Half of a public suite: tune on one, check on the other. */
+export type SuiteHalf = 'tune' | 'check';
+
+/**
+ * Deterministic tune/check split of a suite: FNV-1a (32 bit) of the variant
+ * label, even -> `tune`, odd -> `check`. Depends on nothing but the label, so
+ * adding a trace never moves an existing pair to the other half.
+ */
+export function cellularHalf(label: string): SuiteHalf {
+  let h = 0x811c9dc5;
+  for (let i = 0; i < label.length; i++) {
+    h ^= label.charCodeAt(i);
+    h = Math.imul(h, 0x01000193) >>> 0;
+  }
+  return (h & 1) === 0 ? 'tune' : 'check';
 }
 
 export const SCENARIO_NAMES = ['collapse', 'loss-sweep', 'carriers', 'wifi-cellular', 'failover', 'constant', 'cellular'] as const;
@@ -84,6 +103,94 @@ function csvSeconds(file: string): number {
   return readFileSync(file, 'utf8').split('\n').filter((l: string) => l.trim() !== '').length;
 }
 
+
+/** Longest call of the cellular suite (s); shorter traces bound their pairs. */
+export const CELLULAR_MAX_DURATION_S = 120;
+
+/** Mahimahi uplinks of the cellular suite: file stem and one-way propagation delay (ms). */
+const MAHIMAHI_UPLINKS: ReadonlyArray<{ stem: string; name: string; delayMs: number }> = [
+  { stem: 'Verizon-LTE-short', name: 'verizon', delayMs: 40 },
+  { stem: 'TMobile-LTE-short', name: 'tmobile', delayMs: 50 },
+  { stem: 'ATT-LTE-driving', name: 'att', delayMs: 60 },
+];
+
+/** 5G-uplink runs paired 5G mmWave + LTE (same scenario and position). */
+const FIVEG_RUNS: readonly string[] = [
+  'walking/away',
+  'walking/toward',
+  'walking/lateral',
+  'static/away_p1',
+  'static/away_p2',
+  'static/away_p3',
+  'static/toward_p1',
+  'static/toward_p2',
+  'static/toward_p3',
+];
+
+/** Samples (1 s each) in Run 1 of a 5G-uplink `.list` file. */
+function listRun1Seconds(file: string): number {
+  let run = 0;
+  let n = 0;
+  for (const line of readFileSync(file, 'utf8').split('\n')) {
+    if (/^\s*Run\b/i.test(line)) {
+      run++;
+      continue;
+    }
+    if (run === 1) n += line.split(',').filter((x) => x.trim() !== '').length;
+  }
+  return n;
+}
+
+/**
+ * The public cellular suite (issue 10 item 5): every pair of mahimahi
+ * uplinks (feedback over the matching downlinks, 300 ms drop-tail), every
+ * wifi-cellular pair, and 5G mmWave + LTE uplink pairs of the 5G-uplink set
+ * (one-way delay from the matching ping run, RTT / 2). Calls last
+ * {@link CELLULAR_MAX_DURATION_S} or the shorter trace of the pair.
+ */
+function cellularSuite(): ScenarioVariant[] {
+  const out: ScenarioVariant[] = [];
+  const add = (label: string, scenario: Scenario) => out.push({ label, scenario, half: cellularHalf(label) });
+  for (let a = 0; a < MAHIMAHI_UPLINKS.length; a++) {
+    for (let b = a + 1; b < MAHIMAHI_UPLINKS.length; b++) {
+      const paths = [MAHIMAHI_UPLINKS[a], MAHIMAHI_UPLINKS[b]].map((m) => ({
+        name: m.name,
+        up: { trace: trace(`mahimahi/${m.stem}.up`), traceFormat: 'mahimahi', delayMs: m.delayMs, queue: { ms: 300 } },
+        down: { trace: trace(`mahimahi/${m.stem}.down`), traceFormat: 'mahimahi', delayMs: m.delayMs, queue: { ms: 300 } },
+      }));
+      const label = `mm:${paths[0].name}+${paths[1].name}`;
+      add(label, build({ name: `cellular-${label}`, durationS: CELLULAR_MAX_DURATION_S, paths }));
+    }
+  }
+  for (const v of namedScenario('wifi-cellular')) {
+    const label = `wc:${v.label}`;
+    add(label, { ...v.scenario, name: `cellular-${label}`, durationS: Math.min(CELLULAR_MAX_DURATION_S, v.scenario.durationS ?? CELLULAR_MAX_DURATION_S) });
+  }
+  for (const run of FIVEG_RUNS) {
+    const link = (net: '5g' | 'lte') => ({
+      trace: trace(`5g-uplink/throughput/${run.split('/')[0]}/${net}/${run.split('/')[1]}.list`),
+      traceFormat: 'mbps-list',
+      delayTrace: trace(`5g-uplink/ping/${run.split('/')[0]}/${net}/${run.split('/')[1]}.list`),
+      queue: { ms: 200 },
+    });
+    const up5g = link('5g');
+    const upLte = link('lte');
+    const secs = Math.min(listRun1Seconds(up5g.trace), listRun1Seconds(upLte.trace), listRun1Seconds(up5g.delayTrace), listRun1Seconds(upLte.delayTrace));
+    const label = `5g:${run.replace('/', '-')}`;
+    add(
+      label,
+      build({
+        name: `cellular-${label}`,
+        durationS: Math.max(10, Math.min(CELLULAR_MAX_DURATION_S, secs - 1)),
+        paths: [
+          { name: '5g', up: up5g },
+          { name: 'lte', up: upLte },
+        ],
+      }),
+    );
+  }
+  return out;
+}
 
 /**
  * Variants of a built-in scenario.
@@ -186,7 +293,7 @@ export function namedScenario(name: string): ScenarioVariant[] {
         },
       ];
     case 'cellular':
-      return cellularVariants();
+      return cellularSuite();
     default:
       throw new Error(`unknown scenario "${name}" (built-in: ${SCENARIO_NAMES.join(', ')}; or give a scenario .json file)`);
   }
@@ -200,80 +307,4 @@ export function resolveScenario(nameOrFile: string): ScenarioVariant[] {
     return [{ label: s.name, scenario: s }];
   }
   return namedScenario(nameOrFile);
-}
-
-/** One-way delays (ms) given to the mahimahi LTE uplinks (the traces carry capacity only; as `carriers`). */
-const LTE_DELAY_MS: Record<string, number> = { Verizon: 40, TMobile: 50, ATT: 60 };
-
-/**
- * Which half of the cellular suite a pair belongs to: `tune` (change the code
- * while looking at these) or `check` (look only to confirm). Deterministic:
- * the parity of the FNV-1a hash of the pair's label, so a new trace lands in
- * a half without moving the others.
- */
-export function cellularHalf(label: string): 'tune' | 'check' {
-  let h = 0x811c9dc5;
-  for (let i = 0; i < label.length; i++) {
-    h ^= label.charCodeAt(i);
-    h = Math.imul(h, 0x01000193) >>> 0;
-  }
-  return h % 2 === 0 ? 'tune' : 'check';
-}
-
-/**
- * The public cellular suite: every two-path pair that can be drawn from
- * ../shared/traces of the same kind the acceptance traces are (issue "Adapt
- * the media to the network", item 5):
- * - `lte:A+B`: each pair of the mahimahi LTE uplinks (Verizon, T-Mobile,
- *   AT&T driving), feedback over the matching downlinks, one-way delays
- *   40/50/60 ms, 300 ms drop-tail queues; 120 s;
- * - `wc:P_T`: each wifi-cellular pair (as the `wifi-cellular` scenario);
- * - `5g:S/N`: 5G mmWave + LTE uplink of the same place and run (run 1 of
- *   each `.list`, one-way delay from the matching ping trace), 200 ms
- *   queues; 60 s.
- * @throws Error when a trace folder is missing
- */
-export function cellularVariants(): ScenarioVariant[] {
-  const out: ScenarioVariant[] = [];
-  const carriers = ['Verizon-LTE-short', 'TMobile-LTE-short', 'ATT-LTE-driving'];
-  const short = (c: string) => c.split('-')[0];
-  for (let i = 0; i < carriers.length; i++) {
-    for (let j = i + 1; j < carriers.length; j++) {
-      const path = (c: string) => ({
-        name: short(c),
-        up: { trace: trace(`mahimahi/${c}.up`), traceFormat: 'mahimahi', delayMs: LTE_DELAY_MS[short(c)], queue: { ms: 300 } },
-        down: { trace: trace(`mahimahi/${c}.down`), traceFormat: 'mahimahi', delayMs: LTE_DELAY_MS[short(c)], queue: { ms: 300 } },
-      });
-      const label = `lte:${short(carriers[i])}+${short(carriers[j])}`;
-      out.push({ label, scenario: build({ name: label, durationS: 120, paths: [path(carriers[i]), path(carriers[j])] }) });
-    }
-  }
-  for (const v of namedScenario('wifi-cellular')) out.push({ label: `wc:${v.label}`, scenario: { ...v.scenario, name: `wc:${v.label}` } });
-  const g = resolve(TRACES_DIR, '5g-uplink/throughput');
-  if (!existsSync(g)) throw new Error(`trace folder not found: ${g} (expected ../shared/traces/5g-uplink beside the repository)`);
-  for (const mobility of readdirSync(g).sort()) {
-    const fiveG = resolve(g, mobility, '5g');
-    if (!existsSync(fiveG)) continue;
-    for (const f of readdirSync(fiveG).filter((x) => x.endsWith('.list')).sort()) {
-      const lte = `5g-uplink/throughput/${mobility}/lte/${f}`;
-      if (!existsSync(resolve(TRACES_DIR, lte))) continue;
-      const ping = (net: string) => {
-        const p = `5g-uplink/ping/${mobility}/${net}/${f}`;
-        return existsSync(resolve(TRACES_DIR, p)) ? { delayTrace: trace(p) } : { delayMs: net === '5g' ? 15 : 30 };
-      };
-      const label = `5g:${mobility}/${f.replace(/\.list$/, '')}`;
-      out.push({
-        label,
-        scenario: build({
-          name: label,
-          durationS: 60,
-          paths: [
-            { name: '5g', up: { trace: trace(`5g-uplink/throughput/${mobility}/5g/${f}`), traceFormat: 'mbps-list', traceRun: 1, ...ping('5g'), queue: { ms: 200 } } },
-            { name: 'lte', up: { trace: trace(lte), traceFormat: 'mbps-list', traceRun: 1, ...ping('lte'), queue: { ms: 200 } } },
-          ],
-        }),
-      });
-    }
-  }
-  return out;
 }

@@ -130,6 +130,8 @@ export interface SimStreamResult {
   /** Decoder-model reference-chain or payload violations (must be 0). */
   decoderViolations: number;
   keyframesSent: number;
+  /** Camera frames skipped before encoding (SenderEngine.shouldDropFrame) and stale packets purged for key frames. */
+  pushback: { framesDroppedBeforeEncode: number; stalePacketsPurged: number };
   /** Freezes (start s, duration ms), at most 50. */
   freezeList: Array<{ atS: number; ms: number }>;
   /** Encoded resolution / frame rate over time (sim/encoder-model.ts, src/adapt). */
@@ -393,6 +395,8 @@ export function simulate(opts: SimOptions): SimResult {
         // Camera ticks and frame ids differ once the encoder's frame-rate cap drops frames (src/adapt).
         c.cameraFrames++;
         c.nextFrameUs = c.s * 1000 + Math.round((c.cameraFrames * 1e6) / c.enc.fps);
+        // Frame dropping before encoding when the path queues are too long (SenderEngine.shouldDropFrame).
+        if (c.sender.shouldDropFrame(c.enc.keyframePending)) continue;
         const fr = c.enc.nextFrame(now);
         if (fr.dropped) continue;
         const id = c.frameIndex++;
@@ -464,6 +468,7 @@ export function simulate(opts: SimOptions): SimResult {
         qoeFeedback: { sent: rs.qoeFeedbackSent, received: snd.qoeFeedbackReceived, droppedBySim: c.qoeDropped },
         decoderViolations: c.violations,
         keyframesSent: snd.keyframesSent,
+        pushback: { framesDroppedBeforeEncode: snd.framesDroppedBeforeEncode, stalePacketsPurged: snd.stalePacketsPurged },
         freezeList: fz.list.slice(0, 50).map((f) => ({ atS: round(f.atUs / 1e6, 3), ms: Math.round(f.ms) })),
         adaptation: c.enc.adaptationStats(),
       };

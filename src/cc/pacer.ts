@@ -6,7 +6,7 @@
  * interval_budget.cc (media budget refilled at pacing rate = factor x target,
  * no credit built up while idle, debt carried; libwebrtc's pacing factor is
  * 2.5 for RTP video), pion/interceptor pkg/gcc/leaky_bucket_pacer.go;
- * Converge (paper 000) §4.1 Table 2 for the priority order; the
+ * Converge (SIGCOMM 2023) §4.1 Table 2 for the priority order; the
  * bufferedAmount budget follows livekit's LossyDataChannel advice (keep
  * ~100 ms of data at most in the SCTP buffer, drop rather than queue).
  */
@@ -128,6 +128,7 @@ export class Pacer<T extends { priority: Priority; sizeBytes: number }> {
       droppedFull: 0,
       droppedExpired: 0,
       droppedInvalid: 0,
+      droppedStale: 0,
       heldByBuffer: 0,
     };
   }
@@ -261,6 +262,35 @@ export class Pacer<T extends { priority: Priority; sizeBytes: number }> {
       if (q.length > 0) t = Math.min(t, Math.max(nowUs, q.peekTime() + maxDelayUs + 1));
     }
     return t;
+  }
+
+  /**
+   * Remove every queued item `stale` returns true for (e.g. the delta frames
+   * a new key frame makes useless, so the key frame never waits behind
+   * them). Removed items are reported in `dropped` of the next {@link poll}
+   * and counted as `droppedStale`. O(queued items). Returns how many were removed.
+   */
+  purge(stale: (item: T) => boolean): number {
+    let n = 0;
+    for (let p = Priority.Retransmission; p <= Priority.Media; p++) {
+      const q = this.queues[p];
+      if (q.length === 0) continue;
+      const keep = new Fifo<T>();
+      while (q.length > 0) {
+        const t = q.peekTime();
+        const it = q.shift();
+        if (stale(it)) {
+          this.count--;
+          this.bytes -= it.sizeBytes;
+          this.s.droppedStale++;
+          this.s.droppedByPriority[p]++;
+          this.pendingDropped.push(it);
+          n++;
+        } else keep.push(it, t);
+      }
+      this.queues[p] = keep;
+    }
+    return n;
   }
 
   queuedBytes(): number {

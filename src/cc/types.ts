@@ -158,6 +158,8 @@ export interface PacerStats {
   droppedExpired: number;
   /** Items refused for a non-finite or negative size. */
   droppedInvalid: number;
+  /** Items removed by {@link Pacer.purge} (e.g. delta frames made stale by a key frame). */
+  droppedStale: number;
   /** Polls that held data back because of the bufferedAmount budget. */
   heldByBuffer: number;
 }

@@ -118,6 +118,13 @@ export interface CameraEncoderOptions {
    * path is up yet); the first frame encoded afterwards is a key frame.
    */
   shouldEncode?: () => boolean;
+  /**
+   * Asked for every camera frame that would be encoded, with whether it
+   * would be a key frame: true drops it (no reference breaks, no key frame
+   * forced), e.g. `(key) => sender.shouldDropFrame(key)` when the path
+   * queues hold more than the frame budget (issue 10 item 2).
+   */
+  dropBeforeEncode?: (keyFrame: boolean) => boolean;
   /** Force a key frame at least this often (ms); default: only when asked. */
   keyframeIntervalMs?: number;
   /**
@@ -160,6 +167,8 @@ export interface CameraEncoderStats {
   degradationPreference: DegradationPreference;
   /** Camera frames dropped to meet the frame-rate cap. */
   framesDroppedByFpsCap: number;
+  /** Camera frames dropped because `dropBeforeEncode` said so (path queues too long). */
+  framesDroppedByPushback: number;
   /** Encode time / frame interval (fraction; overuse_frame_detector.cc), undefined until measured. */
   encodeUsage: number | undefined;
 }
@@ -215,6 +224,7 @@ export class CameraEncoder {
       adaptationChanges: 0,
       degradationPreference: this.adapter.degradationPreference,
       framesDroppedByFpsCap: 0,
+      framesDroppedByPushback: 0,
       encodeUsage: undefined,
     };
   }
@@ -282,6 +292,16 @@ export class CameraEncoder {
         this.s.framesDroppedBeforeEncode++;
         frame.close();
         continue;
+      }
+      if (this.opts.dropBeforeEncode) {
+        const iv = this.opts.keyframeIntervalMs;
+        const wouldKey = this.forceKey || (iv !== undefined && iv > 0 && nowUs - this.lastKeyUs >= iv * 1000);
+        if (this.opts.dropBeforeEncode(wouldKey)) {
+          // The path queues hold more than the frame budget: the frame would only be late.
+          this.s.framesDroppedByPushback++;
+          frame.close();
+          continue;
+        }
       }
       let input = frame;
       if (frame.displayWidth !== this.adapt.width || frame.displayHeight !== this.adapt.height) {

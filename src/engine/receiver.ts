@@ -346,6 +346,7 @@ export class ReceiverEngine {
     }
     for (const f of out.decodable) {
       this.c.framesDecodable++;
+      if (f.keyFrame) this.keyframes.get(f.streamId)?.onKeyframe(now);
       this.listeners.frame?.({ streamId: f.streamId, frameId: f.frameId, keyFrame: f.keyFrame, captureUs: f.captureUs, data: f.data });
     }
     for (const streamId of out.keyframeNeededStreams) this.requestKeyframe('frame-buffer', streamId);

@@ -69,6 +69,20 @@ export interface SenderEngineConfig {
   probing?: boolean;
   /** Pacer tuning. */
   pacer?: { bufferBudgetMs?: number; maxQueueDelayMs?: number; pacingFactor?: number };
+  /**
+   * Frame dropping before encoding ({@link SenderEngine.shouldDropFrame}):
+   * drop a delta frame when every usable path's sender queue (pacer +
+   * bufferedAmount) takes longer than this many frame intervals to drain at
+   * the path's rate. 0 = never drop. Default 3.
+   */
+  dropQueueFrames?: number;
+  /** Longest run of frames dropped in a row before one is let through (default 3). */
+  maxConsecutiveDrops?: number;
+  /**
+   * Congestion-window pushback of the encoder target (libwebrtc
+   * congestion_window_pushback_controller.cc; default true).
+   */
+  cwndPushback?: boolean;
 }
 
 /** Events the engine reports to its owner. */
@@ -98,6 +112,8 @@ interface PathEntry {
   lastKeepaliveUs: number;
   /** Send time (µs) of the oldest packet not yet covered by a receiver report; undefined when all are. */
   unreportedSinceUs: number | undefined;
+  /** Last time (µs) media (not probes, not retransmissions) was queued on the path. */
+  lastMediaUs: number;
   /** Bandwidth probing (GCC estimators only): clusters to send, the one being sent. */
   prober: GccProber | undefined;
   probeStarted: boolean;
@@ -130,6 +146,8 @@ const MAX_RTX_PER_PACKET = 3;
 const KEEPALIVE_INTERVAL_US = 100_000;
 /** PLIs within this long (or 2 x RTT) of the last key frame are answered by it (µs). */
 const KEYFRAME_MIN_INTERVAL_US = 500_000;
+/** Longest key frame transmit time the sender coalesces requests for (µs). */
+const MAX_KEYFRAME_TX_US = 3_000_000;
 /** No retransmission for a packet first sent longer ago than this (µs). */
 const MAX_RTX_AGE_US = 1_000_000;
 /** No retransmission onto a path whose queue holds more than this (ms at its rate). */
@@ -145,6 +163,14 @@ const DRAIN_INTERVAL_US = 100_000;
 const DRAIN_BACKLOG_BYTES = 4_000;
 /** Lowest rate a path is given (bps). */
 const MIN_PATH_RATE_BPS = 50_000;
+/** Congestion-window pushback: update spacing (libwebrtc process interval, 25 ms). */
+const PUSHBACK_INTERVAL_US = 25_000;
+/** ... accepted queue added to the RTT in the data window (libwebrtc CongestionWindowConfig default, ms). */
+const PUSHBACK_QUEUE_MS = 350;
+/** ... smallest data window (bytes; libwebrtc kMinCwndBytes 2 x 1500). */
+const PUSHBACK_MIN_WINDOW_BYTES = 3000;
+/** ... floor of the ratio (the encoder target is floored at minBitrateBps anyway). */
+const PUSHBACK_MIN_RATIO = 0.1;
 /** Envelope bytes around an FEC body (path id, seq, send time, field tag and length). */
 const FEC_ENVELOPE_BYTES = 24;
 
@@ -172,9 +198,15 @@ export class SenderEngine {
   private lastQoeSeq = -1;
   private lastKeyFrameId = 0;
   private lastKeyFrameUs = -Infinity;
+  /** Transmit time of the last key frame at the encoder target (µs). */
+  private lastKeyFrameTxUs = 0;
   private readonly useQoeFeedback: boolean;
   private readonly probing: boolean;
   private fps = 30;
+  /** CongestionWindowPushbackController's encoding_rate_ratio (0..1]. */
+  private pushbackRatio = 1;
+  private lastPushbackUs = -Infinity;
+  private consecutiveDrops = 0;
   private readonly c = {
     framesSent: 0,
     keyframesSent: 0,
@@ -190,6 +222,9 @@ export class SenderEngine {
     qoeFeedbackReceived: 0,
     qoeFeedbackIgnored: 0,
     keyframeRequestsSuppressed: 0,
+    framesDroppedBeforeEncode: 0,
+    stalePacketsPurged: 0,
+    failoverKeyframes: 0,
   };
 
   constructor(config: SenderEngineConfig) {
@@ -207,7 +242,14 @@ export class SenderEngine {
       startBitrateBps: config.startBitrateBps ?? 1_000_000,
       historyPackets: config.historyPackets ?? 4096,
       streamInfoIntervalMs: config.streamInfoIntervalMs ?? 1000,
+      dropQueueFrames: config.dropQueueFrames ?? 3,
+      maxConsecutiveDrops: config.maxConsecutiveDrops ?? 3,
+      cwndPushback: config.cwndPushback ?? true,
     };
+    for (const k of ['dropQueueFrames', 'maxConsecutiveDrops'] as const) {
+      const v = this.cfg[k];
+      if (!(Number.isFinite(v) && v >= 0)) throw new RangeError(`SenderEngine: ${k} must be a finite number >= 0, got ${v}`);
+    }
     this.packetizer = new Packetizer({ mtuBytes: this.cfg.mtuBytes, streamId: this.streamId });
     this.history = new Array(this.cfg.historyPackets);
     this.createEstimator =
@@ -261,6 +303,7 @@ export class SenderEngine {
       linkState: state,
       lastKeepaliveUs: -Infinity,
       unreportedSinceUs: undefined,
+      lastMediaUs: -Infinity,
       prober: estimator instanceof GccEstimator && this.probing ? new GccProber({ maxBps: this.pathMaxBps(), alrIntervalMs: 5000 }) : undefined,
       probeStarted: false,
       probeQueue: [],
@@ -319,7 +362,71 @@ export class SenderEngine {
     // Packets the scheduler moves between paths (Converge Eq. 2) must not overload the receiving path.
     const f = this.scheduler.encoderRateFraction?.() ?? 1;
     if (f > 0 && f < 1) sum *= f;
+    // Congestion-window pushback (libwebrtc CongestionWindowPushbackController).
+    if (this.pushbackRatio < 1) sum *= this.pushbackRatio;
     return Math.max(this.cfg.minBitrateBps, Math.min(this.cfg.maxBitrateBps, sum));
+  }
+
+  /**
+   * Update the congestion-window pushback ratio, at most every 25 ms (the
+   * libwebrtc process interval). Following libwebrtc
+   * modules/congestion_controller/goog_cc/congestion_window_pushback_controller.cc
+   * (facts, our code): data window = sum over usable paths of S_i x (SRTT_i +
+   * 350 ms accepted queue); fill = (bytes in flight + bytes queued at the
+   * sender) / window; fill > 1.5 -> ratio x 0.9, > 1 -> x 0.95, < 0.1 -> 1,
+   * else x 1.05 (at most 1).
+   */
+  private updatePushback(now: number): void {
+    if (!this.cfg.cwndPushback || now - this.lastPushbackUs < PUSHBACK_INTERVAL_US) return;
+    this.lastPushbackUs = now;
+    let windowBytes = 0;
+    let bytes = 0;
+    for (const p of this.paths.values()) {
+      if (!this.pathManager.isUp(p.id) || this.isSuspect(p, now) || !this.scheduler.isEnabled(p.id)) continue;
+      windowBytes += (this.pathRateBps(p) * (p.estimator.srttMs() + PUSHBACK_QUEUE_MS)) / 8000;
+      bytes += p.estimator.inflightBytes() + p.pacer.queuedBytes() + p.sink.bufferedAmount();
+    }
+    if (windowBytes <= 0) return;
+    const fill = bytes / Math.max(windowBytes, PUSHBACK_MIN_WINDOW_BYTES);
+    let r = this.pushbackRatio;
+    if (fill > 1.5) r *= 0.9;
+    else if (fill > 1) r *= 0.95;
+    else if (fill < 0.1) r = 1;
+    else r *= 1.05;
+    this.pushbackRatio = Math.min(1, Math.max(PUSHBACK_MIN_RATIO, r));
+  }
+
+  /**
+   * Ask before encoding a camera frame: true = skip it (counted in
+   * `framesDroppedBeforeEncode`). A delta frame is dropped when every usable
+   * path's sender queue (pacer + bufferedAmount) would take more than
+   * `dropQueueFrames` frame intervals to drain at the path's rate: the frame
+   * would only be late and delay the next ones (libwebrtc
+   * modules/video_coding/utility/frame_dropper.cc drops on a leaky bucket of
+   * encoded bytes vs target for the same reason). A key frame is never
+   * dropped, nor more than `maxConsecutiveDrops` frames in a row.
+   */
+  shouldDropFrame(keyFrame: boolean): boolean {
+    if (keyFrame || this.cfg.dropQueueFrames <= 0) {
+      this.consecutiveDrops = 0;
+      return false;
+    }
+    const now = this.clock.nowUs();
+    const budgetMs = (this.cfg.dropQueueFrames * 1000) / Math.max(1, this.fps);
+    let minDrainMs = Infinity;
+    for (const p of this.paths.values()) {
+      if (!this.pathManager.isUp(p.id) || this.isSuspect(p, now) || !this.scheduler.isEnabled(p.id)) continue;
+      const rate = Math.max(MIN_PATH_RATE_BPS, this.pathRateBps(p));
+      const drainMs = ((p.pacer.queuedBytes() + p.sink.bufferedAmount()) * 8000) / rate;
+      if (drainMs < minDrainMs) minDrainMs = drainMs;
+    }
+    if (minDrainMs > budgetMs && Number.isFinite(minDrainMs) && this.consecutiveDrops < this.cfg.maxConsecutiveDrops) {
+      this.consecutiveDrops++;
+      this.c.framesDroppedBeforeEncode++;
+      return true;
+    }
+    this.consecutiveDrops = 0;
+    return false;
   }
 
   /**
@@ -367,6 +474,13 @@ export class SenderEngine {
       this.c.keyframesSent++;
       this.lastKeyFrameId = frame.frameId;
       this.lastKeyFrameUs = now;
+      this.lastKeyFrameTxUs = Math.min(MAX_KEYFRAME_TX_US, (frame.data.length * 8e6) / Math.max(1, this.targetBitrateBps()));
+      // A key frame never waits behind frames it makes useless: drop this
+      // stream's queued frame packets (media, retransmissions, FEC) of older frames.
+      const sid = this.streamId;
+      for (const p of this.paths.values()) {
+        this.c.stalePacketsPurged += p.pacer.purge((it) => !it.probe && it.packet.streamId === sid && it.packet.frameId !== frame.frameId);
+      }
     }
     const packets: OutgoingPacket[] = frags.map((f) => ({
       streamId: this.streamId,
@@ -469,6 +583,7 @@ export class SenderEngine {
       }
       if (isMedia && !a.probe && !a.packet.isRetransmission) {
         p.stats.mediaPacketsSent++;
+        p.lastMediaUs = now;
         this.c.mediaPacketsSent++;
       }
       n++;
@@ -508,7 +623,8 @@ export class SenderEngine {
         this.c.keyframeRequestsReceived++;
         // A key frame already sent within max(500 ms, 2 x RTT) answers this PLI too:
         // on a congested path, key frames on every PLI only deepen the congestion.
-        if (now - this.lastKeyFrameUs < Math.max(KEYFRAME_MIN_INTERVAL_US, 2000 * this.minSrttMs())) {
+        // It is also still in flight while its own transmit time (at the encoder target) plus an RTT has not passed.
+        if (now - this.lastKeyFrameUs < Math.max(KEYFRAME_MIN_INTERVAL_US, 2000 * this.minSrttMs(), this.lastKeyFrameTxUs + 1000 * this.minSrttMs())) {
           this.c.keyframeRequestsSuppressed++;
           return;
         }
@@ -608,6 +724,7 @@ export class SenderEngine {
       // Only counts as announced once some path carried it.
       if (this.broadcastControl({ kind: 'streamInfo', streamInfo: this.streamInfo }) > 0) this.lastStreamInfoUs = now;
     }
+    this.updatePushback(now);
     const target = this.targetBitrateBps();
     if (Math.abs(target - this.lastTargetBps) > 0.05 * Math.max(1, this.lastTargetBps)) {
       this.lastTargetBps = target;
@@ -675,10 +792,22 @@ export class SenderEngine {
    */
   private probeOnFailover(now: number): void {
     let lostBps = 0;
+    let stuck = false;
     for (const p of this.paths.values()) {
       const gone = !this.pathManager.isUp(p.id) || this.isSuspect(p, now);
-      if (gone && !p.failedOver) lostBps += p.estimator.targetRateBps();
+      if (gone && !p.failedOver) {
+        lostBps += p.estimator.targetRateBps();
+        // Media it carried since its last report is probably stuck in it.
+        if (p.unreportedSinceUs !== undefined && p.lastMediaUs >= p.unreportedSinceUs) stuck = true;
+      }
       p.failedOver = gone;
+    }
+    // The frames stuck on the failed path break the reference chain of every
+    // later delta frame: start a new one at once on the remaining paths rather
+    // than after the receiver's frame buffer gives up and its PLI comes back.
+    if (stuck && this.hasUpPath() && now - this.lastKeyFrameUs >= KEYFRAME_MIN_INTERVAL_US) {
+      this.c.failoverKeyframes++;
+      this.listeners.keyframeNeeded?.('failover');
     }
     if (lostBps <= 0) return;
     for (const p of this.paths.values()) {
@@ -891,6 +1020,7 @@ export class SenderEngine {
     }
     return {
       ...this.c,
+      pushbackRatio: this.pushbackRatio,
       targetBitrateBps: this.targetBitrateBps(),
       fecOverheadPct: this.c.mediaPacketsSent > 0 ? (100 * this.c.fecPacketsSent) / this.c.mediaPacketsSent : 0,
       paths,

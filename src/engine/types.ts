@@ -57,6 +57,14 @@ export interface SenderStats {
   keyframeRequestsReceived: number;
   /** PLIs answered by a key frame sent just before (not forwarded to the encoder). */
   keyframeRequestsSuppressed: number;
+  /** Camera frames {@link SenderEngine.shouldDropFrame} told the app to skip (path queues too long). */
+  framesDroppedBeforeEncode: number;
+  /** Queued packets of older frames dropped when a key frame was enqueued. */
+  stalePacketsPurged: number;
+  /** Key frames asked of the encoder because a path that carried media failed (reports stopped). */
+  failoverKeyframes: number;
+  /** Congestion-window pushback ratio applied to the encoder target (1 = none). */
+  pushbackRatio: number;
   nacksReceived: number;
   retransmissionsSent: number;
   /** NACKed packets no longer in the history. */

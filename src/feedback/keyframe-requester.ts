@@ -6,6 +6,14 @@
  * (the receiver re-requests a key frame at most about once per RTT-ish
  * interval; a PLI storm only makes the sender spend its rate on key frames).
  * Interval used here: max(rttFactor x RTT, minIntervalMs) = max(1.5 RTT, 300 ms).
+ *
+ * Keyframe economy (issue 10 item 3): a granted request stays OUTSTANDING
+ * until a key frame arrives ({@link KeyframeRequester.onKeyframe}); while it
+ * is, no new request goes out before the measured response time (request ->
+ * key frame received = RTT + encode + the key frame's transmit time, EWMA
+ * gain 1/4, at most {@link MAX_RESPONSE_MS}) has passed, so a slow path
+ * carrying a large key frame is not sent a second request it would have to
+ * answer with a second large key frame.
  */
 import type { KeyframeRequestReason } from './types.js';
 
@@ -29,9 +37,15 @@ export interface KeyframeRequesterStats {
   byReason: Record<string, number>;
   lastRequestId: number;
   lastRequestUs: number | undefined;
+  /** A granted request not answered by a key frame yet. */
+  outstanding: boolean;
+  /** Smoothed request -> key frame time (ms), undefined before the first answer. */
+  responseMs: number | undefined;
 }
 
 const MAX_REASONS = 16;
+/** Longest key frame response time the requester waits for (ms). */
+export const MAX_RESPONSE_MS = 3000;
 
 /**
  * One per stream. The engine calls {@link request} whenever something needs a
@@ -47,6 +61,9 @@ export class KeyframeRequester {
   private requests = 0;
   private suppressed = 0;
   private readonly byReason = new Map<string, number>();
+  private outstanding = false;
+  /** EWMA of request -> key frame received (ms); undefined before the first answered request. */
+  private responseMs: number | undefined = undefined;
 
   /** @throws RangeError on a negative/non-finite option or a non-uint32 streamId. */
   constructor(opts: KeyframeRequesterOptions = {}) {
@@ -76,16 +93,30 @@ export class KeyframeRequester {
       this.suppressed++;
       return false;
     }
-    if (this.lastUs !== undefined && nowUs - this.lastUs < this.intervalMs(rttMs) * 1000) {
+    const waitMs = this.outstanding && this.responseMs !== undefined ? Math.max(this.intervalMs(rttMs), this.responseMs) : this.intervalMs(rttMs);
+    if (this.lastUs !== undefined && nowUs - this.lastUs < waitMs * 1000) {
       this.suppressed++;
       return false;
     }
     this.lastUs = nowUs;
+    this.outstanding = true;
     this.id = (this.id + 1) >>> 0;
     this.requests++;
     const key = this.byReason.has(reason) || this.byReason.size < MAX_REASONS ? reason : 'other';
     this.byReason.set(key, (this.byReason.get(key) ?? 0) + 1);
     return true;
+  }
+
+  /**
+   * A key frame of the stream arrived (complete): answers the outstanding
+   * request, whose age updates the response-time EWMA. Non-finite or earlier
+   * times are ignored.
+   */
+  onKeyframe(nowUs: number): void {
+    if (!this.outstanding || this.lastUs === undefined || !Number.isFinite(nowUs) || nowUs < this.lastUs) return;
+    this.outstanding = false;
+    const ms = Math.min(MAX_RESPONSE_MS, (nowUs - this.lastUs) / 1000);
+    this.responseMs = this.responseMs === undefined ? ms : this.responseMs + (ms - this.responseMs) / 4;
   }
 
   /** Id of the last granted request (uint32, 0 before the first). */
@@ -101,6 +132,8 @@ export class KeyframeRequester {
       byReason: Object.fromEntries(this.byReason),
       lastRequestId: this.id,
       lastRequestUs: this.lastUs,
+      outstanding: this.outstanding,
+      responseMs: this.responseMs,
     };
   }
 }

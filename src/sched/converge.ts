@@ -1,5 +1,5 @@
 /**
- * Converge video-aware multipath scheduler (paper 000, Converge, SIGCOMM 2023:
+ * Converge video-aware multipath scheduler (Converge, SIGCOMM 2023:
  * §3.1, §4.1 Table 2 / Algorithm 1 / Eq. 1-2, §4.2 "Sender's reaction to
  * feedback" / Eq. 3).
  *
@@ -38,6 +38,17 @@
  *    is up.
  * 6. Media (priority 6) fill the remaining P_i of each path, interleaved by a
  *    smooth weighted round-robin (so no path gets the frame's tail as a block).
+ * 6b. Best-path floor (OUR EXTENSION, issue 10; not in the paper): the
+ *    completion times of step 4 also count the bytes already queued at the
+ *    sender for the path, and after Eq. 1/Eq. 2 every non-fast path keeps
+ *    only the packets that arrive by the frame's deadline = the whole frame
+ *    on the fast path alone (+ `deadlineSlackMs`); the rest moves to the fast
+ *    path (see applyDeadline). An enabled path the deadline leaves idle is
+ *    probed like a disabled one, and the encoder target counts only the
+ *    shares the deadline lets through (encoderRateFraction). So when one
+ *    path is clearly better, Converge sends like that single path plus
+ *    probes, and a recovered path gets packets again as soon as they would
+ *    arrive in time. `deadlineSlackMs: -1` gives the paper's behaviour.
  * 7. Disabled paths: P_i = 0 caused by alpha (the path's adjusted expected
  *    share of a typical batch rounds to 0 packets) disables the path, unless it
  *    is the last enabled up path. A disabled up path gets at most one probe per
@@ -100,6 +111,8 @@ export const DEFAULT_CONVERGE_CONFIG: Readonly<ConvergeConfig> = Object.freeze({
   alphaHalfLifeMs: 3000,
   reenableMaxLossRate: 1,
   reenableMinFcdMs: 33,
+  deadlineSlackMs: 0,
+  deadlineEwmaGain: 0.05,
 });
 
 /** Recent feedback seqs remembered for deduplication. */
@@ -159,6 +172,12 @@ export class ConvergeScheduler implements Scheduler {
   private readonly extra = new Uint8Array(MAX_PATHS);
   private readonly used = new Int32Array(MAX_PATHS);
   private readonly rem = new Int32Array(MAX_PATHS);
+  /** Bytes queued at the sender (pacer + transport buffer) per up path. */
+  private readonly queued = new Float64Array(MAX_PATHS);
+  /** EWMA of (packets kept by the deadline) / (Eq. 1+2 target) per path; 1 = never cut. */
+  private readonly keptFrac = new Float64Array(MAX_PATHS).fill(1);
+  /** Last time (µs) a batch gave the path packets (media or priority). */
+  private readonly lastUsedUs = new Float64Array(MAX_PATHS).fill(-Infinity);
   private readonly cred = new Float64Array(MAX_PATHS);
   private readonly prioCount = new Int32Array(7);
   private prio = new Uint8Array(64);
@@ -176,6 +195,7 @@ export class ConvergeScheduler implements Scheduler {
     pathsEnabled: 0,
     forcedEnables: 0,
     invalidPathStates: 0,
+    deadlineMovedPackets: 0,
   };
 
   /**
@@ -201,6 +221,8 @@ export class ConvergeScheduler implements Scheduler {
     check('alphaHalfLifeMs', fin(c.alphaHalfLifeMs) && c.alphaHalfLifeMs >= 0, 'finite >= 0 (0 = no decay)');
     check('reenableMinFcdMs', fin(c.reenableMinFcdMs) && c.reenableMinFcdMs >= 0, 'finite >= 0');
     check('reenableMaxLossRate', fin(c.reenableMaxLossRate) && c.reenableMaxLossRate >= 0 && c.reenableMaxLossRate <= 1, 'in [0, 1]');
+    check('deadlineSlackMs', fin(c.deadlineSlackMs) && (c.deadlineSlackMs >= 0 || c.deadlineSlackMs === -1), 'finite >= 0, or -1 (off)');
+    check('deadlineEwmaGain', fin(c.deadlineEwmaGain) && c.deadlineEwmaGain > 0 && c.deadlineEwmaGain <= 1, 'in (0, 1]');
     this.config = Object.freeze(c);
   }
 
@@ -345,12 +367,16 @@ export class ConvergeScheduler implements Scheduler {
       }
     }
 
-    // Completion times (Algorithm 1) for every up path.
+    // Completion times (Algorithm 1) for every up path. Our extension: the
+    // bytes already queued at the sender for the path (pacer + transport
+    // buffer) are sent first, so they count in the completion time.
     const kBits = maxBytes * 8;
+    const queueAware = this.config.deadlineSlackMs >= 0;
     for (let i = 0; i < MAX_PATHS; i++) {
       if (this.up[i] !== 1) continue;
       const r = this.gput[i] > 0 ? this.gput[i] : 1e-3;
-      this.cpt[i] = ((N * kBits) / r) * 1000 + this.rtt[i] / 2; // ms
+      const qBits = queueAware ? this.queued[i] * 8 : 0;
+      this.cpt[i] = ((qBits + N * kBits) / r) * 1000 + this.rtt[i] / 2; // ms
     }
 
     this.buildEnabledSet(ref, nowUs);
@@ -361,6 +387,7 @@ export class ConvergeScheduler implements Scheduler {
 
     this.splitEq1(N);
     this.applyAlpha(N);
+    if (queueAware) this.applyDeadline(N, kBits, cnt[Priority.Media] > 0);
 
     // Table 2 priority packets: fast path first, then overflow by cpt.
     const used = this.used;
@@ -445,6 +472,7 @@ export class ConvergeScheduler implements Scheduler {
       const d = dest[k];
       if (d === fast) lastFastIdx = k;
       out[k] = { packet: packets[k], pathId: d };
+      if (timeOk) this.lastUsedUs[d] = nowUs;
     }
 
     if (timeOk) {
@@ -478,6 +506,8 @@ export class ConvergeScheduler implements Scheduler {
       this.gput[id] = deliveryRateBps(p);
       this.rtt[id] = rttMs(p, this.config.defaultRttMs);
       this.loss[id] = lossFraction(p);
+      const q = p.queuedBytes;
+      this.queued[id] = typeof q === 'number' && q > 0 && Number.isFinite(q) ? q : 0;
     }
     return upCount;
   }
@@ -634,6 +664,51 @@ export class ConvergeScheduler implements Scheduler {
   }
 
   /**
+   * Best-path floor (our extension of Converge §4.1; issue 10 "the best path
+   * is the floor"). The frame's deadline D = cpt of the fast path for the
+   * WHOLE batch (its queue + N packets at its delivery rate + SRTT/2: what
+   * sending the frame on the best path alone would achieve) +
+   * `deadlineSlackMs`. Every other enabled path j keeps at most the packets
+   * that arrive by D, n_j = floor(((D - SRTT_j/2) x rate_j - queued_j) / k);
+   * the rest of its target goes to the fast path. The frame therefore
+   * completes no later (by the estimates) than on the best path alone, a
+   * path whose queue or delay misses every deadline carries no media (it is
+   * probed, {@link maybeProbe}), and takes packets again as soon as it
+   * would deliver them in time. Frames that the fast path serialises slower
+   * than the other paths' delay gap still use every path (Eq. 1).
+   * `mediaBatch`: only frame batches update the encoder-rate EWMA.
+   */
+  private applyDeadline(N: number, kBits: number, mediaBatch: boolean): void {
+    const { order, target } = this;
+    const e = this.eCount;
+    if (e < 2 || kBits <= 0) return;
+    const fast = order[0];
+    const deadlineMs = this.cpt[fast] + this.config.deadlineSlackMs;
+    const g = this.config.deadlineEwmaGain;
+    for (let o = 1; o < e; o++) {
+      const j = order[o];
+      const want = target[j];
+      const r = this.gput[j] > 0 ? this.gput[j] : 1e-3;
+      const budgetBits = ((deadlineMs - this.rtt[j] / 2) / 1000) * r - this.queued[j] * 8;
+      const cap = budgetBits > 0 ? Math.floor(budgetBits / kBits + EPS) : 0;
+      let keep = want;
+      if (want > cap) {
+        keep = cap;
+        target[fast] += want - cap;
+        target[j] = cap;
+        this.counters.deadlineMovedPackets += want - cap;
+      }
+      if (mediaBatch) {
+        // Fraction of the path's Eq. 1 share (not N) kept: an unused share lowers the encoder target.
+        const ref = this.share[j] * N;
+        const f = ref > EPS ? Math.min(1, keep / ref) : 1;
+        this.keptFrac[j] += g * (f - this.keptFrac[j]);
+      }
+    }
+    if (mediaBatch) this.keptFrac[fast] += g * (1 - this.keptFrac[fast]);
+  }
+
+  /**
    * {@link Scheduler.encoderRateFraction}: Eq. 2 with a negative alpha moves
    * a fraction of path i's share onto its counterpart (the fast path, or the
    * next by cpt when i is the fast path), which then carries more than its
@@ -662,7 +737,12 @@ export class ConvergeScheduler implements Scheduler {
       const j = order[o];
       if (share[j] > 0 && load[j] / share[j] > worst) worst = load[j] / share[j];
     }
-    return 1 / worst;
+    if (this.config.deadlineSlackMs < 0) return 1 / worst;
+    // Best-path floor: the shares the deadline keeps cutting are not usable
+    // rate; the encoder targets the fast path's S plus what the others carry.
+    let usable = 0;
+    for (let o = 0; o < e; o++) usable += share[order[o]] * (o === 0 ? 1 : this.keptFrac[order[o]]);
+    return Math.min(1 / worst, usable);
   }
 
   /** Eq. 3 re-enable checks, every `reenableCheckIntervalMs`, with RTT EWMA and hold. */
@@ -695,12 +775,19 @@ export class ConvergeScheduler implements Scheduler {
     }
   }
 
-  /** At most one probe per batch: the disabled up path probed least recently, if due. */
+  /**
+   * At most one probe per batch: the disabled up path probed least recently,
+   * if due; with the best-path floor also an enabled up path that the
+   * deadline has kept idle for `probeIntervalMs` (its RTT must stay measured
+   * for it to be taken back when it recovers).
+   */
   private maybeProbe(out: Assignment[], packets: readonly OutgoingPacket[], dupIdx: number, nowUs: number): void {
     const intervalUs = this.config.probeIntervalMs * 1000;
+    const floor = this.config.deadlineSlackMs >= 0;
     let best = -1;
     for (let i = 0; i < MAX_PATHS; i++) {
-      if (this.up[i] !== 1 || this.disabled[i] !== 1) continue;
+      if (this.up[i] !== 1) continue;
+      if (this.disabled[i] !== 1 && !(floor && nowUs - this.lastUsedUs[i] >= intervalUs)) continue;
       if (nowUs - this.lastProbeUs[i] < intervalUs) continue;
       if (best < 0 || this.lastProbeUs[i] < this.lastProbeUs[best]) best = i;
     }

@@ -80,6 +80,20 @@ export interface ConvergeConfig {
    */
   reenableMinFcdMs: number;
   reenableMaxLossRate: number;
+  /**
+   * Best-path floor (our extension of Converge §4.1, issue 10): a path gets a
+   * frame's packets only up to what arrives (its queue + packets at its
+   * delivery rate + SRTT/2) by the frame's deadline = the completion time of
+   * the whole frame on the best path alone + this slack (ms); the rest goes to
+   * the best path. -1 = off (the paper's Eq. 1 split). Default 0.
+   */
+  deadlineSlackMs: number;
+  /**
+   * Gain of the per-path EWMA of the fraction of its Eq. 1 share that the
+   * deadline let through; it scales the encoder target
+   * ({@link Scheduler.encoderRateFraction}). Default 0.05.
+   */
+  deadlineEwmaGain: number;
 }
 
 /** Counters of {@link ConvergeScheduler} (monotonic since construction). */
@@ -100,6 +114,8 @@ export interface ConvergeStats {
   forcedEnables: number;
   /** Path snapshots skipped (invalid id, duplicate id). */
   invalidPathStates: number;
+  /** Packets the best-path floor moved from a path that would miss the frame deadline to the best path. */
+  deadlineMovedPackets: number;
 }
 
 /** Lifecycle / scheduler events reported by `PathManager.tick` (src/sched/path-manager.ts). */

@@ -197,3 +197,22 @@ describe('Pacer under random use (fast-check)', () => {
     );
   });
 });
+
+describe('Pacer.purge (stale frames removed when a key frame is queued)', () => {
+  it('removes only the matching items, keeps FIFO order of the rest, reports them as dropped and fixes the byte count', () => {
+    const p = new Pacer<Item>(1_000_000);
+    const a = item(Priority.Media, 1000);
+    const b = item(Priority.Media, 500);
+    const r = item(Priority.Retransmission, 700);
+    const k = item(Priority.Keyframe, 1200);
+    for (const x of [a, b, r, k]) expect(p.enqueue(x, 0)).toBe(true);
+    expect(p.purge((x) => x === a || x === r)).toBe(2);
+    expect(p.queuedBytes()).toBe(1700);
+    expect(p.queuedPackets()).toBe(2);
+    expect(p.stats().droppedStale).toBe(2);
+    const first = p.poll(0, 0); // first poll: one packet, the key frame
+    expect(first.dropped).toEqual([r, a]);
+    expect(first.send).toEqual([k]);
+    expect(p.poll(20_000, 0).send).toEqual([b]);
+  });
+});

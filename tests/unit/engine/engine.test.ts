@@ -185,8 +185,24 @@ describe('sender + receiver engines over emulated paths', () => {
     expect(c.decoded.length).toBeGreaterThan(c.framesSent / 2);
   });
 
-  it('sends negative QoE feedback for a path whose delay jumps by 150 ms, and Converge moves packets off it', () => {
+  it('moves media off a path whose delay jumps by 150 ms before any QoE feedback (best-path floor)', () => {
     const c = makeCall([{ rateMbps: 8, delayMs: 20 }, { rateMbps: 8, delayMs: 25, delaySteps: [[4000, 175]] }], { frameBytes: 9000 });
+    c.run(4000);
+    const share1Before = c.sender.stats().paths[1].sharePct;
+    const media1Before = c.sender.stats().paths[1].mediaPacketsSent;
+    const media0Before = c.sender.stats().paths[0].mediaPacketsSent;
+    c.run(4000);
+    const s = c.sender.stats();
+    const media1 = s.paths[1].mediaPacketsSent - media1Before;
+    const media0 = s.paths[0].mediaPacketsSent - media0Before;
+    expect(share1Before).toBeGreaterThan(20);
+    expect(media1 / (media0 + media1)).toBeLessThan(0.1);
+    expect(s.paths[1].up).toBe(true);
+  });
+
+  it('sends negative QoE feedback for a path whose delay jumps by 150 ms, and Converge moves packets off it', () => {
+    // The paper's Eq. 1 split (no best-path floor), so that the late path keeps media and feedback fires.
+    const c = makeCall([{ rateMbps: 8, delayMs: 20 }, { rateMbps: 8, delayMs: 25, delaySteps: [[4000, 175]] }], { frameBytes: 9000, extra: { scheduler: new ConvergeScheduler({ deadlineSlackMs: -1 }) } });
     c.run(4000);
     const share1Before = c.sender.stats().paths[1].sharePct;
     const sentBefore = c.receiver.stats().qoeFeedbackSent;
@@ -216,5 +232,50 @@ describe('sender + receiver engines over emulated paths', () => {
     expect(Object.values(ep.malformed).reduce((a, b) => a + (b ?? 0), 0)).toBeGreaterThan(1000);
     c.run(2000);
     expect(c.decoded.length).toBeGreaterThan(50);
+  });
+});
+
+describe('sender frame dropping and key frame priority (issue 10 item 2)', () => {
+  function queuedSender(extra: Partial<SenderEngineConfig> = {}): SenderEngine {
+    const clock = new ManualClock(1_000_000);
+    const sender = new SenderEngine({ clock, scheduler: 'single', singlePath: 0, fec: 'none', ...extra });
+    // A path that never drains (no poll of its link): everything stays in the pacer.
+    sender.addPath(0, { send: () => true, bufferedAmount: () => 0 }, 'connected');
+    sender.setStreamInfo({ codec: 'vp8', width: 640, height: 480, fps: 30 });
+    return sender;
+  }
+
+  it('drops delta frames while the queue holds more than dropQueueFrames frame intervals, never a key frame, at most maxConsecutiveDrops in a row', () => {
+    const s = queuedSender();
+    expect(s.shouldDropFrame(false)).toBe(false); // empty queue
+    // 1 Mbps start rate: 3 frame intervals = 100 ms = 12.5 kB. Queue ~60 kB.
+    s.sendFrame({ streamId: 0, frameId: 1, keyFrame: true, captureUs: 1_000_000, data: new Uint8Array(60_000), codec: 'vp8' });
+    expect(s.shouldDropFrame(true)).toBe(false);
+    expect([s.shouldDropFrame(false), s.shouldDropFrame(false), s.shouldDropFrame(false), s.shouldDropFrame(false)]).toEqual([true, true, true, false]);
+    expect(s.stats().framesDroppedBeforeEncode).toBe(3);
+    expect(queuedSender({ dropQueueFrames: 0 }).shouldDropFrame(false)).toBe(false);
+  });
+
+  it('drops queued packets of older frames when a key frame is queued', () => {
+    const s = queuedSender();
+    s.sendFrame({ streamId: 0, frameId: 1, keyFrame: false, captureUs: 1_000_000, data: new Uint8Array(30_000), codec: 'vp8' });
+    const before = s.stats().paths[0].queuedBytes;
+    expect(before).toBeGreaterThan(25_000);
+    s.sendFrame({ streamId: 0, frameId: 2, keyFrame: true, captureUs: 1_033_000, data: new Uint8Array(5_000), codec: 'vp8' });
+    const st = s.stats();
+    expect(st.stalePacketsPurged).toBeGreaterThan(20);
+    expect(st.paths[0].queuedBytes).toBeLessThan(before / 2);
+  });
+});
+
+describe('failover key frame', () => {
+  it('asks the encoder for a key frame once when the path carrying media stops reporting', () => {
+    const c = makeCall([{ rateMbps: 8, delayMs: 15, down: [[3000, 5000]] }, { rateMbps: 8, delayMs: 40 }]);
+    c.run(3000);
+    expect(c.sender.stats().failoverKeyframes).toBe(0);
+    const decodedBefore = c.decoded.length;
+    c.run(1500);
+    expect(c.sender.stats().failoverKeyframes).toBe(1);
+    expect(c.decoded.length - decodedBefore).toBeGreaterThan(30); // video keeps flowing during the blackhole
   });
 });

@@ -43,3 +43,20 @@ describe('KeyframeRequester', () => {
     expect(k.stats().requests).toBe(100);
   });
 });
+
+describe('KeyframeRequester outstanding requests (keyframe economy)', () => {
+  it('waits for the measured response time while a request is unanswered, and only the min interval once answered', () => {
+    const k = new KeyframeRequester();
+    const MS = 1000;
+    expect(k.request(0, 50)).toBe(true);
+    k.onKeyframe(1200 * MS); // a slow path: the key frame took 1.2 s
+    expect(k.stats().responseMs).toBe(1200);
+    expect(k.stats().outstanding).toBe(false);
+    expect(k.request(1500 * MS, 50)).toBe(true); // answered: 300 ms spacing only
+    expect(k.request(1900 * MS, 50)).toBe(false); // outstanding, 400 ms < 1.2 s
+    expect(k.request(2600 * MS, 50)).toBe(false);
+    expect(k.request(2800 * MS, 50)).toBe(true); // 1.3 s > response time
+    k.onKeyframe(2700 * MS); // earlier than the request: ignored
+    expect(k.stats().outstanding).toBe(true);
+  });
+});

@@ -6,12 +6,14 @@ import { SchedError } from '../../../src/sched/errors.js';
 import { counts, fec, media, path, pathOf, pkt, probes } from './helpers.js';
 
 const MS = 1000;
+/** The paper's Eq. 1 split, without our best-path floor (deadlineSlackMs -1). */
+const PAPER = { deadlineSlackMs: -1 } as const;
 const twoPaths = (): PathState[] => [path(0, 15, 30), path(1, 5, 60)];
 const fb = (pathId: number, alpha: number, seq: number, fcdMs = 10) => ({ pathId, alpha, fcdMs, seq });
 
 describe('Converge Table 2 priorities and Algorithm 1 fast path', () => {
   it('puts every retransmission/keyframe/SPS/PPS/FEC packet on the fast path when P_max allows', () => {
-    const s = new ConvergeScheduler();
+    const s = new ConvergeScheduler(PAPER);
     const prio = [
       pkt(Priority.Retransmission, { isRetransmission: true }),
       pkt(Priority.Retransmission, { isRetransmission: true }),
@@ -30,7 +32,7 @@ describe('Converge Table 2 priorities and Algorithm 1 fast path', () => {
   it('chooses the fast path by completion time N*k/goodput + rtt/2, not by id or rate alone', () => {
     // A: 20 Mbps but 100 ms RTT; B: 2 Mbps, 10 ms RTT. k = 1200 B.
     const paths = [path(0, 20, 100), path(1, 2, 10)];
-    const s = new ConvergeScheduler();
+    const s = new ConvergeScheduler(PAPER);
     // N = 1: cpt_A = 0.48 + 50 ms, cpt_B = 4.8 + 5 ms -> B.
     const rt = pkt(Priority.Retransmission, { isRetransmission: true });
     expect(s.schedule([rt], paths, 0)[0].pathId).toBe(1);
@@ -42,7 +44,7 @@ describe('Converge Table 2 priorities and Algorithm 1 fast path', () => {
 
   it('uses rateBps when goodput is 0 (unknown) for the completion time', () => {
     const paths = [path(0, 20, 20, { goodputBps: 0 }), path(1, 1, 20)];
-    const s = new ConvergeScheduler();
+    const s = new ConvergeScheduler(PAPER);
     const rt = pkt(Priority.Retransmission, { isRetransmission: true });
     // With goodput 0 taken literally path 0 would look infinitely slow.
     expect(pathOf(s.schedule([rt, ...media(9)], paths, 0), rt)).toBe(0);
@@ -51,7 +53,7 @@ describe('Converge Table 2 priorities and Algorithm 1 fast path', () => {
   it('overflows priority packets past P_max in Table 2 order to the next paths by completion time', () => {
     // Shares 10/5/5 Mbps of N = 12 -> P = 6/3/3; cpt order 0, 1, 2.
     const paths = [path(0, 10, 10), path(1, 5, 20), path(2, 5, 40)];
-    const s = new ConvergeScheduler({ priorityBudgetMs: 0 }); // P_max = the Eq. 1 share only
+    const s = new ConvergeScheduler({ ...PAPER, priorityBudgetMs: 0 }); // P_max = the Eq. 1 share only
     const kf = Array.from({ length: 6 }, () => pkt(Priority.Keyframe));
     const rt = [pkt(Priority.Retransmission, { isRetransmission: true }), pkt(Priority.Retransmission, { isRetransmission: true })];
     const sps = pkt(Priority.Sps);
@@ -76,19 +78,19 @@ describe('Converge Table 2 priorities and Algorithm 1 fast path', () => {
     // 10 Mbps carries ~34 packets of 1200 bytes in 33 ms: a 12-packet key frame stays whole on path 0,
     // although its Eq. 1 share of the batch would be 6.
     const paths = [path(0, 10, 10), path(1, 5, 20), path(2, 5, 40)];
-    const s = new ConvergeScheduler();
+    const s = new ConvergeScheduler(PAPER);
     const kf = Array.from({ length: 10 }, () => pkt(Priority.Keyframe));
     const out = s.schedule([pkt(Priority.Sps), pkt(Priority.Pps), ...kf], paths, 0);
     expect(out.every((a) => a.pathId === 0)).toBe(true);
     // A slow fast path (0.5 Mbps: ~1 packet per 33 ms) falls back to its share and overflows.
     const slow = [path(0, 0.5, 10), path(1, 0.25, 20)];
-    const out2 = new ConvergeScheduler().schedule(kf, slow, 0);
+    const out2 = new ConvergeScheduler(PAPER).schedule(kf, slow, 0);
     expect(out2.filter((a) => a.pathId === 1).length).toBeGreaterThan(0);
   });
 
   it('keeps FEC that does not fit on the fast path on the path it protects', () => {
     const paths = [path(0, 10, 10), path(1, 5, 20), path(2, 5, 40)];
-    const s = new ConvergeScheduler({ priorityBudgetMs: 0 }); // P_max = the Eq. 1 share only
+    const s = new ConvergeScheduler({ ...PAPER, priorityBudgetMs: 0 }); // P_max = the Eq. 1 share only
     const kf = Array.from({ length: 8 }, () => pkt(Priority.Keyframe));
     const f = [fec(2), fec(2), fec(2), fec(2)];
     const out = s.schedule([...kf, ...f], paths, 0);
@@ -100,7 +102,7 @@ describe('Converge Table 2 priorities and Algorithm 1 fast path', () => {
 
   it('overflows FEC by completion time when its protected path is not up', () => {
     const paths = [path(0, 10, 10), path(1, 5, 20), path(2, 5, 40)];
-    const s = new ConvergeScheduler({ priorityBudgetMs: 0 }); // P_max = the Eq. 1 share only
+    const s = new ConvergeScheduler({ ...PAPER, priorityBudgetMs: 0 }); // P_max = the Eq. 1 share only
     const kf = Array.from({ length: 8 }, () => pkt(Priority.Keyframe));
     const f = [fec(5), fec(5), fec(5), fec(undefined)];
     const out = s.schedule([...kf, ...f], paths, 0);
@@ -108,7 +110,7 @@ describe('Converge Table 2 priorities and Algorithm 1 fast path', () => {
   });
 
   it('sends everything to the only up path, priorities included', () => {
-    const s = new ConvergeScheduler();
+    const s = new ConvergeScheduler(PAPER);
     const batch = [pkt(Priority.Keyframe), fec(1), ...media(20)];
     const out = s.schedule(batch, [path(0, 1, 30, { up: false }), path(1, 5, 60)], 0);
     expect(counts(out)[1]).toBe(22);
@@ -116,7 +118,7 @@ describe('Converge Table 2 priorities and Algorithm 1 fast path', () => {
   });
 
   it('never uses a down path and returns [] when no path is up', () => {
-    const s = new ConvergeScheduler();
+    const s = new ConvergeScheduler(PAPER);
     const paths = [path(0, 15, 30, { up: false }), path(1, 5, 60), path(2, 5, 10, { up: false })];
     const out = s.schedule([pkt(Priority.Keyframe), fec(0), ...media(30)], paths, 0);
     expect(out.every((a) => a.pathId === 1)).toBe(true);
@@ -133,7 +135,7 @@ describe('Converge Eq. 1 split', () => {
       [6, 3, 1],
     ]) {
       const paths = rates.map((r, i) => path(i, r, 20 + i * 10));
-      const s = new ConvergeScheduler();
+      const s = new ConvergeScheduler(PAPER);
       const total = new Array(rates.length).fill(0);
       let n = 0;
       for (let b = 0; b < 500; b++) {
@@ -148,7 +150,7 @@ describe('Converge Eq. 1 split', () => {
   });
 
   it('preserves N exactly with largest-remainder rounding', () => {
-    const s = new ConvergeScheduler();
+    const s = new ConvergeScheduler(PAPER);
     const out = s.schedule(media(7), [path(0, 1, 10), path(1, 1, 10), path(2, 1, 10)], 0);
     const c = counts(out);
     expect(c[0] + c[1] + c[2]).toBe(7);
@@ -156,7 +158,7 @@ describe('Converge Eq. 1 split', () => {
   });
 
   it('splits equally when every S_i is 0', () => {
-    const s = new ConvergeScheduler();
+    const s = new ConvergeScheduler(PAPER);
     const c = counts(s.schedule(media(10), [path(0, 0, 10), path(1, 0, 20)], 0));
     expect(c.slice(0, 2)).toEqual([5, 5]);
   });
@@ -164,7 +166,7 @@ describe('Converge Eq. 1 split', () => {
 
 describe('Converge Eq. 2 QoE feedback (alpha)', () => {
   it('reproduces the paper example: 15/5 Mbps, N = 40 -> 30/10, alpha -5 on path 2 -> 35/5', () => {
-    const s = new ConvergeScheduler();
+    const s = new ConvergeScheduler(PAPER);
     expect(counts(s.schedule(media(40), twoPaths(), 0)).slice(0, 2)).toEqual([30, 10]);
     s.onQoeFeedback(fb(1, -5, 1), 10 * MS);
     expect(counts(s.schedule(media(40), twoPaths(), 33 * MS)).slice(0, 2)).toEqual([35, 5]);
@@ -174,14 +176,14 @@ describe('Converge Eq. 2 QoE feedback (alpha)', () => {
   });
 
   it('applies feedback that arrives before the first batch with that batch size', () => {
-    const s = new ConvergeScheduler();
+    const s = new ConvergeScheduler(PAPER);
     s.schedule([], twoPaths(), 0); // learns the paths, no batch size yet
     s.onQoeFeedback(fb(1, -5, 1), 0);
     expect(counts(s.schedule(media(40), twoPaths(), MS)).slice(0, 2)).toEqual([35, 5]);
   });
 
   it('scales alpha to other batch sizes (alpha is per typical frame)', () => {
-    const s = new ConvergeScheduler();
+    const s = new ConvergeScheduler(PAPER);
     s.schedule(media(40), twoPaths(), 0);
     s.onQoeFeedback(fb(1, -5, 1), 0);
     // 8-packet batch: Eq. 1 gives 6/2; 5/40 of 8 = 1 packet moves.
@@ -189,7 +191,7 @@ describe('Converge Eq. 2 QoE feedback (alpha)', () => {
   });
 
   it('accumulates alpha: -5 then +5 restores the Eq. 1 split', () => {
-    const s = new ConvergeScheduler();
+    const s = new ConvergeScheduler(PAPER);
     s.schedule(media(40), twoPaths(), 0);
     s.onQoeFeedback(fb(1, -3, 1), 0);
     s.onQoeFeedback(fb(1, -2, 2), 0);
@@ -199,21 +201,21 @@ describe('Converge Eq. 2 QoE feedback (alpha)', () => {
   });
 
   it('caps positive feedback at P_max = ceil(maxBoost * Eq. 1 share)', () => {
-    const s = new ConvergeScheduler({ maxBoost: 1.25 });
+    const s = new ConvergeScheduler({ ...PAPER, maxBoost: 1.25 });
     s.schedule(media(40), twoPaths(), 0);
     s.onQoeFeedback(fb(1, 20, 1), 0);
     expect(counts(s.schedule(media(40), twoPaths(), MS)).slice(0, 2)).toEqual([27, 13]);
   });
 
   it('moves packets off the fast path itself to the next path for negative alpha on it', () => {
-    const s = new ConvergeScheduler();
+    const s = new ConvergeScheduler(PAPER);
     s.schedule(media(40), twoPaths(), 0);
     s.onQoeFeedback(fb(0, -5, 1), 0);
     expect(counts(s.schedule(media(40), twoPaths(), MS)).slice(0, 2)).toEqual([25, 15]);
   });
 
   it('lowers the encoder rate fraction so the path that takes moved packets stays within its S_i', () => {
-    const s = new ConvergeScheduler();
+    const s = new ConvergeScheduler(PAPER);
     s.schedule(media(40), twoPaths(), 0);
     expect(s.encoderRateFraction()).toBe(1);
     s.onQoeFeedback(fb(1, -5, 1), 0);
@@ -221,19 +223,19 @@ describe('Converge Eq. 2 QoE feedback (alpha)', () => {
     // Path 0 carries 35 of 40 packets with a 30/40 share of the rate: at most 30/35 of sum(S).
     expect(s.encoderRateFraction()).toBeCloseTo(30 / 35, 6);
     // Positive feedback uses the early path's headroom: no reduction.
-    const t = new ConvergeScheduler();
+    const t = new ConvergeScheduler(PAPER);
     t.schedule(media(40), twoPaths(), 0);
     t.onQoeFeedback(fb(1, 3, 1), 0);
     t.schedule(media(40), twoPaths(), 0);
     expect(t.encoderRateFraction()).toBe(1);
     // One enabled path: nothing to shift.
-    const u = new ConvergeScheduler();
+    const u = new ConvergeScheduler(PAPER);
     u.schedule(media(40), [path(0, 15, 30)], 0);
     expect(u.encoderRateFraction()).toBe(1);
   });
 
   it('ignores duplicate feedback (same seq, sent on every path) and accepts late distinct seqs', () => {
-    const s = new ConvergeScheduler();
+    const s = new ConvergeScheduler(PAPER);
     s.schedule(media(40), twoPaths(), 0);
     s.onQoeFeedback(fb(1, -5, 7), 0);
     s.onQoeFeedback(fb(1, -5, 7), 0);
@@ -249,7 +251,7 @@ describe('Converge Eq. 2 QoE feedback (alpha)', () => {
   });
 
   it('counts and ignores feedback for unknown paths and malformed feedback', () => {
-    const s = new ConvergeScheduler();
+    const s = new ConvergeScheduler(PAPER);
     s.schedule(media(40), twoPaths(), 0);
     s.onQoeFeedback(fb(4, -40, 1), 0);
     s.onQoeFeedback(fb(1, Number.NaN, 2), 0);
@@ -265,7 +267,7 @@ describe('Converge Eq. 2 QoE feedback (alpha)', () => {
 describe('Converge disable, probing and Eq. 3 re-enable', () => {
   /** Scheduler with path 1 disabled at t = 0 (alpha -10 of 40 -> P_2 = 0), FCD 10 ms; the paper's Eq. 3 (no FCD floor). */
   function disabledSetup(cfg = {}) {
-    const s = new ConvergeScheduler({ reenableMinFcdMs: 0, ...cfg });
+    const s = new ConvergeScheduler({ ...PAPER, reenableMinFcdMs: 0, ...cfg });
     s.schedule(media(40), twoPaths(), 0);
     s.onQoeFeedback(fb(1, -10, 1, 10), 0);
     const out = s.schedule(media(40), twoPaths(), 0);
@@ -286,7 +288,7 @@ describe('Converge disable, probing and Eq. 3 re-enable', () => {
   });
 
   it('does not disable while P_i stays >= 1 packet', () => {
-    const s = new ConvergeScheduler();
+    const s = new ConvergeScheduler(PAPER);
     s.schedule(media(40), twoPaths(), 0);
     s.onQoeFeedback(fb(1, -9, 1), 0);
     expect(counts(s.schedule(media(40), twoPaths(), MS)).slice(0, 2)).toEqual([39, 1]);
@@ -294,7 +296,7 @@ describe('Converge disable, probing and Eq. 3 re-enable', () => {
   });
 
   it('never disables the last enabled path', () => {
-    const s = new ConvergeScheduler();
+    const s = new ConvergeScheduler(PAPER);
     const one = [path(0, 10, 20)];
     s.schedule(media(10), one, 0);
     s.onQoeFeedback(fb(0, -100, 1), 0);
@@ -327,7 +329,7 @@ describe('Converge disable, probing and Eq. 3 re-enable', () => {
     for (let t = 20; t <= 3000; t += 20) s.schedule(media(10), twoPaths(), t * MS); // 15 <= max(10, 33)
     expect(s.isEnabled(1)).toBe(true);
     const far = (): PathState[] => [path(0, 15, 30), path(1, 5, 150)];
-    const t = new ConvergeScheduler({ reenableMinFcdMs: 33 });
+    const t = new ConvergeScheduler({ ...PAPER, reenableMinFcdMs: 33 });
     t.schedule(media(40), far(), 0);
     t.onQoeFeedback(fb(1, -10, 1, 10), 0);
     for (let ms = 0; ms <= 3000; ms += 20) t.schedule(media(10), far(), ms * MS); // (150-30)/2 = 60 > 33
@@ -410,12 +412,54 @@ describe('Converge disable, probing and Eq. 3 re-enable', () => {
 
 describe('Converge config', () => {
   it('rejects bad config with SchedError invalid-config', () => {
-    expect(() => new ConvergeScheduler({ rttEwmaGain: 0 })).toThrow(SchedError);
+    expect(() => new ConvergeScheduler({ ...PAPER, rttEwmaGain: 0 })).toThrow(SchedError);
     try {
-      new ConvergeScheduler({ probeIntervalMs: Number.NaN });
+      new ConvergeScheduler({ ...PAPER, probeIntervalMs: Number.NaN });
     } catch (e) {
       expect((e as SchedError).code).toBe('invalid-config');
     }
-    expect(() => new ConvergeScheduler({ reenableChecks: 1.5 })).toThrow(/reenableChecks/);
+    expect(() => new ConvergeScheduler({ ...PAPER, reenableChecks: 1.5 })).toThrow(/reenableChecks/);
   });
 });
+
+describe('Converge best-path floor (our extension: frame deadline = the best path alone)', () => {
+  it('keeps the Eq. 1 split when every path delivers its share before the best path alone would', () => {
+    // 15 / 5 Mbps, RTT 30 / 60 ms, N = 40 x 1200 B: alone on path 0 = 25.6 + 15 ms;
+    // path 1's 10 packets take 19.2 + 30 ms -> misses by 8.6 ms, so the slack must allow it.
+    const s = new ConvergeScheduler({ deadlineSlackMs: 10 });
+    expect(counts(s.schedule(media(40), twoPaths(), 0)).slice(0, 2)).toEqual([30, 10]);
+    expect(s.stats.deadlineMovedPackets).toBe(0);
+  });
+
+  it('moves to the best path only the packets a slower path would deliver after the deadline', () => {
+    const s = new ConvergeScheduler();
+    // Deadline = 40 packets on path 0 alone = 25.6 + 15 = 40.6 ms; path 1 (30 ms one way, 5 Mbps)
+    // delivers floor(10.6 ms x 5 Mbps / 9600 bit) = 5 packets by then.
+    const out = s.schedule(media(40), twoPaths(), 0);
+    expect(counts(out).slice(0, 2)).toEqual([35, 5]);
+    expect(s.stats.deadlineMovedPackets).toBe(5);
+  });
+
+  it('sends no media on a path whose sender queue misses every deadline, probes it, and takes it back when it drains', () => {
+    const s = new ConvergeScheduler();
+    const slow = (queuedBytes: number): PathState[] => [path(0, 10, 30), path(1, 10, 30, { queuedBytes })];
+    let now = 0;
+    let probed = 0;
+    for (let f = 0; f < 30; f++, now += 33 * MS) {
+      const out = s.schedule(media(20), slow(200_000), now); // 160 ms of queue on path 1
+      expect(media20(out).every((a) => a.pathId === 0)).toBe(true);
+      probed += probes(out).filter((a) => a.pathId === 1).length;
+    }
+    expect(probed).toBeGreaterThanOrEqual(5); // every probeIntervalMs (100 ms) of ~1 s
+    expect(s.isEnabled(1)).toBe(true);
+    // The encoder may not count on path 1's rate while the deadline keeps cutting it.
+    expect(s.encoderRateFraction()).toBeLessThan(0.9);
+    expect(s.encoderRateFraction()).toBeGreaterThanOrEqual(0.5);
+    const back = s.schedule(media(20), slow(0), now);
+    expect(counts(back)[1]).toBe(10);
+  });
+});
+
+function media20(out: ReturnType<ConvergeScheduler['schedule']>) {
+  return out.filter((a) => a.probe !== true);
+}

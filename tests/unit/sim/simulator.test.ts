@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import { parseScenario } from '../../../tools/net/scenario.js';
-import { namedScenario, resolveScenario, SCENARIO_NAMES } from '../../../sim/scenarios.js';
+import { cellularHalf, namedScenario, resolveScenario, SCENARIO_NAMES } from '../../../sim/scenarios.js';
 import { simulate } from '../../../sim/simulator.js';
 
 const twoPath = parseScenario(
@@ -49,8 +49,14 @@ describe('simulate', () => {
   });
 
   it('qoeFeedback: false drops the receiver QoE messages', () => {
-    const on = simulate({ scenario: twoPath, scheduler: 'converge', fec: 'path', seed: 1, durationS: 6 });
-    const off = simulate({ scenario: twoPath, scheduler: 'converge', fec: 'path', seed: 1, durationS: 6, qoeFeedback: false });
+    // A +155 ms delay spike on path b at 3 s makes the receiver send QoE feedback (with the best-path
+    // floor and the link overhead, two constant paths may need none in 6 s).
+    const spike = parseScenario(
+      { name: 'spike', paths: [{ name: 'a', up: { rateMbps: 4, delayMs: 20, queue: { ms: 150 } } }, { name: 'b', up: { rateMbps: 3, delayMs: 45, queue: { ms: 150 }, schedule: [{ atS: 3, delayMs: 200 }] } }] },
+      '.',
+    );
+    const on = simulate({ scenario: spike, scheduler: 'converge', fec: 'path', seed: 1, durationS: 6 });
+    const off = simulate({ scenario: spike, scheduler: 'converge', fec: 'path', seed: 1, durationS: 6, qoeFeedback: false });
     expect(off.sim.qoeDropped).toBeGreaterThan(0);
     expect(off.perStream[0].qoeFeedback.received).toBe(0);
     expect(on.sim.qoeDropped).toBe(0);
@@ -79,6 +85,18 @@ describe('named scenarios (short runs, sanity only)', () => {
     expect(() => resolveScenario('nope')).toThrow(/unknown scenario/);
     expect(namedScenario('loss-sweep').map((v) => v.loss)).toEqual([0, 0.01, 0.02, 0.05, 0.1]);
     expect(namedScenario('wifi-cellular').length).toBeGreaterThanOrEqual(10);
+  });
+
+  it('builds the cellular suite from every pair kind and splits it into two stable halves', () => {
+    const v = namedScenario('cellular');
+    const kinds = new Set(v.map((x) => x.label.split(':')[0]));
+    expect([...kinds].sort()).toEqual(['5g', 'mm', 'wc']);
+    expect(v.every((x) => x.scenario.paths.length === 2 && (x.scenario.durationS ?? 0) > 0 && (x.scenario.durationS ?? 0) <= 120)).toBe(true);
+    expect(v.every((x) => x.half === cellularHalf(x.label))).toBe(true);
+    const tune = v.filter((x) => x.half === 'tune').length;
+    expect(tune).toBeGreaterThan(v.length / 4);
+    expect(tune).toBeLessThan((3 * v.length) / 4);
+    expect(cellularHalf('mm:verizon+tmobile')).toBe(cellularHalf('mm:verizon+tmobile'));
   });
 
   it('loads a scenario JSON file too', () => {
