@@ -805,7 +805,7 @@ export class SenderEngine {
     // The frames stuck on the failed path break the reference chain of every
     // later delta frame: start a new one at once on the remaining paths rather
     // than after the receiver's frame buffer gives up and its PLI comes back.
-    if (stuck && this.hasUsablePath(now) && now - this.lastKeyFrameUs >= KEYFRAME_MIN_INTERVAL_US) {
+    if (stuck && this.hasUpPath() && now - this.lastKeyFrameUs >= KEYFRAME_MIN_INTERVAL_US) {
       this.c.failoverKeyframes++;
       this.listeners.keyframeNeeded?.('failover');
     }
@@ -983,12 +983,6 @@ export class SenderEngine {
     let m = Infinity;
     for (const p of this.paths.values()) if (this.pathManager.isUp(p.id)) m = Math.min(m, p.estimator.srttMs());
     return Number.isFinite(m) ? m : 100;
-  }
-
-  /** A path the scheduler may use that is up and still reporting (not suspect). */
-  private hasUsablePath(now: number): boolean {
-    for (const p of this.paths.values()) if (this.pathManager.isUp(p.id) && !this.isSuspect(p, now) && this.scheduler.isEnabled(p.id)) return true;
-    return false;
   }
 
   /** True when at least one path the scheduler uses can carry packets now. */

@@ -279,11 +279,3 @@ describe('failover key frame', () => {
     expect(c.decoded.length - decodedBefore).toBeGreaterThan(30); // video keeps flowing during the blackhole
   });
 });
-
-describe('failover key frame (single path)', () => {
-  it('asks for none when no other usable path would carry the key frame', () => {
-    const c = makeCall([{ rateMbps: 8, delayMs: 15, down: [[3000, 5000]] }, { rateMbps: 8, delayMs: 40 }], { scheduler: 'single', extra: { singlePath: 0 } });
-    c.run(4500);
-    expect(c.sender.stats().failoverKeyframes).toBe(0);
-  });
-});
