@@ -112,8 +112,6 @@ interface PathEntry {
   lastKeepaliveUs: number;
   /** Send time (µs) of the oldest packet not yet covered by a receiver report; undefined when all are. */
   unreportedSinceUs: number | undefined;
-  /** Last time (µs) media (not probes, not retransmissions) was queued on the path. */
-  lastMediaUs: number;
   /** Bandwidth probing (GCC estimators only): clusters to send, the one being sent. */
   prober: GccProber | undefined;
   probeStarted: boolean;
@@ -224,7 +222,6 @@ export class SenderEngine {
     keyframeRequestsSuppressed: 0,
     framesDroppedBeforeEncode: 0,
     stalePacketsPurged: 0,
-    failoverKeyframes: 0,
   };
 
   constructor(config: SenderEngineConfig) {
@@ -303,7 +300,6 @@ export class SenderEngine {
       linkState: state,
       lastKeepaliveUs: -Infinity,
       unreportedSinceUs: undefined,
-      lastMediaUs: -Infinity,
       prober: estimator instanceof GccEstimator && this.probing ? new GccProber({ maxBps: this.pathMaxBps(), alrIntervalMs: 5000 }) : undefined,
       probeStarted: false,
       probeQueue: [],
@@ -583,7 +579,6 @@ export class SenderEngine {
       }
       if (isMedia && !a.probe && !a.packet.isRetransmission) {
         p.stats.mediaPacketsSent++;
-        p.lastMediaUs = now;
         this.c.mediaPacketsSent++;
       }
       n++;
@@ -792,22 +787,10 @@ export class SenderEngine {
    */
   private probeOnFailover(now: number): void {
     let lostBps = 0;
-    let stuck = false;
     for (const p of this.paths.values()) {
       const gone = !this.pathManager.isUp(p.id) || this.isSuspect(p, now);
-      if (gone && !p.failedOver) {
-        lostBps += p.estimator.targetRateBps();
-        // Media it carried since its last report is probably stuck in it.
-        if (p.unreportedSinceUs !== undefined && p.lastMediaUs >= p.unreportedSinceUs) stuck = true;
-      }
+      if (gone && !p.failedOver) lostBps += p.estimator.targetRateBps();
       p.failedOver = gone;
-    }
-    // The frames stuck on the failed path break the reference chain of every
-    // later delta frame: start a new one at once on the remaining paths rather
-    // than after the receiver's frame buffer gives up and its PLI comes back.
-    if (stuck && this.hasUpPath() && now - this.lastKeyFrameUs >= KEYFRAME_MIN_INTERVAL_US) {
-      this.c.failoverKeyframes++;
-      this.listeners.keyframeNeeded?.('failover');
     }
     if (lostBps <= 0) return;
     for (const p of this.paths.values()) {

@@ -61,8 +61,6 @@ export interface SenderStats {
   framesDroppedBeforeEncode: number;
   /** Queued packets of older frames dropped when a key frame was enqueued. */
   stalePacketsPurged: number;
-  /** Key frames asked of the encoder because a path that carried media failed (reports stopped). */
-  failoverKeyframes: number;
   /** Congestion-window pushback ratio applied to the encoder target (1 = none). */
   pushbackRatio: number;
   nacksReceived: number;

@@ -267,15 +267,3 @@ describe('sender frame dropping and key frame priority (issue 10 item 2)', () =>
     expect(st.paths[0].queuedBytes).toBeLessThan(before / 2);
   });
 });
-
-describe('failover key frame', () => {
-  it('asks the encoder for a key frame once when the path carrying media stops reporting', () => {
-    const c = makeCall([{ rateMbps: 8, delayMs: 15, down: [[3000, 5000]] }, { rateMbps: 8, delayMs: 40 }]);
-    c.run(3000);
-    expect(c.sender.stats().failoverKeyframes).toBe(0);
-    const decodedBefore = c.decoded.length;
-    c.run(1500);
-    expect(c.sender.stats().failoverKeyframes).toBe(1);
-    expect(c.decoded.length - decodedBefore).toBeGreaterThan(30); // video keeps flowing during the blackhole
-  });
-});
