@@ -53,9 +53,12 @@ import type { PacketBody } from '../src/wire/types.js';
 import type { PerSecond, ReportPath } from '../tools/harness/report.js';
 import type { Link } from '../tools/net/link.js';
 import { type Scenario, buildLink } from '../tools/net/scenario.js';
+import { SctpChannel, type SctpPacket, type SctpStats } from './datachannel-model.js';
 import { EncoderModel, type AdaptationStats, type EncoderModelOptions, makeAnnexB } from './encoder-model.js';
 import { type DecodedFrame, freezeStats, latencyCdf, mean, perSecondQoe, round, streamQoe } from './metrics.js';
 
+/** UDP (8) + IPv4 (20) header bytes: what the browser's path relay charges per datagram (tools/emulator). */
+export const UDP_IP_OVERHEAD_BYTES = 28;
 /** Smallest step (µs) after an engine asked to be ticked "now" right after a tick. */
 export const MIN_TICK_STEP_US = 50;
 /** Largest step (µs) of the event loop. */
@@ -82,12 +85,22 @@ export interface SimOptions {
   /** Datagram MTU (bytes, default 1200). */
   mtuBytes?: number;
   /**
-   * Bytes each datagram costs on the link beyond its payload (default
-   * {@link DEFAULT_LINK_OVERHEAD_BYTES}): IP/UDP, DTLS record and SCTP
-   * headers, and the SCTP control packets (SACK, FORWARD-TSN) the browser's
-   * datachannel adds. 0 = an ideal transport.
+   * Bytes each datagram costs on the link beyond its payload. With
+   * `datachannel: 'ideal'` (default {@link DEFAULT_LINK_OVERHEAD_BYTES}):
+   * IP/UDP, DTLS record and SCTP headers and the SCTP control packets (SACK,
+   * FORWARD-TSN) the browser's datachannel adds; 0 = an ideal transport. With
+   * 'sctp' only the UDP/IP headers (default 28, as the browser path relay,
+   * tools/emulator): the SCTP/DTLS bytes are the model's.
    */
   linkOverheadBytes?: number;
+  /**
+   * How a path's RTCDataChannel is modelled. 'sctp': sim/datachannel-model.ts
+   * (dcSCTP's congestion window, send buffer, SACKs on the reverse link,
+   * fragmentation into 1191-byte SCTP packets, DTLS overhead), so
+   * `bufferedAmount()` is real. 'ideal': every datagram goes on the link at
+   * once, `bufferedAmount()` is 0. Default 'ideal'.
+   */
+  datachannel?: 'sctp' | 'ideal';
   /** Work around the 'single' scheduler counting unused paths in the encoder target (default true; see makeScheduler). */
   singlePathTargetFix?: boolean;
   /** Receiver RTT assumption (ms) passed as ReceiverEngine `defaultRttMs` (engine default 100); for experiments. */
@@ -174,13 +187,15 @@ export interface SimResult extends CallQoe {
   paths: SimPathResult[];
   perSecond: SimPerSecond[];
   /** Simulator bookkeeping: events processed, datagrams carried. */
-  sim: { steps: number; datagramsUp: number; datagramsDown: number; qoeDropped: number; keyframeRequestsPatched: number };
+  sim: { steps: number; datagramsUp: number; datagramsDown: number; qoeDropped: number; keyframeRequestsPatched: number; datachannel: 'sctp' | 'ideal'; sctp?: Array<{ up: SctpStats; down: SctpStats }> };
 }
 
-interface Item {
+interface Datagram {
   s: number;
   bytes: Uint8Array;
 }
+/** What a link carries: an engine datagram ('ideal') or an SCTP packet ('sctp'). */
+type Item = Datagram | { sctp: SctpPacket<Datagram> };
 
 interface StreamCtx {
   s: number;
@@ -245,7 +260,9 @@ export function simulate(opts: SimOptions): SimResult {
   const nStreams = opts.streams ?? 1;
   if (!Number.isInteger(nStreams) || nStreams < 1 || nStreams > 3) throw new RangeError(`simulate: streams must be 1..3, got ${nStreams}`);
   const qoeFeedback = opts.qoeFeedback ?? true;
-  const overhead = opts.linkOverheadBytes ?? DEFAULT_LINK_OVERHEAD_BYTES;
+  const dcModel = opts.datachannel ?? 'ideal';
+  if (dcModel !== 'sctp' && dcModel !== 'ideal') throw new RangeError(`simulate: datachannel must be 'sctp' or 'ideal', got ${String(dcModel)}`);
+  const overhead = opts.linkOverheadBytes ?? (dcModel === 'sctp' ? UDP_IP_OVERHEAD_BYTES : DEFAULT_LINK_OVERHEAD_BYTES);
   if (!(overhead >= 0)) throw new RangeError(`simulate: linkOverheadBytes must be >= 0, got ${overhead}`);
   const endUs = Math.round(durationS * 1e6);
   const clock = new ManualClock(0);
@@ -260,14 +277,28 @@ export function simulate(opts: SimOptions): SimResult {
   });
   let datagramsUp = 0;
   let datagramsDown = 0;
-  const sink = (link: Link<Item>, s: number, isUp: boolean): PathSink => ({
+  // One SCTP association per path; each direction's SACKs travel on the other direction's link.
+  const onLink = (link: Link<Item>) => (p: SctpPacket<Datagram>, bytes: number) => void link.send({ sctp: p }, bytes + overhead, clock.nowUs());
+  const chUp = dcModel === 'sctp' ? up.map((l, i) => new SctpChannel<Datagram>(onLink(l), onLink(down[i]))) : [];
+  const chDown = dcModel === 'sctp' ? down.map((l, i) => new SctpChannel<Datagram>(onLink(l), onLink(up[i]))) : [];
+  const channels = [...chUp, ...chDown];
+  /** The datagrams an arriving link item carries (an SCTP packet is handed to its channel first). */
+  const unwrap = (i: number, onUp: boolean, item: Item, now: number): Datagram[] => {
+    if (!('sctp' in item)) return [item];
+    const [dataCh, sackCh] = onUp ? [chUp[i], chDown[i]] : [chDown[i], chUp[i]];
+    if (item.sctp.kind === 'data') return dataCh.onData(now, item.sctp);
+    sackCh.onSack(now, item.sctp);
+    return [];
+  };
+  const sink = (link: Link<Item>, s: number, isUp: boolean, ch?: SctpChannel<Datagram>): PathSink => ({
     send(bytes: Uint8Array): boolean {
       if (isUp) datagramsUp++;
       else datagramsDown++;
+      if (ch) return ch.send(clock.nowUs(), { s, bytes }, bytes.length); // false: send buffer full
       link.send({ s, bytes }, bytes.length + overhead, clock.nowUs());
       return true; // a link drop is network loss, not a refusal by the transport
     },
-    bufferedAmount: () => 0,
+    bufferedAmount: () => (ch ? ch.bufferedAmount() : 0),
   });
 
   const streams: StreamCtx[] = [];
@@ -308,9 +339,9 @@ export function simulate(opts: SimOptions): SimResult {
     };
     ctx.sEp = new Endpoint(rev, senderProxy(sender, ctx));
     for (let i = 0; i < nPaths; i++) {
-      sender.addPath(i, sink(up[i], s, true), 'connected');
-      rev.addPath(i, sink(up[i], s, true));
-      rx.addPath(i, sink(down[i], s, false));
+      sender.addPath(i, sink(up[i], s, true, chUp[i]), 'connected');
+      rev.addPath(i, sink(up[i], s, true, chUp[i]));
+      rx.addPath(i, sink(down[i], s, false, chDown[i]));
     }
     sender.setStreamInfo({ codec: 'h264', width: enc.width, height: enc.height, fps: enc.fps });
     sender.on('keyframeNeeded', () => enc.requestKeyframe());
@@ -370,22 +401,25 @@ export function simulate(opts: SimOptions): SimResult {
     for (let i = 0; i < nPaths; i++) {
       if ((up[i].nextEventUs() ?? Infinity) <= now) {
         for (const d of up[i].poll(now)) {
-          const c = streams[d.item.s];
-          c.rEp.onDatagram(i, d.item.bytes);
+          for (const g of unwrap(i, true, d.item, now)) streams[g.s].rEp.onDatagram(i, g.bytes);
         }
       }
       if ((down[i].nextEventUs() ?? Infinity) <= now) {
         for (const d of down[i].poll(now)) {
-          const c = streams[d.item.s];
-          if (!qoeFeedback && isQoe(d.item.bytes)) {
-            c.qoeDropped++;
-            continue;
+          for (const g of unwrap(i, false, d.item, now)) {
+            const c = streams[g.s];
+            if (!qoeFeedback && isQoe(g.bytes)) {
+              c.qoeDropped++;
+              continue;
+            }
+            c.sEp.onDatagram(i, g.bytes);
+            c.sWake = Math.min(c.sWake, c.sEp.nextWakeUs());
           }
-          c.sEp.onDatagram(i, d.item.bytes);
-          c.sWake = Math.min(c.sWake, c.sEp.nextWakeUs());
         }
       }
     }
+    // SCTP timers (T3-rtx, delayed SACK) due now.
+    for (const ch of channels) if ((ch.nextTimerUs() ?? Infinity) <= now) ch.onTimer(now);
     // Per-second sample (after the deliveries of that instant).
     if (now >= nextSampleUs) takeSample(now);
     if (now >= endUs) break;
@@ -424,6 +458,7 @@ export function simulate(opts: SimOptions): SimResult {
       const b = down[i].nextEventUs();
       if (b !== undefined && b < next) next = b;
     }
+    for (const ch of channels) next = Math.min(next, ch.nextTimerUs() ?? Infinity);
     for (const c of streams) {
       if (c.nextFrameUs < next) next = c.nextFrameUs;
       if (c.sWake < next) next = c.sWake;
@@ -599,6 +634,8 @@ export function simulate(opts: SimOptions): SimResult {
         steps,
         datagramsUp,
         datagramsDown,
+        datachannel: dcModel,
+        ...(dcModel === 'sctp' ? { sctp: chUp.map((c, i) => ({ up: c.stats(), down: chDown[i].stats() })) } : {}),
         qoeDropped: streams.reduce((a, c) => a + c.qoeDropped, 0),
         keyframeRequestsPatched: streams.reduce((a, c) => a + c.kfPatched, 0),
       },

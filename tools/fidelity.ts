@@ -1,10 +1,13 @@
 /**
  * `npm run fidelity -- [--scenarios constant,carriers,failover,collapse,wifi-cellular]
- *    [--duration S] [--seeds N] [--pair ID] [--max-bitrate BPS] [--synthetic] [--sim-only] [--reuse-browser] [--strict] [--out DIR]`
+*    [--duration S] [--seeds N] [--pair ID] [--max-bitrate BPS] [--synthetic] [--sim-only] [--reuse-browser] [--strict] [--out DIR]
+ *    [--datachannel sctp|ideal] [--browser-from DIR]
  *
  * `--reuse-browser` keeps a browser result already in DIR for the same
- * scenario and duration (to re-check a simulator calibration without
- * re-running the browser).
+ * scenario and duration; `--browser-from DIR` reads the browser results of
+ * an earlier run's `--out DIR` (both: re-check a simulator calibration
+ * without re-running the browser). `--datachannel` picks the simulator's
+ * datachannel model (sim/datachannel-model.ts; default sctp).
  *
  * Runs each named scenario in the simulator (sim/simulator.ts, `--seeds`
  * seeds, mean) and in the browser (`npm run bench:browser -- --compare
@@ -29,7 +32,9 @@ import { simulate } from '../sim/simulator.js';
 import type { Scenario } from './net/scenario.js';
 
 const USAGE = `usage: npm run fidelity -- [--scenarios constant,carriers,failover,collapse,wifi-cellular] [--duration S]
-       [--seeds N] [--pair ID] [--max-bitrate BPS] [--synthetic] [--sim-only] [--reuse-browser] [--strict] [--out DIR]`;
+       [--seeds N] [--pair ID] [--max-bitrate BPS] [--synthetic] [--sim-only] [--reuse-browser] [--strict] [--out DIR]
+       [--datachannel sctp|ideal] (the simulator's datachannel model, default sctp)
+       [--browser-from DIR] (reuse the browser results of an earlier run's --out DIR: simulator-only iteration)`;
 const DEFAULT_SCENARIOS = 'constant,carriers,failover,collapse,wifi-cellular';
 
 function scenarioFor(name: string, pair: string | undefined): Scenario {
@@ -54,6 +59,8 @@ async function main(): Promise<number> {
       'reuse-browser': { type: 'boolean', default: false },
       strict: { type: 'boolean', default: false },
       out: { type: 'string', default: 'out/fidelity' },
+      datachannel: { type: 'string', default: 'sctp' },
+      'browser-from': { type: 'string' },
     },
     USAGE,
   );
@@ -62,6 +69,12 @@ async function main(): Promise<number> {
   const maxBitrateBps = numberOption('max-bitrate', values['max-bitrate'], 100_000, 100e6);
   const durationCap = values.duration === undefined ? undefined : numberOption('duration', values.duration, 3, 3600);
   const outDir = resolve(REPO_ROOT, values.out!);
+  const datachannel = values.datachannel;
+  if (datachannel !== 'sctp' && datachannel !== 'ideal') {
+    process.stderr.write(`--datachannel must be sctp or ideal, got ${datachannel}\n${USAGE}\n`);
+    return 2;
+  }
+  const browserFrom = values['browser-from'] === undefined ? undefined : resolve(REPO_ROOT, values['browser-from']);
   const names = values.scenarios!.split(',').map((s) => s.trim()).filter(Boolean);
   const rows: Array<{ scenario: string; durationS: number; comparisons: ReturnType<typeof compareQoe> }> = [];
   const json: unknown[] = [];
@@ -78,7 +91,7 @@ async function main(): Promise<number> {
     process.stderr.write(`[${name}] simulator: ${seeds} seed(s) x ${durationS} s\n`);
     const simRuns: QoeNumbers[] = [];
     for (let seed = 1; seed <= seeds; seed++) {
-      const r = simulate({ scenario, scheduler: 'converge', fec: 'path', seed, durationS, maxBitrateBps });
+      const r = simulate({ scenario, scheduler: 'converge', fec: 'path', seed, durationS, maxBitrateBps, datachannel });
       simRuns.push({ fps: r.fps, freezeTotalMs: r.freezes.totalMs, goodputBps: r.goodputBps, latencyP95Ms: r.latencyMs.p95 });
     }
     writeFileSync(resolve(dir, 'sim.json'), `${JSON.stringify(simRuns, null, 1)}\n`);
@@ -89,17 +102,21 @@ async function main(): Promise<number> {
       continue;
     }
 
-    process.stderr.write(`[${name}] browser: bench:browser --compare converge, ${durationS} s\n`);
-    const browserOut = resolve(dir, 'browser');
-    const args = ['--import', 'tsx', resolve(REPO_ROOT, 'tools/bench-browser.ts'), '--scenario', file, '--compare', 'converge', '--duration', String(durationS), '--max-bitrate', String(maxBitrateBps), '--out', browserOut];
-    if (values.synthetic) args.push('--synthetic');
+    const browserOut = browserFrom ? resolve(browserFrom, scenario.name ?? name, 'browser') : resolve(dir, 'browser');
     const resultsFile = resolve(browserOut, 'results.json');
     const reusable = values['reuse-browser'] && existsSync(resultsFile) && (JSON.parse(readFileSync(resultsFile, 'utf8')) as { durationS?: number }).durationS === durationS;
-    const run = reusable ? { status: 0, signal: null } : spawnSync(process.execPath, args, { cwd: REPO_ROOT, stdio: ['ignore', 'inherit', 'inherit'] });
-    if (reusable) process.stderr.write(`[${name}] reusing ${resultsFile}\n`);
-    if (run.status !== 0 || !existsSync(resultsFile)) {
-      failures.push(`${name}: bench:browser exited with ${run.status ?? run.signal}`);
-      if (!existsSync(resultsFile)) continue;
+    if (browserFrom || reusable) {
+      process.stderr.write(`[${name}] browser: reusing ${resultsFile}${browserFrom ? ' (same scenario and duration assumed)' : ''}\n`);
+    } else {
+      process.stderr.write(`[${name}] browser: bench:browser --compare converge, ${durationS} s\n`);
+      const args = ['--import', 'tsx', resolve(REPO_ROOT, 'tools/bench-browser.ts'), '--scenario', file, '--compare', 'converge', '--duration', String(durationS), '--max-bitrate', String(maxBitrateBps), '--out', browserOut];
+      if (values.synthetic) args.push('--synthetic');
+      const run = spawnSync(process.execPath, args, { cwd: REPO_ROOT, stdio: ['ignore', 'inherit', 'inherit'] });
+      if (run.status !== 0) failures.push(`${name}: bench:browser exited with ${run.status ?? run.signal}`);
+    }
+    if (!existsSync(resultsFile)) {
+      failures.push(`${name}: no ${resultsFile}`);
+      continue;
     }
     const br = JSON.parse(readFileSync(resultsFile, 'utf8')) as { results: Array<{ name: string; fps: number; freezes: { totalMs: number }; goodputBps: number; latencyMs: { p95: number | null } }> };
     const b = br.results.find((x) => x.name === 'converge');
