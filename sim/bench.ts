@@ -1,6 +1,6 @@
 /**
  * `npm run bench -- --scenario FILE.json|NAME [--compare LIST] [--fec LIST] [--streams 1-3]
- *                   [--seeds N] [--duration S] [--variants N] [--half tune|check] [--jobs N] [--out DIR]`
+ *                   [--seeds N] [--duration S] [--variants N] [--half tune|check] [--degradation PREF] [--datachannel sctp|ideal] [--jobs N] [--out DIR]`
  *
  * Runs the simulator (sim/simulator.ts) for every scenario variant x
  * configuration x FEC policy x seed and writes:
@@ -23,6 +23,8 @@
  * single:0 and single:1 by default. `--duration S` caps every run at S
  * simulated seconds (shorter iterations). `--degradation PREF` sets the
  * encoder model's degradation preference (src/adapt; default its default).
+ * `--datachannel sctp|ideal` picks the datachannel model (sim/simulator.ts
+ * SimOptions.datachannel; default ideal).
  * Default DIR: out/bench/<scenario>. Runs in parallel worker threads (`--jobs`,
  * default the number of CPUs); results do not depend on it.
  */
@@ -68,6 +70,7 @@ interface Args {
   variants?: number;
   half?: SuiteHalf;
   degradation?: DegradationPreference;
+  datachannel?: 'sctp' | 'ideal';
   jobs: number;
   out?: string;
 }
@@ -81,7 +84,7 @@ function parseArgs(argv: string[]): Args {
     return v;
   };
   const scenario = get('scenario');
-  if (!scenario) throw new Error('usage: npm run bench -- --scenario FILE.json|NAME [--compare LIST] [--fec LIST] [--streams 1-3] [--seeds N] [--duration S] [--variants N] [--half tune|check] [--jobs N] [--out DIR]');
+  if (!scenario) throw new Error('usage: npm run bench -- --scenario FILE.json|NAME [--compare LIST] [--fec LIST] [--streams 1-3] [--seeds N] [--duration S] [--variants N] [--half tune|check] [--degradation PREF] [--datachannel sctp|ideal] [--jobs N] [--out DIR]');
   const isSweep = scenario === 'loss-sweep';
   const defaultCompare = isSweep ? 'converge' : scenario === 'cellular' ? 'converge,single:0,single:1' : ALL_CONFIGS.join(',');
   const compare = (get('compare') ?? defaultCompare).split(',').filter(Boolean);
@@ -101,6 +104,8 @@ function parseArgs(argv: string[]): Args {
   if (degradation !== undefined && !DEGRADATION_PREFERENCES.includes(degradation as DegradationPreference)) {
     throw new Error(`--degradation must be one of ${DEGRADATION_PREFERENCES.join(', ')}, got ${degradation}`);
   }
+  const datachannel = get('datachannel');
+  if (datachannel !== undefined && datachannel !== 'sctp' && datachannel !== 'ideal') throw new Error(`--datachannel must be sctp or ideal, got ${datachannel}`);
   const dur = get('duration');
   if (dur !== undefined && !(Number(dur) > 0)) throw new Error(`--duration must be > 0 s, got ${dur}`);
   return {
@@ -113,6 +118,7 @@ function parseArgs(argv: string[]): Args {
     variants: get('variants') === undefined ? undefined : int('variants', 1, 1, 1000),
     half,
     degradation: degradation as DegradationPreference | undefined,
+    datachannel,
     jobs: int('jobs', availableParallelism(), 1, 64),
     out: get('out'),
   };
@@ -191,6 +197,7 @@ async function main(): Promise<void> {
             streams: a.streams,
             qoeFeedback: c.qoeFeedback,
             ...(a.degradation ? { encoder: { degradationPreference: a.degradation } } : {}),
+            ...(a.datachannel ? { datachannel: a.datachannel } : {}),
             label,
           });
           meta.push({ variant: v.label, config: label, loss: v.loss, half: v.half });

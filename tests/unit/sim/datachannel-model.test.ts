@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { DCSCTP_DEFAULTS, SctpChannel, type SctpPacket } from '../../sim/datachannel-model.js';
+import { DCSCTP_DEFAULTS, SctpChannel, type SctpPacket } from '../../../sim/datachannel-model.js';
 
 const MTU = DCSCTP_DEFAULTS.mtuBytes;
 
