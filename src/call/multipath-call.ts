@@ -408,6 +408,9 @@ export class MultipathCall {
       shouldEncode: () => sender.hasUpPath(),
       keyframeIntervalMs: this.opts.keyframeIntervalMs,
       degradationPreference: this.opts.degradationPreference, // src/adapt (issue 10 item 1)
+      // Frame dropping before encoding when every usable path's queue (pacer +
+      // datachannel bufferedAmount) exceeds the frame budget (issue 10 item 2).
+      dropBeforeEncode: (keyFrame) => sender.shouldDropFrame(keyFrame),
       onFrame: (f) => {
         sender.sendFrame(f);
       },
