@@ -22,6 +22,7 @@ import type { CameraEncoderStats } from '../codec/webcodecs.js';
 import type { DegradationPreference } from '../adapt/ladder.js';
 import { Endpoint } from '../engine/endpoint.js';
 import { ReceiverEngine } from '../engine/receiver.js';
+import type { PlayoutOptions } from '../feedback/playout.js';
 import { SenderEngine } from '../engine/sender.js';
 import type { ReceiverStats, SenderStats } from '../engine/types.js';
 import type { FecPolicyName } from '../fec/types.js';
@@ -125,6 +126,15 @@ export interface MultipathCallOptions {
    * adaptation). An unknown value makes `sendTrack` throw a RangeError.
    */
   degradationPreference?: DegradationPreference;
+  /**
+   * Receiver playout timing (src/feedback/playout.ts, after libwebrtc
+   * VCMTiming): frames are decoded at their expected arrival plus a delay that
+   * follows the measured frame jitter (default 0-400 ms), so delay variations
+   * shorter than it cost latency instead of a freeze. `{ maxDelayMs: 0 }`
+   * decodes every frame as soon as it is decodable. Bad values make the
+   * constructor throw a RangeError.
+   */
+  playout?: PlayoutOptions;
 }
 
 export interface CallPathInfo {
@@ -205,7 +215,7 @@ export class MultipathCall {
     this.opts = options;
     this.numPaths = n;
     this.clock = options.clock ?? monotonicClock;
-    this.receiver = new ReceiverEngine({ clock: this.clock });
+    this.receiver = new ReceiverEngine({ clock: this.clock, ...(options.playout ? { playout: options.playout } : {}) });
     this.endpoint = new Endpoint(this.receiver);
     this.decoder = new FrameDecoder({
       onDecoded: (info) => {
