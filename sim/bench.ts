@@ -25,6 +25,8 @@
  * encoder model's degradation preference (src/adapt; default its default).
  * `--datachannel sctp|ideal` picks the datachannel model (sim/simulator.ts
  * SimOptions.datachannel; default ideal).
+ * `soak` samples the heap every 60 simulated seconds (SimOptions.heapSampleS)
+ * and compares converge only by default.
  * Default DIR: out/bench/<scenario>. Runs in parallel worker threads (`--jobs`,
  * default the number of CPUs); results do not depend on it.
  */
@@ -36,7 +38,7 @@ import type { DegradationPreference } from '../src/adapt/index.js';
 import type { FecPolicyName } from '../src/fec/types.js';
 import type { SchedulerName } from '../src/sched/types.js';
 import { renderHtml, renderSummary, type BenchEntry } from './bench-report.js';
-import { REPO_ROOT, type SuiteHalf, resolveScenario } from './scenarios.js';
+import { REPO_ROOT, SOAK, type SuiteHalf, resolveScenario } from './scenarios.js';
 import type { SimOptions, SimResult } from './simulator.js';
 
 export const ALL_CONFIGS = ['converge', 'converge-nofb', 'minrtt', 'mtput', 'mrtp', 'roundrobin', 'single:0', 'single:1'];
@@ -86,7 +88,7 @@ function parseArgs(argv: string[]): Args {
   const scenario = get('scenario');
   if (!scenario) throw new Error('usage: npm run bench -- --scenario FILE.json|NAME [--compare LIST] [--fec LIST] [--streams 1-3] [--seeds N] [--duration S] [--variants N] [--half tune|check] [--degradation PREF] [--datachannel sctp|ideal] [--jobs N] [--out DIR]');
   const isSweep = scenario === 'loss-sweep';
-  const defaultCompare = isSweep ? 'converge' : scenario === 'cellular' ? 'converge,single:0,single:1' : ALL_CONFIGS.join(',');
+  const defaultCompare = isSweep || scenario === 'soak' ? 'converge' : scenario === 'cellular' ? 'converge,single:0,single:1' : ALL_CONFIGS.join(',');
   const compare = (get('compare') ?? defaultCompare).split(',').filter(Boolean);
   compare.forEach(parseConfig);
   const fec = (get('fec') ?? (isSweep ? 'path,webrtc-table,none' : 'path')).split(',').filter(Boolean);
@@ -198,6 +200,7 @@ async function main(): Promise<void> {
             qoeFeedback: c.qoeFeedback,
             ...(a.degradation ? { encoder: { degradationPreference: a.degradation } } : {}),
             ...(a.datachannel ? { datachannel: a.datachannel } : {}),
+            ...(a.scenario === 'soak' ? { heapSampleS: SOAK.heapSampleS } : {}),
             label,
           });
           meta.push({ variant: v.label, config: label, loss: v.loss, half: v.half });
