@@ -1,6 +1,6 @@
 /**
  * `npm run bench -- --scenario FILE.json|NAME [--compare LIST] [--fec LIST] [--streams 1-3]
- *                   [--seeds N] [--duration S] [--variants N] [--half tune|check] [--degradation PREF] [--datachannel sctp|ideal] [--jobs N] [--out DIR]`
+ *                   [--seeds N] [--duration S] [--variants N] [--half tune|check] [--degradation PREF] [--datachannel sctp|ideal] [--sender FLAGS] [--jobs N] [--out DIR]`
  *
  * Runs the simulator (sim/simulator.ts) for every scenario variant x
  * configuration x FEC policy x seed and writes:
@@ -23,6 +23,9 @@
  * single:0 and single:1 by default. `--duration S` caps every run at S
  * simulated seconds (shorter iterations). `--degradation PREF` sets the
  * encoder model's degradation preference (src/adapt; default its default).
+ * `--sender LIST` sets sender engine fault-handling flags for experiments
+ * ([no-]hysteresis, [no-]fast-failover: SenderEngineConfig.pathHysteresis,
+ * fastFailover; default the engine's).
  * `--datachannel sctp|ideal` picks the datachannel model (sim/simulator.ts
  * SimOptions.datachannel; default ideal).
  * `soak` samples the heap every 60 simulated seconds (SimOptions.heapSampleS)
@@ -73,6 +76,7 @@ interface Args {
   half?: SuiteHalf;
   degradation?: DegradationPreference;
   datachannel?: 'sctp' | 'ideal';
+  sender?: SimOptions['sender'];
   jobs: number;
   out?: string;
 }
@@ -86,7 +90,7 @@ function parseArgs(argv: string[]): Args {
     return v;
   };
   const scenario = get('scenario');
-  if (!scenario) throw new Error('usage: npm run bench -- --scenario FILE.json|NAME [--compare LIST] [--fec LIST] [--streams 1-3] [--seeds N] [--duration S] [--variants N] [--half tune|check] [--degradation PREF] [--datachannel sctp|ideal] [--jobs N] [--out DIR]');
+  if (!scenario) throw new Error('usage: npm run bench -- --scenario FILE.json|NAME [--compare LIST] [--fec LIST] [--streams 1-3] [--seeds N] [--duration S] [--variants N] [--half tune|check] [--degradation PREF] [--datachannel sctp|ideal] [--sender FLAGS] [--jobs N] [--out DIR]');
   const isSweep = scenario === 'loss-sweep';
   const defaultCompare = isSweep || scenario === 'soak' ? 'converge' : scenario === 'cellular' ? 'converge,single:0,single:1' : ALL_CONFIGS.join(',');
   const compare = (get('compare') ?? defaultCompare).split(',').filter(Boolean);
@@ -108,6 +112,18 @@ function parseArgs(argv: string[]): Args {
   }
   const datachannel = get('datachannel');
   if (datachannel !== undefined && datachannel !== 'sctp' && datachannel !== 'ideal') throw new Error(`--datachannel must be sctp or ideal, got ${datachannel}`);
+  const senderFlags = get('sender');
+  let sender: SimOptions['sender'];
+  if (senderFlags !== undefined) {
+    sender = {};
+    for (const f of senderFlags.split(',').filter(Boolean)) {
+      const on = !f.startsWith('no-');
+      const name = on ? f : f.slice(3);
+      if (name === 'hysteresis') sender.pathHysteresis = on;
+      else if (name === 'fast-failover') sender.fastFailover = on;
+      else throw new Error(`--sender: unknown flag "${f}" (use [no-]hysteresis, [no-]fast-failover)`);
+    }
+  }
   const dur = get('duration');
   if (dur !== undefined && !(Number(dur) > 0)) throw new Error(`--duration must be > 0 s, got ${dur}`);
   return {
@@ -121,6 +137,7 @@ function parseArgs(argv: string[]): Args {
     half,
     degradation: degradation as DegradationPreference | undefined,
     datachannel,
+    sender,
     jobs: int('jobs', availableParallelism(), 1, 64),
     out: get('out'),
   };
@@ -200,6 +217,7 @@ async function main(): Promise<void> {
             qoeFeedback: c.qoeFeedback,
             ...(a.degradation ? { encoder: { degradationPreference: a.degradation } } : {}),
             ...(a.datachannel ? { datachannel: a.datachannel } : {}),
+            ...(a.sender ? { sender: a.sender } : {}),
             ...(a.scenario === 'soak' ? { heapSampleS: SOAK.heapSampleS } : {}),
             label,
           });

@@ -43,7 +43,7 @@ import type { PathId } from '../src/core/types.js';
 import { Endpoint } from '../src/engine/endpoint.js';
 import { ReceiverEngine } from '../src/engine/receiver.js';
 import type { DecodableFrame } from '../src/engine/receiver.js';
-import { SenderEngine } from '../src/engine/sender.js';
+import { SenderEngine, type SenderEngineConfig } from '../src/engine/sender.js';
 import type { PathSink, SenderStats } from '../src/engine/types.js';
 import type { FecPolicyName } from '../src/fec/types.js';
 import { createScheduler } from '../src/sched/factory.js';
@@ -110,6 +110,8 @@ export interface SimOptions {
   receiverDefaultRttMs?: number;
   /** Free-form label copied into the result (e.g. `converge-nofb`). */
   label?: string;
+  /** Sender engine options for experiments (fault handling: pathHysteresis, fastFailover); default the engine's. */
+  sender?: Pick<SenderEngineConfig, 'pathHysteresis' | 'fastFailover'>;
   /**
    * Sample the process's used heap (after a full GC, sim/heap.ts) every this
    * many simulated seconds into `SimResult.heap`; for the
@@ -326,6 +328,7 @@ export function simulate(opts: SimOptions): SimResult {
       startBitrateBps: opts.startBitrateBps,
       mtuBytes: opts.mtuBytes,
       streamId: s,
+      ...opts.sender,
     });
     const rev = new ReceiverEngine({ clock });
     const rx = new ReceiverEngine({ clock, ...(opts.receiverDefaultRttMs !== undefined ? { defaultRttMs: opts.receiverDefaultRttMs } : {}) });

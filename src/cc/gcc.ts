@@ -67,6 +67,8 @@ export class GccEstimator implements BandwidthEstimator {
   private lossWindows = 0;
   /** Last probe result (bps): the throughput measurement until the acked bitrate exists. */
   private probeThroughputBps: number | undefined;
+  /** Loss windows resolved before this sender time (µs) are not congestion (see onPathRestored). */
+  private lossGraceUntilUs = Number.NEGATIVE_INFINITY;
 
   private readonly counters = {
     packetsSent: 0,
@@ -83,6 +85,8 @@ export class GccEstimator implements BandwidthEstimator {
     feedbackTimeouts: 0,
     probeResults: 0,
     probeResultsApplied: 0,
+    pathRestores: 0,
+    lossWindowsIgnored: 0,
   };
 
   /**
@@ -171,6 +175,12 @@ export class GccEstimator implements BandwidthEstimator {
     // Loss fraction over >= 20 resolved packets; late arrivals undo their loss.
     this.lossExpected += o.newlyReceived + o.newlyLost;
     this.lossLost += o.newlyLost - o.recovered;
+    if (nowUs < this.lossGraceUntilUs) {
+      // Packets lost in an outage (see onPathRestored) say nothing about congestion.
+      if (o.newlyLost > 0) c.lossWindowsIgnored++;
+      this.lossExpected = 0;
+      this.lossLost = 0;
+    }
     if (this.lossExpected >= LOSS_MIN_PACKETS) {
       const f = Math.min(1, Math.max(0, this.lossLost / this.lossExpected));
       // lossRate() is an EWMA over windows (a 20-packet window reads 0 a third of
@@ -262,6 +272,38 @@ export class GccEstimator implements BandwidthEstimator {
       this.loss.setRtt(this.rtt.srttMs());
     }
     this.loss.setDelayBasedLimit(this.delay.estimateBps(), nowUs);
+    this.refreshTarget();
+  }
+
+  /**
+   * The path came back after an outage: it went silent (no reports; a
+   * blackhole, a handover, a dead radio) at rate `rateBps` and reports
+   * resumed at `nowUs` (µs). Silence is not congestion, but GCC took it as
+   * such: every second of it cut the loss-based estimate by 20% (feedback
+   * timeout), and the packets sent into the silence are reported lost when
+   * the first reports come back. So: the loss-based estimate restarts from
+   * `rateBps`, and loss windows resolved until `graceUntilUs` (µs) are
+   * dropped (counted in `lossWindowsIgnored`). The delay-based estimate is
+   * left as it is: if the path returns slower, its queue grows, the
+   * detector over-uses and the target follows within a few RTTs. (libwebrtc
+   * has no multipath outage; its nearest rule is the network-route change,
+   * goog_cc_network_control.cc OnNetworkRouteChange, which restarts the
+   * estimators from a start rate.) Non-finite or <= 0 input is ignored.
+   */
+  onPathRestored(rateBps: number, nowUs: number, graceUntilUs: number): void {
+    if (!(Number.isFinite(rateBps) && rateBps > 0) || !Number.isFinite(nowUs) || !Number.isFinite(graceUntilUs)) return;
+    this.counters.pathRestores++;
+    this.lossGraceUntilUs = graceUntilUs;
+    this.lossExpected = 0;
+    this.lossLost = 0;
+    this.lastTimeoutUs = nowUs;
+    const c = this.cfg;
+    const p = Math.min(Math.max(rateBps, c.minBps), c.maxBps);
+    if (p > this.loss.targetBps()) {
+      this.loss = new LossBasedBwe({ startBps: p, minBps: c.minBps, maxBps: c.maxBps });
+      this.loss.setRtt(this.rtt.srttMs());
+      this.loss.setDelayBasedLimit(this.delay.estimateBps(), nowUs);
+    }
     this.refreshTarget();
   }
 

@@ -61,6 +61,12 @@ export interface SenderStats {
   framesDroppedBeforeEncode: number;
   /** Queued packets of older frames dropped when a key frame was enqueued. */
   stalePacketsPurged: number;
+  /** Media packets duplicated onto another path when their path went silent (SenderEngineConfig.fastFailover). */
+  failoverDuplicates: number;
+  /** Key frames asked for when a silent path's media was too much to duplicate in time (fastFailover). */
+  failoverKeyframes: number;
+  /** Paths whose rate was restored when their reports resumed after an outage (GccEstimator.onPathRestored). */
+  pathRestores: number;
   /** Congestion-window pushback ratio applied to the encoder target (1 = none). */
   pushbackRatio: number;
   nacksReceived: number;
