@@ -212,7 +212,13 @@ export const OUTAGE_TARGET_FRACTION = 0.8;
 export const OUTAGE_RECOVERY_S = 3;
 /** Issue 11: longest freeze around the failover blackhole (ms). */
 export const FAILOVER_MAX_FREEZE_MS = 300;
-/** `soak`: heap growth allowed after the warm-up (bytes over the rest of the call; the simulator's own decode log grows ~2 MB in 30 min). */
+/**
+ * `soak`: heap growth allowed after the warm-up (bytes over the rest of the
+ * call). The simulator's own logs grow with the call (the decode log, ~70
+ * bytes a frame, and a sender stats snapshot a second: ~0.3 MB a simulated
+ * minute, ~7 MB over the 25 min measured); an engine leak of one small
+ * object per packet would add ~30 MB a minute.
+ */
 export const SOAK_MAX_HEAP_GROWTH_BYTES = 16 * 1024 * 1024;
 /** `soak`: samples before this (simulated s) are warm-up (bounded windows and histories fill). */
 export const SOAK_WARMUP_S = 300;

@@ -123,6 +123,8 @@ export interface GccStats extends EstimatorStats {
   probeResultsApplied: number;
   /** onPathRestored calls (reports resumed after an outage). */
   pathRestores: number;
+  /** Probe results that restored the loss-based estimate after an outage. */
+  probeRestores: number;
   /** Loss windows with losses dropped in the grace time after an outage. */
   lossWindowsIgnored: number;
 }

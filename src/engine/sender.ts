@@ -783,7 +783,12 @@ export class SenderEngine {
     for (const p of this.paths.values()) p.estimator.onTick(now);
     this.probeOnFailover(now);
     if (this.hysteresis) {
-      for (const p of this.paths.values()) this.hysteresis.update(p.id, now, { silent: !this.isLive(p, now), lossRate: this.recentLoss(p, now) });
+      for (const p of this.paths.values()) {
+        let bestRtt = Infinity;
+        for (const q of this.paths.values()) if (q !== p && this.isUsable(q, now)) bestRtt = Math.min(bestRtt, q.estimator.srttMs());
+        const rttExcessMs = Number.isFinite(bestRtt) ? p.estimator.srttMs() - bestRtt : undefined;
+        this.hysteresis.update(p.id, now, { silent: !this.isLive(p, now), lossRate: this.recentLoss(p, now), rttExcessMs });
+      }
     }
     for (const ev of this.pathManager.tick(now, this.scheduler)) {
       if (ev.type === 'path-up') this.lastStreamInfoUs = -Infinity; // announce the stream on it at once
@@ -979,12 +984,12 @@ export class SenderEngine {
 
   /**
    * Reports of a path that had gone silent resumed (issue 11: after an
-   * outage the rate is back within 3 s). Its estimator restarts from the
-   * rate the path had when it went silent, if that was less than
-   * {@link OUTAGE_RATE_MEMORY_US} ago (GccEstimator.onPathRestored: silence
-   * is not congestion), and a probe cluster at that rate checks it, so GCC
-   * hears within an RTT whether the path still carries it (the probe raises
-   * the delay-based estimate if it was lower; an over-use cuts it).
+   * outage the rate is back within 3 s). If it went silent less than
+   * {@link OUTAGE_RATE_MEMORY_US} ago, its estimator is told
+   * (GccEstimator.onPathRestored: the silence's losses are not congestion)
+   * and a probe cluster at the rate it had is sent first: its result
+   * restores the estimate up to that rate, and only as far as the path
+   * really carries it now.
    */
   private restoreAfterOutage(p: PathEntry, now: number): void {
     const mem = p.rateAtFailure;
@@ -996,7 +1001,7 @@ export class SenderEngine {
     this.c.pathRestores++;
     if (p.prober && p.estimator.targetRateBps() < mem.bps) {
       const c = p.prober.requestProbe(now, mem.bps);
-      if (c && p.probeQueue.length < 8) p.probeQueue.push(c);
+      if (c && p.probeQueue.length < 8) p.probeQueue.unshift(c);
     }
   }
 

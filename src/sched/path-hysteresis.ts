@@ -16,7 +16,8 @@
  *   engine's suspect/down rule) or its loss rate is above `demoteLoss`;
  * - the rising edge of a fault is an episode: strikes + 1 (strikes are
  *   forgotten after `forgetMs` without a new episode); the path is demoted;
- * - a demoted path is clean while it reports with loss below `promoteLoss`;
+ * - a demoted path is clean while it reports with loss below `promoteLoss`
+ *   and an SRTT at most `promoteMaxRttExcessMs` above the best other path's;
  *   it is promoted once clean for hold = min(maxHoldMs, holdMs x 2^(strikes - 1)).
  *   Any fault or loss at or above `promoteLoss` restarts the clean clock.
  *
@@ -42,6 +43,12 @@ export interface PathHysteresisConfig {
   maxHoldMs: number;
   /** Strikes are forgotten after this long without a fault episode (ms). Default 30000. */
   forgetMs: number;
+  /**
+   * A demoted path counts as clean only while its SRTT exceeds the best
+   * other path's by at most this (ms): a path that came back with a far
+   * longer delay would only deliver late. Default 100.
+   */
+  promoteMaxRttExcessMs: number;
 }
 
 export const DEFAULT_PATH_HYSTERESIS_CONFIG: Readonly<PathHysteresisConfig> = Object.freeze({
@@ -50,14 +57,17 @@ export const DEFAULT_PATH_HYSTERESIS_CONFIG: Readonly<PathHysteresisConfig> = Ob
   holdMs: 3000,
   maxHoldMs: 30_000,
   forgetMs: 30_000,
+  promoteMaxRttExcessMs: 100,
 });
 
 /** One health sample of a path. */
 export interface PathHealthSample {
   /** No receiver reports while sending (or the transport is down). */
   silent: boolean;
-  /** Recent loss fraction 0..1 (the estimator's). */
+  /** Recent loss fraction 0..1. */
   lossRate: number;
+  /** SRTT minus the best other usable path's SRTT (ms); undefined or <= 0 when none is better. */
+  rttExcessMs?: number;
 }
 
 export interface PathHysteresisStats {
@@ -88,7 +98,7 @@ export class PathHysteresis {
       if (!(c[k] >= 0 && c[k] <= 1)) throw new RangeError(`PathHysteresis: ${k} must be in [0, 1], got ${c[k]}`);
     }
     if (c.promoteLoss > c.demoteLoss) throw new RangeError(`PathHysteresis: promoteLoss (${c.promoteLoss}) > demoteLoss (${c.demoteLoss})`);
-    for (const k of ['holdMs', 'maxHoldMs', 'forgetMs'] as const) {
+    for (const k of ['holdMs', 'maxHoldMs', 'forgetMs', 'promoteMaxRttExcessMs'] as const) {
       if (!(Number.isFinite(c[k]) && c[k] > 0)) throw new RangeError(`PathHysteresis: ${k} must be a finite number > 0, got ${c[k]}`);
     }
     this.config = Object.freeze(c);
@@ -122,7 +132,7 @@ export class PathHysteresis {
     }
     e.faulty = false;
     if (!e.demoted) return;
-    if (loss >= this.config.promoteLoss) {
+    if (loss >= this.config.promoteLoss || (sample.rttExcessMs ?? 0) > this.config.promoteMaxRttExcessMs) {
       e.cleanSinceUs = Number.NaN;
       return;
     }

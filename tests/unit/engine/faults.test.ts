@@ -74,6 +74,15 @@ describe('PathHysteresis', () => {
     expect(h.isDemoted(1)).toBe(false);
   });
 
+  it('does not promote a path whose delay stays far above the best other path', () => {
+    const h = new PathHysteresis({ holdMs: 1000, promoteMaxRttExcessMs: 100 });
+    h.update(0, 0, silent);
+    for (let t = 0.1; t < 10; t += 0.1) h.update(0, t * S, { silent: false, lossRate: 0, rttExcessMs: 400 });
+    expect(h.isDemoted(0)).toBe(true);
+    for (let t = 10; t < 11.2; t += 0.1) h.update(0, t * S, { silent: false, lossRate: 0, rttExcessMs: 30 });
+    expect(h.isDemoted(0)).toBe(false);
+  });
+
   it('rejects a bad configuration and ignores bad ids', () => {
     expect(() => new PathHysteresis({ demoteLoss: 0.05, promoteLoss: 0.1 })).toThrow(RangeError);
     expect(() => new PathHysteresis({ holdMs: 0 })).toThrow(RangeError);
@@ -115,7 +124,10 @@ describe('GccEstimator.onPathRestored (outage rate memory)', () => {
     const cut = g.targetRateBps();
     expect(cut).toBeLessThan(0.7 * before);
     g.onPathRestored(before, t, t + 500_000);
+    expect(g.targetRateBps()).toBeLessThan(0.7 * before); // nothing restored without a measurement
+    g.onProbeResult(before, t + 10_000); // the probe at the old rate went through
     expect(g.targetRateBps()).toBeGreaterThanOrEqual(0.95 * before);
+    expect(g.targetRateBps()).toBeLessThanOrEqual(1.05 * before);
     // The first report after the silence says every silent packet was lost: not congestion.
     g.onPacketSent({ pathSeq: seq++, sizeBytes: 1000, sendTimeUs: t });
     g.onReport(rep(silentFrom, seq - 1, [[seq - 1, t + 20_000]], t + 20_000), t + 40_000);
@@ -123,6 +135,22 @@ describe('GccEstimator.onPathRestored (outage rate memory)', () => {
     expect(g.targetRateBps()).toBeGreaterThanOrEqual(0.9 * before);
     expect(g.stats().lossWindowsIgnored).toBeGreaterThan(0);
     expect(g.stats().pathRestores).toBe(1);
+    expect(g.stats().probeRestores).toBe(1);
+  });
+
+  it('restores only what the probe measured (a path that returns slower keeps most of its cut)', () => {
+    const g = new GccEstimator({ startBps: 4_000_000 });
+    for (let t = 0; t < 4 * S; t += 10_000) {
+      g.onPacketSent({ pathSeq: t / 10_000, sizeBytes: 1000, sendTimeUs: t });
+      g.onTick(t);
+    }
+    const cut = g.targetRateBps();
+    expect(cut).toBeLessThan(3_000_000);
+    g.onPathRestored(4_000_000, 4 * S, 4.5 * S);
+    g.onProbeResult(cut * 1.1, 4.1 * S);
+    expect(g.targetRateBps()).toBeLessThanOrEqual(cut * 1.15);
+    g.onProbeResult(4_000_000, 4.2 * S); // a second result is an ordinary probe result again
+    expect(g.stats().probeRestores).toBe(1);
   });
 
   it('ignores invalid input', () => {

@@ -81,7 +81,7 @@ describe('simulate', () => {
 
 describe('named scenarios (short runs, sanity only)', () => {
   it('lists the built-in names and rejects unknown ones', () => {
-    expect([...SCENARIO_NAMES].sort()).toEqual(['carriers', 'cellular', 'collapse', 'constant', 'failover', 'loss-sweep', 'wifi-cellular']);
+    expect([...SCENARIO_NAMES].sort()).toEqual(['carriers', 'cellular', 'collapse', 'constant', 'delay-jump', 'failover', 'flap', 'loss-sweep', 'lossy-path', 'outage', 'soak', 'wifi-cellular']);
     expect(() => resolveScenario('nope')).toThrow(/unknown scenario/);
     expect(namedScenario('loss-sweep').map((v) => v.loss)).toEqual([0, 0.01, 0.02, 0.05, 0.1]);
     expect(namedScenario('wifi-cellular').length).toBeGreaterThanOrEqual(10);
@@ -108,7 +108,9 @@ describe('named scenarios (short runs, sanity only)', () => {
     it(`${name}: 12 s simulated give sane numbers`, () => {
       const v = namedScenario(name)[name === 'loss-sweep' ? 3 : 0];
       const r = simulate({ scenario: v.scenario, scheduler: 'converge', fec: 'path', seed: 1, durationS: 12 });
-      expect(r.frames.sent).toBe(360);
+      // 360 camera frames; a failover may make the sender skip a few before encoding (pushback).
+      expect(r.frames.sent).toBeLessThanOrEqual(360);
+      expect(r.frames.sent).toBeGreaterThan(330);
       expect(r.frames.decoded).toBeGreaterThan(0.5 * r.frames.sent);
       expect(r.decoderViolations).toBe(0);
       expect(r.framesOutOfOrder).toBe(0);
