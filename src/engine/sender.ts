@@ -203,6 +203,12 @@ const LOSS_WINDOW_PACKETS = 20;
 const FAILOVER_DUPLICATE_BUDGET_MS = 150;
 /** Fast failover: silence floor (µs; receivers report every 50 ms). */
 const FAST_FAILOVER_MIN_SILENCE_US = 100_000;
+/**
+ * Only a silence this long (µs, from turning suspect to reports resuming) is
+ * an outage whose losses are not congestion: GCC's feedback timeout cuts
+ * after 1 s. Shorter gaps on a lossy or fading path are its congestion signal.
+ */
+const OUTAGE_MIN_US = 700_000;
 /** A path silent for longer than this (µs) has forgotten its rate: it restarts from its current estimate. */
 const OUTAGE_RATE_MEMORY_US = 10_000_000;
 /** After an outage, loss is not congestion for max(this, 2 x SRTT + 200 ms) after reports resume (µs). */
@@ -984,8 +990,8 @@ export class SenderEngine {
 
   /**
    * Reports of a path that had gone silent resumed (issue 11: after an
-   * outage the rate is back within 3 s). If it went silent less than
-   * {@link OUTAGE_RATE_MEMORY_US} ago, its estimator is told
+   * outage the rate is back within 3 s). If it went silent at least
+   * {@link OUTAGE_MIN_US} and at most {@link OUTAGE_RATE_MEMORY_US} ago, its estimator is told
    * (GccEstimator.onPathRestored: the silence's losses are not congestion)
    * and a probe cluster at the rate it had is sent first: its result
    * restores the estimate up to that rate, and only as far as the path
@@ -994,7 +1000,7 @@ export class SenderEngine {
   private restoreAfterOutage(p: PathEntry, now: number): void {
     const mem = p.rateAtFailure;
     p.rateAtFailure = undefined;
-    if (!mem || now - mem.atUs > OUTAGE_RATE_MEMORY_US || !p.estimator.onPathRestored) return;
+    if (!mem || now - mem.atUs > OUTAGE_RATE_MEMORY_US || now - mem.atUs < OUTAGE_MIN_US || !p.estimator.onPathRestored) return;
     const graceUs = Math.max(OUTAGE_LOSS_GRACE_US, 2000 * p.estimator.srttMs() + 200_000);
     p.estimator.onPathRestored(mem.bps, now, now + graceUs);
     p.lossWindow.graceUntilUs = now + graceUs;
