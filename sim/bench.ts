@@ -24,8 +24,9 @@
  * simulated seconds (shorter iterations). `--degradation PREF` sets the
  * encoder model's degradation preference (src/adapt; default its default).
  * `--sender LIST` sets sender engine fault-handling flags for experiments
- * ([no-]hysteresis, [no-]fast-failover: SenderEngineConfig.pathHysteresis,
- * fastFailover; default the engine's).
+ * ([no-]hysteresis, [no-]fast-failover, restore-total|any|off:
+ * SenderEngineConfig.pathHysteresis, fastFailover, outageRestore; default
+ * the engine's).
  * `--datachannel sctp|ideal` picks the datachannel model (sim/simulator.ts
  * SimOptions.datachannel; default ideal).
  * `soak` samples the heap every 60 simulated seconds (SimOptions.heapSampleS)
@@ -121,7 +122,8 @@ function parseArgs(argv: string[]): Args {
       const name = on ? f : f.slice(3);
       if (name === 'hysteresis') sender.pathHysteresis = on;
       else if (name === 'fast-failover') sender.fastFailover = on;
-      else throw new Error(`--sender: unknown flag "${f}" (use [no-]hysteresis, [no-]fast-failover)`);
+      else if (/^restore-(total|any|off)$/.test(f)) sender.outageRestore = f.slice(8) as 'total' | 'any' | 'off';
+      else throw new Error(`--sender: unknown flag "${f}" (use [no-]hysteresis, [no-]fast-failover, restore-total|any|off)`);
     }
   }
   const dur = get('duration');

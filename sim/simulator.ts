@@ -111,7 +111,7 @@ export interface SimOptions {
   /** Free-form label copied into the result (e.g. `converge-nofb`). */
   label?: string;
   /** Sender engine options for experiments (fault handling: pathHysteresis, fastFailover); default the engine's. */
-  sender?: Pick<SenderEngineConfig, 'pathHysteresis' | 'fastFailover'>;
+  sender?: Pick<SenderEngineConfig, 'pathHysteresis' | 'fastFailover' | 'outageRestore'>;
   /**
    * Sample the process's used heap (after a full GC, sim/heap.ts) every this
    * many simulated seconds into `SimResult.heap`; for the

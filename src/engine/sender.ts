@@ -102,6 +102,17 @@ export interface SenderEngineConfig {
    * path's rate. Default false.
    */
   fastFailover?: boolean;
+  /**
+   * When a path's reports resume after an outage (>= 700 ms of silence),
+   * probe it at the rate it had and let the result restore its estimate
+   * (GccEstimator.onPathRestored). 'total': only when no other path carried
+   * the call meanwhile (both/all paths were down: the encoder target is back
+   * within an RTT or two instead of GCC's 8%/s climb); 'any': for every
+   * returning path; 'off': never. Default 'total' ('any' lost on the
+   * cellular suite: a WiFi path that returns for a moment and fades again
+   * took load back too fast).
+   */
+  outageRestore?: 'total' | 'any' | 'off';
 }
 
 /** Events the engine reports to its owner. */
@@ -251,6 +262,8 @@ export class SenderEngine {
   private pushbackRatio = 1;
   private lastPushbackUs = -Infinity;
   private consecutiveDrops = 0;
+  /** Last tick (µs) at which no path was usable (see restoreAfterOutage). */
+  private lastTotalOutageUs = -Infinity;
   private readonly c = {
     framesSent: 0,
     keyframesSent: 0,
@@ -292,6 +305,7 @@ export class SenderEngine {
       maxConsecutiveDrops: config.maxConsecutiveDrops ?? 3,
       cwndPushback: config.cwndPushback ?? true,
       fastFailover: config.fastFailover ?? false,
+      outageRestore: config.outageRestore ?? 'total',
     };
     const h = config.pathHysteresis ?? false;
     this.hysteresis = h === false ? undefined : new PathHysteresis(h === true ? {} : h);
@@ -884,6 +898,9 @@ export class SenderEngine {
       p.failedOver = gone;
     }
     for (const p of silent) this.duplicateUnreported(p, now);
+    let anyUsable = false;
+    for (const p of this.paths.values()) if (this.isUsable(p, now)) anyUsable = true;
+    if (!anyUsable && this.paths.size > 0) this.lastTotalOutageUs = now;
     if (lostBps <= 0) return;
     for (const p of this.paths.values()) {
       if (p.failedOver || !p.prober) continue;
@@ -1001,6 +1018,9 @@ export class SenderEngine {
     const mem = p.rateAtFailure;
     p.rateAtFailure = undefined;
     if (!mem || now - mem.atUs > OUTAGE_RATE_MEMORY_US || now - mem.atUs < OUTAGE_MIN_US || !p.estimator.onPathRestored) return;
+    if (this.cfg.outageRestore === 'off') return;
+    // 'total': no path could carry the call at some moment of this path's silence.
+    if (this.cfg.outageRestore === 'total' && !(this.lastTotalOutageUs >= mem.atUs)) return;
     const graceUs = Math.max(OUTAGE_LOSS_GRACE_US, 2000 * p.estimator.srttMs() + 200_000);
     p.estimator.onPathRestored(mem.bps, now, now + graceUs);
     p.lossWindow.graceUntilUs = now + graceUs;
