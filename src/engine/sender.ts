@@ -157,7 +157,7 @@ interface PathEntry {
   lossWindow: { atUs: number; lost: number; received: number; rate: number; graceUntilUs: number };
   /** Datachannel drain measurement (see measureDrain). */
   drain: { sinceUs: number; sentBytes: number; buffered: number; rateBps: number | undefined; backlogged: boolean };
-  stats: Omit<SenderPathStats, 'id' | 'up' | 'enabled' | 'sharePct' | 'rateBps' | 'goodputBps' | 'rttMs' | 'minRttMs' | 'lossPct' | 'queuedBytes' | 'sendRateBps'>;
+  stats: Omit<SenderPathStats, 'id' | 'up' | 'enabled' | 'demoted' | 'sharePct' | 'rateBps' | 'goodputBps' | 'rttMs' | 'minRttMs' | 'lossPct' | 'queuedBytes' | 'sendRateBps'>;
   sendRate: RateMeter;
 }
 
@@ -763,18 +763,7 @@ export class SenderEngine {
         continue;
       }
       if (h.rtxCount === 0) nacksPerPath.set(h.pathId, (nacksPerPath.get(h.pathId) ?? 0) + 1);
-      h.rtxCount++;
-      h.lastRtxUs = now;
-      rtx.push({
-        streamId: this.streamId,
-        flowSeq: h.flowSeq,
-        frameId: h.frameId,
-        priority: Priority.Retransmission,
-        nalClass: h.nalClass,
-        sizeBytes: h.sizeBytes,
-        body: h.body, // same bytes: FEC parity and the receiver's dedup stay valid
-        isRetransmission: true,
-      });
+      rtx.push(this.retransmission(h, now));
     }
     for (const [pathId, n] of nacksPerPath) this.fec.onNack(pathId, n, now);
     if (rtx.length === 0) return;
@@ -795,6 +784,22 @@ export class SenderEngine {
       }
     }
     this.flush(now);
+  }
+
+  /** A history entry as a retransmission packet (counts the attempt). */
+  private retransmission(h: HistoryEntry, now: number): OutgoingPacket {
+    h.rtxCount++;
+    h.lastRtxUs = now;
+    return {
+      streamId: this.streamId,
+      flowSeq: h.flowSeq,
+      frameId: h.frameId,
+      priority: Priority.Retransmission,
+      nalClass: h.nalClass,
+      sizeBytes: h.sizeBytes,
+      body: h.body, // same bytes: FEC parity and the receiver's dedup stay valid
+      isRetransmission: true,
+    };
   }
 
   /** Periodic work: pacing, estimator clocks, path liveness, stream info. */
@@ -986,19 +991,8 @@ export class SenderEngine {
       return;
     }
     for (const h of picked) {
-      const packet: OutgoingPacket = {
-        streamId: this.streamId,
-        flowSeq: h.flowSeq,
-        frameId: h.frameId,
-        priority: Priority.Retransmission,
-        nalClass: h.nalClass,
-        sizeBytes: h.sizeBytes,
-        body: h.body,
-        isRetransmission: true,
-      };
+      const packet = this.retransmission(h, now);
       if (!q.pacer.enqueue({ priority: Priority.Retransmission, sizeBytes: h.sizeBytes, packet, probe: false }, now)) break;
-      h.rtxCount++;
-      h.lastRtxUs = now;
       q.stats.retransmissionsSent++;
       this.c.retransmissionsSent++;
       this.c.failoverDuplicates++;
@@ -1226,6 +1220,7 @@ export class SenderEngine {
         id: p.id,
         up: this.pathManager.isUp(p.id),
         enabled: this.scheduler.isEnabled(p.id),
+        demoted: this.isDemoted(p, now),
         ...p.stats,
         sharePct: totalMedia > 0 ? (100 * p.stats.mediaPacketsSent) / totalMedia : 0,
         rateBps: this.pathRateBps(p),

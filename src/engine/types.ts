@@ -20,6 +20,8 @@ export interface SenderPathStats {
   id: PathId;
   up: boolean;
   enabled: boolean;
+  /** Demoted by the path hysteresis (SenderEngineConfig.pathHysteresis): no media, padding only. */
+  demoted: boolean;
   packetsSent: number;
   bytesSent: number;
   mediaPacketsSent: number;
