@@ -75,8 +75,11 @@ describe('sender + receiver engines over emulated paths', () => {
     // Packets lost in the blackhole came back by NACK/FEC on path 0: no frame was given up.
     expect(c.receiver.stats().framesDropped).toBeLessThanOrEqual(3);
     const media1 = c.sender.stats().paths[1].mediaPacketsSent;
-    c.run(3000); // path back at 6 s
+    c.run(2000); // path back at 6 s: up, but demoted (path hysteresis) until it stayed clean 3 s
     expect(c.sender.isPathUp(1)).toBe(true);
+    expect(c.sender.stats().paths[1].demoted).toBe(true);
+    c.run(3000);
+    expect(c.sender.stats().paths[1].demoted).toBe(false);
     expect(c.sender.stats().paths[1].mediaPacketsSent).toBeGreaterThan(media1);
   });
 
@@ -106,8 +109,12 @@ describe('sender + receiver engines over emulated paths', () => {
   });
 
   it('sends negative QoE feedback for a path whose delay jumps by 150 ms, and Converge moves packets off it', () => {
-    // The paper's Eq. 1 split (no best-path floor), so that the late path keeps media and feedback fires.
-    const c = makeCall([{ rateMbps: 8, delayMs: 20 }, { rateMbps: 8, delayMs: 25, delaySteps: [[4000, 175]] }], { frameBytes: 9000, extra: { scheduler: new ConvergeScheduler({ deadlineSlackMs: -1 }) } });
+    // The paper's Eq. 1 split (no best-path floor), so that the late path keeps media and feedback fires;
+    // without the fault handling (hysteresis, fast failover), which would demote the path at once.
+    const c = makeCall([{ rateMbps: 8, delayMs: 20 }, { rateMbps: 8, delayMs: 25, delaySteps: [[4000, 175]] }], {
+      frameBytes: 9000,
+      extra: { scheduler: new ConvergeScheduler({ deadlineSlackMs: -1 }), pathHysteresis: false, fastFailover: false },
+    });
     c.run(4000);
     const share1Before = c.sender.stats().paths[1].sharePct;
     const sentBefore = c.receiver.stats().qoeFeedbackSent;
