@@ -98,7 +98,8 @@ export interface SenderEngineConfig {
   /**
    * Fast failover (issue 11): a path is suspect once it has been silent (no
    * receiver report while packets are outstanding) for max(2 x SRTT,
-   * 100 ms) instead of max(250 ms, 2 x SRTT + 100 ms), and at that moment its
+   * 100 ms) instead of max(250 ms, 2 x SRTT + 100 ms) while another enabled
+   * path is up and reporting, and at that moment its
    * unreported media (frames since the newest key frame, at most 1 s old) is
    * duplicated onto the best other usable path if it drains there within
    * 150 ms at that path's rate; else a key frame is asked for at once.
@@ -525,9 +526,17 @@ export class SenderEngine {
    */
   private isSuspect(p: PathEntry, now: number): boolean {
     if (p.unreportedSinceUs === undefined) return false;
+    const age = now - p.unreportedSinceUs;
     const srttUs = p.estimator.srttMs() * 1000;
-    const limitUs = this.cfg.fastFailover ? Math.max(FAST_FAILOVER_MIN_SILENCE_US, 2 * srttUs) : Math.max(250_000, 2 * srttUs + 100_000);
-    return now - p.unreportedSinceUs > limitUs;
+    if (age > Math.max(250_000, 2 * srttUs + 100_000)) return true;
+    // Fast failover: only when another path could take over (alone, a lossy slow path
+    // has report gaps of 2 x SRTT all the time and would only lose its encoder target).
+    if (!this.cfg.fastFailover || age <= Math.max(FAST_FAILOVER_MIN_SILENCE_US, 2 * srttUs)) return false;
+    for (const q of this.paths.values()) {
+      if (q === p || !this.pathManager.isUp(q.id) || !this.scheduler.isEnabled(q.id)) continue;
+      if (q.unreportedSinceUs === undefined || now - q.unreportedSinceUs <= Math.max(FAST_FAILOVER_MIN_SILENCE_US, 2 * q.estimator.srttMs() * 1000)) return true;
+    }
+    return false;
   }
 
   /** Snapshot of the paths as the scheduler sees them. */
