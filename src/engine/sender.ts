@@ -90,9 +90,9 @@ export interface SenderEngineConfig {
    * (src/sched/path-hysteresis.ts; issue 11). A demoted path carries no
    * media and does not count in the encoder target; padding every 50 ms
    * keeps its RTT and loss measured. Never demotes the last usable path.
-   * true = defaults, an object = tuned, false = off. Default true (with
-   * fastFailover: cellular suite tune half, 3 seeds, total converge freeze
-   * 26.1 -> 14.7 s; alone 26.1 -> 20.1 s).
+   * true = defaults, an object = tuned, false = off. Default true
+   * (cellular suite tune half, 3 seeds: total converge freeze 26.1 -> 20.1 s,
+   * pairs within the best single path + 0.5 s 9/14 -> 10/14).
    */
   pathHysteresis?: boolean | Partial<PathHysteresisConfig>;
   /**
@@ -103,7 +103,13 @@ export interface SenderEngineConfig {
    * unreported media (frames since the newest key frame, at most 1 s old) is
    * duplicated onto the best other usable path if it drains there within
    * 150 ms at that path's rate; else a key frame is asked for at once.
-   * Default true.
+   * Default false: with the hysteresis it takes the cellular suite's tune
+   * half from 20.1 to 14.7 s of converge freeze (14/14 pairs within best
+   * + 0.5 s) and the failover scenario's longest freeze from 496 to 260 ms,
+   * but on the `carriers` LTE pair it doubles the freeze (2.9 -> 6.3 s) and
+   * cuts goodput to 0.94x the best single path (8-16 failover key frames a
+   * call instead of 2-4; without the key frame fallback still 3.9 s,
+   * 3.5 Mbps): bursty LTE report gaps look like failures.
    */
   fastFailover?: boolean;
   /**
@@ -308,7 +314,7 @@ export class SenderEngine {
       dropQueueFrames: config.dropQueueFrames ?? 3,
       maxConsecutiveDrops: config.maxConsecutiveDrops ?? 3,
       cwndPushback: config.cwndPushback ?? true,
-      fastFailover: config.fastFailover ?? true,
+      fastFailover: config.fastFailover ?? false,
       outageRestore: config.outageRestore ?? 'total',
     };
     const h = config.pathHysteresis ?? true;
