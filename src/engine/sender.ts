@@ -90,9 +90,13 @@ export interface SenderEngineConfig {
    * (src/sched/path-hysteresis.ts; issue 11). A demoted path carries no
    * media and does not count in the encoder target; padding every 50 ms
    * keeps its RTT and loss measured. Never demotes the last usable path.
-   * true = defaults, an object = tuned, false = off. Default true
-   * (cellular suite tune half, 3 seeds: total converge freeze 26.1 -> 20.1 s,
-   * pairs within the best single path + 0.5 s 9/14 -> 10/14).
+   * true = defaults, an object = tuned, false = off. Default false: on the
+   * cellular suite (3 seeds) it wins the tune half (total converge freeze
+   * 26.1 -> 20.1 s) but loses the check half (20.9 -> 22.3 s; the LTE pair
+   * mm:tmobile+att 5.7 -> 8.2 s at 0.94x the best single path's goodput)
+   * and costs the `carriers` LTE pair 9% goodput: demoting a bursty LTE
+   * path gives up aggregation the pair needs. It wins every fault scenario
+   * (flap, lossy-path, delay-jump, failover).
    */
   pathHysteresis?: boolean | Partial<PathHysteresisConfig>;
   /**
@@ -104,12 +108,13 @@ export interface SenderEngineConfig {
    * duplicated onto the best other usable path if it drains there within
    * 150 ms at that path's rate; else a key frame is asked for at once.
    * Default false: with the hysteresis it takes the cellular suite's tune
-   * half from 20.1 to 14.7 s of converge freeze (14/14 pairs within best
-   * + 0.5 s) and the failover scenario's longest freeze from 496 to 260 ms,
-   * but on the `carriers` LTE pair it doubles the freeze (2.9 -> 6.3 s) and
-   * cuts goodput to 0.94x the best single path (8-16 failover key frames a
-   * call instead of 2-4; without the key frame fallback still 3.9 s,
-   * 3.5 Mbps): bursty LTE report gaps look like failures.
+   * half from 26.1 to 14.7 s of converge freeze (14/14 pairs within best
+   * + 0.5 s) and the failover scenario's longest freeze from 778 to 260 ms,
+   * but the check half goes 20.9 -> 23.2 s (both LTE pairs lose: goodput
+   * 0.94x / 0.78x the best single path) and the `carriers` LTE pair's
+   * freeze doubles (2.9 -> 6.3 s; 8-16 failover key frames a call instead
+   * of 2-4; without the key frame fallback still 3.9 s at 3.5 Mbps):
+   * bursty LTE report gaps look like failures.
    */
   fastFailover?: boolean;
   /**
@@ -317,7 +322,7 @@ export class SenderEngine {
       fastFailover: config.fastFailover ?? false,
       outageRestore: config.outageRestore ?? 'total',
     };
-    const h = config.pathHysteresis ?? true;
+    const h = config.pathHysteresis ?? false;
     this.hysteresis = h === false ? undefined : new PathHysteresis(h === true ? {} : h);
     for (const k of ['dropQueueFrames', 'maxConsecutiveDrops'] as const) {
       const v = this.cfg[k];

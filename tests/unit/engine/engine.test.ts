@@ -56,10 +56,10 @@ describe('sender + receiver engines over emulated paths', () => {
     expect(s.paths[0].lossPct).toBeGreaterThan(2);
   });
 
-  it('detects a blackholed path within 1 s, keeps video flowing on the other, and uses it again when it returns', () => {
+  it('detects a blackholed path within 1 s, keeps video flowing on the other, and uses it again when it returns (path hysteresis: after its hold)', () => {
     // The app cap (4 Mbps) fits on one path: this checks the failover, not an overload.
     const c = makeCall([{ rateMbps: 8, delayMs: 20 }, { rateMbps: 8, delayMs: 30, down: [[3000, 6000]] }], {
-      extra: { qoeFeedback: false, maxBitrateBps: 4_000_000 },
+      extra: { qoeFeedback: false, maxBitrateBps: 4_000_000, pathHysteresis: true },
     });
     const events: Array<{ type: string; pathId: number; atUs: number }> = [];
     c.sender.on('pathEvent', (e) => events.push(e));
