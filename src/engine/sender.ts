@@ -277,7 +277,7 @@ export class SenderEngine {
   private pushbackRatio = 1;
   private lastPushbackUs = -Infinity;
   private consecutiveDrops = 0;
-  /** Last tick (µs) at which no path was usable (see restoreAfterOutage). */
+  /** Last tick (µs) at which no path was up and reporting (see restoreAfterOutage). */
   private lastTotalOutageUs = -Infinity;
   private readonly c = {
     framesSent: 0,
@@ -926,9 +926,10 @@ export class SenderEngine {
       p.failedOver = gone;
     }
     for (const p of silent) this.duplicateUnreported(p, now);
-    let anyUsable = false;
-    for (const p of this.paths.values()) if (this.isUsable(p, now)) anyUsable = true;
-    if (!anyUsable && this.paths.size > 0) this.lastTotalOutageUs = now;
+    // A total outage: no path is up and reporting (a path the scheduler merely disabled still could carry the call).
+    let anyLive = false;
+    for (const p of this.paths.values()) if (this.isLive(p, now)) anyLive = true;
+    if (!anyLive && this.paths.size > 0) this.lastTotalOutageUs = now;
     if (lostBps <= 0) return;
     for (const p of this.paths.values()) {
       if (p.failedOver || !p.prober) continue;
