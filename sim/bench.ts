@@ -1,6 +1,6 @@
 /**
  * `npm run bench -- --scenario FILE.json|NAME [--compare LIST] [--fec LIST] [--streams 1-3]
- *                   [--seeds N] [--duration S] [--variants N] [--half tune|check] [--degradation PREF] [--datachannel sctp|ideal] [--playout K=V,...] [--jobs N] [--out DIR]`
+ *                   [--seeds N] [--duration S] [--variants N] [--half tune|check] [--degradation PREF] [--datachannel sctp|ideal] [--playout K=V,...] [--sender FLAGS] [--jobs N] [--out DIR]`
  *
  * Runs the simulator (sim/simulator.ts) for every scenario variant x
  * configuration x FEC policy x seed and writes:
@@ -23,10 +23,16 @@
  * single:0 and single:1 by default. `--duration S` caps every run at S
  * simulated seconds (shorter iterations). `--degradation PREF` sets the
  * encoder model's degradation preference (src/adapt; default its default).
+ * `--sender LIST` sets sender engine fault-handling flags for experiments
+ * ([no-]hysteresis, [no-]fast-failover, restore-total|any|off:
+ * SenderEngineConfig.pathHysteresis, fastFailover, outageRestore; default
+ * the engine's).
  * `--datachannel sctp|ideal` picks the datachannel model (sim/simulator.ts
  * SimOptions.datachannel; default ideal). `--playout K=V,...` sets the
  * receiver's playout timing (src/feedback/playout.ts PlayoutOptions, e.g.
  * `maxDelayMs=0` = decode at once; default the engine's).
+ * `soak` samples the heap every 60 simulated seconds (SimOptions.heapSampleS)
+ * and compares converge only by default.
  * Default DIR: out/bench/<scenario>. Runs in parallel worker threads (`--jobs`,
  * default the number of CPUs); results do not depend on it.
  */
@@ -39,7 +45,7 @@ import type { PlayoutOptions } from '../src/feedback/playout.js';
 import type { FecPolicyName } from '../src/fec/types.js';
 import type { SchedulerName } from '../src/sched/types.js';
 import { renderHtml, renderSummary, type BenchEntry } from './bench-report.js';
-import { REPO_ROOT, type SuiteHalf, resolveScenario } from './scenarios.js';
+import { REPO_ROOT, SOAK, type SuiteHalf, resolveScenario } from './scenarios.js';
 import type { SimOptions, SimResult } from './simulator.js';
 
 export const ALL_CONFIGS = ['converge', 'converge-nofb', 'minrtt', 'mtput', 'mrtp', 'roundrobin', 'single:0', 'single:1'];
@@ -91,6 +97,7 @@ interface Args {
   degradation?: DegradationPreference;
   datachannel?: 'sctp' | 'ideal';
   playout?: PlayoutOptions;
+  sender?: SimOptions['sender'];
   jobs: number;
   out?: string;
 }
@@ -104,9 +111,9 @@ function parseArgs(argv: string[]): Args {
     return v;
   };
   const scenario = get('scenario');
-  if (!scenario) throw new Error('usage: npm run bench -- --scenario FILE.json|NAME [--compare LIST] [--fec LIST] [--streams 1-3] [--seeds N] [--duration S] [--variants N] [--half tune|check] [--degradation PREF] [--datachannel sctp|ideal] [--playout K=V,...] [--jobs N] [--out DIR]');
+  if (!scenario) throw new Error('usage: npm run bench -- --scenario FILE.json|NAME [--compare LIST] [--fec LIST] [--streams 1-3] [--seeds N] [--duration S] [--variants N] [--half tune|check] [--degradation PREF] [--datachannel sctp|ideal] [--playout K=V,...] [--sender FLAGS] [--jobs N] [--out DIR]');
   const isSweep = scenario === 'loss-sweep';
-  const defaultCompare = isSweep ? 'converge' : scenario === 'cellular' ? 'converge,single:0,single:1' : ALL_CONFIGS.join(',');
+  const defaultCompare = isSweep || scenario === 'soak' ? 'converge' : scenario === 'cellular' ? 'converge,single:0,single:1' : ALL_CONFIGS.join(',');
   const compare = (get('compare') ?? defaultCompare).split(',').filter(Boolean);
   compare.forEach(parseConfig);
   const fec = (get('fec') ?? (isSweep ? 'path,webrtc-table,none' : 'path')).split(',').filter(Boolean);
@@ -126,6 +133,19 @@ function parseArgs(argv: string[]): Args {
   }
   const datachannel = get('datachannel');
   if (datachannel !== undefined && datachannel !== 'sctp' && datachannel !== 'ideal') throw new Error(`--datachannel must be sctp or ideal, got ${datachannel}`);
+  const senderFlags = get('sender');
+  let sender: SimOptions['sender'];
+  if (senderFlags !== undefined) {
+    sender = {};
+    for (const f of senderFlags.split(',').filter(Boolean)) {
+      const on = !f.startsWith('no-');
+      const name = on ? f : f.slice(3);
+      if (name === 'hysteresis') sender.pathHysteresis = on;
+      else if (name === 'fast-failover') sender.fastFailover = on;
+      else if (/^restore-(total|any|off)$/.test(f)) sender.outageRestore = f.slice(8) as 'total' | 'any' | 'off';
+      else throw new Error(`--sender: unknown flag "${f}" (use [no-]hysteresis, [no-]fast-failover, restore-total|any|off)`);
+    }
+  }
   const dur = get('duration');
   if (dur !== undefined && !(Number(dur) > 0)) throw new Error(`--duration must be > 0 s, got ${dur}`);
   return {
@@ -140,6 +160,7 @@ function parseArgs(argv: string[]): Args {
     degradation: degradation as DegradationPreference | undefined,
     datachannel,
     playout: parsePlayout(get('playout')),
+    sender,
     jobs: int('jobs', availableParallelism(), 1, 64),
     out: get('out'),
   };
@@ -220,6 +241,8 @@ async function main(): Promise<void> {
             ...(a.degradation ? { encoder: { degradationPreference: a.degradation } } : {}),
             ...(a.datachannel ? { datachannel: a.datachannel } : {}),
             ...(a.playout ? { playout: a.playout } : {}),
+            ...(a.sender ? { sender: a.sender } : {}),
+            ...(a.scenario === 'soak' ? { heapSampleS: SOAK.heapSampleS } : {}),
             label,
           });
           meta.push({ variant: v.label, config: label, loss: v.loss, half: v.half });

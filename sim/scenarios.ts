@@ -12,6 +12,11 @@
  * | `wifi-cellular` | one variant per PATH_TRIAL pair of ../shared/traces/wifi-cellular (WiFi 15 ms, cellular 40 ms one-way) |
  * | `failover` | 8 Mbps / 30 ms + 6 Mbps / 50 ms; path 0 blackholes (both ways) from 20 to 30 s; 60 s |
  * | `constant` | 6 Mbps / 30 ms + 4 Mbps / 60 ms, drop-tail ~150 ms; 60 s |
+ * | `flap` | the `failover` paths (8 Mbps / 30 ms + 6 Mbps / 50 ms); path 0 blackholes (both ways) for 1 s in every 3 s from 10 s on: a WiFi link at the edge of its range or a flaky cellular bearer; 60 s |
+ * | `outage` | the same paths, both blackholed from 20 to 23 s: a tunnel, a lift, a WiFi-to-cellular handover with no overlap; 60 s |
+ * | `delay-jump` | the same paths; path 0's one-way delay jumps from 30 ms to 250 ms at 20 s and back at 40 s (both ways): a cellular handover to a congested cell or a bufferbloated uplink; 60 s |
+ * | `lossy-path` | the same paths; 30% random (Bernoulli) loss on path 0's media direction for the whole call: a WiFi link with heavy interference; 60 s |
+ * | `soak` | the `constant` paths for 30 min: long-call stability (no freezes, flat memory; heap sampled every 60 s). No random loss: with 0.5% loss on both paths every lost packet costs a freeze (NACK recovery takes ~250 ms here), which is loss-sweep's subject, not a long call's |
  * | `cellular` | the public cellular suite (issue 10): every pair of the mahimahi uplinks, every wifi-cellular pair, every 5G + LTE uplink pair of the 5G-uplink set; each variant is in the tune or the check half ({@link cellularHalf}) |
  *
  * Traces are read from `../shared/traces` beside the repository (tests and
@@ -57,8 +62,30 @@ export function cellularHalf(label: string): SuiteHalf {
   return (h & 1) === 0 ? 'tune' : 'check';
 }
 
-export const SCENARIO_NAMES = ['collapse', 'loss-sweep', 'carriers', 'wifi-cellular', 'failover', 'constant', 'cellular'] as const;
+export const SCENARIO_NAMES = ['collapse', 'loss-sweep', 'carriers', 'wifi-cellular', 'failover', 'constant', 'cellular', 'flap', 'outage', 'delay-jump', 'lossy-path', 'soak'] as const;
 export type ScenarioName = (typeof SCENARIO_NAMES)[number];
+
+/** The fault scenarios of issue 11 (each has an acceptance line in summary.md, sim/bench-report.ts). */
+export const FAULT_SCENARIOS = ['flap', 'outage', 'delay-jump', 'lossy-path', 'soak', 'failover'] as const;
+
+/** `flap`: path 0 is down [t, t + FLAP_DOWN_S) for t = FLAP_FROM_S, FLAP_FROM_S + FLAP_PERIOD_S, ... */
+export const FLAP = { fromS: 10, periodS: 3, downS: 1, durationS: 60 } as const;
+/** `outage`: both paths down [fromS, toS). */
+export const OUTAGE = { fromS: 20, toS: 23, durationS: 60 } as const;
+/** `delay-jump`: path 0's one-way delay is `jumpMs` in [fromS, toS), else 30 ms. */
+export const DELAY_JUMP = { fromS: 20, toS: 40, jumpMs: 250, durationS: 60 } as const;
+/** `lossy-path`: Bernoulli loss on path 0 (media direction). */
+export const LOSSY_PATH_LOSS = 0.3;
+/** `soak`: call length (s), heap sample interval (simulated s). */
+export const SOAK = { durationS: 1800, heapSampleS: 60 } as const;
+
+/** The two paths the fault scenarios share (the `failover` paths), path 0 with extra link fields. */
+function faultPaths(path0: Record<string, unknown> = {}, path1: Record<string, unknown> = {}): unknown[] {
+  return [
+    { name: 'path0', up: { rateMbps: 8, delayMs: 30, queue: { ms: 150 }, ...path0 } },
+    { name: 'path1', up: { rateMbps: 6, delayMs: 50, queue: { ms: 150 }, ...path1 } },
+  ];
+}
 
 /** Loss levels of `loss-sweep` (probability). */
 export const LOSS_SWEEP_LEVELS = [0, 0.01, 0.02, 0.05, 0.1];
@@ -294,6 +321,38 @@ export function namedScenario(name: string): ScenarioVariant[] {
       ];
     case 'cellular':
       return cellularSuite();
+    case 'flap': {
+      const down: Array<[number, number]> = [];
+      for (let t = FLAP.fromS; t + FLAP.downS <= FLAP.durationS; t += FLAP.periodS) down.push([t, t + FLAP.downS]);
+      return [{ label: 'flap', scenario: build({ name: 'flap', durationS: FLAP.durationS, paths: faultPaths({ downPeriods: down }) }) }];
+    }
+    case 'outage': {
+      const down = { downPeriods: [[OUTAGE.fromS, OUTAGE.toS]] };
+      return [{ label: 'outage', scenario: build({ name: 'outage', durationS: OUTAGE.durationS, paths: faultPaths(down, down) }) }];
+    }
+    case 'delay-jump': {
+      const schedule = [
+        { atS: DELAY_JUMP.fromS, delayMs: DELAY_JUMP.jumpMs },
+        { atS: DELAY_JUMP.toS, delayMs: null },
+      ];
+      return [{ label: 'delay-jump', scenario: build({ name: 'delay-jump', durationS: DELAY_JUMP.durationS, paths: faultPaths({ schedule }) }) }];
+    }
+    case 'lossy-path':
+      return [{ label: 'lossy-path', scenario: build({ name: 'lossy-path', durationS: 60, paths: faultPaths({ loss: LOSSY_PATH_LOSS }) }) }];
+    case 'soak':
+      return [
+        {
+          label: 'soak',
+          scenario: build({
+            name: 'soak',
+            durationS: SOAK.durationS,
+            paths: [
+              { name: 'path0', up: { rateMbps: 6, delayMs: 30, queue: { bytes: 112_500 } } },
+              { name: 'path1', up: { rateMbps: 4, delayMs: 60, queue: { bytes: 75_000 } } },
+            ],
+          }),
+        },
+      ];
     default:
       throw new Error(`unknown scenario "${name}" (built-in: ${SCENARIO_NAMES.join(', ')}; or give a scenario .json file)`);
   }

@@ -44,7 +44,7 @@ import type { PathId } from '../src/core/types.js';
 import { Endpoint } from '../src/engine/endpoint.js';
 import { ReceiverEngine } from '../src/engine/receiver.js';
 import type { DecodableFrame } from '../src/engine/receiver.js';
-import { SenderEngine } from '../src/engine/sender.js';
+import { SenderEngine, type SenderEngineConfig } from '../src/engine/sender.js';
 import type { PathSink, SenderStats } from '../src/engine/types.js';
 import type { FecPolicyName } from '../src/fec/types.js';
 import { createScheduler } from '../src/sched/factory.js';
@@ -56,12 +56,15 @@ import type { Link } from '../tools/net/link.js';
 import { type Scenario, buildLink } from '../tools/net/scenario.js';
 import { SctpChannel, type SctpPacket, type SctpStats } from './datachannel-model.js';
 import { EncoderModel, type AdaptationStats, type EncoderModelOptions, makeAnnexB } from './encoder-model.js';
+import { heapSampler } from './heap.js';
 import { type DecodedFrame, freezeStats, latencyCdf, mean, perSecondQoe, round, streamQoe } from './metrics.js';
 
 /** UDP (8) + IPv4 (20) header bytes: what the browser's path relay charges per datagram (tools/emulator). */
 export const UDP_IP_OVERHEAD_BYTES = 28;
 /** Smallest step (µs) after an engine asked to be ticked "now" right after a tick. */
 export const MIN_TICK_STEP_US = 50;
+/** Bound of SimStreamResult.targetChanges (the first ones are kept). */
+export const MAX_TARGET_CHANGES = 5_000;
 /** Largest step (µs) of the event loop. */
 export const MAX_STEP_US = 5_000;
 
@@ -110,6 +113,14 @@ export interface SimOptions {
   receiverDefaultRttMs?: number;
   /** Free-form label copied into the result (e.g. `converge-nofb`). */
   label?: string;
+  /** Sender engine options for experiments (fault handling: pathHysteresis, fastFailover); default the engine's. */
+  sender?: Pick<SenderEngineConfig, 'pathHysteresis' | 'fastFailover' | 'outageRestore'>;
+  /**
+   * Sample the process's used heap (after a full GC, sim/heap.ts) every this
+   * many simulated seconds into `SimResult.heap`; for the
+   * `soak` scenario. Measurement only: results do not depend on it. Default off.
+   */
+  heapSampleS?: number;
 }
 
 /** A path of a simulated call: the call report's path fields (no ICE addresses), plus link facts. */
@@ -152,6 +163,8 @@ export interface SimStreamResult {
   freezeList: Array<{ atS: number; ms: number }>;
   /** Encoded resolution / frame rate over time (sim/encoder-model.ts, src/adapt). */
   adaptation: AdaptationStats;
+  /** Every encoder target the engine announced (its `targetBitrate` event: changes > 5%), first {@link MAX_TARGET_CHANGES}. */
+  targetChanges: Array<{ atS: number; bps: number }>;
 }
 
 /** The QoE fields a whole call reports the same way as one stream. */
@@ -189,6 +202,8 @@ export interface SimResult extends CallQoe {
   perStream: SimStreamResult[];
   paths: SimPathResult[];
   perSecond: SimPerSecond[];
+  /** Used heap over the call (opts.heapSampleS): bytes after a full GC at each simulated time; `gc` false when no GC could be forced. */
+  heap?: { gc: boolean; samples: Array<{ atS: number; usedBytes: number }> };
   /** Simulator bookkeeping: events processed, datagrams carried. */
   sim: { steps: number; datagramsUp: number; datagramsDown: number; qoeDropped: number; keyframeRequestsPatched: number; datachannel: 'sctp' | 'ideal'; sctp?: Array<{ up: SctpStats; down: SctpStats }> };
 }
@@ -220,6 +235,7 @@ interface StreamCtx {
   qoeDropped: number;
   kfPatched: number;
   targets: number[];
+  targetChanges: Array<{ atS: number; bps: number }>;
 }
 
 /**
@@ -315,6 +331,7 @@ export function simulate(opts: SimOptions): SimResult {
       startBitrateBps: opts.startBitrateBps,
       mtuBytes: opts.mtuBytes,
       streamId: s,
+      ...opts.sender,
     });
     const rev = new ReceiverEngine({ clock });
     const rx = new ReceiverEngine({ clock, ...(opts.playout ? { playout: opts.playout } : {}), ...(opts.receiverDefaultRttMs !== undefined ? { defaultRttMs: opts.receiverDefaultRttMs } : {}) });
@@ -339,6 +356,7 @@ export function simulate(opts: SimOptions): SimResult {
       qoeDropped: 0,
       kfPatched: 0,
       targets: [],
+      targetChanges: [],
     };
     ctx.sEp = new Endpoint(rev, senderProxy(sender, ctx));
     for (let i = 0; i < nPaths; i++) {
@@ -348,7 +366,10 @@ export function simulate(opts: SimOptions): SimResult {
     }
     sender.setStreamInfo({ codec: 'h264', width: enc.width, height: enc.height, fps: enc.fps });
     sender.on('keyframeNeeded', () => enc.requestKeyframe());
-    sender.on('targetBitrate', (bps) => enc.setTargetBitrate(bps));
+    sender.on('targetBitrate', (bps) => {
+      enc.setTargetBitrate(bps);
+      if (ctx.targetChanges.length < MAX_TARGET_CHANGES) ctx.targetChanges.push({ atS: round(clock.nowUs() / 1e6, 3), bps: Math.round(bps) });
+    });
     rx.on('frame', (f: DecodableFrame) => onDecodable(ctx, f));
     streams.push(ctx);
   }
@@ -397,9 +418,16 @@ export function simulate(opts: SimOptions): SimResult {
     nextSampleUs += 1_000_000;
   }
 
+  const heapEveryUs = opts.heapSampleS !== undefined && opts.heapSampleS > 0 ? Math.round(opts.heapSampleS * 1e6) : 0;
+  const heap = heapEveryUs > 0 ? { sampler: heapSampler(), nextUs: heapEveryUs, samples: [] as Array<{ atS: number; usedBytes: number }> } : undefined;
+
   let steps = 0;
   for (;;) {
     const now = clock.nowUs();
+    if (heap && now >= heap.nextUs) {
+      heap.samples.push({ atS: round(now / 1e6, 3), usedBytes: heap.sampler.sample() });
+      heap.nextUs += heapEveryUs;
+    }
     // 1. Link deliveries due now.
     for (let i = 0; i < nPaths; i++) {
       if ((up[i].nextEventUs() ?? Infinity) <= now) {
@@ -509,6 +537,7 @@ export function simulate(opts: SimOptions): SimResult {
         pushback: { framesDroppedBeforeEncode: snd.framesDroppedBeforeEncode, stalePacketsPurged: snd.stalePacketsPurged },
         freezeList: fz.list.slice(0, 50).map((f) => ({ atS: round(f.atUs / 1e6, 3), ms: Math.round(f.ms) })),
         adaptation: c.enc.adaptationStats(),
+        targetChanges: c.targetChanges,
       };
     });
     const allDecoded = streams.flatMap((c) => c.decoded);
@@ -633,6 +662,7 @@ export function simulate(opts: SimOptions): SimResult {
       perStream,
       paths,
       perSecond,
+      ...(heap ? { heap: { gc: heap.sampler.collected, samples: heap.samples } } : {}),
       sim: {
         steps,
         datagramsUp,

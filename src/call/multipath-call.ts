@@ -23,7 +23,7 @@ import type { DegradationPreference } from '../adapt/ladder.js';
 import { Endpoint } from '../engine/endpoint.js';
 import { ReceiverEngine } from '../engine/receiver.js';
 import type { PlayoutOptions } from '../feedback/playout.js';
-import { SenderEngine } from '../engine/sender.js';
+import { SenderEngine, type SenderEngineConfig } from '../engine/sender.js';
 import type { ReceiverStats, SenderStats } from '../engine/types.js';
 import type { FecPolicyName } from '../fec/types.js';
 import type { PathEvent } from '../sched/path-manager.js';
@@ -93,6 +93,12 @@ export interface MultipathCallOptions {
   maxBitrateBps?: number;
   startBitrateBps?: number;
   mtuBytes?: number;
+  /**
+   * Fault handling of the sender (issue 11; SenderEngineConfig): path
+   * demotion with hysteresis, fast failover, rate restore after a total
+   * outage. Default: the engine's (all on, restore 'total').
+   */
+  faultHandling?: Pick<SenderEngineConfig, 'pathHysteresis' | 'fastFailover' | 'outageRestore'>;
   /** ICE servers for all paths, or per path. */
   iceServers?: RTCIceServer[] | ((pathId: PathId) => RTCIceServer[]);
   /** App-given filter of local candidates per path; overrides `candidates`. */
@@ -404,6 +410,7 @@ export class MultipathCall {
       mtuBytes: this.opts.mtuBytes,
       maxBitrateBps: this.opts.maxBitrateBps ?? 6_000_000,
       startBitrateBps: this.opts.startBitrateBps,
+      ...this.opts.faultHandling,
     });
     this.sender = sender;
     this.endpoint = new Endpoint(this.receiver, sender);

@@ -26,6 +26,8 @@ const TIMEOUT_INTERVAL_US = 1_000_000;
 /** Gain of the EWMA behind lossRate() per loss window (>= 20 packets). */
 const LOSS_EWMA_GAIN = 0.1;
 const UINT32_MAX = 0xffff_ffff;
+/** After an outage, a probe result this soon (µs) may restore the loss-based estimate (onPathRestored). */
+const PATH_RESTORE_PROBE_US = 2_000_000;
 /** Larger "packets" are rejected as garbage (bytes). */
 const MAX_PACKET_BYTES = 1 << 24;
 
@@ -67,6 +69,10 @@ export class GccEstimator implements BandwidthEstimator {
   private lossWindows = 0;
   /** Last probe result (bps): the throughput measurement until the acked bitrate exists. */
   private probeThroughputBps: number | undefined;
+  /** Loss windows resolved before this sender time (µs) are not congestion (see onPathRestored). */
+  private lossGraceUntilUs = Number.NEGATIVE_INFINITY;
+  /** After an outage: the rate a probe result may restore the loss-based estimate to, until when (see onPathRestored). */
+  private restoreByProbe: { bps: number; untilUs: number } | undefined;
 
   private readonly counters = {
     packetsSent: 0,
@@ -83,6 +89,9 @@ export class GccEstimator implements BandwidthEstimator {
     feedbackTimeouts: 0,
     probeResults: 0,
     probeResultsApplied: 0,
+    pathRestores: 0,
+    probeRestores: 0,
+    lossWindowsIgnored: 0,
   };
 
   /**
@@ -171,6 +180,12 @@ export class GccEstimator implements BandwidthEstimator {
     // Loss fraction over >= 20 resolved packets; late arrivals undo their loss.
     this.lossExpected += o.newlyReceived + o.newlyLost;
     this.lossLost += o.newlyLost - o.recovered;
+    if (nowUs < this.lossGraceUntilUs) {
+      // Packets lost in an outage (see onPathRestored) say nothing about congestion.
+      if (o.newlyLost > 0) c.lossWindowsIgnored++;
+      this.lossExpected = 0;
+      this.lossLost = 0;
+    }
     if (this.lossExpected >= LOSS_MIN_PACKETS) {
       const f = Math.min(1, Math.max(0, this.lossLost / this.lossExpected));
       // lossRate() is an EWMA over windows (a 20-packet window reads 0 a third of
@@ -240,6 +255,20 @@ export class GccEstimator implements BandwidthEstimator {
     if (!(typeof bps === 'number' && Number.isFinite(bps) && bps > 0) || !Number.isFinite(nowUs)) return;
     this.counters.probeResults++;
     this.probeThroughputBps = Math.min(bps, this.cfg.maxBps);
+    const rb = this.restoreByProbe;
+    if (rb) {
+      this.restoreByProbe = undefined;
+      const r = Math.min(bps, rb.bps);
+      if (nowUs <= rb.untilUs && r > this.loss.targetBps()) {
+        // After an outage (onPathRestored): the probe says what the returned path carries.
+        const c = this.cfg;
+        this.counters.probeRestores++;
+        this.loss = new LossBasedBwe({ startBps: r, minBps: c.minBps, maxBps: c.maxBps });
+        this.loss.setRtt(this.rtt.srttMs());
+        this.loss.setDelayBasedLimit(this.delay.estimateBps(), nowUs);
+        this.refreshTarget();
+      }
+    }
     if (this.delay.usage() === 'overusing') return;
     const p = Math.min(bps, this.cfg.maxBps);
     const current = this.delay.estimateBps();
@@ -263,6 +292,33 @@ export class GccEstimator implements BandwidthEstimator {
     }
     this.loss.setDelayBasedLimit(this.delay.estimateBps(), nowUs);
     this.refreshTarget();
+  }
+
+  /**
+   * The path came back after an outage: it went silent (no reports; a
+   * blackhole, a handover, a dead radio) at rate `rateBps` and reports
+   * resumed at `nowUs` (µs). Silence is not congestion, but GCC takes it as
+   * such: every second of it cuts the loss-based estimate by 20% (feedback
+   * timeout), and the packets sent into the silence are reported lost when
+   * the first reports come back. So loss windows resolved until
+   * `graceUntilUs` (µs) are dropped (counted in `lossWindowsIgnored`), and
+   * the next probe result within PATH_RESTORE_PROBE_US (the caller sends a
+   * probe cluster at `rateBps`) restarts the loss-based estimate from
+   * min(probe result, `rateBps`), even when the delay-based estimate (which
+   * silence does not move) is above it. Nothing is restored without that
+   * measurement: a path that returns slower (a cellular fade) keeps its cut.
+   * (libwebrtc has no multipath outage; its nearest rule is the network-route
+   * change, goog_cc_network_control.cc OnNetworkRouteChange, which restarts
+   * the estimators and probes.) Non-finite or <= 0 input is ignored.
+   */
+  onPathRestored(rateBps: number, nowUs: number, graceUntilUs: number): void {
+    if (!(Number.isFinite(rateBps) && rateBps > 0) || !Number.isFinite(nowUs) || !Number.isFinite(graceUntilUs)) return;
+    this.counters.pathRestores++;
+    this.lossGraceUntilUs = graceUntilUs;
+    this.lossExpected = 0;
+    this.lossLost = 0;
+    this.lastTimeoutUs = nowUs;
+    this.restoreByProbe = { bps: Math.min(Math.max(rateBps, this.cfg.minBps), this.cfg.maxBps), untilUs: nowUs + PATH_RESTORE_PROBE_US };
   }
 
   ackedRateBps(): number | undefined {

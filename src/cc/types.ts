@@ -48,6 +48,11 @@ export interface BandwidthEstimator {
   inflightBytes(): number;
   /** Sender time (µs) of the last report, undefined before the first. */
   lastReportUs(): number | undefined;
+  /**
+   * Optional: the path's reports resumed after an outage at rate `rateBps`
+   * (see GccEstimator.onPathRestored); loss until `graceUntilUs` is not congestion.
+   */
+  onPathRestored?(rateBps: number, nowUs: number, graceUntilUs: number): void;
   stats(): EstimatorStats;
 }
 
@@ -116,6 +121,12 @@ export interface GccStats extends EstimatorStats {
   probeResults: number;
   /** Probe results that set the delay-based estimate (raised it, or lowered it after a saturated probe). */
   probeResultsApplied: number;
+  /** onPathRestored calls (reports resumed after an outage). */
+  pathRestores: number;
+  /** Probe results that restored the loss-based estimate after an outage. */
+  probeRestores: number;
+  /** Loss windows with losses dropped in the grace time after an outage. */
+  lossWindowsIgnored: number;
 }
 
 /** Configuration of {@link import('./pacer.js').Pacer}. */

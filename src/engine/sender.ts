@@ -26,6 +26,7 @@ import type { FecPolicy, FecPolicyName } from '../fec/types.js';
 import { FecProtectionWindow } from '../fec/window.js';
 import { makeFecPackets } from '../fec/xor.js';
 import { createScheduler } from '../sched/factory.js';
+import { PathHysteresis, type PathHysteresisConfig } from '../sched/path-hysteresis.js';
 import { PathManager } from '../sched/path-manager.js';
 import { deliveryRateBps } from '../sched/path-util.js';
 import type { PathEvent } from '../sched/path-manager.js';
@@ -83,6 +84,50 @@ export interface SenderEngineConfig {
    * congestion_window_pushback_controller.cc; default true).
    */
   cwndPushback?: boolean;
+  /**
+   * Demote a path that goes silent or loses heavily, promote it back only
+   * after it stayed clean for a hold that doubles per recent fault
+   * (src/sched/path-hysteresis.ts; issue 11). A demoted path carries no
+   * media and does not count in the encoder target; padding every 50 ms
+   * keeps its RTT and loss measured. Never demotes the last usable path.
+   * true = defaults, an object = tuned, false = off. Default false: on the
+   * cellular suite (3 seeds) it wins the tune half (total converge freeze
+   * 26.1 -> 20.1 s) but loses the check half (20.9 -> 22.3 s; the LTE pair
+   * mm:tmobile+att 5.7 -> 8.2 s at 0.94x the best single path's goodput)
+   * and costs the `carriers` LTE pair 9% goodput: demoting a bursty LTE
+   * path gives up aggregation the pair needs. It wins every fault scenario
+   * (flap, lossy-path, delay-jump, failover).
+   */
+  pathHysteresis?: boolean | Partial<PathHysteresisConfig>;
+  /**
+   * Fast failover (issue 11): a path is suspect once it has been silent (no
+   * receiver report while packets are outstanding) for max(2 x SRTT,
+   * 100 ms) instead of max(250 ms, 2 x SRTT + 100 ms) while another enabled
+   * path is up and reporting, and at that moment its
+   * unreported media (frames since the newest key frame, at most 1 s old) is
+   * duplicated onto the best other usable path if it drains there within
+   * 150 ms at that path's rate; else a key frame is asked for at once.
+   * Default false: with the hysteresis it takes the cellular suite's tune
+   * half from 26.1 to 14.7 s of converge freeze (14/14 pairs within best
+   * + 0.5 s) and the failover scenario's longest freeze from 778 to 260 ms,
+   * but the check half goes 20.9 -> 23.2 s (both LTE pairs lose: goodput
+   * 0.94x / 0.78x the best single path) and the `carriers` LTE pair's
+   * freeze doubles (2.9 -> 6.3 s; 8-16 failover key frames a call instead
+   * of 2-4; without the key frame fallback still 3.9 s at 3.5 Mbps):
+   * bursty LTE report gaps look like failures.
+   */
+  fastFailover?: boolean;
+  /**
+   * When a path's reports resume after an outage (>= 700 ms of silence),
+   * probe it at the rate it had and let the result restore its estimate
+   * (GccEstimator.onPathRestored). 'total': only when no other path carried
+   * the call meanwhile (both/all paths were down: the encoder target is back
+   * within an RTT or two instead of GCC's 8%/s climb); 'any': for every
+   * returning path; 'off': never. Default 'total' ('any' lost on the
+   * cellular suite: a WiFi path that returns for a moment and fades again
+   * took load back too fast).
+   */
+  outageRestore?: 'total' | 'any' | 'off';
 }
 
 /** Events the engine reports to its owner. */
@@ -121,9 +166,13 @@ interface PathEntry {
   failedOver: boolean;
   /** A probe to send after another path failed (see probeOnFailover). */
   failoverProbe: { targetBps: number; dueUs: number; left: number } | undefined;
+  /** The path's rate (bps) when it last went silent, and when (µs): restored when its reports resume (see restoreAfterOutage). */
+  rateAtFailure: { bps: number; atUs: number } | undefined;
+  /** Recent loss for the hysteresis (see recentLoss): estimator counters at the window start, and the last window's loss fraction. */
+  lossWindow: { atUs: number; lost: number; received: number; rate: number; graceUntilUs: number };
   /** Datachannel drain measurement (see measureDrain). */
   drain: { sinceUs: number; sentBytes: number; buffered: number; rateBps: number | undefined; backlogged: boolean };
-  stats: Omit<SenderPathStats, 'id' | 'up' | 'enabled' | 'sharePct' | 'rateBps' | 'goodputBps' | 'rttMs' | 'minRttMs' | 'lossPct' | 'queuedBytes' | 'sendRateBps'>;
+  stats: Omit<SenderPathStats, 'id' | 'up' | 'enabled' | 'demoted' | 'sharePct' | 'rateBps' | 'goodputBps' | 'rttMs' | 'minRttMs' | 'lossPct' | 'queuedBytes' | 'sendRateBps'>;
   sendRate: RateMeter;
 }
 
@@ -169,6 +218,27 @@ const PUSHBACK_QUEUE_MS = 350;
 const PUSHBACK_MIN_WINDOW_BYTES = 3000;
 /** ... floor of the ratio (the encoder target is floored at minBitrateBps anyway). */
 const PUSHBACK_MIN_RATIO = 0.1;
+/** Padding interval on a demoted path (µs): its loss and RTT stay measured. */
+const DEMOTED_PADDING_INTERVAL_US = 50_000;
+/** Padding bytes on a demoted path. */
+const DEMOTED_PADDING_BYTES = 100;
+/** Loss window of the hysteresis: at least this long (µs) and this many resolved packets. */
+const LOSS_WINDOW_US = 250_000;
+const LOSS_WINDOW_PACKETS = 20;
+/** Fast failover: the duplicates (with the surviving path's queue) must drain at its rate within this (ms). */
+const FAILOVER_DUPLICATE_BUDGET_MS = 150;
+/** Fast failover: silence floor (µs; receivers report every 50 ms). */
+const FAST_FAILOVER_MIN_SILENCE_US = 100_000;
+/**
+ * Only a silence this long (µs, from turning suspect to reports resuming) is
+ * an outage whose losses are not congestion: GCC's feedback timeout cuts
+ * after 1 s. Shorter gaps on a lossy or fading path are its congestion signal.
+ */
+const OUTAGE_MIN_US = 700_000;
+/** A path silent for longer than this (µs) has forgotten its rate: it restarts from its current estimate. */
+const OUTAGE_RATE_MEMORY_US = 10_000_000;
+/** After an outage, loss is not congestion for max(this, 2 x SRTT + 200 ms) after reports resume (µs). */
+const OUTAGE_LOSS_GRACE_US = 500_000;
 /** Envelope bytes around an FEC body (path id, seq, send time, field tag and length). */
 const FEC_ENVELOPE_BYTES = 24;
 
@@ -185,7 +255,9 @@ export class SenderEngine {
   private readonly fecWindow = new FecProtectionWindow();
   private readonly paths = new Map<PathId, PathEntry>();
   private readonly history: (HistoryEntry | undefined)[];
-  private readonly cfg: Required<Omit<SenderEngineConfig, 'clock' | 'scheduler' | 'fec' | 'singlePath' | 'createEstimator' | 'pacer' | 'streamId' | 'qoeFeedback' | 'probing'>>;
+  private readonly cfg: Required<Omit<SenderEngineConfig, 'clock' | 'scheduler' | 'fec' | 'singlePath' | 'createEstimator' | 'pacer' | 'streamId' | 'qoeFeedback' | 'probing' | 'pathHysteresis'>>;
+  /** Path demotion with hysteresis (config.pathHysteresis), undefined when off. */
+  private readonly hysteresis: PathHysteresis | undefined;
   private readonly createEstimator: (pathId: PathId) => BandwidthEstimator;
   private readonly pacerCfg: SenderEngineConfig['pacer'];
   private listeners: Partial<SenderEvents> = {};
@@ -205,6 +277,8 @@ export class SenderEngine {
   private pushbackRatio = 1;
   private lastPushbackUs = -Infinity;
   private consecutiveDrops = 0;
+  /** Last tick (µs) at which no path was up and reporting (see restoreAfterOutage). */
+  private lastTotalOutageUs = -Infinity;
   private readonly c = {
     framesSent: 0,
     keyframesSent: 0,
@@ -222,6 +296,9 @@ export class SenderEngine {
     keyframeRequestsSuppressed: 0,
     framesDroppedBeforeEncode: 0,
     stalePacketsPurged: 0,
+    pathRestores: 0,
+    failoverDuplicates: 0,
+    failoverKeyframes: 0,
   };
 
   constructor(config: SenderEngineConfig) {
@@ -242,7 +319,11 @@ export class SenderEngine {
       dropQueueFrames: config.dropQueueFrames ?? 3,
       maxConsecutiveDrops: config.maxConsecutiveDrops ?? 3,
       cwndPushback: config.cwndPushback ?? true,
+      fastFailover: config.fastFailover ?? false,
+      outageRestore: config.outageRestore ?? 'total',
     };
+    const h = config.pathHysteresis ?? false;
+    this.hysteresis = h === false ? undefined : new PathHysteresis(h === true ? {} : h);
     for (const k of ['dropQueueFrames', 'maxConsecutiveDrops'] as const) {
       const v = this.cfg[k];
       if (!(Number.isFinite(v) && v >= 0)) throw new RangeError(`SenderEngine: ${k} must be a finite number >= 0, got ${v}`);
@@ -306,6 +387,8 @@ export class SenderEngine {
       probe: undefined,
       failedOver: false,
       failoverProbe: undefined,
+      rateAtFailure: undefined,
+      lossWindow: { atUs: now, lost: 0, received: 0, rate: 0, graceUntilUs: -Infinity },
       drain: { sinceUs: now, sentBytes: 0, buffered: 0, rateBps: undefined, backlogged: false },
       stats: {
         packetsSent: 0,
@@ -330,6 +413,7 @@ export class SenderEngine {
   /** Remove a path; its queued packets are dropped (NACK recovers them). */
   removePath(pathId: PathId): void {
     if (!this.paths.delete(pathId)) return;
+    this.hysteresis?.remove(pathId);
     this.pathManager.removePath(pathId, this.clock.nowUs());
   }
 
@@ -348,12 +432,32 @@ export class SenderEngine {
     this.lastStreamInfoUs = -Infinity;
   }
 
-  /** Encoder target (bps): min(sum S_i over up, not suspect and enabled paths, app max), floored. */
+  /** Up and reporting (not suspect). */
+  private isLive(p: PathEntry, now: number): boolean {
+    return this.pathManager.isUp(p.id) && !this.isSuspect(p, now);
+  }
+
+  /** Demoted by the hysteresis while another live, enabled, not demoted path can carry the call. */
+  private isDemoted(p: PathEntry, now: number): boolean {
+    const h = this.hysteresis;
+    if (!h?.isDemoted(p.id)) return false;
+    for (const q of this.paths.values()) {
+      if (q !== p && !h.isDemoted(q.id) && this.scheduler.isEnabled(q.id) && this.isLive(q, now)) return true;
+    }
+    return false;
+  }
+
+  /** Live, enabled by the scheduler and not demoted: a path that carries media and counts in the encoder target. */
+  private isUsable(p: PathEntry, now: number): boolean {
+    return this.isLive(p, now) && this.scheduler.isEnabled(p.id) && !this.isDemoted(p, now);
+  }
+
+  /** Encoder target (bps): min(sum S_i over up, not suspect, enabled and not demoted paths, app max), floored. */
   targetBitrateBps(): number {
     const now = this.clock.nowUs();
     let sum = 0;
     for (const p of this.paths.values()) {
-      if (this.pathManager.isUp(p.id) && !this.isSuspect(p, now) && this.scheduler.isEnabled(p.id)) sum += this.pathRateBps(p);
+      if (this.isUsable(p, now)) sum += this.pathRateBps(p);
     }
     // Packets the scheduler moves between paths (Converge Eq. 2) must not overload the receiving path.
     const f = this.scheduler.encoderRateFraction?.() ?? 1;
@@ -378,7 +482,7 @@ export class SenderEngine {
     let windowBytes = 0;
     let bytes = 0;
     for (const p of this.paths.values()) {
-      if (!this.pathManager.isUp(p.id) || this.isSuspect(p, now) || !this.scheduler.isEnabled(p.id)) continue;
+      if (!this.isUsable(p, now)) continue;
       windowBytes += (this.pathRateBps(p) * (p.estimator.srttMs() + PUSHBACK_QUEUE_MS)) / 8000;
       bytes += p.estimator.inflightBytes() + p.pacer.queuedBytes() + p.sink.bufferedAmount();
     }
@@ -411,7 +515,7 @@ export class SenderEngine {
     const budgetMs = (this.cfg.dropQueueFrames * 1000) / Math.max(1, this.fps);
     let minDrainMs = Infinity;
     for (const p of this.paths.values()) {
-      if (!this.pathManager.isUp(p.id) || this.isSuspect(p, now) || !this.scheduler.isEnabled(p.id)) continue;
+      if (!this.isUsable(p, now)) continue;
       const rate = Math.max(MIN_PATH_RATE_BPS, this.pathRateBps(p));
       const drainMs = ((p.pacer.queuedBytes() + p.sink.bufferedAmount()) * 8000) / rate;
       if (drainMs < minDrainMs) minDrainMs = drainMs;
@@ -433,8 +537,17 @@ export class SenderEngine {
    */
   private isSuspect(p: PathEntry, now: number): boolean {
     if (p.unreportedSinceUs === undefined) return false;
-    const limitUs = Math.max(250_000, 2 * p.estimator.srttMs() * 1000 + 100_000);
-    return now - p.unreportedSinceUs > limitUs;
+    const age = now - p.unreportedSinceUs;
+    const srttUs = p.estimator.srttMs() * 1000;
+    if (age > Math.max(250_000, 2 * srttUs + 100_000)) return true;
+    // Fast failover: only when another path could take over (alone, a lossy slow path
+    // has report gaps of 2 x SRTT all the time and would only lose its encoder target).
+    if (!this.cfg.fastFailover || age <= Math.max(FAST_FAILOVER_MIN_SILENCE_US, 2 * srttUs)) return false;
+    for (const q of this.paths.values()) {
+      if (q === p || !this.pathManager.isUp(q.id) || !this.scheduler.isEnabled(q.id)) continue;
+      if (q.unreportedSinceUs === undefined || now - q.unreportedSinceUs <= Math.max(FAST_FAILOVER_MIN_SILENCE_US, 2 * q.estimator.srttMs() * 1000)) return true;
+    }
+    return false;
   }
 
   /** Snapshot of the paths as the scheduler sees them. */
@@ -445,7 +558,7 @@ export class SenderEngine {
       const e = p.estimator;
       out.push({
         id: p.id,
-        up: this.pathManager.isUp(p.id) && !this.isSuspect(p, now),
+        up: this.isLive(p, now) && !this.isDemoted(p, now),
         rateBps: this.pathRateBps(p),
         goodputBps: e.ackedRateBps() ?? 0,
         srttMs: e.srttMs(),
@@ -597,6 +710,8 @@ export class SenderEngine {
         const r = body.report;
         const p = this.paths.get(r.pathId);
         if (!p) return;
+        // Restore first: this report already says what the silence lost.
+        if (p.failedOver || this.isSuspect(p, now) || !this.pathManager.isUp(p.id)) this.restoreAfterOutage(p, now);
         p.estimator.onReport(r, now);
         this.pathManager.onReport(r.pathId, now);
         if (r.fcdUs !== undefined) this.scheduler.onFcd?.(r.fcdUs / 1000, now);
@@ -671,18 +786,7 @@ export class SenderEngine {
         continue;
       }
       if (h.rtxCount === 0) nacksPerPath.set(h.pathId, (nacksPerPath.get(h.pathId) ?? 0) + 1);
-      h.rtxCount++;
-      h.lastRtxUs = now;
-      rtx.push({
-        streamId: this.streamId,
-        flowSeq: h.flowSeq,
-        frameId: h.frameId,
-        priority: Priority.Retransmission,
-        nalClass: h.nalClass,
-        sizeBytes: h.sizeBytes,
-        body: h.body, // same bytes: FEC parity and the receiver's dedup stay valid
-        isRetransmission: true,
-      });
+      rtx.push(this.retransmission(h, now));
     }
     for (const [pathId, n] of nacksPerPath) this.fec.onNack(pathId, n, now);
     if (rtx.length === 0) return;
@@ -705,11 +809,35 @@ export class SenderEngine {
     this.flush(now);
   }
 
+  /** A history entry as a retransmission packet (counts the attempt). */
+  private retransmission(h: HistoryEntry, now: number): OutgoingPacket {
+    h.rtxCount++;
+    h.lastRtxUs = now;
+    return {
+      streamId: this.streamId,
+      flowSeq: h.flowSeq,
+      frameId: h.frameId,
+      priority: Priority.Retransmission,
+      nalClass: h.nalClass,
+      sizeBytes: h.sizeBytes,
+      body: h.body, // same bytes: FEC parity and the receiver's dedup stay valid
+      isRetransmission: true,
+    };
+  }
+
   /** Periodic work: pacing, estimator clocks, path liveness, stream info. */
   tick(): void {
     const now = this.clock.nowUs();
     for (const p of this.paths.values()) p.estimator.onTick(now);
     this.probeOnFailover(now);
+    if (this.hysteresis) {
+      for (const p of this.paths.values()) {
+        let bestRtt = Infinity;
+        for (const q of this.paths.values()) if (q !== p && this.isUsable(q, now)) bestRtt = Math.min(bestRtt, q.estimator.srttMs());
+        const rttExcessMs = Number.isFinite(bestRtt) ? p.estimator.srttMs() - bestRtt : undefined;
+        this.hysteresis.update(p.id, now, { silent: !this.isLive(p, now), lossRate: this.recentLoss(p, now), rttExcessMs });
+      }
+    }
     for (const ev of this.pathManager.tick(now, this.scheduler)) {
       if (ev.type === 'path-up') this.lastStreamInfoUs = -Infinity; // announce the stream on it at once
       this.listeners.pathEvent?.(ev);
@@ -787,11 +915,21 @@ export class SenderEngine {
    */
   private probeOnFailover(now: number): void {
     let lostBps = 0;
+    const silent: PathEntry[] = [];
     for (const p of this.paths.values()) {
       const gone = !this.pathManager.isUp(p.id) || this.isSuspect(p, now);
-      if (gone && !p.failedOver) lostBps += p.estimator.targetRateBps();
+      if (gone && !p.failedOver) {
+        lostBps += p.estimator.targetRateBps();
+        p.rateAtFailure = { bps: p.estimator.targetRateBps(), atUs: now };
+        if (this.cfg.fastFailover) silent.push(p);
+      }
       p.failedOver = gone;
     }
+    for (const p of silent) this.duplicateUnreported(p, now);
+    // A total outage: no path is up and reporting (a path the scheduler merely disabled still could carry the call).
+    let anyLive = false;
+    for (const p of this.paths.values()) if (this.isLive(p, now)) anyLive = true;
+    if (!anyLive && this.paths.size > 0) this.lastTotalOutageUs = now;
     if (lostBps <= 0) return;
     for (const p of this.paths.values()) {
       if (p.failedOver || !p.prober) continue;
@@ -799,6 +937,115 @@ export class SenderEngine {
       // standing queue measures the queue, and GCC ignores results while it
       // sees overuse); retry a few times while the estimate stays low.
       p.failoverProbe = { targetBps: Math.min(this.pathMaxBps(), 2 * p.estimator.targetRateBps() + lostBps), dueUs: now + 200_000, left: 3 };
+    }
+  }
+
+  /**
+   * Loss fraction of the path over the last window of >= LOSS_WINDOW_US
+   * and >= LOSS_WINDOW_PACKETS resolved packets (from the estimator's
+   * counters), for the hysteresis: the estimator's own lossRate() is a slow
+   * EWMA (a demoted path that carries only padding would need tens of
+   * seconds to prove itself) and would count an outage's losses. Windows
+   * restart at the end of an outage's loss grace.
+   */
+  private recentLoss(p: PathEntry, now: number): number {
+    const w = p.lossWindow;
+    if (now - w.atUs < LOSS_WINDOW_US) return w.rate;
+    const st = p.estimator.stats() as { packetsLost?: number; packetsReceived?: number };
+    if (st.packetsLost === undefined || st.packetsReceived === undefined) return p.estimator.lossRate();
+    const lost = st.packetsLost - w.lost;
+    const n = lost + st.packetsReceived - w.received;
+    if (now < w.graceUntilUs) {
+      w.rate = 0;
+    } else if (n < LOSS_WINDOW_PACKETS) {
+      return w.rate;
+    } else {
+      w.rate = Math.min(1, Math.max(0, lost / n));
+    }
+    w.atUs = now;
+    w.lost = st.packetsLost;
+    w.received = st.packetsReceived;
+    return w.rate;
+  }
+
+  /**
+   * Fast failover (config.fastFailover): path `p` just went silent. Its
+   * media sent since shortly before its last report (in flight then, or
+   * sent after) is probably stuck in it; duplicate it (frames since the
+   * newest key frame, at most MAX_RTX_AGE_US old, oldest first) onto the
+   * usable path with the least completion time, if they (with what its
+   * queue holds already) drain at its rate within FAILOVER_DUPLICATE_BUDGET_MS;
+   * else ask for a key frame at once instead. The originals stay where they are (a slow path may
+   * still deliver them; the receiver drops duplicates). Our addition, in the
+   * spirit of MPTCP's opportunistic retransmission (Raiciu et al., "How
+   * Hard Can It Be? Designing and Implementing a Deployable Multipath TCP",
+   * NSDI 2012, §4.2).
+   */
+  private duplicateUnreported(p: PathEntry, now: number): void {
+    let q: PathEntry | undefined;
+    let best = Infinity;
+    for (const c of this.paths.values()) {
+      if (c === p || !this.isUsable(c, now)) continue;
+      const rate = Math.max(MIN_PATH_RATE_BPS, this.pathRateBps(c));
+      const cpt = ((c.pacer.queuedBytes() + c.sink.bufferedAmount() + 12_000) * 8e6) / rate + c.estimator.srttMs() * 500;
+      if (cpt < best) {
+        best = cpt;
+        q = c;
+      }
+    }
+    if (!q) return;
+    const lastReport = p.estimator.lastReportUs() ?? p.unreportedSinceUs ?? now;
+    const from = Math.max(lastReport - p.estimator.srttMs() * 1000, now - MAX_RTX_AGE_US);
+    const picked: HistoryEntry[] = [];
+    for (const h of this.history) {
+      if (!h || h.pathId !== p.id || h.sentUs < from || h.rtxCount >= MAX_RTX_PER_PACKET) continue;
+      if (seqDiff(this.lastKeyFrameId, h.frameId) < 0) continue;
+      picked.push(h);
+    }
+    if (picked.length === 0) return;
+    picked.sort((a, b) => seqDiff(b.flowSeq, a.flowSeq)); // oldest first
+    // The duplicates must reach the receiver before the frames behind them expire
+    // in q's pacer. If they do not fit, the reference chain breaks anyway: a key
+    // frame now is the faster way out (and nothing is duplicated).
+    const total = picked.reduce((a, h) => a + h.sizeBytes, 0);
+    const budget = (Math.max(MIN_PATH_RATE_BPS, this.pathRateBps(q)) * FAILOVER_DUPLICATE_BUDGET_MS) / 8000 - q.pacer.queuedBytes() - q.sink.bufferedAmount();
+    if (total > budget) {
+      this.c.failoverKeyframes++;
+      this.listeners.keyframeNeeded?.('failover');
+      return;
+    }
+    for (const h of picked) {
+      const packet = this.retransmission(h, now);
+      if (!q.pacer.enqueue({ priority: Priority.Retransmission, sizeBytes: h.sizeBytes, packet, probe: false }, now)) break;
+      q.stats.retransmissionsSent++;
+      this.c.retransmissionsSent++;
+      this.c.failoverDuplicates++;
+    }
+  }
+
+  /**
+   * Reports of a path that had gone silent resumed (issue 11: after an
+   * outage the rate is back within 3 s). If it went silent at least
+   * {@link OUTAGE_MIN_US} and at most {@link OUTAGE_RATE_MEMORY_US} ago, its estimator is told
+   * (GccEstimator.onPathRestored: the silence's losses are not congestion)
+   * and a probe cluster at the rate it had is sent first: its result
+   * restores the estimate up to that rate, and only as far as the path
+   * really carries it now.
+   */
+  private restoreAfterOutage(p: PathEntry, now: number): void {
+    const mem = p.rateAtFailure;
+    p.rateAtFailure = undefined;
+    if (!mem || now - mem.atUs > OUTAGE_RATE_MEMORY_US || now - mem.atUs < OUTAGE_MIN_US || !p.estimator.onPathRestored) return;
+    if (this.cfg.outageRestore === 'off') return;
+    // 'total': no path could carry the call at some moment of this path's silence.
+    if (this.cfg.outageRestore === 'total' && !(this.lastTotalOutageUs >= mem.atUs)) return;
+    const graceUs = Math.max(OUTAGE_LOSS_GRACE_US, 2000 * p.estimator.srttMs() + 200_000);
+    p.estimator.onPathRestored(mem.bps, now, now + graceUs);
+    p.lossWindow.graceUntilUs = now + graceUs;
+    this.c.pathRestores++;
+    if (p.prober && p.estimator.targetRateBps() < mem.bps) {
+      const c = p.prober.requestProbe(now, mem.bps);
+      if (c && p.probeQueue.length < 8) p.probeQueue.unshift(c);
     }
   }
 
@@ -903,15 +1150,22 @@ export class SenderEngine {
    */
   private sendKeepalives(now: number): void {
     for (const p of this.paths.values()) {
-      if (!this.pathManager.needsKeepalive(p.id) || now - p.lastKeepaliveUs < KEEPALIVE_INTERVAL_US) continue;
+      const demoted = !this.pathManager.needsKeepalive(p.id) && this.pathManager.isUp(p.id) && this.isDemoted(p, now);
+      if (!demoted && !this.pathManager.needsKeepalive(p.id)) continue;
+      if (now - p.lastKeepaliveUs < (demoted ? DEMOTED_PADDING_INTERVAL_US : KEEPALIVE_INTERVAL_US)) continue;
       p.lastKeepaliveUs = now;
       const pathSeq = p.pathSeq;
       p.pathSeq = (p.pathSeq + 1) >>> 0;
-      const bytes = encodeControl({ pathId: p.id, pathSeq, sendTimeUs: now }, { kind: 'padding', padding: { size: 32 } });
+      const bytes = encodeControl({ pathId: p.id, pathSeq, sendTimeUs: now }, { kind: 'padding', padding: { size: demoted ? DEMOTED_PADDING_BYTES : 32 } });
       if (p.sink.send(bytes)) {
         p.estimator.onPacketSent({ pathSeq, sizeBytes: bytes.length, sendTimeUs: now });
         p.stats.packetsSent++;
         p.stats.bytesSent += bytes.length;
+        if (demoted) {
+          // A demoted path must be able to go silent (its hysteresis restarts) like one that carries media.
+          this.pathManager.onDataSent(p.id, now);
+          if (p.unreportedSinceUs === undefined) p.unreportedSinceUs = now;
+        }
       }
     }
   }
@@ -990,6 +1244,7 @@ export class SenderEngine {
         id: p.id,
         up: this.pathManager.isUp(p.id),
         enabled: this.scheduler.isEnabled(p.id),
+        demoted: this.isDemoted(p, now),
         ...p.stats,
         sharePct: totalMedia > 0 ? (100 * p.stats.mediaPacketsSent) / totalMedia : 0,
         rateBps: this.pathRateBps(p),

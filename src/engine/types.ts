@@ -20,6 +20,8 @@ export interface SenderPathStats {
   id: PathId;
   up: boolean;
   enabled: boolean;
+  /** Demoted by the path hysteresis (SenderEngineConfig.pathHysteresis): no media, padding only. */
+  demoted: boolean;
   packetsSent: number;
   bytesSent: number;
   mediaPacketsSent: number;
@@ -61,6 +63,12 @@ export interface SenderStats {
   framesDroppedBeforeEncode: number;
   /** Queued packets of older frames dropped when a key frame was enqueued. */
   stalePacketsPurged: number;
+  /** Media packets duplicated onto another path when their path went silent (SenderEngineConfig.fastFailover). */
+  failoverDuplicates: number;
+  /** Key frames asked for when a silent path's media was too much to duplicate in time (fastFailover). */
+  failoverKeyframes: number;
+  /** Paths whose rate was restored when their reports resumed after an outage (GccEstimator.onPathRestored). */
+  pathRestores: number;
   /** Congestion-window pushback ratio applied to the encoder target (1 = none). */
   pushbackRatio: number;
   nacksReceived: number;

@@ -7,109 +7,11 @@ import { describe, expect, it } from 'vitest';
 import { ManualClock } from '../../../src/core/clock.js';
 import { Rng } from '../../../src/core/rng.js';
 import { Endpoint } from '../../../src/engine/endpoint.js';
-import { ReceiverEngine } from '../../../src/engine/receiver.js';
-import type { PlayoutOptions } from '../../../src/feedback/playout.js';
-import { ConvergeScheduler } from '../../../src/sched/converge.js';
 import { SenderEngine } from '../../../src/engine/sender.js';
 import type { SenderEngineConfig } from '../../../src/engine/sender.js';
-import type { FecPolicyName } from '../../../src/fec/types.js';
-import type { SchedulerName } from '../../../src/sched/types.js';
-import { Link } from '../../../tools/net/link.js';
-import type { LinkConfig } from '../../../tools/net/link.js';
-import { constantRate } from '../../../tools/net/traces.js';
-
-interface PathSpec {
-  rateMbps: number;
-  delayMs: number;
-  loss?: number;
-  /** [startMs, endMs) with everything dropped, both directions. */
-  down?: Array<[number, number]>;
-  /** Extra one-way delay steps: [atMs, delayMs]. */
-  delaySteps?: Array<[number, number]>;
-}
-
-function linkCfg(p: PathSpec, up: boolean): LinkConfig {
-  return {
-    capacity: constantRate((up ? p.rateMbps : 50) * 1e6),
-    delay: p.delayMs,
-    loss: up && p.loss ? { kind: 'bernoulli', p: p.loss } : { kind: 'none' },
-    queue: { ms: 300 },
-    downPeriods: p.down,
-    schedule: (p.delaySteps ?? []).map(([atMs, delayMs]) => ({ atMs, delayMs })),
-  };
-}
-
-interface Call {
-  clock: ManualClock;
-  sender: SenderEngine;
-  receiver: ReceiverEngine;
-  decoded: number[];
-  keyframeRequests: number;
-  /** Run for `ms`, encoding `fps` frames of `frameBytes` (key frames on request). */
-  run(ms: number): void;
-  framesSent: number;
-}
-
-function makeCall(
-  paths: PathSpec[],
-  opts: { scheduler?: SchedulerName; fec?: FecPolicyName; seed?: number; frameBytes?: number; extra?: Partial<SenderEngineConfig>; playout?: PlayoutOptions } = {},
-): Call {
-  const clock = new ManualClock(1_000_000);
-  const rng = new Rng(opts.seed ?? 1);
-  const sender = new SenderEngine({ clock, scheduler: opts.scheduler ?? 'converge', fec: opts.fec ?? 'path', ...opts.extra });
-  const senderEp = new Endpoint(new ReceiverEngine({ clock }), sender);
-  const receiver = new ReceiverEngine({ clock, ...(opts.playout ? { playout: opts.playout } : {}) });
-  const receiverEp = new Endpoint(receiver);
-  const t0 = clock.nowUs();
-  const ups = paths.map((p) => new Link<Uint8Array>(linkCfg(p, true), rng));
-  const downs = paths.map((p) => new Link<Uint8Array>(linkCfg(p, false), rng));
-  paths.forEach((_, id) => {
-    sender.addPath(id, { send: (b) => (ups[id].send(b, b.length + 28, clock.nowUs() - t0), true), bufferedAmount: () => 0 }, 'connected');
-    receiver.addPath(id, { send: (b) => (downs[id].send(b, b.length + 28, clock.nowUs() - t0), true), bufferedAmount: () => 0 });
-  });
-  sender.setStreamInfo({ codec: 'vp8', width: 640, height: 480, fps: 30 });
-  const call: Call = {
-    clock,
-    sender,
-    receiver,
-    decoded: [],
-    keyframeRequests: 0,
-    framesSent: 0,
-    run(ms: number) {
-      // Like a real encoder: frame sizes follow the target bitrate (or a fixed size when given).
-      for (let i = 0; i < ms; i++) {
-        clock.advanceUs(1000);
-        const now = clock.nowUs();
-        const rel = now - t0;
-        for (let id = 0; id < paths.length; id++) {
-          for (const d of ups[id].poll(rel)) receiverEp.onDatagram(id, d.item);
-          for (const d of downs[id].poll(rel)) senderEp.onDatagram(id, d.item);
-        }
-        if (rel % 33_000 < 1000) {
-          call.framesSent++;
-          const key = call.framesSent === 1 || forceKey;
-          forceKey = false;
-          const frameBytes = opts.frameBytes ?? Math.max(300, Math.round(sender.targetBitrateBps() / 8 / 30));
-          sender.sendFrame({ streamId: 0, frameId: call.framesSent, keyFrame: key, captureUs: now, data: new Uint8Array(key ? frameBytes * 4 : frameBytes).fill(call.framesSent & 0xff), codec: 'vp8' });
-        }
-        if (i % 5 === 0) {
-          senderEp.tick();
-          receiverEp.tick();
-        }
-      }
-    },
-  };
-  let forceKey = false;
-  sender.on('keyframeNeeded', () => {
-    call.keyframeRequests++;
-    forceKey = true;
-  });
-  receiver.on('frame', (f) => {
-    call.decoded.push(f.frameId);
-    receiver.onFrameDecoded(f.streamId, f.frameId, f.captureUs);
-  });
-  return call;
-}
+import { ConvergeScheduler } from '../../../src/sched/converge.js';
+import { makeCall } from './call-helper.js';
+import type { PlayoutOptions } from '../../../src/feedback/playout.js';
 
 describe('sender + receiver engines over emulated paths', () => {
   it("scales the encoder target by the scheduler's encoderRateFraction (Eq. 2 moves must not overload a path)", () => {
@@ -155,10 +57,10 @@ describe('sender + receiver engines over emulated paths', () => {
     expect(s.paths[0].lossPct).toBeGreaterThan(2);
   });
 
-  it('detects a blackholed path within 1 s, keeps video flowing on the other, and uses it again when it returns', () => {
+  it('detects a blackholed path within 1 s, keeps video flowing on the other, and uses it again when it returns (path hysteresis: after its hold)', () => {
     // The app cap (4 Mbps) fits on one path: this checks the failover, not an overload.
     const c = makeCall([{ rateMbps: 8, delayMs: 20 }, { rateMbps: 8, delayMs: 30, down: [[3000, 6000]] }], {
-      extra: { qoeFeedback: false, maxBitrateBps: 4_000_000 },
+      extra: { qoeFeedback: false, maxBitrateBps: 4_000_000, pathHysteresis: true },
     });
     const events: Array<{ type: string; pathId: number; atUs: number }> = [];
     c.sender.on('pathEvent', (e) => events.push(e));
@@ -174,8 +76,11 @@ describe('sender + receiver engines over emulated paths', () => {
     // Packets lost in the blackhole came back by NACK/FEC on path 0: no frame was given up.
     expect(c.receiver.stats().framesDropped).toBeLessThanOrEqual(3);
     const media1 = c.sender.stats().paths[1].mediaPacketsSent;
-    c.run(3000); // path back at 6 s
+    c.run(2000); // path back at 6 s: up, but demoted (path hysteresis) until it stayed clean 3 s
     expect(c.sender.isPathUp(1)).toBe(true);
+    expect(c.sender.stats().paths[1].demoted).toBe(true);
+    c.run(3000);
+    expect(c.sender.stats().paths[1].demoted).toBe(false);
     expect(c.sender.stats().paths[1].mediaPacketsSent).toBeGreaterThan(media1);
   });
 
@@ -205,8 +110,12 @@ describe('sender + receiver engines over emulated paths', () => {
   });
 
   it('sends negative QoE feedback for a path whose delay jumps by 150 ms, and Converge moves packets off it', () => {
-    // The paper's Eq. 1 split (no best-path floor), so that the late path keeps media and feedback fires.
-    const c = makeCall([{ rateMbps: 8, delayMs: 20 }, { rateMbps: 8, delayMs: 25, delaySteps: [[4000, 175]] }], { frameBytes: 9000, extra: { scheduler: new ConvergeScheduler({ deadlineSlackMs: -1 }) } });
+    // The paper's Eq. 1 split (no best-path floor), so that the late path keeps media and feedback fires;
+    // without the fault handling (hysteresis, fast failover), which would demote the path at once.
+    const c = makeCall([{ rateMbps: 8, delayMs: 20 }, { rateMbps: 8, delayMs: 25, delaySteps: [[4000, 175]] }], {
+      frameBytes: 9000,
+      extra: { scheduler: new ConvergeScheduler({ deadlineSlackMs: -1 }), pathHysteresis: false, fastFailover: false },
+    });
     c.run(4000);
     const share1Before = c.sender.stats().paths[1].sharePct;
     const sentBefore = c.receiver.stats().qoeFeedbackSent;

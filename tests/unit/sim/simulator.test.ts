@@ -55,8 +55,10 @@ describe('simulate', () => {
       { name: 'spike', paths: [{ name: 'a', up: { rateMbps: 4, delayMs: 20, queue: { ms: 150 } } }, { name: 'b', up: { rateMbps: 3, delayMs: 45, queue: { ms: 150 }, schedule: [{ atS: 3, delayMs: 200 }] } }] },
       '.',
     );
-    const on = simulate({ scenario: spike, scheduler: 'converge', fec: 'path', seed: 1, durationS: 6 });
-    const off = simulate({ scenario: spike, scheduler: 'converge', fec: 'path', seed: 1, durationS: 6, qoeFeedback: false });
+    // The fault handling (path hysteresis, fast failover) would demote path b before any QoE feedback: off here.
+    const sender = { pathHysteresis: false, fastFailover: false };
+    const on = simulate({ scenario: spike, scheduler: 'converge', fec: 'path', seed: 1, durationS: 6, sender });
+    const off = simulate({ scenario: spike, scheduler: 'converge', fec: 'path', seed: 1, durationS: 6, qoeFeedback: false, sender });
     expect(off.sim.qoeDropped).toBeGreaterThan(0);
     expect(off.perStream[0].qoeFeedback.received).toBe(0);
     expect(on.sim.qoeDropped).toBe(0);
@@ -81,7 +83,7 @@ describe('simulate', () => {
 
 describe('named scenarios (short runs, sanity only)', () => {
   it('lists the built-in names and rejects unknown ones', () => {
-    expect([...SCENARIO_NAMES].sort()).toEqual(['carriers', 'cellular', 'collapse', 'constant', 'failover', 'loss-sweep', 'wifi-cellular']);
+    expect([...SCENARIO_NAMES].sort()).toEqual(['carriers', 'cellular', 'collapse', 'constant', 'delay-jump', 'failover', 'flap', 'loss-sweep', 'lossy-path', 'outage', 'soak', 'wifi-cellular']);
     expect(() => resolveScenario('nope')).toThrow(/unknown scenario/);
     expect(namedScenario('loss-sweep').map((v) => v.loss)).toEqual([0, 0.01, 0.02, 0.05, 0.1]);
     expect(namedScenario('wifi-cellular').length).toBeGreaterThanOrEqual(10);
