@@ -125,6 +125,14 @@ export interface MultipathCallOptions {
    * adaptation). An unknown value makes `sendTrack` throw a RangeError.
    */
   degradationPreference?: DegradationPreference;
+  /**
+   * Temporal layers of the sent video (1..3; default DEFAULT_TEMPORAL_LAYERS
+   * of src/codec/webcodecs.ts): scalabilityMode L1T2 / L1T3 where the
+   * browser's encoder supports it, else none. A lost upper-layer frame then
+   * costs the receiver no key frame. `getStats().encoder.temporalLayers` says
+   * what is in use.
+   */
+  temporalLayers?: number;
 }
 
 export interface CallPathInfo {
@@ -408,6 +416,7 @@ export class MultipathCall {
       shouldEncode: () => sender.hasUpPath(),
       keyframeIntervalMs: this.opts.keyframeIntervalMs,
       degradationPreference: this.opts.degradationPreference, // src/adapt (issue 10 item 1)
+      temporalLayers: this.opts.temporalLayers,
       onFrame: (f) => {
         sender.sendFrame(f);
       },

@@ -46,8 +46,23 @@ export class CodecError extends Error {
   }
 }
 
-/** Encoder configuration for a codec (realtime, Annex B for H.264). */
-export function encoderConfig(codec: CodecName, width: number, height: number, bitrateBps: number, fps: number): VideoEncoderConfig {
+/**
+ * Temporal layers the camera encoder asks for by default (scalabilityMode
+ * L1T2 where `VideoEncoder.isConfigSupported` says yes, else one layer).
+ */
+export const DEFAULT_TEMPORAL_LAYERS = 2;
+
+/** W3C WebRTC-SVC scalabilityMode for `layers` temporal layers of one spatial layer: 'L1T1' | 'L1T2' | 'L1T3'. */
+export function scalabilityModeFor(layers: number): string {
+  return `L1T${layers}`;
+}
+
+/**
+ * Encoder configuration for a codec (realtime, Annex B for H.264).
+ * `temporalLayers` > 1 sets scalabilityMode L1T2/L1T3 (check support with
+ * {@link pickTemporalLayers}); 1 keeps the codec's default (L1T1 for VP9/AV1).
+ */
+export function encoderConfig(codec: CodecName, width: number, height: number, bitrateBps: number, fps: number, temporalLayers = 1): VideoEncoderConfig {
   const cfg: VideoEncoderConfig = {
     codec: codecString(codec, width, height),
     width,
@@ -57,8 +72,76 @@ export function encoderConfig(codec: CodecName, width: number, height: number, b
     latencyMode: 'realtime',
   };
   if (codec === 'h264') (cfg as VideoEncoderConfig & { avc: { format: 'annexb' } }).avc = { format: 'annexb' };
-  if (codec === 'vp9' || codec === 'av1') (cfg as VideoEncoderConfig & { scalabilityMode: string }).scalabilityMode = 'L1T1';
+  if (temporalLayers > 1) (cfg as VideoEncoderConfig & { scalabilityMode: string }).scalabilityMode = scalabilityModeFor(temporalLayers);
+  else if (codec === 'vp9' || codec === 'av1') (cfg as VideoEncoderConfig & { scalabilityMode: string }).scalabilityMode = 'L1T1';
   return cfg;
+}
+
+/**
+ * The most temporal layers, at most `wanted` (1..3), that the browser's
+ * encoder accepts for `cfg` (`VideoEncoder.isConfigSupported` with
+ * scalabilityMode L1T3, then L1T2); 1 when none is (or the check throws).
+ * Debian's Chromium 14x here: H.264 (OpenH264) and VP8/VP9 (libvpx) accept
+ * L1T2 and L1T3 (see README "Temporal layers").
+ */
+export async function pickTemporalLayers(cfg: VideoEncoderConfig, wanted: number): Promise<number> {
+  for (let n = Math.min(3, Math.floor(wanted)); n > 1; n--) {
+    try {
+      const sup = await VideoEncoder.isConfigSupported({ ...cfg, scalabilityMode: scalabilityModeFor(n) } as VideoEncoderConfig);
+      if (sup.supported) return n;
+    } catch {
+      // An unknown mode may throw instead of answering: try fewer layers.
+    }
+  }
+  return 1;
+}
+
+/**
+ * Turns the encoder's per-frame temporal layer ids
+ * (`EncodedVideoChunkMetadata.svc.temporalLayerId`) into the frame each frame
+ * references, under the dependency rule of WebRTC's L1T2/L1T3 structures
+ * (libwebrtc modules/video_coding/svc/scalability_structure_l1t2.cc / _l1t3.cc;
+ * Chromium's libvpx and OpenH264 temporal patterns follow it): a base-layer
+ * frame references the previous base-layer frame, a frame of layer t > 0 the
+ * most recent frame of a lower layer. A key frame resets the tracking.
+ * Pure; frameIds as the encoder numbers them (+1 per encoded frame).
+ */
+export class TemporalRefTracker {
+  /** frameId of the last frame per layer since the last key frame (undefined = none yet). */
+  private readonly last: (number | undefined)[] = [];
+
+  /**
+   * @returns `refDistance` (frames back to the referenced frame, >= 1) for a
+   *   delta frame, undefined for a key frame; 1 (the previous frame, the
+   *   conservative chain) when the layer id is missing or nothing lower was seen.
+   */
+  onFrame(frameId: number, keyFrame: boolean, layer: number | undefined): number | undefined {
+    if (keyFrame) {
+      this.last.length = 0;
+      this.last[0] = frameId;
+      return undefined;
+    }
+    if (layer === undefined || !Number.isInteger(layer) || layer < 0 || layer > 7) {
+      // Unknown structure: depend on the previous frame and restart the tracking from here.
+      this.last.length = 0;
+      this.last[0] = frameId;
+      return 1;
+    }
+    let ref: number | undefined;
+    if (layer === 0) ref = this.last[0];
+    else {
+      for (let l = 0; l < layer; l++) {
+        const v = this.last[l];
+        if (v !== undefined && (ref === undefined || ((frameId - v) >>> 0) < ((frameId - ref) >>> 0))) ref = v;
+      }
+    }
+    this.last[layer] = frameId;
+    // Higher-layer frames seen so far are older than this one: no later frame's most recent lower-layer frame.
+    for (let l = layer + 1; l < this.last.length; l++) this.last[l] = undefined;
+    if (ref === undefined) return 1;
+    const d = (frameId - ref) >>> 0;
+    return d >= 1 && d <= 64 ? d : 1;
+  }
 }
 
 /**
@@ -128,6 +211,15 @@ export interface CameraEncoderOptions {
   /** Force a key frame at least this often (ms); default: only when asked. */
   keyframeIntervalMs?: number;
   /**
+   * Temporal layers (1..3; default {@link DEFAULT_TEMPORAL_LAYERS}): 2 asks
+   * the encoder for scalabilityMode L1T2, 3 for L1T3, each only when
+   * `VideoEncoder.isConfigSupported` accepts it (else fewer, down to 1 = no
+   * layering, the behaviour before). With layers, a lost upper-layer frame
+   * needs no key frame (the receiver skips it) and the sender can give the
+   * base layer the better path and drop upper-layer frames first.
+   */
+  temporalLayers?: number;
+  /**
    * What to give up when the bitrate or the encoder cannot keep up (W3C
    * `RTCRtpSendParameters.degradationPreference`; default 'maintain-framerate'
    * as libwebrtc for camera video, see DEFAULT_DEGRADATION_PREFERENCE):
@@ -171,6 +263,10 @@ export interface CameraEncoderStats {
   framesDroppedByPushback: number;
   /** Encode time / frame interval (fraction; overuse_frame_detector.cc), undefined until measured. */
   encodeUsage: number | undefined;
+  /** Temporal layers in use (1 = none; 2 = L1T2, 3 = L1T3), after the support check. */
+  temporalLayers: number;
+  /** Encoded frames per temporal layer id (index = layer). */
+  framesPerLayer: number[];
 }
 
 /**
@@ -184,6 +280,7 @@ export class CameraEncoder {
   private forceKey = true;
   private lastKeyUs = -Infinity;
   private frameId = 0;
+  private readonly refs = new TemporalRefTracker();
   private cfg: VideoEncoderConfig | undefined;
   private readonly captureTimes = new Map<number, number>();
   private readonly s: CameraEncoderStats;
@@ -203,6 +300,8 @@ export class CameraEncoder {
     private readonly track: MediaStreamTrack,
     private readonly opts: CameraEncoderOptions,
   ) {
+    const tl = opts.temporalLayers;
+    if (tl !== undefined && !(Number.isInteger(tl) && tl >= 1 && tl <= 3)) throw new RangeError(`CameraEncoder: temporalLayers must be 1, 2 or 3, got ${String(tl)}`);
     const st = track.getSettings();
     this.camera = { width: (st.width ?? 640) & ~1, height: (st.height ?? 480) & ~1, fps: st.frameRate ?? 30 };
     this.targetBps = opts.bitrateBps;
@@ -226,6 +325,8 @@ export class CameraEncoder {
       framesDroppedByFpsCap: 0,
       framesDroppedByPushback: 0,
       encodeUsage: undefined,
+      temporalLayers: 1,
+      framesPerLayer: [],
     };
   }
 
@@ -239,7 +340,7 @@ export class CameraEncoder {
   }
 
   /**
-   * Start reading and encoding.
+   * Start reading and encoding (with temporal layers when asked for and supported).
    * @throws CodecError when the track is not video or the codec is unusable.
    */
   async start(): Promise<void> {
@@ -249,8 +350,15 @@ export class CameraEncoder {
     if (!Processor) throw new CodecError('no-webcodecs', 'MediaStreamTrackProcessor is not available');
     this.cfg = await probeCodec(this.opts.codec, this.camera.width, this.camera.height);
     this.cfg = encoderConfig(this.opts.codec, this.camera.width, this.camera.height, this.s.bitrateBps, this.camera.fps);
+    const wanted = this.opts.temporalLayers ?? DEFAULT_TEMPORAL_LAYERS;
+    if (wanted > 1) {
+      this.s.temporalLayers = await pickTemporalLayers(this.cfg, wanted);
+      if (this.s.temporalLayers > 1) {
+        this.cfg = encoderConfig(this.opts.codec, this.camera.width, this.camera.height, this.s.bitrateBps, this.camera.fps, this.s.temporalLayers);
+      }
+    }
     this.encoder = new VideoEncoder({
-      output: (chunk) => this.onChunk(chunk),
+      output: (chunk, meta) => this.onChunk(chunk, meta),
       error: (e) => this.opts.onError?.(e instanceof Error ? e : new Error(String(e))),
     });
     this.encoder.configure(this.cfg);
@@ -371,7 +479,7 @@ export class CameraEncoder {
     }
   }
 
-  private onChunk(chunk: EncodedVideoChunk): void {
+  private onChunk(chunk: EncodedVideoChunk, meta?: EncodedVideoChunkMetadata): void {
     const data = new Uint8Array(chunk.byteLength);
     chunk.copyTo(data);
     const nowUs = this.opts.clock.nowUs();
@@ -388,14 +496,18 @@ export class CameraEncoder {
     this.s.framesEncoded++;
     if (chunk.type === 'key') this.s.keyFrames++;
     this.frameId = (this.frameId + 1) >>> 0;
-    this.opts.onFrame({
-      streamId: this.opts.streamId ?? 0,
-      frameId: this.frameId,
-      keyFrame: chunk.type === 'key',
-      captureUs,
-      data,
-      codec: this.opts.codec,
-    });
+    const keyFrame = chunk.type === 'key';
+    const frame: EncodedFrameInput = { streamId: this.opts.streamId ?? 0, frameId: this.frameId, keyFrame, captureUs, data, codec: this.opts.codec };
+    if (this.s.temporalLayers > 1) {
+      const layer = (meta as { svc?: { temporalLayerId?: number } } | undefined)?.svc?.temporalLayerId;
+      const refDistance = this.refs.onFrame(this.frameId, keyFrame, layer);
+      if (layer !== undefined && layer >= 0 && layer <= 7) {
+        frame.temporalLayer = layer;
+        this.s.framesPerLayer[layer] = (this.s.framesPerLayer[layer] ?? 0) + 1;
+      }
+      if (refDistance !== undefined) frame.refDistance = refDistance;
+    }
+    this.opts.onFrame(frame);
   }
 
   /** The next encoded frame will be a key frame. */
@@ -425,7 +537,7 @@ export class CameraEncoder {
   stats(): CameraEncoderStats {
     const now = this.opts.clock.nowUs();
     const recent = this.outTimes.filter((t) => t > now - 1_000_000).length;
-    return { ...this.s, frameRate: recent };
+    return { ...this.s, frameRate: recent, framesPerLayer: this.s.framesPerLayer.slice() };
   }
 
   stop(): void {
