@@ -1,6 +1,6 @@
 /**
  * `npm run bench -- --scenario FILE.json|NAME [--compare LIST] [--fec LIST] [--streams 1-3]
- *                   [--seeds N] [--duration S] [--variants N] [--half tune|check] [--degradation PREF] [--datachannel sctp|ideal] [--jobs N] [--out DIR]`
+ *                   [--seeds N] [--duration S] [--variants N] [--half tune|check] [--degradation PREF] [--datachannel sctp|ideal] [--temporal-layers 1-3] [--converge K=V,...] [--jobs N] [--out DIR]`
  *
  * Runs the simulator (sim/simulator.ts) for every scenario variant x
  * configuration x FEC policy x seed and writes:
@@ -23,6 +23,9 @@
  * single:0 and single:1 by default. `--duration S` caps every run at S
  * simulated seconds (shorter iterations). `--degradation PREF` sets the
  * encoder model's degradation preference (src/adapt; default its default).
+ * `--temporal-layers 1|2|3` sets the encoder model's temporal layers (default
+ * the library's, DEFAULT_TEMPORAL_LAYERS; 1 = none). `--converge K=V,...`
+ * overrides ConvergeConfig fields (e.g. `baseLayerFastPath=false`).
  * `--datachannel sctp|ideal` picks the datachannel model (sim/simulator.ts
  * SimOptions.datachannel; default ideal).
  * Default DIR: out/bench/<scenario>. Runs in parallel worker threads (`--jobs`,
@@ -34,7 +37,8 @@ import { basename, resolve } from 'node:path';
 import { Worker } from 'node:worker_threads';
 import type { DegradationPreference } from '../src/adapt/index.js';
 import type { FecPolicyName } from '../src/fec/types.js';
-import type { SchedulerName } from '../src/sched/types.js';
+import { DEFAULT_CONVERGE_CONFIG } from '../src/sched/converge.js';
+import type { ConvergeConfig, SchedulerName } from '../src/sched/types.js';
 import { renderHtml, renderSummary, type BenchEntry } from './bench-report.js';
 import { REPO_ROOT, type SuiteHalf, resolveScenario } from './scenarios.js';
 import type { SimOptions, SimResult } from './simulator.js';
@@ -71,6 +75,8 @@ interface Args {
   half?: SuiteHalf;
   degradation?: DegradationPreference;
   datachannel?: 'sctp' | 'ideal';
+  temporalLayers?: number;
+  converge?: Partial<ConvergeConfig>;
   jobs: number;
   out?: string;
 }
@@ -84,7 +90,7 @@ function parseArgs(argv: string[]): Args {
     return v;
   };
   const scenario = get('scenario');
-  if (!scenario) throw new Error('usage: npm run bench -- --scenario FILE.json|NAME [--compare LIST] [--fec LIST] [--streams 1-3] [--seeds N] [--duration S] [--variants N] [--half tune|check] [--degradation PREF] [--datachannel sctp|ideal] [--jobs N] [--out DIR]');
+  if (!scenario) throw new Error('usage: npm run bench -- --scenario FILE.json|NAME [--compare LIST] [--fec LIST] [--streams 1-3] [--seeds N] [--duration S] [--variants N] [--half tune|check] [--degradation PREF] [--datachannel sctp|ideal] [--temporal-layers 1-3] [--converge K=V,...] [--jobs N] [--out DIR]');
   const isSweep = scenario === 'loss-sweep';
   const defaultCompare = isSweep ? 'converge' : scenario === 'cellular' ? 'converge,single:0,single:1' : ALL_CONFIGS.join(',');
   const compare = (get('compare') ?? defaultCompare).split(',').filter(Boolean);
@@ -106,6 +112,19 @@ function parseArgs(argv: string[]): Args {
   }
   const datachannel = get('datachannel');
   if (datachannel !== undefined && datachannel !== 'sctp' && datachannel !== 'ideal') throw new Error(`--datachannel must be sctp or ideal, got ${datachannel}`);
+  const tlArg = get('temporal-layers');
+  if (tlArg !== undefined && !['1', '2', '3'].includes(tlArg)) throw new Error(`--temporal-layers must be 1, 2 or 3, got ${tlArg}`);
+  // --converge key=value,...: ConvergeConfig overrides (numbers or true/false), for experiments.
+  let converge: Partial<ConvergeConfig> | undefined;
+  const cv = get('converge');
+  if (cv !== undefined) {
+    converge = {};
+    for (const kv of cv.split(',').filter(Boolean)) {
+      const [k, v] = kv.split('=');
+      if (!(k in DEFAULT_CONVERGE_CONFIG) || v === undefined) throw new Error(`--converge: unknown or valueless entry "${kv}" (keys: ${Object.keys(DEFAULT_CONVERGE_CONFIG).join(', ')})`);
+      (converge as Record<string, unknown>)[k] = v === 'true' ? true : v === 'false' ? false : Number(v);
+    }
+  }
   const dur = get('duration');
   if (dur !== undefined && !(Number(dur) > 0)) throw new Error(`--duration must be > 0 s, got ${dur}`);
   return {
@@ -119,6 +138,8 @@ function parseArgs(argv: string[]): Args {
     half,
     degradation: degradation as DegradationPreference | undefined,
     datachannel,
+    temporalLayers: tlArg === undefined ? undefined : Number(tlArg),
+    converge,
     jobs: int('jobs', availableParallelism(), 1, 64),
     out: get('out'),
   };
@@ -196,7 +217,10 @@ async function main(): Promise<void> {
             durationS: a.duration,
             streams: a.streams,
             qoeFeedback: c.qoeFeedback,
-            ...(a.degradation ? { encoder: { degradationPreference: a.degradation } } : {}),
+            ...(a.degradation || a.temporalLayers
+              ? { encoder: { ...(a.degradation ? { degradationPreference: a.degradation } : {}), ...(a.temporalLayers ? { temporalLayers: a.temporalLayers } : {}) } }
+              : {}),
+            ...(a.converge ? { converge: a.converge } : {}),
             ...(a.datachannel ? { datachannel: a.datachannel } : {}),
             label,
           });

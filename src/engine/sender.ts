@@ -478,6 +478,7 @@ export class SenderEngine {
         this.c.stalePacketsPurged += p.pacer.purge((it) => !it.probe && it.packet.streamId === sid && it.packet.frameId !== frame.frameId);
       }
     }
+    const layer = frame.temporalLayer;
     const packets: OutgoingPacket[] = frags.map((f) => ({
       streamId: this.streamId,
       flowSeq: f.flowSeq,
@@ -486,6 +487,8 @@ export class SenderEngine {
       nalClass: f.nalClass,
       sizeBytes: f.sizeBytes,
       body: f.body,
+      // Temporal layers: the scheduler gives the base layer the better path (ConvergeConfig.baseLayerFastPath).
+      ...(layer !== undefined ? { temporalLayer: layer } : {}),
     }));
     const states = this.pathStates();
     const media = this.scheduler.schedule(packets, states, now);

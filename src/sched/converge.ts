@@ -113,7 +113,11 @@ export const DEFAULT_CONVERGE_CONFIG: Readonly<ConvergeConfig> = Object.freeze({
   reenableMinFcdMs: 33,
   deadlineSlackMs: 0,
   deadlineEwmaGain: 0.05,
+  baseLayerFastPath: true,
 });
+
+/** Bound of a path's base-layer debt, in typical frame batches. */
+const MAX_LAYER_DEBT_BATCHES = 4;
 
 /** Recent feedback seqs remembered for deduplication. */
 const DEDUP_WINDOW = 64;
@@ -176,6 +180,8 @@ export class ConvergeScheduler implements Scheduler {
   private readonly queued = new Float64Array(MAX_PATHS);
   /** EWMA of (packets kept by the deadline) / (Eq. 1+2 target) per path; 1 = never cut. */
   private readonly keptFrac = new Float64Array(MAX_PATHS).fill(1);
+  /** Packets of its Eq. 1 share a path gave to the fast path for base-layer frames, owed back by upper-layer frames. */
+  private readonly layerDebt = new Float64Array(MAX_PATHS);
   /** Last time (µs) a batch gave the path packets (media or priority). */
   private readonly lastUsedUs = new Float64Array(MAX_PATHS).fill(-Infinity);
   private readonly cred = new Float64Array(MAX_PATHS);
@@ -196,6 +202,7 @@ export class ConvergeScheduler implements Scheduler {
     forcedEnables: 0,
     invalidPathStates: 0,
     deadlineMovedPackets: 0,
+    baseLayerMovedPackets: 0,
   };
 
   /**
@@ -223,6 +230,7 @@ export class ConvergeScheduler implements Scheduler {
     check('reenableMaxLossRate', fin(c.reenableMaxLossRate) && c.reenableMaxLossRate >= 0 && c.reenableMaxLossRate <= 1, 'in [0, 1]');
     check('deadlineSlackMs', fin(c.deadlineSlackMs) && (c.deadlineSlackMs >= 0 || c.deadlineSlackMs === -1), 'finite >= 0, or -1 (off)');
     check('deadlineEwmaGain', fin(c.deadlineEwmaGain) && c.deadlineEwmaGain > 0 && c.deadlineEwmaGain <= 1, 'in (0, 1]');
+    if (typeof c.baseLayerFastPath !== 'boolean') throw SchedError.invalidConfig('baseLayerFastPath', c.baseLayerFastPath as unknown as number, 'a boolean');
     this.config = Object.freeze(c);
   }
 
@@ -347,11 +355,13 @@ export class ConvergeScheduler implements Scheduler {
     const cnt = this.prioCount;
     cnt.fill(0);
     let maxBytes = 0;
+    let layer: number | undefined;
     for (let k = 0; k < N; k++) {
       const pkt = packets[k];
       const p = effectivePriority(pkt);
       prio[k] = p;
       cnt[p]++;
+      if (p === Priority.Media && layer === undefined && pkt.temporalLayer !== undefined && !pkt.isRetransmission) layer = pkt.temporalLayer;
       const b = packetBytes(pkt);
       if (b > maxBytes) maxBytes = b;
     }
@@ -387,7 +397,8 @@ export class ConvergeScheduler implements Scheduler {
 
     this.splitEq1(N);
     this.applyAlpha(N);
-    if (queueAware) this.applyDeadline(N, kBits, cnt[Priority.Media] > 0);
+    const baseMoved = this.applyLayer(layer, ref);
+    if (queueAware) this.applyDeadline(N, kBits, cnt[Priority.Media] > 0 && !baseMoved);
 
     // Table 2 priority packets: fast path first, then overflow by cpt.
     const used = this.used;
@@ -664,6 +675,42 @@ export class ConvergeScheduler implements Scheduler {
   }
 
   /**
+   * {@link ConvergeConfig.baseLayerFastPath}: a base-layer frame's packets all
+   * go to the fast path (each other path's target becomes its debt); an
+   * upper-layer frame gives each other path up to its debt from the fast
+   * path's target. Returns true when it moved a base-layer frame (the
+   * deadline's encoder-rate EWMA then skips the batch: the other paths' share
+   * was deferred, not refused).
+   */
+  private applyLayer(layer: number | undefined, ref: number): boolean {
+    const e = this.eCount;
+    if (!this.config.baseLayerFastPath || layer === undefined || e < 2) return false;
+    const { order, target, layerDebt } = this;
+    const fast = order[0];
+    const cap = MAX_LAYER_DEBT_BATCHES * Math.max(1, ref);
+    let moved = 0;
+    for (let o = 1; o < e; o++) {
+      const j = order[o];
+      if (layer === 0) {
+        if (target[j] === 0) continue;
+        layerDebt[j] = Math.min(cap, layerDebt[j] + target[j]);
+        moved += target[j];
+        target[j] = 0;
+      } else {
+        const give = Math.min(Math.floor(layerDebt[j] + EPS), target[fast]);
+        if (give <= 0) continue;
+        target[j] += give;
+        target[fast] -= give;
+        layerDebt[j] -= give;
+      }
+    }
+    if (moved === 0) return false;
+    target[fast] += moved;
+    this.counters.baseLayerMovedPackets += moved;
+    return true;
+  }
+
+  /**
    * Best-path floor (our extension of Converge §4.1; issue 10 "the best path
    * is the floor"). The frame's deadline D = cpt of the fast path for the
    * WHOLE batch (its queue + N packets at its delivery rate + SRTT/2: what
@@ -804,6 +851,7 @@ export class ConvergeScheduler implements Scheduler {
     this.probedSinceDisable[i] = 0;
     this.lastProbeUs[i] = -Infinity;
     this.carry[i] = 0;
+    this.layerDebt[i] = 0;
     this.counters.pathsDisabled++;
   }
 
@@ -812,6 +860,7 @@ export class ConvergeScheduler implements Scheduler {
     this.alphaShare[i] = 0;
     this.pendingAlpha[i] = 0;
     this.carry[i] = 0;
+    this.layerDebt[i] = 0;
     this.streak[i] = 0;
     this.counters.pathsEnabled++;
   }

@@ -1,5 +1,6 @@
 import { describe, expect, it } from 'vitest';
-import { TemporalRefTracker, encoderConfig, scalabilityModeFor } from '../../../src/codec/webcodecs.js';
+import { TemporalRefTracker } from '../../../src/codec/temporal-layers.js';
+import { encoderConfig, scalabilityModeFor } from '../../../src/codec/webcodecs.js';
 
 /** Reference distances the tracker gives for a run of (key, layer) frames numbered from 1. */
 function refs(frames: Array<[boolean, number | undefined]>): (number | undefined)[] {

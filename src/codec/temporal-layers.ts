@@ -1,0 +1,59 @@
+/**
+ * Temporal-layer reference tracking (pure, no browser API): shared by the
+ * WebCodecs camera encoder (src/codec/webcodecs.ts) and the simulator's
+ * encoder model (sim/encoder-model.ts).
+ */
+
+/**
+ * Temporal layers the camera encoder asks for by default (scalabilityMode
+ * L1T2 where `VideoEncoder.isConfigSupported` accepts it, else one layer).
+ */
+export const DEFAULT_TEMPORAL_LAYERS = 2;
+
+/**
+ * Turns the encoder's per-frame temporal layer ids
+ * (`EncodedVideoChunkMetadata.svc.temporalLayerId`) into the frame each frame
+ * references, under the dependency rule of WebRTC's L1T2/L1T3 structures
+ * (libwebrtc modules/video_coding/svc/scalability_structure_l1t2.cc / _l1t3.cc;
+ * Chromium's libvpx and OpenH264 temporal patterns follow it): a base-layer
+ * frame references the previous base-layer frame, a frame of layer t > 0 the
+ * most recent frame of a lower layer. A key frame resets the tracking.
+ * Pure; frameIds as the encoder numbers them (+1 per encoded frame).
+ */
+export class TemporalRefTracker {
+  /** frameId of the last frame per layer since the last key frame (undefined = none yet). */
+  private readonly last: (number | undefined)[] = [];
+
+  /**
+   * @returns `refDistance` (frames back to the referenced frame, >= 1) for a
+   *   delta frame, undefined for a key frame; 1 (the previous frame, the
+   *   conservative chain) when the layer id is missing or nothing lower was seen.
+   */
+  onFrame(frameId: number, keyFrame: boolean, layer: number | undefined): number | undefined {
+    if (keyFrame) {
+      this.last.length = 0;
+      this.last[0] = frameId;
+      return undefined;
+    }
+    if (layer === undefined || !Number.isInteger(layer) || layer < 0 || layer > 7) {
+      // Unknown structure: depend on the previous frame and restart the tracking from here.
+      this.last.length = 0;
+      this.last[0] = frameId;
+      return 1;
+    }
+    let ref: number | undefined;
+    if (layer === 0) ref = this.last[0];
+    else {
+      for (let l = 0; l < layer; l++) {
+        const v = this.last[l];
+        if (v !== undefined && (ref === undefined || ((frameId - v) >>> 0) < ((frameId - ref) >>> 0))) ref = v;
+      }
+    }
+    this.last[layer] = frameId;
+    // Higher-layer frames seen so far are older than this one: no later frame's most recent lower-layer frame.
+    for (let l = layer + 1; l < this.last.length; l++) this.last[l] = undefined;
+    if (ref === undefined) return 1;
+    const d = (frameId - ref) >>> 0;
+    return d >= 1 && d <= 64 ? d : 1;
+  }
+}
