@@ -1,6 +1,6 @@
 /**
  * `npm run bench -- --scenario FILE.json|NAME [--compare LIST] [--fec LIST] [--streams 1-3]
- *                   [--seeds N] [--duration S] [--variants N] [--half tune|check] [--degradation PREF] [--datachannel sctp|ideal] [--temporal-layers 1-3] [--converge K=V,...] [--jobs N] [--out DIR]`
+ *                   [--seeds N] [--duration S] [--variants N] [--half tune|check] [--degradation PREF] [--datachannel sctp|ideal] [--temporal-layers 1-3] [--converge K=V,...] [--sender K=V,...] [--jobs N] [--out DIR]`
  *
  * Runs the simulator (sim/simulator.ts) for every scenario variant x
  * configuration x FEC policy x seed and writes:
@@ -25,7 +25,8 @@
  * encoder model's degradation preference (src/adapt; default its default).
  * `--temporal-layers 1|2|3` sets the encoder model's temporal layers (default
  * the library's, DEFAULT_TEMPORAL_LAYERS; 1 = none). `--converge K=V,...`
- * overrides ConvergeConfig fields (e.g. `baseLayerFastPath=false`).
+ * overrides ConvergeConfig fields (e.g. `baseLayerFastPath=false`),
+ * `--sender K=V,...` SenderEngine frame-dropping fields (e.g. `upperLayerDropFactor=0.5`).
  * `--datachannel sctp|ideal` picks the datachannel model (sim/simulator.ts
  * SimOptions.datachannel; default ideal).
  * Default DIR: out/bench/<scenario>. Runs in parallel worker threads (`--jobs`,
@@ -77,6 +78,7 @@ interface Args {
   datachannel?: 'sctp' | 'ideal';
   temporalLayers?: number;
   converge?: Partial<ConvergeConfig>;
+  sender?: SimOptions['sender'];
   jobs: number;
   out?: string;
 }
@@ -90,7 +92,7 @@ function parseArgs(argv: string[]): Args {
     return v;
   };
   const scenario = get('scenario');
-  if (!scenario) throw new Error('usage: npm run bench -- --scenario FILE.json|NAME [--compare LIST] [--fec LIST] [--streams 1-3] [--seeds N] [--duration S] [--variants N] [--half tune|check] [--degradation PREF] [--datachannel sctp|ideal] [--temporal-layers 1-3] [--converge K=V,...] [--jobs N] [--out DIR]');
+  if (!scenario) throw new Error('usage: npm run bench -- --scenario FILE.json|NAME [--compare LIST] [--fec LIST] [--streams 1-3] [--seeds N] [--duration S] [--variants N] [--half tune|check] [--degradation PREF] [--datachannel sctp|ideal] [--temporal-layers 1-3] [--converge K=V,...] [--sender K=V,...] [--jobs N] [--out DIR]');
   const isSweep = scenario === 'loss-sweep';
   const defaultCompare = isSweep ? 'converge' : scenario === 'cellular' ? 'converge,single:0,single:1' : ALL_CONFIGS.join(',');
   const compare = (get('compare') ?? defaultCompare).split(',').filter(Boolean);
@@ -125,6 +127,18 @@ function parseArgs(argv: string[]): Args {
       (converge as Record<string, unknown>)[k] = v === 'true' ? true : v === 'false' ? false : Number(v);
     }
   }
+  // --sender key=value,...: SenderEngine overrides (numbers or true/false), for experiments.
+  let sender: SimOptions['sender'];
+  const sv = get('sender');
+  if (sv !== undefined) {
+    sender = {};
+    const keys = ['dropQueueFrames', 'maxConsecutiveDrops', 'upperLayerDropFactor', 'cwndPushback'];
+    for (const kv of sv.split(',').filter(Boolean)) {
+      const [k, v] = kv.split('=');
+      if (!keys.includes(k) || v === undefined) throw new Error(`--sender: unknown or valueless entry "${kv}" (keys: ${keys.join(', ')})`);
+      (sender as Record<string, unknown>)[k] = v === 'true' ? true : v === 'false' ? false : Number(v);
+    }
+  }
   const dur = get('duration');
   if (dur !== undefined && !(Number(dur) > 0)) throw new Error(`--duration must be > 0 s, got ${dur}`);
   return {
@@ -140,6 +154,7 @@ function parseArgs(argv: string[]): Args {
     datachannel,
     temporalLayers: tlArg === undefined ? undefined : Number(tlArg),
     converge,
+    sender,
     jobs: int('jobs', availableParallelism(), 1, 64),
     out: get('out'),
   };
@@ -221,6 +236,7 @@ async function main(): Promise<void> {
               ? { encoder: { ...(a.degradation ? { degradationPreference: a.degradation } : {}), ...(a.temporalLayers ? { temporalLayers: a.temporalLayers } : {}) } }
               : {}),
             ...(a.converge ? { converge: a.converge } : {}),
+            ...(a.sender ? { sender: a.sender } : {}),
             ...(a.datachannel ? { datachannel: a.datachannel } : {}),
             label,
           });

@@ -74,7 +74,8 @@
  * | VP9 (libvpx) | 4 116 | 4 717 / 3 465 | 7 510 / 3 047 / 2 298 |
  * | AV1 (libaom) | 3 814 | 4 660 / 3 500 | 7 846 / 4 779 / 3 430 |
  *
- * H.264 factors used: L1T2 1.19 / 0.81, L1T3 1.56 / 1.14 / 0.65. The rate
+ * H.264 factors used: L1T2 1.19 / 0.81, L1T3 1.56 / 1.14 / 0.65 (not applied
+ * to a replayed log, whose sizes stay as recorded). The rate
  * controller kept the mean rate (L1T2 3 685 vs L1T1 3 756 bytes per frame);
  * the quality cost of the layered prediction (longer reference distance) is
  * not modelled.
@@ -89,10 +90,8 @@ import type { Rng } from '../src/core/rng.js';
 import type { DegradationPreference } from '../src/adapt/ladder.js';
 import { MIN_ENCODER_BITRATE_BPS } from '../src/adapt/ladder.js';
 import { FrameRateLimiter, VideoAdapter, type AdaptationDecision, type VideoAdapterOptions } from '../src/adapt/video-adapter.js';
-import { DEFAULT_TEMPORAL_LAYERS, TemporalRefTracker } from '../src/codec/temporal-layers.js';
+import { DEFAULT_TEMPORAL_LAYERS, TemporalRefTracker, temporalPatternLayer } from '../src/codec/temporal-layers.js';
 
-/** Temporal layer id per frame of the L1T2 / L1T3 patterns (restarting at each key frame). */
-const LAYER_PATTERNS: Record<number, number[]> = { 2: [0, 1], 3: [0, 2, 1, 2] };
 /** Delta-frame budget factor per layer id (mean 1 over the pattern; H.264 calibration, see the module comment). */
 const LAYER_SIZE_FACTORS: Record<number, number[]> = { 2: [1.19, 0.81], 3: [1.56, 1.14, 0.65] };
 
@@ -336,6 +335,13 @@ export class EncoderModel {
     return this.keyPending;
   }
 
+  /** With temporal layers: the layer id the next encoded frame gets (undefined without layers). */
+  get nextTemporalLayer(): number | undefined {
+    const n = this.o.temporalLayers;
+    if (n <= 1) return undefined;
+    return this.keyPending ? 0 : temporalPatternLayer(n, this.layerIndex);
+  }
+
   requestKeyframe(): void {
     this.keyPending = true;
   }
@@ -422,10 +428,11 @@ export class EncoderModel {
     this.frameCount++;
     const n = this.o.temporalLayers;
     if (keyFrame) this.layerIndex = 0;
-    const layer = n > 1 ? LAYER_PATTERNS[n][this.layerIndex % LAYER_PATTERNS[n].length] : 0;
+    const layer = n > 1 ? temporalPatternLayer(n, this.layerIndex) : 0;
     this.layerIndex++;
     const factor = n > 1 && !keyFrame ? LAYER_SIZE_FACTORS[n][layer] : 1;
-    const size = this.log ? this.replayFrame(keyFrame) * factor : this.modelFrame(keyFrame, factor);
+    // A replayed log keeps its recorded sizes (layers only tag the frames); the model scales its budget per layer.
+    const size = this.log ? this.replayFrame(keyFrame) : this.modelFrame(keyFrame, factor);
     const out: ModelFrame = { keyFrame, sizeBytes: Math.max(this.o.minFrameBytes, Math.round(size)) };
     if (n > 1) {
       this.modelFrameId++;

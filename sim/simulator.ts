@@ -43,7 +43,7 @@ import type { PathId } from '../src/core/types.js';
 import { Endpoint } from '../src/engine/endpoint.js';
 import { ReceiverEngine } from '../src/engine/receiver.js';
 import type { DecodableFrame } from '../src/engine/receiver.js';
-import { SenderEngine } from '../src/engine/sender.js';
+import { SenderEngine, type SenderEngineConfig } from '../src/engine/sender.js';
 import type { PathSink, SenderStats } from '../src/engine/types.js';
 import type { FecPolicyName } from '../src/fec/types.js';
 import { createScheduler } from '../src/sched/factory.js';
@@ -106,6 +106,8 @@ export interface SimOptions {
   singlePathTargetFix?: boolean;
   /** Receiver RTT assumption (ms) passed as ReceiverEngine `defaultRttMs` (engine default 100); for experiments. */
   receiverDefaultRttMs?: number;
+  /** SenderEngine options over the simulator's (e.g. upperLayerDropFactor); for experiments. */
+  sender?: Partial<Pick<SenderEngineConfig, 'dropQueueFrames' | 'maxConsecutiveDrops' | 'upperLayerDropFactor' | 'cwndPushback'>>;
   /** Converge tuning for scheduler 'converge' (default DEFAULT_CONVERGE_CONFIG); for experiments. */
   converge?: Partial<ConvergeConfig>;
   /** Free-form label copied into the result (e.g. `converge-nofb`). */
@@ -322,6 +324,7 @@ export function simulate(opts: SimOptions): SimResult {
       startBitrateBps: opts.startBitrateBps,
       mtuBytes: opts.mtuBytes,
       streamId: s,
+      ...(opts.sender ?? {}),
     });
     const rev = new ReceiverEngine({ clock });
     const rx = new ReceiverEngine({ clock, ...(opts.receiverDefaultRttMs !== undefined ? { defaultRttMs: opts.receiverDefaultRttMs } : {}) });
@@ -447,7 +450,7 @@ export function simulate(opts: SimOptions): SimResult {
         c.cameraFrames++;
         c.nextFrameUs = c.s * 1000 + Math.round((c.cameraFrames * 1e6) / c.enc.fps);
         // Frame dropping before encoding when the path queues are too long (SenderEngine.shouldDropFrame).
-        if (c.sender.shouldDropFrame(c.enc.keyframePending)) continue;
+        if (c.sender.shouldDropFrame(c.enc.keyframePending, c.enc.nextTemporalLayer)) continue;
         const fr = c.enc.nextFrame(now);
         if (fr.dropped) continue;
         const id = c.frameIndex++;

@@ -10,6 +10,15 @@
  */
 export const DEFAULT_TEMPORAL_LAYERS = 2;
 
+/** Temporal layer id per frame of the L1T2 / L1T3 patterns (W3C WebRTC-SVC; frame 0 = the key frame). */
+export const TEMPORAL_PATTERNS: Readonly<Record<number, readonly number[]>> = Object.freeze({ 1: [0], 2: [0, 1], 3: [0, 2, 1, 2] });
+
+/** Layer id of the frame `slot` frames after a key frame in the pattern of `layers` temporal layers (1..3). */
+export function temporalPatternLayer(layers: number, slot: number): number {
+  const p = TEMPORAL_PATTERNS[layers] ?? TEMPORAL_PATTERNS[1];
+  return p[((slot % p.length) + p.length) % p.length];
+}
+
 /**
  * Turns the encoder's per-frame temporal layer ids
  * (`EncodedVideoChunkMetadata.svc.temporalLayerId`) into the frame each frame

@@ -14,7 +14,7 @@ import { MIN_ENCODER_BITRATE_BPS, type DegradationPreference } from '../adapt/la
 import { EncodeUsageMeter, FrameRateLimiter, VideoAdapter, type AdaptationDecision, type DegradationReason, type VideoAdapterOptions } from '../adapt/video-adapter.js';
 import type { CodecName } from '../core/types.js';
 import type { EncodedFrameInput } from '../wire/packetization.js';
-import { DEFAULT_TEMPORAL_LAYERS, TemporalRefTracker } from './temporal-layers.js';
+import { DEFAULT_TEMPORAL_LAYERS, TemporalRefTracker, temporalPatternLayer } from './temporal-layers.js';
 
 export { DEFAULT_TEMPORAL_LAYERS, TemporalRefTracker } from './temporal-layers.js';
 
@@ -153,10 +153,12 @@ export interface CameraEncoderOptions {
   /**
    * Asked for every camera frame that would be encoded, with whether it
    * would be a key frame: true drops it (no reference breaks, no key frame
-   * forced), e.g. `(key) => sender.shouldDropFrame(key)` when the path
-   * queues hold more than the frame budget (issue 10 item 2).
+   * forced), e.g. `(key, layer) => sender.shouldDropFrame(key, layer)` when the path
+   * queues hold more than the frame budget (issue 10 item 2). `temporalLayer`:
+   * with temporal layers, the layer the frame would be encoded in (the L1T2 /
+   * L1T3 pattern position since the last key frame), else undefined.
    */
-  dropBeforeEncode?: (keyFrame: boolean) => boolean;
+  dropBeforeEncode?: (keyFrame: boolean, temporalLayer?: number) => boolean;
   /** Force a key frame at least this often (ms); default: only when asked. */
   keyframeIntervalMs?: number;
   /**
@@ -230,6 +232,8 @@ export class CameraEncoder {
   private lastKeyUs = -Infinity;
   private frameId = 0;
   private readonly refs = new TemporalRefTracker();
+  /** Frames submitted since the last key frame submitted (the temporal pattern position of the next one). */
+  private layerSlot = 0;
   private cfg: VideoEncoderConfig | undefined;
   private readonly captureTimes = new Map<number, number>();
   private readonly s: CameraEncoderStats;
@@ -353,7 +357,9 @@ export class CameraEncoder {
       if (this.opts.dropBeforeEncode) {
         const iv = this.opts.keyframeIntervalMs;
         const wouldKey = this.forceKey || (iv !== undefined && iv > 0 && nowUs - this.lastKeyUs >= iv * 1000);
-        if (this.opts.dropBeforeEncode(wouldKey)) {
+        const n = this.s.temporalLayers;
+        const nextLayer = n > 1 ? (wouldKey ? 0 : temporalPatternLayer(n, this.layerSlot)) : undefined;
+        if (this.opts.dropBeforeEncode(wouldKey, nextLayer)) {
           // The path queues hold more than the frame budget: the frame would only be late.
           this.s.framesDroppedByPushback++;
           frame.close();
@@ -377,6 +383,7 @@ export class CameraEncoder {
       const keyFrame = this.forceKey || (interval !== undefined && interval > 0 && nowUs - this.lastKeyUs >= interval * 1000);
       this.forceKey = false;
       if (keyFrame) this.lastKeyUs = nowUs;
+      this.layerSlot = keyFrame ? 1 : this.layerSlot + 1;
       try {
         enc.encode(input, { keyFrame });
       } catch (e) {

@@ -49,6 +49,15 @@
  *    path is clearly better, Converge sends like that single path plus
  *    probes, and a recovered path gets packets again as soon as they would
  *    arrive in time. `deadlineSlackMs: -1` gives the paper's behaviour.
+ * 6c. Temporal layers (OUR EXTENSION, `baseLayerFastPath`; only for frames
+ *    whose packets carry `temporalLayer`): before 6b, a base-layer delta
+ *    frame goes whole to the fast path and each other path's target becomes
+ *    its debt (bounded to 4 typical batches); upper-layer frames pay the
+ *    debt back from the fast path's target, with `upperLayerSlackMs` more
+ *    deadline (they only need to arrive before the next base-layer frame).
+ *    The base layer, on which every later frame depends, then rides the
+ *    best path only; losses on the others cost upper-layer frames, which the
+ *    receiver skips without a key frame (src/feedback/frame-buffer.ts).
  * 7. Disabled paths: P_i = 0 caused by alpha (the path's adjusted expected
  *    share of a typical batch rounds to 0 packets) disables the path, unless it
  *    is the last enabled up path. A disabled up path gets at most one probe per
@@ -114,7 +123,13 @@ export const DEFAULT_CONVERGE_CONFIG: Readonly<ConvergeConfig> = Object.freeze({
   deadlineSlackMs: 0,
   deadlineEwmaGain: 0.05,
   baseLayerFastPath: true,
+  upperLayerSlackMs: 33,
 });
+
+/** True for an upper-layer (temporal layer > 0) frame batch. */
+function layerOf(layer: number | undefined): boolean {
+  return layer !== undefined && layer > 0;
+}
 
 /** Bound of a path's base-layer debt, in typical frame batches. */
 const MAX_LAYER_DEBT_BATCHES = 4;
@@ -182,6 +197,8 @@ export class ConvergeScheduler implements Scheduler {
   private readonly keptFrac = new Float64Array(MAX_PATHS).fill(1);
   /** Packets of its Eq. 1 share a path gave to the fast path for base-layer frames, owed back by upper-layer frames. */
   private readonly layerDebt = new Float64Array(MAX_PATHS);
+  /** Packets of debt paid back to the path in the current batch. */
+  private readonly layerPaid = new Float64Array(MAX_PATHS);
   /** Last time (µs) a batch gave the path packets (media or priority). */
   private readonly lastUsedUs = new Float64Array(MAX_PATHS).fill(-Infinity);
   private readonly cred = new Float64Array(MAX_PATHS);
@@ -230,6 +247,7 @@ export class ConvergeScheduler implements Scheduler {
     check('reenableMaxLossRate', fin(c.reenableMaxLossRate) && c.reenableMaxLossRate >= 0 && c.reenableMaxLossRate <= 1, 'in [0, 1]');
     check('deadlineSlackMs', fin(c.deadlineSlackMs) && (c.deadlineSlackMs >= 0 || c.deadlineSlackMs === -1), 'finite >= 0, or -1 (off)');
     check('deadlineEwmaGain', fin(c.deadlineEwmaGain) && c.deadlineEwmaGain > 0 && c.deadlineEwmaGain <= 1, 'in (0, 1]');
+    check('upperLayerSlackMs', fin(c.upperLayerSlackMs) && c.upperLayerSlackMs >= 0, 'finite >= 0');
     if (typeof c.baseLayerFastPath !== 'boolean') throw SchedError.invalidConfig('baseLayerFastPath', c.baseLayerFastPath as unknown as number, 'a boolean');
     this.config = Object.freeze(c);
   }
@@ -398,7 +416,7 @@ export class ConvergeScheduler implements Scheduler {
     this.splitEq1(N);
     this.applyAlpha(N);
     const baseMoved = this.applyLayer(layer, ref);
-    if (queueAware) this.applyDeadline(N, kBits, cnt[Priority.Media] > 0 && !baseMoved);
+    if (queueAware) this.applyDeadline(N, kBits, cnt[Priority.Media] > 0 && !baseMoved, layerOf(layer));
 
     // Table 2 priority packets: fast path first, then overflow by cpt.
     const used = this.used;
@@ -685,7 +703,8 @@ export class ConvergeScheduler implements Scheduler {
   private applyLayer(layer: number | undefined, ref: number): boolean {
     const e = this.eCount;
     if (!this.config.baseLayerFastPath || layer === undefined || e < 2) return false;
-    const { order, target, layerDebt } = this;
+    const { order, target, layerDebt, layerPaid } = this;
+    layerPaid.fill(0);
     const fast = order[0];
     const cap = MAX_LAYER_DEBT_BATCHES * Math.max(1, ref);
     let moved = 0;
@@ -702,6 +721,7 @@ export class ConvergeScheduler implements Scheduler {
         target[j] += give;
         target[fast] -= give;
         layerDebt[j] -= give;
+        layerPaid[j] = give;
       }
     }
     if (moved === 0) return false;
@@ -725,12 +745,12 @@ export class ConvergeScheduler implements Scheduler {
    * than the other paths' delay gap still use every path (Eq. 1).
    * `mediaBatch`: only frame batches update the encoder-rate EWMA.
    */
-  private applyDeadline(N: number, kBits: number, mediaBatch: boolean): void {
+  private applyDeadline(N: number, kBits: number, mediaBatch: boolean, upperLayer = false): void {
     const { order, target } = this;
     const e = this.eCount;
     if (e < 2 || kBits <= 0) return;
     const fast = order[0];
-    const deadlineMs = this.cpt[fast] + this.config.deadlineSlackMs;
+    const deadlineMs = this.cpt[fast] + this.config.deadlineSlackMs + (upperLayer ? this.config.upperLayerSlackMs : 0);
     const g = this.config.deadlineEwmaGain;
     for (let o = 1; o < e; o++) {
       const j = order[o];
@@ -746,8 +766,9 @@ export class ConvergeScheduler implements Scheduler {
         this.counters.deadlineMovedPackets += want - cap;
       }
       if (mediaBatch) {
-        // Fraction of the path's Eq. 1 share (not N) kept: an unused share lowers the encoder target.
-        const ref = this.share[j] * N;
+        // Fraction of the path's Eq. 1 share (not N; plus the base-layer debt paid back in this batch) kept:
+        // an unused share lowers the encoder target.
+        const ref = this.share[j] * N + (upperLayer ? this.layerPaid[j] : 0);
         const f = ref > EPS ? Math.min(1, keep / ref) : 1;
         this.keptFrac[j] += g * (f - this.keptFrac[j]);
       }

@@ -100,6 +100,14 @@ export interface ConvergeConfig {
    */
   baseLayerFastPath: boolean;
   /**
+   * Extra slack (ms) of the best-path deadline for upper-layer frames (one
+   * frame interval at 30 fps by default): such a frame only has to arrive
+   * before the next base-layer frame, which does not depend on it, so the
+   * other paths can take their share back without a late base layer.
+   * Default 33.
+   */
+  upperLayerSlackMs: number;
+  /**
    * Gain of the per-path EWMA of the fraction of its Eq. 1 share that the
    * deadline let through; it scales the encoder target
    * ({@link Scheduler.encoderRateFraction}). Default 0.05.

@@ -108,7 +108,9 @@ describe('named scenarios (short runs, sanity only)', () => {
     it(`${name}: 12 s simulated give sane numbers`, () => {
       const v = namedScenario(name)[name === 'loss-sweep' ? 3 : 0];
       const r = simulate({ scenario: v.scenario, scheduler: 'converge', fec: 'path', seed: 1, durationS: 12 });
-      expect(r.frames.sent).toBe(360);
+      // 12 s of camera at 30 fps, less the few frames the sender's pushback may drop before encoding.
+      expect(r.frames.sent).toBeLessThanOrEqual(360);
+      expect(r.frames.sent).toBeGreaterThan(340);
       expect(r.frames.decoded).toBeGreaterThan(0.5 * r.frames.sent);
       expect(r.decoderViolations).toBe(0);
       expect(r.framesOutOfOrder).toBe(0);
