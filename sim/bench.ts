@@ -83,6 +83,20 @@ interface Args {
   out?: string;
 }
 
+/** `k=v,k=v` with known keys to an object of numbers / booleans; undefined when absent. @throws Error naming the flag */
+function parseOverrides(arg: string | undefined, flag: string, keys: string[]): Record<string, number | boolean> | undefined {
+  if (arg === undefined) return undefined;
+  const out: Record<string, number | boolean> = {};
+  for (const kv of arg.split(',').filter(Boolean)) {
+    const [k, v] = kv.split('=');
+    if (!keys.includes(k) || v === undefined) throw new Error(`${flag}: unknown or valueless entry "${kv}" (keys: ${keys.join(', ')})`);
+    const val = v === 'true' ? true : v === 'false' ? false : Number(v);
+    if (typeof val === 'number' && !Number.isFinite(val)) throw new Error(`${flag}: ${k} must be a number or true/false, got ${v}`);
+    out[k] = val;
+  }
+  return out;
+}
+
 function parseArgs(argv: string[]): Args {
   const get = (k: string): string | undefined => {
     const i = argv.indexOf(`--${k}`);
@@ -116,29 +130,9 @@ function parseArgs(argv: string[]): Args {
   if (datachannel !== undefined && datachannel !== 'sctp' && datachannel !== 'ideal') throw new Error(`--datachannel must be sctp or ideal, got ${datachannel}`);
   const tlArg = get('temporal-layers');
   if (tlArg !== undefined && !['1', '2', '3'].includes(tlArg)) throw new Error(`--temporal-layers must be 1, 2 or 3, got ${tlArg}`);
-  // --converge key=value,...: ConvergeConfig overrides (numbers or true/false), for experiments.
-  let converge: Partial<ConvergeConfig> | undefined;
-  const cv = get('converge');
-  if (cv !== undefined) {
-    converge = {};
-    for (const kv of cv.split(',').filter(Boolean)) {
-      const [k, v] = kv.split('=');
-      if (!(k in DEFAULT_CONVERGE_CONFIG) || v === undefined) throw new Error(`--converge: unknown or valueless entry "${kv}" (keys: ${Object.keys(DEFAULT_CONVERGE_CONFIG).join(', ')})`);
-      (converge as Record<string, unknown>)[k] = v === 'true' ? true : v === 'false' ? false : Number(v);
-    }
-  }
-  // --sender key=value,...: SenderEngine overrides (numbers or true/false), for experiments.
-  let sender: SimOptions['sender'];
-  const sv = get('sender');
-  if (sv !== undefined) {
-    sender = {};
-    const keys = ['dropQueueFrames', 'maxConsecutiveDrops', 'upperLayerDropFactor', 'cwndPushback'];
-    for (const kv of sv.split(',').filter(Boolean)) {
-      const [k, v] = kv.split('=');
-      if (!keys.includes(k) || v === undefined) throw new Error(`--sender: unknown or valueless entry "${kv}" (keys: ${keys.join(', ')})`);
-      (sender as Record<string, unknown>)[k] = v === 'true' ? true : v === 'false' ? false : Number(v);
-    }
-  }
+  // --converge / --sender key=value,...: ConvergeConfig / SenderEngine overrides (numbers or true/false), for experiments.
+  const converge = parseOverrides(get('converge'), '--converge', Object.keys(DEFAULT_CONVERGE_CONFIG)) as Partial<ConvergeConfig> | undefined;
+  const sender = parseOverrides(get('sender'), '--sender', ['dropQueueFrames', 'maxConsecutiveDrops', 'upperLayerDropFactor', 'cwndPushback']) as SimOptions['sender'];
   const dur = get('duration');
   if (dur !== undefined && !(Number(dur) > 0)) throw new Error(`--duration must be > 0 s, got ${dur}`);
   return {

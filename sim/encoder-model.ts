@@ -60,7 +60,7 @@
  * 320x240 250 kbps), so the model overstates the jitter there.
  *
  * TEMPORAL LAYERS (`temporalLayers` 2 = L1T2, 3 = L1T3; default as the
- * library, DEFAULT_TEMPORAL_LAYERS of src/codec/temporal-layers.ts): frames
+ * library, DEFAULT_TEMPORAL_LAYERS of src/codec/temporal-layers.ts = 1, none): frames
  * follow the pattern 0 1 | 0 2 1 2, restarting at each key frame, and carry
  * the layer id and the reference distance the browser's CameraEncoder derives
  * (TemporalRefTracker). Delta frame budgets are scaled per layer, mean 1 over

@@ -126,11 +126,15 @@ export interface MultipathCallOptions {
    */
   degradationPreference?: DegradationPreference;
   /**
-   * Temporal layers of the sent video (1..3; default DEFAULT_TEMPORAL_LAYERS
-   * of src/codec/webcodecs.ts): scalabilityMode L1T2 / L1T3 where the
-   * browser's encoder supports it, else none. A lost upper-layer frame then
-   * costs the receiver no key frame. `getStats().encoder.temporalLayers` says
-   * what is in use.
+   * Temporal layers of the sent video (1..3; default 1 = none,
+   * DEFAULT_TEMPORAL_LAYERS of src/codec/temporal-layers.ts): 2 / 3 ask for
+   * scalabilityMode L1T2 / L1T3 where the browser's encoder supports it
+   * (Debian's Chromium: H.264, VP8, VP9 and AV1 all do), else none. A lost
+   * upper-layer frame then costs the receiver no key frame, and Converge
+   * sends the base layer on the best path (ConvergeConfig.baseLayerFastPath).
+   * Trade-off measured in the simulator: less freeze on cellular pairs, less
+   * goodput on stable ones (README "Temporal layers").
+   * `getStats().encoder.temporalLayers` says what is in use.
    */
   temporalLayers?: number;
 }

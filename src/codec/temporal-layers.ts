@@ -5,10 +5,14 @@
  */
 
 /**
- * Temporal layers the camera encoder asks for by default (scalabilityMode
- * L1T2 where `VideoEncoder.isConfigSupported` accepts it, else one layer).
+ * Temporal layers the camera encoder asks for by default: 1 (none). Opt in
+ * with `temporalLayers: 2` (L1T2) or 3 (L1T3). Off by default because in the
+ * simulator (sim/bench.ts, 3 seeds) layers cut total converge freeze on the
+ * cellular tune half by 16% (25.97 -> 21.83 s) but cost converge goodput on
+ * the constant (5.34 -> 4.69 Mbps) and failover (5.60 -> 4.60 Mbps)
+ * scenarios and freeze on failover (2.06 -> 2.58 s); see README "Temporal layers".
  */
-export const DEFAULT_TEMPORAL_LAYERS = 2;
+export const DEFAULT_TEMPORAL_LAYERS = 1;
 
 /** Temporal layer id per frame of the L1T2 / L1T3 patterns (W3C WebRTC-SVC; frame 0 = the key frame). */
 export const TEMPORAL_PATTERNS: Readonly<Record<number, readonly number[]>> = Object.freeze({ 1: [0], 2: [0, 1], 3: [0, 2, 1, 2] });

@@ -78,8 +78,9 @@ export function encoderConfig(codec: CodecName, width: number, height: number, b
  * The most temporal layers, at most `wanted` (1..3), that the browser's
  * encoder accepts for `cfg` (`VideoEncoder.isConfigSupported` with
  * scalabilityMode L1T3, then L1T2); 1 when none is (or the check throws).
- * Debian's Chromium 14x here: H.264 (OpenH264) and VP8/VP9 (libvpx) accept
- * L1T2 and L1T3 (see README "Temporal layers").
+ * Debian's Chromium 156 (headless, software codecs): H.264 (OpenH264),
+ * VP8/VP9 (libvpx) and AV1 (libaom) all accept L1T2 and L1T3 and report
+ * `svc.temporalLayerId` in the patterns 0 1 and 0 2 1 2.
  */
 export async function pickTemporalLayers(cfg: VideoEncoderConfig, wanted: number): Promise<number> {
   for (let n = Math.min(3, Math.floor(wanted)); n > 1; n--) {
@@ -162,7 +163,7 @@ export interface CameraEncoderOptions {
   /** Force a key frame at least this often (ms); default: only when asked. */
   keyframeIntervalMs?: number;
   /**
-   * Temporal layers (1..3; default {@link DEFAULT_TEMPORAL_LAYERS}): 2 asks
+   * Temporal layers (1..3; default {@link DEFAULT_TEMPORAL_LAYERS} = 1, none): 2 asks
    * the encoder for scalabilityMode L1T2, 3 for L1T3, each only when
    * `VideoEncoder.isConfigSupported` accepts it (else fewer, down to 1 = no
    * layering, the behaviour before). With layers, a lost upper-layer frame
