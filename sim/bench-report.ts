@@ -205,6 +205,12 @@ export interface PairCompare {
   goodputRatio: number;
   okFreeze: boolean;
   okGoodput: boolean;
+  /**
+   * The best single path plays below {@link LOW_FPS_RATIO} x converge's fps:
+   * libwebrtc's freeze rule is relative to the mean frame interval, so a path
+   * stuck at a few fps counts few freezes and can look "best" by freeze alone.
+   */
+  lowFpsBest: boolean;
 }
 
 /** Per-pair acceptance of issue 10: freeze <= best single + 0.5 s, goodput >= 0.95x. */
@@ -212,6 +218,8 @@ export const PAIR_FREEZE_SLACK_MS = 500;
 export const PAIR_GOODPUT_RATIO = 0.95;
 /** Suite acceptance: converge's total freeze <= this x the best single paths' total. */
 export const TOTAL_FREEZE_RATIO = 0.5;
+/** A best single path below this fraction of converge's fps is flagged (see PairCompare.lowFpsBest). */
+export const LOW_FPS_RATIO = 0.8;
 
 /** Converge vs best single path per variant (variants without both are skipped). */
 export function comparePairs(aggs: Agg[]): PairCompare[] {
@@ -231,6 +239,7 @@ export function comparePairs(aggs: Agg[]): PairCompare[] {
       goodputRatio,
       okFreeze: cv.freezeMs <= best.freezeMs + PAIR_FREEZE_SLACK_MS,
       okGoodput: goodputRatio >= PAIR_GOODPUT_RATIO,
+      lowFpsBest: best.fps < LOW_FPS_RATIO * cv.fps,
     });
   }
   return out;
@@ -243,14 +252,14 @@ export function renderPairSuite(aggs: Agg[]): string[] {
   lines.push(
     '## Converge vs best single path, per pair',
     '',
-    'Best single = the `single:i` with the least mean freeze (ties: higher goodput). Half: FNV-1a hash of the pair label, even = tune, odd = check (sim/scenarios.ts `cellularHalf`).',
+    'Best single = the `single:i` with the least mean freeze (ties: higher goodput). Half: FNV-1a hash of the pair label, even = tune, odd = check (sim/scenarios.ts `cellularHalf`). fps and keyframe requests are converge / best single; ⚠ marks a best single path playing below 0.8x converge\'s fps (libwebrtc\'s freeze rule is relative to the mean frame interval, so a path stuck at a few fps counts few freezes).',
     '',
-    '| pair | half | converge freeze s | best single | best freeze s | delta s | converge goodput Mbps | best goodput Mbps | ratio | converge p95 ms | best p95 ms | freeze ok | goodput ok |',
-    '| --- | --- | ---: | --- | ---: | ---: | ---: | ---: | ---: | ---: | ---: | --- | --- |',
+    '| pair | half | converge freeze s | best single | best freeze s | delta s | converge goodput Mbps | best goodput Mbps | ratio | converge p95 ms | best p95 ms | fps | keyframe req. | freeze ok | goodput ok |',
+    '| --- | --- | ---: | --- | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | --- | --- |',
   );
   for (const p of pairs) {
     lines.push(
-      `| ${p.variant} | ${p.half ?? '-'} | ${fmt(p.converge.freezeMs / 1000, 1)} | ${p.best.config} | ${fmt(p.best.freezeMs / 1000, 1)} | ${fmt(p.freezeDeltaMs / 1000, 1)} | ${fmt(p.converge.goodputBps / 1e6)} | ${fmt(p.best.goodputBps / 1e6)} | ${fmt(p.goodputRatio)} | ${fmt(p.converge.p95, 0)} | ${fmt(p.best.p95, 0)} | ${p.okFreeze ? 'yes' : '**no**'} | ${p.okGoodput ? 'yes' : '**no**'} |`,
+      `| ${p.variant} | ${p.half ?? '-'} | ${fmt(p.converge.freezeMs / 1000, 1)} | ${p.best.config} | ${fmt(p.best.freezeMs / 1000, 1)} | ${fmt(p.freezeDeltaMs / 1000, 1)} | ${fmt(p.converge.goodputBps / 1e6)} | ${fmt(p.best.goodputBps / 1e6)} | ${fmt(p.goodputRatio)} | ${fmt(p.converge.p95, 0)} | ${fmt(p.best.p95, 0)} | ${fmt(p.converge.fps, 1)} / ${fmt(p.best.fps, 1)}${p.lowFpsBest ? ' ⚠' : ''} | ${fmt(p.converge.keyframeRequests, 1)} / ${fmt(p.best.keyframeRequests, 1)} | ${p.okFreeze ? 'yes' : '**no**'} | ${p.okGoodput ? 'yes' : '**no**'} |`,
     );
   }
   lines.push('');

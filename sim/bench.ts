@@ -1,6 +1,6 @@
 /**
  * `npm run bench -- --scenario FILE.json|NAME [--compare LIST] [--fec LIST] [--streams 1-3]
- *                   [--seeds N] [--duration S] [--variants N] [--half tune|check] [--degradation PREF] [--datachannel sctp|ideal] [--temporal-layers 1-3] [--converge K=V,...] [--sender K=V,...] [--jobs N] [--out DIR]`
+ *                   [--seeds N] [--duration S] [--variants N] [--half tune|check] [--degradation PREF] [--datachannel sctp|ideal] [--playout K=V,...] [--temporal-layers 1-3] [--converge K=V,...] [--sender K=V,...] [--jobs N] [--out DIR]`
  *
  * Runs the simulator (sim/simulator.ts) for every scenario variant x
  * configuration x FEC policy x seed and writes:
@@ -28,7 +28,9 @@
  * overrides ConvergeConfig fields (e.g. `baseLayerFastPath=false`),
  * `--sender K=V,...` SenderEngine frame-dropping fields (e.g. `upperLayerDropFactor=0.5`).
  * `--datachannel sctp|ideal` picks the datachannel model (sim/simulator.ts
- * SimOptions.datachannel; default ideal).
+ * SimOptions.datachannel; default ideal). `--playout K=V,...` sets the
+ * receiver's playout timing (src/feedback/playout.ts PlayoutOptions, e.g.
+ * `maxDelayMs=0` = decode at once; default the engine's).
  * Default DIR: out/bench/<scenario>. Runs in parallel worker threads (`--jobs`,
  * default the number of CPUs); results do not depend on it.
  */
@@ -37,6 +39,7 @@ import { availableParallelism } from 'node:os';
 import { basename, resolve } from 'node:path';
 import { Worker } from 'node:worker_threads';
 import type { DegradationPreference } from '../src/adapt/index.js';
+import type { PlayoutOptions } from '../src/feedback/playout.js';
 import type { FecPolicyName } from '../src/fec/types.js';
 import { DEFAULT_CONVERGE_CONFIG } from '../src/sched/converge.js';
 import type { ConvergeConfig, SchedulerName } from '../src/sched/types.js';
@@ -54,6 +57,22 @@ export interface BenchConfig {
   scheduler: SchedulerName;
   singlePath?: number;
   qoeFeedback: boolean;
+}
+
+const PLAYOUT_KEYS = ['minDelayMs', 'maxDelayMs', 'maxChangeMsPerS', 'offsetWindowMs', 'nackHoldMs', 'renderDelayMs'] as const;
+
+/** `--playout maxDelayMs=0,nackHoldMs=0` -> PlayoutOptions. @throws Error for an unknown key or a bad number */
+function parsePlayout(v: string | undefined): PlayoutOptions | undefined {
+  if (v === undefined) return undefined;
+  const out: PlayoutOptions = {};
+  for (const kv of v.split(',').filter(Boolean)) {
+    const [k, x] = kv.split('=');
+    if (!(PLAYOUT_KEYS as readonly string[]).includes(k)) throw new Error(`--playout: unknown key "${k}" (use ${PLAYOUT_KEYS.join(', ')})`);
+    const n = Number(x);
+    if (!Number.isFinite(n) || n < 0) throw new Error(`--playout: ${k} must be a number >= 0, got ${x}`);
+    out[k as (typeof PLAYOUT_KEYS)[number]] = n;
+  }
+  return out;
 }
 
 /** Parse one `--compare` entry. @throws Error for an unknown name */
@@ -79,6 +98,7 @@ interface Args {
   temporalLayers?: number;
   converge?: Partial<ConvergeConfig>;
   sender?: SimOptions['sender'];
+  playout?: PlayoutOptions;
   jobs: number;
   out?: string;
 }
@@ -106,7 +126,7 @@ function parseArgs(argv: string[]): Args {
     return v;
   };
   const scenario = get('scenario');
-  if (!scenario) throw new Error('usage: npm run bench -- --scenario FILE.json|NAME [--compare LIST] [--fec LIST] [--streams 1-3] [--seeds N] [--duration S] [--variants N] [--half tune|check] [--degradation PREF] [--datachannel sctp|ideal] [--temporal-layers 1-3] [--converge K=V,...] [--sender K=V,...] [--jobs N] [--out DIR]');
+  if (!scenario) throw new Error('usage: npm run bench -- --scenario FILE.json|NAME [--compare LIST] [--fec LIST] [--streams 1-3] [--seeds N] [--duration S] [--variants N] [--half tune|check] [--degradation PREF] [--datachannel sctp|ideal] [--playout K=V,...] [--temporal-layers 1-3] [--converge K=V,...] [--sender K=V,...] [--jobs N] [--out DIR]');
   const isSweep = scenario === 'loss-sweep';
   const defaultCompare = isSweep ? 'converge' : scenario === 'cellular' ? 'converge,single:0,single:1' : ALL_CONFIGS.join(',');
   const compare = (get('compare') ?? defaultCompare).split(',').filter(Boolean);
@@ -149,6 +169,7 @@ function parseArgs(argv: string[]): Args {
     temporalLayers: tlArg === undefined ? undefined : Number(tlArg),
     converge,
     sender,
+    playout: parsePlayout(get('playout')),
     jobs: int('jobs', availableParallelism(), 1, 64),
     out: get('out'),
   };
@@ -232,6 +253,7 @@ async function main(): Promise<void> {
             ...(a.converge ? { converge: a.converge } : {}),
             ...(a.sender ? { sender: a.sender } : {}),
             ...(a.datachannel ? { datachannel: a.datachannel } : {}),
+            ...(a.playout ? { playout: a.playout } : {}),
             label,
           });
           meta.push({ variant: v.label, config: label, loss: v.loss, half: v.half });

@@ -37,6 +37,7 @@
  * Deterministic: same options -> same result (no wall clock, seeded Rngs,
  * ordered iteration only).
  */
+import type { PlayoutOptions } from '../src/feedback/playout.js';
 import { ManualClock } from '../src/core/clock.js';
 import { Rng } from '../src/core/rng.js';
 import type { PathId } from '../src/core/types.js';
@@ -104,6 +105,8 @@ export interface SimOptions {
   datachannel?: 'sctp' | 'ideal';
   /** Work around the 'single' scheduler counting unused paths in the encoder target (default true; see makeScheduler). */
   singlePathTargetFix?: boolean;
+  /** Receiver playout timing (ReceiverEngine `playout`; default the engine's; `{ maxDelayMs: 0 }` = decode at once). */
+  playout?: PlayoutOptions;
   /** Receiver RTT assumption (ms) passed as ReceiverEngine `defaultRttMs` (engine default 100); for experiments. */
   receiverDefaultRttMs?: number;
   /** SenderEngine options over the simulator's (e.g. upperLayerDropFactor); for experiments. */
@@ -327,7 +330,7 @@ export function simulate(opts: SimOptions): SimResult {
       ...(opts.sender ?? {}),
     });
     const rev = new ReceiverEngine({ clock });
-    const rx = new ReceiverEngine({ clock, ...(opts.receiverDefaultRttMs !== undefined ? { defaultRttMs: opts.receiverDefaultRttMs } : {}) });
+    const rx = new ReceiverEngine({ clock, ...(opts.playout ? { playout: opts.playout } : {}), ...(opts.receiverDefaultRttMs !== undefined ? { defaultRttMs: opts.receiverDefaultRttMs } : {}) });
     const enc = new EncoderModel(opts.encoder ?? {}, sender.targetBitrateBps(), new Rng((seed * 104729 + 17 * s + 3) >>> 0));
     const ctx: StreamCtx = {
       s,

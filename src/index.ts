@@ -10,6 +10,8 @@ export { ReceiverEngine } from './engine/receiver.js';
 export type { ReceiverEngineConfig, ReceiverMemoryConfig, DecodableFrame, ReceiverEvents } from './engine/receiver.js';
 export { FreezeDetector, freezesOf, meanFps, goodputBps, latencyOf, FREEZE_WINDOW_FRAMES, FREEZE_MIN_INTERVALS, FREEZE_MIN_INCREASE_MS } from './feedback/qoe-metrics.js';
 export type { FreezeStats, LatencyStats } from './feedback/qoe-metrics.js';
+export { PlayoutTiming } from './feedback/playout.js';
+export type { PlayoutOptions, PlayoutStats } from './feedback/playout.js';
 export { Endpoint } from './engine/endpoint.js';
 export type { PathSink, SenderStats, ReceiverStats, SenderPathStats, ReceiverPathStats } from './engine/types.js';
 export { ManualClock, monotonicClock } from './core/clock.js';

@@ -19,7 +19,7 @@ import { scenarioFile } from './net/scenario-files.js';
 
 const USAGE = `usage: npm run call -- [--scenario FILE.json] [--duration S] [--codec h264|vp8|vp9|av1]
        [--scheduler converge|minrtt|mtput|mrtp|roundrobin|single] [--single-path N]
-       [--fec path|webrtc-table|none] [--video FILE.y4m | --synthetic] [--width W --height H --fps F] [--out DIR] [--seed N] [--mtu BYTES]
+       [--fec path|webrtc-table|none] [--video FILE.y4m | --synthetic] [--width W --height H --fps F] [--out DIR] [--seed N] [--mtu BYTES] [--playout-max-ms MS]
   --scenario: a scenario file, or a name from tools/net/scenarios (default, carriers, collapse, blackhole, ...)`;
 
 async function main(): Promise<number> {
@@ -39,6 +39,7 @@ async function main(): Promise<number> {
       out: { type: 'string', default: 'out/call' },
       seed: { type: 'string', default: '1' },
       mtu: { type: 'string' },
+      'playout-max-ms': { type: 'string' },
     },
     USAGE,
   );
@@ -66,6 +67,7 @@ async function main(): Promise<number> {
     out: values.out,
     seed: num('seed', values.seed, 0, 2 ** 31),
     mtuBytes: values.mtu !== undefined ? num('mtu', values.mtu, 256, 1200) : undefined,
+    playoutMaxMs: values['playout-max-ms'] !== undefined ? num('playout-max-ms', values['playout-max-ms'], 0, 10_000) : undefined,
     log,
   });
   process.stdout.write(`\n${formatSummary(report)}\n`);

@@ -22,6 +22,7 @@ import type { CameraEncoderStats } from '../codec/webcodecs.js';
 import type { DegradationPreference } from '../adapt/ladder.js';
 import { Endpoint } from '../engine/endpoint.js';
 import { ReceiverEngine } from '../engine/receiver.js';
+import type { PlayoutOptions } from '../feedback/playout.js';
 import { SenderEngine } from '../engine/sender.js';
 import type { ReceiverStats, SenderStats } from '../engine/types.js';
 import type { FecPolicyName } from '../fec/types.js';
@@ -126,6 +127,15 @@ export interface MultipathCallOptions {
    */
   degradationPreference?: DegradationPreference;
   /**
+   * Receiver playout timing (src/feedback/playout.ts, after libwebrtc
+   * VCMTiming): frames are decoded at their expected arrival plus a delay that
+   * follows the measured frame jitter (default 0-400 ms), so delay variations
+   * shorter than it cost latency instead of a freeze. `{ maxDelayMs: 0 }`
+   * decodes every frame as soon as it is decodable. Bad values make the
+   * constructor throw a RangeError.
+   */
+  playout?: PlayoutOptions;
+  /**
    * Temporal layers of the sent video (1..3; default 1 = none,
    * DEFAULT_TEMPORAL_LAYERS of src/codec/temporal-layers.ts): 2 / 3 ask for
    * scalabilityMode L1T2 / L1T3 where the browser's encoder supports it
@@ -217,7 +227,7 @@ export class MultipathCall {
     this.opts = options;
     this.numPaths = n;
     this.clock = options.clock ?? monotonicClock;
-    this.receiver = new ReceiverEngine({ clock: this.clock });
+    this.receiver = new ReceiverEngine({ clock: this.clock, ...(options.playout ? { playout: options.playout } : {}) });
     this.endpoint = new Endpoint(this.receiver);
     this.decoder = new FrameDecoder({
       onDecoded: (info) => {
@@ -421,6 +431,9 @@ export class MultipathCall {
       keyframeIntervalMs: this.opts.keyframeIntervalMs,
       degradationPreference: this.opts.degradationPreference, // src/adapt (issue 10 item 1)
       temporalLayers: this.opts.temporalLayers,
+      // Frame dropping before encoding when every usable path's queue (pacer +
+      // datachannel bufferedAmount) exceeds the frame budget (issue 10 item 2).
+      dropBeforeEncode: (keyFrame, layer) => sender.shouldDropFrame(keyFrame, layer),
       onFrame: (f) => {
         sender.sendFrame(f);
       },

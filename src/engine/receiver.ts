@@ -18,6 +18,7 @@ import { DEFAULT_FEC_DECODER_BYTES, FecDecoder } from '../fec/decoder.js';
 import type { RecoveredPacket } from '../fec/types.js';
 import { DEFAULT_FRAME_BUFFER_BYTES, FrameBuffer } from '../feedback/frame-buffer.js';
 import { JitterEstimator } from '../feedback/jitter-estimator.js';
+import { type PlayoutOptions, PlayoutTiming } from '../feedback/playout.js';
 import { KeyframeRequester } from '../feedback/keyframe-requester.js';
 import { NackGenerator } from '../feedback/nack.js';
 import { PathReportBuilder } from '../feedback/path-report-builder.js';
@@ -45,7 +46,19 @@ export interface ReceiverEngineConfig {
    * budget or age are dropped and counted in {@link ReceiverStats.memoryDrops}.
    */
   memory?: ReceiverMemoryConfig;
+  /**
+   * Playout timing (src/feedback/playout.ts, after libwebrtc VCMTiming): a
+   * decodable frame goes to the decoder at its expected arrival plus a delay
+   * that follows the jitter estimate (and the RTT while NACKs are being sent),
+   * so delay variations shorter than that delay cost no freeze. Default: 0-400
+   * ms adaptive; `{ maxDelayMs: 0 }` decodes every frame as soon as it is
+   * decodable (lowest latency, every delay variation shows as a gap).
+   */
+  playout?: PlayoutOptions;
 }
+
+/** Most decodable frames waiting for their playout time; beyond it the oldest go at once. */
+const MAX_PLAYOUT_QUEUE = 256;
 
 /** Byte budgets and age bounds of the receiver's buffers (see {@link ReceiverEngineConfig.memory}). */
 export interface ReceiverMemoryConfig {
@@ -103,11 +116,14 @@ const num = (x: number | undefined): number => (x === undefined || !Number.isFin
 /** See the module comment. */
 export class ReceiverEngine {
   private readonly clock: Clock;
-  private readonly cfg: Required<Omit<ReceiverEngineConfig, 'clock' | 'memory'>>;
+  private readonly cfg: Required<Omit<ReceiverEngineConfig, 'clock' | 'memory' | 'playout'>>;
   private readonly paths = new Map<PathId, PathRx>();
   private readonly depacketizer: Depacketizer;
   private readonly frameBuffer: FrameBuffer;
   private readonly jitter = new JitterEstimator();
+  private readonly playout: PlayoutTiming;
+  /** Decodable frames in decode order, each with the time it goes to the decoder (µs). */
+  private readonly playoutQueue: Array<{ frame: DecodableFrame; atUs: number }> = [];
   private readonly qoe = new QoeMonitor({});
   private readonly nack: NackGenerator;
   private readonly keyframes = new Map<number, KeyframeRequester>();
@@ -151,6 +167,7 @@ export class ReceiverEngine {
       historyFrames: config.historyFrames ?? 2000,
     };
     this.rttMs = this.cfg.defaultRttMs;
+    this.playout = new PlayoutTiming(config.playout);
     const mem = config.memory ?? {};
     this.depacketizer = new Depacketizer({ maxBytes: mem.depacketizerBytes ?? DEFAULT_DEPACKETIZER_BYTES, maxAgeMs: mem.depacketizerMaxAgeMs ?? 3000 });
     this.frameBuffer = new FrameBuffer({ maxBytes: mem.frameBufferBytes ?? DEFAULT_FRAME_BUFFER_BYTES, maxAgeMs: mem.frameBufferMaxAgeMs ?? 3000 });
@@ -328,6 +345,7 @@ export class ReceiverEngine {
       this.ifdTotal.count++;
     }
     this.jitter.updateFromFrame(frame.captureUs, frame.lastArrivalUs, frame.dataBytes ?? frame.data.byteLength);
+    this.playout.onFrameComplete(frame.captureUs, frame.lastArrivalUs);
     this.releaseFrames(now);
   }
 
@@ -344,12 +362,27 @@ export class ReceiverEngine {
       this.c.framesDropped += out.dropped;
       for (const st of this.streamStats.values()) st.onFramesDropped(out.dropped, now);
     }
+    this.playout.update(now, this.jitter.jitterMs(), this.rttMs);
+    // A playout time never lies further ahead than the delay bound: a forged
+    // capture time cannot park a frame here.
+    const latestUs = now + Math.ceil(this.playout.stats().currentDelayMs * 1000);
     for (const f of out.decodable) {
       this.c.framesDecodable++;
       if (f.keyFrame) this.keyframes.get(f.streamId)?.onKeyframe(now);
-      this.listeners.frame?.({ streamId: f.streamId, frameId: f.frameId, keyFrame: f.keyFrame, captureUs: f.captureUs, data: f.data });
+      const frame: DecodableFrame = { streamId: f.streamId, frameId: f.frameId, keyFrame: f.keyFrame, captureUs: f.captureUs, data: f.data };
+      this.playoutQueue.push({ frame, atUs: Math.min(latestUs, this.playout.playoutTimeUs(f.captureUs)) });
     }
+    this.playOut(now);
     for (const streamId of out.keyframeNeededStreams) this.requestKeyframe('frame-buffer', streamId);
+  }
+
+  /** Hand the frames whose playout time has come to the decoder, in decode order. */
+  private playOut(now: number): void {
+    while (this.playoutQueue.length > 0 && (this.playoutQueue[0].atUs <= now || this.playoutQueue.length > MAX_PLAYOUT_QUEUE)) {
+      const { frame, atUs } = this.playoutQueue.shift()!;
+      if (Number.isFinite(atUs) && now - atUs > 20_000) this.playout.countLate();
+      this.listeners.frame?.(frame);
+    }
   }
 
   /**
@@ -413,6 +446,7 @@ export class ReceiverEngine {
       if (n.flowSeqs.length === 0) continue;
       this.c.nacksSent++;
       this.c.nackedPackets += n.flowSeqs.length;
+      this.playout.onNackSent(now);
       for (const s of n.flowSeqs) {
         if (!this.nackedSeqs.has(s) && this.nackedSeqs.size < 4096) this.nackedSeqs.set(s, now);
       }
@@ -435,7 +469,9 @@ export class ReceiverEngine {
 
   /** When {@link tick} should run next (µs). */
   nextWakeUs(): number {
-    return this.clock.nowUs() + 10_000;
+    const now = this.clock.nowUs();
+    const head = this.playoutQueue[0]?.atUs ?? Infinity;
+    return Math.max(now, Math.min(now + 10_000, head));
   }
 
   /** Control goes out on every path: the reverse direction can fade too; the sender ignores duplicates. */
@@ -491,6 +527,7 @@ export class ReceiverEngine {
       fcdTotal: { ...this.fcdTotal },
       ifdTotal: { ...this.ifdTotal },
       jitterMs: this.jitter.jitterMs(),
+      playout: { ...this.playout.stats(), queuedFrames: this.playoutQueue.length },
       rttMs: this.rttMs,
       paths,
       drops: { ...this.drops },

@@ -134,6 +134,12 @@ export interface ReceiverStats {
   fcdTotal: { sumMs: number; count: number };
   ifdTotal: { sumMs: number; count: number };
   jitterMs: number;
+  /**
+   * Playout timing (src/feedback/playout.ts): the delay frames are played out
+   * with beyond their expected arrival and its target (ms), frames that came
+   * after their playout time, frames waiting for it now.
+   */
+  playout: { currentDelayMs: number; targetDelayMs: number; lateFrames: number; queuedFrames: number };
   /** Receiver-side RTT estimate from NACK -> retransmission (ms). */
   rttMs: number;
   paths: ReceiverPathStats[];

@@ -9,13 +9,16 @@ import { describeCall, outDir } from './out-dir.js';
 import { parseScenario } from '../../tools/net/scenario.js';
 import type { Scenario } from '../../tools/net/scenario.js';
 
+// Since the best-path floor (issue 10) Converge puts media on a second path only when the
+// better one cannot meet the frame deadlines alone, which depends on the clip: the tests of
+// the transport below use round robin, which puts media on every usable path.
 const twoPaths = (extra: Record<string, unknown> = {}): Scenario =>
   parseScenario(
     {
       name: 'e2e-two-paths',
       paths: [
-        { name: 'fast', up: { rateMbps: 8, delayMs: 20, queue: { ms: 200 } } },
-        { name: 'slow', up: { rateMbps: 5, delayMs: 50, queue: { ms: 200 }, ...extra } },
+        { name: 'fast', up: { rateMbps: 3, delayMs: 20, queue: { ms: 200 } } },
+        { name: 'slow', up: { rateMbps: 3, delayMs: 50, queue: { ms: 200 }, ...extra } },
       ],
     },
     process.cwd(),
@@ -23,15 +26,17 @@ const twoPaths = (extra: Record<string, unknown> = {}): Scenario =>
 
 describe('two-path call', () => {
   it('decodes most frames, in order, with both paths carrying media through their own relays', async () => {
-    // Issue 2's split: in proportion to the per-path rates (Converge Eq. 1 without QoE feedback).
-    const { report } = await runCall({ out: outDir('call-1'), scenario: twoPaths(), durationS: 18, qoeFeedback: false });
+    // The transport, not a scheduling policy, is under test: round robin puts every other packet
+    // on each path whatever the content needs (Converge uses path 1 only when path 0 cannot
+    // carry the video alone, which depends on the clip; bench-paths.e2e.ts checks that on carriers).
+    const { report } = await runCall({ out: outDir('call-1'), scenario: twoPaths(), durationS: 18, scheduler: 'roundrobin' });
     const r = report;
     expect(r.errors.filter((e) => !/console/.test(e))).toEqual([]);
     expect(r.frames.sent).toBeGreaterThan(100);
     expect(r.frames.decoded / r.frames.sent, describeCall(r)).toBeGreaterThanOrEqual(0.5);
     expect(r.framesOutOfOrder).toBe(0);
     expect(r.paths).toHaveLength(2);
-    // The proportional split gives ~60/40 here; a dead or starved path gives ~0.
+    // Round robin gives ~50/50; a dead or starved path gives ~0.
     for (const p of r.paths) expect(p.mediaPacketsSent, describeCall(r)).toBeGreaterThan(100);
     expect(r.pathUsage?.ok, r.pathUsage?.problems.join('; ')).toBe(true);
     // Each path really crossed its own relay: distinct remote addresses.
@@ -41,7 +46,8 @@ describe('two-path call', () => {
 
   it('survives one path going down for 5 s and resumes on both paths', async () => {
     const scenario = twoPaths({ downPeriods: [[8, 13]] });
-    const { report: r } = await runCall({ out: outDir('call-2'), scenario, durationS: 22, qoeFeedback: false });
+    // Round robin: media goes on every usable path, so "resumes on both" tests the transport.
+    const { report: r } = await runCall({ out: outDir('call-2'), scenario, durationS: 22, scheduler: 'roundrobin' });
     expect(r.frames.decoded / r.frames.sent, describeCall(r)).toBeGreaterThanOrEqual(0.5);
     // Video kept flowing while path 1 was down (emulator seconds 8-13, report seconds ~6-12).
     const during = r.perSecond.filter((s) => s.t >= 9 && s.t <= 12);
@@ -61,7 +67,8 @@ describe('path restart', () => {
     // Path 1's relay drops everything for its first 12 s (the emulator starts 1-5 s before the call):
     // with a 4 s connect timeout at least one restart must happen before it can connect.
     const scenario = twoPaths({ downPeriods: [[0, 12]] });
-    const { report: r } = await runCall({ out: outDir('call-3'), scenario, durationS: 22, connectTimeoutMs: 4000 });
+    // Round robin: once path 1 is up it carries media whatever the clip needs.
+    const { report: r } = await runCall({ out: outDir('call-3'), scenario, durationS: 22, connectTimeoutMs: 4000, scheduler: 'roundrobin' });
     const p1 = [r.final.sender, r.final.receiver].map((st) => st?.paths.find((p) => p.id === 1));
     expect(p1.every((p) => p?.state === 'connected'), JSON.stringify(p1)).toBe(true);
     expect(Math.max(...p1.map((p) => p?.iceRestarts ?? 0)), JSON.stringify(p1)).toBeGreaterThanOrEqual(1);

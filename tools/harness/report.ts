@@ -59,6 +59,12 @@ export interface PerSecond {
   /** Mean FCD and IFD of the frames completed in this second (ms). */
   fcdMeanMs: number;
   ifdMeanMs: number;
+  /**
+   * The sender's encoder at the end of this second (getStats().encoder; src/adapt):
+   * encoded size (px), frames encoded over the last second (fps), why the video is
+   * degraded ('none' | 'bandwidth' | 'cpu'). Absent when the page reports no encoder.
+   */
+  encoder?: { width: number; height: number; frameRate: number; degradationReason: string };
   paths: Array<{
     id: number;
     sendRateBps: number;
@@ -159,6 +165,7 @@ export function buildReport(input: BuildReportInput): CallReport {
     const ss = s.sender.stats.sender;
     const r = s.receiver.stats.receiver;
     const late = new Map(r.paths.map((p) => [p.id, p.latePackets]));
+    const enc = s.sender.stats.encoder;
     return {
       t: s.tS,
       fps: s.receiver.frames.length,
@@ -169,6 +176,7 @@ export function buildReport(input: BuildReportInput): CallReport {
       freezeCount: r.freezeCount,
       fcdMeanMs: round(intervalMean(i, 'fcdTotal'), 2),
       ifdMeanMs: round(intervalMean(i, 'ifdTotal'), 2),
+      encoder: enc ? { width: enc.width, height: enc.height, frameRate: round(enc.frameRate, 1), degradationReason: enc.degradationReason } : undefined,
       paths: (ss?.paths ?? []).map((p) => ({
         id: p.id,
         sendRateBps: Math.round(p.sendRateBps),
@@ -325,7 +333,8 @@ chart('Per-path send rate and estimate (Mbps)', [...ids.map(i => 'path ' + i + '
   [...pathSeries(q => q.sendRateBps / 1e6), ...pathSeries(q => q.rateBps / 1e6), r.perSecond.map(p => p.targetBitrateBps / 1e6)], 'Mbps');
 chart('Per-path RTT (ms)', ids.map(i => 'path ' + i), pathSeries(q => q.rttMs), 'ms');
 chart('Per-path media packets per second', ids.map(i => 'path ' + i), pathSeries(q => q.mediaPackets), 'packets');
-chart('Decoded fps', ['fps'], [r.perSecond.map(p => p.fps)], 'fps');
+chart('Decoded fps and encoded frame rate', ['decoded fps', 'encoded fps'], [r.perSecond.map(p => p.fps), r.perSecond.map(p => p.encoder ? p.encoder.frameRate : null)], 'fps');
+chart('Encoded resolution (height, px)', ['height'], [r.perSecond.map(p => p.encoder ? p.encoder.height : null)], 'px');
 chart('Latency capture -> decoded (ms)', ['p50', 'p95'], [r.perSecond.map(p => p.latencyP50Ms), r.perSecond.map(p => p.latencyP95Ms)], 'ms');
 chart('Per-path late packets per second', ids.map(i => 'path ' + i), pathSeries(q => q.latePackets), 'packets');
 chart('Per-path FEC packets per second', ids.map(i => 'path ' + i), pathSeries(q => q.fecPackets), 'packets');

@@ -29,6 +29,8 @@ export interface CallRunOptions {
   fec?: string;
   /** Largest datagram the sender makes (bytes; MultipathCallOptions.mtuBytes). */
   mtuBytes?: number;
+  /** Upper bound of the receiver's playout delay (ms; 0 = decode at once; MultipathCallOptions.playout). */
+  playoutMaxMs?: number;
   /** Path connect timeout before a restart (ms; MultipathCallOptions.connectTimeoutMs). */
   connectTimeoutMs?: number;
   /** Force a key frame at least this often (ms). */
@@ -147,6 +149,7 @@ export async function runCall(opts: CallRunOptions = {}): Promise<CallRunResult>
       if (opts.keyframeIntervalMs) q.set('keyframeIntervalMs', String(opts.keyframeIntervalMs));
       if (opts.connectTimeoutMs) q.set('connectTimeoutMs', String(opts.connectTimeoutMs));
       if (opts.mtuBytes) q.set('mtuBytes', String(opts.mtuBytes));
+      if (opts.playoutMaxMs !== undefined) q.set('playoutMaxMs', String(opts.playoutMaxMs));
       return `${base}?${q}`;
     };
     const ctxR = await browser.newContext();

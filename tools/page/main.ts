@@ -45,6 +45,7 @@ const call = new MultipathCall({
   maxBitrateBps: q.has('maxBitrate') ? Number(q.get('maxBitrate')) : undefined,
   connectTimeoutMs: q.has('connectTimeoutMs') ? Number(q.get('connectTimeoutMs')) : undefined,
   mtuBytes: q.has('mtuBytes') ? Number(q.get('mtuBytes')) : undefined,
+  playout: q.has('playoutMaxMs') ? { maxDelayMs: Number(q.get('playoutMaxMs')) } : undefined,
   clock,
 });
 

@@ -8,6 +8,7 @@ import { ManualClock } from '../../../src/core/clock.js';
 import { Rng } from '../../../src/core/rng.js';
 import { Endpoint } from '../../../src/engine/endpoint.js';
 import { ReceiverEngine } from '../../../src/engine/receiver.js';
+import type { PlayoutOptions } from '../../../src/feedback/playout.js';
 import { ConvergeScheduler } from '../../../src/sched/converge.js';
 import { SenderEngine } from '../../../src/engine/sender.js';
 import type { SenderEngineConfig } from '../../../src/engine/sender.js';
@@ -49,12 +50,15 @@ interface Call {
   framesSent: number;
 }
 
-function makeCall(paths: PathSpec[], opts: { scheduler?: SchedulerName; fec?: FecPolicyName; seed?: number; frameBytes?: number; extra?: Partial<SenderEngineConfig> } = {}): Call {
+function makeCall(
+  paths: PathSpec[],
+  opts: { scheduler?: SchedulerName; fec?: FecPolicyName; seed?: number; frameBytes?: number; extra?: Partial<SenderEngineConfig>; playout?: PlayoutOptions } = {},
+): Call {
   const clock = new ManualClock(1_000_000);
   const rng = new Rng(opts.seed ?? 1);
   const sender = new SenderEngine({ clock, scheduler: opts.scheduler ?? 'converge', fec: opts.fec ?? 'path', ...opts.extra });
   const senderEp = new Endpoint(new ReceiverEngine({ clock }), sender);
-  const receiver = new ReceiverEngine({ clock });
+  const receiver = new ReceiverEngine({ clock, ...(opts.playout ? { playout: opts.playout } : {}) });
   const receiverEp = new Endpoint(receiver);
   const t0 = clock.nowUs();
   const ups = paths.map((p) => new Link<Uint8Array>(linkCfg(p, true), rng));
@@ -276,5 +280,27 @@ describe('sender frame dropping and key frame priority (issue 10 item 2)', () =>
     const st = s.stats();
     expect(st.stalePacketsPurged).toBeGreaterThan(20);
     expect(st.paths[0].queuedBytes).toBeLessThan(before / 2);
+  });
+});
+
+describe('receiver playout timing', () => {
+  it('playout timing turns delay spikes shorter than the playout delay into latency instead of freezes', () => {
+    // One path whose one-way delay jumps by 200 ms for 300 ms every 2 s (a capacity dip's queue).
+    const delaySteps: Array<[number, number]> = [];
+    for (let t = 2000; t < 20_000; t += 2000) delaySteps.push([t, 220], [t + 300, 20]);
+    const run = (playout: PlayoutOptions) => {
+      const c = makeCall([{ rateMbps: 6, delayMs: 20, delaySteps }], { scheduler: 'converge', playout, frameBytes: 1000 });
+      c.run(20_000);
+      return c.receiver.stats();
+    };
+    const atOnce = run({ maxDelayMs: 0 });
+    const timed = run({});
+    expect(atOnce.playout.currentDelayMs).toBe(0);
+    expect(atOnce.freezeCount).toBeGreaterThan(3);
+    // The delay grows toward the jitter estimate and absorbs most spikes.
+    expect(timed.playout.currentDelayMs).toBeGreaterThan(20);
+    expect(timed.freezeTotalMs).toBeLessThan(0.7 * atOnce.freezeTotalMs);
+    expect(timed.latencyMs.p50).toBeGreaterThan(atOnce.latencyMs.p50);
+    expect(timed.framesDecoded).toBeGreaterThan(0.9 * atOnce.framesDecoded);
   });
 });

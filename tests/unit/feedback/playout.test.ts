@@ -1,0 +1,62 @@
+import { describe, expect, it } from 'vitest';
+import { PlayoutTiming } from '../../../src/feedback/playout.js';
+
+const MS = 1000;
+
+describe('PlayoutTiming', () => {
+  it('plays at once when off (maxDelayMs 0) or before the first frame', () => {
+    expect(new PlayoutTiming().playoutTimeUs(0)).toBe(-Infinity);
+    const off = new PlayoutTiming({ maxDelayMs: 0 });
+    off.onFrameComplete(0, 50 * MS);
+    off.update(50 * MS, 80, 100);
+    expect(off.enabled).toBe(false);
+    expect(off.playoutTimeUs(33 * MS)).toBe(-Infinity);
+  });
+
+  it('schedules from the lowest arrival offset of the window plus the current delay', () => {
+    const p = new PlayoutTiming({ renderDelayMs: 0 });
+    p.onFrameComplete(0, 80 * MS); // offset 80 ms
+    p.onFrameComplete(33 * MS, 83 * MS); // offset 50 ms: the new minimum
+    p.onFrameComplete(66 * MS, 186 * MS); // offset 120 ms (late frame)
+    expect(p.playoutTimeUs(100 * MS)).toBe(150 * MS); // current delay still 0
+  });
+
+  it('moves the current delay toward jitter + render delay at most 100 ms per second', () => {
+    const p = new PlayoutTiming();
+    p.onFrameComplete(0, 0);
+    p.update(0, 90, 100);
+    expect(p.stats().targetDelayMs).toBe(100); // 90 jitter + 10 render, no NACK term by default
+    p.update(500 * MS, 90, 100);
+    expect(p.stats().currentDelayMs).toBeCloseTo(50, 5);
+    p.update(2000 * MS, 90, 100);
+    expect(p.stats().currentDelayMs).toBe(100);
+    p.update(2100 * MS, 0, 100); // jitter gone: down by 10 ms in 100 ms
+    expect(p.stats().currentDelayMs).toBeCloseTo(90, 5);
+  });
+
+  it('adds one RTT while NACKs are recent when the NACK term is on, and respects the bounds', () => {
+    const p = new PlayoutTiming({ nackHoldMs: 1000, maxDelayMs: 150, minDelayMs: 20 });
+    p.update(0, 0, 100);
+    expect(p.stats().targetDelayMs).toBe(20); // 10 render delay, raised to the minimum
+    p.onNackSent(0);
+    p.update(500 * MS, 30, 100);
+    expect(p.stats().targetDelayMs).toBe(140);
+    p.update(1000 * MS, 90, 100);
+    expect(p.stats().targetDelayMs).toBe(150); // capped
+    p.update(1600 * MS, 30, 100); // NACK 1.6 s ago: term off
+    expect(p.stats().targetDelayMs).toBe(40);
+  });
+
+  it('forgets offsets older than the window, so a slower path change moves the schedule', () => {
+    const p = new PlayoutTiming({ offsetWindowMs: 1000, renderDelayMs: 0 });
+    p.onFrameComplete(0, 20 * MS);
+    for (let t = 100; t <= 3000; t += 100) p.onFrameComplete(t * MS, (t + 70) * MS);
+    expect(p.playoutTimeUs(3100 * MS)).toBe(3170 * MS);
+  });
+
+  it('rejects bad options', () => {
+    expect(() => new PlayoutTiming({ maxDelayMs: -1 })).toThrow(RangeError);
+    expect(() => new PlayoutTiming({ minDelayMs: 500, maxDelayMs: 100 })).toThrow(RangeError);
+    expect(() => new PlayoutTiming({ renderDelayMs: Number.NaN })).toThrow(RangeError);
+  });
+});
