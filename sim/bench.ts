@@ -1,6 +1,6 @@
 /**
  * `npm run bench -- --scenario FILE.json|NAME [--compare LIST] [--fec LIST] [--streams 1-3]
- *                   [--seeds N] [--duration S] [--variants N] [--half tune|check] [--degradation PREF] [--datachannel sctp|ideal] [--playout K=V,...] [--sender FLAGS] [--jobs N] [--out DIR]`
+ *                   [--seeds N] [--duration S] [--variants N] [--half tune|check] [--degradation PREF] [--datachannel sctp|ideal] [--playout K=V,...] [--temporal-layers 1-3] [--converge K=V,...] [--sender K=V,...] [--jobs N] [--out DIR]`
  *
  * Runs the simulator (sim/simulator.ts) for every scenario variant x
  * configuration x FEC policy x seed and writes:
@@ -23,10 +23,11 @@
  * single:0 and single:1 by default. `--duration S` caps every run at S
  * simulated seconds (shorter iterations). `--degradation PREF` sets the
  * encoder model's degradation preference (src/adapt; default its default).
- * `--sender LIST` sets sender engine fault-handling flags for experiments
- * ([no-]hysteresis, [no-]fast-failover, restore-total|any|off:
- * SenderEngineConfig.pathHysteresis, fastFailover, outageRestore; default
- * the engine's).
+ * `--temporal-layers 1|2|3` sets the encoder model's temporal layers (default
+ * the library's, DEFAULT_TEMPORAL_LAYERS; 1 = none). `--converge K=V,...`
+ * overrides ConvergeConfig fields (e.g. `baseLayerFastPath=false`),
+ * `--sender K=V,...` SenderEngine fields: frame dropping (e.g. `upperLayerDropFactor=0.5`)
+ * and fault handling (`pathHysteresis=true`, `fastFailover=true`, `outageRestore=total|any|off`).
  * `--datachannel sctp|ideal` picks the datachannel model (sim/simulator.ts
  * SimOptions.datachannel; default ideal). `--playout K=V,...` sets the
  * receiver's playout timing (src/feedback/playout.ts PlayoutOptions, e.g.
@@ -43,7 +44,8 @@ import { Worker } from 'node:worker_threads';
 import type { DegradationPreference } from '../src/adapt/index.js';
 import type { PlayoutOptions } from '../src/feedback/playout.js';
 import type { FecPolicyName } from '../src/fec/types.js';
-import type { SchedulerName } from '../src/sched/types.js';
+import { DEFAULT_CONVERGE_CONFIG } from '../src/sched/converge.js';
+import type { ConvergeConfig, SchedulerName } from '../src/sched/types.js';
 import { renderHtml, renderSummary, type BenchEntry } from './bench-report.js';
 import { REPO_ROOT, SOAK, type SuiteHalf, resolveScenario } from './scenarios.js';
 import type { SimOptions, SimResult } from './simulator.js';
@@ -62,19 +64,6 @@ export interface BenchConfig {
 
 const PLAYOUT_KEYS = ['minDelayMs', 'maxDelayMs', 'maxChangeMsPerS', 'offsetWindowMs', 'nackHoldMs', 'renderDelayMs'] as const;
 
-/** `--playout maxDelayMs=0,nackHoldMs=0` -> PlayoutOptions. @throws Error for an unknown key or a bad number */
-function parsePlayout(v: string | undefined): PlayoutOptions | undefined {
-  if (v === undefined) return undefined;
-  const out: PlayoutOptions = {};
-  for (const kv of v.split(',').filter(Boolean)) {
-    const [k, x] = kv.split('=');
-    if (!(PLAYOUT_KEYS as readonly string[]).includes(k)) throw new Error(`--playout: unknown key "${k}" (use ${PLAYOUT_KEYS.join(', ')})`);
-    const n = Number(x);
-    if (!Number.isFinite(n) || n < 0) throw new Error(`--playout: ${k} must be a number >= 0, got ${x}`);
-    out[k as (typeof PLAYOUT_KEYS)[number]] = n;
-  }
-  return out;
-}
 
 /** Parse one `--compare` entry. @throws Error for an unknown name */
 export function parseConfig(s: string): BenchConfig {
@@ -96,10 +85,32 @@ interface Args {
   half?: SuiteHalf;
   degradation?: DegradationPreference;
   datachannel?: 'sctp' | 'ideal';
-  playout?: PlayoutOptions;
+  temporalLayers?: number;
+  converge?: Partial<ConvergeConfig>;
   sender?: SimOptions['sender'];
+  playout?: PlayoutOptions;
   jobs: number;
   out?: string;
+}
+
+/** `k=v,k=v` with known keys to an object of numbers / booleans; undefined when absent. @throws Error naming the flag */
+function parseOverrides(arg: string | undefined, flag: string, keys: string[], strings: Record<string, readonly string[]> = {}): Record<string, number | boolean | string> | undefined {
+  if (arg === undefined) return undefined;
+  const out: Record<string, number | boolean | string> = {};
+  for (const kv of arg.split(',').filter(Boolean)) {
+    const [k, v] = kv.split('=');
+    if (!keys.includes(k) || v === undefined) throw new Error(`${flag}: unknown or valueless entry "${kv}" (keys: ${keys.join(', ')})`);
+    const choices = strings[k];
+    if (choices) {
+      if (!choices.includes(v)) throw new Error(`${flag}: ${k} must be one of ${choices.join(', ')}, got ${v}`);
+      out[k] = v;
+      continue;
+    }
+    const val = v === 'true' ? true : v === 'false' ? false : Number(v);
+    if (typeof val === 'number' && !Number.isFinite(val)) throw new Error(`${flag}: ${k} must be a number or true/false, got ${v}`);
+    out[k] = val;
+  }
+  return out;
 }
 
 function parseArgs(argv: string[]): Args {
@@ -111,7 +122,7 @@ function parseArgs(argv: string[]): Args {
     return v;
   };
   const scenario = get('scenario');
-  if (!scenario) throw new Error('usage: npm run bench -- --scenario FILE.json|NAME [--compare LIST] [--fec LIST] [--streams 1-3] [--seeds N] [--duration S] [--variants N] [--half tune|check] [--degradation PREF] [--datachannel sctp|ideal] [--playout K=V,...] [--sender FLAGS] [--jobs N] [--out DIR]');
+  if (!scenario) throw new Error('usage: npm run bench -- --scenario FILE.json|NAME [--compare LIST] [--fec LIST] [--streams 1-3] [--seeds N] [--duration S] [--variants N] [--half tune|check] [--degradation PREF] [--datachannel sctp|ideal] [--playout K=V,...] [--temporal-layers 1-3] [--converge K=V,...] [--sender K=V,...] [--jobs N] [--out DIR]');
   const isSweep = scenario === 'loss-sweep';
   const defaultCompare = isSweep || scenario === 'soak' ? 'converge' : scenario === 'cellular' ? 'converge,single:0,single:1' : ALL_CONFIGS.join(',');
   const compare = (get('compare') ?? defaultCompare).split(',').filter(Boolean);
@@ -133,19 +144,11 @@ function parseArgs(argv: string[]): Args {
   }
   const datachannel = get('datachannel');
   if (datachannel !== undefined && datachannel !== 'sctp' && datachannel !== 'ideal') throw new Error(`--datachannel must be sctp or ideal, got ${datachannel}`);
-  const senderFlags = get('sender');
-  let sender: SimOptions['sender'];
-  if (senderFlags !== undefined) {
-    sender = {};
-    for (const f of senderFlags.split(',').filter(Boolean)) {
-      const on = !f.startsWith('no-');
-      const name = on ? f : f.slice(3);
-      if (name === 'hysteresis') sender.pathHysteresis = on;
-      else if (name === 'fast-failover') sender.fastFailover = on;
-      else if (/^restore-(total|any|off)$/.test(f)) sender.outageRestore = f.slice(8) as 'total' | 'any' | 'off';
-      else throw new Error(`--sender: unknown flag "${f}" (use [no-]hysteresis, [no-]fast-failover, restore-total|any|off)`);
-    }
-  }
+  const tlArg = get('temporal-layers');
+  if (tlArg !== undefined && !['1', '2', '3'].includes(tlArg)) throw new Error(`--temporal-layers must be 1, 2 or 3, got ${tlArg}`);
+  // --converge / --sender key=value,...: ConvergeConfig / SenderEngine overrides (numbers or true/false), for experiments.
+  const converge = parseOverrides(get('converge'), '--converge', Object.keys(DEFAULT_CONVERGE_CONFIG)) as Partial<ConvergeConfig> | undefined;
+  const sender = parseOverrides(get('sender'), '--sender', ['dropQueueFrames', 'maxConsecutiveDrops', 'upperLayerDropFactor', 'cwndPushback', 'pathHysteresis', 'fastFailover', 'outageRestore'], { outageRestore: ['total', 'any', 'off'] }) as SimOptions['sender'];
   const dur = get('duration');
   if (dur !== undefined && !(Number(dur) > 0)) throw new Error(`--duration must be > 0 s, got ${dur}`);
   return {
@@ -159,8 +162,10 @@ function parseArgs(argv: string[]): Args {
     half,
     degradation: degradation as DegradationPreference | undefined,
     datachannel,
-    playout: parsePlayout(get('playout')),
+    temporalLayers: tlArg === undefined ? undefined : Number(tlArg),
+    converge,
     sender,
+    playout: parseOverrides(get('playout'), '--playout', [...PLAYOUT_KEYS]) as PlayoutOptions | undefined,
     jobs: int('jobs', availableParallelism(), 1, 64),
     out: get('out'),
   };
@@ -238,10 +243,13 @@ async function main(): Promise<void> {
             durationS: a.duration,
             streams: a.streams,
             qoeFeedback: c.qoeFeedback,
-            ...(a.degradation ? { encoder: { degradationPreference: a.degradation } } : {}),
+            ...(a.degradation || a.temporalLayers
+              ? { encoder: { ...(a.degradation ? { degradationPreference: a.degradation } : {}), ...(a.temporalLayers ? { temporalLayers: a.temporalLayers } : {}) } }
+              : {}),
+            ...(a.converge ? { converge: a.converge } : {}),
+            ...(a.sender ? { sender: a.sender } : {}),
             ...(a.datachannel ? { datachannel: a.datachannel } : {}),
             ...(a.playout ? { playout: a.playout } : {}),
-            ...(a.sender ? { sender: a.sender } : {}),
             ...(a.scenario === 'soak' ? { heapSampleS: SOAK.heapSampleS } : {}),
             label,
           });

@@ -48,7 +48,8 @@ import { SenderEngine, type SenderEngineConfig } from '../src/engine/sender.js';
 import type { PathSink, SenderStats } from '../src/engine/types.js';
 import type { FecPolicyName } from '../src/fec/types.js';
 import { createScheduler } from '../src/sched/factory.js';
-import type { Scheduler, SchedulerName } from '../src/sched/types.js';
+import { ConvergeScheduler } from '../src/sched/converge.js';
+import type { ConvergeConfig, Scheduler, SchedulerName } from '../src/sched/types.js';
 import { decodePacket } from '../src/wire/codec.js';
 import type { PacketBody } from '../src/wire/types.js';
 import type { PerSecond, ReportPath } from '../tools/harness/report.js';
@@ -111,10 +112,12 @@ export interface SimOptions {
   playout?: PlayoutOptions;
   /** Receiver RTT assumption (ms) passed as ReceiverEngine `defaultRttMs` (engine default 100); for experiments. */
   receiverDefaultRttMs?: number;
+  /** SenderEngine options over the simulator's (frame dropping, temporal-layer dropping, fault handling); for experiments. */
+  sender?: Partial<Pick<SenderEngineConfig, 'dropQueueFrames' | 'maxConsecutiveDrops' | 'upperLayerDropFactor' | 'cwndPushback' | 'pathHysteresis' | 'fastFailover' | 'outageRestore'>>;
+  /** Converge tuning for scheduler 'converge' (default DEFAULT_CONVERGE_CONFIG); for experiments. */
+  converge?: Partial<ConvergeConfig>;
   /** Free-form label copied into the result (e.g. `converge-nofb`). */
   label?: string;
-  /** Sender engine options for experiments (fault handling: pathHysteresis, fastFailover); default the engine's. */
-  sender?: Pick<SenderEngineConfig, 'pathHysteresis' | 'fastFailover' | 'outageRestore'>;
   /**
    * Sample the process's used heap (after a full GC, sim/heap.ts) every this
    * many simulated seconds into `SimResult.heap`; for the
@@ -147,6 +150,8 @@ export interface SimStreamResult {
   freezes: { count: number; totalMs: number; maxMs: number };
   latencyMs: { mean: number; p50: number; p95: number; p99: number };
   keyframeRequests: number;
+  /** Gaps the receiver's frame buffer skipped without a key frame (temporal layers). */
+  temporalLayerSkips: number;
   framesOutOfOrder: number;
   goodputBps: number;
   encoderTargetBps: { mean: number; last: number };
@@ -175,6 +180,7 @@ type CallQoe = Pick<
   | 'freezes'
   | 'latencyMs'
   | 'keyframeRequests'
+  | 'temporalLayerSkips'
   | 'framesOutOfOrder'
   | 'goodputBps'
   | 'encoderTargetBps'
@@ -230,6 +236,10 @@ interface StreamCtx {
   sizes: number[];
   decoded: DecodedFrame[];
   lastDecodedId: number;
+  /** Temporal layers: reference distance per frame id as the encoder model made it (undefined = the previous frame). */
+  refs: Array<number | undefined>;
+  /** Frame ids decoded since the last key frame (the decoder's references), bounded. */
+  decodedSinceKey: Set<number>;
   violations: number;
   outOfOrder: number;
   qoeDropped: number;
@@ -331,7 +341,7 @@ export function simulate(opts: SimOptions): SimResult {
       startBitrateBps: opts.startBitrateBps,
       mtuBytes: opts.mtuBytes,
       streamId: s,
-      ...opts.sender,
+      ...(opts.sender ?? {}),
     });
     const rev = new ReceiverEngine({ clock });
     const rx = new ReceiverEngine({ clock, ...(opts.playout ? { playout: opts.playout } : {}), ...(opts.receiverDefaultRttMs !== undefined ? { defaultRttMs: opts.receiverDefaultRttMs } : {}) });
@@ -351,6 +361,8 @@ export function simulate(opts: SimOptions): SimResult {
       sizes: [],
       decoded: [],
       lastDecodedId: -1,
+      refs: [],
+      decodedSinceKey: new Set(),
       violations: 0,
       outOfOrder: 0,
       qoeDropped: 0,
@@ -380,7 +392,9 @@ export function simulate(opts: SimOptions): SimResult {
       ctx.outOfOrder++;
       return;
     }
-    const ok = f.keyFrame || id === ctx.lastDecodedId + 1;
+    // The decoder model has a delta frame's reference only when it decoded it since the last key frame
+    // (temporal layers: the encoder model's reference distance; else the previous frame).
+    const ok = f.keyFrame || ctx.decodedSinceKey.has(id - (ctx.refs[id] ?? 1));
     const expected = ctx.sizes[id];
     const intact = expected === f.data.length && checkTag(f.data, f.keyFrame, id);
     if (!ok || !intact) {
@@ -389,6 +403,9 @@ export function simulate(opts: SimOptions): SimResult {
       return;
     }
     ctx.lastDecodedId = id;
+    if (f.keyFrame) ctx.decodedSinceKey.clear();
+    if (ctx.decodedSinceKey.size >= 256) ctx.decodedSinceKey.delete(ctx.decodedSinceKey.values().next().value as number);
+    ctx.decodedSinceKey.add(id);
     const now = clock.nowUs();
     ctx.decoded.push({ frameId: id, captureUs: f.captureUs, decodedUs: now, bytes: f.data.length });
     ctx.rx.onFrameDecoded(ctx.s, id, f.captureUs);
@@ -461,12 +478,22 @@ export function simulate(opts: SimOptions): SimResult {
         c.cameraFrames++;
         c.nextFrameUs = c.s * 1000 + Math.round((c.cameraFrames * 1e6) / c.enc.fps);
         // Frame dropping before encoding when the path queues are too long (SenderEngine.shouldDropFrame).
-        if (c.sender.shouldDropFrame(c.enc.keyframePending)) continue;
+        if (c.sender.shouldDropFrame(c.enc.keyframePending, c.enc.nextTemporalLayer)) continue;
         const fr = c.enc.nextFrame(now);
         if (fr.dropped) continue;
         const id = c.frameIndex++;
         c.sizes[id] = Math.max(24, fr.sizeBytes);
-        c.sender.sendFrame({ streamId: c.s, frameId: id, keyFrame: fr.keyFrame, captureUs: now, data: makeAnnexB(fr.sizeBytes, fr.keyFrame, id), codec: 'h264' });
+        c.refs[id] = fr.refDistance;
+        c.sender.sendFrame({
+          streamId: c.s,
+          frameId: id,
+          keyFrame: fr.keyFrame,
+          captureUs: now,
+          data: makeAnnexB(fr.sizeBytes, fr.keyFrame, id),
+          codec: 'h264',
+          ...(fr.temporalLayer !== undefined ? { temporalLayer: fr.temporalLayer } : {}),
+          ...(fr.refDistance !== undefined ? { refDistance: fr.refDistance } : {}),
+        });
         c.sWake = Math.min(c.sWake, c.sEp.nextWakeUs());
       }
     }
@@ -515,6 +542,7 @@ export function simulate(opts: SimOptions): SimResult {
         freezes: q.freezes,
         latencyMs: q.latencyMs,
         keyframeRequests: rs.keyframeRequestsSent,
+        temporalLayerSkips: rs.temporalLayerSkips,
         framesOutOfOrder: q.framesOutOfOrder + c.outOfOrder,
         goodputBps: q.goodputBps,
         encoderTargetBps: { mean: Math.round(mean(c.targets)), last: Math.round(snd.targetBitrateBps) },
@@ -641,6 +669,7 @@ export function simulate(opts: SimOptions): SimResult {
       freezes: { count: sum((s) => s.freezes.count), totalMs: sum((s) => s.freezes.totalMs), maxMs: Math.max(...fzAll.map((f) => f.maxMs)) },
       latencyMs: lat,
       keyframeRequests: sum((s) => s.keyframeRequests),
+      temporalLayerSkips: sum((s) => s.temporalLayerSkips),
       framesOutOfOrder: sum((s) => s.framesOutOfOrder),
       goodputBps: sum((s) => s.goodputBps),
       encoderTargetBps: { mean: sum((s) => s.encoderTargetBps.mean), last: sum((s) => s.encoderTargetBps.last) },
@@ -684,6 +713,7 @@ export function simulate(opts: SimOptions): SimResult {
  * only the used path counts (`singlePathTargetFix`, default true).
  */
 function makeScheduler(opts: SimOptions): Scheduler | SchedulerName {
+  if (opts.scheduler === 'converge' && opts.converge) return new ConvergeScheduler(opts.converge);
   if (opts.scheduler !== 'single' || opts.singlePathTargetFix === false) return opts.scheduler;
   const inner = createScheduler('single', { singlePath: opts.singlePath });
   const path = opts.singlePath;

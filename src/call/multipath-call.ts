@@ -141,6 +141,18 @@ export interface MultipathCallOptions {
    * constructor throw a RangeError.
    */
   playout?: PlayoutOptions;
+  /**
+   * Temporal layers of the sent video (1..3; default 1 = none,
+   * DEFAULT_TEMPORAL_LAYERS of src/codec/temporal-layers.ts): 2 / 3 ask for
+   * scalabilityMode L1T2 / L1T3 where the browser's encoder supports it
+   * (Debian's Chromium: H.264, VP8, VP9 and AV1 all do), else none. A lost
+   * upper-layer frame then costs the receiver no key frame, and Converge
+   * sends the base layer on the best path (ConvergeConfig.baseLayerFastPath).
+   * Trade-off measured in the simulator: less freeze on cellular pairs, less
+   * goodput on stable ones (README "Temporal layers").
+   * `getStats().encoder.temporalLayers` says what is in use.
+   */
+  temporalLayers?: number;
 }
 
 export interface CallPathInfo {
@@ -425,9 +437,10 @@ export class MultipathCall {
       shouldEncode: () => sender.hasUpPath(),
       keyframeIntervalMs: this.opts.keyframeIntervalMs,
       degradationPreference: this.opts.degradationPreference, // src/adapt (issue 10 item 1)
+      temporalLayers: this.opts.temporalLayers,
       // Frame dropping before encoding when every usable path's queue (pacer +
       // datachannel bufferedAmount) exceeds the frame budget (issue 10 item 2).
-      dropBeforeEncode: (keyFrame) => sender.shouldDropFrame(keyFrame),
+      dropBeforeEncode: (keyFrame, layer) => sender.shouldDropFrame(keyFrame, layer),
       onFrame: (f) => {
         sender.sendFrame(f);
       },

@@ -14,6 +14,9 @@ import { MIN_ENCODER_BITRATE_BPS, type DegradationPreference } from '../adapt/la
 import { EncodeUsageMeter, FrameRateLimiter, VideoAdapter, type AdaptationDecision, type DegradationReason, type VideoAdapterOptions } from '../adapt/video-adapter.js';
 import type { CodecName } from '../core/types.js';
 import type { EncodedFrameInput } from '../wire/packetization.js';
+import { DEFAULT_TEMPORAL_LAYERS, TemporalRefTracker, temporalPatternLayer } from './temporal-layers.js';
+
+export { DEFAULT_TEMPORAL_LAYERS, TemporalRefTracker } from './temporal-layers.js';
 
 /** WebCodecs codec string for a codec at a resolution. */
 export function codecString(codec: CodecName, width: number, height: number): string {
@@ -46,8 +49,17 @@ export class CodecError extends Error {
   }
 }
 
-/** Encoder configuration for a codec (realtime, Annex B for H.264). */
-export function encoderConfig(codec: CodecName, width: number, height: number, bitrateBps: number, fps: number): VideoEncoderConfig {
+/** W3C WebRTC-SVC scalabilityMode for `layers` temporal layers of one spatial layer: 'L1T1' | 'L1T2' | 'L1T3'. */
+export function scalabilityModeFor(layers: number): string {
+  return `L1T${layers}`;
+}
+
+/**
+ * Encoder configuration for a codec (realtime, Annex B for H.264).
+ * `temporalLayers` > 1 sets scalabilityMode L1T2/L1T3 (check support with
+ * {@link pickTemporalLayers}); 1 keeps the codec's default (L1T1 for VP9/AV1).
+ */
+export function encoderConfig(codec: CodecName, width: number, height: number, bitrateBps: number, fps: number, temporalLayers = 1): VideoEncoderConfig {
   const cfg: VideoEncoderConfig = {
     codec: codecString(codec, width, height),
     width,
@@ -57,8 +69,29 @@ export function encoderConfig(codec: CodecName, width: number, height: number, b
     latencyMode: 'realtime',
   };
   if (codec === 'h264') (cfg as VideoEncoderConfig & { avc: { format: 'annexb' } }).avc = { format: 'annexb' };
-  if (codec === 'vp9' || codec === 'av1') (cfg as VideoEncoderConfig & { scalabilityMode: string }).scalabilityMode = 'L1T1';
+  if (temporalLayers > 1) (cfg as VideoEncoderConfig & { scalabilityMode: string }).scalabilityMode = scalabilityModeFor(temporalLayers);
+  else if (codec === 'vp9' || codec === 'av1') (cfg as VideoEncoderConfig & { scalabilityMode: string }).scalabilityMode = 'L1T1';
   return cfg;
+}
+
+/**
+ * The most temporal layers, at most `wanted` (1..3), that the browser's
+ * encoder accepts for `cfg` (`VideoEncoder.isConfigSupported` with
+ * scalabilityMode L1T3, then L1T2); 1 when none is (or the check throws).
+ * Debian's Chromium 156 (headless, software codecs): H.264 (OpenH264),
+ * VP8/VP9 (libvpx) and AV1 (libaom) all accept L1T2 and L1T3 and report
+ * `svc.temporalLayerId` in the patterns 0 1 and 0 2 1 2.
+ */
+export async function pickTemporalLayers(cfg: VideoEncoderConfig, wanted: number): Promise<number> {
+  for (let n = Math.min(3, Math.floor(wanted)); n > 1; n--) {
+    try {
+      const sup = await VideoEncoder.isConfigSupported({ ...cfg, scalabilityMode: scalabilityModeFor(n) } as VideoEncoderConfig);
+      if (sup.supported) return n;
+    } catch {
+      // An unknown mode may throw instead of answering: try fewer layers.
+    }
+  }
+  return 1;
 }
 
 /**
@@ -121,12 +154,23 @@ export interface CameraEncoderOptions {
   /**
    * Asked for every camera frame that would be encoded, with whether it
    * would be a key frame: true drops it (no reference breaks, no key frame
-   * forced), e.g. `(key) => sender.shouldDropFrame(key)` when the path
-   * queues hold more than the frame budget (issue 10 item 2).
+   * forced), e.g. `(key, layer) => sender.shouldDropFrame(key, layer)` when the path
+   * queues hold more than the frame budget (issue 10 item 2). `temporalLayer`:
+   * with temporal layers, the layer the frame would be encoded in (the L1T2 /
+   * L1T3 pattern position since the last key frame), else undefined.
    */
-  dropBeforeEncode?: (keyFrame: boolean) => boolean;
+  dropBeforeEncode?: (keyFrame: boolean, temporalLayer?: number) => boolean;
   /** Force a key frame at least this often (ms); default: only when asked. */
   keyframeIntervalMs?: number;
+  /**
+   * Temporal layers (1..3; default {@link DEFAULT_TEMPORAL_LAYERS} = 1, none): 2 asks
+   * the encoder for scalabilityMode L1T2, 3 for L1T3, each only when
+   * `VideoEncoder.isConfigSupported` accepts it (else fewer, down to 1 = no
+   * layering, the behaviour before). With layers, a lost upper-layer frame
+   * needs no key frame (the receiver skips it) and the sender can give the
+   * base layer the better path and drop upper-layer frames first.
+   */
+  temporalLayers?: number;
   /**
    * What to give up when the bitrate or the encoder cannot keep up (W3C
    * `RTCRtpSendParameters.degradationPreference`; default 'maintain-framerate'
@@ -171,6 +215,10 @@ export interface CameraEncoderStats {
   framesDroppedByPushback: number;
   /** Encode time / frame interval (fraction; overuse_frame_detector.cc), undefined until measured. */
   encodeUsage: number | undefined;
+  /** Temporal layers in use (1 = none; 2 = L1T2, 3 = L1T3), after the support check. */
+  temporalLayers: number;
+  /** Encoded frames per temporal layer id (index = layer). */
+  framesPerLayer: number[];
 }
 
 /**
@@ -184,6 +232,9 @@ export class CameraEncoder {
   private forceKey = true;
   private lastKeyUs = -Infinity;
   private frameId = 0;
+  private readonly refs = new TemporalRefTracker();
+  /** Frames submitted since the last key frame submitted (the temporal pattern position of the next one). */
+  private layerSlot = 0;
   private cfg: VideoEncoderConfig | undefined;
   private readonly captureTimes = new Map<number, number>();
   private readonly s: CameraEncoderStats;
@@ -203,6 +254,8 @@ export class CameraEncoder {
     private readonly track: MediaStreamTrack,
     private readonly opts: CameraEncoderOptions,
   ) {
+    const tl = opts.temporalLayers;
+    if (tl !== undefined && !(Number.isInteger(tl) && tl >= 1 && tl <= 3)) throw new RangeError(`CameraEncoder: temporalLayers must be 1, 2 or 3, got ${String(tl)}`);
     const st = track.getSettings();
     this.camera = { width: (st.width ?? 640) & ~1, height: (st.height ?? 480) & ~1, fps: st.frameRate ?? 30 };
     this.targetBps = opts.bitrateBps;
@@ -226,6 +279,8 @@ export class CameraEncoder {
       framesDroppedByFpsCap: 0,
       framesDroppedByPushback: 0,
       encodeUsage: undefined,
+      temporalLayers: 1,
+      framesPerLayer: [],
     };
   }
 
@@ -239,7 +294,7 @@ export class CameraEncoder {
   }
 
   /**
-   * Start reading and encoding.
+   * Start reading and encoding (with temporal layers when asked for and supported).
    * @throws CodecError when the track is not video or the codec is unusable.
    */
   async start(): Promise<void> {
@@ -249,8 +304,15 @@ export class CameraEncoder {
     if (!Processor) throw new CodecError('no-webcodecs', 'MediaStreamTrackProcessor is not available');
     this.cfg = await probeCodec(this.opts.codec, this.camera.width, this.camera.height);
     this.cfg = encoderConfig(this.opts.codec, this.camera.width, this.camera.height, this.s.bitrateBps, this.camera.fps);
+    const wanted = this.opts.temporalLayers ?? DEFAULT_TEMPORAL_LAYERS;
+    if (wanted > 1) {
+      this.s.temporalLayers = await pickTemporalLayers(this.cfg, wanted);
+      if (this.s.temporalLayers > 1) {
+        this.cfg = encoderConfig(this.opts.codec, this.camera.width, this.camera.height, this.s.bitrateBps, this.camera.fps, this.s.temporalLayers);
+      }
+    }
     this.encoder = new VideoEncoder({
-      output: (chunk) => this.onChunk(chunk),
+      output: (chunk, meta) => this.onChunk(chunk, meta),
       error: (e) => this.opts.onError?.(e instanceof Error ? e : new Error(String(e))),
     });
     this.encoder.configure(this.cfg);
@@ -296,7 +358,9 @@ export class CameraEncoder {
       if (this.opts.dropBeforeEncode) {
         const iv = this.opts.keyframeIntervalMs;
         const wouldKey = this.forceKey || (iv !== undefined && iv > 0 && nowUs - this.lastKeyUs >= iv * 1000);
-        if (this.opts.dropBeforeEncode(wouldKey)) {
+        const n = this.s.temporalLayers;
+        const nextLayer = n > 1 ? (wouldKey ? 0 : temporalPatternLayer(n, this.layerSlot)) : undefined;
+        if (this.opts.dropBeforeEncode(wouldKey, nextLayer)) {
           // The path queues hold more than the frame budget: the frame would only be late.
           this.s.framesDroppedByPushback++;
           frame.close();
@@ -320,6 +384,7 @@ export class CameraEncoder {
       const keyFrame = this.forceKey || (interval !== undefined && interval > 0 && nowUs - this.lastKeyUs >= interval * 1000);
       this.forceKey = false;
       if (keyFrame) this.lastKeyUs = nowUs;
+      this.layerSlot = keyFrame ? 1 : this.layerSlot + 1;
       try {
         enc.encode(input, { keyFrame });
       } catch (e) {
@@ -371,7 +436,7 @@ export class CameraEncoder {
     }
   }
 
-  private onChunk(chunk: EncodedVideoChunk): void {
+  private onChunk(chunk: EncodedVideoChunk, meta?: EncodedVideoChunkMetadata): void {
     const data = new Uint8Array(chunk.byteLength);
     chunk.copyTo(data);
     const nowUs = this.opts.clock.nowUs();
@@ -388,14 +453,18 @@ export class CameraEncoder {
     this.s.framesEncoded++;
     if (chunk.type === 'key') this.s.keyFrames++;
     this.frameId = (this.frameId + 1) >>> 0;
-    this.opts.onFrame({
-      streamId: this.opts.streamId ?? 0,
-      frameId: this.frameId,
-      keyFrame: chunk.type === 'key',
-      captureUs,
-      data,
-      codec: this.opts.codec,
-    });
+    const keyFrame = chunk.type === 'key';
+    const frame: EncodedFrameInput = { streamId: this.opts.streamId ?? 0, frameId: this.frameId, keyFrame, captureUs, data, codec: this.opts.codec };
+    if (this.s.temporalLayers > 1) {
+      const layer = (meta as { svc?: { temporalLayerId?: number } } | undefined)?.svc?.temporalLayerId;
+      const refDistance = this.refs.onFrame(this.frameId, keyFrame, layer);
+      if (layer !== undefined && layer >= 0 && layer <= 7) {
+        frame.temporalLayer = layer;
+        this.s.framesPerLayer[layer] = (this.s.framesPerLayer[layer] ?? 0) + 1;
+      }
+      if (refDistance !== undefined) frame.refDistance = refDistance;
+    }
+    this.opts.onFrame(frame);
   }
 
   /** The next encoded frame will be a key frame. */
@@ -425,7 +494,7 @@ export class CameraEncoder {
   stats(): CameraEncoderStats {
     const now = this.opts.clock.nowUs();
     const recent = this.outTimes.filter((t) => t > now - 1_000_000).length;
-    return { ...this.s, frameRate: recent };
+    return { ...this.s, frameRate: recent, framesPerLayer: this.s.framesPerLayer.slice() };
   }
 
   stop(): void {

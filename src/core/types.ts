@@ -68,6 +68,8 @@ export interface OutgoingPacket {
   isFec?: boolean;
   /** True for a NACK answer. */
   isRetransmission?: boolean;
+  /** Temporal layer id of the packet's frame (0 = base) when the stream uses temporal layers; undefined otherwise. */
+  temporalLayer?: number;
 }
 
 /**

@@ -506,6 +506,7 @@ export class ReceiverEngine {
     const mean = (a: number[]) => (a.length ? a.reduce((x, y) => x + y, 0) / a.length : 0);
     return {
       ...this.c,
+      temporalLayerSkips: fbs.skips,
       fecUtilizationPct: fec.fecReceived > 0 ? (100 * fec.fecUsed) / fec.fecReceived : 0,
       fecUsefulPct: fec.fecReceived > 0 ? (100 * (fec.fecReceived - fec.fecDiscarded)) / fec.fecReceived : 0,
       framesDecoded: s?.framesDecoded ?? 0,

@@ -80,6 +80,13 @@ export interface SenderEngineConfig {
   /** Longest run of frames dropped in a row before one is let through (default 3). */
   maxConsecutiveDrops?: number;
   /**
+   * Temporal layers: a frame that would be an upper-layer frame is dropped
+   * before encoding once the queues exceed this fraction of `dropQueueFrames`
+   * (0..1, default 1 = the same threshold as base-layer frames). Below 1,
+   * upper-layer frames go first under pushback; nothing depends on them.
+   */
+  upperLayerDropFactor?: number;
+  /**
    * Congestion-window pushback of the encoder target (libwebrtc
    * congestion_window_pushback_controller.cc; default true).
    */
@@ -318,6 +325,7 @@ export class SenderEngine {
       streamInfoIntervalMs: config.streamInfoIntervalMs ?? 1000,
       dropQueueFrames: config.dropQueueFrames ?? 3,
       maxConsecutiveDrops: config.maxConsecutiveDrops ?? 3,
+      upperLayerDropFactor: config.upperLayerDropFactor ?? 1,
       cwndPushback: config.cwndPushback ?? true,
       fastFailover: config.fastFailover ?? false,
       outageRestore: config.outageRestore ?? 'total',
@@ -327,6 +335,9 @@ export class SenderEngine {
     for (const k of ['dropQueueFrames', 'maxConsecutiveDrops'] as const) {
       const v = this.cfg[k];
       if (!(Number.isFinite(v) && v >= 0)) throw new RangeError(`SenderEngine: ${k} must be a finite number >= 0, got ${v}`);
+    }
+    if (!(this.cfg.upperLayerDropFactor >= 0 && this.cfg.upperLayerDropFactor <= 1)) {
+      throw new RangeError(`SenderEngine: upperLayerDropFactor must be in [0, 1], got ${this.cfg.upperLayerDropFactor}`);
     }
     this.packetizer = new Packetizer({ mtuBytes: this.cfg.mtuBytes, streamId: this.streamId });
     this.history = new Array(this.cfg.historyPackets);
@@ -505,14 +516,18 @@ export class SenderEngine {
    * modules/video_coding/utility/frame_dropper.cc drops on a leaky bucket of
    * encoded bytes vs target for the same reason). A key frame is never
    * dropped, nor more than `maxConsecutiveDrops` frames in a row.
+   * @param temporalLayer the layer the frame would be encoded in (temporal
+   *   layers; undefined = none): an upper-layer frame is dropped at
+   *   `upperLayerDropFactor` x the queue budget.
    */
-  shouldDropFrame(keyFrame: boolean): boolean {
+  shouldDropFrame(keyFrame: boolean, temporalLayer?: number): boolean {
     if (keyFrame || this.cfg.dropQueueFrames <= 0) {
       this.consecutiveDrops = 0;
       return false;
     }
     const now = this.clock.nowUs();
-    const budgetMs = (this.cfg.dropQueueFrames * 1000) / Math.max(1, this.fps);
+    const frames = this.cfg.dropQueueFrames * (temporalLayer !== undefined && temporalLayer > 0 ? this.cfg.upperLayerDropFactor : 1);
+    const budgetMs = (frames * 1000) / Math.max(1, this.fps);
     let minDrainMs = Infinity;
     for (const p of this.paths.values()) {
       if (!this.isUsable(p, now)) continue;
@@ -591,6 +606,7 @@ export class SenderEngine {
         this.c.stalePacketsPurged += p.pacer.purge((it) => !it.probe && it.packet.streamId === sid && it.packet.frameId !== frame.frameId);
       }
     }
+    const layer = frame.temporalLayer;
     const packets: OutgoingPacket[] = frags.map((f) => ({
       streamId: this.streamId,
       flowSeq: f.flowSeq,
@@ -599,6 +615,8 @@ export class SenderEngine {
       nalClass: f.nalClass,
       sizeBytes: f.sizeBytes,
       body: f.body,
+      // Temporal layers: the scheduler gives the base layer the better path (ConvergeConfig.baseLayerFastPath).
+      ...(layer !== undefined ? { temporalLayer: layer } : {}),
     }));
     const states = this.pathStates();
     const media = this.scheduler.schedule(packets, states, now);

@@ -112,6 +112,8 @@ export interface ReceiverStats {
   framesDecoded: number;
   framesDropped: number;
   keyframeRequestsSent: number;
+  /** Gaps the frame buffer skipped without a key frame (temporal layers: lost or late upper-layer frames). */
+  temporalLayerSkips: number;
   nacksSent: number;
   nackedPackets: number;
   retransmissionsReceived: number;

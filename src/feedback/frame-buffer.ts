@@ -9,9 +9,24 @@
  * the wait for a missing frame follows the jitter estimate, a key frame is
  * requested when nothing decodable arrives in time).
  *
- * Dependency model (simple chain, what our encoder produces): a key frame
- * depends on nothing; delta frame N depends on frame N-1 of the same stream.
- * frameIds are uint32 and wrap (RFC 1982 comparisons).
+ * Dependency model: a key frame depends on nothing; delta frame N depends on
+ * frame N - refDistance of the same stream (refDistance absent = 1, the simple
+ * chain of an encoder without temporal layers). frameIds are uint32 and wrap
+ * (RFC 1982 comparisons). A delta frame is released only when the frame it
+ * references was released since the last key frame, so the decoder is never
+ * fed a frame whose reference it lacks.
+ *
+ * Temporal layers (scalabilityMode L1T2/L1T3): a base-layer frame references
+ * the previous base-layer frame and an upper-layer frame the last frame of a
+ * lower layer, so nothing in the base layer depends on an upper-layer frame.
+ * When the next frame in decode order is missing but a later frame whose
+ * reference was released is waiting, the buffer waits for the gap at most
+ * the skip wait (the jitter part of the missing-frame wait, see
+ * {@link FrameBufferOptions.skipWaitRttFactor}), then skips it and goes on
+ * without a key frame (libwebrtc api/video/frame_buffer.cc likewise decodes
+ * the next decodable temporal unit and drops the undecodable ones before
+ * it). A lost base-layer frame leaves no such frame: NACK, then the
+ * missing-frame timeout and a key frame request, as without layers.
  *
  * Memory bound: besides `maxFrames` per stream and `maxStreams`, all waiting
  * frames together cost at most `maxBytes` (payload plus a per-frame and
@@ -56,6 +71,13 @@ export interface FrameBufferOptions {
   maxBytes?: number;
   /** A frame waiting longer than this is dropped, key frame or not (ms, default 3000). */
   maxAgeMs?: number;
+  /**
+   * Skip wait for a gap that a later, decodable frame does not depend on
+   * (temporal layers): clamp(k * jitter + base + skipWaitRttFactor * rtt, min,
+   * max) ms. 0 (default) = the reorder/jitter part only: a lost upper-layer
+   * frame costs no NACK round trip of stall; 1 = the full missing-frame wait.
+   */
+  skipWaitRttFactor?: number;
 }
 
 /** Estimated fixed heap cost of one waiting frame (object, map entry), bytes. */
@@ -89,6 +111,10 @@ export interface FrameBufferStats {
   droppedBudget: number;
   /** Dropped: waited longer than `maxAgeMs`. */
   droppedAge: number;
+  /** Dropped: undecodable frames before a decodable one the buffer skipped to (temporal layers). */
+  droppedSkipped: number;
+  /** Gaps skipped without a key frame (temporal layers: a later frame did not depend on the missing ones). */
+  skips: number;
   /** Estimated bytes held by waiting frames now. */
   bytes: number;
   /** Missing-frame waits that timed out. */
@@ -116,6 +142,12 @@ interface StreamState {
   keys: number;
   /** frameId of the last frame released to the decoder. */
   anchor: number | undefined;
+  /** frameIds released since the last key frame (the frames a delta frame may reference), the newest {@link RELEASED_KEPT}. */
+  readonly released: Set<number>;
+  readonly releasedRing: number[];
+  releasedHead: number;
+  /** Waiting delta frames that name their reference explicitly (skip candidates). */
+  refs: number;
   /** The decode chain is broken (or never started): only a key frame can continue. */
   needKey: boolean;
   /** A key frame should be requested (timeout or overflow while broken). */
@@ -145,6 +177,7 @@ export class FrameBuffer {
   private readonly resyncAfter: number;
   private readonly maxBytes: number;
   private readonly maxAgeUs: number;
+  private readonly skipRttFactor: number;
   private totalBytes = 0;
   private readonly streams = new Map<number, StreamState>();
   private droppedSincePoll = 0;
@@ -161,6 +194,8 @@ export class FrameBuffer {
     droppedKeyJump: 0,
     droppedBudget: 0,
     droppedAge: 0,
+    droppedSkipped: 0,
+    skips: 0,
     timeouts: 0,
     resyncs: 0,
   };
@@ -177,6 +212,7 @@ export class FrameBuffer {
     this.resyncAfter = posInt(opts.resyncAfterFrames ?? 30, 'resyncAfterFrames');
     this.maxBytes = posInt(opts.maxBytes ?? DEFAULT_FRAME_BUFFER_BYTES, 'maxBytes');
     this.maxAgeUs = nonNeg(opts.maxAgeMs ?? 3000, 'maxAgeMs') * 1000;
+    this.skipRttFactor = nonNeg(opts.skipWaitRttFactor ?? 0, 'skipWaitRttFactor');
     if (this.minWaitMs > this.maxWaitMs) throw new RangeError(`FrameBuffer: minWaitMs ${this.minWaitMs} > maxWaitMs ${this.maxWaitMs}`);
   }
 
@@ -213,7 +249,20 @@ export class FrameBuffer {
         this.droppedSincePoll++;
         return 'dropped';
       }
-      s = { frames: new Map(), bytes: 0, keys: 0, anchor: undefined, needKey: true, keyRequested: false, blockedSinceUs: undefined, farRun: 0 };
+      s = {
+        frames: new Map(),
+        bytes: 0,
+        keys: 0,
+        anchor: undefined,
+        released: new Set(),
+        releasedRing: [],
+        releasedHead: 0,
+        refs: 0,
+        needKey: true,
+        keyRequested: false,
+        blockedSinceUs: undefined,
+        farRun: 0,
+      };
       this.streams.set(frame.streamId, s);
     }
     const id = frame.frameId;
@@ -258,7 +307,7 @@ export class FrameBuffer {
       s.keyRequested = true;
       return 'dropped';
     }
-    const decodableNow = frame.keyFrame || (!s.needKey && s.anchor !== undefined && id === seqAdd(s.anchor, 1));
+    const decodableNow = frame.keyFrame || (!s.needKey && s.anchor !== undefined && id === seqAdd(s.anchor, 1) && this.refReleased(s, frame));
     if (s.frames.size >= this.maxFrames) {
       const victim = oldestId(s.frames);
       // Drop the oldest waiting frame; the incoming one if it is older still and not decodable.
@@ -274,6 +323,7 @@ export class FrameBuffer {
     s.bytes += bytes;
     this.totalBytes += bytes;
     if (frame.keyFrame) s.keys++;
+    else if (hasExplicitRef(frame)) s.refs++;
     // Byte budget: drop the oldest frame of the stream holding the most bytes until under it.
     while (this.totalBytes > this.maxBytes) {
       let big: StreamState = s;
@@ -300,6 +350,7 @@ export class FrameBuffer {
     s.bytes -= h.bytes;
     this.totalBytes -= h.bytes;
     if (h.frame.keyFrame) s.keys--;
+    else if (hasExplicitRef(h.frame)) s.refs--;
     return h.frame;
   }
 
@@ -309,6 +360,7 @@ export class FrameBuffer {
     this.totalBytes -= s.bytes;
     s.bytes = 0;
     s.keys = 0;
+    s.refs = 0;
     return n;
   }
 
@@ -334,6 +386,7 @@ export class FrameBuffer {
   poll(nowUs: number, jitterMs: number, rttMs = 0): FrameBufferOutput {
     const now = finiteOr(nowUs, 0);
     const timeoutUs = this.waitMs(jitterMs, rttMs) * 1000;
+    const skipWaitUs = this.waitMs(jitterMs, this.skipRttFactor * (Number.isFinite(rttMs) && rttMs > 0 ? rttMs : 0)) * 1000;
     const decodable: AssembledFrame[] = [];
     const keyStreams: number[] = [];
     for (const [streamId, s] of this.streams) {
@@ -342,19 +395,30 @@ export class FrameBuffer {
         if (!s.needKey && s.anchor !== undefined) {
           const next = seqAdd(s.anchor, 1);
           const f = s.frames.get(next);
-          if (f !== undefined) {
+          if (f !== undefined && (f.frame.keyFrame || this.refReleased(s, f.frame))) {
             this.release(s, f.frame, decodable);
             progressed = true;
             continue;
           }
         }
-        if (s.keys === 0) break;
-        const key = earliestKey(s.frames);
-        if (key === undefined) break;
-        this.jumpTo(s, key);
-        this.release(s, key, decodable);
-        s.needKey = false;
-        s.keyRequested = false;
+        if (s.keys > 0) {
+          const key = earliestKey(s.frames);
+          if (key !== undefined) {
+            this.jumpTo(s, key);
+            this.release(s, key, decodable);
+            s.needKey = false;
+            s.keyRequested = false;
+            progressed = true;
+            continue;
+          }
+        }
+        // Temporal layers: skip a gap no later frame needs, once the skip wait has passed.
+        if (s.refs === 0 || s.needKey || s.anchor === undefined) break;
+        if (s.blockedSinceUs !== undefined && now - s.blockedSinceUs < skipWaitUs) break;
+        const to = this.earliestByReference(s);
+        if (to === undefined) break;
+        this.skipTo(s, to);
+        this.release(s, to, decodable);
         progressed = true;
       }
       if (s.frames.size > 0 && this.maxAgeUs > 0) this.expire(s, now - this.maxAgeUs);
@@ -410,15 +474,57 @@ export class FrameBuffer {
       waiting,
       streams: this.streams.size,
       bytes: this.totalBytes,
-      dropped: c.droppedNoStream + c.droppedFar + c.droppedOverflow + c.droppedTimeout + c.droppedKeyJump + c.droppedBudget + c.droppedAge,
+      dropped: c.droppedNoStream + c.droppedFar + c.droppedOverflow + c.droppedTimeout + c.droppedKeyJump + c.droppedBudget + c.droppedAge + c.droppedSkipped,
     };
   }
 
   private release(s: StreamState, f: AssembledFrame, out: AssembledFrame[]): void {
     this.take(s, f.frameId);
     s.anchor = f.frameId;
+    if (f.keyFrame) {
+      s.released.clear();
+      s.releasedRing.length = 0;
+      s.releasedHead = 0;
+    }
+    if (s.releasedRing.length < RELEASED_KEPT) s.releasedRing.push(f.frameId);
+    else {
+      s.released.delete(s.releasedRing[s.releasedHead]);
+      s.releasedRing[s.releasedHead] = f.frameId;
+      s.releasedHead = (s.releasedHead + 1) % RELEASED_KEPT;
+    }
+    s.released.add(f.frameId);
     out.push(f);
     this.st.released++;
+  }
+
+  /** The frame a delta frame references was released since the last key frame. */
+  private refReleased(s: StreamState, f: AssembledFrame): boolean {
+    const d = f.refDistance ?? 1;
+    return s.released.has(seqAdd(f.frameId, -d));
+  }
+
+  /** Earliest waiting delta frame after the anchor whose (explicit) reference was released. */
+  private earliestByReference(s: StreamState): AssembledFrame | undefined {
+    const anchor = s.anchor as number;
+    let best: AssembledFrame | undefined;
+    for (const { frame: f } of s.frames.values()) {
+      if (f.keyFrame || !hasExplicitRef(f) || seqDiff(anchor, f.frameId) <= 0) continue;
+      if (best !== undefined && seqDiff(best.frameId, f.frameId) >= 0) continue;
+      if (this.refReleased(s, f)) best = f;
+    }
+    return best;
+  }
+
+  /** Drop the waiting frames before `to` (they cannot be decoded once `to` is). */
+  private skipTo(s: StreamState, to: AssembledFrame): void {
+    this.st.skips++;
+    for (const id of s.frames.keys()) {
+      if (seqDiff(to.frameId, id) < 0) {
+        this.take(s, id);
+        this.st.droppedSkipped++;
+        this.droppedSincePoll++;
+      }
+    }
   }
 
   /** Drop every waiting frame older than `key`, and any implausibly far ahead of it. */
@@ -449,6 +555,14 @@ export class FrameBuffer {
     s.blockedSinceUs = undefined;
     s.farRun = 0;
   }
+}
+
+/** Released frameIds remembered per stream (a reference farther back than this many released frames counts as missing). */
+const RELEASED_KEPT = 128;
+
+/** A delta frame that names its reference (temporal layers): a candidate to skip a gap to. */
+function hasExplicitRef(f: AssembledFrame): boolean {
+  return f.refDistance !== undefined && f.refDistance !== 1;
 }
 
 /** Earliest (decode order) waiting key frame, undefined when none. */

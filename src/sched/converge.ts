@@ -49,6 +49,15 @@
  *    path is clearly better, Converge sends like that single path plus
  *    probes, and a recovered path gets packets again as soon as they would
  *    arrive in time. `deadlineSlackMs: -1` gives the paper's behaviour.
+ * 6c. Temporal layers (OUR EXTENSION, `baseLayerFastPath`; only for frames
+ *    whose packets carry `temporalLayer`): before 6b, a base-layer delta
+ *    frame goes whole to the fast path and each other path's target becomes
+ *    its debt (bounded to 4 typical batches); upper-layer frames pay the
+ *    debt back from the fast path's target, with `upperLayerSlackMs` more
+ *    deadline (they only need to arrive before the next base-layer frame).
+ *    The base layer, on which every later frame depends, then rides the
+ *    best path only; losses on the others cost upper-layer frames, which the
+ *    receiver skips without a key frame (src/feedback/frame-buffer.ts).
  * 7. Disabled paths: P_i = 0 caused by alpha (the path's adjusted expected
  *    share of a typical batch rounds to 0 packets) disables the path, unless it
  *    is the last enabled up path. A disabled up path gets at most one probe per
@@ -113,7 +122,17 @@ export const DEFAULT_CONVERGE_CONFIG: Readonly<ConvergeConfig> = Object.freeze({
   reenableMinFcdMs: 33,
   deadlineSlackMs: 0,
   deadlineEwmaGain: 0.05,
+  baseLayerFastPath: true,
+  upperLayerSlackMs: 33,
 });
+
+/** True for an upper-layer (temporal layer > 0) frame batch. */
+function layerOf(layer: number | undefined): boolean {
+  return layer !== undefined && layer > 0;
+}
+
+/** Bound of a path's base-layer debt, in typical frame batches. */
+const MAX_LAYER_DEBT_BATCHES = 4;
 
 /** Recent feedback seqs remembered for deduplication. */
 const DEDUP_WINDOW = 64;
@@ -176,6 +195,10 @@ export class ConvergeScheduler implements Scheduler {
   private readonly queued = new Float64Array(MAX_PATHS);
   /** EWMA of (packets kept by the deadline) / (Eq. 1+2 target) per path; 1 = never cut. */
   private readonly keptFrac = new Float64Array(MAX_PATHS).fill(1);
+  /** Packets of its Eq. 1 share a path gave to the fast path for base-layer frames, owed back by upper-layer frames. */
+  private readonly layerDebt = new Float64Array(MAX_PATHS);
+  /** Packets of debt paid back to the path in the current batch. */
+  private readonly layerPaid = new Float64Array(MAX_PATHS);
   /** Last time (µs) a batch gave the path packets (media or priority). */
   private readonly lastUsedUs = new Float64Array(MAX_PATHS).fill(-Infinity);
   private readonly cred = new Float64Array(MAX_PATHS);
@@ -196,6 +219,7 @@ export class ConvergeScheduler implements Scheduler {
     forcedEnables: 0,
     invalidPathStates: 0,
     deadlineMovedPackets: 0,
+    baseLayerMovedPackets: 0,
   };
 
   /**
@@ -223,6 +247,8 @@ export class ConvergeScheduler implements Scheduler {
     check('reenableMaxLossRate', fin(c.reenableMaxLossRate) && c.reenableMaxLossRate >= 0 && c.reenableMaxLossRate <= 1, 'in [0, 1]');
     check('deadlineSlackMs', fin(c.deadlineSlackMs) && (c.deadlineSlackMs >= 0 || c.deadlineSlackMs === -1), 'finite >= 0, or -1 (off)');
     check('deadlineEwmaGain', fin(c.deadlineEwmaGain) && c.deadlineEwmaGain > 0 && c.deadlineEwmaGain <= 1, 'in (0, 1]');
+    check('upperLayerSlackMs', fin(c.upperLayerSlackMs) && c.upperLayerSlackMs >= 0, 'finite >= 0');
+    if (typeof c.baseLayerFastPath !== 'boolean') throw SchedError.invalidConfig('baseLayerFastPath', c.baseLayerFastPath as unknown as number, 'a boolean');
     this.config = Object.freeze(c);
   }
 
@@ -347,11 +373,13 @@ export class ConvergeScheduler implements Scheduler {
     const cnt = this.prioCount;
     cnt.fill(0);
     let maxBytes = 0;
+    let layer: number | undefined;
     for (let k = 0; k < N; k++) {
       const pkt = packets[k];
       const p = effectivePriority(pkt);
       prio[k] = p;
       cnt[p]++;
+      if (p === Priority.Media && layer === undefined && pkt.temporalLayer !== undefined && !pkt.isRetransmission) layer = pkt.temporalLayer;
       const b = packetBytes(pkt);
       if (b > maxBytes) maxBytes = b;
     }
@@ -387,7 +415,8 @@ export class ConvergeScheduler implements Scheduler {
 
     this.splitEq1(N);
     this.applyAlpha(N);
-    if (queueAware) this.applyDeadline(N, kBits, cnt[Priority.Media] > 0);
+    const baseMoved = this.applyLayer(layer, ref);
+    if (queueAware) this.applyDeadline(N, kBits, cnt[Priority.Media] > 0 && !baseMoved, layerOf(layer));
 
     // Table 2 priority packets: fast path first, then overflow by cpt.
     const used = this.used;
@@ -664,6 +693,44 @@ export class ConvergeScheduler implements Scheduler {
   }
 
   /**
+   * {@link ConvergeConfig.baseLayerFastPath}: a base-layer frame's packets all
+   * go to the fast path (each other path's target becomes its debt); an
+   * upper-layer frame gives each other path up to its debt from the fast
+   * path's target. Returns true when it moved a base-layer frame (the
+   * deadline's encoder-rate EWMA then skips the batch: the other paths' share
+   * was deferred, not refused).
+   */
+  private applyLayer(layer: number | undefined, ref: number): boolean {
+    const e = this.eCount;
+    if (!this.config.baseLayerFastPath || layer === undefined || e < 2) return false;
+    const { order, target, layerDebt, layerPaid } = this;
+    layerPaid.fill(0);
+    const fast = order[0];
+    const cap = MAX_LAYER_DEBT_BATCHES * Math.max(1, ref);
+    let moved = 0;
+    for (let o = 1; o < e; o++) {
+      const j = order[o];
+      if (layer === 0) {
+        if (target[j] === 0) continue;
+        layerDebt[j] = Math.min(cap, layerDebt[j] + target[j]);
+        moved += target[j];
+        target[j] = 0;
+      } else {
+        const give = Math.min(Math.floor(layerDebt[j] + EPS), target[fast]);
+        if (give <= 0) continue;
+        target[j] += give;
+        target[fast] -= give;
+        layerDebt[j] -= give;
+        layerPaid[j] = give;
+      }
+    }
+    if (moved === 0) return false;
+    target[fast] += moved;
+    this.counters.baseLayerMovedPackets += moved;
+    return true;
+  }
+
+  /**
    * Best-path floor (our extension of Converge §4.1; issue 10 "the best path
    * is the floor"). The frame's deadline D = cpt of the fast path for the
    * WHOLE batch (its queue + N packets at its delivery rate + SRTT/2: what
@@ -678,12 +745,12 @@ export class ConvergeScheduler implements Scheduler {
    * than the other paths' delay gap still use every path (Eq. 1).
    * `mediaBatch`: only frame batches update the encoder-rate EWMA.
    */
-  private applyDeadline(N: number, kBits: number, mediaBatch: boolean): void {
+  private applyDeadline(N: number, kBits: number, mediaBatch: boolean, upperLayer = false): void {
     const { order, target } = this;
     const e = this.eCount;
     if (e < 2 || kBits <= 0) return;
     const fast = order[0];
-    const deadlineMs = this.cpt[fast] + this.config.deadlineSlackMs;
+    const deadlineMs = this.cpt[fast] + this.config.deadlineSlackMs + (upperLayer ? this.config.upperLayerSlackMs : 0);
     const g = this.config.deadlineEwmaGain;
     for (let o = 1; o < e; o++) {
       const j = order[o];
@@ -699,8 +766,9 @@ export class ConvergeScheduler implements Scheduler {
         this.counters.deadlineMovedPackets += want - cap;
       }
       if (mediaBatch) {
-        // Fraction of the path's Eq. 1 share (not N) kept: an unused share lowers the encoder target.
-        const ref = this.share[j] * N;
+        // Fraction of the path's Eq. 1 share (not N; plus the base-layer debt paid back in this batch) kept:
+        // an unused share lowers the encoder target.
+        const ref = this.share[j] * N + (upperLayer ? this.layerPaid[j] : 0);
         const f = ref > EPS ? Math.min(1, keep / ref) : 1;
         this.keptFrac[j] += g * (f - this.keptFrac[j]);
       }
@@ -804,6 +872,7 @@ export class ConvergeScheduler implements Scheduler {
     this.probedSinceDisable[i] = 0;
     this.lastProbeUs[i] = -Infinity;
     this.carry[i] = 0;
+    this.layerDebt[i] = 0;
     this.counters.pathsDisabled++;
   }
 
@@ -812,6 +881,7 @@ export class ConvergeScheduler implements Scheduler {
     this.alphaShare[i] = 0;
     this.pendingAlpha[i] = 0;
     this.carry[i] = 0;
+    this.layerDebt[i] = 0;
     this.streak[i] = 0;
     this.counters.pathsEnabled++;
   }

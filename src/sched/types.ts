@@ -89,6 +89,25 @@ export interface ConvergeConfig {
    */
   deadlineSlackMs: number;
   /**
+   * Temporal layers (our extension): a base-layer delta frame (packets with
+   * `temporalLayer` 0) goes whole on the fast path (Algorithm 1's earliest
+   * completion), and the other paths get their Eq. 1 share back from the next
+   * upper-layer frames (a per-path debt in packets, bounded), within the
+   * deadline of the best-path floor. The base layer, which every later frame
+   * depends on, then rides the better path only; a loss on the others costs
+   * upper-layer frames, which the receiver skips without a key frame.
+   * Streams without layers are unaffected. Default true.
+   */
+  baseLayerFastPath: boolean;
+  /**
+   * Extra slack (ms) of the best-path deadline for upper-layer frames (one
+   * frame interval at 30 fps by default): such a frame only has to arrive
+   * before the next base-layer frame, which does not depend on it, so the
+   * other paths can take their share back without a late base layer.
+   * Default 33.
+   */
+  upperLayerSlackMs: number;
+  /**
    * Gain of the per-path EWMA of the fraction of its Eq. 1 share that the
    * deadline let through; it scales the encoder target
    * ({@link Scheduler.encoderRateFraction}). Default 0.05.
@@ -116,6 +135,8 @@ export interface ConvergeStats {
   invalidPathStates: number;
   /** Packets the best-path floor moved from a path that would miss the frame deadline to the best path. */
   deadlineMovedPackets: number;
+  /** Packets of base-layer frames moved to the fast path ({@link ConvergeConfig.baseLayerFastPath}). */
+  baseLayerMovedPackets: number;
 }
 
 /** Lifecycle / scheduler events reported by `PathManager.tick` (src/sched/path-manager.ts). */

@@ -181,6 +181,9 @@ function mediaFromPb(m: Record<string, unknown>): MediaMessage {
     captureUs: u64(m.captureUs),
     retransmission: m.retransmission as boolean,
     payload: bytesOf(m.payload),
+    // proto3: 0 = absent (no layering / the previous frame); left out so old and new senders decode alike.
+    ...((m.temporalLayer as number) > 0 ? { temporalLayer: m.temporalLayer as number } : {}),
+    ...((m.refDistance as number) > 0 ? { refDistance: m.refDistance as number } : {}),
   };
 }
 

@@ -133,6 +133,9 @@ interface PendingFrame {
   fragCount: number;
   keyFrame: boolean;
   captureUs: number;
+  /** Temporal layer and reference distance of the first fragment (undefined = absent on the wire). */
+  temporalLayer: number | undefined;
+  refDistance: number | undefined;
   /** Presence bitset over frag_index. */
   have: Uint32Array;
   /** Payloads and arrivals in arrival order (parallel arrays). */
@@ -240,7 +243,13 @@ export class Depacketizer {
     const frameId = media.frameId;
     let f = st.pending.get(frameId);
     if (f !== undefined) {
-      if (f.fragCount !== media.fragCount || f.keyFrame !== media.keyFrame || f.captureUs !== media.captureUs) {
+      if (
+        f.fragCount !== media.fragCount ||
+        f.keyFrame !== media.keyFrame ||
+        f.captureUs !== media.captureUs ||
+        f.temporalLayer !== media.temporalLayer ||
+        f.refDistance !== media.refDistance
+      ) {
         return this.reject('conflict', `fragment of frame ${frameId} disagrees with its first fragment`);
       }
       if ((f.have[media.fragIndex >>> 5] & (1 << (media.fragIndex & 31))) !== 0) {
@@ -462,6 +471,8 @@ export class Depacketizer {
       fragCount: m.fragCount,
       keyFrame: m.keyFrame,
       captureUs: m.captureUs,
+      temporalLayer: m.temporalLayer,
+      refDistance: m.refDistance,
       have: new Uint32Array((m.fragCount + 31) >>> 5),
       payloads: [],
       arrivals: [],
@@ -552,7 +563,8 @@ export class Depacketizer {
     this.remove(f);
     this.markCompleted(f.stream, f.frameId);
     this.s.framesCompleted++;
-    return new LazyFrame(f.stream.id, f.frameId, f.keyFrame, f.captureUs, ordered, f.bytes, first, last, f.arrivals);
+    const lazy = new LazyFrame(f.stream.id, f.frameId, f.keyFrame, f.captureUs, ordered, f.bytes, first, last, f.arrivals);
+    return withLayering(lazy, f);
   }
 
   /** Single-fragment frames hand out the (unpinned) payload itself: no copy. */
@@ -560,16 +572,19 @@ export class Depacketizer {
     this.remove(f);
     this.markCompleted(f.stream, f.frameId);
     this.s.framesCompleted++;
-    return {
-      streamId: f.stream.id,
-      frameId: f.frameId,
-      keyFrame: f.keyFrame,
-      captureUs: f.captureUs,
-      data,
-      firstArrivalUs: first,
-      lastArrivalUs: last,
-      arrivals: f.arrivals,
-    };
+    return withLayering(
+      {
+        streamId: f.stream.id,
+        frameId: f.frameId,
+        keyFrame: f.keyFrame,
+        captureUs: f.captureUs,
+        data,
+        firstArrivalUs: first,
+        lastArrivalUs: last,
+        arrivals: f.arrivals,
+      },
+      f,
+    );
   }
 
   private markCompleted(st: StreamState, frameId: number): void {
@@ -589,12 +604,21 @@ export class Depacketizer {
   }
 }
 
+/** Copies the frame's temporal-layer fields (when present on the wire) onto the assembled frame. */
+function withLayering<T extends AssembledFrame>(out: T, f: PendingFrame): T {
+  if (f.temporalLayer !== undefined) out.temporalLayer = f.temporalLayer;
+  if (f.refDistance !== undefined) out.refDistance = f.refDistance;
+  return out;
+}
+
 /**
  * A completed multi-fragment frame whose contiguous `data` is built on first
  * read: a frame the frame buffer drops (over budget, too old, behind a key
  * frame) is never copied. Holds its fragments until then.
  */
 class LazyFrame implements AssembledFrame {
+  temporalLayer?: number;
+  refDistance?: number;
   private parts: Uint8Array[] | undefined;
   private buf: Uint8Array | undefined;
 

@@ -14,6 +14,13 @@ export interface EncodedFrameInput {
   /** Encoded bitstream (H.264 Annex B with start codes, or VP8/VP9/AV1 frame). */
   data: Uint8Array;
   codec: 'h264' | 'vp8' | 'vp9' | 'av1';
+  /** Temporal layer id (0 = base; undefined = no temporal layering). See MediaMessage.temporalLayer. */
+  temporalLayer?: number;
+  /**
+   * Delta frames: frameId distance to the frame this one references (default
+   * 1, the previous frame). See MediaMessage.refDistance.
+   */
+  refDistance?: number;
 }
 
 /** How one fragment arrived, for FCD / late-packet accounting. */
@@ -46,4 +53,8 @@ export interface AssembledFrame {
   lastArrivalUs: number;
   /** One entry per fragment, in arrival order. */
   arrivals: FragmentArrival[];
+  /** Temporal layer id from the wire (absent = 0 / no layering). */
+  temporalLayer?: number;
+  /** frameId distance to the referenced frame (absent = 1, the previous frame; ignored on a key frame). */
+  refDistance?: number;
 }

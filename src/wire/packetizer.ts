@@ -18,7 +18,7 @@ import { WireError } from './errors.js';
 import type { EncodedFrameInput } from './packetization.js';
 import { MediaType, newWriter } from './schema.js';
 import { envelopeOverheadBytes, mediaOverheadBytes } from './sizes.js';
-import { DEFAULT_WIRE_LIMITS, type MediaMessage } from './types.js';
+import { DEFAULT_WIRE_LIMITS, MAX_REF_DISTANCE, MAX_TEMPORAL_LAYER, type MediaMessage } from './types.js';
 import { isTimestampUs, isU32 } from './validate.js';
 
 /** Default MTU: the whole encoded Packet must fit (bytes). */
@@ -102,7 +102,7 @@ export class Packetizer {
    * start codes kept. VP8/VP9/AV1: even split of the frame. An empty frame
    * gives one fragment with an empty payload.
    * @throws WireError ERR_STREAM_MISMATCH, ERR_INVALID_FRAME (bad ids, time,
-   *   data), ERR_FRAME_TOO_LARGE (more than 4096 fragments).
+   *   data, temporal layer, reference distance), ERR_FRAME_TOO_LARGE (more than 4096 fragments).
    */
   packetize(frame: EncodedFrameInput): PacketizedFragment[] {
     this.checkFrame(frame);
@@ -117,6 +117,9 @@ export class Packetizer {
     } else {
       chunks = [{ start: 0, end: data.length, nalClass: keyFrame ? NalClass.Key : NalClass.Delta }];
     }
+    // Temporal layering: only non-default values go on the wire (absent = base layer / the previous frame).
+    const layer = frame.temporalLayer !== undefined && frame.temporalLayer > 0 ? frame.temporalLayer : undefined;
+    const refDistance = !keyFrame && frame.refDistance !== undefined && frame.refDistance !== 1 ? frame.refDistance : undefined;
     let fragCount = 0;
     for (const c of chunks) fragCount += Math.max(1, Math.ceil((c.end - c.start) / P));
     if (fragCount > this.maxFragments) throw WireError.frameTooLarge(data.length, fragCount, this.maxFragments);
@@ -147,6 +150,8 @@ export class Packetizer {
           body: EMPTY,
           sizeBytes: 0,
         };
+        if (layer !== undefined) frag.temporalLayer = layer;
+        if (refDistance !== undefined) frag.refDistance = refDistance;
         // Fields already validated once per frame: encode without re-checking.
         frag.body = MediaType.encode(frag, newWriter()).finish();
         frag.sizeBytes = frag.body.length + envelopeOverheadBytes(frag.body.length);
@@ -164,6 +169,12 @@ export class Packetizer {
     if (!isTimestampUs(frame.captureUs)) throw WireError.invalidFrame(`captureUs ${frame.captureUs} not an integer in [0, 2^53]`);
     if (typeof frame.keyFrame !== 'boolean') throw WireError.invalidFrame('keyFrame not a boolean');
     if (!(frame.data instanceof Uint8Array)) throw WireError.invalidFrame('data not a Uint8Array');
+    if (frame.temporalLayer !== undefined && !(Number.isInteger(frame.temporalLayer) && frame.temporalLayer >= 0 && frame.temporalLayer <= MAX_TEMPORAL_LAYER)) {
+      throw WireError.invalidFrame(`temporalLayer ${frame.temporalLayer} not an integer in [0, ${MAX_TEMPORAL_LAYER}]`);
+    }
+    if (frame.refDistance !== undefined && !(Number.isInteger(frame.refDistance) && frame.refDistance >= 1 && frame.refDistance <= MAX_REF_DISTANCE)) {
+      throw WireError.invalidFrame(`refDistance ${frame.refDistance} not an integer in [1, ${MAX_REF_DISTANCE}]`);
+    }
     if (frame.codec !== 'h264' && frame.codec !== 'vp8' && frame.codec !== 'vp9' && frame.codec !== 'av1') {
       throw WireError.invalidFrame(`unknown codec ${String(frame.codec)}`);
     }

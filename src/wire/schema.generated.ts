@@ -71,6 +71,16 @@ export const wireDescriptor: INamespace = {
             "payload": {
               "type": "bytes",
               "id": 11
+            },
+            "temporalLayer": {
+              "type": "uint32",
+              "id": 12,
+              "protoName": "temporal_layer"
+            },
+            "refDistance": {
+              "type": "uint32",
+              "id": 13,
+              "protoName": "ref_distance"
             }
           }
         },

@@ -28,7 +28,8 @@ export function envelopeOverheadBytes(bodyBytes: number): number {
  * Upper bound of a Media message's bytes other than the payload, with every
  * field at its worst case: uint32 ids at 2^32-1, frag_index/frag_count below
  * `maxFragments`, key_frame, nal_class, priority, retransmission = true,
- * capture_us <= 2^53, payload length prefix for `payloadBytes`.
+ * capture_us <= 2^53, temporal_layer <= 7,
+ * ref_distance <= 64, payload length prefix for `payloadBytes`.
  */
 export function mediaOverheadBytes(payloadBytes: number, maxFragments: number, streamId = UINT32_MAX): number {
   const u32 = TAG + 5;
@@ -44,6 +45,8 @@ export function mediaOverheadBytes(payloadBytes: number, maxFragments: number, s
     (TAG + 1) + // priority
     (TAG + varintSize(MAX_TIMESTAMP_US)) + // capture_us
     (TAG + 1) + // retransmission
+    (TAG + 1) + // temporal_layer (<= 7)
+    (TAG + 1) + // ref_distance (<= 64)
     TAG + varintSize(payloadBytes) // payload length prefix
   );
 }

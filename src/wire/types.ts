@@ -17,7 +17,25 @@ export interface MediaMessage {
   captureUs: number;
   retransmission: boolean;
   payload: Uint8Array;
+  /**
+   * Temporal layer id of the frame (0 = base layer; WebCodecs
+   * `EncodedVideoChunkMetadata.svc.temporalLayerId`). Absent = 0.
+   */
+  temporalLayer?: number;
+  /**
+   * frameId distance to the one frame this delta frame references (1 = the
+   * previous frame, the meaning when absent). With temporal layers a frame
+   * references the last frame of a lower layer (the last base-layer frame for
+   * a base-layer frame), so losing an upper-layer frame breaks no later
+   * base-layer frame. In [1, {@link MAX_REF_DISTANCE}].
+   */
+  refDistance?: number;
 }
+
+/** Largest temporal layer id on the wire (AV1 allows 8 temporal layers). */
+export const MAX_TEMPORAL_LAYER = 7;
+/** Largest {@link MediaMessage.refDistance} on the wire (frames). */
+export const MAX_REF_DISTANCE = 64;
 
 export interface FecMessage {
   streamId: number;

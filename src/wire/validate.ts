@@ -12,6 +12,7 @@ import { MAX_PATHS } from '../core/types.js';
 import type { PathReport } from '../core/types.js';
 import { seqDiff } from '../core/seq.js';
 import { MAX_TIMESTAMP_US } from './sizes.js';
+import { MAX_REF_DISTANCE, MAX_TEMPORAL_LAYER } from './types.js';
 import type {
   FecMessage,
   KeyframeRequestMessage,
@@ -69,6 +70,8 @@ export function checkMedia(m: MediaMessage, lim: WireLimits): string | null {
   if (typeof m.retransmission !== 'boolean') return 'retransmission not a boolean';
   if (!(m.payload instanceof Uint8Array)) return 'payload not a Uint8Array';
   if (m.payload.length > lim.maxPacketBytes) return `payload ${m.payload.length} bytes > ${lim.maxPacketBytes}`;
+  if (m.temporalLayer !== undefined && !isIntIn(m.temporalLayer, 0, MAX_TEMPORAL_LAYER)) return `temporalLayer ${m.temporalLayer} not in [0, ${MAX_TEMPORAL_LAYER}]`;
+  if (m.refDistance !== undefined && !isIntIn(m.refDistance, 1, MAX_REF_DISTANCE)) return `refDistance ${m.refDistance} not in [1, ${MAX_REF_DISTANCE}]`;
   return null;
 }
 

@@ -169,6 +169,17 @@ describe('sender frame dropping and key frame priority (issue 10 item 2)', () =>
     expect(queuedSender({ dropQueueFrames: 0 }).shouldDropFrame(false)).toBe(false);
   });
 
+  it('with upperLayerDropFactor < 1 an upper-layer frame is dropped at a smaller queue than a base-layer one', () => {
+    const s = queuedSender({ upperLayerDropFactor: 0.25 });
+    // 1 Mbps: 3 frame intervals = 12.5 kB, 0.25 of it ~3.1 kB. Queue ~6 kB: only the upper layer goes.
+    s.sendFrame({ streamId: 0, frameId: 1, keyFrame: true, captureUs: 1_000_000, data: new Uint8Array(6_000), codec: 'vp8' });
+    expect(s.shouldDropFrame(false, 0)).toBe(false);
+    expect(s.shouldDropFrame(false, 1)).toBe(true);
+    expect(s.shouldDropFrame(false)).toBe(false); // no layering: the full budget
+    expect(queuedSender().shouldDropFrame(false, 1)).toBe(false); // default factor 1, empty queue
+    expect(() => queuedSender({ upperLayerDropFactor: 2 })).toThrow(RangeError);
+  });
+
   it('drops queued packets of older frames when a key frame is queued', () => {
     const s = queuedSender();
     s.sendFrame({ streamId: 0, frameId: 1, keyFrame: false, captureUs: 1_000_000, data: new Uint8Array(30_000), codec: 'vp8' });

@@ -315,3 +315,111 @@ describe('FrameBuffer', () => {
     );
   });
 });
+
+describe('FrameBuffer: temporal layers (L1T2: TL0 refs the previous TL0, TL1 refs the TL0 before it)', () => {
+  /** L1T2 frame i: even = TL0 (refDistance 2, the previous TL0), odd = TL1 (refDistance 1). */
+  const l1t2 = (i: number) => {
+    const f = mkFrame(i, { key: i === 0 });
+    if (i > 0) {
+      f.temporalLayer = i % 2;
+      if (i % 2 === 0) f.refDistance = 2;
+    }
+    return f;
+  };
+
+  it('a lost TL1 frame is skipped after the short skip wait: the next frames decode, no key frame', () => {
+    const fb = new FrameBuffer();
+    for (const i of [0, 1, 2]) fb.insert(l1t2(i), 0);
+    expect(ids(fb.poll(0, 5, 200).decodable)).toEqual([0, 1, 2]);
+    // Frame 3 (TL1) is lost; 4 (TL0, refs 2) and 5 (TL1, refs 4) arrive.
+    fb.insert(l1t2(4), 100_000);
+    fb.insert(l1t2(5), 110_000);
+    // Not at once: the gap may be a reordered frame.
+    expect(fb.poll(110_000, 5, 200).decodable).toEqual([]);
+    // Skip wait = 3 x 5 + 30 = 45 ms (the 200 ms RTT is not waited for) -> decodes by 160 ms.
+    const out = fb.poll(160_000, 5, 200);
+    expect(ids(out.decodable)).toEqual([4, 5]);
+    expect(out.keyframeNeeded).toBe(false);
+    expect(fb.stats().skips).toBe(1);
+    // And the chain goes on.
+    fb.insert(l1t2(6), 170_000);
+    expect(ids(fb.poll(170_000, 5, 200).decodable)).toEqual([6]);
+    // Nothing asked for a key frame even long after.
+    expect(fb.poll(5_000_000, 5, 200).keyframeNeeded).toBe(false);
+  });
+
+  it('a TL1 frame that arrives within the skip wait is still decoded in order', () => {
+    const fb = new FrameBuffer();
+    for (const i of [0, 1, 2]) fb.insert(l1t2(i), 0);
+    fb.poll(0, 5, 200);
+    fb.insert(l1t2(4), 100_000);
+    expect(fb.poll(110_000, 5, 200).decodable).toEqual([]);
+    fb.insert(l1t2(3), 120_000);
+    expect(ids(fb.poll(120_000, 5, 200).decodable)).toEqual([3, 4]);
+    expect(fb.stats().skips).toBe(0);
+  });
+
+  it('a lost TL0 frame still stalls until recovery: no later frame is released, a key frame is requested', () => {
+    const fb = new FrameBuffer();
+    for (const i of [0, 1, 2, 3]) fb.insert(l1t2(i), 0);
+    expect(ids(fb.poll(0, 5, 200).decodable)).toEqual([0, 1, 2, 3]);
+    // Frame 4 (TL0) is lost: 5 refs 4, 6 refs 4, 7 refs 6.
+    for (const i of [5, 6, 7]) fb.insert(l1t2(i), 100_000);
+    for (let t = 100_000; t < 300_000; t += 10_000) {
+      const out = fb.poll(t, 5, 200);
+      expect(out.decodable).toEqual([]);
+      expect(out.keyframeNeeded).toBe(false); // NACK has time (wait = 15 + 30 + 200 ms)
+    }
+    // The retransmission of 4 arrives: everything decodes in order.
+    fb.insert(l1t2(4), 300_000);
+    expect(ids(fb.poll(300_000, 5, 200).decodable)).toEqual([4, 5, 6, 7]);
+    // Lost again later (frame 8, TL0) and never recovered: the wait times out and a key frame is needed.
+    fb.insert(l1t2(9), 400_000);
+    fb.insert(l1t2(10), 400_000);
+    let needKey = false;
+    for (let t = 400_000; t <= 1_000_000 && !needKey; t += 10_000) {
+      const out = fb.poll(t, 5, 200);
+      expect(out.decodable).toEqual([]);
+      needKey = out.keyframeNeeded;
+    }
+    expect(needKey).toBe(true);
+    expect(fb.stats().skips).toBe(0);
+  });
+
+  it('never releases a frame whose reference was not released (L1T3: a TL2 frame after a lost TL1)', () => {
+    // L1T3 pattern 0 2 1 2 | 0 ...: TL0 refs the previous TL0 (4 back), TL1 refs TL0 (2 back), TL2 refs the frame before.
+    const l1t3 = (i: number) => {
+      const f = mkFrame(i, { key: i === 0 });
+      if (i === 0) return f;
+      const tl = [0, 2, 1, 2][i % 4];
+      f.temporalLayer = tl;
+      f.refDistance = tl === 0 ? 4 : tl === 1 ? 2 : 1;
+      return f;
+    };
+    const fb = new FrameBuffer();
+    fb.insert(l1t3(0), 0);
+    fb.insert(l1t3(1), 0);
+    fb.poll(0, 5, 100);
+    // 2 (TL1) lost; 3 (TL2, refs 2) and 4 (TL0, refs 0) arrive.
+    fb.insert(l1t3(3), 50_000);
+    fb.insert(l1t3(4), 60_000);
+    const out = fb.poll(1_000_000, 5, 100);
+    expect(ids(out.decodable)).toEqual([4]);
+    expect(out.keyframeNeeded).toBe(false);
+  });
+
+  it('without layer fields a gap still needs the key frame (unchanged behaviour)', () => {
+    const fb = new FrameBuffer();
+    fb.insert(mkFrame(0, { key: true }), 0);
+    fb.insert(mkFrame(1), 0);
+    fb.poll(0, 5, 100);
+    fb.insert(mkFrame(3), 10_000);
+    fb.insert(mkFrame(4), 10_000);
+    let needKey = false;
+    for (let t = 10_000; t <= 1_000_000 && !needKey; t += 10_000) {
+      expect(fb.poll(t, 5, 100).decodable).toEqual([]);
+      needKey = fb.poll(t, 5, 100).keyframeNeeded;
+    }
+    expect(needKey).toBe(true);
+  });
+});

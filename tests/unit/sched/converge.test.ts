@@ -463,3 +463,33 @@ describe('Converge best-path floor (our extension: frame deadline = the best pat
 function media20(out: ReturnType<ConvergeScheduler['schedule']>) {
   return out.filter((a) => a.probe !== true);
 }
+
+describe('Converge: temporal layers (baseLayerFastPath)', () => {
+  // Two similar paths: path 0 is the faster (more rate, lower RTT), so Eq. 1 alone splits every frame.
+  const paths = (): PathState[] => [path(0, 6, 30), path(1, 4, 40)];
+
+  it('puts every base-layer (TL0) packet on the fast path and pays the other path back with TL1 frames', () => {
+    const s = new ConvergeScheduler({});
+    const sent = [0, 0];
+    let tl0Elsewhere = 0;
+    for (let f = 0; f < 40; f++) {
+      const layer = f % 2;
+      const out = s.schedule(media(10, { frameId: f, temporalLayer: layer }), paths(), f * 33 * MS);
+      const c = counts(out);
+      if (layer === 0) tl0Elsewhere += c[1];
+      sent[0] += c[0];
+      sent[1] += c[1];
+    }
+    expect(tl0Elsewhere).toBe(0);
+    // The slower path still carries a real share (Eq. 1 says 40%) through the upper-layer frames.
+    expect(sent[1] / (sent[0] + sent[1])).toBeGreaterThan(0.25);
+    expect(s.stats.baseLayerMovedPackets).toBeGreaterThan(50);
+  });
+
+  it('without the option (or without layers) a base-layer frame is split by Eq. 1 as before', () => {
+    const off = new ConvergeScheduler({ baseLayerFastPath: false });
+    expect(counts(off.schedule(media(10, { temporalLayer: 0 }), paths(), 0))[1]).toBeGreaterThan(0);
+    const plain = new ConvergeScheduler({});
+    expect(counts(plain.schedule(media(10), paths(), 0))[1]).toBeGreaterThan(0);
+  });
+});

@@ -71,6 +71,26 @@ describe('EncoderModel', () => {
     expect(() => new EncoderModel({ replay: '/nonexistent.json' }, 1e6, new Rng(1))).toThrow(/cannot read/);
   });
 
+  it('temporal layers: L1T2 pattern with references, base-layer frames larger than upper-layer ones, same mean rate', () => {
+    const m = new EncoderModel({ temporalLayers: 2 }, 1_000_000, new Rng(3));
+    m.setTargetBitrate(1_000_000);
+    const frames = Array.from({ length: 300 }, (_, i) => m.nextFrame(Math.round((i * 1e6) / 30)));
+    expect(frames[0].keyFrame).toBe(true);
+    expect(frames.slice(1, 5).map((f) => [f.temporalLayer, f.refDistance])).toEqual([[1, 1], [0, 2], [1, 1], [0, 2]]);
+    const mean = (a: number[]) => a.reduce((x, y) => x + y, 0) / a.length;
+    const tl0 = mean(frames.slice(60).filter((f) => f.temporalLayer === 0).map((f) => f.sizeBytes));
+    const tl1 = mean(frames.slice(60).filter((f) => f.temporalLayer === 1).map((f) => f.sizeBytes));
+    expect(tl1 / tl0).toBeGreaterThan(0.5);
+    expect(tl1 / tl0).toBeLessThan(0.85);
+    const plain = new EncoderModel({ temporalLayers: 1 }, 1_000_000, new Rng(3));
+    plain.setTargetBitrate(1_000_000);
+    const p = Array.from({ length: 300 }, (_, i) => plain.nextFrame(Math.round((i * 1e6) / 30)));
+    expect(p[5].temporalLayer).toBeUndefined();
+    const total = (a: { sizeBytes: number }[]) => a.slice(60).reduce((x, f) => x + f.sizeBytes, 0);
+    expect(total(frames) / total(p)).toBeGreaterThan(0.85);
+    expect(total(frames) / total(p)).toBeLessThan(1.15);
+  });
+
   it('is deterministic for a seed', () => {
     const a = run(new EncoderModel({}, 2e6, new Rng(9)), 100).sizes;
     const b = run(new EncoderModel({}, 2e6, new Rng(9)), 100).sizes;

@@ -24,6 +24,13 @@ describe('simulate', () => {
     expect(c).not.toBe(a); // the seed matters (loss pattern, encoder jitter)
   });
 
+  it('temporal layers (L1T2): the decoder model gets every frame with its real reference', () => {
+    const r = simulate({ scenario: twoPath, scheduler: 'converge', fec: 'path', seed: 1, durationS: 15, encoder: { temporalLayers: 2 } });
+    expect(r.decoderViolations).toBe(0);
+    expect(r.framesOutOfOrder).toBe(0);
+    expect(r.frames.decoded).toBeGreaterThan(0.9 * r.frames.sent);
+  });
+
   it('a constant two-path call delivers most frames in order with bounded latency', () => {
     const r = simulate({ scenario: twoPath, scheduler: 'converge', fec: 'path', seed: 1, durationS: 15 });
     expect(r.frames.sent).toBe(450);
