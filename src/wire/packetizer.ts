@@ -65,8 +65,10 @@ export class Packetizer {
   /** MTU (bytes) every Packet fits. */
   readonly mtuBytes: number;
   readonly streamId: number;
-  /** Largest payload per fragment (bytes), after worst-case headers. */
+  /** Largest payload per fragment (bytes), after worst-case headers, for a frame without temporal-layer fields. */
   readonly maxPayloadBytes: number;
+  /** The same for a frame that carries temporal_layer / ref_distance (2 x 2 bytes less). */
+  readonly maxPayloadLayeredBytes: number;
   private readonly maxFragments = DEFAULT_WIRE_LIMITS.maxFragments;
   private flowSeq: number;
 
@@ -86,8 +88,10 @@ export class Packetizer {
     this.streamId = opts.streamId;
     this.flowSeq = first;
     // Length prefixes are bounded using mtu itself (>= any body or payload length).
-    this.maxPayloadBytes = mtu - envelopeOverheadBytes(mtu) - mediaOverheadBytes(mtu, this.maxFragments, opts.streamId);
-    if (this.maxPayloadBytes < 1) throw WireError.mtuTooSmall(mtu, mtu - this.maxPayloadBytes + 1);
+    // A frame without temporal-layer fields does not pay for them (they are absent on the wire).
+    this.maxPayloadLayeredBytes = mtu - envelopeOverheadBytes(mtu) - mediaOverheadBytes(mtu, this.maxFragments, opts.streamId, true);
+    this.maxPayloadBytes = mtu - envelopeOverheadBytes(mtu) - mediaOverheadBytes(mtu, this.maxFragments, opts.streamId, false);
+    if (this.maxPayloadLayeredBytes < 1) throw WireError.mtuTooSmall(mtu, mtu - this.maxPayloadLayeredBytes + 1);
   }
 
   /** Flow sequence number the next fragment will get. */
@@ -107,7 +111,6 @@ export class Packetizer {
   packetize(frame: EncodedFrameInput): PacketizedFragment[] {
     this.checkFrame(frame);
     const { data, keyFrame } = frame;
-    const P = this.maxPayloadBytes;
     // Plan: [start, end, nalClass] per NAL-aligned chunk.
     let chunks: { start: number; end: number; nalClass: NalClass }[];
     if (frame.codec === 'h264') {
@@ -120,6 +123,7 @@ export class Packetizer {
     // Temporal layering: only non-default values go on the wire (absent = base layer / the previous frame).
     const layer = frame.temporalLayer !== undefined && frame.temporalLayer > 0 ? frame.temporalLayer : undefined;
     const refDistance = !keyFrame && frame.refDistance !== undefined && frame.refDistance !== 1 ? frame.refDistance : undefined;
+    const P = layer !== undefined || refDistance !== undefined ? this.maxPayloadLayeredBytes : this.maxPayloadBytes;
     let fragCount = 0;
     for (const c of chunks) fragCount += Math.max(1, Math.ceil((c.end - c.start) / P));
     if (fragCount > this.maxFragments) throw WireError.frameTooLarge(data.length, fragCount, this.maxFragments);

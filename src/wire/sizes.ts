@@ -28,10 +28,11 @@ export function envelopeOverheadBytes(bodyBytes: number): number {
  * Upper bound of a Media message's bytes other than the payload, with every
  * field at its worst case: uint32 ids at 2^32-1, frag_index/frag_count below
  * `maxFragments`, key_frame, nal_class, priority, retransmission = true,
- * capture_us <= 2^53, temporal_layer <= 7,
- * ref_distance <= 64, payload length prefix for `payloadBytes`.
+ * capture_us <= 2^53, payload length prefix for `payloadBytes`, and with
+ * `layered` temporal_layer <= 7 and ref_distance <= 64 (fields only frames
+ * of a temporally layered stream carry).
  */
-export function mediaOverheadBytes(payloadBytes: number, maxFragments: number, streamId = UINT32_MAX): number {
+export function mediaOverheadBytes(payloadBytes: number, maxFragments: number, streamId = UINT32_MAX, layered = true): number {
   const u32 = TAG + 5;
   const frag = TAG + varintSize(maxFragments);
   return (
@@ -45,8 +46,7 @@ export function mediaOverheadBytes(payloadBytes: number, maxFragments: number, s
     (TAG + 1) + // priority
     (TAG + varintSize(MAX_TIMESTAMP_US)) + // capture_us
     (TAG + 1) + // retransmission
-    (TAG + 1) + // temporal_layer (<= 7)
-    (TAG + 1) + // ref_distance (<= 64)
+    (layered ? 2 * (TAG + 1) : 0) + // temporal_layer (<= 7), ref_distance (<= 64)
     TAG + varintSize(payloadBytes) // payload length prefix
   );
 }

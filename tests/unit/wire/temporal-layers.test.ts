@@ -69,6 +69,17 @@ describe('wire: temporal layer fields', () => {
     expect(decodeMedia(bad)).toBeUndefined();
   });
 
+  it('only frames that carry the fields pay for them: both fit the MTU, unlayered fragments carry 4 bytes more', () => {
+    const pk = new Packetizer({ streamId: 3, mtuBytes: 300 });
+    expect(pk.maxPayloadLayeredBytes).toBe(pk.maxPayloadBytes - 4);
+    const data = new Uint8Array(3000).fill(0x9d);
+    const plain = pk.packetize({ streamId: 3, frameId: 1, keyFrame: false, captureUs: 1000, data, codec: 'vp8' });
+    const layered = pk.packetize({ streamId: 3, frameId: 2, keyFrame: false, captureUs: 2000, data, codec: 'vp8', temporalLayer: 2, refDistance: 64 });
+    for (const f of [...plain, ...layered]) expect(f.sizeBytes).toBeLessThanOrEqual(300);
+    expect(plain.length).toBe(Math.ceil(3000 / pk.maxPayloadBytes));
+    expect(layered.length).toBe(Math.ceil(3000 / pk.maxPayloadLayeredBytes));
+  });
+
   it('packetizer tags every fragment; the depacketizer hands the fields to the frame', () => {
     const pk = new Packetizer({ streamId: 3, mtuBytes: 300 });
     const data = new Uint8Array(1000).fill(0xab);
