@@ -15,9 +15,10 @@
 import { AckedBitrateEstimator } from './acked-bitrate.js';
 import { DelayBasedBwe } from './delay-based.js';
 import { LossBasedBwe } from './loss-based.js';
+import { GccProber } from './probe-controller.js';
 import { RttEstimator, rttFromReport } from './rtt.js';
 import { SentPacketHistory } from './sent-history.js';
-import type { BandwidthEstimator, GccConfig, GccStats, PathReport, SentPacketInfo } from './types.js';
+import type { BandwidthEstimator, GccConfig, GccStats, PathProber, PathReport, SentPacketInfo } from './types.js';
 
 /** Loss is measured once at least this many packets were resolved (libwebrtc kLimitNumPackets). */
 const LOSS_MIN_PACKETS = 20;
@@ -319,6 +320,18 @@ export class GccEstimator implements BandwidthEstimator {
     this.lossLost = 0;
     this.lastTimeoutUs = nowUs;
     this.restoreByProbe = { bps: Math.min(Math.max(rateBps, this.cfg.minBps), this.cfg.maxBps), untilUs: nowUs + PATH_RESTORE_PROBE_US };
+  }
+
+  /** Bandwidth probing bound to this estimator (BandwidthEstimator.createProber; a {@link GccProber}). */
+  createProber(config: { maxBps: number; alrIntervalMs: number }): PathProber {
+    const prober = new GccProber(config);
+    return {
+      start: (nowUs, startBps) => prober.start(nowUs, startBps),
+      onPacketSent: (clusterId, pathSeq, sizeBytes, sendTimeUs) => prober.onPacketSent(clusterId, pathSeq, sizeBytes, sendTimeUs),
+      onReport: (report, nowUs) => prober.onReport(report, nowUs, this),
+      requestProbe: (nowUs, targetBps) => prober.requestProbe(nowUs, targetBps),
+      setApplicationLimited: (appLimited) => prober.setApplicationLimited(appLimited),
+    };
   }
 
   ackedRateBps(): number | undefined {

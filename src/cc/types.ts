@@ -53,7 +53,31 @@ export interface BandwidthEstimator {
    * (see GccEstimator.onPathRestored); loss until `graceUntilUs` is not congestion.
    */
   onPathRestored?(rateBps: number, nowUs: number, graceUntilUs: number): void;
+  /**
+   * Optional capability: bandwidth probing for this estimator (in libwebrtc
+   * the congestion controller owns its ProbeController and ALR detection).
+   * Estimators without it are never probed.
+   */
+  createProber?(config: { maxBps: number; alrIntervalMs: number }): PathProber;
   stats(): EstimatorStats;
+}
+
+/**
+ * A path's probe controller bound to its estimator (see
+ * {@link import('./probe-controller.js').GccProber}): which clusters to send,
+ * and what their reports measured. Rates in bps, times in µs.
+ */
+export interface PathProber {
+  /** Initial clusters; [] after the first call. */
+  start(nowUs: number, startBps: number): ProbeCluster[];
+  /** A packet of cluster `clusterId` was sent (per-path seq, bytes, sender clock µs). */
+  onPacketSent(clusterId: number, pathSeq: number, sizeBytes: number, sendTimeUs: number): void;
+  /** After the estimator's own onReport: measure clusters, apply results, return clusters to send next. */
+  onReport(report: PathReport, nowUs: number): ProbeCluster[];
+  /** An extra cluster at `targetBps` (after a failover or an outage), undefined for bad input. */
+  requestProbe(nowUs: number, targetBps: number): ProbeCluster | undefined;
+  /** The path sends well below its estimate (periodic ALR probes). */
+  setApplicationLimited(appLimited: boolean): void;
 }
 
 export type { PathReport };

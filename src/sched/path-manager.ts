@@ -1,7 +1,7 @@
 /**
  * I/O-free path lifecycle: which paths exist, which are up, and the events to
  * tell the application. Converge keeps WebRTC's connection monitoring in sync
- * with its multipath management (paper 000, §5 "Connections management") and
+ * with its multipath management (Converge §5 "Connections management") and
  * disables / re-enables paths from QoE feedback (§4.2); this class turns both
  * into one event stream.
  *
@@ -61,6 +61,12 @@ interface PathEntry {
   /** scheduler.isEnabled at the last tick. */
   enabled: boolean;
 }
+
+/** Suspicion (see PathManager.isSuspect): silence floor and margin over 2 x SRTT (µs). */
+const SUSPECT_MIN_SILENCE_US = 250_000;
+const SUSPECT_MARGIN_US = 100_000;
+/** Fast failover's silence floor (µs; receivers report every 50 ms). */
+const FAST_FAILOVER_MIN_SILENCE_US = 100_000;
 
 const TRANSPORT_STATES: readonly string[] = ['connecting', 'connected', 'failed', 'closed'];
 
@@ -202,6 +208,39 @@ export class PathManager {
     if (!isValidPathId(id)) return false;
     const e = this.entries[id];
     return e !== undefined && !e.up && e.transport === 'connected';
+  }
+
+  /** Send time (µs) of the oldest data not yet covered by a receiver report; undefined when all is (or the path is unknown). */
+  unreportedSinceUs(id: PathId): number | undefined {
+    const e = isValidPathId(id) ? this.entries[id] : undefined;
+    return e !== undefined && e.firstUnreportedSendUs >= 0 ? e.firstUnreportedSendUs : undefined;
+  }
+
+  /**
+   * Suspect: the path's reports stopped (data sent more than max(250 ms,
+   * 2 x SRTT + 100 ms) ago is still unreported). Schedulers stop using a
+   * suspect path at once, before {@link tick} declares it down, so a
+   * blackhole costs a few hundred ms of media, not a second.
+   * With `fastFailover` (issue 11) the silence threshold is max(100 ms,
+   * 2 x SRTT), but only while another up, enabled path is itself reporting
+   * within its own threshold: alone, a lossy slow path has report gaps of
+   * 2 x SRTT all the time and would only lose its encoder target.
+   * @param srttMs smoothed RTT of a path (ms)
+   * @param fastFailover the scheduler whose enabled paths count as takers, or undefined = off
+   */
+  isSuspect(id: PathId, nowUs: number, srttMs: (id: PathId) => number, fastFailover?: Pick<Scheduler, 'isEnabled'>): boolean {
+    const since = this.unreportedSinceUs(id);
+    if (since === undefined) return false;
+    const age = nowUs - since;
+    const srttUs = srttMs(id) * 1000;
+    if (age > Math.max(SUSPECT_MIN_SILENCE_US, 2 * srttUs + SUSPECT_MARGIN_US)) return true;
+    if (!fastFailover || age <= Math.max(FAST_FAILOVER_MIN_SILENCE_US, 2 * srttUs)) return false;
+    for (let q = 0; q < MAX_PATHS; q++) {
+      if (q === id || !this.isUp(q) || !fastFailover.isEnabled(q)) continue;
+      const qSince = this.unreportedSinceUs(q);
+      if (qSince === undefined || nowUs - qSince <= Math.max(FAST_FAILOVER_MIN_SILENCE_US, 2 * srttMs(q) * 1000)) return true;
+    }
+    return false;
   }
 
   /** Ids of the registered paths, ascending. */

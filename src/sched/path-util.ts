@@ -91,3 +91,32 @@ export function firstUsable(paths: readonly PathState[], i: number, seen: Uint8A
   seen[p.id] = 1;
   return p.up === true ? p : undefined;
 }
+
+/**
+ * Converge Algorithm 1's completion time of `bits` on a path (ms):
+ * bits / rate + RTT / 2, rate in bps (the path's delivery rate), RTT in ms.
+ */
+export function completionTimeMs(bits: number, rateBps: number, rttMs: number): number {
+  return (bits / rateBps) * 1000 + rttMs / 2;
+}
+
+/**
+ * The up path with the least completion time for a typical frame of
+ * `bits` (Converge Algorithm 1, {@link completionTimeMs}) at its delivery
+ * rate and SRTT; undefined when no up path has a positive rate.
+ */
+export function fastestPath(paths: readonly PathState[], bits: number): number | undefined {
+  let best: number | undefined;
+  let bestCpt = Infinity;
+  for (const st of paths) {
+    if (!st.up) continue;
+    const rate = deliveryRateBps(st);
+    if (!(rate > 0)) continue;
+    const cpt = completionTimeMs(bits, rate, st.srttMs);
+    if (cpt < bestCpt) {
+      bestCpt = cpt;
+      best = st.id;
+    }
+  }
+  return best;
+}

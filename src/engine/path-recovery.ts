@@ -1,0 +1,216 @@
+/**
+ * What the sender does when a path fails and when it comes back (issue 11):
+ * - failover probes: the surviving paths' estimates sit at the rate they
+ *   were app-limited to; probe them at once so the encoder target recovers
+ *   within an RTT;
+ * - fast failover (SenderEngineConfig.fastFailover): duplicate a silent
+ *   path's unreported media onto the best other path;
+ * - outage memory (SenderEngineConfig.outageRestore): a path back from a
+ *   total outage gets the rate it had, as far as a probe confirms;
+ * - the path hysteresis' inputs (silence, recent loss, RTT excess).
+ * I/O-free: times are passed in (µs).
+ */
+import { Priority } from '../core/types.js';
+import { MAX_RTX_AGE_US, type NackResponder } from '../feedback/nack-responder.js';
+import type { ResolvedSenderConfig } from './sender-config.js';
+import { MIN_PATH_RATE_BPS, type SenderPath } from './sender-path.js';
+import type { SenderPaths } from './sender-paths.js';
+
+/** Fast failover: the duplicates (with the surviving path's queue) must drain at its rate within this (ms). */
+const FAILOVER_DUPLICATE_BUDGET_MS = 150;
+/** Loss window of the hysteresis: at least this long (µs) and this many resolved packets. */
+const LOSS_WINDOW_US = 250_000;
+const LOSS_WINDOW_PACKETS = 20;
+/**
+ * Only a silence this long (µs, from turning suspect to reports resuming) is
+ * an outage whose losses are not congestion: GCC's feedback timeout cuts
+ * after 1 s. Shorter gaps on a lossy or fading path are its congestion signal.
+ */
+const OUTAGE_MIN_US = 700_000;
+/** A path silent for longer than this (µs) has forgotten its rate: it restarts from its current estimate. */
+const OUTAGE_RATE_MEMORY_US = 10_000_000;
+/** After an outage, loss is not congestion for max(this, 2 x SRTT + 200 ms) after reports resume (µs). */
+const OUTAGE_LOSS_GRACE_US = 500_000;
+
+/** What path recovery needs from the engine. */
+export interface RecoveryHost {
+  readonly paths: SenderPaths;
+  readonly history: NackResponder;
+  readonly streamId: number;
+  readonly cfg: Pick<ResolvedSenderConfig, 'fastFailover' | 'outageRestore'>;
+  /** Frame id of the newest key frame sent. */
+  lastKeyFrameId(): number;
+  /** Ceiling of one path's estimate (bps). */
+  pathMaxBps(): number;
+  /** Ask the encoder for a key frame. */
+  requestKeyframe(reason: string): void;
+}
+
+/** Counters of {@link PathRecovery}. */
+export interface PathRecoveryStats {
+  pathRestores: number;
+  failoverDuplicates: number;
+  failoverKeyframes: number;
+  /** Retransmissions sent as failover duplicates (also counted as retransmissions). */
+  retransmissionsSent: number;
+}
+
+export class PathRecovery {
+  /** Last tick (µs) at which no path was up and reporting (see onReportResumed). */
+  private lastTotalOutageUs = -Infinity;
+  readonly c: PathRecoveryStats = { pathRestores: 0, failoverDuplicates: 0, failoverKeyframes: 0, retransmissionsSent: 0 };
+
+  constructor(private readonly host: RecoveryHost) {}
+
+  /** Periodic work: failover probes and duplicates, total-outage tracking, the hysteresis. */
+  tick(nowUs: number): void {
+    this.probeOnFailover(nowUs);
+    const { paths } = this.host;
+    const h = paths.hysteresis;
+    if (!h) return;
+    for (const p of paths.values()) {
+      let bestRtt = Infinity;
+      for (const q of paths.values()) if (q !== p && paths.isUsable(q, nowUs)) bestRtt = Math.min(bestRtt, q.estimator.srttMs());
+      const rttExcessMs = Number.isFinite(bestRtt) ? p.estimator.srttMs() - bestRtt : undefined;
+      h.update(p.id, nowUs, { silent: !paths.isLive(p, nowUs), lossRate: this.recentLoss(p, nowUs), rttExcessMs });
+    }
+  }
+
+  /**
+   * When a path turns suspect (or down) the others must carry its load, but
+   * their GCC estimates sit at the rate they were app-limited to. Probe each
+   * remaining path at 2 x its estimate plus the lost path's rate, once per
+   * failover, so the encoder target recovers within an RTT.
+   */
+  private probeOnFailover(nowUs: number): void {
+    const { paths } = this.host;
+    let lostBps = 0;
+    const silent: SenderPath[] = [];
+    for (const p of paths.values()) {
+      const gone = !paths.isUp(p) || paths.isSuspect(p, nowUs);
+      if (gone && !p.failedOver) {
+        lostBps += p.estimator.targetRateBps();
+        p.rateAtFailure = { bps: p.estimator.targetRateBps(), atUs: nowUs };
+        if (this.host.cfg.fastFailover) silent.push(p);
+      }
+      p.failedOver = gone;
+    }
+    for (const p of silent) this.duplicateUnreported(p, nowUs);
+    // A total outage: no path is up and reporting (a path the scheduler merely disabled still could carry the call).
+    let anyLive = false;
+    for (const p of paths.values()) if (paths.isLive(p, nowUs)) anyLive = true;
+    if (!anyLive && paths.size > 0) this.lastTotalOutageUs = nowUs;
+    if (lostBps <= 0) return;
+    for (const p of paths.values()) {
+      if (p.failedOver || !p.prober) continue;
+      // Probe once the burst of rerouted packets has drained; retry a few times while the estimate stays low.
+      p.prober.scheduleFailoverProbe(Math.min(this.host.pathMaxBps(), 2 * p.estimator.targetRateBps() + lostBps), nowUs + 200_000);
+    }
+  }
+
+  /**
+   * Loss fraction of the path over the last window of >= LOSS_WINDOW_US
+   * and >= LOSS_WINDOW_PACKETS resolved packets (from the estimator's
+   * counters), for the hysteresis: the estimator's own lossRate() is a slow
+   * EWMA (a demoted path that carries only padding would need tens of
+   * seconds to prove itself) and would count an outage's losses. Windows
+   * restart at the end of an outage's loss grace.
+   */
+  private recentLoss(p: SenderPath, nowUs: number): number {
+    const w = p.lossWindow;
+    if (nowUs - w.atUs < LOSS_WINDOW_US) return w.rate;
+    const st = p.estimator.stats() as { packetsLost?: number; packetsReceived?: number };
+    if (st.packetsLost === undefined || st.packetsReceived === undefined) return p.estimator.lossRate();
+    const lost = st.packetsLost - w.lost;
+    const n = lost + st.packetsReceived - w.received;
+    if (nowUs < w.graceUntilUs) {
+      w.rate = 0;
+    } else if (n < LOSS_WINDOW_PACKETS) {
+      return w.rate;
+    } else {
+      w.rate = Math.min(1, Math.max(0, lost / n));
+    }
+    w.atUs = nowUs;
+    w.lost = st.packetsLost;
+    w.received = st.packetsReceived;
+    return w.rate;
+  }
+
+  /**
+   * Fast failover (config.fastFailover): path `p` just went silent. Its
+   * media sent since shortly before its last report (in flight then, or
+   * sent after) is probably stuck in it; duplicate it (frames since the
+   * newest key frame, at most MAX_RTX_AGE_US old, oldest first) onto the
+   * usable path with the least completion time, if they (with what its
+   * queue holds already) drain at its rate within FAILOVER_DUPLICATE_BUDGET_MS;
+   * else ask for a key frame at once instead. The originals stay where they are (a slow path may
+   * still deliver them; the receiver drops duplicates). Our addition, in the
+   * spirit of MPTCP's opportunistic retransmission (Raiciu et al., "How
+   * Hard Can It Be? Designing and Implementing a Deployable Multipath TCP",
+   * NSDI 2012, §4.2).
+   */
+  private duplicateUnreported(p: SenderPath, nowUs: number): void {
+    const { paths, history } = this.host;
+    let q: SenderPath | undefined;
+    let best = Infinity;
+    for (const c of paths.values()) {
+      if (c === p || !paths.isUsable(c, nowUs)) continue;
+      const rate = Math.max(MIN_PATH_RATE_BPS, c.rateBps());
+      const cpt = ((c.queuedBytes() + 12_000) * 8e6) / rate + c.estimator.srttMs() * 500;
+      if (cpt < best) {
+        best = cpt;
+        q = c;
+      }
+    }
+    if (!q) return;
+    const lastReport = p.estimator.lastReportUs() ?? paths.manager.unreportedSinceUs(p.id) ?? nowUs;
+    const from = Math.max(lastReport - p.estimator.srttMs() * 1000, nowUs - MAX_RTX_AGE_US);
+    const picked = history.sentOnPathSince(p.id, from, this.host.lastKeyFrameId());
+    if (picked.length === 0) return;
+    // The duplicates must reach the receiver before the frames behind them expire
+    // in q's pacer. If they do not fit, the reference chain breaks anyway: a key
+    // frame now is the faster way out (and nothing is duplicated).
+    const total = picked.reduce((a, h) => a + h.sizeBytes, 0);
+    const budget = (Math.max(MIN_PATH_RATE_BPS, q.rateBps()) * FAILOVER_DUPLICATE_BUDGET_MS) / 8000 - q.queuedBytes();
+    if (total > budget) {
+      this.c.failoverKeyframes++;
+      this.host.requestKeyframe('failover');
+      return;
+    }
+    for (const h of picked) {
+      const packet = history.retransmission(h, nowUs, this.host.streamId);
+      if (!q.pacer.enqueue({ priority: Priority.Retransmission, sizeBytes: h.sizeBytes, packet, probe: false }, nowUs)) break;
+      q.stats.retransmissionsSent++;
+      this.c.retransmissionsSent++;
+      this.c.failoverDuplicates++;
+    }
+  }
+
+  /**
+   * Call when a report of path `p` arrives, before the estimator sees it.
+   * If the path was silent (failed over, suspect or down) its reports just
+   * resumed (issue 11: after an outage the rate is back within 3 s). If it
+   * went silent at least {@link OUTAGE_MIN_US} and at most
+   * {@link OUTAGE_RATE_MEMORY_US} ago, its estimator is told
+   * (GccEstimator.onPathRestored: the silence's losses are not congestion)
+   * and a probe cluster at the rate it had is sent first: its result
+   * restores the estimate up to that rate, and only as far as the path
+   * really carries it now.
+   */
+  onReport(p: SenderPath, nowUs: number): void {
+    const { paths } = this.host;
+    if (!(p.failedOver || paths.isSuspect(p, nowUs) || !paths.isUp(p))) return;
+    const mem = p.rateAtFailure;
+    p.rateAtFailure = undefined;
+    if (!mem || nowUs - mem.atUs > OUTAGE_RATE_MEMORY_US || nowUs - mem.atUs < OUTAGE_MIN_US || !p.estimator.onPathRestored) return;
+    const mode = this.host.cfg.outageRestore;
+    if (mode === 'off') return;
+    // 'total': no path could carry the call at some moment of this path's silence.
+    if (mode === 'total' && !(this.lastTotalOutageUs >= mem.atUs)) return;
+    const graceUs = Math.max(OUTAGE_LOSS_GRACE_US, 2000 * p.estimator.srttMs() + 200_000);
+    p.estimator.onPathRestored(mem.bps, nowUs, nowUs + graceUs);
+    p.lossWindow.graceUntilUs = nowUs + graceUs;
+    this.c.pathRestores++;
+    if (p.prober && p.estimator.targetRateBps() < mem.bps) p.prober.probeFirst(nowUs, mem.bps);
+  }
+}

@@ -1,0 +1,139 @@
+/**
+ * One path of the sender: its sink (the datachannel or a simulated link),
+ * congestion controller (a BandwidthEstimator, GCC by default), pacer, probe
+ * sender, per-path sequence numbers and counters, and the measurement of the
+ * datachannel's own drain rate. Every datagram the sender writes goes through
+ * {@link SenderPath.send}, so sequence numbers, the estimator's send history
+ * and the counters stay consistent whatever kind of packet it is.
+ * I/O-free: times are passed in (µs).
+ */
+import type { BandwidthEstimator } from '../cc/types.js';
+import type { Pacer } from '../cc/pacer.js';
+import type { ProbeSender } from '../cc/probe-sender.js';
+import type { OutgoingPacket, PathId, Priority } from '../core/types.js';
+import { RateMeter } from './rate-meter.js';
+import type { PathLinkState, PathSink, SenderPathStats } from './types.js';
+
+/** What the pacer queues: a packet, or a probe duplicate. */
+export interface QueuedItem {
+  priority: Priority;
+  sizeBytes: number;
+  packet: OutgoingPacket;
+  probe: boolean;
+}
+
+/** The counters of a path that the path itself keeps (the rest of SenderPathStats is computed). */
+export type SenderPathCounters = Omit<SenderPathStats, 'id' | 'up' | 'enabled' | 'demoted' | 'sharePct' | 'rateBps' | 'goodputBps' | 'rttMs' | 'minRttMs' | 'lossPct' | 'queuedBytes' | 'sendRateBps'>;
+
+/** Lowest rate a path is given (bps). */
+export const MIN_PATH_RATE_BPS = 50_000;
+/** Datachannel drain measurement interval (µs) and the backlog that makes it count (bytes). */
+const DRAIN_INTERVAL_US = 100_000;
+const DRAIN_BACKLOG_BYTES = 4_000;
+
+/** How a datagram counts (see {@link SenderPath.send}). */
+export interface SendAccounting {
+  /** Counts in the send rate meter (default true). */
+  rate?: boolean;
+  /** Counts in the drain measurement (default true). */
+  drain?: boolean;
+}
+
+export class SenderPath {
+  /** Per-path sequence number of the next datagram. */
+  private pathSeq = 0;
+  linkState: PathLinkState;
+  lastKeepaliveUs = -Infinity;
+  /** Suspect or down at the last check (see SenderEngine failover handling). */
+  failedOver = false;
+  /** The path's rate (bps) when it last went silent, and when (µs): restored when its reports resume. */
+  rateAtFailure: { bps: number; atUs: number } | undefined;
+  /** Recent loss for the hysteresis: estimator counters at the window start, and the last window's loss fraction. */
+  readonly lossWindow: { atUs: number; lost: number; received: number; rate: number; graceUntilUs: number };
+  readonly stats: SenderPathCounters = {
+    packetsSent: 0,
+    bytesSent: 0,
+    mediaPacketsSent: 0,
+    fecPacketsSent: 0,
+    retransmissionsSent: 0,
+    probesSent: 0,
+    pacerDropped: 0,
+    sendFailures: 0,
+    keyframePacketsSent: 0,
+    spsPacketsSent: 0,
+    ppsPacketsSent: 0,
+  };
+  readonly sendRate = new RateMeter(1_000_000);
+  private readonly drain: { sinceUs: number; sentBytes: number; buffered: number; rateBps: number | undefined; backlogged: boolean };
+
+  constructor(
+    readonly id: PathId,
+    readonly sink: PathSink,
+    readonly estimator: BandwidthEstimator,
+    readonly pacer: Pacer<QueuedItem>,
+    /** Bandwidth probing, undefined when the estimator has none or probing is off. */
+    readonly prober: ProbeSender | undefined,
+    state: PathLinkState,
+    nowUs: number,
+  ) {
+    this.linkState = state;
+    this.lossWindow = { atUs: nowUs, lost: 0, received: 0, rate: 0, graceUntilUs: -Infinity };
+    this.drain = { sinceUs: nowUs, sentBytes: 0, buffered: 0, rateBps: undefined, backlogged: false };
+  }
+
+  /**
+   * Take the next per-path sequence number and write the datagram `encode`
+   * builds with it. On success the estimator learns the send and the
+   * packet/byte counters grow (plus the rate meter and drain measurement
+   * unless `acct` says otherwise). Returns the sequence number used, or
+   * undefined when the sink refused it (the number is spent anyway).
+   */
+  send(encode: (pathSeq: number) => Uint8Array, nowUs: number, acct: SendAccounting = {}): { pathSeq: number; bytes: number } | undefined {
+    const pathSeq = this.pathSeq;
+    this.pathSeq = (this.pathSeq + 1) >>> 0;
+    const bytes = encode(pathSeq);
+    if (!this.sink.send(bytes)) return undefined;
+    this.estimator.onPacketSent({ pathSeq, sizeBytes: bytes.length, sendTimeUs: nowUs });
+    this.stats.packetsSent++;
+    this.stats.bytesSent += bytes.length;
+    if (acct.rate !== false) this.sendRate.add(nowUs, bytes.length);
+    if (acct.drain !== false) this.drain.sentBytes += bytes.length;
+    return { pathSeq, bytes: bytes.length };
+  }
+
+  /** Bytes waiting at the sender for this path: pacer queue + datachannel bufferedAmount. */
+  queuedBytes(): number {
+    return this.pacer.queuedBytes() + this.sink.bufferedAmount();
+  }
+
+  /**
+   * The datachannel's own drain rate. Each path's RTCDataChannel runs over
+   * SCTP, whose congestion window (Reno-like: ~1/sqrt(loss)) can carry far
+   * less than GCC's estimate on a lossy path (5% loss, 200 ms RTT: about
+   * 200 kbps). The backlog then waits in bufferedAmount, where GCC does not
+   * see it as a trend. Every 100 ms: drained = sent into the channel +
+   * bufferedAmount before - bufferedAmount now; while the channel stays
+   * backlogged, that rate (smoothed) caps the path's rate.
+   */
+  measureDrain(nowUs: number): void {
+    const d = this.drain;
+    if (nowUs - d.sinceUs < DRAIN_INTERVAL_US) return;
+    const buffered = this.sink.bufferedAmount();
+    const drained = d.sentBytes + d.buffered - buffered;
+    const bps = (Math.max(0, drained) * 8e6) / (nowUs - d.sinceUs);
+    const backlogged = buffered > DRAIN_BACKLOG_BYTES && d.buffered > DRAIN_BACKLOG_BYTES;
+    d.rateBps = d.rateBps === undefined ? bps : d.rateBps + 0.3 * (bps - d.rateBps);
+    d.backlogged = backlogged;
+    d.sinceUs = nowUs;
+    d.sentBytes = 0;
+    d.buffered = buffered;
+  }
+
+  /** S_i: the estimator's target, capped by the datachannel's drain rate while it is backlogged (bps). */
+  rateBps(): number {
+    const gcc = this.estimator.targetRateBps();
+    const d = this.drain;
+    if (!d.backlogged || d.rateBps === undefined) return gcc;
+    return Math.max(MIN_PATH_RATE_BPS, Math.min(gcc, 0.9 * d.rateBps));
+  }
+}

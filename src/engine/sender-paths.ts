@@ -1,0 +1,225 @@
+/**
+ * The sender's paths and their liveness, in one place: the
+ * {@link PathManager} (up/down from transport state and receiver-report
+ * silence, suspicion), the scheduler's enabled set and the path hysteresis'
+ * demotions combine here into the predicates the engine uses: live (up and
+ * not suspect), usable (live, enabled, not demoted: carries media and counts
+ * in the encoder target), and the snapshot the scheduler sees.
+ * I/O-free: times are passed in (µs).
+ */
+import type { PathId, PathState } from '../core/types.js';
+import type { PathHysteresis } from '../sched/path-hysteresis.js';
+import { PathManager } from '../sched/path-manager.js';
+import type { Scheduler } from '../sched/types.js';
+import { encodeControl } from '../wire/codec.js';
+import type { PacketBody } from '../wire/types.js';
+import { MIN_PATH_RATE_BPS, type SenderPath } from './sender-path.js';
+import type { SenderPathStats } from './types.js';
+
+/** Keepalive padding on a path held down for silence: interval (µs) and size (bytes). */
+const KEEPALIVE_INTERVAL_US = 100_000;
+const KEEPALIVE_BYTES = 32;
+/** Padding on a demoted path: interval (µs; its loss and RTT stay measured) and size (bytes). */
+const DEMOTED_PADDING_INTERVAL_US = 50_000;
+const DEMOTED_PADDING_BYTES = 100;
+
+export class SenderPaths {
+  /** A path with no receiver report for 500 ms while data was sent on it is down. */
+  readonly manager = new PathManager({ downAfterMs: 500 });
+  private readonly map = new Map<PathId, SenderPath>();
+  private readonly srtt = (id: PathId): number => this.map.get(id)?.estimator.srttMs() ?? 0;
+
+  constructor(
+    private readonly scheduler: Scheduler,
+    /** Path demotion with hysteresis, undefined when off. */
+    readonly hysteresis: PathHysteresis | undefined,
+    /** Fast failover: suspicion after a shorter silence while another path reports. */
+    private readonly fastFailover: boolean,
+  ) {}
+
+  get size(): number {
+    return this.map.size;
+  }
+
+  has(id: PathId): boolean {
+    return this.map.has(id);
+  }
+
+  get(id: PathId): SenderPath | undefined {
+    return this.map.get(id);
+  }
+
+  values(): IterableIterator<SenderPath> {
+    return this.map.values();
+  }
+
+  /** Register a path in its transport state. */
+  add(p: SenderPath, nowUs: number): void {
+    this.map.set(p.id, p);
+    this.manager.addPath(p.id, nowUs);
+    this.manager.onTransportState(p.id, p.linkState, nowUs);
+  }
+
+  /** Forget a path; false when unknown. */
+  remove(id: PathId, nowUs: number): boolean {
+    if (!this.map.delete(id)) return false;
+    this.hysteresis?.remove(id);
+    this.manager.removePath(id, nowUs);
+    return true;
+  }
+
+  /** Up (path manager) right now. */
+  isUp(p: SenderPath): boolean {
+    return this.manager.isUp(p.id);
+  }
+
+  /** Suspect: reports stopped ({@link PathManager.isSuspect}). */
+  isSuspect(p: SenderPath, nowUs: number): boolean {
+    return this.manager.isSuspect(p.id, nowUs, this.srtt, this.fastFailover ? this.scheduler : undefined);
+  }
+
+  /** Up and reporting (not suspect). */
+  isLive(p: SenderPath, nowUs: number): boolean {
+    return this.manager.isUp(p.id) && !this.isSuspect(p, nowUs);
+  }
+
+  /** Demoted by the hysteresis while another live, enabled, not demoted path can carry the call. */
+  isDemoted(p: SenderPath, nowUs: number): boolean {
+    const h = this.hysteresis;
+    if (!h?.isDemoted(p.id)) return false;
+    for (const q of this.map.values()) {
+      if (q !== p && !h.isDemoted(q.id) && this.scheduler.isEnabled(q.id) && this.isLive(q, nowUs)) return true;
+    }
+    return false;
+  }
+
+  /** Live, enabled by the scheduler and not demoted: a path that carries media and counts in the encoder target. */
+  isUsable(p: SenderPath, nowUs: number): boolean {
+    return this.isLive(p, nowUs) && this.scheduler.isEnabled(p.id) && !this.isDemoted(p, nowUs);
+  }
+
+  /** Sum of S_i over the usable paths (bps): the encoder target before caps. */
+  usableRateBps(nowUs: number): number {
+    let sum = 0;
+    for (const p of this.map.values()) {
+      if (this.isUsable(p, nowUs)) sum += p.rateBps();
+    }
+    return sum;
+  }
+
+  /**
+   * Congestion window over the usable paths (bytes): sum of S_i x (SRTT_i +
+   * `queueMs`), and the bytes outstanding on them (in flight + queued at the sender).
+   */
+  congestionWindow(nowUs: number, queueMs: number): { windowBytes: number; outstandingBytes: number } {
+    let windowBytes = 0;
+    let outstandingBytes = 0;
+    for (const p of this.map.values()) {
+      if (!this.isUsable(p, nowUs)) continue;
+      windowBytes += (p.rateBps() * (p.estimator.srttMs() + queueMs)) / 8000;
+      outstandingBytes += p.estimator.inflightBytes() + p.pacer.queuedBytes() + p.sink.bufferedAmount();
+    }
+    return { windowBytes, outstandingBytes };
+  }
+
+  /** Shortest time (ms) a usable path needs to drain its sender queue at its rate; Infinity when none is usable. */
+  minDrainMs(nowUs: number): number {
+    let minDrainMs = Infinity;
+    for (const p of this.map.values()) {
+      if (!this.isUsable(p, nowUs)) continue;
+      const rate = Math.max(MIN_PATH_RATE_BPS, p.rateBps());
+      const drainMs = (p.queuedBytes() * 8000) / rate;
+      if (drainMs < minDrainMs) minDrainMs = drainMs;
+    }
+    return minDrainMs;
+  }
+
+  /** Snapshot of the paths as the scheduler sees them. */
+  states(nowUs: number): PathState[] {
+    const out: PathState[] = [];
+    for (const p of this.map.values()) {
+      const e = p.estimator;
+      out.push({
+        id: p.id,
+        up: this.isLive(p, nowUs) && !this.isDemoted(p, nowUs),
+        rateBps: p.rateBps(),
+        goodputBps: e.ackedRateBps() ?? 0,
+        srttMs: e.srttMs(),
+        minRttMs: e.minRttMs(),
+        lossRate: e.lossRate(),
+        inflightBytes: e.inflightBytes(),
+        queuedBytes: p.queuedBytes(),
+      });
+    }
+    return out;
+  }
+
+  /** Lowest SRTT over up paths (ms), 100 when none. */
+  minSrttMs(): number {
+    let m = Infinity;
+    for (const p of this.map.values()) if (this.manager.isUp(p.id)) m = Math.min(m, p.estimator.srttMs());
+    return Number.isFinite(m) ? m : 100;
+  }
+
+  /** True when at least one path the scheduler uses can carry packets now. */
+  hasUpPath(): boolean {
+    for (const p of this.map.values()) if (this.manager.isUp(p.id) && this.scheduler.isEnabled(p.id)) return true;
+    return false;
+  }
+
+  /**
+   * A connected path that the path manager holds down gets no scheduled
+   * packets; a small padding packet every 100 ms (with its own per-path seq)
+   * lets its receiver reports, and so the path, come back. A demoted path
+   * gets a larger one every 50 ms so its loss and RTT stay measured.
+   */
+  sendKeepalives(now: number): void {
+    const mgr = this.manager;
+    for (const p of this.map.values()) {
+      const demoted = !mgr.needsKeepalive(p.id) && mgr.isUp(p.id) && this.isDemoted(p, now);
+      if (!demoted && !mgr.needsKeepalive(p.id)) continue;
+      if (now - p.lastKeepaliveUs < (demoted ? DEMOTED_PADDING_INTERVAL_US : KEEPALIVE_INTERVAL_US)) continue;
+      p.lastKeepaliveUs = now;
+      const size = demoted ? DEMOTED_PADDING_BYTES : KEEPALIVE_BYTES;
+      const sent = p.send((pathSeq) => encodeControl({ pathId: p.id, pathSeq, sendTimeUs: now }, { kind: 'padding', padding: { size } }), now, { rate: false, drain: false });
+      // A demoted path must be able to go silent (its hysteresis restarts) like one that carries media.
+      if (sent && demoted) mgr.onDataSent(p.id, now);
+    }
+  }
+
+  /** Per-path statistics (SenderStats.paths). */
+  stats(nowUs: number): SenderPathStats[] {
+    let totalMedia = 0;
+    for (const p of this.map.values()) totalMedia += p.stats.mediaPacketsSent;
+    const out: SenderPathStats[] = [];
+    for (const p of this.map.values()) {
+      const e = p.estimator;
+      out.push({
+        id: p.id,
+        up: this.isUp(p),
+        enabled: this.scheduler.isEnabled(p.id),
+        demoted: this.isDemoted(p, nowUs),
+        ...p.stats,
+        sharePct: totalMedia > 0 ? (100 * p.stats.mediaPacketsSent) / totalMedia : 0,
+        rateBps: p.rateBps(),
+        goodputBps: e.ackedRateBps() ?? 0,
+        rttMs: e.srttMs(),
+        minRttMs: e.minRttMs(),
+        lossPct: 100 * e.lossRate(),
+        queuedBytes: p.queuedBytes(),
+        sendRateBps: p.sendRate.rateBps(nowUs),
+      });
+    }
+    return out;
+  }
+
+  /** Send a control message on every connected path; returns how many took it. */
+  broadcast(body: PacketBody, now: number): number {
+    let sent = 0;
+    for (const p of this.map.values()) {
+      if (p.linkState !== 'connected') continue;
+      if (p.sink.send(encodeControl({ pathId: p.id, pathSeq: 0, sendTimeUs: now }, body))) sent++;
+    }
+    return sent;
+  }
+}
