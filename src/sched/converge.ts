@@ -99,167 +99,49 @@
  * Cost: O(N * |E|) per batch with fixed typed-array scratch; one Assignment
  * object per packet (the interface's output) and nothing else per packet.
  */
-import { seqDiff, seqNewer } from '../core/seq.js';
 import type { Assignment, OutgoingPacket, PathId, PathState, QoeFeedback } from '../core/types.js';
 import { MAX_PATHS, Priority } from '../core/types.js';
-import { SchedError } from './errors.js';
-import { deliveryRateBps, effectivePriority, isValidPathId, lossFraction, packetBytes, rttMs, sendRateBps } from './path-util.js';
+import { applyAlpha, applyDeadline, applyLayer, buildEnabledSet, checkReenable, encoderRateFraction, maybeProbe, splitEq1 } from './converge-split.js';
+import { ConvergeState, MAX_ALPHA_SHARE, MAX_PENDING_ALPHA, clamp, resolveConvergeConfig } from './converge-state.js';
+import { FeedbackSeqFilter } from './feedback-filter.js';
+import { completionTimeMs, effectivePriority, isValidPathId, packetBytes } from './path-util.js';
 import type { ConvergeConfig, ConvergeStats, Scheduler } from './types.js';
 
-/** Defaults of {@link ConvergeConfig}. */
-export const DEFAULT_CONVERGE_CONFIG: Readonly<ConvergeConfig> = Object.freeze({
-  probeIntervalMs: 100,
-  reenableCheckIntervalMs: 100,
-  reenableChecks: 3,
-  reenableHoldMs: 250,
-  rttEwmaGain: 0.25,
-  defaultRttMs: 100,
-  maxBoost: 1.25,
-  priorityBudgetMs: 33,
-  batchEwmaGain: 0.125,
-  alphaHalfLifeMs: 3000,
-  reenableMaxLossRate: 1,
-  reenableMinFcdMs: 33,
-  deadlineSlackMs: 0,
-  deadlineEwmaGain: 0.05,
-  baseLayerFastPath: true,
-  upperLayerSlackMs: 33,
-});
+export { DEFAULT_CONVERGE_CONFIG } from './converge-state.js';
 
 /** True for an upper-layer (temporal layer > 0) frame batch. */
 function layerOf(layer: number | undefined): boolean {
   return layer !== undefined && layer > 0;
 }
 
-/** Bound of a path's base-layer debt, in typical frame batches. */
-const MAX_LAYER_DEBT_BATCHES = 4;
-
 /** Recent feedback seqs remembered for deduplication. */
 const DEDUP_WINDOW = 64;
-/** Bound of the accumulated alpha share (fraction of a batch). */
-const MAX_ALPHA_SHARE = 4;
-/** Bound of raw alpha kept before the first batch. */
-const MAX_PENDING_ALPHA = 1e6;
-const EPS = 1e-9;
 
 /** Packet-budget scheduler of Converge; see the file comment for the algorithm. */
 export class ConvergeScheduler implements Scheduler {
   readonly name = 'converge' as const;
   /** Effective configuration (defaults merged with the constructor's partial). */
   readonly config: Readonly<ConvergeConfig>;
-
-  // --- persistent per-path state (index = PathId) ---
-  private readonly known = new Uint8Array(MAX_PATHS);
-  private readonly disabled = new Uint8Array(MAX_PATHS);
-  /** Accumulated alpha as a fraction of a typical frame batch (Eq. 2). */
-  private readonly alphaShare = new Float64Array(MAX_PATHS);
-  /** Scratch of encoderRateFraction: planned share per path after Eq. 2 moves. */
-  private readonly load = new Float64Array(MAX_PATHS);
-  /** Raw alpha received before any batch size was known. */
-  private readonly pendingAlpha = new Float64Array(MAX_PATHS);
-  /** Eq. 1 rounding carry (packets). */
-  private readonly carry = new Float64Array(MAX_PATHS);
-  /** RTT EWMA for Eq. 3 (ms); 0 = no sample yet. */
-  private readonly rttEwma = new Float64Array(MAX_PATHS);
-  private readonly lastProbeUs = new Float64Array(MAX_PATHS).fill(-Infinity);
-  private readonly probedSinceDisable = new Uint8Array(MAX_PATHS);
-  private readonly streak = new Int32Array(MAX_PATHS);
-  private readonly streakSinceUs = new Float64Array(MAX_PATHS);
-  private lastCheckUs = -Infinity;
-  private lastDecayUs = NaN;
-  /** EWMA of the number of frame packets (priorities 2, 3, 4, 6) per batch. */
-  private batchRef = 0;
-  /** FCD (ms) of the newest accepted QoE feedback; -1 before any. */
-  private lastFcdMs = -1;
-  private readonly seenSeqs = new Float64Array(DEDUP_WINDOW).fill(-1);
-  private seenPos = 0;
-  private highestSeq = -1;
-
-  // --- per-batch scratch (no allocation per batch, except growth of prio/dest) ---
-  private readonly seen = new Uint8Array(MAX_PATHS);
-  private readonly up = new Uint8Array(MAX_PATHS);
-  private readonly rate = new Float64Array(MAX_PATHS);
-  private readonly gput = new Float64Array(MAX_PATHS);
-  private readonly rtt = new Float64Array(MAX_PATHS);
-  private readonly loss = new Float64Array(MAX_PATHS);
-  private readonly inE = new Uint8Array(MAX_PATHS);
-  private readonly order = new Int32Array(MAX_PATHS);
-  private readonly cpt = new Float64Array(MAX_PATHS);
-  private readonly share = new Float64Array(MAX_PATHS);
-  private readonly base = new Float64Array(MAX_PATHS);
-  private readonly target = new Int32Array(MAX_PATHS);
-  private readonly extra = new Uint8Array(MAX_PATHS);
-  private readonly used = new Int32Array(MAX_PATHS);
-  private readonly rem = new Int32Array(MAX_PATHS);
-  /** Bytes queued at the sender (pacer + transport buffer) per up path. */
-  private readonly queued = new Float64Array(MAX_PATHS);
-  /** EWMA of (packets kept by the deadline) / (Eq. 1+2 target) per path; 1 = never cut. */
-  private readonly keptFrac = new Float64Array(MAX_PATHS).fill(1);
-  /** Packets of its Eq. 1 share a path gave to the fast path for base-layer frames, owed back by upper-layer frames. */
-  private readonly layerDebt = new Float64Array(MAX_PATHS);
-  /** Packets of debt paid back to the path in the current batch. */
-  private readonly layerPaid = new Float64Array(MAX_PATHS);
-  /** Last time (µs) a batch gave the path packets (media or priority). */
-  private readonly lastUsedUs = new Float64Array(MAX_PATHS).fill(-Infinity);
-  private readonly cred = new Float64Array(MAX_PATHS);
-  private readonly prioCount = new Int32Array(7);
-  private prio = new Uint8Array(64);
-  private dest = new Int8Array(64);
-  private eCount = 0;
-
-  private readonly counters: ConvergeStats = {
-    feedbackAccepted: 0,
-    feedbackDuplicate: 0,
-    feedbackUnknownPath: 0,
-    feedbackInvalid: 0,
-    feedbackIgnoredDisabled: 0,
-    probesSent: 0,
-    pathsDisabled: 0,
-    pathsEnabled: 0,
-    forcedEnables: 0,
-    invalidPathStates: 0,
-    deadlineMovedPackets: 0,
-    baseLayerMovedPackets: 0,
-  };
-
+  private readonly s: ConvergeState;
+  private readonly seqs = new FeedbackSeqFilter(DEDUP_WINDOW);
   /**
    * @param config partial {@link ConvergeConfig}; missing fields take
    *   {@link DEFAULT_CONVERGE_CONFIG}.
    * @throws SchedError `invalid-config` for a non-finite or out-of-range field.
    */
   constructor(config: Partial<ConvergeConfig> = {}) {
-    const c: ConvergeConfig = { ...DEFAULT_CONVERGE_CONFIG, ...config };
-    const check = (field: keyof ConvergeConfig, ok: boolean, expected: string): void => {
-      if (!ok) throw SchedError.invalidConfig(field, c[field], expected);
-    };
-    const fin = (x: number): boolean => typeof x === 'number' && Number.isFinite(x);
-    check('probeIntervalMs', fin(c.probeIntervalMs) && c.probeIntervalMs >= 0, 'finite >= 0');
-    check('reenableCheckIntervalMs', fin(c.reenableCheckIntervalMs) && c.reenableCheckIntervalMs >= 0, 'finite >= 0');
-    check('reenableChecks', fin(c.reenableChecks) && Number.isInteger(c.reenableChecks) && c.reenableChecks >= 1, 'integer >= 1');
-    check('reenableHoldMs', fin(c.reenableHoldMs) && c.reenableHoldMs >= 0, 'finite >= 0');
-    check('rttEwmaGain', fin(c.rttEwmaGain) && c.rttEwmaGain > 0 && c.rttEwmaGain <= 1, 'in (0, 1]');
-    check('defaultRttMs', fin(c.defaultRttMs) && c.defaultRttMs > 0, 'finite > 0');
-    check('maxBoost', fin(c.maxBoost) && c.maxBoost >= 1, 'finite >= 1');
-    check('priorityBudgetMs', fin(c.priorityBudgetMs) && c.priorityBudgetMs >= 0, 'finite >= 0');
-    check('batchEwmaGain', fin(c.batchEwmaGain) && c.batchEwmaGain > 0 && c.batchEwmaGain <= 1, 'in (0, 1]');
-    check('alphaHalfLifeMs', fin(c.alphaHalfLifeMs) && c.alphaHalfLifeMs >= 0, 'finite >= 0 (0 = no decay)');
-    check('reenableMinFcdMs', fin(c.reenableMinFcdMs) && c.reenableMinFcdMs >= 0, 'finite >= 0');
-    check('reenableMaxLossRate', fin(c.reenableMaxLossRate) && c.reenableMaxLossRate >= 0 && c.reenableMaxLossRate <= 1, 'in [0, 1]');
-    check('deadlineSlackMs', fin(c.deadlineSlackMs) && (c.deadlineSlackMs >= 0 || c.deadlineSlackMs === -1), 'finite >= 0, or -1 (off)');
-    check('deadlineEwmaGain', fin(c.deadlineEwmaGain) && c.deadlineEwmaGain > 0 && c.deadlineEwmaGain <= 1, 'in (0, 1]');
-    check('upperLayerSlackMs', fin(c.upperLayerSlackMs) && c.upperLayerSlackMs >= 0, 'finite >= 0');
-    if (typeof c.baseLayerFastPath !== 'boolean') throw SchedError.invalidConfig('baseLayerFastPath', c.baseLayerFastPath as unknown as number, 'a boolean');
-    this.config = Object.freeze(c);
+    this.config = resolveConvergeConfig(config);
+    this.s = new ConvergeState(this.config);
   }
 
   /** Copy of the counters. */
   get stats(): ConvergeStats {
-    return { ...this.counters };
+    return { ...this.s.counters };
   }
 
   /** False while Converge has disabled the path (P_i = 0). Unknown/invalid ids: true. */
   isEnabled(pathId: PathId): boolean {
-    return !isValidPathId(pathId) || this.disabled[pathId] !== 1;
+    return !isValidPathId(pathId) || this.s.disabled[pathId] !== 1;
   }
 
   /**
@@ -267,18 +149,18 @@ export class ConvergeScheduler implements Scheduler {
    * (ms, 0 = none) and the current Eq. 3 streak. For tests and stats pages.
    */
   pathDebug(pathId: PathId): { enabled: boolean; alphaShare: number; rttEwmaMs: number; reenableStreak: number } | undefined {
-    if (!isValidPathId(pathId) || this.known[pathId] !== 1) return undefined;
+    if (!isValidPathId(pathId) || this.s.known[pathId] !== 1) return undefined;
     return {
-      enabled: this.disabled[pathId] !== 1,
-      alphaShare: this.alphaShare[pathId],
-      rttEwmaMs: this.rttEwma[pathId],
-      reenableStreak: this.streak[pathId],
+      enabled: this.s.disabled[pathId] !== 1,
+      alphaShare: this.s.alphaShare[pathId],
+      rttEwmaMs: this.s.rttEwma[pathId],
+      reenableStreak: this.s.streak[pathId],
     };
   }
 
   /** FCD (ms) of the newest accepted QoE feedback or FCD report, or -1 before any. */
   get latestFcdMs(): number {
-    return this.lastFcdMs;
+    return this.s.lastFcdMs;
   }
 
   /**
@@ -290,10 +172,10 @@ export class ConvergeScheduler implements Scheduler {
    */
   onFcd(fcdMs: number, _nowUs: number): void {
     if (!(typeof fcdMs === 'number' && Number.isFinite(fcdMs) && fcdMs >= 0)) {
-      this.counters.feedbackInvalid++;
+      this.s.counters.feedbackInvalid++;
       return;
     }
-    this.lastFcdMs = fcdMs;
+    this.s.lastFcdMs = fcdMs;
   }
 
   /**
@@ -303,7 +185,7 @@ export class ConvergeScheduler implements Scheduler {
    * feedback are counted in {@link stats} and ignored; never throws.
    */
   onQoeFeedback(feedback: QoeFeedback, _nowUs: number): void {
-    const c = this.counters;
+    const c = this.s.counters;
     if (feedback == null || typeof feedback !== 'object') {
       c.feedbackInvalid++;
       return;
@@ -322,30 +204,27 @@ export class ConvergeScheduler implements Scheduler {
       c.feedbackInvalid++;
       return;
     }
-    const s = seq >>> 0;
-    if (this.isDuplicate(s)) {
+    const verdict = this.seqs.accept(seq);
+    if (verdict === 'duplicate') {
       c.feedbackDuplicate++;
       return;
     }
-    const newest = this.highestSeq < 0 || seqNewer(s, this.highestSeq);
-    this.seenSeqs[this.seenPos] = s;
-    this.seenPos = (this.seenPos + 1) % DEDUP_WINDOW;
-    if (newest) this.highestSeq = s;
-    if (this.known[pathId] !== 1) {
+    const newest = verdict === 'newest';
+    if (this.s.known[pathId] !== 1) {
       c.feedbackUnknownPath++;
       return;
     }
     c.feedbackAccepted++;
-    if (newest) this.lastFcdMs = fcdMs;
+    if (newest) this.s.lastFcdMs = fcdMs;
     if (alpha === 0) return;
-    if (this.disabled[pathId] === 1) {
+    if (this.s.disabled[pathId] === 1) {
       c.feedbackIgnoredDisabled++;
       return;
     }
-    if (this.batchRef > 0) {
-      this.alphaShare[pathId] = clamp(this.alphaShare[pathId] + alpha / this.batchRef, -MAX_ALPHA_SHARE, MAX_ALPHA_SHARE);
+    if (this.s.batchRef > 0) {
+      this.s.alphaShare[pathId] = clamp(this.s.alphaShare[pathId] + alpha / this.s.batchRef, -MAX_ALPHA_SHARE, MAX_ALPHA_SHARE);
     } else {
-      this.pendingAlpha[pathId] = clamp(this.pendingAlpha[pathId] + alpha, -MAX_PENDING_ALPHA, MAX_PENDING_ALPHA);
+      this.s.pendingAlpha[pathId] = clamp(this.s.pendingAlpha[pathId] + alpha, -MAX_PENDING_ALPHA, MAX_PENDING_ALPHA);
     }
   }
 
@@ -356,21 +235,21 @@ export class ConvergeScheduler implements Scheduler {
    */
   schedule(packets: readonly OutgoingPacket[], paths: readonly PathState[], nowUs: number): Assignment[] {
     const N = packets.length;
-    const upCount = this.readPaths(paths);
+    const upCount = this.s.readPaths(paths);
     if (upCount === 0 || N === 0) return [];
     const timeOk = Number.isFinite(nowUs);
-    if (timeOk) this.decayAlpha(nowUs);
+    if (timeOk) this.s.decayAlpha(nowUs);
 
     // Priorities and the frame-batch size used to scale alpha.
-    if (this.prio.length < N) {
-      let cap = this.prio.length;
+    if (this.s.prio.length < N) {
+      let cap = this.s.prio.length;
       while (cap < N) cap *= 2;
-      this.prio = new Uint8Array(cap);
-      this.dest = new Int8Array(cap);
+      this.s.prio = new Uint8Array(cap);
+      this.s.dest = new Int8Array(cap);
     }
-    const prio = this.prio;
-    const dest = this.dest;
-    const cnt = this.prioCount;
+    const prio = this.s.prio;
+    const dest = this.s.dest;
+    const cnt = this.s.prioCount;
     cnt.fill(0);
     let maxBytes = 0;
     let layer: number | undefined;
@@ -385,13 +264,13 @@ export class ConvergeScheduler implements Scheduler {
     }
     const frameN = cnt[Priority.Keyframe] + cnt[Priority.Sps] + cnt[Priority.Pps] + cnt[Priority.Media];
     if (frameN > 0) {
-      this.batchRef = this.batchRef === 0 ? frameN : this.batchRef + this.config.batchEwmaGain * (frameN - this.batchRef);
+      this.s.batchRef = this.s.batchRef === 0 ? frameN : this.s.batchRef + this.config.batchEwmaGain * (frameN - this.s.batchRef);
     }
-    const ref = this.batchRef > 0 ? this.batchRef : N;
+    const ref = this.s.batchRef > 0 ? this.s.batchRef : N;
     for (let i = 0; i < MAX_PATHS; i++) {
-      if (this.pendingAlpha[i] !== 0) {
-        this.alphaShare[i] = clamp(this.alphaShare[i] + this.pendingAlpha[i] / ref, -MAX_ALPHA_SHARE, MAX_ALPHA_SHARE);
-        this.pendingAlpha[i] = 0;
+      if (this.s.pendingAlpha[i] !== 0) {
+        this.s.alphaShare[i] = clamp(this.s.alphaShare[i] + this.s.pendingAlpha[i] / ref, -MAX_ALPHA_SHARE, MAX_ALPHA_SHARE);
+        this.s.pendingAlpha[i] = 0;
       }
     }
 
@@ -401,31 +280,31 @@ export class ConvergeScheduler implements Scheduler {
     const kBits = maxBytes * 8;
     const queueAware = this.config.deadlineSlackMs >= 0;
     for (let i = 0; i < MAX_PATHS; i++) {
-      if (this.up[i] !== 1) continue;
-      const r = this.gput[i] > 0 ? this.gput[i] : 1e-3;
-      const qBits = queueAware ? this.queued[i] * 8 : 0;
-      this.cpt[i] = ((qBits + N * kBits) / r) * 1000 + this.rtt[i] / 2; // ms
+      if (this.s.up[i] !== 1) continue;
+      const r = this.s.gput[i] > 0 ? this.s.gput[i] : 1e-3;
+      const qBits = queueAware ? this.s.queued[i] * 8 : 0;
+      this.s.cpt[i] = completionTimeMs(qBits + N * kBits, r, this.s.rtt[i]);
     }
 
-    this.buildEnabledSet(ref, nowUs);
-    const eCount = this.eCount;
-    const order = this.order;
+    buildEnabledSet(this.s, ref, nowUs);
+    const eCount = this.s.eCount;
+    const order = this.s.order;
     const fast = order[0];
-    const target = this.target;
+    const target = this.s.target;
 
-    this.splitEq1(N);
-    this.applyAlpha(N);
-    const baseMoved = this.applyLayer(layer, ref);
-    if (queueAware) this.applyDeadline(N, kBits, cnt[Priority.Media] > 0 && !baseMoved, layerOf(layer));
+    splitEq1(this.s, N);
+    applyAlpha(this.s, N);
+    const baseMoved = applyLayer(this.s, layer, ref);
+    if (queueAware) applyDeadline(this.s, N, kBits, cnt[Priority.Media] > 0 && !baseMoved, layerOf(layer));
 
     // Table 2 priority packets: fast path first, then overflow by cpt.
-    const used = this.used;
+    const used = this.s.used;
     used.fill(0);
     // P_max of the fast path "based on its S_i" (§4.1): what it carries in one
     // frame interval at its rate, and at least its Eq. 1/Eq. 2 share of this batch.
     // (A share-only P_max would split every key frame by Eq. 1, since a key
     // frame's packets are all priority packets.)
-    const capacity = Math.floor((this.rate[fast] * this.config.priorityBudgetMs) / 1000 / kBits);
+    const capacity = Math.floor((this.s.rate[fast] * this.config.priorityBudgetMs) / 1000 / kBits);
     const pmaxFast = Math.max(1, target[fast], capacity);
     if (N - cnt[Priority.Media] > 0) {
       for (let p = Priority.Retransmission; p <= Priority.Fec; p++) {
@@ -438,7 +317,7 @@ export class ConvergeScheduler implements Scheduler {
           } else {
             const pkt = packets[k];
             const pp = pkt.protectsPath;
-            if (p === Priority.Fec && pkt.isFec === true && pp !== undefined && isValidPathId(pp) && this.up[pp] === 1) {
+            if (p === Priority.Fec && pkt.isFec === true && pp !== undefined && isValidPathId(pp) && this.s.up[pp] === 1) {
               d = pp;
             } else {
               for (let o = 1; o < eCount; o++) {
@@ -460,8 +339,8 @@ export class ConvergeScheduler implements Scheduler {
     // Media: remaining budgets, interleaved by smooth weighted round-robin.
     const M = cnt[Priority.Media];
     if (M > 0) {
-      const rem = this.rem;
-      const cred = this.cred;
+      const rem = this.s.rem;
+      const cred = this.s.cred;
       let sumR = 0;
       for (let o = 0; o < eCount; o++) {
         const j = order[o];
@@ -501,399 +380,23 @@ export class ConvergeScheduler implements Scheduler {
       const d = dest[k];
       if (d === fast) lastFastIdx = k;
       out[k] = { packet: packets[k], pathId: d };
-      if (timeOk) this.lastUsedUs[d] = nowUs;
+      if (timeOk) this.s.lastUsedUs[d] = nowUs;
     }
 
     if (timeOk) {
-      this.checkReenable(nowUs, fast);
-      this.maybeProbe(out, packets, lastFastIdx >= 0 ? lastFastIdx : 0, nowUs);
+      checkReenable(this.s, nowUs, fast);
+      maybeProbe(this.s, out, packets, lastFastIdx >= 0 ? lastFastIdx : 0, nowUs);
     }
     return out;
   }
 
-  // ------------------------------------------------------------------------
-
-  /** Copy the snapshot into scratch arrays; returns the number of up paths. */
-  private readPaths(paths: readonly PathState[]): number {
-    this.seen.fill(0);
-    this.up.fill(0);
-    let upCount = 0;
-    const n = paths == null ? 0 : paths.length;
-    for (let i = 0; i < n; i++) {
-      const p = paths[i];
-      if (p == null || !isValidPathId(p.id) || this.seen[p.id] === 1) {
-        this.counters.invalidPathStates++;
-        continue;
-      }
-      const id = p.id;
-      this.seen[id] = 1;
-      this.known[id] = 1;
-      if (p.up !== true) continue;
-      this.up[id] = 1;
-      upCount++;
-      this.rate[id] = sendRateBps(p);
-      this.gput[id] = deliveryRateBps(p);
-      this.rtt[id] = rttMs(p, this.config.defaultRttMs);
-      this.loss[id] = lossFraction(p);
-      const q = p.queuedBytes;
-      this.queued[id] = typeof q === 'number' && q > 0 && Number.isFinite(q) ? q : 0;
-    }
-    return upCount;
-  }
-
-  private decayAlpha(nowUs: number): void {
-    const hl = this.config.alphaHalfLifeMs;
-    if (hl > 0 && Number.isFinite(this.lastDecayUs) && nowUs > this.lastDecayUs) {
-      const f = Math.pow(2, -(nowUs - this.lastDecayUs) / 1000 / hl);
-      for (let i = 0; i < MAX_PATHS; i++) if (this.alphaShare[i] !== 0) this.alphaShare[i] *= f;
-    }
-    if (!Number.isFinite(this.lastDecayUs) || nowUs > this.lastDecayUs) this.lastDecayUs = nowUs;
-  }
-
   /**
-   * Build E (up and enabled), disable paths whose alpha drove P_i to 0 (never
-   * the last one), compute the Eq. 1 shares and the cpt order of E.
-   */
-  private buildEnabledSet(ref: number, nowUs: number): void {
-    const inE = this.inE;
-    let e = 0;
-    for (let i = 0; i < MAX_PATHS; i++) {
-      inE[i] = this.up[i] === 1 && this.disabled[i] !== 1 ? 1 : 0;
-      e += inE[i];
-    }
-    if (e === 0) {
-      // Every up path is disabled: force-enable the one with the lowest cpt.
-      let best = -1;
-      for (let i = 0; i < MAX_PATHS; i++) {
-        if (this.up[i] === 1 && (best < 0 || this.cpt[i] < this.cpt[best])) best = i;
-      }
-      this.enable(best);
-      this.counters.forcedEnables++;
-      inE[best] = 1;
-      e = 1;
-    }
-    // Disable loop: removing a path changes the others' shares, so repeat.
-    for (;;) {
-      this.computeShares(e);
-      if (e <= 1) break;
-      let victim = -1;
-      for (let i = 0; i < MAX_PATHS; i++) {
-        if (inE[i] !== 1 || this.alphaShare[i] >= 0) continue;
-        if ((this.share[i] + this.alphaShare[i]) * ref < 0.5) {
-          victim = i;
-          break;
-        }
-      }
-      if (victim < 0) break;
-      this.disable(victim, nowUs);
-      inE[victim] = 0;
-      e--;
-    }
-    // Clamp the accumulated alpha to what Eq. 2 can realise: [-share, share*(maxBoost-1)].
-    const boost = this.config.maxBoost - 1;
-    for (let i = 0; i < MAX_PATHS; i++) {
-      if (inE[i] !== 1) continue;
-      this.alphaShare[i] = clamp(this.alphaShare[i], -this.share[i], this.share[i] * boost);
-    }
-    // Order E by completion time (insertion sort, ties by id).
-    const order = this.order;
-    let n = 0;
-    for (let i = 0; i < MAX_PATHS; i++) {
-      if (inE[i] !== 1) continue;
-      let j = n++;
-      while (j > 0 && this.cpt[order[j - 1]] > this.cpt[i]) {
-        order[j] = order[j - 1];
-        j--;
-      }
-      order[j] = i;
-    }
-    this.eCount = e;
-  }
-
-  private computeShares(e: number): void {
-    let sumS = 0;
-    for (let i = 0; i < MAX_PATHS; i++) if (this.inE[i] === 1) sumS += this.rate[i];
-    for (let i = 0; i < MAX_PATHS; i++) {
-      this.share[i] = this.inE[i] !== 1 ? 0 : sumS > 0 ? this.rate[i] / sumS : 1 / e;
-    }
-  }
-
-  /** Eq. 1 with largest-remainder rounding (+ carried remainders): sum(target) = N. */
-  private splitEq1(N: number): void {
-    const { order, base, target, carry, extra, share } = this;
-    const e = this.eCount;
-    let sumFloor = 0;
-    for (let o = 0; o < e; o++) {
-      const j = order[o];
-      base[j] = share[j] * N;
-      const f = Math.floor(base[j] + EPS);
-      target[j] = f > N ? N : f;
-      sumFloor += target[j];
-      extra[j] = 0;
-    }
-    let left = N - sumFloor;
-    while (left > 0) {
-      let best = -1;
-      let bestKey = -Infinity;
-      for (let o = 0; o < e; o++) {
-        const j = order[o];
-        if (extra[j] === 1) continue;
-        const key = base[j] - target[j] + carry[j];
-        if (key > bestKey + EPS) {
-          bestKey = key;
-          best = j;
-        }
-      }
-      if (best < 0) {
-        // More leftovers than paths can only come from float error: give them to the fast path.
-        target[order[0]] += left;
-        break;
-      }
-      target[best]++;
-      extra[best] = 1;
-      left--;
-    }
-    for (let o = 0; o < e; o++) {
-      const j = order[o];
-      carry[j] = clamp(carry[j] + base[j] - target[j], -1, 1);
-    }
-  }
-
-  /** Eq. 2: shift round(alphaShare_i * N) packets between path i and its counterpart. */
-  private applyAlpha(N: number): void {
-    const { order, target, base, alphaShare } = this;
-    const e = this.eCount;
-    if (e < 2) return;
-    for (let o = 0; o < e; o++) {
-      const i = order[o];
-      const a = alphaShare[i];
-      if (a === 0) continue;
-      let d = Math.round(a * N);
-      if (d === 0) continue;
-      if (d < 0) {
-        const give = -d < target[i] ? -d : target[i];
-        if (give === 0) continue;
-        target[i] -= give;
-        target[order[o === 0 ? 1 : 0]] += give;
-      } else {
-        const pmax = Math.max(target[i], Math.ceil(this.config.maxBoost * base[i] - EPS));
-        if (d > pmax - target[i]) d = pmax - target[i];
-        let need = d;
-        // Take from the fast path first (or the next by cpt when i is the fast path).
-        for (let q = 0; q < e && need > 0; q++) {
-          const j = order[q];
-          if (j === i) continue;
-          const take = target[j] < need ? target[j] : need;
-          target[j] -= take;
-          need -= take;
-        }
-        target[i] += d - need;
-      }
-    }
-  }
-
-  /**
-   * {@link ConvergeConfig.baseLayerFastPath}: a base-layer frame's packets all
-   * go to the fast path (each other path's target becomes its debt); an
-   * upper-layer frame gives each other path up to its debt from the fast
-   * path's target. Returns true when it moved a base-layer frame (the
-   * deadline's encoder-rate EWMA then skips the batch: the other paths' share
-   * was deferred, not refused).
-   */
-  private applyLayer(layer: number | undefined, ref: number): boolean {
-    const e = this.eCount;
-    if (!this.config.baseLayerFastPath || layer === undefined || e < 2) return false;
-    const { order, target, layerDebt, layerPaid } = this;
-    layerPaid.fill(0);
-    const fast = order[0];
-    const cap = MAX_LAYER_DEBT_BATCHES * Math.max(1, ref);
-    let moved = 0;
-    for (let o = 1; o < e; o++) {
-      const j = order[o];
-      if (layer === 0) {
-        if (target[j] === 0) continue;
-        layerDebt[j] = Math.min(cap, layerDebt[j] + target[j]);
-        moved += target[j];
-        target[j] = 0;
-      } else {
-        const give = Math.min(Math.floor(layerDebt[j] + EPS), target[fast]);
-        if (give <= 0) continue;
-        target[j] += give;
-        target[fast] -= give;
-        layerDebt[j] -= give;
-        layerPaid[j] = give;
-      }
-    }
-    if (moved === 0) return false;
-    target[fast] += moved;
-    this.counters.baseLayerMovedPackets += moved;
-    return true;
-  }
-
-  /**
-   * Best-path floor (our extension of Converge §4.1; issue 10 "the best path
-   * is the floor"). The frame's deadline D = cpt of the fast path for the
-   * WHOLE batch (its queue + N packets at its delivery rate + SRTT/2: what
-   * sending the frame on the best path alone would achieve) +
-   * `deadlineSlackMs`. Every other enabled path j keeps at most the packets
-   * that arrive by D, n_j = floor(((D - SRTT_j/2) x rate_j - queued_j) / k);
-   * the rest of its target goes to the fast path. The frame therefore
-   * completes no later (by the estimates) than on the best path alone, a
-   * path whose queue or delay misses every deadline carries no media (it is
-   * probed, {@link maybeProbe}), and takes packets again as soon as it
-   * would deliver them in time. Frames that the fast path serialises slower
-   * than the other paths' delay gap still use every path (Eq. 1).
-   * `mediaBatch`: only frame batches update the encoder-rate EWMA.
-   */
-  private applyDeadline(N: number, kBits: number, mediaBatch: boolean, upperLayer = false): void {
-    const { order, target } = this;
-    const e = this.eCount;
-    if (e < 2 || kBits <= 0) return;
-    const fast = order[0];
-    const deadlineMs = this.cpt[fast] + this.config.deadlineSlackMs + (upperLayer ? this.config.upperLayerSlackMs : 0);
-    const g = this.config.deadlineEwmaGain;
-    for (let o = 1; o < e; o++) {
-      const j = order[o];
-      const want = target[j];
-      const r = this.gput[j] > 0 ? this.gput[j] : 1e-3;
-      const budgetBits = ((deadlineMs - this.rtt[j] / 2) / 1000) * r - this.queued[j] * 8;
-      const cap = budgetBits > 0 ? Math.floor(budgetBits / kBits + EPS) : 0;
-      let keep = want;
-      if (want > cap) {
-        keep = cap;
-        target[fast] += want - cap;
-        target[j] = cap;
-        this.counters.deadlineMovedPackets += want - cap;
-      }
-      if (mediaBatch) {
-        // Fraction of the path's Eq. 1 share (not N; plus the base-layer debt paid back in this batch) kept:
-        // an unused share lowers the encoder target.
-        const ref = this.share[j] * N + (upperLayer ? this.layerPaid[j] : 0);
-        const f = ref > EPS ? Math.min(1, keep / ref) : 1;
-        this.keptFrac[j] += g * (f - this.keptFrac[j]);
-      }
-    }
-    if (mediaBatch) this.keptFrac[fast] += g * (1 - this.keptFrac[fast]);
-  }
-
-  /**
-   * {@link Scheduler.encoderRateFraction}: Eq. 2 with a negative alpha moves
-   * a fraction of path i's share onto its counterpart (the fast path, or the
-   * next by cpt when i is the fast path), which then carries more than its
-   * own S_i whenever the encoder produces sum(S). The encoder can produce at
-   * most sum(S) / max_j(load_j / share_j) without overloading any path.
-   * Positive alpha (an "early" path takes up to maxBoost x its share from the
-   * fast path) does not lower it: it uses headroom the receiver saw.
-   * Computed from the shares and alpha of the last `schedule` call.
+   * {@link Scheduler.encoderRateFraction}: the share of sum(S) the encoder
+   * may produce without overloading a path after Eq. 2 moves and the
+   * best-path floor (see converge-split.ts encoderRateFraction).
    */
   encoderRateFraction(): number {
-    const e = this.eCount;
-    if (e < 2) return 1;
-    const { order, share, alphaShare } = this;
-    const load = this.load;
-    for (let o = 0; o < e; o++) load[order[o]] = share[order[o]];
-    for (let o = 0; o < e; o++) {
-      const i = order[o];
-      const a = alphaShare[i];
-      if (!(a < 0)) continue;
-      const give = -a < load[i] ? -a : load[i];
-      load[i] -= give;
-      load[order[o === 0 ? 1 : 0]] += give;
-    }
-    let worst = 1;
-    for (let o = 0; o < e; o++) {
-      const j = order[o];
-      if (share[j] > 0 && load[j] / share[j] > worst) worst = load[j] / share[j];
-    }
-    if (this.config.deadlineSlackMs < 0) return 1 / worst;
-    // Best-path floor: the shares the deadline keeps cutting are not usable
-    // rate; the encoder targets the fast path's S plus what the others carry.
-    let usable = 0;
-    for (let o = 0; o < e; o++) usable += share[order[o]] * (o === 0 ? 1 : this.keptFrac[order[o]]);
-    return Math.min(1 / worst, usable);
-  }
-
-  /** Eq. 3 re-enable checks, every `reenableCheckIntervalMs`, with RTT EWMA and hold. */
-  private checkReenable(nowUs: number, fast: number): void {
-    const cfg = this.config;
-    if (nowUs - this.lastCheckUs < cfg.reenableCheckIntervalMs * 1000) return;
-    this.lastCheckUs = nowUs;
-    const g = cfg.rttEwmaGain;
-    for (let i = 0; i < MAX_PATHS; i++) {
-      if (this.up[i] !== 1) continue;
-      const r = this.rtt[i];
-      this.rttEwma[i] = this.rttEwma[i] === 0 ? r : this.rttEwma[i] + g * (r - this.rttEwma[i]);
-    }
-    for (let i = 0; i < MAX_PATHS; i++) {
-      if (this.up[i] !== 1 || this.disabled[i] !== 1) continue;
-      const ok =
-        this.probedSinceDisable[i] === 1 &&
-        this.lastFcdMs >= 0 &&
-        (this.rttEwma[i] - this.rttEwma[fast]) / 2 <= Math.max(this.lastFcdMs, cfg.reenableMinFcdMs) &&
-        this.loss[i] <= cfg.reenableMaxLossRate;
-      if (!ok) {
-        this.streak[i] = 0;
-        continue;
-      }
-      if (this.streak[i] === 0) this.streakSinceUs[i] = nowUs;
-      this.streak[i]++;
-      if (this.streak[i] >= cfg.reenableChecks && nowUs - this.streakSinceUs[i] >= cfg.reenableHoldMs * 1000) {
-        this.enable(i);
-      }
-    }
-  }
-
-  /**
-   * At most one probe per batch: the disabled up path probed least recently,
-   * if due; with the best-path floor also an enabled up path that the
-   * deadline has kept idle for `probeIntervalMs` (its RTT must stay measured
-   * for it to be taken back when it recovers).
-   */
-  private maybeProbe(out: Assignment[], packets: readonly OutgoingPacket[], dupIdx: number, nowUs: number): void {
-    const intervalUs = this.config.probeIntervalMs * 1000;
-    const floor = this.config.deadlineSlackMs >= 0;
-    let best = -1;
-    for (let i = 0; i < MAX_PATHS; i++) {
-      if (this.up[i] !== 1) continue;
-      if (this.disabled[i] !== 1 && !(floor && nowUs - this.lastUsedUs[i] >= intervalUs)) continue;
-      if (nowUs - this.lastProbeUs[i] < intervalUs) continue;
-      if (best < 0 || this.lastProbeUs[i] < this.lastProbeUs[best]) best = i;
-    }
-    if (best < 0) return;
-    out.push({ packet: packets[dupIdx], pathId: best, probe: true });
-    this.lastProbeUs[best] = nowUs;
-    this.probedSinceDisable[best] = 1;
-    this.counters.probesSent++;
-  }
-
-  private disable(i: number, _nowUs: number): void {
-    this.disabled[i] = 1;
-    this.streak[i] = 0;
-    this.probedSinceDisable[i] = 0;
-    this.lastProbeUs[i] = -Infinity;
-    this.carry[i] = 0;
-    this.layerDebt[i] = 0;
-    this.counters.pathsDisabled++;
-  }
-
-  private enable(i: number): void {
-    this.disabled[i] = 0;
-    this.alphaShare[i] = 0;
-    this.pendingAlpha[i] = 0;
-    this.carry[i] = 0;
-    this.layerDebt[i] = 0;
-    this.streak[i] = 0;
-    this.counters.pathsEnabled++;
-  }
-
-  private isDuplicate(s: number): boolean {
-    if (this.highestSeq < 0) return false;
-    for (let i = 0; i < DEDUP_WINDOW; i++) if (this.seenSeqs[i] === s) return true;
-    // Older than the dedup window: cannot tell, treat as a stale duplicate.
-    return seqDiff(s, this.highestSeq) > DEDUP_WINDOW;
+    return encoderRateFraction(this.s);
   }
 }
 
-function clamp(x: number, lo: number, hi: number): number {
-  return x < lo ? lo : x > hi ? hi : x;
-}

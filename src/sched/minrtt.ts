@@ -1,7 +1,7 @@
 /**
  * SRTT / minRTT baseline: the default packet scheduler of MPTCP (Linux
  * `mptcp_sched.c`, "default" = lowest-RTT-first) and MPQUIC, which Converge
- * evaluates as "SRTT" (paper 000, §2.2 and §5 "Multipath WebRTC variants").
+ * evaluates as "SRTT" (Converge §2.2 and §5 "Multipath WebRTC variants").
  *
  * Per packet: among the up paths whose congestion window still has room, the
  * one with the lowest SRTT; when every window is full, the lowest-SRTT path

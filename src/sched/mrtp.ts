@@ -1,6 +1,6 @@
 /**
  * M-RTP baseline: an MPRTP-style sender that splits media over all subflows
- * by their loss-based sending-rate estimate (Converge paper 000, §2.2 and §5:
+ * by their loss-based sending-rate estimate (Converge §2.2 and §5:
  * "a scheduler that sends packets using a loss-based estimated sending rate";
  * MPRTP / FRACTaL paper 002, §III-C and Algorithm 2).
  *

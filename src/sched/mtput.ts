@@ -1,6 +1,6 @@
 /**
  * M-TPUT baseline: the throughput-proportional scheduler of Musher that
- * Converge evaluates (paper 000, §2.2 and §5: "distributing packets in
+ * Converge evaluates (Converge §2.2 and §5: "distributing packets in
  * proportion to the throughput of each path").
  *
  * Weight of an up path = its measured goodput (PathState.goodputBps, bps),

@@ -66,11 +66,12 @@ export interface ConvergeConfig {
   /** Gain of the EWMA of frame-batch size that scales alpha to other batch sizes. Default 0.125. */
   batchEwmaGain: number;
   /**
-   * Half-life (ms) of the accumulated alpha. 0 (default) = no decay: the paper
-   * keeps the adjusted P_i until further feedback or a disable/re-enable.
+   * Half-life (ms) of the accumulated alpha. Default 3000 (see "Reading of
+   * §4.2" in src/sched/converge.ts: without decay a slower path starves for
+   * good). 0 = no decay, the paper's literal rule: the adjusted P_i is kept
+   * until further feedback or a disable/re-enable.
    */
   alphaHalfLifeMs: number;
-  /** Extra re-enable guard: a disabled path's loss must be <= this (0..1). Default 1 (off). */
   /**
    * Floor (ms) of the FCD that Eq. 3 compares a disabled path's delay gap
    * with. A gap below one frame interval delays a frame by less than the
@@ -79,6 +80,7 @@ export interface ConvergeConfig {
    * (one frame interval at 30 fps); 0 = the paper's rule.
    */
   reenableMinFcdMs: number;
+  /** Extra re-enable guard: a disabled path's loss must be <= this (0..1). Default 1 (off). */
   reenableMaxLossRate: number;
   /**
    * Best-path floor (our extension of Converge §4.1, issue 10): a path gets a
