@@ -34,6 +34,7 @@ import { createFecPolicy } from '../fec/factory.js';
 import type { FecPolicyName } from '../fec/types.js';
 import { NackResponder } from '../feedback/nack-responder.js';
 import { createScheduler } from '../sched/factory.js';
+import { FeedbackSeqFilter } from '../sched/feedback-filter.js';
 import { PathHysteresis } from '../sched/path-hysteresis.js';
 import { fastestPath } from '../sched/path-util.js';
 import type { Scheduler, SchedulerName } from '../sched/types.js';
@@ -70,7 +71,7 @@ export class SenderEngine {
   private readonly recovery: PathRecovery;
   private readonly dropper: FrameDropper;
   private readonly pushback = new CongestionWindowPushback();
-  private lastQoeSeq = -1;
+  private readonly qoeSeqs = new FeedbackSeqFilter();
   private readonly cfg: ResolvedSenderConfig;
   private readonly createEstimator: (pathId: PathId) => BandwidthEstimator;
   private readonly pacerCfg: SenderEngineConfig['pacer'];
@@ -330,8 +331,7 @@ export class SenderEngine {
   }
 
   private onQoe(fb: QoeFeedback, now: number): void {
-    if (fb.seq === this.lastQoeSeq) return; // the same feedback arrives once per path
-    this.lastQoeSeq = fb.seq;
+    if (this.qoeSeqs.accept(fb.seq) === 'duplicate') return; // the same feedback arrives once per path, in any order
     this.c.qoeFeedbackReceived++;
     if (!this.useQoeFeedback) return;
     // The receiver judges "late" against the lowest-delay path; if that path carries
