@@ -28,7 +28,7 @@ export function parseCli<O extends Record<string, OptionConfig>>(
   argv: string[] = process.argv.slice(2),
 ): ReturnType<typeof parseArgs<{ options: O & { help: { type: 'boolean'; short: 'h' } } }>>['values'] | number {
   const all = { ...options, help: { type: 'boolean', short: 'h' } } as O & { help: { type: 'boolean'; short: 'h' } };
-  let values;
+  let values: ReturnType<typeof parseArgs<{ options: typeof all }>>['values'];
   try {
     ({ values } = parseArgs({ options: all, args: argv }));
   } catch (e) {
