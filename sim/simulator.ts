@@ -13,7 +13,7 @@
  * sim/result.ts turns its state into the {@link SimResult}; sim/types.ts has
  * the option and result shapes.
  *
- * Links are tools/net/link.ts `Link`s built from the scenario (tools/net/scenario.ts);
+ * Links are sim/net/link.ts `Link`s built from the scenario (sim/net/scenario.ts);
  * every stream's packets share the same physical links (an item is tagged
  * with its stream). With several streams each stream has its OWN engine pair
  * (own streamId, own per-path sequence spaces, own per-path GCC): their GCCs

@@ -8,7 +8,7 @@ import type { PlayoutOptions } from '../src/feedback/playout.js';
 import type { FecPolicyName } from '../src/fec/types.js';
 import type { ConvergeConfig, SchedulerName } from '../src/sched/types.js';
 import type { PerSecond, ReportPath } from '../tools/harness/report.js';
-import type { Scenario } from '../tools/net/scenario.js';
+import type { Scenario } from './net/scenario.js';
 import type { SctpStats } from './datachannel-model.js';
 import type { AdaptationStats, EncoderModelOptions } from './encoder-model.js';
 

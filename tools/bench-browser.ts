@@ -13,8 +13,8 @@
 import { numberOption, parseCli } from './harness/cli.js';
 import { parseCompare } from './bench/config.js';
 import { runBench } from './bench/run.js';
-import { DEFAULT_SCENARIO, loadScenario } from './net/scenario.js';
-import { scenarioFile } from './net/scenario-files.js';
+import { DEFAULT_SCENARIO, loadScenario } from '../sim/net/scenario.js';
+import { scenarioFile } from '../sim/net/scenario-files.js';
 
 const USAGE = `usage: npm run bench:browser -- --scenario FILE.json|default
        [--compare converge,minrtt,native-webrtc:0,native-webrtc:1] [--duration S]

@@ -7,7 +7,7 @@
  * writes DIR/report.json and DIR/report.html (default DIR: out/call). The
  * camera shows a natural clip from ../shared/media (converted once with
  * ffmpeg, cached under out/media); `--synthetic` uses Chromium's own pattern.
- * `--scenario` takes a file or the name of one in tools/net/scenarios.
+ * `--scenario` takes a file or the name of one in sim/net/scenarios.
  * Exit status 1 when no frame was decoded or an enabled path carried < 1% of
  * the media (tools/harness/path-usage.ts).
  */
@@ -15,12 +15,12 @@ import { numberOption, parseCli } from './harness/cli.js';
 import { formatSummary } from './harness/report.js';
 import { runCall } from './harness/run-call.js';
 import { resolveSource } from './harness/clip.js';
-import { scenarioFile } from './net/scenario-files.js';
+import { scenarioFile } from '../sim/net/scenario-files.js';
 
 const USAGE = `usage: npm run call -- [--scenario FILE.json] [--duration S] [--codec h264|vp8|vp9|av1]
        [--scheduler converge|minrtt|mtput|mrtp|roundrobin|single] [--single-path N]
        [--fec path|webrtc-table|none] [--video FILE.y4m | --synthetic] [--width W --height H --fps F] [--out DIR] [--seed N] [--mtu BYTES] [--playout-max-ms MS]
-  --scenario: a scenario file, or a name from tools/net/scenarios (default, carriers, collapse, blackhole, ...)`;
+  --scenario: a scenario file, or a name from sim/net/scenarios (default, carriers, collapse, blackhole, ...)`;
 
 async function main(): Promise<number> {
   const values = parseCli(

@@ -2,7 +2,7 @@
  * Run several real browser calls on one scenario and print one table row per
  * configuration (the numbers the issues' closing notes ask for).
  *
- *   node --import tsx tools/compare-calls.ts --scenario tools/net/scenarios/default.json \
+ *   node --import tsx tools/compare-calls.ts --scenario sim/net/scenarios/default.json \
  *        --configs converge,minrtt,single:0 [--fec path] [--duration 30] [--out out/compare]
  *
  * A config is a scheduler name, `single:N`, or `fec:POLICY` (converge with that FEC policy).

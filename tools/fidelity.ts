@@ -29,7 +29,7 @@ import { numberOption, parseCli } from './harness/cli.js';
 import { type QoeNumbers, compareQoe, meanQoe, renderFidelityMd } from './fidelity/compare.js';
 import { REPO_ROOT, namedScenario, wifiCellularPairs } from '../sim/scenarios.js';
 import { simulate } from '../sim/simulator.js';
-import type { Scenario } from './net/scenario.js';
+import type { Scenario } from '../sim/net/scenario.js';
 
 const USAGE = `usage: npm run fidelity -- [--scenarios constant,carriers,failover,collapse,wifi-cellular] [--duration S]
        [--seeds N] [--pair ID] [--max-bitrate BPS] [--synthetic] [--sim-only] [--reuse-browser] [--strict] [--out DIR]

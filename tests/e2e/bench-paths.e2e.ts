@@ -9,8 +9,8 @@ import { describe, expect, it } from 'vitest';
 import { parseCompare } from '../../tools/bench/config.js';
 import { runBench } from '../../tools/bench/run.js';
 import type { BenchResult } from '../../tools/bench/metrics.js';
-import { loadScenario } from '../../tools/net/scenario.js';
-import { scenarioFile } from '../../tools/net/scenario-files.js';
+import { loadScenario } from '../../sim/net/scenario.js';
+import { scenarioFile } from '../../sim/net/scenario-files.js';
 import { outDir } from './out-dir.js';
 
 const carriers = loadScenario(scenarioFile('carriers'));

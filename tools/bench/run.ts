@@ -13,7 +13,7 @@ import type { Plugin } from 'vite';
 import { ensureChromium } from '../harness/chromium.js';
 import { prepareClip } from '../harness/clip.js';
 import { launchChromium, startPageServer, startPathEnv } from '../harness/setup.js';
-import type { Scenario } from '../net/scenario.js';
+import type { Scenario } from '../../sim/net/scenario.js';
 import type { BenchConfig } from './config.js';
 import { summarizeRun } from './metrics.js';
 import { checkPathUsage, pathTraffic } from '../harness/path-usage.js';

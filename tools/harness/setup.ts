@@ -19,7 +19,7 @@ import type { Plugin, ViteDevServer } from 'vite';
 import { startSignallingServer } from '../../src/signalling/node.js';
 import { startEmulator } from '../emulator/relay.js';
 import type { Emulator, PathRelay } from '../emulator/relay.js';
-import type { Scenario } from '../net/scenario.js';
+import type { Scenario } from '../../sim/net/scenario.js';
 import { chromiumArgs, ensureChromium } from './chromium.js';
 import { rewriteSignalForRelay } from './ice-rewrite.js';
 import { REPO_ROOT } from './paths.js';

@@ -11,10 +11,10 @@ import {
   linkConfigFromSpec,
   loadScenario,
   parseScenario,
-} from '../../../tools/net/scenario.js';
-import { TraceError, meanRateBps } from '../../../tools/net/traces.js';
+} from '../../../sim/net/scenario.js';
+import { TraceError, meanRateBps } from '../../../sim/net/traces.js';
 
-const SCENARIOS = join(__dirname, '../../../tools/net/scenarios');
+const SCENARIOS = join(__dirname, '../../../sim/net/scenarios');
 const TRACES = join(__dirname, '../../../../shared/traces');
 const HAVE_SHARED = existsSync(TRACES);
 
