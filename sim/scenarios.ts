@@ -65,7 +65,7 @@ export function cellularHalf(label: string): SuiteHalf {
 export const SCENARIO_NAMES = ['collapse', 'loss-sweep', 'carriers', 'wifi-cellular', 'failover', 'constant', 'cellular', 'flap', 'outage', 'delay-jump', 'lossy-path', 'soak'] as const;
 export type ScenarioName = (typeof SCENARIO_NAMES)[number];
 
-/** The fault scenarios of issue 11 (each has an acceptance line in summary.md, sim/bench-report.ts). */
+/** The fault scenarios of issue 11 (each has an acceptance line in summary.md, bench/sim/report.ts). */
 export const FAULT_SCENARIOS = ['flap', 'outage', 'delay-jump', 'lossy-path', 'soak', 'failover'] as const;
 
 /** `flap`: path 0 is down [t, t + FLAP_DOWN_S) for t = FLAP_FROM_S, FLAP_FROM_S + FLAP_PERIOD_S, ... */

@@ -1,6 +1,6 @@
 /**
  * The call setup shared by `npm run call` (tools/harness/run-call.ts) and
- * `npm run bench:browser` (tools/bench/run.ts), so the two cannot drift
+ * `npm run bench:browser` (bench/browser/run.ts), so the two cannot drift
  * apart again (issue "The browser benchmark really uses every path"):
  * - {@link startPathEnv}: one UDP relay per scenario path (tools/emulator) and
  *   a signalling server whose `rewriteSignal` hook makes each peer learn only

@@ -7,7 +7,7 @@
  * `pathId`, so the harness's rewriteSignal hook (tools/harness/ice-rewrite.ts)
  * pins its ICE to that path's relay exactly as for our own paths.
  */
-import { SignallingClient } from '../../src/signalling/client.js';
+import { SignallingClient } from '../../../src/signalling/client.js';
 
 export interface NativeOptions {
   signallingUrl: string;

@@ -5,10 +5,10 @@
  */
 import { readFileSync } from 'node:fs';
 import { createRequire } from 'node:module';
-import { heapSlopeBytesPerMin } from './heap.js';
-import { mean, round } from './metrics.js';
-import { DELAY_JUMP, FLAP, OUTAGE, SOAK } from './scenarios.js';
-import type { SimResult } from './simulator.js';
+import { heapSlopeBytesPerMin } from '../../sim/heap.js';
+import { mean, round } from '../../sim/metrics.js';
+import { DELAY_JUMP, FLAP, OUTAGE, SOAK } from '../../sim/scenarios.js';
+import type { SimResult } from '../../sim/simulator.js';
 
 export interface BenchEntry {
   variant: string;
