@@ -20,7 +20,7 @@ import { scenarioFile } from '../sim/net/scenario-files.js';
 const USAGE = `usage: npm run call -- [--scenario FILE.json] [--duration S] [--codec h264|vp8|vp9|av1]
        [--scheduler converge|minrtt|mtput|mrtp|roundrobin|single] [--single-path N]
        [--fec path|webrtc-table|none] [--video FILE.y4m | --synthetic] [--width W --height H --fps F] [--out DIR] [--seed N] [--mtu BYTES] [--playout-max-ms MS]
-  --scenario: a scenario file, or a name from sim/net/scenarios (default, carriers, collapse, blackhole, ...)`;
+  --scenario: a scenario file, or a name from sim/net/scenarios (default, carriers, capacity-drop, blackhole, ...)`;
 
 const OPTIONS = {
   scenario: { type: 'string' },
