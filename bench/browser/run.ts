@@ -302,7 +302,7 @@ export async function runBench(o: BenchOptions): Promise<{ results: BenchResults
     source = { kind: 'y4m', file: resolve(videoFile), width: h.width, height: h.height, fps: o.fps, frames: y4mFrameCount(h, statSync(videoFile).size), track: o.track };
   }
   ensureChromium(); // fail before starting anything when Chromium is missing
-  const pages = await startPageServer([videoRoute(videoFile)]);
+  const pages = await startPageServer({ plugins: [videoRoute(videoFile)] });
   const results: BenchResult[] = [];
   let browser: Browser | undefined;
   try {

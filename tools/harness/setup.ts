@@ -6,7 +6,7 @@
  *   a signalling server whose `rewriteSignal` hook makes each peer learn only
  *   its path's relay address (tools/harness/ice-rewrite.ts); the peer with id
  *   `sender` is side A (media goes A -> B, the scenario's `up`);
- * - {@link startPageServer}: the Vite server for the peer pages;
+ * - {@link startPageServer}: the Vite server for the peer pages (and the demo's, demo/serve.ts);
  * - {@link launchChromium}: headless Debian Chromium with the project's flags.
  * The pages must signal every candidate on every path (`candidates: 'all'`):
  * the relays, not the candidate split, make the paths differ here.
@@ -75,14 +75,27 @@ export interface PageServer {
   close(): Promise<void>;
 }
 
-/** Serve the repository's pages with Vite on 127.0.0.1 (random port). */
-export async function startPageServer(plugins: Plugin[] = []): Promise<PageServer> {
+export interface PageServerOptions {
+  /** Vite plugins (e.g. the benchmark's clip route). */
+  plugins?: Plugin[];
+  /** Folder served (default: the repository, so `url('tools/page/index.html')`). */
+  root?: string;
+  /** TCP port (default 0: any free one). */
+  port?: number;
+  /** Interface to listen on (default 127.0.0.1). */
+  host?: string;
+  /** A developer's page (`npm run demo`): Vite's hot reload and info logs on (default off). */
+  dev?: boolean;
+}
+
+/** Serve pages with Vite and the repository's vite.config.ts (default: the repository on 127.0.0.1, random port). */
+export async function startPageServer(opts: PageServerOptions = {}): Promise<PageServer> {
   const server = await createServer({
-    root: REPO_ROOT,
+    root: opts.root ?? REPO_ROOT,
     configFile: join(REPO_ROOT, 'vite.config.ts'),
-    logLevel: 'error',
-    server: { port: 0, host: '127.0.0.1', hmr: false },
-    plugins,
+    ...(opts.dev ? {} : { logLevel: 'error' as const }),
+    server: { port: opts.port ?? 0, host: opts.host ?? '127.0.0.1', ...(opts.dev ? {} : { hmr: false }) },
+    plugins: opts.plugins ?? [],
   });
   await server.listen();
   const addr = server.httpServer?.address();
