@@ -49,7 +49,8 @@ import { DEFAULT_CONVERGE_CONFIG } from '../../src/sched/converge.js';
 import type { ConvergeConfig } from '../../src/sched/types.js';
 import { type CliValues, UsageError, choiceOption, intOption, runCli } from '../../tools/cli.js';
 import { type CompareEntry, parseCompare } from '../compare.js';
-import { renderHtml, renderSummary, type BenchEntry } from './report.js';
+import { renderHtml } from './report-html.js';
+import { type BenchEntry, renderSummary } from './report.js';
 import { REPO_ROOT, SOAK, type SuiteHalf, resolveScenario } from '../../sim/scenarios.js';
 import type { SimOptions, SimResult } from '../../sim/simulator.js';
 
