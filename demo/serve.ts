@@ -3,26 +3,57 @@
  * http://localhost:5173). Open it in two tabs, or on two machines of the same
  * network (use --host to listen on all interfaces).
  */
-import { fileURLToPath } from 'node:url';
-import { dirname, join } from 'node:path';
-import { createServer } from 'vite';
+import { dirname, resolve } from 'node:path';
+import { fileURLToPath, pathToFileURL } from 'node:url';
 import { startSignallingServer } from '../src/signalling/node.js';
+import { type CliValues, runCli } from '../tools/cli.js';
+import { startPageServer } from '../tools/harness/setup.js';
 
-const root = dirname(fileURLToPath(import.meta.url));
-const allHosts = process.argv.includes('--host');
-const host = allHosts ? '0.0.0.0' : '127.0.0.1';
-const sig = await startSignallingServer({ port: 8787, host });
-const vite = await createServer({
-  root,
-  configFile: join(root, '..', 'vite.config.ts'),
-  server: { port: 5173, host },
-});
-await vite.listen();
-process.stdout.write(`signalling: ${sig.url}\ndemo: http://${allHosts ? '<this-host>' : 'localhost'}:5173/\n`);
-const stop = async () => {
-  await vite.close();
-  await sig.close();
-  process.exit(0);
-};
-process.on('SIGINT', stop);
-process.on('SIGTERM', stop);
+/** The demo's servers: `pageUrl` serves demo/index.html, `signallingUrl` is its ws:// signalling server. */
+export interface Demo {
+  signallingUrl: string;
+  pageUrl: string;
+  /** Stop both servers. */
+  close(): Promise<void>;
+}
+
+/**
+ * Start the signalling server and the demo page (Vite, tools/harness/setup.ts
+ * `startPageServer`). Ports: 0 = any free one (tests).
+ */
+export async function startDemo(opts: { host?: string; signallingPort?: number; pagePort?: number; dev?: boolean } = {}): Promise<Demo> {
+  const host = opts.host ?? '127.0.0.1';
+  const sig = await startSignallingServer({ port: opts.signallingPort ?? 8787, host });
+  try {
+    const pages = await startPageServer({ root: dirname(fileURLToPath(import.meta.url)), port: opts.pagePort ?? 5173, host, dev: opts.dev ?? false });
+    return {
+      signallingUrl: sig.url,
+      pageUrl: pages.url('/'),
+      async close() {
+        await pages.close();
+        await sig.close();
+      },
+    };
+  } catch (e) {
+    await sig.close();
+    throw e;
+  }
+}
+
+const USAGE = 'usage: npm run demo [-- --host]   (--host: listen on all interfaces, not only 127.0.0.1)';
+const OPTIONS = { host: { type: 'boolean', default: false } } as const;
+
+async function main(values: CliValues<typeof OPTIONS>): Promise<number> {
+  const allHosts = values.host;
+  const demo = await startDemo({ host: allHosts ? '0.0.0.0' : '127.0.0.1', dev: true });
+  process.stdout.write(`signalling: ${demo.signallingUrl}\ndemo: http://${allHosts ? '<this-host>' : 'localhost'}:5173/\n`);
+  // Serve until SIGINT / SIGTERM, then close both servers.
+  await new Promise<void>((res) => {
+    process.once('SIGINT', res);
+    process.once('SIGTERM', res);
+  });
+  await demo.close();
+  return 0;
+}
+
+if (process.argv[1] && import.meta.url === pathToFileURL(resolve(process.argv[1])).href) runCli(OPTIONS, USAGE, 'demo', main);

@@ -1,6 +1,6 @@
 /**
  * Built-in named scenarios of the simulator and benchmark (as validated
- * {@link Scenario} objects of tools/net/scenario.ts). A named scenario is a
+ * {@link Scenario} objects of sim/net/scenario.ts). A named scenario is a
  * list of VARIANTS (e.g. one per loss level or per trace pair); each variant
  * is one network scenario, run for every configuration and seed.
  *
@@ -20,14 +20,14 @@
  * | `cellular` | the public cellular suite (issue 10): every pair of the mahimahi uplinks, every wifi-cellular pair, every 5G + LTE uplink pair of the 5G-uplink set; each variant is in the tune or the check half ({@link cellularHalf}) |
  *
  * Traces are read from `../shared/traces` beside the repository (tests and
- * benchmarks only; never the library). A JSON scenario file (tools/net/scenario.ts
+ * benchmarks only; never the library). A JSON scenario file (sim/net/scenario.ts
  * format) is also accepted by {@link resolveScenario}.
  */
 import { existsSync, readFileSync, readdirSync } from 'node:fs';
 import { dirname, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { Rng } from '../src/core/rng.js';
-import { type Scenario, loadScenario, parseScenario } from '../tools/net/scenario.js';
+import { type Scenario, loadScenario, parseScenario } from './net/scenario.js';
 
 /** Repository root (this file is sim/scenarios.ts). */
 export const REPO_ROOT = resolve(dirname(fileURLToPath(import.meta.url)), '..');
@@ -65,7 +65,7 @@ export function cellularHalf(label: string): SuiteHalf {
 export const SCENARIO_NAMES = ['collapse', 'loss-sweep', 'carriers', 'wifi-cellular', 'failover', 'constant', 'cellular', 'flap', 'outage', 'delay-jump', 'lossy-path', 'soak'] as const;
 export type ScenarioName = (typeof SCENARIO_NAMES)[number];
 
-/** The fault scenarios of issue 11 (each has an acceptance line in summary.md, sim/bench-report.ts). */
+/** The fault scenarios of issue 11 (each has an acceptance line in summary.md, bench/sim/report.ts). */
 export const FAULT_SCENARIOS = ['flap', 'outage', 'delay-jump', 'lossy-path', 'soak', 'failover'] as const;
 
 /** `flap`: path 0 is down [t, t + FLAP_DOWN_S) for t = FLAP_FROM_S, FLAP_FROM_S + FLAP_PERIOD_S, ... */

@@ -7,46 +7,43 @@
  * writes DIR/report.json and DIR/report.html (default DIR: out/call). The
  * camera shows a natural clip from ../shared/media (converted once with
  * ffmpeg, cached under out/media); `--synthetic` uses Chromium's own pattern.
- * `--scenario` takes a file or the name of one in tools/net/scenarios.
+ * `--scenario` takes a file or the name of one in sim/net/scenarios.
  * Exit status 1 when no frame was decoded or an enabled path carried < 1% of
  * the media (tools/harness/path-usage.ts).
  */
-import { numberOption, parseCli } from './harness/cli.js';
+import { type CliValues, numberOption, runCli, UsageError } from './cli.js';
 import { formatSummary } from './harness/report.js';
 import { runCall } from './harness/run-call.js';
 import { resolveSource } from './harness/clip.js';
-import { scenarioFile } from './net/scenario-files.js';
+import { scenarioFile } from '../sim/net/scenario-files.js';
 
 const USAGE = `usage: npm run call -- [--scenario FILE.json] [--duration S] [--codec h264|vp8|vp9|av1]
        [--scheduler converge|minrtt|mtput|mrtp|roundrobin|single] [--single-path N]
        [--fec path|webrtc-table|none] [--video FILE.y4m | --synthetic] [--width W --height H --fps F] [--out DIR] [--seed N] [--mtu BYTES] [--playout-max-ms MS]
-  --scenario: a scenario file, or a name from tools/net/scenarios (default, carriers, collapse, blackhole, ...)`;
+  --scenario: a scenario file, or a name from sim/net/scenarios (default, carriers, capacity-drop, blackhole, ...)`;
 
-async function main(): Promise<number> {
-  const values = parseCli(
-    {
-      scenario: { type: 'string' },
-      duration: { type: 'string', default: '30' },
-      codec: { type: 'string', default: 'h264' },
-      scheduler: { type: 'string', default: 'converge' },
-      'single-path': { type: 'string' },
-      fec: { type: 'string', default: 'path' },
-      video: { type: 'string' },
-      synthetic: { type: 'boolean', default: false },
-      width: { type: 'string', default: '640' },
-      height: { type: 'string', default: '480' },
-      fps: { type: 'string', default: '30' },
-      out: { type: 'string', default: 'out/call' },
-      seed: { type: 'string', default: '1' },
-      mtu: { type: 'string' },
-      'playout-max-ms': { type: 'string' },
-    },
-    USAGE,
-  );
-  if (typeof values === 'number') return values;
+const OPTIONS = {
+  scenario: { type: 'string' },
+  duration: { type: 'string', default: '30' },
+  codec: { type: 'string', default: 'h264' },
+  scheduler: { type: 'string', default: 'converge' },
+  'single-path': { type: 'string' },
+  fec: { type: 'string', default: 'path' },
+  video: { type: 'string' },
+  synthetic: { type: 'boolean', default: false },
+  width: { type: 'string', default: '640' },
+  height: { type: 'string', default: '480' },
+  fps: { type: 'string', default: '30' },
+  out: { type: 'string', default: 'out/call' },
+  seed: { type: 'string', default: '1' },
+  mtu: { type: 'string' },
+  'playout-max-ms': { type: 'string' },
+} as const;
+
+async function main(values: CliValues<typeof OPTIONS>): Promise<number> {
   const num = numberOption;
   const codec = values.codec as string;
-  if (!['h264', 'vp8', 'vp9', 'av1'].includes(codec)) throw new Error(`--codec must be h264, vp8, vp9 or av1, got ${codec}`);
+  if (!['h264', 'vp8', 'vp9', 'av1'].includes(codec)) throw new UsageError(`--codec must be h264, vp8, vp9 or av1, got ${codec}`);
   const width = num('width', values.width, 16, 3840);
   const height = num('height', values.height, 16, 2160);
   const fps = num('fps', values.fps, 1, 60);
@@ -79,10 +76,4 @@ async function main(): Promise<number> {
   return report.frames.decoded > 0 ? 0 : 1;
 }
 
-main().then(
-  (code) => process.exit(code),
-  (e) => {
-    process.stderr.write(`call failed: ${(e as Error).stack ?? e}\n`);
-    process.exit(1);
-  },
-);
+runCli(OPTIONS, USAGE, 'call', main);

@@ -23,6 +23,7 @@ import { existsSync, mkdirSync, writeFileSync } from 'node:fs';
 import { dirname, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { chromium } from 'playwright-core';
+import { type CliValues, intOption, runCli } from './cli.js';
 import { chromiumArgs, ensureChromium } from './harness/chromium.js';
 
 const here = dirname(fileURLToPath(import.meta.url));
@@ -47,17 +48,21 @@ interface RunResult {
   frames: Array<[number, number]>;
 }
 
-function arg(name: string, dflt: string): string {
-  const i = process.argv.indexOf(`--${name}`);
-  return i >= 0 && process.argv[i + 1] ? process.argv[i + 1] : dflt;
-}
+const USAGE = `usage: node --import tsx tools/capture-frame-sizes.ts [--clip /work/shared/media/mixed-content.webm] [--frames 300]
+       [--size WxH --rates MBPS,MBPS... --out FILE]   (constant-rate runs at another size, e.g. for the adaptation ladder)`;
+const OPTIONS = {
+  clip: { type: 'string', default: '/work/shared/media/mixed-content.webm' },
+  frames: { type: 'string', default: '300' },
+  size: { type: 'string', default: '640x480' },
+  rates: { type: 'string', default: '' },
+  out: { type: 'string', default: defaultOut },
+} as const;
 
 /** Runs inside the page. */
 async function encodeRun(spec: RunSpec): Promise<Array<[number, number]>> {
   const stream = await navigator.mediaDevices.getUserMedia({ video: { width: spec.width, height: spec.height, frameRate: 30 } });
   const track = stream.getVideoTracks()[0];
-  const Proc = (globalThis as unknown as { MediaStreamTrackProcessor: new (o: { track: MediaStreamTrack }) => { readable: ReadableStream<VideoFrame> } })
-    .MediaStreamTrackProcessor;
+  const Proc = (globalThis as unknown as { MediaStreamTrackProcessor: new (o: { track: MediaStreamTrack }) => { readable: ReadableStream<VideoFrame> } }).MediaStreamTrackProcessor;
   const reader = new Proc({ track }).readable.getReader();
   const out: Array<[number, number]> = [];
   let err: unknown = null;
@@ -151,14 +156,14 @@ export function deriveStats(runs: RunResult[]): Record<string, unknown> {
   return { perRun };
 }
 
-async function main(): Promise<void> {
-  const clip = arg('clip', '/work/shared/media/mixed-content.webm');
-  const frames = Number(arg('frames', '300'));
+async function main(values: CliValues<typeof OPTIONS>): Promise<number> {
+  const clip = values.clip;
+  const frames = intOption('frames', values.frames, 1, 100_000);
   // --size WxH and --rates (Mbps, comma list): constant-rate runs only, for other sizes (default: the 640x480 fixture set).
-  const [width, height] = arg('size', '640x480').split('x').map(Number);
+  const [width, height] = values.size.split('x').map(Number);
   if (!(width > 0 && height > 0)) throw new Error('--size must be WxH');
-  const rates = arg('rates', '');
-  const outFile = resolve(arg('out', defaultOut));
+  const rates = values.rates;
+  const outFile = resolve(values.out);
   const y4m = `/tmp/clip-${width}x${height}.y4m`;
   if (!existsSync(clip)) throw new Error(`clip not found: ${clip}`);
   // Retime 25 fps content to 30 fps (setpts) instead of duplicating every 5th frame
@@ -167,21 +172,49 @@ async function main(): Promise<void> {
   const browser = await chromium.launch({ executablePath: ensureChromium(), args: chromiumArgs({ fakeVideoFile: y4m }) });
   const sz = { width, height };
   const specs: RunSpec[] = rates
-    ? rates.split(',').map((m) => Math.round(Number(m) * 1e6)).map((bps) => ({ name: `${width}x${height}-const-${bps / 1e6}M`, ...sz, bitrates: [{ atFrame: 0, bps }], frames, keyEvery: 100 }))
+    ? rates
+        .split(',')
+        .map((m) => Math.round(Number(m) * 1e6))
+        .map((bps) => ({ name: `${width}x${height}-const-${bps / 1e6}M`, ...sz, bitrates: [{ atFrame: 0, bps }], frames, keyEvery: 100 }))
     : [
         ...[500_000, 1_000_000, 2_000_000, 4_000_000].map((bps) => ({ name: `const-${bps / 1e6}M`, ...sz, bitrates: [{ atFrame: 0, bps }], frames, keyEvery: 100 })),
-        { name: 'step-1M-3M', ...sz, bitrates: [{ atFrame: 0, bps: 1_000_000 }, { atFrame: 150, bps: 3_000_000 }], frames, keyEvery: 1000 },
-        { name: 'step-3M-1M', ...sz, bitrates: [{ atFrame: 0, bps: 3_000_000 }, { atFrame: 150, bps: 1_000_000 }], frames, keyEvery: 1000 },
+        {
+          name: 'step-1M-3M',
+          ...sz,
+          bitrates: [
+            { atFrame: 0, bps: 1_000_000 },
+            { atFrame: 150, bps: 3_000_000 },
+          ],
+          frames,
+          keyEvery: 1000,
+        },
+        {
+          name: 'step-3M-1M',
+          ...sz,
+          bitrates: [
+            { atFrame: 0, bps: 3_000_000 },
+            { atFrame: 150, bps: 1_000_000 },
+          ],
+          frames,
+          keyEvery: 1000,
+        },
         // A small change, as the engine's >5% target updates: does configure() force a key frame?
-        { name: 'step-2M-2.2M', ...sz, bitrates: [{ atFrame: 0, bps: 2_000_000 }, { atFrame: 150, bps: 2_200_000 }], frames, keyEvery: 1000 },
+        {
+          name: 'step-2M-2.2M',
+          ...sz,
+          bitrates: [
+            { atFrame: 0, bps: 2_000_000 },
+            { atFrame: 150, bps: 2_200_000 },
+          ],
+          frames,
+          keyEvery: 1000,
+        },
       ];
   const runs: RunResult[] = [];
   try {
     const page = await browser.newPage();
     await page.addInitScript('globalThis.__name = (f) => f;');
-    await page.route('https://capture.invalid/', (route) =>
-      route.fulfill({ status: 200, contentType: 'text/html', body: '<!doctype html><title>capture</title>' }),
-    );
+    await page.route('https://capture.invalid/', (route) => route.fulfill({ status: 200, contentType: 'text/html', body: '<!doctype html><title>capture</title>' }));
     await page.goto('https://capture.invalid/');
     for (const spec of specs) {
       const res = await page.evaluate(encodeRun, spec);
@@ -203,9 +236,7 @@ async function main(): Promise<void> {
   } finally {
     await browser.close();
   }
+  return 0;
 }
 
-main().catch((e: unknown) => {
-  console.error(e);
-  process.exit(1);
-});
+runCli(OPTIONS, USAGE, 'capture-frame-sizes', main);

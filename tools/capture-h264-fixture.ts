@@ -17,6 +17,7 @@ import { mkdirSync, writeFileSync } from 'node:fs';
 import { dirname, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { chromium } from 'playwright-core';
+import { runCli } from './cli.js';
 
 interface Chunk {
   type: 'key' | 'delta';
@@ -94,9 +95,7 @@ async function main(): Promise<void> {
     // not exist in the page: provide an identity shim.
     await page.addInitScript('globalThis.__name = (f) => f;');
     // WebCodecs needs a secure context: serve a blank page from an intercepted https origin.
-    await page.route('https://capture.invalid/', (route) =>
-      route.fulfill({ status: 200, contentType: 'text/html', body: '<!doctype html><title>capture</title>' }),
-    );
+    await page.route('https://capture.invalid/', (route) => route.fulfill({ status: 200, contentType: 'text/html', body: '<!doctype html><title>capture</title>' }));
     await page.goto('https://capture.invalid/');
     const h264 = await page.evaluate(encodeInPage, { codec: 'avc1.42e01f', frames: 5, annexb: true });
     const key = h264.find((c) => c.type === 'key');
@@ -136,7 +135,7 @@ async function main(): Promise<void> {
   }
 }
 
-main().catch((e: unknown) => {
-  console.error(e);
-  process.exit(1);
+runCli({}, "usage: node --import tsx tools/capture-h264-fixture.ts   (rewrites tests/fixtures/{h264,vp8} from Chromium's encoders)", 'capture-h264-fixture', async () => {
+  await main();
+  return 0;
 });

@@ -1,6 +1,6 @@
 /**
  * `npm run fidelity -- [--scenarios constant,carriers,failover,collapse,wifi-cellular]
-*    [--duration S] [--seeds N] [--pair ID] [--max-bitrate BPS] [--synthetic] [--sim-only] [--reuse-browser] [--strict] [--out DIR]
+ *    [--duration S] [--seeds N] [--pair ID] [--max-bitrate BPS] [--synthetic] [--sim-only] [--reuse-browser] [--strict] [--out DIR]
  *    [--datachannel sctp|ideal] [--browser-from DIR]
  *
  * `--reuse-browser` keeps a browser result already in DIR for the same
@@ -25,11 +25,11 @@
 import { spawnSync } from 'node:child_process';
 import { existsSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { resolve } from 'node:path';
-import { numberOption, parseCli } from './harness/cli.js';
+import { type CliValues, numberOption, runCli } from './cli.js';
 import { type QoeNumbers, compareQoe, meanQoe, renderFidelityMd } from './fidelity/compare.js';
 import { REPO_ROOT, namedScenario, wifiCellularPairs } from '../sim/scenarios.js';
 import { simulate } from '../sim/simulator.js';
-import type { Scenario } from './net/scenario.js';
+import type { Scenario } from '../sim/net/scenario.js';
 
 const USAGE = `usage: npm run fidelity -- [--scenarios constant,carriers,failover,collapse,wifi-cellular] [--duration S]
        [--seeds N] [--pair ID] [--max-bitrate BPS] [--synthetic] [--sim-only] [--reuse-browser] [--strict] [--out DIR]
@@ -46,25 +46,22 @@ function scenarioFor(name: string, pair: string | undefined): Scenario {
   return v.scenario;
 }
 
-async function main(): Promise<number> {
-  const values = parseCli(
-    {
-      scenarios: { type: 'string', default: DEFAULT_SCENARIOS },
-      duration: { type: 'string' },
-      seeds: { type: 'string', default: '3' },
-      pair: { type: 'string' },
-      'max-bitrate': { type: 'string', default: '6000000' },
-      synthetic: { type: 'boolean', default: false },
-      'sim-only': { type: 'boolean', default: false },
-      'reuse-browser': { type: 'boolean', default: false },
-      strict: { type: 'boolean', default: false },
-      out: { type: 'string', default: 'out/fidelity' },
-      datachannel: { type: 'string', default: 'sctp' },
-      'browser-from': { type: 'string' },
-    },
-    USAGE,
-  );
-  if (typeof values === 'number') return values;
+const OPTIONS = {
+  scenarios: { type: 'string', default: DEFAULT_SCENARIOS },
+  duration: { type: 'string' },
+  seeds: { type: 'string', default: '3' },
+  pair: { type: 'string' },
+  'max-bitrate': { type: 'string', default: '6000000' },
+  synthetic: { type: 'boolean', default: false },
+  'sim-only': { type: 'boolean', default: false },
+  'reuse-browser': { type: 'boolean', default: false },
+  strict: { type: 'boolean', default: false },
+  out: { type: 'string', default: 'out/fidelity' },
+  datachannel: { type: 'string', default: 'sctp' },
+  'browser-from': { type: 'string' },
+} as const;
+
+async function main(values: CliValues<typeof OPTIONS>): Promise<number> {
   const seeds = numberOption('seeds', values.seeds, 1, 100);
   const maxBitrateBps = numberOption('max-bitrate', values['max-bitrate'], 100_000, 100e6);
   const durationCap = values.duration === undefined ? undefined : numberOption('duration', values.duration, 3, 3600);
@@ -75,7 +72,10 @@ async function main(): Promise<number> {
     return 2;
   }
   const browserFrom = values['browser-from'] === undefined ? undefined : resolve(REPO_ROOT, values['browser-from']);
-  const names = values.scenarios!.split(',').map((s) => s.trim()).filter(Boolean);
+  const names = values
+    .scenarios!.split(',')
+    .map((s) => s.trim())
+    .filter(Boolean);
   const rows: Array<{ scenario: string; durationS: number; comparisons: ReturnType<typeof compareQoe> }> = [];
   const json: unknown[] = [];
   const failures: string[] = [];
@@ -109,7 +109,21 @@ async function main(): Promise<number> {
       process.stderr.write(`[${name}] browser: reusing ${resultsFile}${browserFrom ? ' (same scenario and duration assumed)' : ''}\n`);
     } else {
       process.stderr.write(`[${name}] browser: bench:browser --compare converge, ${durationS} s\n`);
-      const args = ['--import', 'tsx', resolve(REPO_ROOT, 'tools/bench-browser.ts'), '--scenario', file, '--compare', 'converge', '--duration', String(durationS), '--max-bitrate', String(maxBitrateBps), '--out', browserOut];
+      const args = [
+        '--import',
+        'tsx',
+        resolve(REPO_ROOT, 'bench/browser/main.ts'),
+        '--scenario',
+        file,
+        '--compare',
+        'converge',
+        '--duration',
+        String(durationS),
+        '--max-bitrate',
+        String(maxBitrateBps),
+        '--out',
+        browserOut,
+      ];
       if (values.synthetic) args.push('--synthetic');
       const run = spawnSync(process.execPath, args, { cwd: REPO_ROOT, stdio: ['ignore', 'inherit', 'inherit'] });
       if (run.status !== 0) failures.push(`${name}: bench:browser exited with ${run.status ?? run.signal}`);
@@ -132,7 +146,10 @@ async function main(): Promise<number> {
   mkdirSync(outDir, { recursive: true });
   writeFileSync(resolve(outDir, 'fidelity.json'), `${JSON.stringify(json, null, 1)}\n`);
   if (!values['sim-only']) {
-    const md = `# Fidelity: simulator vs browser\n\n${renderFidelityMd(rows, failures.map((f) => `FAILED ${f}`))}`;
+    const md = `# Fidelity: simulator vs browser\n\n${renderFidelityMd(
+      rows,
+      failures.map((f) => `FAILED ${f}`),
+    )}`;
     writeFileSync(resolve(outDir, 'fidelity.md'), md);
     process.stdout.write(`\n${md}\nwrote ${outDir}/fidelity.md, fidelity.json\n`);
   }
@@ -142,10 +159,4 @@ async function main(): Promise<number> {
   return values.strict && out.length ? 1 : 0;
 }
 
-main().then(
-  (code) => process.exit(code),
-  (e) => {
-    process.stderr.write(`fidelity failed: ${(e as Error).message}\n`);
-    process.exit(1);
-  },
-);
+runCli(OPTIONS, USAGE, 'fidelity', main);

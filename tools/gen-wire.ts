@@ -16,6 +16,7 @@ import { readFileSync, writeFileSync } from 'node:fs';
 import { dirname, resolve } from 'node:path';
 import { fileURLToPath, pathToFileURL } from 'node:url';
 import protobuf from 'protobufjs';
+import { type CliValues, runCli } from './cli.js';
 
 const here = dirname(fileURLToPath(import.meta.url));
 export const PROTO_PATH = resolve(here, '../src/wire/multipath.proto');
@@ -41,9 +42,9 @@ export function generateWireSchemaSource(protoText: string): string {
   ].join('\n');
 }
 
-function main(): void {
+function main(values: CliValues<typeof OPTIONS>): number {
   const source = generateWireSchemaSource(readFileSync(PROTO_PATH, 'utf8'));
-  if (process.argv.includes('--check')) {
+  if (values.check) {
     let current = '';
     try {
       current = readFileSync(GENERATED_PATH, 'utf8');
@@ -52,13 +53,17 @@ function main(): void {
     }
     if (current !== source) {
       console.error(`${GENERATED_PATH} is stale: run node --import tsx tools/gen-wire.ts`);
-      process.exit(1);
+      return 1;
     }
     console.log('schema.generated.ts is up to date');
-    return;
+    return 0;
   }
   writeFileSync(GENERATED_PATH, source);
   console.log(`wrote ${GENERATED_PATH}`);
+  return 0;
 }
 
-if (process.argv[1] && import.meta.url === pathToFileURL(resolve(process.argv[1])).href) main();
+const USAGE = 'usage: npm run gen:wire [-- --check]   (--check: exit 1 when src/wire/schema.generated.ts is stale, write nothing)';
+const OPTIONS = { check: { type: 'boolean', default: false } } as const;
+
+if (process.argv[1] && import.meta.url === pathToFileURL(resolve(process.argv[1])).href) runCli(OPTIONS, USAGE, 'gen:wire', main);

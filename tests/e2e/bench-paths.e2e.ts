@@ -6,11 +6,11 @@
  * both relays delivered media, and single:1 decodes frames.
  */
 import { describe, expect, it } from 'vitest';
-import { parseCompare } from '../../tools/bench/config.js';
-import { runBench } from '../../tools/bench/run.js';
-import type { BenchResult } from '../../tools/bench/metrics.js';
-import { loadScenario } from '../../tools/net/scenario.js';
-import { scenarioFile } from '../../tools/net/scenario-files.js';
+import { parseCompare } from '../../bench/compare.js';
+import { runBench } from '../../bench/browser/run.js';
+import type { BenchResult } from '../../bench/browser/metrics.js';
+import { loadScenario } from '../../sim/net/scenario.js';
+import { scenarioFile } from '../../sim/net/scenario-files.js';
 import { outDir } from './out-dir.js';
 
 const carriers = loadScenario(scenarioFile('carriers'));
@@ -18,7 +18,7 @@ const carriers = loadScenario(scenarioFile('carriers'));
 const bench = async (compare: string, durationS: number, name: string): Promise<BenchResult> => {
   const { results } = await runBench({
     scenario: carriers,
-    configs: parseCompare(compare, carriers.paths.length),
+    configs: parseCompare(compare, { numPaths: carriers.paths.length, defaultFec: 'path', native: true }),
     durationS,
     width: 640,
     height: 480,

@@ -6,8 +6,8 @@
 import { describe, expect, it } from 'vitest';
 import { runCall } from '../../tools/harness/run-call.js';
 import { describeCall, outDir } from './out-dir.js';
-import { parseScenario } from '../../tools/net/scenario.js';
-import type { Scenario } from '../../tools/net/scenario.js';
+import { parseScenario } from '../../sim/net/scenario.js';
+import type { Scenario } from '../../sim/net/scenario.js';
 
 // Since the best-path floor (issue 10) Converge puts media on a second path only when the
 // better one cannot meet the frame deadlines alone, which depends on the clip: the tests of

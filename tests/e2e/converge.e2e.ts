@@ -4,7 +4,7 @@
 import { describe, expect, it } from 'vitest';
 import { runCall } from '../../tools/harness/run-call.js';
 import { describeCall, outDir } from './out-dir.js';
-import { parseScenario } from '../../tools/net/scenario.js';
+import { parseScenario } from '../../sim/net/scenario.js';
 
 describe('converge sender', () => {
   it('keeps keyframes and SPS/PPS mostly on the good path while path 1 collapses from 8 to 0.5 Mbps, and video keeps flowing', async () => {

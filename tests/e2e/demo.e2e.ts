@@ -2,26 +2,17 @@
  * Smoke test of the demo page: two tabs join a room and see each other over
  * two paths pinned to different local networks (no emulator: direct ICE).
  */
-import { dirname, join } from 'node:path';
-import { fileURLToPath } from 'node:url';
 import { chromium } from 'playwright-core';
-import { createServer } from 'vite';
 import { describe, expect, it } from 'vitest';
-import { startSignallingServer } from '../../src/signalling/node.js';
+import { startDemo } from '../../demo/serve.js';
 import { chromiumArgs, ensureChromium } from '../../tools/harness/chromium.js';
-
-const root = join(dirname(fileURLToPath(import.meta.url)), '../..');
 
 describe('demo page', () => {
   it('two tabs see each other over two paths, pinned by network', async () => {
-    const sig = await startSignallingServer({ port: 0 });
-    const vite = await createServer({ root: join(root, 'demo'), configFile: join(root, 'vite.config.ts'), logLevel: 'error', server: { port: 0, host: '127.0.0.1', hmr: false } });
-    await vite.listen();
+    const demo = await startDemo({ signallingPort: 0, pagePort: 0 });
     const browser = await chromium.launch({ executablePath: ensureChromium(), headless: true, args: chromiumArgs() });
     try {
-      const addr = vite.httpServer?.address();
-      const port = typeof addr === 'object' && addr ? addr.port : 0;
-      const url = `http://127.0.0.1:${port}/?autojoin=1&room=smoke&sig=${encodeURIComponent(sig.url)}`;
+      const url = `${demo.pageUrl}?autojoin=1&room=smoke&sig=${encodeURIComponent(demo.signallingUrl)}`;
       const pages = await Promise.all([browser.newContext(), browser.newContext()].map(async (c) => (await c).newPage()));
       for (const p of pages) await p.goto(url, { waitUntil: 'domcontentloaded', timeout: 90_000 });
       const stats = async () =>
@@ -49,8 +40,7 @@ describe('demo page', () => {
       }
     } finally {
       await browser.close();
-      await vite.close();
-      await sig.close();
+      await demo.close();
     }
   });
 });

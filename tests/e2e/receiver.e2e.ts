@@ -5,7 +5,7 @@
 import { describe, expect, it } from 'vitest';
 import { runCall } from '../../tools/harness/run-call.js';
 import { describeCall, outDir } from './out-dir.js';
-import { parseScenario } from '../../tools/net/scenario.js';
+import { parseScenario } from '../../sim/net/scenario.js';
 
 const lossy = () =>
   parseScenario(

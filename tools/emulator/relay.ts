@@ -30,8 +30,8 @@ import { isIP } from 'node:net';
 import { networkInterfaces } from 'node:os';
 import { performance } from 'node:perf_hooks';
 import { Rng } from '../../src/core/rng.js';
-import type { Link, LinkStats } from '../net/link.js';
-import { DEFAULT_SCENARIO, type Scenario, buildLink } from '../net/scenario.js';
+import type { Link, LinkStats } from '../../sim/net/link.js';
+import { DEFAULT_SCENARIO, type Scenario, buildLink } from '../../sim/net/scenario.js';
 
 /** Bytes added to each UDP payload when charging it to a link (IPv4 20 + UDP 8 headers). */
 export const DEFAULT_OVERHEAD_BYTES = 28;

@@ -11,7 +11,7 @@
  * delivered on all paths.
  */
 import type { PathStats } from '../emulator/relay.js';
-import type { Scenario } from '../net/scenario.js';
+import type { Scenario } from '../../sim/net/scenario.js';
 
 /** Datagrams and payload bytes in one direction of one path. */
 export interface DirectionTraffic {

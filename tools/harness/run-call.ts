@@ -8,8 +8,8 @@
 import { mkdirSync, writeFileSync } from 'node:fs';
 import { join, resolve } from 'node:path';
 import type { Page } from 'playwright-core';
-import { DEFAULT_SCENARIO, loadScenario } from '../net/scenario.js';
-import type { Scenario } from '../net/scenario.js';
+import { DEFAULT_SCENARIO, loadScenario } from '../../sim/net/scenario.js';
+import type { Scenario } from '../../sim/net/scenario.js';
 import { ensureChromium } from './chromium.js';
 import { launchChromium, startPageServer, startPathEnv } from './setup.js';
 import { buildReport, renderReportHtml } from './report.js';

@@ -1,12 +1,12 @@
 /**
  * The call setup shared by `npm run call` (tools/harness/run-call.ts) and
- * `npm run bench:browser` (tools/bench/run.ts), so the two cannot drift
+ * `npm run bench:browser` (bench/browser/run.ts), so the two cannot drift
  * apart again (issue "The browser benchmark really uses every path"):
  * - {@link startPathEnv}: one UDP relay per scenario path (tools/emulator) and
  *   a signalling server whose `rewriteSignal` hook makes each peer learn only
  *   its path's relay address (tools/harness/ice-rewrite.ts); the peer with id
  *   `sender` is side A (media goes A -> B, the scenario's `up`);
- * - {@link startPageServer}: the Vite server for the peer pages;
+ * - {@link startPageServer}: the Vite server for the peer pages (and the demo's, demo/serve.ts);
  * - {@link launchChromium}: headless Debian Chromium with the project's flags.
  * The pages must signal every candidate on every path (`candidates: 'all'`):
  * the relays, not the candidate split, make the paths differ here.
@@ -19,7 +19,7 @@ import type { Plugin, ViteDevServer } from 'vite';
 import { startSignallingServer } from '../../src/signalling/node.js';
 import { startEmulator } from '../emulator/relay.js';
 import type { Emulator, PathRelay } from '../emulator/relay.js';
-import type { Scenario } from '../net/scenario.js';
+import type { Scenario } from '../../sim/net/scenario.js';
 import { chromiumArgs, ensureChromium } from './chromium.js';
 import { rewriteSignalForRelay } from './ice-rewrite.js';
 import { REPO_ROOT } from './paths.js';
@@ -75,14 +75,27 @@ export interface PageServer {
   close(): Promise<void>;
 }
 
-/** Serve the repository's pages with Vite on 127.0.0.1 (random port). */
-export async function startPageServer(plugins: Plugin[] = []): Promise<PageServer> {
+export interface PageServerOptions {
+  /** Vite plugins (e.g. the benchmark's clip route). */
+  plugins?: Plugin[];
+  /** Folder served (default: the repository, so `url('tools/page/index.html')`). */
+  root?: string;
+  /** TCP port (default 0: any free one). */
+  port?: number;
+  /** Interface to listen on (default 127.0.0.1). */
+  host?: string;
+  /** A developer's page (`npm run demo`): Vite's hot reload and info logs on (default off). */
+  dev?: boolean;
+}
+
+/** Serve pages with Vite and the repository's vite.config.ts (default: the repository on 127.0.0.1, random port). */
+export async function startPageServer(opts: PageServerOptions = {}): Promise<PageServer> {
   const server = await createServer({
-    root: REPO_ROOT,
+    root: opts.root ?? REPO_ROOT,
     configFile: join(REPO_ROOT, 'vite.config.ts'),
-    logLevel: 'error',
-    server: { port: 0, host: '127.0.0.1', hmr: false },
-    plugins,
+    ...(opts.dev ? {} : { logLevel: 'error' as const }),
+    server: { port: opts.port ?? 0, host: opts.host ?? '127.0.0.1', ...(opts.dev ? {} : { hmr: false }) },
+    plugins: opts.plugins ?? [],
   });
   await server.listen();
   const addr = server.httpServer?.address();

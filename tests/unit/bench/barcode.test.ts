@@ -9,9 +9,9 @@ import {
   drawBarcodeI420,
   readBarcodeY,
   unwrapBarcodeId,
-} from '../../../tools/bench/barcode.js';
-import { resizeBilinearY } from '../../../tools/bench/quality.js';
-import { syntheticI420 } from '../../../tools/bench/synthetic.js';
+} from '../../../bench/browser/barcode.js';
+import { resizeBilinearY } from '../../../bench/browser/quality.js';
+import { syntheticI420 } from '../../../bench/browser/synthetic.js';
 
 function frameWithBarcode(id: number, w = 640, h = 480, index = 7) {
   const f = syntheticI420(index, w, h);

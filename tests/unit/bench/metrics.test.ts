@@ -1,8 +1,8 @@
 import { describe, expect, it } from 'vitest';
-import { parseCompare } from '../../../tools/bench/config.js';
-import { summarizeRun } from '../../../tools/bench/metrics.js';
-import type { DisplayEntry } from '../../../tools/bench/metrics.js';
-import { renderSummaryMd } from '../../../tools/bench/render.js';
+import { parseCompare } from '../../../bench/compare.js';
+import { summarizeRun } from '../../../bench/browser/metrics.js';
+import type { DisplayEntry } from '../../../bench/browser/metrics.js';
+import { renderSummaryMd } from '../../../bench/browser/render.js';
 
 describe('summarizeRun', () => {
   const startMs = 1_000_000;
@@ -68,8 +68,9 @@ describe('summarizeRun', () => {
 });
 
 describe('parseCompare', () => {
+  const BROWSER = { numPaths: 2, defaultFec: 'path', native: true };
   it('parses schedulers, single paths, native paths and per-entry FEC', () => {
-    expect(parseCompare('converge,minrtt@none,single:1,native-webrtc:0', 2)).toEqual([
+    expect(parseCompare('converge,minrtt@none,single:1,native-webrtc:0', BROWSER)).toEqual([
       { name: 'converge', kind: 'multipath', scheduler: 'converge', fec: 'path' },
       { name: 'minrtt@none', kind: 'multipath', scheduler: 'minrtt', fec: 'none' },
       { name: 'single:1', kind: 'multipath', scheduler: 'single', singlePath: 1, fec: 'path' },
@@ -77,11 +78,23 @@ describe('parseCompare', () => {
     ]);
   });
   it('rejects bad entries with a clear message', () => {
-    expect(() => parseCompare('native-webrtc:2', 2)).toThrow(/path must be 0..1/);
-    expect(() => parseCompare('native-webrtc', 2)).toThrow(/which path/);
-    expect(() => parseCompare('bogus', 2)).toThrow(/unknown configuration/);
-    expect(() => parseCompare('converge@xor', 2)).toThrow(/FEC policy/);
-    expect(() => parseCompare('converge,converge', 2)).toThrow(/twice/);
-    expect(() => parseCompare(' , ', 2)).toThrow(/empty/);
+    expect(() => parseCompare('native-webrtc:2', BROWSER)).toThrow(/path must be 0..1/);
+    expect(() => parseCompare('native-webrtc', BROWSER)).toThrow(/which path/);
+    expect(() => parseCompare('bogus', BROWSER)).toThrow(/unknown configuration/);
+    expect(() => parseCompare('converge@xor', BROWSER)).toThrow(/FEC policy/);
+    expect(() => parseCompare('converge,converge', BROWSER)).toThrow(/twice/);
+    expect(() => parseCompare(' , ', BROWSER)).toThrow(/empty/);
+  });
+  it('accepts only the entries the benchmark can run (simulator: converge-nofb, no native WebRTC, FEC left to --fec)', () => {
+    const SIM = { noFeedback: true };
+    expect(parseCompare('converge-nofb,single:7,mrtp@none', SIM)).toEqual([
+      { name: 'converge-nofb', kind: 'multipath', scheduler: 'converge', qoeFeedback: false },
+      { name: 'single:7', kind: 'multipath', scheduler: 'single', singlePath: 7 },
+      { name: 'mrtp@none', kind: 'multipath', scheduler: 'mrtp', fec: 'none' },
+    ]);
+    expect(() => parseCompare('native-webrtc:0', SIM)).toThrow(/unknown configuration/);
+    expect(() => parseCompare('single:8', SIM)).toThrow(/path must be 0..7/);
+    expect(() => parseCompare('converge-nofb', BROWSER)).toThrow(/unknown configuration/);
+    expect(() => parseCompare('single', SIM)).toThrow(/which path/);
   });
 });

@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { PSNR_CAP_DB, compareY, downsample2, lumaFit, mseY, psnrY, resizeBilinearY, ssimY } from '../../../tools/bench/quality.js';
+import { PSNR_CAP_DB, compareY, downsample2, lumaFit, mseY, psnrY, resizeBilinearY, ssimY } from '../../../bench/browser/quality.js';
 
 function plane(w: number, h: number, f: (x: number, y: number) => number): Uint8Array {
   const p = new Uint8Array(w * h);

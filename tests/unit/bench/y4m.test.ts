@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
-import { syntheticI420 } from '../../../tools/bench/synthetic.js';
-import { Y4mError, parseY4m, parseY4mHeader, readY4mFrameAt, writeY4m, y4mFrameCount, y4mFrameOffset } from '../../../tools/bench/y4m.js';
+import { syntheticI420 } from '../../../bench/browser/synthetic.js';
+import { Y4mError, parseY4m, parseY4mHeader, readY4mFrameAt, writeY4m, y4mFrameCount, y4mFrameOffset } from '../../../bench/browser/y4m.js';
 
 const enc = (s: string) => new TextEncoder().encode(s);
 

@@ -8,9 +8,9 @@ import { performance } from 'node:perf_hooks';
 import { afterEach, describe, expect, it } from 'vitest';
 import { Rng } from '../../../src/core/rng.js';
 import { type PathRelay, isLoopback, linkSeed, startEmulator, startPathRelay } from '../../../tools/emulator/relay.js';
-import { Link } from '../../../tools/net/link.js';
-import { DEFAULT_SCENARIO } from '../../../tools/net/scenario.js';
-import { constantRate } from '../../../tools/net/traces.js';
+import { Link } from '../../../sim/net/link.js';
+import { DEFAULT_SCENARIO } from '../../../sim/net/scenario.js';
+import { constantRate } from '../../../sim/net/traces.js';
 
 const cleanups: Array<() => Promise<void> | void> = [];
 afterEach(async () => {

@@ -1,6 +1,6 @@
 /**
  * Test helper: a sender and a receiver engine wired over emulated links
- * (tools/net/link.ts) on a fake clock, with an encoder stand-in whose frame
+ * (sim/net/link.ts) on a fake clock, with an encoder stand-in whose frame
  * sizes follow the target bitrate (key frames on request).
  */
 import { ManualClock } from '../../../src/core/clock.js';
@@ -12,9 +12,9 @@ import { SenderEngine } from '../../../src/engine/sender.js';
 import type { SenderEngineConfig } from '../../../src/engine/sender.js';
 import type { FecPolicyName } from '../../../src/fec/types.js';
 import type { SchedulerName } from '../../../src/sched/types.js';
-import { Link } from '../../../tools/net/link.js';
-import type { LinkConfig } from '../../../tools/net/link.js';
-import { constantRate } from '../../../tools/net/traces.js';
+import { Link } from '../../../sim/net/link.js';
+import type { LinkConfig } from '../../../sim/net/link.js';
+import { constantRate } from '../../../sim/net/traces.js';
 
 export interface PathSpec {
   rateMbps: number;

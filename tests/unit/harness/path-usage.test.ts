@@ -1,7 +1,7 @@
 import { describe, expect, it } from 'vitest';
 import type { PathStats } from '../../../tools/emulator/relay.js';
 import { checkPathUsage, downForWholeRun, formatPathTraffic, pathTraffic } from '../../../tools/harness/path-usage.js';
-import { parseScenario } from '../../../tools/net/scenario.js';
+import { parseScenario } from '../../../sim/net/scenario.js';
 
 const link = (delivered: number, bytes: number) =>
   ({ sent: delivered, sentBytes: bytes, delivered, deliveredBytes: bytes, dropped: { queue: 0, loss: 0, blackhole: 0, invalid: 0 }, droppedBytes: 0, queuedPackets: 0, queuedBytes: 0, propagatingPackets: 0, queueDelay: { count: 0, meanMs: 0, maxMs: 0, recentMs: [] } }) as unknown as PathStats['up'];

@@ -3,8 +3,8 @@ import { join } from 'node:path';
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
 import { Rng } from '../../../src/core/rng.js';
-import { Link, type LinkConfig } from '../../../tools/net/link.js';
-import { type CapacityTrace, bytesBetween, constantRate, loadMahimahi, parseMahimahi } from '../../../tools/net/traces.js';
+import { Link, type LinkConfig } from '../../../sim/net/link.js';
+import { type CapacityTrace, bytesBetween, constantRate, loadMahimahi, parseMahimahi } from '../../../sim/net/traces.js';
 
 const TRACES = join(__dirname, '../../../../shared/traces');
 const HAVE_SHARED = existsSync(TRACES);

@@ -11,10 +11,10 @@ import {
   linkConfigFromSpec,
   loadScenario,
   parseScenario,
-} from '../../../tools/net/scenario.js';
-import { TraceError, meanRateBps } from '../../../tools/net/traces.js';
+} from '../../../sim/net/scenario.js';
+import { TraceError, meanRateBps } from '../../../sim/net/traces.js';
 
-const SCENARIOS = join(__dirname, '../../../tools/net/scenarios');
+const SCENARIOS = join(__dirname, '../../../sim/net/scenarios');
 const TRACES = join(__dirname, '../../../../shared/traces');
 const HAVE_SHARED = existsSync(TRACES);
 
@@ -31,7 +31,7 @@ function errorPath(fn: () => unknown): string {
 const ok = (up: object, extra: object = {}): object => ({ name: 't', paths: [{ up }], ...extra });
 
 describe('scenario files', () => {
-  for (const name of ['default', 'collapse', 'delay-spike', 'loss5', 'blackhole']) {
+  for (const name of ['default', 'capacity-drop', 'delay-spike', 'loss5', 'blackhole']) {
     it(`${name}.json loads and builds links`, () => {
       const s = loadScenario(join(SCENARIOS, `${name}.json`));
       expect(s.name).toBe(name);
@@ -51,8 +51,8 @@ describe('scenario files', () => {
     expect(((p1.up.queue?.bytes ?? 0) * 8) / (4e6 / 1000)).toBe(150);
   });
 
-  it('collapse.json: path 1 goes 8 -> 0.5 Mbps for 20 s', () => {
-    const s = loadScenario(join(SCENARIOS, 'collapse.json'));
+  it('capacity-drop.json: path 1 goes 8 -> 0.5 Mbps for 20 s', () => {
+    const s = loadScenario(join(SCENARIOS, 'capacity-drop.json'));
     const link = buildLink(s.paths[1].up, new Rng(1));
     expect(link.capacityAtMs(19_999)).toBe(1000);
     expect(link.capacityAtMs(20_000)).toBe(62.5);

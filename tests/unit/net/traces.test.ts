@@ -20,7 +20,7 @@ import {
   parseMbpsList,
   parsePingList,
   parseRunList,
-} from '../../../tools/net/traces.js';
+} from '../../../sim/net/traces.js';
 
 const TRACES = join(__dirname, '../../../../shared/traces');
 const HAVE_SHARED = existsSync(TRACES);

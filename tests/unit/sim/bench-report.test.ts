@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { type Agg, comparePairs, renderPairSuite } from '../../../sim/bench-report.js';
+import { type Agg, comparePairs, renderPairSuite } from '../../../bench/sim/report.js';
 
 function agg(variant: string, config: string, o: Partial<Agg>): Agg {
   return {

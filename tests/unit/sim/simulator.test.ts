@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { parseScenario } from '../../../tools/net/scenario.js';
+import { parseScenario } from '../../../sim/net/scenario.js';
 import { cellularHalf, namedScenario, resolveScenario, SCENARIO_NAMES } from '../../../sim/scenarios.js';
 import { simulate } from '../../../sim/simulator.js';
 
@@ -109,7 +109,7 @@ describe('named scenarios (short runs, sanity only)', () => {
   });
 
   it('loads a scenario JSON file too', () => {
-    const v = resolveScenario('tools/net/scenarios/default.json');
+    const v = resolveScenario('sim/net/scenarios/default.json');
     expect(v[0].scenario.paths).toHaveLength(2);
   });
 

@@ -1,6 +1,6 @@
 /**
  * Scenario arguments of the browser CLIs: a JSON file, or the name of one in
- * tools/net/scenarios (`carriers` -> tools/net/scenarios/carriers.json).
+ * sim/net/scenarios (`carriers` -> sim/net/scenarios/carriers.json).
  */
 import { existsSync, readdirSync } from 'node:fs';
 import { dirname, resolve } from 'node:path';

@@ -9,7 +9,7 @@
  */
 import { percentile } from '../../src/feedback/percentile.js';
 import { freezesOf, goodputBps, latencyOf, meanFps } from '../../src/feedback/qoe-metrics.js';
-import type { PathTraffic, PathUsageCheck } from '../harness/path-usage.js';
+import type { PathTraffic, PathUsageCheck } from '../../tools/harness/path-usage.js';
 
 /** Sender: source frame `id` was drawn at `tMs` (host epoch clock, ms). */
 export interface DrawEntry {

@@ -1,8 +1,8 @@
 /**
  * Runs the browser benchmark: for each compared configuration, one call
- * between two headless Chromium pages (tools/bench-page) through a fresh set
+ * between two headless Chromium pages (bench/browser/page) through a fresh set
  * of emulated paths (tools/emulator), sampled every second, summarised with
- * tools/bench/metrics.ts. Node only.
+ * bench/browser/metrics.ts. Node only.
  */
 import { closeSync, createReadStream, existsSync, mkdirSync, openSync, readSync, statSync, writeFileSync } from 'node:fs';
 import type { IncomingMessage, ServerResponse } from 'node:http';
@@ -10,13 +10,13 @@ import { loadavg } from 'node:os';
 import { join, resolve } from 'node:path';
 import type { Browser, Page } from 'playwright-core';
 import type { Plugin } from 'vite';
-import { ensureChromium } from '../harness/chromium.js';
-import { prepareClip } from '../harness/clip.js';
-import { launchChromium, startPageServer, startPathEnv } from '../harness/setup.js';
-import type { Scenario } from '../net/scenario.js';
-import type { BenchConfig } from './config.js';
+import { ensureChromium } from '../../tools/harness/chromium.js';
+import { prepareClip } from '../../tools/harness/clip.js';
+import { launchChromium, startPageServer, startPathEnv } from '../../tools/harness/setup.js';
+import type { Scenario } from '../../sim/net/scenario.js';
+import type { CompareEntry } from '../compare.js';
 import { summarizeRun } from './metrics.js';
-import { checkPathUsage, pathTraffic } from '../harness/path-usage.js';
+import { checkPathUsage, pathTraffic } from '../../tools/harness/path-usage.js';
 import type { BenchResult, DisplayEntry, DrawEntry, QualityEntry } from './metrics.js';
 import { renderReportHtml, renderSummaryMd } from './render.js';
 import type { BenchResults } from './render.js';
@@ -27,7 +27,7 @@ const VIDEO_ROUTE = '/__bench/video.y4m';
 
 export interface BenchOptions {
   scenario: Scenario;
-  configs: BenchConfig[];
+  configs: CompareEntry[];
   durationS: number;
   /** Y4M file; undefined = the default clip (tools/harness/clip.ts), an error when it cannot be made. */
   video?: string;
@@ -126,7 +126,7 @@ function nativeExtras(snd: PageSample | undefined, rcv: PageSample | undefined):
 async function runOne(
   browser: Browser,
   base: string,
-  cfg: BenchConfig,
+  cfg: CompareEntry,
   o: BenchOptions,
   src: { videoUrl?: string },
 ): Promise<BenchResult> {
@@ -162,7 +162,7 @@ async function runOne(
         q.set('mode', 'ours');
         q.set('paths', String(o.scenario.paths.length));
         q.set('scheduler', cfg.scheduler);
-        q.set('fec', cfg.fec);
+        q.set('fec', cfg.fec ?? 'path'); // main.ts fills it from --fec
         if (cfg.singlePath !== undefined) q.set('singlePath', String(cfg.singlePath));
       }
       return `${base}?${q}`;
@@ -230,7 +230,7 @@ async function runOne(
         ? { ...nativeExtras(lastS, lastR), path: cfg.path }
         : {
             scheduler: cfg.scheduler,
-            fec: cfg.fec,
+            fec: cfg.fec ?? 'path',
             singlePath: cfg.singlePath,
             sender: (lastS?.stats as { sender?: unknown })?.sender,
             encoder: (lastS?.stats as { encoder?: unknown })?.encoder,
@@ -302,11 +302,11 @@ export async function runBench(o: BenchOptions): Promise<{ results: BenchResults
     source = { kind: 'y4m', file: resolve(videoFile), width: h.width, height: h.height, fps: o.fps, frames: y4mFrameCount(h, statSync(videoFile).size), track: o.track };
   }
   ensureChromium(); // fail before starting anything when Chromium is missing
-  const pages = await startPageServer([videoRoute(videoFile)]);
+  const pages = await startPageServer({ plugins: [videoRoute(videoFile)] });
   const results: BenchResult[] = [];
   let browser: Browser | undefined;
   try {
-    const base = pages.url('tools/bench-page/index.html');
+    const base = pages.url('bench/browser/page/index.html');
     browser = await launchChromium();
     for (const cfg of o.configs) {
       o.log(`running ${cfg.name} for ${o.durationS} s (scenario ${o.scenario.name ?? 'default'})`);

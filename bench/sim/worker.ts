@@ -1,9 +1,9 @@
 /**
- * Worker thread of sim/bench.ts: runs {@link simulate} for each job it is
+ * Worker thread of bench/sim/main.ts: runs {@link simulate} for each job it is
  * sent ({ id, opts }) and posts back { id, result, wallMs } or { id, error }.
  */
 import { parentPort } from 'node:worker_threads';
-import { type SimOptions, simulate } from './simulator.js';
+import { type SimOptions, simulate } from '../../sim/simulator.js';
 
 parentPort?.on('message', (msg: { id: number; opts: SimOptions }) => {
   const t0 = performance.now();

@@ -40,43 +40,51 @@
 import { mkdirSync, writeFileSync } from 'node:fs';
 import { availableParallelism } from 'node:os';
 import { basename, resolve } from 'node:path';
+import { pathToFileURL } from 'node:url';
 import { Worker } from 'node:worker_threads';
-import type { DegradationPreference } from '../src/adapt/index.js';
-import type { PlayoutOptions } from '../src/feedback/playout.js';
-import type { FecPolicyName } from '../src/fec/types.js';
-import { DEFAULT_CONVERGE_CONFIG } from '../src/sched/converge.js';
-import type { ConvergeConfig, SchedulerName } from '../src/sched/types.js';
-import { renderHtml, renderSummary, type BenchEntry } from './bench-report.js';
-import { REPO_ROOT, SOAK, type SuiteHalf, resolveScenario } from './scenarios.js';
-import type { SimOptions, SimResult } from './simulator.js';
+import type { DegradationPreference } from '../../src/adapt/index.js';
+import type { PlayoutOptions } from '../../src/feedback/playout.js';
+import type { FecPolicyName } from '../../src/fec/types.js';
+import { DEFAULT_CONVERGE_CONFIG } from '../../src/sched/converge.js';
+import type { ConvergeConfig } from '../../src/sched/types.js';
+import { type CliValues, UsageError, choiceOption, intOption, runCli } from '../../tools/cli.js';
+import { type CompareEntry, parseCompare } from '../compare.js';
+import { renderHtml } from './report-html.js';
+import { type BenchEntry, renderSummary } from './report.js';
+import { REPO_ROOT, SOAK, type SuiteHalf, resolveScenario } from '../../sim/scenarios.js';
+import type { SimOptions, SimResult } from '../../sim/simulator.js';
 
 export const ALL_CONFIGS = ['converge', 'converge-nofb', 'minrtt', 'mtput', 'mrtp', 'roundrobin', 'single:0', 'single:1'];
-const SCHEDULERS = ['converge', 'minrtt', 'mtput', 'mrtp', 'roundrobin', 'single'];
-const FECS = ['path', 'webrtc-table', 'none'];
+const FECS: readonly FecPolicyName[] = ['path', 'webrtc-table', 'none'];
 const DEGRADATION_PREFERENCES: readonly DegradationPreference[] = ['maintain-framerate', 'maintain-resolution', 'balanced'];
-
-export interface BenchConfig {
-  label: string;
-  scheduler: SchedulerName;
-  singlePath?: number;
-  qoeFeedback: boolean;
-}
-
 const PLAYOUT_KEYS = ['minDelayMs', 'maxDelayMs', 'maxChangeMsPerS', 'offsetWindowMs', 'nackHoldMs', 'renderDelayMs'] as const;
+const SENDER_KEYS = ['dropQueueFrames', 'maxConsecutiveDrops', 'upperLayerDropFactor', 'cwndPushback', 'pathHysteresis', 'fastFailover', 'outageRestore'];
 
+const USAGE = `usage: npm run bench -- --scenario FILE.json|NAME [--compare LIST] [--fec LIST] [--streams 1-3] [--seeds N] [--duration S] [--variants N] [--half tune|check] [--degradation PREF] [--datachannel sctp|ideal] [--playout K=V,...] [--temporal-layers 1-3] [--converge K=V,...] [--sender K=V,...] [--jobs N] [--out DIR]
+  --compare entries: ${ALL_CONFIGS.slice(0, -2).join(', ')}, single:N, optionally @fec (bench/compare.ts)`;
 
-/** Parse one `--compare` entry. @throws Error for an unknown name */
-export function parseConfig(s: string): BenchConfig {
-  if (s === 'converge-nofb') return { label: s, scheduler: 'converge', qoeFeedback: false };
-  const m = /^single:(\d)$/.exec(s);
-  if (m) return { label: s, scheduler: 'single', singlePath: Number(m[1]), qoeFeedback: true };
-  if (!SCHEDULERS.includes(s) || s === 'single') throw new Error(`unknown configuration "${s}" (use ${ALL_CONFIGS.join(', ')}, single:N)`);
-  return { label: s, scheduler: s as SchedulerName, qoeFeedback: true };
-}
+const OPTIONS = {
+  scenario: { type: 'string' },
+  compare: { type: 'string' },
+  fec: { type: 'string' },
+  streams: { type: 'string' },
+  seeds: { type: 'string' },
+  duration: { type: 'string' },
+  variants: { type: 'string' },
+  half: { type: 'string' },
+  degradation: { type: 'string' },
+  datachannel: { type: 'string' },
+  playout: { type: 'string' },
+  'temporal-layers': { type: 'string' },
+  converge: { type: 'string' },
+  sender: { type: 'string' },
+  jobs: { type: 'string' },
+  out: { type: 'string' },
+} as const;
 
 interface Args {
   scenario: string;
-  compare: string[];
+  compare: CompareEntry[];
   fec: FecPolicyName[];
   streams: number;
   seeds: number;
@@ -93,81 +101,58 @@ interface Args {
   out?: string;
 }
 
-/** `k=v,k=v` with known keys to an object of numbers / booleans; undefined when absent. @throws Error naming the flag */
+/** `k=v,k=v` with known keys to an object of numbers / booleans; undefined when absent. @throws UsageError naming the flag */
 function parseOverrides(arg: string | undefined, flag: string, keys: string[], strings: Record<string, readonly string[]> = {}): Record<string, number | boolean | string> | undefined {
   if (arg === undefined) return undefined;
   const out: Record<string, number | boolean | string> = {};
   for (const kv of arg.split(',').filter(Boolean)) {
     const [k, v] = kv.split('=');
-    if (!keys.includes(k) || v === undefined) throw new Error(`${flag}: unknown or valueless entry "${kv}" (keys: ${keys.join(', ')})`);
+    if (!keys.includes(k) || v === undefined) throw new UsageError(`${flag}: unknown or valueless entry "${kv}" (keys: ${keys.join(', ')})`);
     const choices = strings[k];
     if (choices) {
-      if (!choices.includes(v)) throw new Error(`${flag}: ${k} must be one of ${choices.join(', ')}, got ${v}`);
+      if (!choices.includes(v)) throw new UsageError(`${flag}: ${k} must be one of ${choices.join(', ')}, got ${v}`);
       out[k] = v;
       continue;
     }
     const val = v === 'true' ? true : v === 'false' ? false : Number(v);
-    if (typeof val === 'number' && !Number.isFinite(val)) throw new Error(`${flag}: ${k} must be a number or true/false, got ${v}`);
+    if (typeof val === 'number' && !Number.isFinite(val)) throw new UsageError(`${flag}: ${k} must be a number or true/false, got ${v}`);
     out[k] = val;
   }
   return out;
 }
 
-function parseArgs(argv: string[]): Args {
-  const get = (k: string): string | undefined => {
-    const i = argv.indexOf(`--${k}`);
-    if (i < 0) return undefined;
-    const v = argv[i + 1];
-    if (v === undefined || v.startsWith('--')) throw new Error(`--${k} needs a value`);
-    return v;
-  };
-  const scenario = get('scenario');
-  if (!scenario) throw new Error('usage: npm run bench -- --scenario FILE.json|NAME [--compare LIST] [--fec LIST] [--streams 1-3] [--seeds N] [--duration S] [--variants N] [--half tune|check] [--degradation PREF] [--datachannel sctp|ideal] [--playout K=V,...] [--temporal-layers 1-3] [--converge K=V,...] [--sender K=V,...] [--jobs N] [--out DIR]');
+/** The checked options. @throws UsageError naming the bad option */
+function parseOptions(v: CliValues<typeof OPTIONS>): Args {
+  const scenario = v.scenario;
+  if (!scenario) throw new UsageError('--scenario is required');
   const isSweep = scenario === 'loss-sweep';
   const defaultCompare = isSweep || scenario === 'soak' ? 'converge' : scenario === 'cellular' ? 'converge,single:0,single:1' : ALL_CONFIGS.join(',');
-  const compare = (get('compare') ?? defaultCompare).split(',').filter(Boolean);
-  compare.forEach(parseConfig);
-  const fec = (get('fec') ?? (isSweep ? 'path,webrtc-table,none' : 'path')).split(',').filter(Boolean);
-  for (const f of fec) if (!FECS.includes(f)) throw new Error(`unknown FEC policy "${f}" (use ${FECS.join(', ')})`);
-  const int = (k: string, d: number, lo: number, hi: number): number => {
-    const v = get(k);
-    if (v === undefined) return d;
-    const n = Number(v);
-    if (!Number.isInteger(n) || n < lo || n > hi) throw new Error(`--${k} must be an integer in [${lo}, ${hi}], got ${v}`);
-    return n;
-  };
-  const half = get('half');
-  if (half !== undefined && half !== 'tune' && half !== 'check') throw new Error(`--half must be tune or check, got ${half}`);
-  const degradation = get('degradation');
-  if (degradation !== undefined && !DEGRADATION_PREFERENCES.includes(degradation as DegradationPreference)) {
-    throw new Error(`--degradation must be one of ${DEGRADATION_PREFERENCES.join(', ')}, got ${degradation}`);
-  }
-  const datachannel = get('datachannel');
-  if (datachannel !== undefined && datachannel !== 'sctp' && datachannel !== 'ideal') throw new Error(`--datachannel must be sctp or ideal, got ${datachannel}`);
-  const tlArg = get('temporal-layers');
-  if (tlArg !== undefined && !['1', '2', '3'].includes(tlArg)) throw new Error(`--temporal-layers must be 1, 2 or 3, got ${tlArg}`);
+  const compare = parseCompare(v.compare ?? defaultCompare, { noFeedback: true });
+  const fec = (v.fec ?? (isSweep ? 'path,webrtc-table,none' : 'path')).split(',').filter(Boolean);
+  for (const f of fec) if (!(FECS as readonly string[]).includes(f)) throw new UsageError(`unknown FEC policy "${f}" (use ${FECS.join(', ')})`);
+  const int = (k: keyof typeof OPTIONS, d: number, lo: number, hi: number): number => (v[k] === undefined ? d : intOption(k, v[k] as string, lo, hi));
+  const tl = choiceOption('temporal-layers', v['temporal-layers'], ['1', '2', '3']);
   // --converge / --sender key=value,...: ConvergeConfig / SenderEngine overrides (numbers or true/false), for experiments.
-  const converge = parseOverrides(get('converge'), '--converge', Object.keys(DEFAULT_CONVERGE_CONFIG)) as Partial<ConvergeConfig> | undefined;
-  const sender = parseOverrides(get('sender'), '--sender', ['dropQueueFrames', 'maxConsecutiveDrops', 'upperLayerDropFactor', 'cwndPushback', 'pathHysteresis', 'fastFailover', 'outageRestore'], { outageRestore: ['total', 'any', 'off'] }) as SimOptions['sender'];
-  const dur = get('duration');
-  if (dur !== undefined && !(Number(dur) > 0)) throw new Error(`--duration must be > 0 s, got ${dur}`);
+  const converge = parseOverrides(v.converge, '--converge', Object.keys(DEFAULT_CONVERGE_CONFIG)) as Partial<ConvergeConfig> | undefined;
+  const sender = parseOverrides(v.sender, '--sender', SENDER_KEYS, { outageRestore: ['total', 'any', 'off'] }) as SimOptions['sender'];
+  if (v.duration !== undefined && !(Number(v.duration) > 0)) throw new UsageError(`--duration must be > 0 s, got ${v.duration}`);
   return {
     scenario,
     compare,
     fec: fec as FecPolicyName[],
     streams: int('streams', 1, 1, 3),
     seeds: int('seeds', 5, 1, 1000),
-    duration: dur === undefined ? undefined : Number(dur),
-    variants: get('variants') === undefined ? undefined : int('variants', 1, 1, 1000),
-    half,
-    degradation: degradation as DegradationPreference | undefined,
-    datachannel,
-    temporalLayers: tlArg === undefined ? undefined : Number(tlArg),
+    duration: v.duration === undefined ? undefined : Number(v.duration),
+    variants: v.variants === undefined ? undefined : int('variants', 1, 1, 1000),
+    half: choiceOption('half', v.half, ['tune', 'check'] as const),
+    degradation: choiceOption('degradation', v.degradation, DEGRADATION_PREFERENCES),
+    datachannel: choiceOption('datachannel', v.datachannel, ['sctp', 'ideal'] as const),
+    temporalLayers: tl === undefined ? undefined : Number(tl),
     converge,
     sender,
-    playout: parseOverrides(get('playout'), '--playout', [...PLAYOUT_KEYS]) as PlayoutOptions | undefined,
+    playout: parseOverrides(v.playout, '--playout', [...PLAYOUT_KEYS]) as PlayoutOptions | undefined,
     jobs: int('jobs', availableParallelism(), 1, 64),
-    out: get('out'),
+    out: v.out,
   };
 }
 
@@ -178,7 +163,7 @@ export async function runPool(jobs: SimOptions[], n: number, onDone?: (i: number
   let failed: Error | undefined;
   // Workers do not inherit the tsx loader: register it, then load the TypeScript worker.
   const api = import.meta.resolve('tsx/esm/api');
-  const worker = new URL('./bench-worker.ts', import.meta.url).href;
+  const worker = new URL('./worker.ts', import.meta.url).href;
   const boot = `import(${JSON.stringify(api)}).then((m) => { m.register(); return import(${JSON.stringify(worker)}); });`;
   const workers = Array.from({ length: Math.min(n, jobs.length) }, () => new Worker(boot, { eval: true }));
   await Promise.all(
@@ -214,8 +199,8 @@ export async function runPool(jobs: SimOptions[], n: number, onDone?: (i: number
   return out;
 }
 
-async function main(): Promise<void> {
-  const a = parseArgs(process.argv.slice(2));
+async function main(values: CliValues<typeof OPTIONS>): Promise<number> {
+  const a = parseOptions(values);
   let variants = resolveScenario(a.scenario);
   if (a.half !== undefined) {
     if (!variants.some((v) => v.half !== undefined)) throw new Error(`--half: scenario "${a.scenario}" is not split into halves`);
@@ -225,15 +210,16 @@ async function main(): Promise<void> {
   const scenarioLabel = a.scenario.endsWith('.json') ? basename(a.scenario, '.json') : a.scenario;
   const outDir = resolve(a.out ?? resolve(REPO_ROOT, 'out/bench', scenarioLabel));
   mkdirSync(outDir, { recursive: true });
-  const configs = a.compare.map(parseConfig);
+  const configs = a.compare.filter((c) => c.kind === 'multipath');
   const jobs: SimOptions[] = [];
   const meta: Array<{ variant: string; config: string; loss?: number; half?: SuiteHalf }> = [];
   for (const v of variants) {
     for (const c of configs) {
       if (c.singlePath !== undefined && c.singlePath >= v.scenario.paths.length) continue;
-      for (const fec of a.fec) {
+      // An entry's @fec pins its policy; the others run once per --fec policy.
+      for (const fec of c.fec ? [c.fec] : a.fec) {
         for (let seed = 1; seed <= a.seeds; seed++) {
-          const label = a.fec.length > 1 ? `${c.label}/${fec}` : c.label;
+          const label = a.fec.length > 1 && !c.fec ? `${c.name}/${fec}` : c.name;
           jobs.push({
             scenario: v.scenario,
             scheduler: c.scheduler,
@@ -242,7 +228,7 @@ async function main(): Promise<void> {
             seed,
             durationS: a.duration,
             streams: a.streams,
-            qoeFeedback: c.qoeFeedback,
+            qoeFeedback: c.qoeFeedback ?? true,
             ...(a.degradation || a.temporalLayers
               ? { encoder: { ...(a.degradation ? { degradationPreference: a.degradation } : {}), ...(a.temporalLayers ? { temporalLayers: a.temporalLayers } : {}) } }
               : {}),
@@ -283,12 +269,8 @@ async function main(): Promise<void> {
   writeFileSync(resolve(outDir, 'report.html'), renderHtml(scenarioLabel, entries));
   console.log(summary);
   console.log(`wrote ${outDir}/{results.json,summary.md,report.html} in ${wallS.toFixed(1)} s`);
+  return 0;
 }
 
-const isMain = process.argv[1] && resolve(process.argv[1]) === resolve(REPO_ROOT, 'sim/bench.ts');
-if (isMain) {
-  main().catch((e: unknown) => {
-    console.error(e instanceof Error ? e.message : e);
-    process.exit(1);
-  });
-}
+// Run only as a script (the module's exports stay importable).
+if (process.argv[1] && import.meta.url === pathToFileURL(resolve(process.argv[1])).href) runCli(OPTIONS, USAGE, 'bench', main);

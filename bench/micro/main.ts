@@ -4,13 +4,14 @@
  *   sender: 312000 packets/s (3.2 us/packet)
  * Numbers, not assertions: run it on a quiet machine and compare runs.
  */
-import { ManualClock } from '../src/core/clock.js';
-import { Endpoint } from '../src/engine/endpoint.js';
-import { ReceiverEngine } from '../src/engine/receiver.js';
-import { SenderEngine } from '../src/engine/sender.js';
-import { FecDecoder } from '../src/fec/decoder.js';
-import { makeFecPackets } from '../src/fec/xor.js';
-import type { EncodedFrameInput } from '../src/wire/packetization.js';
+import { ManualClock } from '../../src/core/clock.js';
+import { Endpoint } from '../../src/engine/endpoint.js';
+import { ReceiverEngine } from '../../src/engine/receiver.js';
+import { SenderEngine } from '../../src/engine/sender.js';
+import { FecDecoder } from '../../src/fec/decoder.js';
+import { makeFecPackets } from '../../src/fec/xor.js';
+import type { EncodedFrameInput } from '../../src/wire/packetization.js';
+import { runCli } from '../../tools/cli.js';
 
 const FRAME_BYTES = 12_000; // ~10 packets at 1200 bytes
 const FPS = 30;
@@ -114,17 +115,21 @@ function benchFec(): { encodeMBps: number; decodeMBps: number } {
   return { encodeMBps, decodeMBps };
 }
 
-benchLoop(600); // warm up the JIT
-const loop = benchLoop(6000);
-const fec = benchFec();
-const line = (name: string, packets: number, seconds: number) =>
-  `${name}: ${Math.round(packets / seconds)} packets/s (${((seconds / packets) * 1e6).toFixed(2)} us/packet)`;
-console.log(line('sender', loop.senderPackets, loop.senderSeconds));
-console.log(line('receiver', loop.receiverPackets, loop.receiverSeconds));
-console.log(`fec-encode: ${fec.encodeMBps.toFixed(0)} MB/s`);
-console.log(`fec-decode: ${fec.decodeMBps.toFixed(0)} MB/s`);
-console.log(`(frames decoded in the loop: ${loop.frames} of 6000; packets: ${loop.senderPackets})`);
-if (loop.frames < 5000) {
-  console.error('the sender/receiver loop decoded too few frames: the benchmark is broken');
-  process.exit(1);
+function main(): number {
+  benchLoop(600); // warm up the JIT
+  const loop = benchLoop(6000);
+  const fec = benchFec();
+  const line = (name: string, packets: number, seconds: number) => `${name}: ${Math.round(packets / seconds)} packets/s (${((seconds / packets) * 1e6).toFixed(2)} us/packet)`;
+  console.log(line('sender', loop.senderPackets, loop.senderSeconds));
+  console.log(line('receiver', loop.receiverPackets, loop.receiverSeconds));
+  console.log(`fec-encode: ${fec.encodeMBps.toFixed(0)} MB/s`);
+  console.log(`fec-decode: ${fec.decodeMBps.toFixed(0)} MB/s`);
+  console.log(`(frames decoded in the loop: ${loop.frames} of 6000; packets: ${loop.senderPackets})`);
+  if (loop.frames < 5000) {
+    console.error('the sender/receiver loop decoded too few frames: the benchmark is broken');
+    return 1;
+  }
+  return 0;
 }
+
+runCli({}, 'usage: npm run bench:micro   (per-packet cost of the sender and the receiver, FEC throughput; no options)', 'bench:micro', main);

@@ -4,10 +4,10 @@
  * track built from them with a frame-id barcode drawn into every frame.
  * The receiver page uses the same sources to get reference frames for PSNR.
  */
-import { drawBarcodeI420 } from '../bench/barcode.js';
-import { SYNTHETIC_PERIOD, allocI420, syntheticI420 } from '../bench/synthetic.js';
-import { parseY4mHeader, readY4mFrameAt, y4mFrameCount, y4mFrameOffset } from '../bench/y4m.js';
-import type { I420Frame, Y4mHeader } from '../bench/y4m.js';
+import { drawBarcodeI420 } from '../barcode.js';
+import { SYNTHETIC_PERIOD, allocI420, syntheticI420 } from '../synthetic.js';
+import { parseY4mHeader, readY4mFrameAt, y4mFrameCount, y4mFrameOffset } from '../y4m.js';
+import type { I420Frame, Y4mHeader } from '../y4m.js';
 
 /** Random access to source frames; frame ids map to index `id % frameCount`. */
 export interface FrameSource {
@@ -119,7 +119,7 @@ export class Y4mRemoteSource implements FrameSource {
   }
 }
 
-/** The synthetic pattern (tools/bench/synthetic.ts). */
+/** The synthetic pattern (bench/browser/synthetic.ts). */
 export class SyntheticSource implements FrameSource {
   readonly frameCount = SYNTHETIC_PERIOD;
   private readonly scratch: I420Frame;

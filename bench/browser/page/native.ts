@@ -7,7 +7,7 @@
  * `pathId`, so the harness's rewriteSignal hook (tools/harness/ice-rewrite.ts)
  * pins its ICE to that path's relay exactly as for our own paths.
  */
-import { SignallingClient } from '../../src/signalling/client.js';
+import { SignallingClient } from '../../../src/signalling/client.js';
 
 export interface NativeOptions {
   signallingUrl: string;
@@ -172,7 +172,9 @@ export function startNativePeer(o: NativeOptions): NativePeer {
       const out: NativeStats = { connectionState: pc.connectionState };
       const report = await pc.getStats();
       const byId = new Map<string, Record<string, unknown>>();
-      report.forEach((r: Record<string, unknown>) => byId.set(r.id as string, r));
+      report.forEach((r: Record<string, unknown>) => {
+        byId.set(r.id as string, r);
+      });
       for (const r of byId.values()) {
         if (r.kind !== undefined && r.kind !== 'video') continue;
         if (r.type === 'inbound-rtp') {

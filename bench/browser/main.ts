@@ -10,11 +10,11 @@
  * PSNR/SSIM, keyframe requests, goodput. Writes DIR/results.json,
  * DIR/summary.md and DIR/report.html (default DIR: out/bench-browser/<scenario>).
  */
-import { numberOption, parseCli } from './harness/cli.js';
-import { parseCompare } from './bench/config.js';
-import { runBench } from './bench/run.js';
-import { DEFAULT_SCENARIO, loadScenario } from './net/scenario.js';
-import { scenarioFile } from './net/scenario-files.js';
+import { type CliValues, numberOption, runCli, UsageError } from '../../tools/cli.js';
+import { parseCompare } from '../compare.js';
+import { runBench } from './run.js';
+import { DEFAULT_SCENARIO, loadScenario } from '../../sim/net/scenario.js';
+import { scenarioFile } from '../../sim/net/scenario-files.js';
 
 const USAGE = `usage: npm run bench:browser -- --scenario FILE.json|default
        [--compare converge,minrtt,native-webrtc:0,native-webrtc:1] [--duration S]
@@ -22,39 +22,36 @@ const USAGE = `usage: npm run bench:browser -- --scenario FILE.json|default
        [--max-bitrate BPS] [--track canvas|generator] [--sample-every N] [--no-ssim] [--no-source-check] [--seed N] [--out DIR]
   --compare entries: converge|minrtt|mtput|mrtp|roundrobin[@fec], single:N[@fec], native-webrtc:N`;
 
-async function main(): Promise<number> {
-  const values = parseCli(
-    {
-      scenario: { type: 'string', default: 'default' },
-      compare: { type: 'string', default: 'converge,minrtt,native-webrtc:0,native-webrtc:1' },
-      duration: { type: 'string', default: '20' },
-      video: { type: 'string' },
-      synthetic: { type: 'boolean', default: false },
-      fec: { type: 'string', default: 'path' },
-      codec: { type: 'string', default: 'h264' },
-      'max-bitrate': { type: 'string', default: '6000000' },
-      track: { type: 'string', default: 'generator' },
-      'sample-every': { type: 'string', default: '5' },
-      'no-ssim': { type: 'boolean', default: false },
-      'no-source-check': { type: 'boolean', default: false },
-      width: { type: 'string', default: '640' },
-      height: { type: 'string', default: '480' },
-      fps: { type: 'string', default: '30' },
-      seed: { type: 'string', default: '1' },
-      out: { type: 'string' },
-    },
-    USAGE,
-  );
-  if (typeof values === 'number') return values;
+const OPTIONS = {
+  scenario: { type: 'string', default: 'default' },
+  compare: { type: 'string', default: 'converge,minrtt,native-webrtc:0,native-webrtc:1' },
+  duration: { type: 'string', default: '20' },
+  video: { type: 'string' },
+  synthetic: { type: 'boolean', default: false },
+  fec: { type: 'string', default: 'path' },
+  codec: { type: 'string', default: 'h264' },
+  'max-bitrate': { type: 'string', default: '6000000' },
+  track: { type: 'string', default: 'generator' },
+  'sample-every': { type: 'string', default: '5' },
+  'no-ssim': { type: 'boolean', default: false },
+  'no-source-check': { type: 'boolean', default: false },
+  width: { type: 'string', default: '640' },
+  height: { type: 'string', default: '480' },
+  fps: { type: 'string', default: '30' },
+  seed: { type: 'string', default: '1' },
+  out: { type: 'string' },
+} as const;
+
+async function main(values: CliValues<typeof OPTIONS>): Promise<number> {
   const num = numberOption;
   const scenario = values.scenario === 'default' ? DEFAULT_SCENARIO : loadScenario(scenarioFile(values.scenario!));
   const scenarioName = scenario.name ?? 'default';
   const codec = values.codec!;
-  if (!['h264', 'vp8', 'vp9', 'av1'].includes(codec)) throw new Error(`--codec must be h264, vp8, vp9 or av1, got ${codec}`);
+  if (!['h264', 'vp8', 'vp9', 'av1'].includes(codec)) throw new UsageError(`--codec must be h264, vp8, vp9 or av1, got ${codec}`);
   const track = values.track!;
-  if (track !== 'canvas' && track !== 'generator') throw new Error(`--track must be canvas or generator, got ${track}`);
-  if (values.video && values.synthetic) throw new Error('--video and --synthetic exclude each other');
-  const configs = parseCompare(values.compare!, scenario.paths.length, values.fec);
+  if (track !== 'canvas' && track !== 'generator') throw new UsageError(`--track must be canvas or generator, got ${track}`);
+  if (values.video && values.synthetic) throw new UsageError('--video and --synthetic exclude each other');
+  const configs = parseCompare(values.compare!, { numPaths: scenario.paths.length, defaultFec: values.fec, native: true });
   const { results, outDir } = await runBench({
     scenario,
     configs,
@@ -74,7 +71,7 @@ async function main(): Promise<number> {
     out: values.out ?? `out/bench-browser/${scenarioName.replace(/[^\w.-]+/g, '_')}`,
     log: (l) => process.stderr.write(`${l}\n`),
   });
-  const { renderSummaryMd } = await import('./bench/render.js');
+  const { renderSummaryMd } = await import('./render.js');
   process.stdout.write(`\n${renderSummaryMd(results)}\nresults: ${outDir}/results.json, ${outDir}/summary.md, ${outDir}/report.html\n`);
   const unused = results.results.flatMap((r) => (r.pathUsage?.problems ?? []).map((p) => `${r.name}: ${p}`));
   if (unused.length) {
@@ -84,10 +81,4 @@ async function main(): Promise<number> {
   return results.results.every((r) => r.frames.displayed > 0) ? 0 : 1;
 }
 
-main().then(
-  (code) => process.exit(code),
-  (e) => {
-    process.stderr.write(`bench:browser failed: ${(e as Error).stack ?? e}\n`);
-    process.exit(1);
-  },
-);
+runCli(OPTIONS, USAGE, 'bench:browser', main);

@@ -3,7 +3,7 @@
  * and the builder that turns a link spec into a {@link Link}.
  *
  * ```json
- * { "name": "collapse", "durationS": 60,
+ * { "name": "capacity-drop", "durationS": 60,
  *   "paths": [
  *     { "name": "lte", "up": { "rateMbps": 8, "delayMs": 30, "queue": { "bytes": 150000 } } },
  *     { "up": { "rateMbps": 8, "delayMs": 60,

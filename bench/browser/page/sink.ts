@@ -6,9 +6,9 @@
  * area excluded). Quality work is queued (bounded) so the frame loop stays
  * light; frames whose quality could not be queued are counted.
  */
-import { barcodeLayout, readBarcodeY, unwrapBarcodeId } from '../bench/barcode.js';
-import type { DisplayEntry, QualityEntry } from '../bench/metrics.js';
-import { compareY, lumaFit } from '../bench/quality.js';
+import { barcodeLayout, readBarcodeY, unwrapBarcodeId } from '../barcode.js';
+import type { DisplayEntry, QualityEntry } from '../metrics.js';
+import { compareY, lumaFit } from '../quality.js';
 import type { FrameSource } from './source.js';
 
 const MAX_LOG = 100_000;

@@ -1,5 +1,5 @@
 /**
- * The bench peer page (driven by tools/bench-browser.ts). URL parameters:
+ * The bench peer page (driven by bench/browser/main.ts). URL parameters:
  *   role=sender|receiver, mode=ours|native, sig, room,
  *   ours:   paths, scheduler, fec, codec, singlePath, maxBitrate
  *   native: path (the emulated path to use), codec, maxBitrate
@@ -8,11 +8,11 @@
  *   quality: sampleEvery (PSNR every N-th source id), ssim=0|1
  * The harness reads `window.__bench.sample()` once per second.
  */
-import { CallEvent, MultipathCall } from '../../src/call/multipath-call.js';
-import type { CodecName } from '../../src/core/types.js';
-import type { FecPolicyName } from '../../src/fec/types.js';
-import type { SchedulerName } from '../../src/sched/types.js';
-import type { DrawEntry } from '../bench/metrics.js';
+import { CallEvent, MultipathCall } from '../../../src/call/multipath-call.js';
+import type { CodecName } from '../../../src/core/types.js';
+import type { FecPolicyName } from '../../../src/fec/types.js';
+import type { SchedulerName } from '../../../src/sched/types.js';
+import type { DrawEntry } from '../metrics.js';
 import { startNativePeer } from './native.js';
 import type { NativePeer, NativeStats } from './native.js';
 import { startSink } from './sink.js';

@@ -1,0 +1,97 @@
+/**
+ * The `--compare` list every benchmark takes (simulator `npm run bench`,
+ * browser `npm run bench:browser`, `tools/compare-calls.ts`): which
+ * configurations to run side by side. Entries, comma-separated:
+ *
+ *   converge | minrtt | mtput | mrtp | roundrobin   our engine with that scheduler
+ *   single:N                                        our engine on path N only
+ *   converge-nofb                                   converge with its QoE feedback dropped (simulator only)
+ *   native-webrtc:N                                 plain Chromium WebRTC over path N only (browser only)
+ *
+ * An optional `@fec` suffix pins our FEC policy for that entry
+ * (`converge@none`, `minrtt@webrtc-table`); otherwise the caller's default
+ * applies (the browser bench's `--fec`, each of the simulator's `--fec` list).
+ */
+import { MAX_PATHS } from '../src/core/types.js';
+import type { FecPolicyName } from '../src/fec/types.js';
+import type { SchedulerName } from '../src/sched/types.js';
+import { UsageError } from '../tools/cli.js';
+
+/** One configuration of a `--compare` list; `name` is the entry as written (the results' label). */
+export type CompareEntry =
+  | {
+      name: string;
+      kind: 'multipath';
+      scheduler: SchedulerName;
+      singlePath?: number;
+      /** The `@fec` suffix, else the caller's `defaultFec` (undefined when neither). */
+      fec?: FecPolicyName;
+      /** false for `converge-nofb`: the receiver's QoE feedback is dropped. */
+      qoeFeedback?: false;
+    }
+  | { name: string; kind: 'native'; path: number };
+
+/** The multipath schedulers a `--compare` entry may name (`single` takes a path: `single:N`). */
+export const SCHEDULERS = ['converge', 'minrtt', 'mtput', 'mrtp', 'roundrobin'] as const;
+export const FEC_POLICIES: readonly FecPolicyName[] = ['path', 'webrtc-table', 'none'];
+
+export interface CompareOptions {
+  /** Paths of the scenario: `single:N` / `native-webrtc:N` need N < numPaths (default MAX_PATHS). */
+  numPaths?: number;
+  /** FEC policy of the entries without `@fec` (default: leave `fec` unset). */
+  defaultFec?: string;
+  /** Accept `native-webrtc:N` (the browser benchmark). */
+  native?: boolean;
+  /** Accept `converge-nofb` (the simulator, which can drop feedback on the link). */
+  noFeedback?: boolean;
+}
+
+/**
+ * Parse a comma-separated `--compare` list.
+ * @throws UsageError naming the bad entry (unknown configuration, one this benchmark
+ *   cannot run, unknown FEC policy, bad or out-of-range path index, an entry
+ *   given twice, an empty list).
+ */
+export function parseCompare(list: string, opts: CompareOptions = {}): CompareEntry[] {
+  const numPaths = opts.numPaths ?? MAX_PATHS;
+  if (opts.defaultFec !== undefined && !isFec(opts.defaultFec)) throw new UsageError(`--fec: FEC policy must be one of ${FEC_POLICIES.join(', ')}, got ${opts.defaultFec}`);
+  const known = [...SCHEDULERS, 'single:N', ...(opts.noFeedback ? ['converge-nofb'] : []), ...(opts.native ? ['native-webrtc:N'] : [])];
+  const out: CompareEntry[] = [];
+  const names = new Set<string>();
+  const pathIndex = (s: string, entry: string): number => {
+    const n = Number(s);
+    if (!/^\d+$/.test(s) || n >= numPaths) throw new UsageError(`--compare ${entry}: path must be 0..${numPaths - 1}`);
+    return n;
+  };
+  for (const raw of list.split(',')) {
+    const entry = raw.trim();
+    if (!entry) continue;
+    if (names.has(entry)) throw new UsageError(`--compare: ${entry} given twice`);
+    names.add(entry);
+    const [base, fecPart] = entry.split('@');
+    if (fecPart !== undefined && !isFec(fecPart)) throw new UsageError(`--compare ${entry}: FEC policy must be one of ${FEC_POLICIES.join(', ')}`);
+    const fec = (fecPart ?? opts.defaultFec) as FecPolicyName | undefined;
+    const withFec = fec !== undefined ? { fec } : {};
+    const [kind, arg] = base.split(':');
+    if (kind === 'native-webrtc' && opts.native) {
+      if (fecPart !== undefined) throw new UsageError(`--compare ${entry}: native-webrtc takes no @fec`);
+      if (arg === undefined) throw new UsageError(`--compare ${entry}: say which path, e.g. native-webrtc:0`);
+      out.push({ name: entry, kind: 'native', path: pathIndex(arg, entry) });
+    } else if (kind === 'single') {
+      if (arg === undefined) throw new UsageError(`--compare ${entry}: say which path, e.g. single:0`);
+      out.push({ name: entry, kind: 'multipath', scheduler: 'single', singlePath: pathIndex(arg, entry), ...withFec });
+    } else if (kind === 'converge-nofb' && opts.noFeedback && arg === undefined) {
+      out.push({ name: entry, kind: 'multipath', scheduler: 'converge', ...withFec, qoeFeedback: false });
+    } else if ((SCHEDULERS as readonly string[]).includes(kind) && arg === undefined) {
+      out.push({ name: entry, kind: 'multipath', scheduler: kind as SchedulerName, ...withFec });
+    } else {
+      throw new UsageError(`--compare: unknown configuration ${JSON.stringify(entry)} (use ${known.join(', ')}, optionally with @fec)`);
+    }
+  }
+  if (out.length === 0) throw new UsageError('--compare: empty list');
+  return out;
+}
+
+function isFec(s: string): s is FecPolicyName {
+  return (FEC_POLICIES as readonly string[]).includes(s);
+}

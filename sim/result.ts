@@ -1,0 +1,186 @@
+/**
+ * The simulator's result builder: the run loop's state (sim/run-loop.ts) to a
+ * {@link SimResult} (per stream, all streams together, per path, per second),
+ * with the metric definitions of sim/metrics.ts.
+ */
+import type { SimRun } from './run-loop.js';
+import { freezeStats, latencyCdf, mean, perSecondQoe, round, streamQoe } from './metrics.js';
+import type { SimOptions, SimPathResult, SimPerSecond, SimResult, SimStreamResult } from './types.js';
+
+/** The result of the run `run` of `opts`. */
+export function buildResult(opts: SimOptions, run: SimRun): SimResult {
+  const { durationS, nStreams, qoeFeedback, dcModel, endUs, streams, up, chUp, chDown, samples, heap, steps, datagramsUp, datagramsDown } = run;
+  const scenario = opts.scenario;
+  const nSec = Math.floor(durationS);
+  const perStream: SimStreamResult[] = streams.map((c) => {
+    const q = streamQoe(c.decoded, c.frameIndex, endUs);
+    const snd = c.sender.stats();
+    const rs = c.rx.stats(c.s);
+    const fz = freezeStats(c.decoded.map((f) => f.decodedUs));
+    return {
+      streamId: c.s,
+      frames: q.frames,
+      fps: q.fps,
+      freezes: q.freezes,
+      latencyMs: q.latencyMs,
+      keyframeRequests: rs.keyframeRequestsSent,
+      temporalLayerSkips: rs.temporalLayerSkips,
+      framesOutOfOrder: q.framesOutOfOrder + c.outOfOrder,
+      goodputBps: q.goodputBps,
+      encoderTargetBps: { mean: Math.round(mean(c.targets)), last: Math.round(snd.targetBitrateBps) },
+      fec: {
+        overheadPct: round(snd.fecOverheadPct),
+        utilizationPct: round(rs.fecUtilizationPct),
+        packetsSent: snd.fecPacketsSent,
+        recovered: rs.recoveredByFec,
+      },
+      nack: {
+        nacksSent: rs.nacksSent,
+        packetsNacked: rs.nackedPackets,
+        retransmissionsSent: snd.retransmissionsSent,
+        retransmissionsReceived: rs.retransmissionsReceived,
+      },
+      retransmissions: snd.retransmissionsSent,
+      qoeFeedback: { sent: rs.qoeFeedbackSent, received: snd.qoeFeedbackReceived, droppedBySim: c.qoeDropped },
+      decoderViolations: c.violations,
+      keyframesSent: snd.keyframesSent,
+      pushback: { framesDroppedBeforeEncode: snd.framesDroppedBeforeEncode, stalePacketsPurged: snd.stalePacketsPurged },
+      freezeList: fz.list.slice(0, 50).map((f) => ({ atS: round(f.atUs / 1e6, 3), ms: Math.round(f.ms) })),
+      adaptation: c.enc.adaptationStats(),
+      targetChanges: c.targetChanges,
+    };
+  });
+  const allDecoded = streams.flatMap((c) => c.decoded);
+  const sum = (f: (s: SimStreamResult) => number) => perStream.reduce((a, s) => a + f(s), 0);
+  const lat = nStreams === 1 ? perStream[0].latencyMs : streamQoe(allDecoded.slice().sort((a, b) => a.decodedUs - b.decodedUs), 0, endUs).latencyMs;
+  const latMs = allDecoded.map((f) => (f.decodedUs - f.captureUs) / 1000);
+  const fecSent = sum((s) => s.fec.packetsSent);
+  const mediaSent = streams.reduce((a, c) => a + c.sender.stats().mediaPacketsSent, 0);
+  const rxAll = streams.map((c) => c.rx.stats(c.s));
+  const fecRx = rxAll.reduce((a, r) => a + r.fecPacketsReceived, 0);
+  const fecUsedApprox = rxAll.reduce((a, r) => a + (r.fecUtilizationPct * r.fecPacketsReceived) / 100, 0);
+
+  // Paths (all streams summed).
+  const sndAll = streams.map((c) => c.sender.stats());
+  const totalMedia = sndAll.reduce((a, s) => a + s.paths.reduce((b, p) => b + p.mediaPacketsSent, 0), 0);
+  const paths: SimPathResult[] = scenario.paths.map((p, i) => {
+    const ps = sndAll.map((s) => s.paths.find((x) => x.id === i)).filter((x) => x !== undefined);
+    const rp = rxAll.map((r) => r.paths.find((x) => x.id === i)).filter((x) => x !== undefined);
+    const ls = up[i].stats();
+    const s = (f: (x: (typeof ps)[number]) => number) => ps.reduce((a, x) => a + f(x), 0);
+    const rpFecRx = rp.reduce((a, x) => a + x.fecPacketsReceived, 0);
+    const rpFecUsed = rp.reduce((a, x) => a + (x.fecUtilizationPct * x.fecPacketsReceived) / 100, 0);
+    const media = s((x) => x.mediaPacketsSent);
+    return {
+      id: i,
+      name: p.name,
+      packetsSent: s((x) => x.packetsSent),
+      bytesSent: s((x) => x.bytesSent),
+      mediaPacketsSent: media,
+      sharePct: round(totalMedia > 0 ? (100 * media) / totalMedia : 0),
+      rttMs: round(ps.length ? s((x) => x.rttMs) / ps.length : 0),
+      lossPct: round(ps.length ? s((x) => x.lossPct) / ps.length : 0, 2),
+      rateBps: Math.round(s((x) => x.rateBps)),
+      goodputBps: Math.round(s((x) => x.goodputBps)),
+      fecPacketsSent: s((x) => x.fecPacketsSent),
+      retransmissionsSent: s((x) => x.retransmissionsSent),
+      probesSent: s((x) => x.probesSent),
+      pacerDropped: s((x) => x.pacerDropped),
+      fecUtilizationPct: round(rpFecRx > 0 ? (100 * rpFecUsed) / rpFecRx : 0),
+      latePackets: rp.reduce((a, x) => a + x.latePackets, 0),
+      meanCapacityBps: Math.round(mean(samples.map((x) => x.cap[i]))),
+      meanSendRateBps: Math.round((s((x) => x.bytesSent) * 8) / durationS),
+      linkDrops: { queue: ls.dropped.queue, loss: ls.dropped.loss, blackhole: ls.dropped.blackhole },
+    };
+  });
+
+  // Per-second series.
+  const qoeSec = streams.map((c) => perSecondQoe(c.decoded, nSec));
+  const allFz = streams.map((c) => freezeStats(c.decoded.map((f) => f.decodedUs)).list);
+  const perSecond: SimPerSecond[] = samples.slice(0, nSec).map((smp, k) => {
+    const prev = k > 0 ? samples[k - 1] : undefined;
+    const fzUpTo = allFz.reduce((a, l) => a + l.filter((f) => f.atUs < smp.t * 1e6).length, 0);
+    const lat0 = qoeSec[0][k];
+    return {
+      t: smp.t,
+      fps: qoeSec.reduce((a, q) => a + q[k].fps, 0),
+      framesDecoded: streams.reduce((a, c) => a + c.decoded.filter((f) => f.decodedUs < smp.t * 1e6).length, 0),
+      latencyP50Ms: lat0.latencyP50Ms,
+      latencyP95Ms: lat0.latencyP95Ms,
+      targetBitrateBps: Math.round(smp.snd.reduce((a, s) => a + s.targetBitrateBps, 0)),
+      freezeCount: fzUpTo,
+      fcdMeanMs: round(smp.rxFcd, 2),
+      ifdMeanMs: lat0.ifdMeanMs,
+      paths: scenario.paths.map((_, i) => {
+        const cur = smp.snd.map((s) => s.paths.find((x) => x.id === i)).filter((x) => x !== undefined);
+        const before = prev ? prev.snd.map((s) => s.paths.find((x) => x.id === i)).filter((x) => x !== undefined) : [];
+        const cs = (f: (x: (typeof cur)[number]) => number, l = cur) => l.reduce((a, x) => a + f(x), 0);
+        return {
+          id: i,
+          capacityBps: Math.round(smp.cap[i]),
+          sendRateBps: Math.round(cs((x) => x.sendRateBps)),
+          rateBps: Math.round(cs((x) => x.rateBps)),
+          rttMs: round(cur.length ? cs((x) => x.rttMs) / cur.length : 0),
+          lossPct: round(cur.length ? cs((x) => x.lossPct) / cur.length : 0, 2),
+          mediaPackets: cs((x) => x.mediaPacketsSent) - cs((x) => x.mediaPacketsSent, before),
+          retransmissions: cs((x) => x.retransmissionsSent) - cs((x) => x.retransmissionsSent, before),
+          pacerQueuedBytes: cs((x) => x.queuedBytes),
+          up: cur.some((x) => x.up),
+          enabled: cur.some((x) => x.enabled),
+        };
+      }),
+    };
+  });
+
+  const framesSum = { sent: sum((s) => s.frames.sent), decoded: sum((s) => s.frames.decoded), dropped: sum((s) => s.frames.dropped) };
+  const fzAll = perStream.map((s) => s.freezes);
+  return {
+    version: 1,
+    scenario: scenario.name,
+    label: opts.label ?? (opts.scheduler === 'single' ? `single:${opts.singlePath}` : opts.scheduler),
+    scheduler: opts.scheduler,
+    ...(opts.singlePath !== undefined ? { singlePath: opts.singlePath } : {}),
+    fecPolicy: opts.fec,
+    qoeFeedback,
+    seed: opts.seed,
+    durationS,
+    streams: nStreams,
+    camera: { width: streams[0].enc.width, height: streams[0].enc.height, fps: streams[0].enc.fps },
+    frames: framesSum,
+    fps: round(sum((s) => s.fps) / nStreams, 2), // mean per stream
+    freezes: { count: sum((s) => s.freezes.count), totalMs: sum((s) => s.freezes.totalMs), maxMs: Math.max(...fzAll.map((f) => f.maxMs)) },
+    latencyMs: lat,
+    keyframeRequests: sum((s) => s.keyframeRequests),
+    temporalLayerSkips: sum((s) => s.temporalLayerSkips),
+    framesOutOfOrder: sum((s) => s.framesOutOfOrder),
+    goodputBps: sum((s) => s.goodputBps),
+    encoderTargetBps: { mean: sum((s) => s.encoderTargetBps.mean), last: sum((s) => s.encoderTargetBps.last) },
+    fec: {
+      overheadPct: round(mediaSent > 0 ? (100 * fecSent) / mediaSent : 0),
+      utilizationPct: round(fecRx > 0 ? (100 * fecUsedApprox) / fecRx : 0),
+      packetsSent: fecSent,
+      recovered: sum((s) => s.fec.recovered),
+    },
+    nack: {
+      nacksSent: sum((s) => s.nack.nacksSent),
+      packetsNacked: sum((s) => s.nack.packetsNacked),
+      retransmissionsSent: sum((s) => s.nack.retransmissionsSent),
+      retransmissionsReceived: sum((s) => s.nack.retransmissionsReceived),
+    },
+    retransmissions: sum((s) => s.retransmissions),
+    decoderViolations: sum((s) => s.decoderViolations),
+    latencyCdfMs: latencyCdf(latMs),
+    perStream,
+    paths,
+    perSecond,
+    ...(heap ? { heap: { gc: heap.sampler.collected, samples: heap.samples } } : {}),
+    sim: {
+      steps,
+      datagramsUp,
+      datagramsDown,
+      datachannel: dcModel,
+      ...(dcModel === 'sctp' ? { sctp: chUp.map((c, i) => ({ up: c.stats(), down: chDown[i].stats() })) } : {}),
+      qoeDropped: streams.reduce((a, c) => a + c.qoeDropped, 0),
+    },
+  };
+}

@@ -1,0 +1,370 @@
+/**
+ * The simulator's run loop (sim/simulator.ts describes the topology): builds
+ * the links, the engines and the encoder/decoder models from the options,
+ * then runs the discrete-event loop to the end of the call and hands back the
+ * state the result builder (sim/result.ts) reads.
+ *
+ * Event loop (µs): the next time is the earliest of a link delivery, an SCTP
+ * timer, a camera frame, an endpoint wake-up ({@link Endpoint.nextWakeUs},
+ * remembered after each tick), the per-second stats sample, and `now + 5 ms`.
+ * Time always advances (an engine asking for "now" again right after its tick
+ * waits {@link MIN_TICK_STEP_US}). At one instant: deliveries first (in link
+ * order), then camera frames, then endpoint ticks, then the sample.
+ */
+import { ManualClock } from '../src/core/clock.js';
+import { Rng } from '../src/core/rng.js';
+import { Endpoint } from '../src/engine/endpoint.js';
+import { ReceiverEngine } from '../src/engine/receiver.js';
+import type { DecodableFrame } from '../src/engine/receiver.js';
+import { SenderEngine } from '../src/engine/sender.js';
+import type { PathSink, SenderStats } from '../src/engine/types.js';
+import { ConvergeScheduler } from '../src/sched/converge.js';
+import { decodePacket } from '../src/wire/codec.js';
+import type { Link } from './net/link.js';
+import { buildLink } from './net/scenario.js';
+import { SctpChannel, type SctpPacket } from './datachannel-model.js';
+import { EncoderModel, makeAnnexB } from './encoder-model.js';
+import { type HeapSampler, heapSampler } from './heap.js';
+import type { DecodedFrame } from './metrics.js';
+import { round } from './metrics.js';
+import type { SimOptions } from './types.js';
+
+/** UDP (8) + IPv4 (20) header bytes: what the browser's path relay charges per datagram (tools/emulator). */
+export const UDP_IP_OVERHEAD_BYTES = 28;
+/** Smallest step (µs) after an engine asked to be ticked "now" right after a tick. */
+export const MIN_TICK_STEP_US = 50;
+/** Bound of SimStreamResult.targetChanges (the first ones are kept). */
+export const MAX_TARGET_CHANGES = 5_000;
+/** Largest step (µs) of the event loop. */
+export const MAX_STEP_US = 5_000;
+
+/**
+ * Measured link cost per datagram of ours in Chromium (bytes): the emulator's
+ * relays counted 1,121,576 bytes in 1,566 UDP packets (with 28 bytes IP/UDP
+ * each) for 1,209 datagrams / 985,547 payload bytes the sender sent
+ * (`npm run call -- --scenario constant --synthetic --duration 12`): 112 bytes
+ * per datagram, i.e. ~59 bytes of DTLS (13 header, 8 nonce, 16 tag) and SCTP
+ * (12 common header, 16 DATA chunk header) per packet, 28 of IP/UDP, and 0.3
+ * SCTP control packets per datagram. Calibration of `npm run fidelity`.
+ */
+export const DEFAULT_LINK_OVERHEAD_BYTES = 112;
+
+export interface Datagram {
+  s: number;
+  bytes: Uint8Array;
+}
+/** What a link carries: an engine datagram ('ideal') or an SCTP packet ('sctp'). */
+export type Item = Datagram | { sctp: SctpPacket<Datagram> };
+
+/** One stream's engines, encoder model, decoder model state and counters. */
+export interface StreamCtx {
+  s: number;
+  sender: SenderEngine;
+  sEp: Endpoint;
+  rx: ReceiverEngine;
+  rEp: Endpoint;
+  enc: EncoderModel;
+  sWake: number;
+  rWake: number;
+  nextFrameUs: number;
+  frameIndex: number;
+  cameraFrames: number;
+  sizes: number[];
+  decoded: DecodedFrame[];
+  lastDecodedId: number;
+  /** Temporal layers: reference distance per frame id as the encoder model made it (undefined = the previous frame). */
+  refs: Array<number | undefined>;
+  /** Frame ids decoded since the last key frame (the decoder's references), bounded. */
+  decodedSinceKey: Set<number>;
+  violations: number;
+  outOfOrder: number;
+  qoeDropped: number;
+  targets: number[];
+  targetChanges: Array<{ atS: number; bps: number }>;
+}
+
+/** One per-second sample: every stream's sender stats, stream 0's receiver FCD/IFD means (ms), each up link's capacity over the second (bps). */
+export interface Sample {
+  t: number;
+  snd: SenderStats[];
+  rxFcd: number;
+  rxIfd: number;
+  cap: number[];
+}
+
+/** The options {@link simulate} checked and resolved (defaults applied). */
+export interface RunSettings {
+  durationS: number;
+  nStreams: number;
+  qoeFeedback: boolean;
+  dcModel: 'sctp' | 'ideal';
+  /** Link bytes per datagram beyond its payload (SimOptions.linkOverheadBytes). */
+  overhead: number;
+  endUs: number;
+}
+
+/** What the run loop leaves for the result builder. */
+export interface SimRun extends RunSettings {
+  streams: StreamCtx[];
+  up: Link<Item>[];
+  chUp: SctpChannel<Datagram>[];
+  chDown: SctpChannel<Datagram>[];
+  samples: Sample[];
+  heap?: { sampler: HeapSampler; samples: Array<{ atS: number; usedBytes: number }> };
+  steps: number;
+  datagramsUp: number;
+  datagramsDown: number;
+}
+
+/** Build the call from `opts` and run it to `settings.endUs`. Deterministic in its arguments. */
+export function runLoop(opts: SimOptions, settings: RunSettings): SimRun {
+  const { nStreams, qoeFeedback, dcModel, overhead, endUs } = settings;
+  const scenario = opts.scenario;
+  const clock = new ManualClock(0);
+  const seed = opts.seed >>> 0;
+  const nPaths = scenario.paths.length;
+
+  const up: Link<Item>[] = [];
+  const down: Link<Item>[] = [];
+  scenario.paths.forEach((p, i) => {
+    up.push(buildLink<Item>(p.up, new Rng((seed * 7919 + 2 * i + 1) >>> 0)));
+    down.push(buildLink<Item>(p.down, new Rng((seed * 7919 + 2 * i + 2) >>> 0)));
+  });
+  let datagramsUp = 0;
+  let datagramsDown = 0;
+  // One SCTP association per path; each direction's SACKs travel on the other direction's link.
+  const onLink = (link: Link<Item>) => (p: SctpPacket<Datagram>, bytes: number) => void link.send({ sctp: p }, bytes + overhead, clock.nowUs());
+  const chUp = dcModel === 'sctp' ? up.map((l, i) => new SctpChannel<Datagram>(onLink(l), onLink(down[i]))) : [];
+  const chDown = dcModel === 'sctp' ? down.map((l, i) => new SctpChannel<Datagram>(onLink(l), onLink(up[i]))) : [];
+  const channels = [...chUp, ...chDown];
+  /** The datagrams an arriving link item carries (an SCTP packet is handed to its channel first). */
+  const unwrap = (i: number, onUp: boolean, item: Item, now: number): Datagram[] => {
+    if (!('sctp' in item)) return [item];
+    const [dataCh, sackCh] = onUp ? [chUp[i], chDown[i]] : [chDown[i], chUp[i]];
+    if (item.sctp.kind === 'data') return dataCh.onData(now, item.sctp);
+    sackCh.onSack(now, item.sctp);
+    return [];
+  };
+  const sink = (link: Link<Item>, s: number, isUp: boolean, ch?: SctpChannel<Datagram>): PathSink => ({
+    send(bytes: Uint8Array): boolean {
+      if (isUp) datagramsUp++;
+      else datagramsDown++;
+      if (ch) return ch.send(clock.nowUs(), { s, bytes }, bytes.length); // false: send buffer full
+      link.send({ s, bytes }, bytes.length + overhead, clock.nowUs());
+      return true; // a link drop is network loss, not a refusal by the transport
+    },
+    bufferedAmount: () => (ch ? ch.bufferedAmount() : 0),
+  });
+
+  const streams: StreamCtx[] = [];
+  for (let s = 0; s < nStreams; s++) {
+    const sender = new SenderEngine({
+      clock,
+      scheduler: opts.scheduler === 'converge' && opts.converge ? new ConvergeScheduler(opts.converge) : opts.scheduler,
+      singlePath: opts.singlePath,
+      fec: opts.fec,
+      maxBitrateBps: opts.maxBitrateBps,
+      startBitrateBps: opts.startBitrateBps,
+      mtuBytes: opts.mtuBytes,
+      streamId: s,
+      ...(opts.sender ?? {}),
+    });
+    const rev = new ReceiverEngine({ clock });
+    const rx = new ReceiverEngine({ clock, ...(opts.playout ? { playout: opts.playout } : {}), ...(opts.receiverDefaultRttMs !== undefined ? { defaultRttMs: opts.receiverDefaultRttMs } : {}) });
+    const enc = new EncoderModel(opts.encoder ?? {}, sender.targetBitrateBps(), new Rng((seed * 104729 + 17 * s + 3) >>> 0));
+    const ctx: StreamCtx = {
+      s,
+      sender,
+      sEp: new Endpoint(rev, sender),
+      rx,
+      rEp: new Endpoint(rx),
+      enc,
+      sWake: 0,
+      rWake: 0,
+      nextFrameUs: s * 1000, // streams' cameras 1 ms apart
+      frameIndex: 0,
+      cameraFrames: 0,
+      sizes: [],
+      decoded: [],
+      lastDecodedId: -1,
+      refs: [],
+      decodedSinceKey: new Set(),
+      violations: 0,
+      outOfOrder: 0,
+      qoeDropped: 0,
+      targets: [],
+      targetChanges: [],
+    };
+    for (let i = 0; i < nPaths; i++) {
+      sender.addPath(i, sink(up[i], s, true, chUp[i]), 'connected');
+      rev.addPath(i, sink(up[i], s, true, chUp[i]));
+      rx.addPath(i, sink(down[i], s, false, chDown[i]));
+    }
+    sender.setStreamInfo({ codec: 'h264', width: enc.width, height: enc.height, fps: enc.fps });
+    sender.on('keyframeNeeded', () => enc.requestKeyframe());
+    sender.on('targetBitrate', (bps) => {
+      enc.setTargetBitrate(bps);
+      if (ctx.targetChanges.length < MAX_TARGET_CHANGES) ctx.targetChanges.push({ atS: round(clock.nowUs() / 1e6, 3), bps: Math.round(bps) });
+    });
+    rx.on('frame', (f: DecodableFrame) => onDecodable(ctx, f));
+    streams.push(ctx);
+  }
+
+  function onDecodable(ctx: StreamCtx, f: DecodableFrame): void {
+    const id = f.frameId;
+    if (id <= ctx.lastDecodedId) {
+      ctx.outOfOrder++;
+      return;
+    }
+    // The decoder model has a delta frame's reference only when it decoded it since the last key frame
+    // (temporal layers: the encoder model's reference distance; else the previous frame).
+    const ok = f.keyFrame || ctx.decodedSinceKey.has(id - (ctx.refs[id] ?? 1));
+    const expected = ctx.sizes[id];
+    const intact = expected === f.data.length && checkTag(f.data, f.keyFrame, id);
+    if (!ok || !intact) {
+      ctx.violations++;
+      ctx.rx.requestKeyframe(ok ? 'decoder-corrupt' : 'decoder-missing-reference', ctx.s);
+      return;
+    }
+    ctx.lastDecodedId = id;
+    if (f.keyFrame) ctx.decodedSinceKey.clear();
+    if (ctx.decodedSinceKey.size >= 256) ctx.decodedSinceKey.delete(ctx.decodedSinceKey.values().next().value as number);
+    ctx.decodedSinceKey.add(id);
+    const now = clock.nowUs();
+    ctx.decoded.push({ frameId: id, captureUs: f.captureUs, decodedUs: now, bytes: f.data.length });
+    ctx.rx.onFrameDecoded(ctx.s, id, f.captureUs);
+  }
+
+  // Per-second samples.
+  const samples: Sample[] = [];
+  let nextSampleUs = 1_000_000;
+  const capacityBps = (link: Link<Item>, fromMs: number, toMs: number): number => {
+    let bytes = 0;
+    for (let m = fromMs; m < toMs; m++) if (!link.isDownAt(m * 1000)) bytes += link.capacityAtMs(m);
+    return (bytes * 8 * 1000) / Math.max(1, toMs - fromMs);
+  };
+
+  function takeSample(now: number): void {
+    void now;
+    const t = nextSampleUs / 1e6;
+    const r0 = streams[0].rx.stats(0);
+    samples.push({
+      t,
+      snd: streams.map((c) => c.sender.stats()),
+      rxFcd: r0.fcdMs.mean,
+      rxIfd: r0.ifdMs.mean,
+      cap: up.map((l) => capacityBps(l, (t - 1) * 1000, t * 1000)),
+    });
+    for (const c of streams) c.targets.push(c.sender.targetBitrateBps());
+    nextSampleUs += 1_000_000;
+  }
+
+  const heapEveryUs = opts.heapSampleS !== undefined && opts.heapSampleS > 0 ? Math.round(opts.heapSampleS * 1e6) : 0;
+  const heap = heapEveryUs > 0 ? { sampler: heapSampler(), nextUs: heapEveryUs, samples: [] as Array<{ atS: number; usedBytes: number }> } : undefined;
+
+  let steps = 0;
+  for (;;) {
+    const now = clock.nowUs();
+    if (heap && now >= heap.nextUs) {
+      heap.samples.push({ atS: round(now / 1e6, 3), usedBytes: heap.sampler.sample() });
+      heap.nextUs += heapEveryUs;
+    }
+    // 1. Link deliveries due now.
+    for (let i = 0; i < nPaths; i++) {
+      if ((up[i].nextEventUs() ?? Infinity) <= now) {
+        for (const d of up[i].poll(now)) {
+          for (const g of unwrap(i, true, d.item, now)) streams[g.s].rEp.onDatagram(i, g.bytes);
+        }
+      }
+      if ((down[i].nextEventUs() ?? Infinity) <= now) {
+        for (const d of down[i].poll(now)) {
+          for (const g of unwrap(i, false, d.item, now)) {
+            const c = streams[g.s];
+            if (!qoeFeedback && isQoe(g.bytes)) {
+              c.qoeDropped++;
+              continue;
+            }
+            c.sEp.onDatagram(i, g.bytes);
+            c.sWake = Math.min(c.sWake, c.sEp.nextWakeUs());
+          }
+        }
+      }
+    }
+    // SCTP timers (T3-rtx, delayed SACK) due now.
+    for (const ch of channels) if ((ch.nextTimerUs() ?? Infinity) <= now) ch.onTimer(now);
+    // Per-second sample (after the deliveries of that instant).
+    if (now >= nextSampleUs) takeSample(now);
+    if (now >= endUs) break;
+    // 2. Camera frames.
+    for (const c of streams) {
+      if (c.nextFrameUs <= now) {
+        // Camera ticks and frame ids differ once the encoder's frame-rate cap drops frames (src/adapt).
+        c.cameraFrames++;
+        c.nextFrameUs = c.s * 1000 + Math.round((c.cameraFrames * 1e6) / c.enc.fps);
+        // Frame dropping before encoding when the path queues are too long (SenderEngine.shouldDropFrame).
+        if (c.sender.shouldDropFrame(c.enc.keyframePending, c.enc.nextTemporalLayer)) continue;
+        const fr = c.enc.nextFrame(now);
+        if (fr.dropped) continue;
+        const id = c.frameIndex++;
+        c.sizes[id] = Math.max(24, fr.sizeBytes);
+        c.refs[id] = fr.refDistance;
+        c.sender.sendFrame({
+          streamId: c.s,
+          frameId: id,
+          keyFrame: fr.keyFrame,
+          captureUs: now,
+          data: makeAnnexB(fr.sizeBytes, fr.keyFrame, id),
+          codec: 'h264',
+          ...(fr.temporalLayer !== undefined ? { temporalLayer: fr.temporalLayer } : {}),
+          ...(fr.refDistance !== undefined ? { refDistance: fr.refDistance } : {}),
+        });
+        c.sWake = Math.min(c.sWake, c.sEp.nextWakeUs());
+      }
+    }
+    // 3. Endpoint ticks.
+    for (const c of streams) {
+      if (c.sWake <= now) {
+        c.sEp.tick();
+        c.sWake = Math.max(c.sEp.nextWakeUs(), now + MIN_TICK_STEP_US);
+      }
+      if (c.rWake <= now) {
+        c.rEp.tick();
+        c.rWake = Math.max(c.rEp.nextWakeUs(), now + MIN_TICK_STEP_US);
+      }
+    }
+    // Next event.
+    let next = Math.min(now + MAX_STEP_US, endUs, nextSampleUs);
+    for (let i = 0; i < nPaths; i++) {
+      const a = up[i].nextEventUs();
+      if (a !== undefined && a < next) next = a;
+      const b = down[i].nextEventUs();
+      if (b !== undefined && b < next) next = b;
+    }
+    for (const ch of channels) next = Math.min(next, ch.nextTimerUs() ?? Infinity);
+    for (const c of streams) {
+      if (c.nextFrameUs < next) next = c.nextFrameUs;
+      if (c.sWake < next) next = c.sWake;
+      if (c.rWake < next) next = c.rWake;
+    }
+    clock.setUs(Math.max(next, now + 1));
+    steps++;
+  }
+
+  return { ...settings, streams, up, chUp, chDown, samples, ...(heap ? { heap } : {}), steps, datagramsUp, datagramsDown };
+}
+
+/** Is this datagram a Converge QoE feedback message? (Malformed: no.) */
+function isQoe(bytes: Uint8Array): boolean {
+  const r = decodePacket(bytes);
+  return r.ok && r.packet.body.kind === 'qoe';
+}
+
+/** The id tag {@link makeAnnexB} wrote (delta: offset 5; key: 23). */
+function checkTag(data: Uint8Array, keyFrame: boolean, id: number): boolean {
+  const at = keyFrame ? 23 : 5;
+  for (let i = 0; i < 4 && at + i < data.length; i++) {
+    if (data[at + i] !== (0x80 | ((id >>> (7 * i)) & 0x7f))) return false;
+  }
+  return true;
+}
+

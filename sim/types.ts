@@ -1,0 +1,156 @@
+/**
+ * The simulator's options and result shapes (sim/simulator.ts `simulate`):
+ * the result uses the call report's metric names (tools/harness/report.ts).
+ */
+import type { PathId } from '../src/core/types.js';
+import type { SenderEngineConfig } from '../src/engine/sender.js';
+import type { PlayoutOptions } from '../src/feedback/playout.js';
+import type { FecPolicyName } from '../src/fec/types.js';
+import type { ConvergeConfig, SchedulerName } from '../src/sched/types.js';
+import type { PerSecond, ReportPath } from '../tools/harness/report.js';
+import type { Scenario } from './net/scenario.js';
+import type { SctpStats } from './datachannel-model.js';
+import type { AdaptationStats, EncoderModelOptions } from './encoder-model.js';
+
+export interface SimOptions {
+  scenario: Scenario;
+  scheduler: SchedulerName;
+  /** For scheduler 'single'. */
+  singlePath?: PathId;
+  fec: FecPolicyName;
+  seed: number;
+  /** Simulated seconds (default scenario.durationS, else 60). */
+  durationS?: number;
+  /** Independent video streams sharing the links (1..3, default 1). */
+  streams?: number;
+  encoder?: EncoderModelOptions;
+  /** false = drop the receiver's QoE feedback (converge-without-feedback). Default true. */
+  qoeFeedback?: boolean;
+  /** App cap on the encoder target per stream (bps, default 8 Mbps as the engine). */
+  maxBitrateBps?: number;
+  /** Initial per-path GCC rate (bps, default 1 Mbps as the engine). */
+  startBitrateBps?: number;
+  /** Datagram MTU (bytes, default 1200). */
+  mtuBytes?: number;
+  /**
+   * Bytes each datagram costs on the link beyond its payload. With
+   * `datachannel: 'ideal'` (default {@link DEFAULT_LINK_OVERHEAD_BYTES} in sim/run-loop.ts):
+   * IP/UDP, DTLS record and SCTP headers and the SCTP control packets (SACK,
+   * FORWARD-TSN) the browser's datachannel adds; 0 = an ideal transport. With
+   * 'sctp' only the UDP/IP headers (default 28, as the browser path relay,
+   * tools/emulator): the SCTP/DTLS bytes are the model's.
+   */
+  linkOverheadBytes?: number;
+  /**
+   * How a path's RTCDataChannel is modelled. 'sctp': sim/datachannel-model.ts
+   * (dcSCTP's congestion window, send buffer, SACKs on the reverse link,
+   * fragmentation into 1191-byte SCTP packets, DTLS overhead), so
+   * `bufferedAmount()` is real. 'ideal': every datagram goes on the link at
+   * once, `bufferedAmount()` is 0. Default 'ideal'.
+   */
+  datachannel?: 'sctp' | 'ideal';
+  /** Receiver playout timing (ReceiverEngine `playout`; default the engine's; `{ maxDelayMs: 0 }` = decode at once). */
+  playout?: PlayoutOptions;
+  /** Receiver RTT assumption (ms) passed as ReceiverEngine `defaultRttMs` (engine default 100); for experiments. */
+  receiverDefaultRttMs?: number;
+  /** SenderEngine options over the simulator's (frame dropping, temporal-layer dropping, fault handling); for experiments. */
+  sender?: Partial<Pick<SenderEngineConfig, 'dropQueueFrames' | 'maxConsecutiveDrops' | 'upperLayerDropFactor' | 'cwndPushback' | 'pathHysteresis' | 'fastFailover' | 'outageRestore'>>;
+  /** Converge tuning for scheduler 'converge' (default DEFAULT_CONVERGE_CONFIG); for experiments. */
+  converge?: Partial<ConvergeConfig>;
+  /** Free-form label copied into the result (e.g. `converge-nofb`). */
+  label?: string;
+  /**
+   * Sample the process's used heap (after a full GC, sim/heap.ts) every this
+   * many simulated seconds into `SimResult.heap`; for the
+   * `soak` scenario. Measurement only: results do not depend on it. Default off.
+   */
+  heapSampleS?: number;
+}
+
+/** A path of a simulated call: the call report's path fields (no ICE addresses), plus link facts. */
+export interface SimPathResult extends Omit<ReportPath, 'localAddress' | 'remoteAddress'> {
+  name: string;
+  pacerDropped: number;
+  /** Mean link capacity over the call (bps) and mean rate actually sent (bps). */
+  meanCapacityBps: number;
+  meanSendRateBps: number;
+  /** Up-link drops by cause. */
+  linkDrops: { queue: number; loss: number; blackhole: number };
+}
+
+/** The call report's per-second fields, with the simulator's own per-path facts (capacity, pacer queue). */
+export interface SimPerSecond extends Omit<PerSecond, 'paths' | 'qoeFeedback'> {
+  paths: Array<{ id: number; capacityBps: number; sendRateBps: number; rateBps: number; rttMs: number; lossPct: number; mediaPackets: number; retransmissions: number; pacerQueuedBytes: number; up: boolean; enabled: boolean }>;
+}
+
+/** One stream's QoE (report.json names). */
+export interface SimStreamResult {
+  streamId: number;
+  frames: { sent: number; decoded: number; dropped: number };
+  fps: number;
+  freezes: { count: number; totalMs: number; maxMs: number };
+  latencyMs: { mean: number; p50: number; p95: number; p99: number };
+  keyframeRequests: number;
+  /** Gaps the receiver's frame buffer skipped without a key frame (temporal layers). */
+  temporalLayerSkips: number;
+  framesOutOfOrder: number;
+  goodputBps: number;
+  encoderTargetBps: { mean: number; last: number };
+  fec: { overheadPct: number; utilizationPct: number; packetsSent: number; recovered: number };
+  nack: { nacksSent: number; packetsNacked: number; retransmissionsSent: number; retransmissionsReceived: number };
+  retransmissions: number;
+  qoeFeedback: { sent: number; received: number; droppedBySim: number };
+  /** Decoder-model reference-chain or payload violations (must be 0). */
+  decoderViolations: number;
+  keyframesSent: number;
+  /** Camera frames skipped before encoding (SenderEngine.shouldDropFrame) and stale packets purged for key frames. */
+  pushback: { framesDroppedBeforeEncode: number; stalePacketsPurged: number };
+  /** Freezes (start s, duration ms), at most 50. */
+  freezeList: Array<{ atS: number; ms: number }>;
+  /** Encoded resolution / frame rate over time (sim/encoder-model.ts, src/adapt). */
+  adaptation: AdaptationStats;
+  /** Every encoder target the engine announced (its `targetBitrate` event: changes > 5%), first MAX_TARGET_CHANGES (sim/run-loop.ts). */
+  targetChanges: Array<{ atS: number; bps: number }>;
+}
+
+/** The QoE fields a whole call reports the same way as one stream. */
+type CallQoe = Pick<
+  SimStreamResult,
+  | 'frames'
+  | 'fps'
+  | 'freezes'
+  | 'latencyMs'
+  | 'keyframeRequests'
+  | 'temporalLayerSkips'
+  | 'framesOutOfOrder'
+  | 'goodputBps'
+  | 'encoderTargetBps'
+  | 'fec'
+  | 'nack'
+  | 'retransmissions'
+  | 'decoderViolations'
+>;
+
+export interface SimResult extends CallQoe {
+  version: 1;
+  scenario: string;
+  label: string;
+  scheduler: SchedulerName;
+  singlePath?: number;
+  fecPolicy: FecPolicyName;
+  qoeFeedback: boolean;
+  seed: number;
+  durationS: number;
+  streams: number;
+  camera: { width: number; height: number; fps: number };
+  // The CallQoe fields are all streams together (= stream 0 with one stream).
+  /** Latency CDF: 51 percentiles 0, 2, ..., 100 (ms). */
+  latencyCdfMs: number[];
+  perStream: SimStreamResult[];
+  paths: SimPathResult[];
+  perSecond: SimPerSecond[];
+  /** Used heap over the call (opts.heapSampleS): bytes after a full GC at each simulated time; `gc` false when no GC could be forced. */
+  heap?: { gc: boolean; samples: Array<{ atS: number; usedBytes: number }> };
+  /** Simulator bookkeeping: events processed, datagrams carried. */
+  sim: { steps: number; datagramsUp: number; datagramsDown: number; qoeDropped: number; datachannel: 'sctp' | 'ideal'; sctp?: Array<{ up: SctpStats; down: SctpStats }> };
+}
