@@ -16,7 +16,7 @@ const MAX_LAYER_DEBT_BATCHES = 4;
  * Build E (up and enabled), disable paths whose alpha drove P_i to 0 (never
  * the last one), compute the Eq. 1 shares and the cpt order of E.
  */
-export function buildEnabledSet(s: ConvergeState, ref: number, nowUs: number): void {
+export function buildEnabledSet(s: ConvergeState, ref: number, _nowUs: number): void {
   const inE = s.inE;
   let e = 0;
   for (let i = 0; i < MAX_PATHS; i++) {
