@@ -50,7 +50,7 @@ import type { FecPolicyName } from '../src/fec/types.js';
 import { createScheduler } from '../src/sched/factory.js';
 import { ConvergeScheduler } from '../src/sched/converge.js';
 import type { ConvergeConfig, Scheduler, SchedulerName } from '../src/sched/types.js';
-import { decodePacket } from '../src/wire/codec.js';
+import { decodePacket } from '../src/wire/decode.js';
 import type { PacketBody } from '../src/wire/types.js';
 import type { PerSecond, ReportPath } from '../tools/harness/report.js';
 import type { Link } from '../tools/net/link.js';

@@ -13,7 +13,8 @@
 import { NalClass, Priority } from '../core/types.js';
 import { seqAdd } from '../core/seq.js';
 import { findNalUnits, classifyNalType } from '../codec/nal.js';
-import { decodeMedia, encodeMedia } from './codec.js';
+import { decodeMedia } from './decode.js';
+import { encodeMedia } from './encode.js';
 import { WireError } from './errors.js';
 import type { EncodedFrameInput } from './packetization.js';
 import { MediaType, newWriter } from './schema.js';
