@@ -16,6 +16,7 @@
  */
 import { monotonicClock } from '../core/clock.js';
 import type { Clock } from '../core/clock.js';
+import { Emitter } from '../core/emitter.js';
 import type { CodecName, PathId } from '../core/types.js';
 import { CameraEncoder, FrameDecoder } from '../codec/webcodecs.js';
 import type { CameraEncoderStats } from '../codec/webcodecs.js';
@@ -207,7 +208,12 @@ export class MultipathCall {
   private readonly opts: MultipathCallOptions;
   private readonly clock: Clock;
   private readonly numPaths: number;
-  private readonly listeners = new Map<CallEvent, Set<(...args: never[]) => void>>();
+  /** Exceptions thrown by handlers are reported as 'error' (those of 'error' handlers are dropped). */
+  private readonly events = new Emitter<CallEventMap>({
+    onListenerError: (e, event) => {
+      if (event !== CallEvent.Error) this.emit(CallEvent.Error, e instanceof Error ? e : new Error(String(e)));
+    },
+  });
   private signalling: SignallingClient | undefined;
   private remotePeerId: string | undefined;
   private myPeerId: string | undefined;
@@ -247,27 +253,20 @@ export class MultipathCall {
     this.receiver.on('frame', (f) => this.decoder.decode(f));
   }
 
-  /** Register an event handler; exceptions thrown by handlers are caught and reported as 'error'. */
-  on<K extends CallEvent>(event: K, handler: CallEventMap[K]): this {
-    let set = this.listeners.get(event);
-    if (!set) this.listeners.set(event, (set = new Set()));
-    set.add(handler as (...args: never[]) => void);
-    return this;
+  /**
+   * Register an event handler; returns a function that removes it.
+   * Exceptions thrown by handlers are caught and reported as 'error'.
+   */
+  on<K extends CallEvent>(event: K, handler: CallEventMap[K]): () => void {
+    return this.events.on(event, handler);
   }
 
-  off<K extends CallEvent>(event: K, handler: CallEventMap[K]): this {
-    this.listeners.get(event)?.delete(handler as (...args: never[]) => void);
-    return this;
+  off<K extends CallEvent>(event: K, handler: CallEventMap[K]): void {
+    this.events.off(event, handler);
   }
 
   private emit<K extends CallEvent>(event: K, ...args: Parameters<CallEventMap[K]>): void {
-    for (const h of this.listeners.get(event) ?? []) {
-      try {
-        (h as (...a: Parameters<CallEventMap[K]>) => void)(...args);
-      } catch (e) {
-        if (event !== CallEvent.Error) this.emit(CallEvent.Error, e instanceof Error ? e : new Error(String(e)));
-      }
-    }
+    this.events.emit(event, ...args);
   }
 
   /** The rendered remote video (MediaStreamTrackGenerator), when the browser has one. */

@@ -12,6 +12,7 @@
  */
 import { integerClock } from '../core/clock.js';
 import type { Clock } from '../core/clock.js';
+import { Emitter } from '../core/emitter.js';
 import { MAX_PATHS } from '../core/types.js';
 import type { PathId } from '../core/types.js';
 import { DEFAULT_FEC_DECODER_BYTES, FecDecoder } from '../fec/decoder.js';
@@ -131,7 +132,7 @@ export class ReceiverEngine {
   private readonly fecDecoder: FecDecoder;
   private readonly streamStats = new Map<number, StreamQoeStats>();
   private readonly streamInfos = new Map<number, StreamInfoMessage>();
-  private listeners: Partial<ReceiverEvents> = {};
+  private readonly events = new Emitter<ReceiverEvents>();
   private lastReportUs = -Infinity;
   private readonly fcdMs: number[] = [];
   private readonly ifdMs: number[] = [];
@@ -184,8 +185,12 @@ export class ReceiverEngine {
     });
   }
 
-  on<K extends keyof ReceiverEvents>(event: K, handler: ReceiverEvents[K]): void {
-    this.listeners[event] = handler;
+  /**
+   * Add a listener; returns a function that removes it. An exception thrown
+   * by a listener propagates out of the call that emitted the event.
+   */
+  on<K extends keyof ReceiverEvents>(event: K, handler: ReceiverEvents[K]): () => void {
+    return this.events.on(event, handler);
   }
 
   /**
@@ -281,7 +286,7 @@ export class ReceiverEngine {
         this.streamInfos.set(info.streamId, info);
         this.qoe.setExpectedFps(info.fps, info.streamId);
         if (!prev || prev.codec !== info.codec || prev.width !== info.width || prev.height !== info.height || prev.fps !== info.fps) {
-          this.listeners.streamInfo?.(info);
+          this.events.emit('streamInfo', info);
         }
         break;
       }
@@ -382,7 +387,7 @@ export class ReceiverEngine {
     while (this.playoutQueue.length > 0 && (this.playoutQueue[0].atUs <= now || this.playoutQueue.length > MAX_PLAYOUT_QUEUE)) {
       const { frame, atUs } = this.playoutQueue.shift()!;
       if (Number.isFinite(atUs) && now - atUs > 20_000) this.playout.countLate();
-      this.listeners.frame?.(frame);
+      this.events.emit('frame', frame);
     }
   }
 
