@@ -73,6 +73,13 @@ export interface OutgoingPacket {
 }
 
 /**
+ * Transport state of a path (its RTCPeerConnection and datachannel, or a
+ * simulator link), the one type the transports, the engines and the path
+ * manager share: new -> connecting -> connected -> (failed | closed).
+ */
+export type PathTransportState = 'new' | 'connecting' | 'connected' | 'failed' | 'closed';
+
+/**
  * A path as the scheduler sees it at one instant. Built by the engine from the
  * path's congestion controller and transport; read-only to schedulers.
  */

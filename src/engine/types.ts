@@ -2,7 +2,7 @@
  * Contracts between the I/O-free engines and whatever moves their bytes: the
  * browser (RTCDataChannel per path) or the simulator (emulated links).
  */
-import type { PathId } from '../core/types.js';
+import type { PathId, PathTransportState } from '../core/types.js';
 
 /** Where an engine writes the packets of one path. */
 export interface PathSink {
@@ -12,8 +12,11 @@ export interface PathSink {
   bufferedAmount(): number;
 }
 
-/** Transport-level state of a path as the app or simulator reports it. */
-export type PathLinkState = 'connecting' | 'connected' | 'failed' | 'closed';
+/**
+ * @deprecated Use {@link PathTransportState} (src/core/types.ts). Kept for
+ * src/engine/sender.ts until its split lands; not part of the public API.
+ */
+export type PathLinkState = PathTransportState;
 
 /** Per-path sender statistics (units in names). */
 export interface SenderPathStats {
