@@ -13,7 +13,7 @@ export type PathId = number;
 export const MAX_PATHS = 8;
 
 /**
- * Packet priority, exactly as Converge Table 2 (paper 000, §4.1): lower number
+ * Packet priority, exactly as Converge §4.1 Table 2: lower number
  * = more important. Everything that is not 1-5 is plain media (6).
  */
 export enum Priority {

@@ -1,5 +1,5 @@
 /**
- * Converge's path-specific FEC rate (paper 000, §3.3 and §4.3):
+ * Converge's path-specific FEC rate (§3.3 and §4.3):
  *
  *   FEC_i = l_i · P_i · β_i,   β_i = 1 + NACK_i / (P_i − FEC_i)
  *

@@ -1,6 +1,6 @@
 /**
  * libwebrtc's table-driven FEC rate, the baseline of Converge's Fig. 12/13 and
- * Table 5 (paper 000, §6.2), applied per path.
+ * Table 5 (Converge §6.2), applied per path.
  *
  * SOURCE: libwebrtc `modules/video_coding/media_opt_util.cc`
  * (`VCMFecMethod::ProtectionFactor`, `BoostCodeRateKey`, `ConvertFECRate`,

@@ -2,7 +2,7 @@
  * Receiver frame buffer: holds complete frames (from the depacketizer) until
  * they can be decoded, and releases them strictly in decode order.
  *
- * SOURCE: Converge (paper 000) §2.1 "Receive buffers in WebRTC" (a bounded
+ * SOURCE: Converge §2.1 "Receive buffers in WebRTC" (a bounded
  * frame buffer that purges frames it cannot use) and libwebrtc
  * modules/video_coding/frame_buffer2.cc / api/video/frame_buffer.cc (decode
  * order, a key frame is always decodable and makes older frames obsolete,

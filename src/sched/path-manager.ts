@@ -1,7 +1,7 @@
 /**
  * I/O-free path lifecycle: which paths exist, which are up, and the events to
  * tell the application. Converge keeps WebRTC's connection monitoring in sync
- * with its multipath management (paper 000, §5 "Connections management") and
+ * with its multipath management (Converge §5 "Connections management") and
  * disables / re-enables paths from QoE feedback (§4.2); this class turns both
  * into one event stream.
  *
