@@ -25,8 +25,10 @@
  *
  * Note on 'stale': a completed frame id is NOT a floor by itself, because over
  * several paths frames complete out of order (frame 5 may complete before 4).
- * The consumer (frame buffer) calls dropBefore() when it decodes or skips past
- * a frame; that is what makes older fragments stale.
+ * A consumer that decodes or skips past a frame may call dropBefore() to make
+ * older fragments stale at once; the ReceiverEngine does not (the frame
+ * buffer refuses frames behind its last decoded one, and the incomplete ones
+ * age out by `maxAgeMs`).
  *
  * Memory: stored fragments cost their payload bytes plus
  * {@link FRAGMENT_OVERHEAD_BYTES}; all incomplete frames together stay under
