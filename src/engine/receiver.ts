@@ -63,7 +63,6 @@ export class ReceiverEngine {
   private lastReportUs = -Infinity;
   private readonly fcdMs: number[] = [];
   private readonly ifdMs: number[] = [];
-  private lastCompleteUs: number | undefined;
   private rttMs: number;
   private rttSamples = 0;
   private lastNackSweepUs = 0;

@@ -1,5 +1,5 @@
 /**
- * Options of the signalling server ({@link startSignallingServer}), their
+ * Options of the signalling server (`startSignallingServer` in server.ts), their
  * defaults and their validation. Node-only (types from `node:http`).
  */
 import type { IncomingMessage } from 'node:http';
