@@ -19,7 +19,7 @@ import type { DecodableFrame } from '../src/engine/receiver.js';
 import { SenderEngine } from '../src/engine/sender.js';
 import type { PathSink, SenderStats } from '../src/engine/types.js';
 import { ConvergeScheduler } from '../src/sched/converge.js';
-import { decodePacket } from '../src/wire/codec.js';
+import { decodePacket } from '../src/wire/decode.js';
 import type { Link } from './net/link.js';
 import { buildLink } from './net/scenario.js';
 import { SctpChannel, type SctpPacket } from './datachannel-model.js';

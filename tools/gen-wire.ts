@@ -6,7 +6,7 @@
  *   node --import tsx tools/gen-wire.ts --check  # exit 1 if it is stale
  *
  * The library itself never parses .proto text at run time (no `?raw`
- * imports, no fs): `src/wire/codec.ts` builds its Root with
+ * imports, no fs): `src/wire/schema.ts` builds its Root with
  * `protobuf.Root.fromJSON(wireDescriptor)` from the generated file, so the same
  * code runs under Vite, Vitest and plain Node. A unit test
  * (tests/unit/wire/schema.test.ts) calls {@link generateWireSchemaSource} and

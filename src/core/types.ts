@@ -13,7 +13,7 @@ export type PathId = number;
 export const MAX_PATHS = 8;
 
 /**
- * Packet priority, exactly as Converge Table 2 (§4.1): lower number
+ * Packet priority, exactly as Converge §4.1 Table 2: lower number
  * = more important. Everything that is not 1-5 is plain media (6).
  */
 export enum Priority {
@@ -71,6 +71,13 @@ export interface OutgoingPacket {
   /** Temporal layer id of the packet's frame (0 = base) when the stream uses temporal layers; undefined otherwise. */
   temporalLayer?: number;
 }
+
+/**
+ * Transport state of a path (its RTCPeerConnection and datachannel, or a
+ * simulator link), the one type the transports, the engines and the path
+ * manager share: new -> connecting -> connected -> (failed | closed).
+ */
+export type PathTransportState = 'new' | 'connecting' | 'connected' | 'failed' | 'closed';
 
 /**
  * A path as the scheduler sees it at one instant. Built by the engine from the

@@ -6,7 +6,7 @@
  * dropped (never thrown).
  */
 import type { PathId } from '../core/types.js';
-import { decodePacket } from '../wire/codec.js';
+import { decodePacket } from '../wire/decode.js';
 import type { WireErrorReason } from '../wire/types.js';
 import type { ReceiverEngine } from './receiver.js';
 import type { SenderEngine } from './sender.js';

@@ -12,103 +12,32 @@
  */
 import { integerClock } from '../core/clock.js';
 import type { Clock } from '../core/clock.js';
+import { Emitter } from '../core/emitter.js';
 import { MAX_PATHS } from '../core/types.js';
 import type { PathId } from '../core/types.js';
 import { DEFAULT_FEC_DECODER_BYTES, FecDecoder } from '../fec/decoder.js';
 import type { RecoveredPacket } from '../fec/types.js';
 import { DEFAULT_FRAME_BUFFER_BYTES, FrameBuffer } from '../feedback/frame-buffer.js';
 import { JitterEstimator } from '../feedback/jitter-estimator.js';
-import { type PlayoutOptions, PlayoutTiming } from '../feedback/playout.js';
+import { PlayoutTiming } from '../feedback/playout.js';
 import { KeyframeRequester } from '../feedback/keyframe-requester.js';
 import { NackGenerator } from '../feedback/nack.js';
-import { PathReportBuilder } from '../feedback/path-report-builder.js';
 import { percentile } from '../feedback/percentile.js';
 import { QoeMonitor } from '../feedback/qoe-monitor.js';
 import { StreamQoeStats } from '../feedback/qoe-stats.js';
-import { decodeMedia, encodeControl } from '../wire/codec.js';
+import { decodeMedia } from '../wire/decode.js';
+import { encodeControl } from '../wire/encode.js';
 import { DEFAULT_DEPACKETIZER_BYTES, Depacketizer } from '../wire/depacketizer.js';
 import type { AssembledFrame } from '../wire/packetization.js';
 import type { DecodedPacket, MediaMessage, PacketBody, StreamInfoMessage } from '../wire/types.js';
+import type { DecodableFrame, ReceiverEngineConfig, ReceiverEvents } from './receiver-config.js';
+import { type PathRx, newReceivePath, receivePathStats } from './receive-path.js';
 import type { PathSink, ReceiverPathStats, ReceiverStats } from './types.js';
 
-export interface ReceiverEngineConfig {
-  clock: Clock;
-  /** Per-path report interval (ms, default 50; Converge/GCC use 50-100). */
-  reportIntervalMs?: number;
-  /** RTT assumed until the sender's stream info carries one (ms, default 100). */
-  defaultRttMs?: number;
-  /** Bounded FCD/IFD history for stats (frames, default 2000). */
-  historyFrames?: number;
-  /**
-   * Memory bounds of the receive buffers (defaults sized for 4K video at up to
-   * ~50 Mbps; together ~48 MiB plus bookkeeping). A remote peer cannot make
-   * the receiver hold more than these, whatever it sends; entries over a
-   * budget or age are dropped and counted in {@link ReceiverStats.memoryDrops}.
-   */
-  memory?: ReceiverMemoryConfig;
-  /**
-   * Playout timing (src/feedback/playout.ts, after libwebrtc VCMTiming): a
-   * decodable frame goes to the decoder at its expected arrival plus a delay
-   * that follows the frame-jitter estimate (optionally plus the RTT while
-   * NACKs are being sent, `nackHoldMs`), so delay variations shorter than that
-   * delay cost no freeze. Default: 0-400 ms adaptive; `{ maxDelayMs: 0 }` decodes every frame as soon as it is
-   * decodable (lowest latency, every delay variation shows as a gap).
-   */
-  playout?: PlayoutOptions;
-}
+export type { DecodableFrame, ReceiverEngineConfig, ReceiverEvents, ReceiverMemoryConfig } from './receiver-config.js';
 
 /** Most decodable frames waiting for their playout time; beyond it the oldest go at once. */
 const MAX_PLAYOUT_QUEUE = 256;
-
-/** Byte budgets and age bounds of the receiver's buffers (see {@link ReceiverEngineConfig.memory}). */
-export interface ReceiverMemoryConfig {
-  /** Complete frames waiting for decode, bytes (default 24 MiB). */
-  frameBufferBytes?: number;
-  /** A complete frame waiting longer is dropped even without a key frame (ms, default 3000). */
-  frameBufferMaxAgeMs?: number;
-  /** Fragments of incomplete frames, bytes (default 16 MiB). */
-  depacketizerBytes?: number;
-  /** An incomplete frame older than this is dropped (ms, default 3000). */
-  depacketizerMaxAgeMs?: number;
-  /** Media bodies and parities kept for FEC recovery, bytes (default 8 MiB). */
-  fecBytes?: number;
-  /** FEC-window entries older than this are dropped (ms, default 1000). */
-  fecMaxAgeMs?: number;
-  /** NACK window: most missing packets tracked per stream; a larger gap resets the list and asks for a key frame (default 1000). */
-  nackMaxTracked?: number;
-}
-
-/** A frame ready for the decoder, in decode order. */
-export interface DecodableFrame {
-  streamId: number;
-  frameId: number;
-  keyFrame: boolean;
-  /** Sender clock capture time (µs). */
-  captureUs: number;
-  data: Uint8Array;
-}
-
-export interface ReceiverEvents {
-  frame: (frame: DecodableFrame) => void;
-  streamInfo: (info: StreamInfoMessage) => void;
-}
-
-interface PathRx {
-  id: PathId;
-  sink: PathSink | undefined;
-  reports: PathReportBuilder;
-  packetsReceived: number;
-  bytesReceived: number;
-  mediaPacketsReceived: number;
-  fecPacketsReceived: number;
-  latePackets: number;
-  earlyPackets: number;
-  highestSeq: number;
-  seqCount: number;
-  firstSeq: number;
-  /** Smoothed (arrival - send time) of this path's media packets, µs; the sender/receiver clock offset cancels across paths. */
-  owdUs: number;
-}
 
 /** NaN/undefined -> 0, so stats stay plain JSON numbers. */
 const num = (x: number | undefined): number => (x === undefined || !Number.isFinite(x) ? 0 : x);
@@ -130,11 +59,10 @@ export class ReceiverEngine {
   private readonly fecDecoder: FecDecoder;
   private readonly streamStats = new Map<number, StreamQoeStats>();
   private readonly streamInfos = new Map<number, StreamInfoMessage>();
-  private listeners: Partial<ReceiverEvents> = {};
+  private readonly events = new Emitter<ReceiverEvents>();
   private lastReportUs = -Infinity;
   private readonly fcdMs: number[] = [];
   private readonly ifdMs: number[] = [];
-  private lastCompleteUs: number | undefined;
   private rttMs: number;
   private rttSamples = 0;
   private lastNackSweepUs = 0;
@@ -183,8 +111,12 @@ export class ReceiverEngine {
     });
   }
 
-  on<K extends keyof ReceiverEvents>(event: K, handler: ReceiverEvents[K]): void {
-    this.listeners[event] = handler;
+  /**
+   * Add a listener; returns a function that removes it. An exception thrown
+   * by a listener propagates out of the call that emitted the event.
+   */
+  on<K extends keyof ReceiverEvents>(event: K, handler: ReceiverEvents[K]): () => void {
+    return this.events.on(event, handler);
   }
 
   /**
@@ -204,21 +136,7 @@ export class ReceiverEngine {
     if (!Number.isInteger(pathId) || pathId < 0 || pathId >= MAX_PATHS) throw new RangeError(`path id ${pathId} outside [0, ${MAX_PATHS})`);
     let p = this.paths.get(pathId);
     if (!p) {
-      p = {
-        id: pathId,
-        sink: undefined,
-        reports: new PathReportBuilder(pathId),
-        packetsReceived: 0,
-        bytesReceived: 0,
-        mediaPacketsReceived: 0,
-        fecPacketsReceived: 0,
-        latePackets: 0,
-        earlyPackets: 0,
-        highestSeq: -1,
-        seqCount: 0,
-        firstSeq: -1,
-        owdUs: NaN,
-      };
+      p = newReceivePath(pathId);
       this.paths.set(pathId, p);
     }
     return p;
@@ -280,7 +198,7 @@ export class ReceiverEngine {
         this.streamInfos.set(info.streamId, info);
         this.qoe.setExpectedFps(info.fps, info.streamId);
         if (!prev || prev.codec !== info.codec || prev.width !== info.width || prev.height !== info.height || prev.fps !== info.fps) {
-          this.listeners.streamInfo?.(info);
+          this.events.emit('streamInfo', info);
         }
         break;
       }
@@ -381,7 +299,7 @@ export class ReceiverEngine {
     while (this.playoutQueue.length > 0 && (this.playoutQueue[0].atUs <= now || this.playoutQueue.length > MAX_PLAYOUT_QUEUE)) {
       const { frame, atUs } = this.playoutQueue.shift()!;
       if (Number.isFinite(atUs) && now - atUs > 20_000) this.playout.countLate();
-      this.listeners.frame?.(frame);
+      this.events.emit('frame', frame);
     }
   }
 
@@ -488,21 +406,7 @@ export class ReceiverEngine {
     const fec = this.fecDecoder.stats();
     const fbs = this.frameBuffer.stats();
     const dps = this.depacketizer.stats();
-    const paths: ReceiverPathStats[] = [...this.paths.values()].map((p) => {
-      const perPath = fec.perPath.find((x) => x.pathId === p.id);
-      const expected = p.firstSeq >= 0 ? p.highestSeq - p.firstSeq + 1 : 0;
-      return {
-        id: p.id,
-        packetsReceived: p.packetsReceived,
-        bytesReceived: p.bytesReceived,
-        mediaPacketsReceived: p.mediaPacketsReceived,
-        fecPacketsReceived: p.fecPacketsReceived,
-        fecUtilizationPct: perPath && perPath.fecReceived > 0 ? (100 * perPath.fecUsed) / perPath.fecReceived : 0,
-        latePackets: p.latePackets,
-        earlyPackets: p.earlyPackets,
-        lossPct: expected > 0 ? Math.max(0, (100 * (expected - p.seqCount)) / expected) : 0,
-      };
-    });
+    const paths: ReceiverPathStats[] = [...this.paths.values()].map((p) => receivePathStats(p, fec.perPath.find((x) => x.pathId === p.id)));
     const mean = (a: number[]) => (a.length ? a.reduce((x, y) => x + y, 0) / a.length : 0);
     return {
       ...this.c,

@@ -10,9 +10,9 @@
 import type { BandwidthEstimator } from '../cc/types.js';
 import type { Pacer } from '../cc/pacer.js';
 import type { ProbeSender } from '../cc/probe-sender.js';
-import type { OutgoingPacket, PathId, Priority } from '../core/types.js';
+import type { OutgoingPacket, PathId, PathTransportState, Priority } from '../core/types.js';
 import { RateMeter } from './rate-meter.js';
-import type { PathLinkState, PathSink, SenderPathStats } from './types.js';
+import type { PathSink, SenderPathStats } from './types.js';
 
 /** What the pacer queues: a packet, or a probe duplicate. */
 export interface QueuedItem {
@@ -42,7 +42,7 @@ export interface SendAccounting {
 export class SenderPath {
   /** Per-path sequence number of the next datagram. */
   private pathSeq = 0;
-  linkState: PathLinkState;
+  linkState: PathTransportState;
   lastKeepaliveUs = -Infinity;
   /** Suspect or down at the last check (see SenderEngine failover handling). */
   failedOver = false;
@@ -73,7 +73,7 @@ export class SenderPath {
     readonly pacer: Pacer<QueuedItem>,
     /** Bandwidth probing, undefined when the estimator has none or probing is off. */
     readonly prober: ProbeSender | undefined,
-    state: PathLinkState,
+    state: PathTransportState,
     nowUs: number,
   ) {
     this.linkState = state;

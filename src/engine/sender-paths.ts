@@ -11,7 +11,7 @@ import type { PathId, PathState } from '../core/types.js';
 import type { PathHysteresis } from '../sched/path-hysteresis.js';
 import { PathManager } from '../sched/path-manager.js';
 import type { Scheduler } from '../sched/types.js';
-import { encodeControl } from '../wire/codec.js';
+import { encodeControl } from '../wire/encode.js';
 import type { PacketBody } from '../wire/types.js';
 import { MIN_PATH_RATE_BPS, type SenderPath } from './sender-path.js';
 import type { SenderPathStats } from './types.js';

@@ -26,9 +26,10 @@ import { Pacer } from '../cc/pacer.js';
 import { ProbeSender } from '../cc/probe-sender.js';
 import type { BandwidthEstimator } from '../cc/types.js';
 import { integerClock } from '../core/clock.js';
+import { Emitter } from '../core/emitter.js';
 import type { Clock } from '../core/clock.js';
 import { MAX_PATHS, Priority } from '../core/types.js';
-import type { Assignment, OutgoingPacket, PathId, PathState, QoeFeedback } from '../core/types.js';
+import type { Assignment, OutgoingPacket, PathId, PathState, PathTransportState, QoeFeedback } from '../core/types.js';
 import { PathFecEncoder, type FecEncoder } from '../fec/encoder.js';
 import { createFecPolicy } from '../fec/factory.js';
 import type { FecPolicyName } from '../fec/types.js';
@@ -38,7 +39,7 @@ import { FeedbackSeqFilter } from '../sched/feedback-filter.js';
 import { PathHysteresis } from '../sched/path-hysteresis.js';
 import { fastestPath } from '../sched/path-util.js';
 import type { Scheduler, SchedulerName } from '../sched/types.js';
-import { encodeControl, encodePacket } from '../wire/codec.js';
+import { encodeControl, encodePacket } from '../wire/encode.js';
 import type { EncodedFrameInput } from '../wire/packetization.js';
 import { Packetizer } from '../wire/packetizer.js';
 import type { PacketBody, StreamInfoMessage } from '../wire/types.js';
@@ -48,7 +49,7 @@ import { PathRecovery } from './path-recovery.js';
 import { resolveSenderConfig, type ResolvedSenderConfig, type SenderEngineConfig, type SenderEvents } from './sender-config.js';
 import { SenderPath, type QueuedItem } from './sender-path.js';
 import { SenderPaths } from './sender-paths.js';
-import type { PathLinkState, PathSink, SenderStats } from './types.js';
+import type { PathSink, SenderStats } from './types.js';
 
 export type { SenderEngineConfig, SenderEvents } from './sender-config.js';
 
@@ -75,7 +76,7 @@ export class SenderEngine {
   private readonly cfg: ResolvedSenderConfig;
   private readonly createEstimator: (pathId: PathId) => BandwidthEstimator;
   private readonly pacerCfg: SenderEngineConfig['pacer'];
-  private listeners: Partial<SenderEvents> = {};
+  private readonly events = new Emitter<SenderEvents>();
   private streamInfo: StreamInfoMessage | undefined;
   private lastStreamInfoUs = -Infinity;
   private lastTargetBps = 0;
@@ -126,7 +127,7 @@ export class SenderEngine {
       cfg: this.cfg,
       lastKeyFrameId: () => this.keyframes.lastKeyFrameId,
       pathMaxBps: () => this.pathMaxBps(),
-      requestKeyframe: (reason) => this.listeners.keyframeNeeded?.(reason),
+      requestKeyframe: (reason) => this.events.emit('keyframeNeeded', reason),
     });
   }
 
@@ -143,16 +144,16 @@ export class SenderEngine {
     return this.fec.name;
   }
 
-  /** Register a handler (one per event; a later call replaces it). */
-  on<K extends keyof SenderEvents>(event: K, handler: SenderEvents[K]): void {
-    this.listeners[event] = handler;
+  /** Add a listener (src/core/emitter.ts); returns its unsubscribe function. Listener exceptions propagate. */
+  on<K extends keyof SenderEvents>(event: K, handler: SenderEvents[K]): () => void {
+    return this.events.on(event, handler);
   }
 
   /**
    * Add a path with the sink its packets go to.
    * @throws RangeError for an id outside [0, MAX_PATHS) or one already added.
    */
-  addPath(pathId: PathId, sink: PathSink, state: PathLinkState = 'connected'): void {
+  addPath(pathId: PathId, sink: PathSink, state: PathTransportState = 'connected'): void {
     if (!Number.isInteger(pathId) || pathId < 0 || pathId >= MAX_PATHS) throw new RangeError(`path id ${pathId} outside [0, ${MAX_PATHS})`);
     if (this.paths.has(pathId)) throw new RangeError(`path ${pathId} already added`);
     const now = this.clock.nowUs();
@@ -175,7 +176,7 @@ export class SenderEngine {
   }
 
   /** Transport state change of a path (ICE connected, failed, closed). Unknown paths are ignored. */
-  setPathState(pathId: PathId, state: PathLinkState): void {
+  setPathState(pathId: PathId, state: PathTransportState): void {
     const p = this.paths.get(pathId);
     if (!p) return;
     p.linkState = state;
@@ -320,7 +321,7 @@ export class SenderEngine {
           this.c.keyframeRequestsSuppressed++;
           return;
         }
-        this.listeners.keyframeNeeded?.('pli');
+        this.events.emit('keyframeNeeded', 'pli');
         break;
       case 'qoe':
         this.onQoe(body.qoe, now);
@@ -376,7 +377,7 @@ export class SenderEngine {
     this.recovery.tick(now);
     for (const ev of this.paths.manager.tick(now, this.scheduler)) {
       if (ev.type === 'path-up') this.lastStreamInfoUs = -Infinity; // announce the stream on it at once
-      this.listeners.pathEvent?.(ev);
+      this.events.emit('pathEvent', ev);
     }
     this.paths.sendKeepalives(now);
     if (this.streamInfo && now - this.lastStreamInfoUs >= this.cfg.streamInfoIntervalMs * 1000) {
@@ -387,7 +388,7 @@ export class SenderEngine {
     const target = this.targetBitrateBps();
     if (Math.abs(target - this.lastTargetBps) > 0.05 * Math.max(1, this.lastTargetBps)) {
       this.lastTargetBps = target;
-      this.listeners.targetBitrate?.(target);
+      this.events.emit('targetBitrate', target);
     }
     this.flush(now);
   }

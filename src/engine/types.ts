@@ -12,9 +12,6 @@ export interface PathSink {
   bufferedAmount(): number;
 }
 
-/** Transport-level state of a path as the app or simulator reports it. */
-export type PathLinkState = 'connecting' | 'connected' | 'failed' | 'closed';
-
 /** Per-path sender statistics (units in names). */
 export interface SenderPathStats {
   id: PathId;

@@ -26,6 +26,7 @@ import { seqAdd, seqDiff } from '../core/seq.js';
 import type { FecMessage } from '../wire/types.js';
 import { numOption } from './errors.js';
 import type { FecDecoderStats, FecDropStats, FecPathStats, RecoveredPacket } from './types.js';
+import { type PathCounters, type PendingFec, type StreamState, isSameFec, isU32, newStreamState, unpinned } from './decoder-state.js';
 import { FEC_MAX_MASK_BITS, maskOffsets, xorInto } from './xor.js';
 
 export interface FecDecoderOptions {
@@ -51,75 +52,12 @@ export interface FecDecoderOptions {
   validate?: (streamId: number, flowSeq: number, body: Uint8Array) => boolean;
 }
 
-interface PendingFec {
-  baseSeq: number;
-  offsets: Uint8Array;
-  missing: number;
-  lengthXor: number;
-  parity: Uint8Array;
-  protectsPath: number;
-  /** Highest protected seq (for age expiry). */
-  lastSeq: number;
-  fecSeq: number;
-  alive: boolean;
-  /** Arrival (µs). */
-  atUs: number;
-}
-
-interface MediaEntry {
-  body: Uint8Array;
-  /** Arrival (µs). */
-  atUs: number;
-}
+const EMPTY: RecoveredPacket[] = [];
 
 /** Estimated heap cost of one stored entry besides its bytes (object, map slot), bytes. */
 export const FEC_ENTRY_OVERHEAD_BYTES = 96;
 /** Default {@link FecDecoderOptions.maxBytes}: 8 MiB. */
 export const DEFAULT_FEC_DECODER_BYTES = 8 * 1024 * 1024;
-const PIN_SLACK_BYTES = 1024;
-
-/** `b`, or a copy of it when it views a buffer much larger than itself. */
-function unpinned(b: Uint8Array): Uint8Array {
-  return b.buffer.byteLength > b.byteLength + PIN_SLACK_BYTES ? b.slice() : b;
-}
-
-/** What identifies a duplicate: same fec_seq, base, length XOR and parity size. */
-interface SeenFec {
-  baseSeq: number;
-  lengthXor: number;
-  parityLen: number;
-}
-
-interface StreamState {
-  id: number;
-  /** seq -> body; insertion order = arrival order (age eviction reads the front). */
-  media: Map<number, MediaEntry>;
-  /** Estimated bytes held (bodies + parities + overhead). */
-  bytes: number;
-  /** Insertion-ordered pending FEC packets. */
-  fecs: Set<PendingFec>;
-  /** Missing seq -> pending FEC packets waiting for it. */
-  waiting: Map<number, PendingFec[]>;
-  /** fecSeq -> identity of recently seen FEC packets (dedup), insertion ordered. */
-  seenFec: Map<number, SeenFec>;
-  newest: number;
-  hasNewest: boolean;
-  lastUse: number;
-}
-
-interface PathCounters {
-  fecReceived: number;
-  fecUsed: number;
-  fecDiscarded: number;
-  recovered: number;
-}
-
-const EMPTY: RecoveredPacket[] = [];
-
-function isU32(v: unknown): v is number {
-  return typeof v === 'number' && Number.isInteger(v) && v >= 0 && v <= 0xffff_ffff;
-}
-
 /**
  * XOR FEC decoder. Feed every received media body (`addMedia`) and FEC packet
  * (`addFec`) of every path; both return the packets rebuilt by that call, in
@@ -284,7 +222,7 @@ export class FecDecoder {
       }
     }
     const seen = st.seenFec.get(fec.fecSeq);
-    if (seen !== undefined && seen.baseSeq === base && seen.lengthXor === fec.lengthXor && seen.parityLen === fec.parity.length) {
+    if (isSameFec(seen, base, fec.lengthXor, fec.parity.length)) {
       this.drops.duplicateFec++;
       return EMPTY;
     }
@@ -393,7 +331,7 @@ export class FecDecoder {
           this.drops.evictedStreams++;
         }
       }
-      st = { id, media: new Map(), bytes: 0, fecs: new Set(), waiting: new Map(), seenFec: new Map(), newest: 0, hasNewest: false, lastUse: 0 };
+      st = newStreamState(id);
       this.streams.set(id, st);
     }
     st.lastUse = ++this.useClock;
@@ -525,7 +463,7 @@ export class FecDecoder {
   private reject(st: StreamState, fec: PendingFec): null {
     this.drops.recoveryRejected++;
     const seen = st.seenFec.get(fec.fecSeq);
-    if (seen !== undefined && seen.baseSeq === fec.baseSeq && seen.lengthXor === fec.lengthXor && seen.parityLen === fec.parity.length) {
+    if (isSameFec(seen, fec.baseSeq, fec.lengthXor, fec.parity.length)) {
       st.seenFec.delete(fec.fecSeq);
     }
     return null;

@@ -8,7 +8,7 @@
  */
 import { Priority } from '../core/types.js';
 import type { Assignment, OutgoingPacket, PathId, PathState } from '../core/types.js';
-import { encodeFec } from '../wire/codec.js';
+import { encodeFec } from '../wire/encode.js';
 import type { FecPolicy, FecPolicyName } from './types.js';
 import { FecProtectionWindow } from './window.js';
 import { makeFecPackets } from './xor.js';

@@ -2,7 +2,7 @@
  * Receiver frame buffer: holds complete frames (from the depacketizer) until
  * they can be decoded, and releases them strictly in decode order.
  *
- * SOURCE: Converge (paper 000) §2.1 "Receive buffers in WebRTC" (a bounded
+ * SOURCE: Converge §2.1 "Receive buffers in WebRTC" (a bounded
  * frame buffer that purges frames it cannot use) and libwebrtc
  * modules/video_coding/frame_buffer2.cc / api/video/frame_buffer.cc (decode
  * order, a key frame is always decodable and makes older frames obsolete,
@@ -38,92 +38,20 @@
  */
 import type { AssembledFrame } from '../wire/packetization.js';
 import { seqAdd, seqDiff } from '../core/seq.js';
+import { DecodedFramesHistory } from './decoded-frames-history.js';
 import type { FrameBufferOutput, FrameInsertResult } from './types.js';
+import {
+  FRAGMENT_OVERHEAD_BYTES,
+  FRAME_OVERHEAD_BYTES,
+  type FrameBufferOptions,
+  type FrameBufferStats,
+  type ResolvedFrameBufferOptions,
+  resolveFrameBufferOptions,
+} from './frame-buffer-options.js';
 
 export type { FrameBufferOutput, FrameInsertResult } from './types.js';
-
-/** Options of {@link FrameBuffer}. */
-export interface FrameBufferOptions {
-  /** Most frames waiting per stream (default 120). */
-  maxFrames?: number;
-  /** Lower bound of the missing-frame wait, ms (default 50). */
-  minWaitMs?: number;
-  /** Upper bound of the missing-frame wait, ms (default 1000). */
-  maxWaitMs?: number;
-  /** Constant part of the wait, ms (default 30): wait = clamp(k * jitter + base + rtt, min, max). */
-  baseWaitMs?: number;
-  /** Jitter multiplier k of the wait (default 3). */
-  jitterMultiplier?: number;
-  /** Most streams tracked (default 16); frames of further streams are dropped. */
-  maxStreams?: number;
-  /** A frameId farther than this from the last decoded one is dropped as bogus (default 16384). */
-  maxFrameIdJump?: number;
-  /**
-   * After this many consecutive "far" frames (none in range between them) the
-   * stream is assumed restarted by the sender and resynchronised (default 30).
-   */
-  resyncAfterFrames?: number;
-  /**
-   * Bytes all waiting frames may cost together (default 24 MiB: ~4 s of 4K
-   * video at 50 Mbps, several 4K key frames). Cost of a frame = data bytes +
-   * {@link FRAME_OVERHEAD_BYTES} + {@link FRAGMENT_OVERHEAD_BYTES} per fragment.
-   */
-  maxBytes?: number;
-  /** A frame waiting longer than this is dropped, key frame or not (ms, default 3000). */
-  maxAgeMs?: number;
-  /**
-   * Skip wait for a gap that a later, decodable frame does not depend on
-   * (temporal layers): clamp(k * jitter + base + skipWaitRttFactor * rtt, min,
-   * max) ms. 0 (default) = the reorder/jitter part only: a lost upper-layer
-   * frame costs no NACK round trip of stall; 1 = the full missing-frame wait.
-   */
-  skipWaitRttFactor?: number;
-}
-
-/** Estimated fixed heap cost of one waiting frame (object, map entry), bytes. */
-export const FRAME_OVERHEAD_BYTES = 256;
-/** Estimated heap cost of one fragment's arrival record, bytes. */
-export const FRAGMENT_OVERHEAD_BYTES = 64;
-/** Default {@link FrameBufferOptions.maxBytes}: 24 MiB. */
-export const DEFAULT_FRAME_BUFFER_BYTES = 24 * 1024 * 1024;
-
-/** Counters of {@link FrameBuffer} (monotonic except `waiting` and `streams`). */
-export interface FrameBufferStats {
-  inserted: number;
-  released: number;
-  /** Frames waiting now (all streams). */
-  waiting: number;
-  streams: number;
-  duplicates: number;
-  stale: number;
-  invalid: number;
-  /** Dropped: stream table full. */
-  droppedNoStream: number;
-  /** Dropped: frameId implausibly far from the last decoded one. */
-  droppedFar: number;
-  /** Dropped: more than `maxFrames` waiting. */
-  droppedOverflow: number;
-  /** Dropped: dependents of a missing frame whose wait timed out. */
-  droppedTimeout: number;
-  /** Dropped: older than a key frame the buffer jumped to. */
-  droppedKeyJump: number;
-  /** Dropped: over the `maxBytes` budget (the oldest frame of the largest stream, or a frame larger than the budget). */
-  droppedBudget: number;
-  /** Dropped: waited longer than `maxAgeMs`. */
-  droppedAge: number;
-  /** Dropped: undecodable frames before a decodable one the buffer skipped to (temporal layers). */
-  droppedSkipped: number;
-  /** Gaps skipped without a key frame (temporal layers: a later frame did not depend on the missing ones). */
-  skips: number;
-  /** Estimated bytes held by waiting frames now. */
-  bytes: number;
-  /** Missing-frame waits that timed out. */
-  timeouts: number;
-  /** Streams resynchronised after a frameId jump. */
-  resyncs: number;
-  /** Total frames dropped (sum of the dropped* counters). */
-  dropped: number;
-}
+export { DEFAULT_FRAME_BUFFER_BYTES, FRAGMENT_OVERHEAD_BYTES, FRAME_OVERHEAD_BYTES } from './frame-buffer-options.js';
+export type { FrameBufferOptions, FrameBufferStats } from './frame-buffer-options.js';
 
 interface Held {
   frame: AssembledFrame;
@@ -142,10 +70,8 @@ interface StreamState {
   keys: number;
   /** frameId of the last frame released to the decoder. */
   anchor: number | undefined;
-  /** frameIds released since the last key frame (the frames a delta frame may reference), the newest {@link RELEASED_KEPT}. */
-  readonly released: Set<number>;
-  readonly releasedRing: number[];
-  releasedHead: number;
+  /** frameIds released since the last key frame: the frames a delta frame may reference. */
+  readonly released: DecodedFramesHistory;
   /** Waiting delta frames that name their reference explicitly (skip candidates). */
   refs: number;
   /** The decode chain is broken (or never started): only a key frame can continue. */
@@ -167,17 +93,7 @@ interface StreamState {
  * {@link import('./keyframe-requester.js').KeyframeRequester} for a PLI.
  */
 export class FrameBuffer {
-  private readonly maxFrames: number;
-  private readonly minWaitMs: number;
-  private readonly maxWaitMs: number;
-  private readonly baseWaitMs: number;
-  private readonly jitterMult: number;
-  private readonly maxStreams: number;
-  private readonly maxJump: number;
-  private readonly resyncAfter: number;
-  private readonly maxBytes: number;
-  private readonly maxAgeUs: number;
-  private readonly skipRttFactor: number;
+  private readonly o: ResolvedFrameBufferOptions;
   private totalBytes = 0;
   private readonly streams = new Map<number, StreamState>();
   private droppedSincePoll = 0;
@@ -202,18 +118,7 @@ export class FrameBuffer {
 
   /** @throws RangeError for non-finite, negative or inconsistent options. */
   constructor(opts: FrameBufferOptions = {}) {
-    this.maxFrames = posInt(opts.maxFrames ?? 120, 'maxFrames');
-    this.minWaitMs = nonNeg(opts.minWaitMs ?? 50, 'minWaitMs');
-    this.maxWaitMs = nonNeg(opts.maxWaitMs ?? 1000, 'maxWaitMs');
-    this.baseWaitMs = nonNeg(opts.baseWaitMs ?? 30, 'baseWaitMs');
-    this.jitterMult = nonNeg(opts.jitterMultiplier ?? 3, 'jitterMultiplier');
-    this.maxStreams = posInt(opts.maxStreams ?? 16, 'maxStreams');
-    this.maxJump = posInt(opts.maxFrameIdJump ?? 1 << 14, 'maxFrameIdJump');
-    this.resyncAfter = posInt(opts.resyncAfterFrames ?? 30, 'resyncAfterFrames');
-    this.maxBytes = posInt(opts.maxBytes ?? DEFAULT_FRAME_BUFFER_BYTES, 'maxBytes');
-    this.maxAgeUs = nonNeg(opts.maxAgeMs ?? 3000, 'maxAgeMs') * 1000;
-    this.skipRttFactor = nonNeg(opts.skipWaitRttFactor ?? 0, 'skipWaitRttFactor');
-    if (this.minWaitMs > this.maxWaitMs) throw new RangeError(`FrameBuffer: minWaitMs ${this.minWaitMs} > maxWaitMs ${this.maxWaitMs}`);
+    this.o = resolveFrameBufferOptions(opts);
   }
 
   /**
@@ -224,7 +129,7 @@ export class FrameBuffer {
   waitMs(jitterMs: number, rttMs = 0): number {
     const j = Number.isFinite(jitterMs) && jitterMs > 0 ? jitterMs : 0;
     const r = Number.isFinite(rttMs) && rttMs > 0 ? rttMs : 0;
-    return Math.min(this.maxWaitMs, Math.max(this.minWaitMs, this.jitterMult * j + this.baseWaitMs + r));
+    return Math.min(this.o.maxWaitMs, Math.max(this.o.minWaitMs, this.o.jitterMult * j + this.o.baseWaitMs + r));
   }
 
   /**
@@ -244,7 +149,7 @@ export class FrameBuffer {
     }
     let s = this.streams.get(frame.streamId);
     if (s === undefined) {
-      if (this.streams.size >= this.maxStreams) {
+      if (this.streams.size >= this.o.maxStreams) {
         this.st.droppedNoStream++;
         this.droppedSincePoll++;
         return 'dropped';
@@ -254,9 +159,7 @@ export class FrameBuffer {
         bytes: 0,
         keys: 0,
         anchor: undefined,
-        released: new Set(),
-        releasedRing: [],
-        releasedHead: 0,
+        released: new DecodedFramesHistory(),
         refs: 0,
         needKey: true,
         keyRequested: false,
@@ -268,8 +171,8 @@ export class FrameBuffer {
     const id = frame.frameId;
     if (s.anchor !== undefined) {
       const d = seqDiff(s.anchor, id);
-      if (d > this.maxJump || d < -this.maxJump) {
-        if (++s.farRun < this.resyncAfter) {
+      if (d > this.o.maxJump || d < -this.o.maxJump) {
+        if (++s.farRun < this.o.resyncAfter) {
           this.st.droppedFar++;
           this.droppedSincePoll++;
           return 'dropped';
@@ -300,7 +203,7 @@ export class FrameBuffer {
       this.st.duplicates++;
     }
     const bytes = frameCost(frame);
-    if (bytes > this.maxBytes) {
+    if (bytes > this.o.maxBytes) {
       this.st.droppedBudget++;
       this.droppedSincePoll++;
       s.needKey = true;
@@ -308,7 +211,7 @@ export class FrameBuffer {
       return 'dropped';
     }
     const decodableNow = frame.keyFrame || (!s.needKey && s.anchor !== undefined && id === seqAdd(s.anchor, 1) && this.refReleased(s, frame));
-    if (s.frames.size >= this.maxFrames) {
+    if (s.frames.size >= this.o.maxFrames) {
       const victim = oldestId(s.frames);
       // Drop the oldest waiting frame; the incoming one if it is older still and not decodable.
       s.needKey = true;
@@ -325,7 +228,7 @@ export class FrameBuffer {
     if (frame.keyFrame) s.keys++;
     else if (hasExplicitRef(frame)) s.refs++;
     // Byte budget: drop the oldest frame of the stream holding the most bytes until under it.
-    while (this.totalBytes > this.maxBytes) {
+    while (this.totalBytes > this.o.maxBytes) {
       let big: StreamState = s;
       for (const o of this.streams.values()) if (o.bytes > big.bytes) big = o;
       const victim = oldestId(big.frames);
@@ -386,7 +289,7 @@ export class FrameBuffer {
   poll(nowUs: number, jitterMs: number, rttMs = 0): FrameBufferOutput {
     const now = finiteOr(nowUs, 0);
     const timeoutUs = this.waitMs(jitterMs, rttMs) * 1000;
-    const skipWaitUs = this.waitMs(jitterMs, this.skipRttFactor * (Number.isFinite(rttMs) && rttMs > 0 ? rttMs : 0)) * 1000;
+    const skipWaitUs = this.waitMs(jitterMs, this.o.skipRttFactor * (Number.isFinite(rttMs) && rttMs > 0 ? rttMs : 0)) * 1000;
     const decodable: AssembledFrame[] = [];
     const keyStreams: number[] = [];
     for (const [streamId, s] of this.streams) {
@@ -421,7 +324,7 @@ export class FrameBuffer {
         this.release(s, to, decodable);
         progressed = true;
       }
-      if (s.frames.size > 0 && this.maxAgeUs > 0) this.expire(s, now - this.maxAgeUs);
+      if (s.frames.size > 0 && this.o.maxAgeUs > 0) this.expire(s, now - this.o.maxAgeUs);
       if (s.frames.size === 0) s.blockedSinceUs = undefined;
       else if (progressed || s.blockedSinceUs === undefined) s.blockedSinceUs = now;
       if (s.blockedSinceUs !== undefined && now - s.blockedSinceUs > timeoutUs) {
@@ -481,18 +384,7 @@ export class FrameBuffer {
   private release(s: StreamState, f: AssembledFrame, out: AssembledFrame[]): void {
     this.take(s, f.frameId);
     s.anchor = f.frameId;
-    if (f.keyFrame) {
-      s.released.clear();
-      s.releasedRing.length = 0;
-      s.releasedHead = 0;
-    }
-    if (s.releasedRing.length < RELEASED_KEPT) s.releasedRing.push(f.frameId);
-    else {
-      s.released.delete(s.releasedRing[s.releasedHead]);
-      s.releasedRing[s.releasedHead] = f.frameId;
-      s.releasedHead = (s.releasedHead + 1) % RELEASED_KEPT;
-    }
-    s.released.add(f.frameId);
+    s.released.insert(f.frameId, f.keyFrame);
     out.push(f);
     this.st.released++;
   }
@@ -535,7 +427,7 @@ export class FrameBuffer {
         this.take(s, id);
         this.st.droppedKeyJump++;
         this.droppedSincePoll++;
-      } else if (d > this.maxJump) {
+      } else if (d > this.o.maxJump) {
         this.take(s, id);
         this.st.droppedFar++;
         this.droppedSincePoll++;
@@ -556,9 +448,6 @@ export class FrameBuffer {
     s.farRun = 0;
   }
 }
-
-/** Released frameIds remembered per stream (a reference farther back than this many released frames counts as missing). */
-const RELEASED_KEPT = 128;
 
 /** A delta frame that names its reference (temporal layers): a candidate to skip a gap to. */
 function hasExplicitRef(f: AssembledFrame): boolean {
@@ -601,14 +490,4 @@ function frameCost(f: AssembledFrame): number {
 
 function finiteOr(v: number, d: number): number {
   return Number.isFinite(v) ? v : d;
-}
-
-function posInt(v: number, name: string): number {
-  if (!Number.isInteger(v) || v < 1) throw new RangeError(`FrameBuffer: ${name} must be a positive integer, got ${v}`);
-  return v;
-}
-
-function nonNeg(v: number, name: string): number {
-  if (!Number.isFinite(v) || v < 0) throw new RangeError(`FrameBuffer: ${name} must be a finite number >= 0, got ${v}`);
-  return v;
 }

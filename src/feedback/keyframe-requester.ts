@@ -7,7 +7,7 @@
  * interval; a PLI storm only makes the sender spend its rate on key frames).
  * Interval used here: max(rttFactor x RTT, minIntervalMs) = max(1.5 RTT, 300 ms).
  *
- * Keyframe economy (issue 10 item 3): a granted request stays OUTSTANDING
+ * Keyframe economy: a granted request stays OUTSTANDING
  * until a key frame arrives ({@link KeyframeRequester.onKeyframe}); while it
  * is, no new request goes out before the measured response time (request ->
  * key frame received = RTT + encode + the key frame's transmit time, EWMA

@@ -5,7 +5,8 @@
  * SOURCE: RFC 4585 §6.2.1 (Generic NACK), libwebrtc
  * modules/video_coding/nack_requester.cc (gap detection on the sequence
  * number, a NACK is re-sent after one RTT, at most a fixed number of retries,
- * give up on packets that are too old or behind a key frame) and
+ * give up on packets that are too old; unlike libwebrtc the list is not
+ * cleared behind a key frame: those seqs age out by maxNackAgeMs) and
  * pion/interceptor pkg/nack (bounded receive log).
  *
  * Multipath twist: packets of one flow travel on several paths with
@@ -77,8 +78,6 @@ export interface NackGeneratorStats {
   exhausted: number;
   /** Gave up: older than maxNackAgeMs. */
   expired: number;
-  /** Removed by dropBefore() (frame buffer moved on). */
-  skipped: number;
   /** Evicted / not tracked because of the maxTracked bound. */
   capped: number;
   /** Gaps larger than the NACK window: list cleared, key frame requested (libwebrtc NackRequester). */
@@ -146,7 +145,6 @@ export class NackGenerator {
     retries: 0,
     exhausted: 0,
     expired: 0,
-    skipped: 0,
     capped: 0,
     windowResets: 0,
     bogusJumps: 0,
@@ -290,32 +288,6 @@ export class NackGenerator {
     this.st.capped += s.tracked;
     s.runs.length = 0;
     s.tracked = 0;
-  }
-
-  /**
-   * Stop asking for anything of `streamId` older than `flowSeq` (the frame
-   * buffer moved past it, e.g. after a key frame or a dropped frame).
-   */
-  dropBefore(streamId: number, flowSeq: number): void {
-    const s = this.streams.get(streamId);
-    if (s === undefined || (flowSeq >>> 0) !== flowSeq) return;
-    let n = 0;
-    while (n < s.runs.length) {
-      const r = s.runs[n];
-      const k = seqDiff(r.start, flowSeq); // seqs of r before flowSeq
-      if (k <= 0) break;
-      if (k < r.len) {
-        r.start = flowSeq;
-        r.len -= k;
-        s.tracked -= k;
-        this.st.skipped += k;
-        break;
-      }
-      s.tracked -= r.len;
-      this.st.skipped += r.len;
-      n++;
-    }
-    if (n > 0) s.runs.splice(0, n);
   }
 
   /** Current reorder wait before a first NACK (ms). */

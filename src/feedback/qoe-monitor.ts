@@ -1,7 +1,7 @@
 /**
  * Converge multipath-aware QoE feedback, receiver side.
  *
- * SOURCE: Converge (paper 000) §3.2 and §4.2, Fig. 5 and Fig. 8:
+ * SOURCE: Converge §3.2 and §4.2, Fig. 5 and Fig. 8:
  * - FCD (frame construction delay) = time to gather all packets of a frame
  *   = last fragment arrival - first fragment arrival.
  * - IFD (inter-frame delay) = interval between two consecutive frames

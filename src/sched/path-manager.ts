@@ -23,13 +23,13 @@
  * Time is passed in (µs). Bounded: at most MAX_PATHS paths and `maxEvents`
  * queued events (oldest dropped and counted).
  */
-import type { PathId } from '../core/types.js';
+import type { PathId, PathTransportState } from '../core/types.js';
 import { MAX_PATHS } from '../core/types.js';
 import { SchedError } from './errors.js';
 import { isValidPathId } from './path-util.js';
-import type { PathEvent, PathEventType, Scheduler, TransportState } from './types.js';
+import type { PathEvent, PathEventType, Scheduler } from './types.js';
 
-export type { PathEvent, PathEventType, TransportState } from './types.js';
+export type { PathEvent, PathEventType } from './types.js';
 
 export interface PathManagerConfig {
   /** Silence (no receiver report while sending) after which a path is down (ms). Default 800. */
@@ -53,7 +53,7 @@ export interface PathManagerStats {
 }
 
 interface PathEntry {
-  transport: TransportState;
+  transport: PathTransportState;
   up: boolean;
   lastReportUs: number;
   /** First onDataSent after the last report (µs); -1 = nothing unreported. */
@@ -68,7 +68,7 @@ const SUSPECT_MARGIN_US = 100_000;
 /** Fast failover's silence floor (µs; receivers report every 50 ms). */
 const FAST_FAILOVER_MIN_SILENCE_US = 100_000;
 
-const TRANSPORT_STATES: readonly string[] = ['connecting', 'connected', 'failed', 'closed'];
+const TRANSPORT_STATES: readonly string[] = ['new', 'connecting', 'connected', 'failed', 'closed'];
 
 export class PathManager {
   readonly config: Readonly<PathManagerConfig>;
@@ -112,7 +112,7 @@ export class PathManager {
   }
 
   /** Transport (RTCPeerConnection / datachannel) state change of a path. */
-  onTransportState(id: PathId, state: TransportState, nowUs: number): void {
+  onTransportState(id: PathId, state: PathTransportState, nowUs: number): void {
     const e = this.entry(id);
     if (e === undefined) return;
     if (!TRANSPORT_STATES.includes(state) || !Number.isFinite(nowUs)) {
@@ -196,7 +196,7 @@ export class PathManager {
   }
 
   /** Transport state of the path, or undefined when unknown. */
-  transportState(id: PathId): TransportState | undefined {
+  transportState(id: PathId): PathTransportState | undefined {
     return isValidPathId(id) ? this.entries[id]?.transport : undefined;
   }
 

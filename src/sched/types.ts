@@ -152,6 +152,3 @@ export interface PathEvent {
   /** Human-readable cause, e.g. 'no receiver report for 800 ms while sending'. */
   reason: string;
 }
-
-/** Transport state as the path manager is told it. */
-export type TransportState = 'connecting' | 'connected' | 'failed' | 'closed';

@@ -1,8 +1,8 @@
 /**
  * Signalling client for the browser and Node 20+ (pass a WebSocket
  * implementation, e.g. `ws`, when `globalThis.WebSocket` is missing).
- * Speaks {@link ./protocol.ts}. Listener exceptions are caught (safeEmit) so
- * application code cannot break the client.
+ * Speaks {@link ./protocol.ts}. Listener exceptions are caught (counted in
+ * `listenerErrors`, reported as 'error') so application code cannot break the client.
  *
  * Register listeners before {@link SignallingClient.connect}: `signal`
  * messages may arrive right after `joined`.
@@ -11,6 +11,7 @@
  * the server has not announced in this room (`joined.peers` / `peer-joined`,
  * and not since `peer-left`) is dropped and counted in `unvouchedSignals`.
  */
+import { Emitter } from '../core/emitter.js';
 import {
   MAX_SIGNALLING_MESSAGE_BYTES,
   MAX_TOKEN_CHARS,
@@ -82,10 +83,10 @@ export interface SignallingClientOptions {
 export type SignallingClientState = 'idle' | 'connecting' | 'joined' | 'closed';
 
 const OPEN = 1;
+/** The event names `on` accepts. */
+const EVENT_NAMES: ReadonlySet<string> = new Set(Object.values(SignallingEvent));
 /** Bound on the tracked peer set (rooms hold at most 8). */
 const MAX_KNOWN_PEERS = 64;
-
-type Listeners = { [K in SignallingEvent]: Set<SignallingClientEvents[`${K}`]> };
 
 /**
  * One signalling connection in one room.
@@ -100,14 +101,15 @@ type Listeners = { [K in SignallingEvent]: Set<SignallingClientEvents[`${K}`]> }
 export class SignallingClient {
   private ws: WebSocketLike | undefined;
   private readonly Ws: WebSocketCtor | undefined;
-  private readonly listeners: Listeners = {
-    [SignallingEvent.Joined]: new Set(),
-    [SignallingEvent.PeerJoined]: new Set(),
-    [SignallingEvent.PeerLeft]: new Set(),
-    [SignallingEvent.Signal]: new Set(),
-    [SignallingEvent.Error]: new Set(),
-    [SignallingEvent.Closed]: new Set(),
-  };
+  /** Listener exceptions are counted and reported as 'error' (those of 'error' listeners are only counted). */
+  private readonly events = new Emitter<SignallingClientEvents>({
+    onListenerError: (err, event) => {
+      this.listenerErrors++;
+      if (event !== SignallingEvent.Error) {
+        this.safeEmit(SignallingEvent.Error, { code: 'bad-message', message: `listener for '${event}' threw: ${String(err)}` });
+      }
+    },
+  });
   private _state: SignallingClientState = 'idle';
   private _peerId: string | undefined;
   private readonly _peers = new Set<string>();
@@ -141,27 +143,16 @@ export class SignallingClient {
    * @throws TypeError for an unknown event name (programming error).
    */
   on<K extends SignallingEventName>(event: K, cb: SignallingClientEvents[`${K}`]): () => void {
-    const set = this.listeners[event as SignallingEvent] as Set<unknown> | undefined;
-    if (!set) throw new TypeError(`SignallingClient: unknown event '${String(event)}'`);
-    set.add(cb);
-    return () => this.off(event, cb);
+    if (!EVENT_NAMES.has(event)) throw new TypeError(`SignallingClient: unknown event '${String(event)}'`);
+    return this.events.on(`${event}`, cb);
   }
 
   off<K extends SignallingEventName>(event: K, cb: SignallingClientEvents[`${K}`]): void {
-    (this.listeners[event as SignallingEvent] as Set<unknown> | undefined)?.delete(cb);
+    this.events.off(`${event}`, cb);
   }
 
   private safeEmit<K extends SignallingEvent>(event: K, payload: Parameters<SignallingClientEvents[`${K}`]>[0]): void {
-    for (const cb of [...this.listeners[event]]) {
-      try {
-        (cb as (p: unknown) => void)(payload);
-      } catch (err) {
-        this.listenerErrors++;
-        if (event !== SignallingEvent.Error) {
-          this.safeEmit(SignallingEvent.Error, { code: 'bad-message', message: `listener for '${event}' threw: ${String(err)}` });
-        }
-      }
-    }
+    this.events.emit(`${event}`, ...([payload] as Parameters<SignallingClientEvents[`${K}`]>));
   }
 
   /**

@@ -23,11 +23,19 @@
  * - Per client (remote address, or `clientKey(request)` behind a proxy):
  *   connections, rooms and message rate are bounded, so one client cannot
  *   use up the global limits; a connection that keeps flooding is closed.
+ *
+ * Options and their defaults: server-options.ts; counters: server-stats.ts;
+ * rate limits: token-bucket.ts; per room / client / connection state:
+ * server-state.ts.
  */
 import { randomBytes } from 'node:crypto';
 import type { IncomingMessage } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import type { AuthorizeContext, AuthorizeResult } from './authorize.js';
+import { resolveServerOptions, type SignallingServerOptions } from './server-options.js';
+import { DROP_KEY, newServerStats, type SignallingServerStats } from './server-stats.js';
+import { type Client, type Conn, type Room, rawLength, rawToString } from './server-state.js';
+import { ConnectRateLimiter, fullBucket, refill } from './token-bucket.js';
 import { WebSocketServer, WebSocket, type RawData } from 'ws';
 import {
   MAX_SIGNALLING_MESSAGE_BYTES,
@@ -41,115 +49,8 @@ import {
   type SignallingErrorCode,
 } from './protocol.js';
 
-/** Context handed to {@link SignallingServerOptions.rewriteSignal}. */
-export interface RewriteSignalContext {
-  room: string;
-  from: string;
-  to: string;
-  pathId: number;
-  data: unknown;
-}
-
-export interface SignallingServerOptions {
-  /** TCP port; 0 (default) picks a free one. */
-  port?: number;
-  /** Listen address (default '127.0.0.1'). */
-  host?: string;
-  /** Peers per room, integer 2..8 (default 8). */
-  maxRoomSize?: number;
-  /** Rooms alive at once (default 1000); a join that would create one more gets `room-full`. */
-  maxRooms?: number;
-  /** Open sockets at once (default 2000); extra sockets are closed with code 1013. */
-  maxConnections?: number;
-  /**
-   * Per-connection token bucket: `burst` messages at once, refilled at
-   * `perSecond` messages/s (default 200 and 100). Over the limit a message is
-   * dropped; the first drop of a run gets a `rate-limited` reply; after
-   * `10 * burst` drops in a row the socket is closed (1008).
-   */
-  rateLimit?: { burst: number; perSecond: number };
-  /** Forwarded bytes allowed to sit in a receiver's socket buffer (default 1 MiB); beyond, forwards to it are dropped. */
-  maxBufferedBytes?: number;
-  /** Sockets that have not joined within this time are closed (ms, default 30000; 0 disables). */
-  joinTimeoutMs?: number;
-  /** WebSocket ping period; a socket that missed one pong is terminated (ms, default 20000; 0 disables). */
-  pingIntervalMs?: number;
-  /**
-   * Hook applied to every forwarded signal. The returned value is forwarded
-   * as `data` (it must be a JSON object); `null`/`undefined` drops the signal.
-   * Exceptions drop the signal and are logged. Without the hook `data` is
-   * forwarded untouched. Used by test harnesses to rewrite ICE candidates.
-   */
-  rewriteSignal?: (ctx: RewriteSignalContext) => unknown | null;
-  /**
-   * Admission of each join: `request` is the WebSocket upgrade request,
-   * `ctx` the room, the claimed peer id and the join's token. See
-   * {@link AuthorizeResult}; a refusal (or a throw) answers `unauthorized` and
-   * closes the socket (1008). Default: everyone is admitted (dev mode, a
-   * warning is logged at start). {@link createTokenAuthorizer} is the JWT default.
-   */
-  authorize?: (request: IncomingMessage, ctx: AuthorizeContext) => AuthorizeResult | Promise<AuthorizeResult>;
-  /**
-   * Browser origins allowed to connect (exact `Origin` header values, e.g.
-   * `https://app.example.com`). Others, and upgrades without an Origin
-   * header, are refused with HTTP 403. Default: any origin.
-   */
-  allowedOrigins?: readonly string[];
-  /**
-   * Per-client bounds, a client being a remote address (or `clientKey`):
-   * open connections (default 16), distinct rooms its connections are in
-   * (default 8), a token bucket over all its messages (default burst 400,
-   * 200/s) on top of the per-connection one, and a token bucket over its new
-   * connections (default burst 30, 1/s: reloads are fine, a join-guessing
-   * loop that reconnects after every refusal is not; excess gets HTTP 429).
-   */
-  perClient?: {
-    maxConnections?: number;
-    maxRooms?: number;
-    rateLimit?: { burst: number; perSecond: number };
-    connectRate?: { burst: number; perSecond: number };
-  };
-  /**
-   * Who a connection belongs to for the per-client bounds (default: the
-   * socket's remote address). Behind a trusted reverse proxy, derive it from
-   * the proxy's forwarding header; never trust that header otherwise.
-   */
-  clientKey?: (request: IncomingMessage) => string;
-  /** Diagnostic log sink (default: silent, except the no-`authorize` warning which goes to console.warn). */
-  log?: (msg: string) => void;
-}
-
-/** Counters since start. `drops.*` count messages that got dropped. */
-export interface SignallingServerStats {
-  connections: number;
-  rooms: number;
-  peers: number;
-  messagesIn: number;
-  signalsForwarded: number;
-  errorsSent: number;
-  connectionsRejected: number;
-  /** Distinct clients (remote addresses / keys) connected now. */
-  clients: number;
-  /** Connections refused at the upgrade: origin not allowed. */
-  originRejected: number;
-  /** Connections closed for sustained flooding. */
-  floodCloses: number;
-  drops: {
-    badJson: number;
-    tooLarge: number;
-    badMessage: number;
-    notJoined: number;
-    unknownPeer: number;
-    roomFull: number;
-    rateLimited: number;
-    rewriteDropped: number;
-    backpressure: number;
-    internal: number;
-    unauthorized: number;
-    peerIdTaken: number;
-    clientLimit: number;
-  };
-}
+export type { RewriteSignalContext, SignallingServerOptions } from './server-options.js';
+export type { SignallingServerStats } from './server-stats.js';
 
 export interface SignallingServer {
   /** Bound TCP port. */
@@ -161,76 +62,9 @@ export interface SignallingServer {
   stats(): SignallingServerStats;
 }
 
-interface Room {
-  name: string;
-  peers: Map<string, Conn>;
-}
-
-/** Token bucket. */
-interface Bucket {
-  tokens: number;
-  lastRefillMs: number;
-}
-
-interface Client {
-  key: string;
-  conns: Set<Conn>;
-  bucket: Bucket;
-}
-
-interface Conn {
-  ws: WebSocket;
-  req: IncomingMessage;
-  client: Client;
-  serial: number;
-  peerId: string | undefined;
-  room: Room | undefined;
-  /** An `authorize` call is pending for this connection. */
-  joining: boolean;
-  bucket: Bucket;
-  /** A rate-limited run is in progress (one `rate-limited` reply per run). */
-  limited: boolean;
-  /** Messages dropped by the rate limit in the current flood window, and when the window started (ms). */
-  floodDrops: number;
-  floodWindowMs: number;
-  alive: boolean;
-  joinTimer: ReturnType<typeof setTimeout> | undefined;
-}
-
-const DEFAULTS = {
-  maxRoomSize: 8,
-  maxRooms: 1000,
-  maxConnections: 2000,
-  rateLimit: { burst: 200, perSecond: 100 },
-  maxBufferedBytes: 1 << 20,
-  joinTimeoutMs: 30_000,
-  pingIntervalMs: 20_000,
-  perClient: { maxConnections: 16, maxRooms: 8, rateLimit: { burst: 400, perSecond: 200 }, connectRate: { burst: 30, perSecond: 1 } },
-};
-
-/** Connect-rate buckets kept for at most this many clients; full (idle) buckets are pruned first. */
-const MAX_CONNECT_BUCKETS = 10_000;
-
 /** A connection with more than `FLOOD_FACTOR * burst` rate-limited messages within FLOOD_WINDOW_MS is closed (1008). */
 const FLOOD_FACTOR = 5;
 const FLOOD_WINDOW_MS = 10_000;
-
-function rawLength(data: RawData): number {
-  if (Array.isArray(data)) return data.reduce((n, b) => n + b.byteLength, 0);
-  return data.byteLength;
-}
-
-function rawToString(data: RawData): string {
-  if (Array.isArray(data)) return Buffer.concat(data).toString('utf8');
-  if (data instanceof ArrayBuffer) return Buffer.from(data).toString('utf8');
-  return data.toString('utf8');
-}
-
-function checkInt(name: string, v: number, min: number, max: number): void {
-  if (!Number.isInteger(v) || v < min || v > max) {
-    throw new RangeError(`startSignallingServer: ${name} must be an integer in [${min}, ${max}], got ${v}`);
-  }
-}
 
 /**
  * Start a signalling server.
@@ -238,101 +72,34 @@ function checkInt(name: string, v: number, min: number, max: number): void {
  * @throws RangeError for out-of-range options; rejects if the port cannot be bound.
  */
 export async function startSignallingServer(opts: SignallingServerOptions = {}): Promise<SignallingServer> {
-  const host = opts.host ?? '127.0.0.1';
-  const maxRoomSize = opts.maxRoomSize ?? DEFAULTS.maxRoomSize;
-  const maxRooms = opts.maxRooms ?? DEFAULTS.maxRooms;
-  const maxConnections = opts.maxConnections ?? DEFAULTS.maxConnections;
-  const rateLimit = opts.rateLimit ?? DEFAULTS.rateLimit;
-  const maxBufferedBytes = opts.maxBufferedBytes ?? DEFAULTS.maxBufferedBytes;
-  const joinTimeoutMs = opts.joinTimeoutMs ?? DEFAULTS.joinTimeoutMs;
-  const pingIntervalMs = opts.pingIntervalMs ?? DEFAULTS.pingIntervalMs;
-  const perClientConns = opts.perClient?.maxConnections ?? DEFAULTS.perClient.maxConnections;
-  const perClientRooms = opts.perClient?.maxRooms ?? DEFAULTS.perClient.maxRooms;
-  const clientRate = opts.perClient?.rateLimit ?? DEFAULTS.perClient.rateLimit;
-  const connectRate = opts.perClient?.connectRate ?? DEFAULTS.perClient.connectRate;
-  const allowedOrigins = opts.allowedOrigins === undefined ? undefined : new Set(opts.allowedOrigins);
-  const authorize = opts.authorize;
-  const clientKey = opts.clientKey ?? ((req: IncomingMessage) => req.socket.remoteAddress ?? 'unknown');
-  checkInt('port', opts.port ?? 0, 0, 65535);
-  checkInt('perClient.maxConnections', perClientConns, 1, 1_000_000);
-  checkInt('perClient.maxRooms', perClientRooms, 1, 1_000_000);
-  checkInt('perClient.rateLimit.burst', clientRate.burst, 1, 1_000_000);
-  if (!(clientRate.perSecond >= 0) || !Number.isFinite(clientRate.perSecond)) {
-    throw new RangeError(`startSignallingServer: perClient.rateLimit.perSecond must be finite and >= 0`);
-  }
-  checkInt('perClient.connectRate.burst', connectRate.burst, 1, 1_000_000);
-  if (!(connectRate.perSecond >= 0) || !Number.isFinite(connectRate.perSecond)) {
-    throw new RangeError(`startSignallingServer: perClient.connectRate.perSecond must be finite and >= 0`);
-  }
-  checkInt('maxRoomSize', maxRoomSize, 2, 8);
-  checkInt('maxRooms', maxRooms, 1, 1_000_000);
-  checkInt('maxConnections', maxConnections, 1, 1_000_000);
-  checkInt('rateLimit.burst', rateLimit.burst, 1, 1_000_000);
-  if (!(rateLimit.perSecond >= 0) || !Number.isFinite(rateLimit.perSecond)) {
-    throw new RangeError(`startSignallingServer: rateLimit.perSecond must be finite and >= 0`);
-  }
-  const log = opts.log ?? (() => {});
-  const rewrite = opts.rewriteSignal;
+  const resolved = resolveServerOptions(opts);
+  const {
+    host,
+    maxRoomSize,
+    maxRooms,
+    maxConnections,
+    rateLimit,
+    maxBufferedBytes,
+    joinTimeoutMs,
+    pingIntervalMs,
+    perClientConns,
+    perClientRooms,
+    clientRate,
+    allowedOrigins,
+    authorize,
+    clientKey,
+    log,
+    rewrite,
+  } = resolved;
 
   const rooms = new Map<string, Room>();
   const conns = new Set<Conn>();
   const clients = new Map<string, Client>();
-  /** Per-client new-connection buckets; outlive the client's connections (bounded, see MAX_CONNECT_BUCKETS). */
-  const connectBuckets = new Map<string, Bucket>();
-
-  /** Take a new-connection token for `key`; false when the client reconnects too fast. */
-  function takeConnectToken(key: string): boolean {
-    const now = performance.now();
-    let b = connectBuckets.get(key);
-    if (b === undefined) {
-      if (connectBuckets.size >= MAX_CONNECT_BUCKETS) {
-        for (const [k, o] of connectBuckets) {
-          refill(o, connectRate, now);
-          if (o.tokens >= connectRate.burst) connectBuckets.delete(k);
-        }
-        // Still full: forget the oldest entries (insertion order) rather than grow.
-        for (const k of connectBuckets.keys()) {
-          if (connectBuckets.size < MAX_CONNECT_BUCKETS) break;
-          connectBuckets.delete(k);
-        }
-      }
-      b = { tokens: connectRate.burst, lastRefillMs: now };
-      connectBuckets.set(key, b);
-    }
-    refill(b, connectRate, now);
-    if (b.tokens < 1) return false;
-    b.tokens -= 1;
-    return true;
-  }
+  /** Per-client new-connection buckets; outlive the client's connections. */
+  const connectLimiter = new ConnectRateLimiter(resolved.connectRate);
   let serial = 0;
   let closed = false;
-  const st: SignallingServerStats = {
-    connections: 0,
-    rooms: 0,
-    peers: 0,
-    messagesIn: 0,
-    signalsForwarded: 0,
-    errorsSent: 0,
-    connectionsRejected: 0,
-    clients: 0,
-    originRejected: 0,
-    floodCloses: 0,
-    drops: {
-      badJson: 0,
-      tooLarge: 0,
-      badMessage: 0,
-      notJoined: 0,
-      unknownPeer: 0,
-      roomFull: 0,
-      rateLimited: 0,
-      rewriteDropped: 0,
-      backpressure: 0,
-      internal: 0,
-      unauthorized: 0,
-      peerIdTaken: 0,
-      clientLimit: 0,
-    },
-  };
+  const st = newServerStats();
 
   const keyOf = (req: IncomingMessage): string => {
     try {
@@ -344,7 +111,7 @@ export async function startSignallingServer(opts: SignallingServerOptions = {}):
   };
 
   const wss = new WebSocketServer({
-    port: opts.port ?? 0,
+    port: resolved.port,
     host,
     maxPayload: MAX_SIGNALLING_MESSAGE_BYTES,
     perMessageDeflate: false,
@@ -366,7 +133,7 @@ export async function startSignallingServer(opts: SignallingServerOptions = {}):
         st.drops.clientLimit++;
         return cb(false, 429, 'too many connections from this client');
       }
-      if (!takeConnectToken(key)) {
+      if (!connectLimiter.take(key, performance.now())) {
         st.connectionsRejected++;
         st.drops.clientLimit++;
         return cb(false, 429, 'reconnecting too fast');
@@ -389,7 +156,7 @@ export async function startSignallingServer(opts: SignallingServerOptions = {}):
   });
   wss.on('error', (err) => log(`server error: ${err.message}`));
   if (!authorize) {
-    (opts.log ?? ((m: string) => console.warn(m)))(
+    resolved.warn(
       'signalling: no authorize hook: anyone who knows a room name can join it and pick any free peer id (dev mode). Pass authorize (e.g. createTokenAuthorizer) in production.',
     );
   }
@@ -408,21 +175,9 @@ export async function startSignallingServer(opts: SignallingServerOptions = {}):
     }
   }
 
-  const dropKey: Record<SignallingErrorCode, keyof SignallingServerStats['drops']> = {
-    'bad-json': 'badJson',
-    'too-large': 'tooLarge',
-    'bad-message': 'badMessage',
-    'room-full': 'roomFull',
-    'unknown-peer': 'unknownPeer',
-    'not-joined': 'notJoined',
-    'rate-limited': 'rateLimited',
-    unauthorized: 'unauthorized',
-    'peer-id-taken': 'peerIdTaken',
-    'client-limit': 'clientLimit',
-  };
 
   function sendError(conn: Conn, code: SignallingErrorCode, message: string): void {
-    st.drops[dropKey[code]]++;
+    st.drops[DROP_KEY[code]]++;
     if (send(conn, { type: 'error', code, message })) st.errorsSent++;
   }
 
@@ -587,11 +342,6 @@ export async function startSignallingServer(opts: SignallingServerOptions = {}):
     st.signalsForwarded++;
   }
 
-  function refill(b: Bucket, limit: { burst: number; perSecond: number }, now: number): void {
-    b.tokens = Math.min(limit.burst, b.tokens + ((now - b.lastRefillMs) / 1000) * limit.perSecond);
-    b.lastRefillMs = now;
-  }
-
   /**
    * Per-connection and per-client token buckets; true when the message may be
    * processed. Drops are counted in a fixed window that a granted token does
@@ -666,7 +416,7 @@ export async function startSignallingServer(opts: SignallingServerOptions = {}):
         return;
       }
       if (client === undefined) {
-        client = { key, conns: new Set(), bucket: { tokens: clientRate.burst, lastRefillMs: performance.now() } };
+        client = { key, conns: new Set(), bucket: fullBucket(clientRate, performance.now()) };
         clients.set(key, client);
         st.clients = clients.size;
       }
@@ -679,7 +429,7 @@ export async function startSignallingServer(opts: SignallingServerOptions = {}):
         peerId: undefined,
         room: undefined,
         joining: false,
-        bucket: { tokens: rateLimit.burst, lastRefillMs: now },
+        bucket: fullBucket(rateLimit, now),
         limited: false,
         floodDrops: 0,
         floodWindowMs: now,

@@ -13,6 +13,7 @@
  * I/O-free apart from `queueMicrotask` in microtask mode.
  */
 import type { Clock } from '../core/clock.js';
+import { Emitter } from '../core/emitter.js';
 import { Rng } from '../core/rng.js';
 import type { PathId } from '../core/types.js';
 import type {
@@ -97,8 +98,6 @@ class Direction {
   }
 }
 
-type ListenerSets = { [K in keyof PathTransportEvents]: Set<PathTransportEvents[K]> };
-
 /** One end of a fake pair. */
 export class FakePathTransport implements PathTransport {
   readonly pathId: PathId;
@@ -106,7 +105,7 @@ export class FakePathTransport implements PathTransport {
   /** @internal */ peer!: FakePathTransport;
   /** @internal */ readonly out: Direction;
   private readonly link: FakeLink;
-  private readonly listeners: ListenerSets = { message: new Set(), state: new Set(), error: new Set() };
+  private readonly events = new Emitter<PathTransportEvents>({ onListenerError: () => this.listenerErrors++ });
   private readonly pair: SelectedPair;
   /** Exceptions thrown by listeners (caught). */
   listenerErrors = 0;
@@ -133,11 +132,8 @@ export class FakePathTransport implements PathTransport {
     return this.link.buffered(this.out);
   }
 
-  on<K extends keyof PathTransportEvents>(event: K, cb: PathTransportEvents[K]): () => void;
-  on(event: keyof PathTransportEvents, cb: (...args: never[]) => void): () => void {
-    const set = this.listeners[event] as Set<unknown>;
-    set.add(cb);
-    return () => set.delete(cb);
+  on<K extends keyof PathTransportEvents>(event: K, cb: PathTransportEvents[K]): () => void {
+    return this.events.on(event, cb);
   }
 
   async selectedPair(): Promise<SelectedPair | undefined> {
@@ -152,35 +148,15 @@ export class FakePathTransport implements PathTransport {
 
   /** @internal Deliver one message to listeners. */
   deliver(bytes: Uint8Array): void {
-    for (const cb of this.listeners.message) {
-      try {
-        cb(bytes);
-      } catch {
-        this.listenerErrors++;
-      }
-    }
+    this.events.emit('message', bytes);
   }
 
   /** @internal Change state and notify (no-op when unchanged or already closed/failed). */
   setState(s: PathTransportState, err?: PathTransportErrorInfo): void {
     if (s === this._state || this._state === 'closed' || this._state === 'failed') return;
     this._state = s;
-    if (err) {
-      for (const cb of this.listeners.error) {
-        try {
-          cb(err);
-        } catch {
-          this.listenerErrors++;
-        }
-      }
-    }
-    for (const cb of this.listeners.state) {
-      try {
-        cb(s);
-      } catch {
-        this.listenerErrors++;
-      }
-    }
+    if (err) this.events.emit('error', err);
+    this.events.emit('state', s);
   }
 }
 

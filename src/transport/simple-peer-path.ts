@@ -19,6 +19,7 @@
  */
 // @ts-ignore -- the prebuilt UMD bundle has no type declarations; it is typed by SimplePeerCtor below.
 import SimplePeerBundle from 'simple-peer/simplepeer.min.js';
+import { Emitter } from '../core/emitter.js';
 import type { PathId } from '../core/types.js';
 import {
   filterSdpCandidates,
@@ -93,8 +94,6 @@ export interface SimplePeerPathCounters {
   listenerErrors: number;
 }
 
-type ListenerSets = { [K in keyof PathTransportEvents]: Set<PathTransportEvents[K]> };
-
 const DefaultPeer = SimplePeerBundle as unknown as SimplePeerCtor;
 /** Bound on remembered local candidates (network-id lookup). */
 const MAX_LOCAL_CANDIDATES = 256;
@@ -128,7 +127,7 @@ export class SimplePeerPath implements PathTransport {
   };
   private _state: PathTransportState = 'new';
   private readonly peer: SimplePeerInstance;
-  private readonly listeners: ListenerSets = { message: new Set(), state: new Set(), error: new Set() };
+  private readonly events = new Emitter<PathTransportEvents>({ onListenerError: () => this.counters.listenerErrors++ });
   private readonly onSignalCb: (data: Record<string, unknown>) => void;
   private readonly filter: ((c: ParsedCandidate, pathId: PathId) => boolean) | undefined;
   private readonly maxRemoteSignals: number;
@@ -191,11 +190,9 @@ export class SimplePeerPath implements PathTransport {
     return this._localCandidates;
   }
 
-  on<K extends keyof PathTransportEvents>(event: K, cb: PathTransportEvents[K]): () => void;
-  on(event: keyof PathTransportEvents, cb: (...args: never[]) => void): () => void {
-    const set = this.listeners[event] as Set<unknown>;
-    set.add(cb);
-    return () => set.delete(cb);
+  /** Subscribe; returns an unsubscribe function. Listener exceptions are caught (counted in `listenerErrors`). */
+  on<K extends keyof PathTransportEvents>(event: K, cb: PathTransportEvents[K]): () => void {
+    return this.events.on(event, cb);
   }
 
   /**
@@ -302,13 +299,7 @@ export class SimplePeerPath implements PathTransport {
     this.counters.messagesIn++;
     // simple-peer hands a Buffer (polyfill subclass); expose a plain Uint8Array view (no copy).
     const bytes = data.constructor === Uint8Array ? data : new Uint8Array(data.buffer, data.byteOffset, data.byteLength);
-    for (const cb of this.listeners.message) {
-      try {
-        cb(bytes);
-      } catch {
-        this.counters.listenerErrors++;
-      }
-    }
+    this.events.emit('message', bytes);
   }
 
   /** Send one binary message on the datachannel. @returns false if not open or the browser refused it. Never throws. */
@@ -378,22 +369,10 @@ export class SimplePeerPath implements PathTransport {
   private setState(s: PathTransportState): void {
     if (s === this._state || this._state === 'closed' || this._state === 'failed') return;
     this._state = s;
-    for (const cb of this.listeners.state) {
-      try {
-        cb(s);
-      } catch {
-        this.counters.listenerErrors++;
-      }
-    }
+    this.events.emit('state', s);
   }
 
   private emitError(err: PathTransportError): void {
-    for (const cb of this.listeners.error) {
-      try {
-        cb(err);
-      } catch {
-        this.counters.listenerErrors++;
-      }
-    }
+    this.events.emit('error', err);
   }
 }

@@ -4,10 +4,9 @@
  * RTCPeerConnection + one unordered, maxRetransmits:0 RTCDataChannel per
  * path) and {@link ./fake.ts} (in-memory, for unit tests and Node).
  */
-import type { PathId } from '../core/types.js';
+import type { PathId, PathTransportState } from '../core/types.js';
 
-/** Lifecycle: new -> connecting -> connected -> (failed | closed). */
-export type PathTransportState = 'new' | 'connecting' | 'connected' | 'failed' | 'closed';
+export type { PathTransportState } from '../core/types.js';
 
 /** One ICE candidate as seen in getStats / the candidate line. */
 export interface CandidateInfo {

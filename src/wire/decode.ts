@@ -1,5 +1,5 @@
 /**
- * Receiver half of the wire codec (see codec.ts for the public API):
+ * Receiver half of the wire format (encode.ts is the sender half):
  * hand-parsed `Packet` envelope (so `bodyBytes` is the exact sender bytes of
  * the body) and strict protobufjs decoding of the body, then field validation
  * (validate.ts). Pure functions; never throw (everything is caught).
@@ -342,7 +342,8 @@ function decodeUnchecked(bytes: Uint8Array, lim: WireLimits): DecodeResult {
 
 /**
  * Decodes and validates one `Packet` with already-resolved limits (see
- * {@link resolveLimits}); used by WireDecoder to avoid merging per packet.
+ * {@link resolveLimits}), for callers that decode many packets with the same
+ * limits and do not want them merged per packet.
  * Never throws.
  */
 export function decodePacketWith(bytes: Uint8Array, lim: WireLimits): DecodeResult {

@@ -25,8 +25,10 @@
  *
  * Note on 'stale': a completed frame id is NOT a floor by itself, because over
  * several paths frames complete out of order (frame 5 may complete before 4).
- * The consumer (frame buffer) calls dropBefore() when it decodes or skips past
- * a frame; that is what makes older fragments stale.
+ * A consumer that decodes or skips past a frame may call dropBefore() to make
+ * older fragments stale at once; the ReceiverEngine does not (the frame
+ * buffer refuses frames behind its last decoded one, and the incomplete ones
+ * age out by `maxAgeMs`).
  *
  * Memory: stored fragments cost their payload bytes plus
  * {@link FRAGMENT_OVERHEAD_BYTES}; all incomplete frames together stay under
@@ -41,13 +43,16 @@
  * frame assembled when all packets of it are present) adapted to explicit
  * frag_index / frag_count.
  */
-import { MAX_PATHS } from '../core/types.js';
 import type { PathId } from '../core/types.js';
 import { seqDiff, seqNewer, seqAdd } from '../core/seq.js';
 import { WireError } from './errors.js';
 import type { AssembledFrame, FragmentArrival } from './packetization.js';
+import { type DepacketizerOptions, type DepacketizerStats, type InsertResult, zeroDepacketizerStats } from './depacketizer-types.js';
+import { assembleFrame } from './frame-assembly.js';
 import { DEFAULT_WIRE_LIMITS, type MediaMessage } from './types.js';
-import { isU32 } from './validate.js';
+import { fragmentProblem, isU32 } from './validate.js';
+
+export type { DepacketizerOptions, DepacketizerStats, InsertResult, InsertStatus } from './depacketizer-types.js';
 
 /** A frame id further than this ahead of the newest seen is rejected. */
 export const FAR_AHEAD_FRAMES = 10_000;
@@ -59,73 +64,6 @@ export const FRAGMENT_OVERHEAD_BYTES = 96;
 export const DEFAULT_DEPACKETIZER_BYTES = 16 * 1024 * 1024;
 /** A payload whose underlying buffer is larger than its length by more than this is copied before it is stored. */
 const PIN_SLACK_BYTES = 1024;
-
-export interface DepacketizerOptions {
-  /** Total stored fragments across incomplete frames. Default 4096. */
-  maxPackets?: number;
-  /** Total incomplete frames. Default 256. */
-  maxFrames?: number;
-  /** Bytes of one frame. Default 4 MiB. */
-  maxFrameBytes?: number;
-  /** Stream states kept. Default 16. */
-  maxStreams?: number;
-  /** Completed frame ids remembered per stream (dedup after completion). Default 1024. */
-  completedWindow?: number;
-  /** Bytes all incomplete frames may hold together (payload + per-fragment overhead). Default 16 MiB. */
-  maxBytes?: number;
-  /** An incomplete frame whose first fragment arrived longer ago than this is evicted (ms). Default 3000; 0 disables. */
-  maxAgeMs?: number;
-}
-
-export type InsertStatus = 'stored' | 'completed' | 'duplicate' | 'stale' | 'rejected';
-
-export interface InsertResult {
-  status: InsertStatus;
-  /** The assembled frame, when status is 'completed'. */
-  frame?: AssembledFrame;
-  /** Why, for 'duplicate' / 'stale' / 'rejected'. */
-  reason?: string;
-  /** For 'duplicate': the frame had already been completed and emitted. */
-  lateForCompletedFrame?: boolean;
-}
-
-/** Monotonic counters since construction. */
-export interface DepacketizerStats {
-  /** insert() calls. */
-  packetsIn: number;
-  /** Fragments stored into a frame (incl. the completing one). */
-  packetsStored: number;
-  /** Stored fragments that were FEC-recovered. */
-  packetsRecovered: number;
-  framesCompleted: number;
-  duplicates: number;
-  /** Subset of duplicates whose frame had already completed. */
-  duplicatesAfterComplete: number;
-  stale: number;
-  rejected: number;
-  /** Rejected: fields invalid (fragIndex >= fragCount, bad path, ...). */
-  rejectedInvalid: number;
-  /** Rejected: fragCount/keyFrame/captureUs disagree with the frame's first fragment. */
-  rejectedConflict: number;
-  /** Rejected: frame id too far ahead of the newest seen. */
-  rejectedFarAhead: number;
-  /** Rejected: the frame would exceed maxFrameBytes. */
-  rejectedTooLarge: number;
-  /** Incomplete frames evicted by the maxPackets / maxFrames / maxBytes bounds. */
-  framesEvicted: number;
-  /** Subset of framesEvicted evicted by the maxBytes budget. */
-  framesEvictedBudget: number;
-  /** Incomplete frames evicted for being older than maxAgeMs. */
-  framesExpired: number;
-  /** Payloads copied because they were views into a much larger buffer. */
-  payloadsCopied: number;
-  packetsEvicted: number;
-  /** Incomplete frames discarded by dropBefore(). */
-  framesDropped: number;
-  packetsDropped: number;
-  streamsEvicted: number;
-  resyncs: number;
-}
 
 interface PendingFrame {
   stream: StreamState;
@@ -189,30 +127,7 @@ export class Depacketizer {
   private nPackets = 0;
   private nFrames = 0;
   private tick = 0;
-  private readonly s: DepacketizerStats = {
-    packetsIn: 0,
-    packetsStored: 0,
-    packetsRecovered: 0,
-    framesCompleted: 0,
-    duplicates: 0,
-    duplicatesAfterComplete: 0,
-    stale: 0,
-    rejected: 0,
-    rejectedInvalid: 0,
-    rejectedConflict: 0,
-    rejectedFarAhead: 0,
-    rejectedTooLarge: 0,
-    framesEvicted: 0,
-    framesEvictedBudget: 0,
-    framesExpired: 0,
-    payloadsCopied: 0,
-    packetsEvicted: 0,
-    framesDropped: 0,
-    packetsDropped: 0,
-    streamsEvicted: 0,
-    resyncs: 0,
-  };
-
+  private readonly s: DepacketizerStats = zeroDepacketizerStats();
   /** @throws WireError ERR_INVALID_OPTION for a non-integer or too small bound. */
   constructor(opts: DepacketizerOptions = {}) {
     this.maxPackets = intOption('maxPackets', opts.maxPackets, 4096, 1);
@@ -235,7 +150,7 @@ export class Depacketizer {
    */
   insert(media: MediaMessage, pathId: PathId, arrivalUs: number, recovered = false): InsertResult {
     this.s.packetsIn++;
-    const bad = this.invalid(media, pathId, arrivalUs);
+    const bad = fragmentProblem(media, pathId, arrivalUs, this.maxFragments, this.maxPackets);
     if (bad !== null) return this.reject('invalid', bad);
     if (this.maxAgeUs > 0 && this.nFrames > 0 && arrivalUs - this.lastSweepUs >= this.maxAgeUs / 8) this.expire(arrivalUs);
     const st = this.stream(media.streamId);
@@ -395,22 +310,6 @@ export class Depacketizer {
 
   // -------------------------------------------------------------------------
 
-  private invalid(m: MediaMessage, pathId: PathId, arrivalUs: number): string | null {
-    if (m === null || typeof m !== 'object') return 'not a Media message';
-    if (!isU32(m.streamId) || !isU32(m.frameId)) return 'streamId/frameId not uint32';
-    const fc = m.fragCount;
-    if (!Number.isInteger(fc) || fc < 1 || fc > this.maxFragments || fc > this.maxPackets) {
-      return `fragCount ${fc} not in [1, ${Math.min(this.maxFragments, this.maxPackets)}]`;
-    }
-    if (!Number.isInteger(m.fragIndex) || m.fragIndex < 0 || m.fragIndex >= fc) return `fragIndex ${m.fragIndex} not in [0, ${fc})`;
-    if (!(m.payload instanceof Uint8Array)) return 'payload not a Uint8Array';
-    if (typeof m.keyFrame !== 'boolean') return 'keyFrame not a boolean';
-    if (typeof m.captureUs !== 'number' || !Number.isFinite(m.captureUs)) return 'captureUs not finite';
-    if (!Number.isInteger(pathId) || pathId < 0 || pathId >= MAX_PATHS) return `pathId ${pathId} not in [0, ${MAX_PATHS})`;
-    if (typeof arrivalUs !== 'number' || !Number.isFinite(arrivalUs)) return 'arrivalUs not finite';
-    return null;
-  }
-
   private reject(kind: 'invalid' | 'conflict' | 'far-ahead', reason: string): InsertResult {
     this.s.rejected++;
     if (kind === 'invalid') this.s.rejectedInvalid++;
@@ -550,41 +449,10 @@ export class Depacketizer {
   }
 
   private complete(f: PendingFrame): AssembledFrame {
-    if (f.fragCount === 1) return this.finish(f, f.payloads[0], f.arrivals[0].arrivalUs, f.arrivals[0].arrivalUs);
-    const ordered = new Array<Uint8Array>(f.fragCount);
-    let first = Infinity;
-    let last = -Infinity;
-    for (let k = 0; k < f.payloads.length; k++) {
-      const a = f.arrivals[k];
-      ordered[a.fragIndex] = f.payloads[k];
-      if (a.arrivalUs < first) first = a.arrivalUs;
-      if (a.arrivalUs > last) last = a.arrivalUs;
-    }
     this.remove(f);
     this.markCompleted(f.stream, f.frameId);
     this.s.framesCompleted++;
-    const lazy = new LazyFrame(f.stream.id, f.frameId, f.keyFrame, f.captureUs, ordered, f.bytes, first, last, f.arrivals);
-    return withLayering(lazy, f);
-  }
-
-  /** Single-fragment frames hand out the (unpinned) payload itself: no copy. */
-  private finish(f: PendingFrame, data: Uint8Array, first: number, last: number): AssembledFrame {
-    this.remove(f);
-    this.markCompleted(f.stream, f.frameId);
-    this.s.framesCompleted++;
-    return withLayering(
-      {
-        streamId: f.stream.id,
-        frameId: f.frameId,
-        keyFrame: f.keyFrame,
-        captureUs: f.captureUs,
-        data,
-        firstArrivalUs: first,
-        lastArrivalUs: last,
-        arrivals: f.arrivals,
-      },
-      f,
-    );
+    return assembleFrame(f.stream.id, f);
   }
 
   private markCompleted(st: StreamState, frameId: number): void {
@@ -601,52 +469,5 @@ export class Depacketizer {
       st.ringCount++;
     }
     st.completed.add(frameId);
-  }
-}
-
-/** Copies the frame's temporal-layer fields (when present on the wire) onto the assembled frame. */
-function withLayering<T extends AssembledFrame>(out: T, f: PendingFrame): T {
-  if (f.temporalLayer !== undefined) out.temporalLayer = f.temporalLayer;
-  if (f.refDistance !== undefined) out.refDistance = f.refDistance;
-  return out;
-}
-
-/**
- * A completed multi-fragment frame whose contiguous `data` is built on first
- * read: a frame the frame buffer drops (over budget, too old, behind a key
- * frame) is never copied. Holds its fragments until then.
- */
-class LazyFrame implements AssembledFrame {
-  temporalLayer?: number;
-  refDistance?: number;
-  private parts: Uint8Array[] | undefined;
-  private buf: Uint8Array | undefined;
-
-  constructor(
-    readonly streamId: number,
-    readonly frameId: number,
-    readonly keyFrame: boolean,
-    readonly captureUs: number,
-    parts: Uint8Array[],
-    readonly dataBytes: number,
-    readonly firstArrivalUs: number,
-    readonly lastArrivalUs: number,
-    readonly arrivals: FragmentArrival[],
-  ) {
-    this.parts = parts;
-  }
-
-  get data(): Uint8Array {
-    if (this.buf === undefined) {
-      const buf = new Uint8Array(this.dataBytes);
-      let off = 0;
-      for (const p of this.parts ?? []) {
-        buf.set(p, off);
-        off += p.length;
-      }
-      this.buf = buf;
-      this.parts = undefined;
-    }
-    return this.buf;
   }
 }

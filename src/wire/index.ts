@@ -4,8 +4,8 @@
 export * from './types.js';
 export * from './packetization.js';
 export { WireError, type WireErrorCode } from './errors.js';
-export { encodeMedia, encodeFec, encodePacket, encodeControl, decodePacket, decodeMedia, resolveLimits } from './codec.js';
-export { WireDecoder } from './wire-decoder.js';
+export { encodeMedia, encodeFec, encodePacket, encodeControl } from './encode.js';
+export { decodePacket, decodeMedia, resolveLimits } from './decode.js';
 export { envelopeOverheadBytes, mediaOverheadBytes, MAX_TIMESTAMP_US } from './sizes.js';
 export {
   Packetizer,

@@ -7,13 +7,14 @@
  * Sources: H.264 NAL-aligned fragmentation after RFC 6184 §5.8 (FU-A keeps a
  * fragment inside one NAL unit; here the start codes stay in the payload so
  * concatenating fragments reproduces the Annex B access unit byte for byte);
- * priorities from Converge (paper 000) §4.1 Table 2: 1 retransmission,
+ * priorities from Converge §4.1 Table 2: 1 retransmission,
  * 2 keyframe, 3 SPS, 4 PPS, 5 FEC, 6 media.
  */
 import { NalClass, Priority } from '../core/types.js';
 import { seqAdd } from '../core/seq.js';
 import { findNalUnits, classifyNalType } from '../codec/nal.js';
-import { decodeMedia, encodeMedia } from './codec.js';
+import { decodeMedia } from './decode.js';
+import { encodeMedia } from './encode.js';
 import { WireError } from './errors.js';
 import type { EncodedFrameInput } from './packetization.js';
 import { MediaType, newWriter } from './schema.js';

@@ -142,13 +142,3 @@ export const DEFAULT_WIRE_LIMITS: Readonly<WireLimits> = Object.freeze({
 export type DecodeResult =
   | { ok: true; packet: DecodedPacket; bodyBytes: Uint8Array }
   | { ok: false; reason: WireErrorReason; detail: string };
-
-/** Per-reason drop counters kept by `WireDecoder`. */
-export interface WireStats {
-  /** Packets decoded successfully. */
-  decoded: number;
-  /** Packets dropped, total. */
-  dropped: number;
-  /** Drops by reason. */
-  droppedByReason: Record<WireErrorReason, number>;
-}

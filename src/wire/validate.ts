@@ -160,3 +160,25 @@ export function checkStreamInfo(s: StreamInfoMessage): string | null {
   if (typeof s.fps !== 'number' || !(s.fps > 0 && s.fps <= MAX_FPS)) return `fps ${s.fps} not in (0, ${MAX_FPS}]`;
   return null;
 }
+
+/**
+ * Why a Media fragment offered to the depacketizer cannot be stored (fields
+ * out of range, wrong types, a path id outside [0, MAX_PATHS), a non-finite
+ * arrival time), or null when it can. `fragCount` is bounded by both
+ * `maxFragments` (wire limit) and `maxPackets` (the depacketizer's store).
+ */
+export function fragmentProblem(m: MediaMessage, pathId: number, arrivalUs: number, maxFragments: number, maxPackets: number): string | null {
+  if (m === null || typeof m !== 'object') return 'not a Media message';
+  if (!isU32(m.streamId) || !isU32(m.frameId)) return 'streamId/frameId not uint32';
+  const fc = m.fragCount;
+  if (!Number.isInteger(fc) || fc < 1 || fc > maxFragments || fc > maxPackets) {
+    return `fragCount ${fc} not in [1, ${Math.min(maxFragments, maxPackets)}]`;
+  }
+  if (!Number.isInteger(m.fragIndex) || m.fragIndex < 0 || m.fragIndex >= fc) return `fragIndex ${m.fragIndex} not in [0, ${fc})`;
+  if (!(m.payload instanceof Uint8Array)) return 'payload not a Uint8Array';
+  if (typeof m.keyFrame !== 'boolean') return 'keyFrame not a boolean';
+  if (typeof m.captureUs !== 'number' || !Number.isFinite(m.captureUs)) return 'captureUs not finite';
+  if (!Number.isInteger(pathId) || pathId < 0 || pathId >= MAX_PATHS) return `pathId ${pathId} not in [0, ${MAX_PATHS})`;
+  if (typeof arrivalUs !== 'number' || !Number.isFinite(arrivalUs)) return 'arrivalUs not finite';
+  return null;
+}

@@ -3,7 +3,7 @@
  * kind, and valid signalling messages.
  */
 import { NalClass, Priority } from '../../src/core/types.js';
-import { encodeControl, encodeFec, encodeMedia, encodePacket } from '../../src/wire/codec.js';
+import { encodeControl, encodeFec, encodeMedia, encodePacket } from '../../src/wire/encode.js';
 import type { FecMessage, MediaMessage, PacketHeader } from '../../src/wire/types.js';
 
 export function media(over: Partial<MediaMessage> = {}): MediaMessage {

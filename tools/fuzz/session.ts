@@ -8,7 +8,7 @@
 import fc from 'fast-check';
 import { NalClass, Priority } from '../../src/core/types.js';
 import { makeFecPackets } from '../../src/fec/xor.js';
-import { encodeControl, encodeFec, encodeMedia, encodePacket } from '../../src/wire/codec.js';
+import { encodeControl, encodeFec, encodeMedia, encodePacket } from '../../src/wire/encode.js';
 import type { FecMessage, MediaMessage } from '../../src/wire/types.js';
 
 export interface FrameSpec {

@@ -11,7 +11,7 @@ import { Endpoint } from '../../src/engine/endpoint.js';
 import { ReceiverEngine } from '../../src/engine/receiver.js';
 import { FecDecoder } from '../../src/fec/decoder.js';
 import { parseClientMessage, parseServerMessage, validateClientMessage, validateServerMessage } from '../../src/signalling/protocol.js';
-import { decodePacket } from '../../src/wire/codec.js';
+import { decodePacket } from '../../src/wire/decode.js';
 import { Depacketizer } from '../../src/wire/depacketizer.js';
 import type { FecMessage, MediaMessage } from '../../src/wire/types.js';
 import { SIGNALLING_SEEDS, datagramSeeds } from './corpus.js';

@@ -82,6 +82,15 @@ describe('PathManager', () => {
     expect(pm.tick(clock.nowUs()).map((e) => e.type)).toEqual(['path-down']);
   });
 
+  it("takes the transport's 'new' state (a restarted RTCPeerConnection) as down, not as a bad call", () => {
+    const clock = new ManualClock();
+    const pm = connected([0], clock);
+    pm.onTransportState(0, 'new', clock.nowUs());
+    expect(pm.isUp(0)).toBe(false);
+    expect(pm.transportState(0)).toBe('new');
+    expect(pm.stats.invalidCalls).toBe(0);
+  });
+
   it('follows transport failure and reconnection immediately', () => {
     const clock = new ManualClock();
     const pm = connected([0], clock);

@@ -1,6 +1,7 @@
 /**
- * Protobuf wire codec of multipath-rtc (schema: multipath.proto; protobufjs
- * Root built from the generated JSON descriptor, see schema.ts).
+ * Protobuf wire encoder of multipath-rtc (schema: multipath.proto; protobufjs
+ * Root built from the generated JSON descriptor, see schema.ts). The decoder
+ * is decode.ts.
  *
  * Sender side:
  *  - {@link encodeMedia} / {@link encodeFec} encode BODY messages. Those bytes
@@ -13,9 +14,9 @@
  *  - {@link encodeControl} encodes any body kind (report, keyframeRequest,
  *    nack, qoe, streamInfo, padding, and media/fec for convenience).
  *
- * Receiver side (implemented in decode.ts, re-exported here): `decodePacket`
- * is a pure function that never throws;
- * it validates every field (see validate.ts) and returns the exact body bytes.
+ * Receiver side (decode.ts): `decodePacket` is a pure function that never
+ * throws; it validates every field (see validate.ts) and returns the exact
+ * body bytes.
  *
  * Encoders throw {@link WireError} (`ERR_INVALID_MESSAGE`) when handed a
  * message the decoder would reject: that is caller misuse, not network data.
@@ -56,8 +57,6 @@ import {
 } from './validate.js';
 import { varintSize, writeVarint } from './varint.js';
 
-export { decodePacket, decodePacketWith, decodeMedia, resolveLimits } from './decode.js';
-export { MAX_TIMESTAMP_US } from './sizes.js';
 
 const WT_VARINT = 0;
 const WT_LEN = 2;

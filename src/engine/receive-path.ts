@@ -1,0 +1,61 @@
+/**
+ * What the receiver keeps per path: the sink of the reverse direction, the
+ * arrival-report builder of the path's congestion control, and the counters
+ * its statistics are made of.
+ */
+import type { PathId } from '../core/types.js';
+import type { FecPathStats } from '../fec/types.js';
+import { PathReportBuilder } from '../feedback/path-report-builder.js';
+import type { PathSink, ReceiverPathStats } from './types.js';
+
+export interface PathRx {
+  id: PathId;
+  sink: PathSink | undefined;
+  reports: PathReportBuilder;
+  packetsReceived: number;
+  bytesReceived: number;
+  mediaPacketsReceived: number;
+  fecPacketsReceived: number;
+  latePackets: number;
+  earlyPackets: number;
+  highestSeq: number;
+  seqCount: number;
+  firstSeq: number;
+  /** Smoothed (arrival - send time) of this path's media packets, µs; the sender/receiver clock offset cancels across paths. */
+  owdUs: number;
+}
+
+/** A path seen for the first time: no sink yet, counters at zero. */
+export function newReceivePath(id: PathId): PathRx {
+  return {
+    id,
+    sink: undefined,
+    reports: new PathReportBuilder(id),
+    packetsReceived: 0,
+    bytesReceived: 0,
+    mediaPacketsReceived: 0,
+    fecPacketsReceived: 0,
+    latePackets: 0,
+    earlyPackets: 0,
+    highestSeq: -1,
+    seqCount: 0,
+    firstSeq: -1,
+    owdUs: NaN,
+  };
+}
+
+/** The path's statistics; `perPath` is the FEC decoder's counters for FEC protecting this path, if any. */
+export function receivePathStats(p: PathRx, perPath: FecPathStats | undefined): ReceiverPathStats {
+  const expected = p.firstSeq >= 0 ? p.highestSeq - p.firstSeq + 1 : 0;
+  return {
+    id: p.id,
+    packetsReceived: p.packetsReceived,
+    bytesReceived: p.bytesReceived,
+    mediaPacketsReceived: p.mediaPacketsReceived,
+    fecPacketsReceived: p.fecPacketsReceived,
+    fecUtilizationPct: perPath && perPath.fecReceived > 0 ? (100 * perPath.fecUsed) / perPath.fecReceived : 0,
+    latePackets: p.latePackets,
+    earlyPackets: p.earlyPackets,
+    lossPct: expected > 0 ? Math.max(0, (100 * (expected - p.seqCount)) / expected) : 0,
+  };
+}

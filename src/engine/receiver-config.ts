@@ -1,0 +1,63 @@
+/** Public types of the {@link import('./receiver.js').ReceiverEngine}: its configuration, output frames and events. */
+import type { Clock } from '../core/clock.js';
+import type { PlayoutOptions } from '../feedback/playout.js';
+import type { StreamInfoMessage } from '../wire/types.js';
+
+export interface ReceiverEngineConfig {
+  clock: Clock;
+  /** Per-path report interval (ms, default 50; Converge/GCC use 50-100). */
+  reportIntervalMs?: number;
+  /** RTT assumed until the sender's stream info carries one (ms, default 100). */
+  defaultRttMs?: number;
+  /** Bounded FCD/IFD history for stats (frames, default 2000). */
+  historyFrames?: number;
+  /**
+   * Memory bounds of the receive buffers (defaults sized for 4K video at up to
+   * ~50 Mbps; together ~48 MiB plus bookkeeping). A remote peer cannot make
+   * the receiver hold more than these, whatever it sends; entries over a
+   * budget or age are dropped and counted in {@link ReceiverStats.memoryDrops}.
+   */
+  memory?: ReceiverMemoryConfig;
+  /**
+   * Playout timing (src/feedback/playout.ts, after libwebrtc VCMTiming): a
+   * decodable frame goes to the decoder at its expected arrival plus a delay
+   * that follows the frame-jitter estimate (optionally plus the RTT while
+   * NACKs are being sent, `nackHoldMs`), so delay variations shorter than that
+   * delay cost no freeze. Default: 0-400 ms adaptive; `{ maxDelayMs: 0 }` decodes every frame as soon as it is
+   * decodable (lowest latency, every delay variation shows as a gap).
+   */
+  playout?: PlayoutOptions;
+}
+
+/** Byte budgets and age bounds of the receiver's buffers (see {@link ReceiverEngineConfig.memory}). */
+export interface ReceiverMemoryConfig {
+  /** Complete frames waiting for decode, bytes (default 24 MiB). */
+  frameBufferBytes?: number;
+  /** A complete frame waiting longer is dropped even without a key frame (ms, default 3000). */
+  frameBufferMaxAgeMs?: number;
+  /** Fragments of incomplete frames, bytes (default 16 MiB). */
+  depacketizerBytes?: number;
+  /** An incomplete frame older than this is dropped (ms, default 3000). */
+  depacketizerMaxAgeMs?: number;
+  /** Media bodies and parities kept for FEC recovery, bytes (default 8 MiB). */
+  fecBytes?: number;
+  /** FEC-window entries older than this are dropped (ms, default 1000). */
+  fecMaxAgeMs?: number;
+  /** NACK window: most missing packets tracked per stream; a larger gap resets the list and asks for a key frame (default 1000). */
+  nackMaxTracked?: number;
+}
+
+/** A frame ready for the decoder, in decode order. */
+export interface DecodableFrame {
+  streamId: number;
+  frameId: number;
+  keyFrame: boolean;
+  /** Sender clock capture time (µs). */
+  captureUs: number;
+  data: Uint8Array;
+}
+
+export interface ReceiverEvents {
+  frame: (frame: DecodableFrame) => void;
+  streamInfo: (info: StreamInfoMessage) => void;
+}
