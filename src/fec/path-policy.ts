@@ -131,7 +131,7 @@ export class PathFecPolicy implements FecPolicy {
   /** 'bursty' (interleaved mask) for paths marked bursty, else 'random'. */
   maskKind(ctx: FecContext): FecMaskKind {
     const st = this.state(ctx.pathId);
-    return st !== undefined && st.bursty ? 'bursty' : 'random';
+    return st?.bursty ? 'bursty' : 'random';
   }
 
   /** Optional input: the path's losses come in bursts (e.g. from a Gilbert-Elliott fit of its reports). */

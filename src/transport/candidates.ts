@@ -258,7 +258,7 @@ export class PathCandidatePolicy {
     this.fn = fn;
     this.servers = servers;
     this.unknown = unknown;
-    groups.forEach((g, i) => this.keyToGroup.set(g.key, i));
+    for (const [i, g] of groups.entries()) this.keyToGroup.set(g.key, i);
   }
 
   /** No filtering: every path signals every candidate. */

@@ -17,7 +17,7 @@
  * dropped and reported as errors instead of letting simple-peer destroy the
  * connection.
  */
-// @ts-ignore -- the prebuilt UMD bundle has no type declarations; it is typed by SimplePeerCtor below.
+// @ts-expect-error -- the prebuilt UMD bundle has no type declarations; it is typed by SimplePeerCtor below.
 import SimplePeerBundle from 'simple-peer/simplepeer.min.js';
 import { Emitter } from '../core/emitter.js';
 import type { PathId } from '../core/types.js';
@@ -36,6 +36,7 @@ import type { PathTransport, PathTransportEvents, PathTransportState, SelectedPa
 export interface SimplePeerInstance {
   signal(data: unknown): void;
   destroy(err?: Error): void;
+  // biome-ignore lint/suspicious/noExplicitAny: simple-peer's events carry a different payload each; the handlers below type their own
   on(event: string, cb: (...args: any[]) => void): unknown;
   readonly destroyed: boolean;
   readonly connected: boolean;

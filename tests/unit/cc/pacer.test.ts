@@ -51,7 +51,7 @@ describe('Pacer', () => {
     const p = new Pacer<Item>(100_000_000);
     const order = [Priority.Media, Priority.Fec, Priority.Media, Priority.Retransmission, Priority.Pps, Priority.Sps, Priority.Keyframe, Priority.Retransmission];
     const items = order.map((pr) => item(pr, 100));
-    items.forEach((it) => p.enqueue(it, 0));
+    for (const it of items) p.enqueue(it, 0);
     p.poll(0, 0); // first poll: one packet
     const out = [...p.poll(0, 0).send, ...p.poll(20_000, 0).send];
     const all = [items[3], items[7], items[6], items[5], items[4], items[1], items[0], items[2]];
@@ -100,7 +100,7 @@ describe('Pacer', () => {
   it('queue bound: a more important item evicts the oldest least important one; otherwise refused', () => {
     const p = new Pacer<Item>(1000, { maxQueuePackets: 3 });
     const m = [item(Priority.Media), item(Priority.Media), item(Priority.Fec)];
-    m.forEach((it) => expect(p.enqueue(it, 0)).toBe(true));
+    for (const it of m) expect(p.enqueue(it, 0)).toBe(true);
     expect(p.enqueue(item(Priority.Media), 0)).toBe(false); // same importance: refused
     const rtx = item(Priority.Retransmission);
     expect(p.enqueue(rtx, 0)).toBe(true); // evicts m[0]

@@ -67,7 +67,7 @@ describe('ProbeBitrateEstimator', () => {
     const est = new ProbeBitrateEstimator();
     // Sizes 500, 1000, 1000, 1500 sent 1 ms apart; packet 1 (1000 B) arrives first (reordered).
     const sizes = [500, 1000, 1000, 1500];
-    sizes.forEach((s, i) => est.onProbePacketSent(3, i, s, i * 1000));
+    for (const [i, s] of sizes.entries()) est.onProbePacketSent(3, i, s, i * 1000);
     const arrivals = [
       { pathSeq: 1, arrivalUs: 10_000 },
       { pathSeq: 0, arrivalUs: 11_000 },

@@ -432,7 +432,7 @@ describe('FecDecoder: memory bounds', () => {
       const dec = new FecDecoder({ maxAgeMs: 500 });
       const rng = new Rng(6);
       const pkts = makePackets(0, 10, rng);
-      pkts.forEach((p, i) => dec.addMedia(0, p.flowSeq, p.body, i * 100_000));
+      for (const [i, p] of pkts.entries()) dec.addMedia(0, p.flowSeq, p.body, i * 100_000);
       expect(dec.stats().storedMedia).toBe(6); // arrived at 0.4..0.9 s; the ones before 0.4 s are over 500 ms old at 0.9 s
       expect(dec.stats().dropped.expiredByTime).toBe(4);
       expect(dec.stats().dropped.evictedBudget).toBe(0);

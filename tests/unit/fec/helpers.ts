@@ -1,4 +1,4 @@
-import { Rng } from '../../../src/core/rng.js';
+import type { Rng } from '../../../src/core/rng.js';
 import { seqAdd } from '../../../src/core/seq.js';
 
 /** A fake encoded Media body: 4-byte LE flow seq then `len - 4` pseudo-random bytes (len >= 4). */

@@ -142,10 +142,10 @@ describe('Converge Eq. 1 split', () => {
         const size = 1 + Math.floor(rng.next() * 40);
         n += size;
         const c = counts(s.schedule(media(size), paths, b * 33 * MS));
-        rates.forEach((_, i) => (total[i] += c[i]));
+        for (let i = 0; i < rates.length; i++) total[i] += c[i];
       }
       const sumR = rates.reduce((a, b) => a + b, 0);
-      rates.forEach((r, i) => expect(Math.abs(total[i] - (n * r) / sumR)).toBeLessThanOrEqual(2));
+      for (const [i, r] of rates.entries()) expect(Math.abs(total[i] - (n * r) / sumR)).toBeLessThanOrEqual(2);
     }
   });
 

@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { ConvergeScheduler } from '../../../src/sched/converge.js';
+import type { ConvergeScheduler } from '../../../src/sched/converge.js';
 import { SchedError } from '../../../src/sched/errors.js';
 import { createScheduler, isSchedulerName, SCHEDULER_NAMES } from '../../../src/sched/factory.js';
 import type { SchedulerName } from '../../../src/sched/types.js';

@@ -4,7 +4,7 @@
  */
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
-import { MAX_PATHS, NalClass, Priority, type OutgoingPacket, type PathState, type QoeFeedback } from '../../../src/core/types.js';
+import { MAX_PATHS, NalClass, type Priority, type OutgoingPacket, type PathState, type QoeFeedback } from '../../../src/core/types.js';
 import { createScheduler, SCHEDULER_NAMES } from '../../../src/sched/factory.js';
 
 const num = fc.oneof(

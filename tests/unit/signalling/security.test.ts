@@ -12,6 +12,7 @@ import {
   type SignallingServerOptions,
 } from '../../../src/signalling/node.js';
 
+// biome-ignore lint/suspicious/noExplicitAny: parsed JSON of the protocol under test, read field by field
 type Msg = Record<string, any>;
 const SECRET = 'test-secret-that-is-at-least-32-bytes-long!';
 

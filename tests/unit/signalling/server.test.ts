@@ -3,6 +3,7 @@ import fc from 'fast-check';
 import { WebSocket } from 'ws';
 import { startSignallingServer, type SignallingServer, type SignallingServerOptions } from '../../../src/signalling/node.js';
 
+// biome-ignore lint/suspicious/noExplicitAny: parsed JSON of the protocol under test, read field by field
 type Msg = Record<string, any>;
 
 /** Raw ws client that queues parsed server messages. */

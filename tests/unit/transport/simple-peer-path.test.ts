@@ -8,11 +8,13 @@ class MockPeer implements SimplePeerInstance {
   static last: MockPeer;
   readonly opts: Record<string, unknown>;
   readonly signals: unknown[] = [];
+  // biome-ignore lint/suspicious/noExplicitAny: a mock of simple-peer's untyped internals
   private handlers = new Map<string, ((...a: any[]) => void)[]>();
   destroyed = false;
   connected = false;
   bufferSize = 0;
   sent: Uint8Array[] = [];
+  // biome-ignore lint/suspicious/noExplicitAny: a mock of simple-peer's untyped internals
   _channel: any = {
     readyState: 'connecting',
     bufferedAmount: 0,
@@ -22,12 +24,14 @@ class MockPeer implements SimplePeerInstance {
     },
   };
   statsEntries: Record<string, unknown>[] = [];
+  // biome-ignore lint/suspicious/noExplicitAny: a mock of simple-peer's untyped internals
   _pc: any = { getStats: async () => new Map(this.statsEntries.map((s) => [s.id, s])) };
 
   constructor(opts: Record<string, unknown>) {
     this.opts = opts;
     MockPeer.last = this;
   }
+  // biome-ignore lint/suspicious/noExplicitAny: a mock of simple-peer's untyped internals
   on(ev: string, cb: (...a: any[]) => void): this {
     const l = this.handlers.get(ev) ?? [];
     l.push(cb);

@@ -21,7 +21,7 @@ const WORST_HEADER = { pathId: 7, pathSeq: 2 ** 32 - 1, sendTimeUs: 2 ** 52 };
 
 function h264Frame(nals: number[][], keyFrame: boolean, over: Partial<EncodedFrameInput> = {}): EncodedFrameInput {
   const bytes: number[] = [];
-  nals.forEach((n, i) => bytes.push(...(i % 2 === 0 ? [0, 0, 0, 1] : [0, 0, 1]), ...n));
+  for (const [i, n] of nals.entries()) bytes.push(...(i % 2 === 0 ? [0, 0, 0, 1] : [0, 0, 1]), ...n);
   return { streamId: 1, frameId: 10, keyFrame, captureUs: 2 ** 53, data: Uint8Array.from(bytes), codec: 'h264', ...over };
 }
 

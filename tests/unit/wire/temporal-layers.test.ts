@@ -17,6 +17,7 @@ import {
   encodePacket,
   type MediaMessage,
 } from '../../../src/wire/index.js';
+import type { InsertResult } from '../../../src/wire/depacketizer.js';
 import { MediaType, newWriter } from '../../../src/wire/schema.js';
 
 function media(over: Partial<MediaMessage> = {}): MediaMessage {
@@ -93,7 +94,7 @@ describe('wire: temporal layer fields', () => {
     }
     const up = pk.packetize({ streamId: 3, frameId: 8, keyFrame: false, captureUs: 2000, data, codec: 'h264', temporalLayer: 1 });
     const dp = new Depacketizer();
-    let frame;
+    let frame: InsertResult['frame'];
     for (const f of up) {
       const m = decodeMedia(f.body);
       expect(m?.temporalLayer).toBe(1);
@@ -103,7 +104,7 @@ describe('wire: temporal layer fields', () => {
     }
     expect(frame?.temporalLayer).toBe(1);
     expect(frame?.refDistance).toBeUndefined();
-    let f2;
+    let f2: InsertResult['frame'];
     for (const f of frags) f2 = dp.insert(decodeMedia(f.body) as MediaMessage, 0, 6000, false).frame ?? f2;
     expect(f2?.refDistance).toBe(2);
     expect(() => pk.packetize({ streamId: 3, frameId: 9, keyFrame: false, captureUs: 3000, data, codec: 'h264', refDistance: 0 })).toThrow(WireError);
