@@ -59,6 +59,10 @@ export class MultipathCall {
   private supervisor: PathSupervisor | undefined;
   private closed = false;
   private lastSamePairKey = '';
+  /** RemoteTrack was emitted (once per call: the decoder renders into one track). */
+  private remoteTrackEmitted = false;
+  /** Remote peer the last Connected event named. */
+  private connectedTo: string | undefined;
   private candidatePolicy: PathCandidatePolicy = PathCandidatePolicy.all();
 
   constructor(options: MultipathCallOptions) {
@@ -75,6 +79,12 @@ export class MultipathCall {
     this.decoder = new FrameDecoder({
       onDecoded: (info) => {
         this.receiver.onFrameDecoded(info.streamId, info.frameId, info.captureUs, info.bytes);
+        // The remote video exists from its first decoded frame on.
+        const track = this.decoder.track;
+        if (track && !this.remoteTrackEmitted) {
+          this.remoteTrackEmitted = true;
+          this.emit(CallEvent.RemoteTrack, track);
+        }
         this.emit(CallEvent.RemoteFrame, info);
       },
       onNeedKeyframe: (reason) => this.receiver.requestKeyframe(reason),
@@ -147,7 +157,6 @@ export class MultipathCall {
       }
     }
     await sig.connect(this.opts.signallingUrl, this.opts.room, this.opts.peerId, this.opts.token !== undefined ? { token: this.opts.token } : {});
-    if (this.remotePeerId && this.remotePeerId.length > 0) this.emit(CallEvent.Connected, { peerId: this.myPeerId ?? '', remotePeerId: this.remotePeerId });
     this.schedule();
   }
 
@@ -192,7 +201,11 @@ export class MultipathCall {
       this.sender?.addPath(id, sink, 'connecting');
       supervisor.start(id);
     }
-    if (this.myPeerId) this.emit(CallEvent.Connected, { peerId: this.myPeerId, remotePeerId: remote });
+    // Once per remote peer: the room's join reply and a later signal name the same peer.
+    if (this.myPeerId && this.connectedTo !== remote) {
+      this.connectedTo = remote;
+      this.emit(CallEvent.Connected, { peerId: this.myPeerId, remotePeerId: remote });
+    }
   }
 
   /** The engines' view of a path: whatever transport generation is current. */

@@ -42,6 +42,12 @@ describe('two-path call', () => {
     // Each path really crossed its own relay: distinct remote addresses.
     expect(new Set(r.paths.map((p) => p.remoteAddress)).size).toBe(2);
     expect(r.samePair).toEqual([]);
+    // Events keep their word: Connected once per peer, the remote video track once on the receiver.
+    const events = r.events as Array<{ peer: string; type: string }>;
+    const count = (peer: string, type: string): number => events.filter((e) => e.peer === peer && e.type === type).length;
+    expect([count('sender', 'connected'), count('receiver', 'connected')]).toEqual([1, 1]);
+    expect(count('receiver', 'remote-track')).toBe(1);
+    expect(count('sender', 'remote-track')).toBe(0);
   });
 
   it('survives one path going down for 5 s and resumes on both paths', async () => {

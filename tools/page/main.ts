@@ -58,9 +58,11 @@ call.on(CallEvent.RemoteFrame, (info) => {
 call.on(CallEvent.Error, (e) => {
   if (errors.length < 200) errors.push(String(e.message ?? e));
 });
-for (const ev of [CallEvent.PathState, CallEvent.PathEvent, CallEvent.SamePair, CallEvent.Connected, CallEvent.PeerLeft] as const) {
+for (const ev of [CallEvent.PathState, CallEvent.PathEvent, CallEvent.SamePair, CallEvent.Connected, CallEvent.PeerLeft, CallEvent.RemoteTrack] as const) {
   call.on(ev, ((...args: unknown[]) => {
-    if (events.length < 1000) events.push({ atMs: clock.nowUs() / 1000, type: ev, detail: args });
+    // A MediaStreamTrack does not cross page.evaluate: record its kind.
+    const detail = ev === CallEvent.RemoteTrack ? args.map((x) => (x as MediaStreamTrack).kind) : args;
+    if (events.length < 1000) events.push({ atMs: clock.nowUs() / 1000, type: ev, detail });
   }) as never);
 }
 
@@ -88,7 +90,10 @@ async function main(): Promise<void> {
     log('sending');
   } else {
     const video = document.getElementById('remote') as HTMLVideoElement;
-    if (call.remoteTrack) video.srcObject = new MediaStream([call.remoteTrack]);
+    // As the README's example does: the remote video arrives with its first decoded frame.
+    call.on(CallEvent.RemoteTrack, (track) => {
+      video.srcObject = new MediaStream([track]);
+    });
     log('receiving');
   }
   (window as unknown as { __ready: boolean }).__ready = true;
