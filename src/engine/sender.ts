@@ -27,6 +27,7 @@ import { FecProtectionWindow } from '../fec/window.js';
 import { makeFecPackets } from '../fec/xor.js';
 import { createScheduler } from '../sched/factory.js';
 import { PathHysteresis, type PathHysteresisConfig } from '../sched/path-hysteresis.js';
+import { PathHealth, type PathHealthConfig } from './path-health.js';
 import { PathManager } from '../sched/path-manager.js';
 import { deliveryRateBps } from '../sched/path-util.js';
 import type { PathEvent } from '../sched/path-manager.js';
@@ -135,6 +136,11 @@ export interface SenderEngineConfig {
    * took load back too fast).
    */
   outageRestore?: 'total' | 'any' | 'off';
+  /**
+   * Tuning of the learned silence threshold and the sustained-loss rule
+   * (src/engine/path-health.ts) that fast failover and the hysteresis use.
+   */
+  pathHealth?: Partial<PathHealthConfig>;
 }
 
 /** Events the engine reports to its owner. */
@@ -234,8 +240,8 @@ const LOSS_WINDOW_US = 250_000;
 const LOSS_WINDOW_PACKETS = 20;
 /** Fast failover: the duplicates (with the surviving path's queue) must drain at its rate within this (ms). */
 const FAILOVER_DUPLICATE_BUDGET_MS = 150;
-/** Fast failover: silence floor (µs; receivers report every 50 ms). */
-const FAST_FAILOVER_MIN_SILENCE_US = 100_000;
+/** Hysteresis: a silence this long (µs) is a fault even before its packets are known lost. */
+const FAILURE_SILENCE_US = 2_000_000;
 /**
  * Only a silence this long (µs, from turning suspect to reports resuming) is
  * an outage whose losses are not congestion: GCC's feedback timeout cuts
@@ -262,9 +268,11 @@ export class SenderEngine {
   private readonly fecWindow = new FecProtectionWindow();
   private readonly paths = new Map<PathId, PathEntry>();
   private readonly history: (HistoryEntry | undefined)[];
-  private readonly cfg: Required<Omit<SenderEngineConfig, 'clock' | 'scheduler' | 'fec' | 'singlePath' | 'createEstimator' | 'pacer' | 'streamId' | 'qoeFeedback' | 'probing' | 'pathHysteresis'>>;
+  private readonly cfg: Required<Omit<SenderEngineConfig, 'clock' | 'scheduler' | 'fec' | 'singlePath' | 'createEstimator' | 'pacer' | 'streamId' | 'qoeFeedback' | 'probing' | 'pathHysteresis' | 'pathHealth'>>;
   /** Path demotion with hysteresis (config.pathHysteresis), undefined when off. */
   private readonly hysteresis: PathHysteresis | undefined;
+  /** Learned silence threshold and sustained loss per path (fault-handling hooks). */
+  private readonly health: PathHealth;
   private readonly createEstimator: (pathId: PathId) => BandwidthEstimator;
   private readonly pacerCfg: SenderEngineConfig['pacer'];
   private listeners: Partial<SenderEvents> = {};
@@ -332,6 +340,7 @@ export class SenderEngine {
     };
     const h = config.pathHysteresis ?? false;
     this.hysteresis = h === false ? undefined : new PathHysteresis(h === true ? {} : h);
+    this.health = new PathHealth(config.pathHealth);
     for (const k of ['dropQueueFrames', 'maxConsecutiveDrops'] as const) {
       const v = this.cfg[k];
       if (!(Number.isFinite(v) && v >= 0)) throw new RangeError(`SenderEngine: ${k} must be a finite number >= 0, got ${v}`);
@@ -425,6 +434,7 @@ export class SenderEngine {
   removePath(pathId: PathId): void {
     if (!this.paths.delete(pathId)) return;
     this.hysteresis?.remove(pathId);
+    this.health.remove(pathId);
     this.pathManager.removePath(pathId, this.clock.nowUs());
   }
 
@@ -557,12 +567,17 @@ export class SenderEngine {
     if (age > Math.max(250_000, 2 * srttUs + 100_000)) return true;
     // Fast failover: only when another path could take over (alone, a lossy slow path
     // has report gaps of 2 x SRTT all the time and would only lose its encoder target).
-    if (!this.cfg.fastFailover || age <= Math.max(FAST_FAILOVER_MIN_SILENCE_US, 2 * srttUs)) return false;
+    if (!this.cfg.fastFailover || !this.isSilent(p, now)) return false;
     for (const q of this.paths.values()) {
       if (q === p || !this.pathManager.isUp(q.id) || !this.scheduler.isEnabled(q.id)) continue;
-      if (q.unreportedSinceUs === undefined || now - q.unreportedSinceUs <= Math.max(FAST_FAILOVER_MIN_SILENCE_US, 2 * q.estimator.srttMs() * 1000)) return true;
+      if (!this.isSilent(q, now)) return true;
     }
     return false;
+  }
+
+  /** Fault-handling hook: silent for longer than the path's learned threshold (PathHealth.silenceThresholdUs). */
+  private isSilent(p: PathEntry, now: number): boolean {
+    return p.unreportedSinceUs !== undefined && now - p.unreportedSinceUs > this.health.silenceThresholdUs(p.id, p.estimator.srttMs());
   }
 
   /** Snapshot of the paths as the scheduler sees them. */
@@ -728,12 +743,15 @@ export class SenderEngine {
         const r = body.report;
         const p = this.paths.get(r.pathId);
         if (!p) return;
+        const gapUs = p.unreportedSinceUs === undefined ? undefined : now - p.unreportedSinceUs;
+        const before = lossCounters(p.estimator);
         // Restore first: this report already says what the silence lost.
         if (p.failedOver || this.isSuspect(p, now) || !this.pathManager.isUp(p.id)) this.restoreAfterOutage(p, now);
         p.estimator.onReport(r, now);
         this.pathManager.onReport(r.pathId, now);
         if (r.fcdUs !== undefined) this.scheduler.onFcd?.(r.fcdUs / 1000, now);
         p.unreportedSinceUs = undefined;
+        this.learnGap(p, now, gapUs, before);
         if (p.prober && p.estimator instanceof GccEstimator) {
           // The path is application-limited when it sends well below its estimate:
           // periodic probes then keep the estimate real (else an idle path's GCC
@@ -853,7 +871,13 @@ export class SenderEngine {
         let bestRtt = Infinity;
         for (const q of this.paths.values()) if (q !== p && this.isUsable(q, now)) bestRtt = Math.min(bestRtt, q.estimator.srttMs());
         const rttExcessMs = Number.isFinite(bestRtt) ? p.estimator.srttMs() - bestRtt : undefined;
-        this.hysteresis.update(p.id, now, { silent: !this.isLive(p, now), lossRate: this.recentLoss(p, now), rttExcessMs });
+        // Fault-handling hook: a failure (a silence that lost its packets, or a dead
+        // transport, or a silence past FAILURE_SILENCE_US), loss sustained over several
+        // windows. A delay stall (an LTE uplink's report gap, packets delivered late) is not a fault.
+        const lossRate = this.recentLoss(p, now);
+        const silent =
+          this.health.takeFailure(p.id) || p.linkState !== 'connected' || (p.unreportedSinceUs !== undefined && now - p.unreportedSinceUs > FAILURE_SILENCE_US);
+        this.hysteresis.update(p.id, now, { silent, lossRate, sustainedLossRate: this.health.sustainedLoss(p.id), rttExcessMs });
       }
     }
     for (const ev of this.pathManager.tick(now, this.scheduler)) {
@@ -980,6 +1004,7 @@ export class SenderEngine {
     } else {
       w.rate = Math.min(1, Math.max(0, lost / n));
     }
+    this.health.onLossWindow(p.id, w.rate, p.estimator.srttMs(), p.estimator.minRttMs());
     w.atUs = now;
     w.lost = st.packetsLost;
     w.received = st.packetsReceived;
@@ -1039,6 +1064,21 @@ export class SenderEngine {
       this.c.retransmissionsSent++;
       this.c.failoverDuplicates++;
     }
+  }
+
+  /**
+   * Fault-handling hook (report arrival): feed the report gap and the share
+   * of the packets this report declared lost to PathHealth.onReport.
+   */
+  private learnGap(p: PathEntry, now: number, gapUs: number | undefined, before: { lost: number; received: number } | undefined): void {
+    const after = lossCounters(p.estimator);
+    let lostFraction = 0;
+    if (before && after) {
+      const lost = after.lost - before.lost;
+      const n = lost + after.received - before.received;
+      if (n > 0) lostFraction = lost / n;
+    }
+    this.health.onReport(p.id, now, gapUs, lostFraction, p.estimator.srttMs());
   }
 
   /**
@@ -1287,4 +1327,10 @@ export class SenderEngine {
   estimatorStats(): Array<{ id: PathId } & ReturnType<BandwidthEstimator['stats']>> {
     return [...this.paths.values()].map((p) => ({ id: p.id, ...p.estimator.stats() }));
   }
+}
+
+/** The estimator's cumulative loss counters (GCC's), undefined for estimators without them. */
+function lossCounters(e: BandwidthEstimator): { lost: number; received: number } | undefined {
+  const st = e.stats() as { packetsLost?: number; packetsReceived?: number };
+  return st.packetsLost === undefined || st.packetsReceived === undefined ? undefined : { lost: st.packetsLost, received: st.packetsReceived };
 }
