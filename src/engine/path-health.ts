@@ -19,7 +19,11 @@
  *    A gap that ended with most of its packets lost (a blackhole that came
  *    back) is not learned: it is the failure the threshold exists to catch,
  *    and learning it would slow the detection of the next one (a flapping
- *    path). The gap history is a histogram over log-spaced bins whose weights
+ *    path). A gap that outlasted the threshold with its packets delivered
+ *    was a false alarm: it is learned with the weight of 2 x (1 -
+ *    gapQuantile) of the history, so the threshold moves past it at once
+ *    (as TCP adapts its RTO after a spurious timeout: the Eifel response
+ *    algorithm, RFC 4015 §4). The gap history is a histogram over log-spaced bins whose weights
  *    decay with a half-life, so the path's recent behaviour counts most.
  *
  *    The idea follows RFC 3550 §6.4.1's interarrival jitter (a path's own
@@ -94,6 +98,8 @@ export interface PathHealthStats {
   gapsLearned: number;
   /** Gaps longer than the silence threshold that ended with most of their packets lost: failures (all paths). */
   failureGaps: number;
+  /** Gaps longer than the silence threshold whose packets arrived: delay stalls (all paths). */
+  falseAlarms: number;
 }
 
 interface Entry {
@@ -105,12 +111,14 @@ interface Entry {
   lossNext: number;
   /** A failure gap ended and nobody took it yet (see takeFailure). */
   failed: boolean;
+  /** Start (µs) of the silence failoverDue last answered true for. */
+  failoverSilenceUs: number;
 }
 
 export class PathHealth {
   readonly config: Readonly<PathHealthConfig>;
   private readonly entries: (Entry | undefined)[] = new Array(MAX_PATHS).fill(undefined);
-  private readonly counters: PathHealthStats = { gapsLearned: 0, failureGaps: 0 };
+  private readonly counters: PathHealthStats = { gapsLearned: 0, failureGaps: 0, falseAlarms: 0 };
 
   /** @throws RangeError for a quantile or loss outside [0, 1], a margin < 1, or non-positive times or counts. */
   constructor(config: Partial<PathHealthConfig> = {}) {
@@ -156,12 +164,18 @@ export class PathHealth {
       }
       return;
     }
+    // A false alarm: the gap outlasted the threshold but its packets arrived (a
+    // delay stall). It weighs 2 x (1 - gapQuantile) of the history at once, so the
+    // quantile, and the threshold, move past it now rather than after many more.
+    const falseAlarm = e.total >= this.config.minGapSamples && gapUs > this.silenceThresholdUs(id, srttMs);
     this.decay(e, nowUs);
     const ms = gapUs / 1000;
     const k = ms <= GAP_MIN_MS ? 0 : Math.min(GAP_BINS - 1, Math.floor(BINS_PER_OCTAVE * Math.log2(ms / GAP_MIN_MS)));
-    e.bins[k] += 1;
-    e.total += 1;
+    const w = falseAlarm ? Math.max(1, 2 * (1 - this.config.gapQuantile) * e.total) : 1;
+    e.bins[k] += w;
+    e.total += w;
     this.counters.gapsLearned++;
+    if (falseAlarm) this.counters.falseAlarms++;
   }
 
   /**
@@ -192,6 +206,19 @@ export class PathHealth {
     const q = this.gapQuantileMs(id);
     if (q !== undefined) ms = Math.max(ms, c.gapMargin * q);
     return ms * 1000;
+  }
+
+  /**
+   * Fast failover: true once per silence (identified by `silenceStartUs`,
+   * the send time of its oldest unreported packet) as soon as it outlasts
+   * {@link silenceThresholdUs}. Invalid input: false.
+   */
+  failoverDue(id: PathId, silenceStartUs: number, nowUs: number, srttMs: number): boolean {
+    if (!Number.isFinite(silenceStartUs) || !Number.isFinite(nowUs) || nowUs - silenceStartUs <= this.silenceThresholdUs(id, srttMs)) return false;
+    const e = this.entry(id);
+    if (!e || e.failoverSilenceUs === silenceStartUs) return false;
+    e.failoverSilenceUs = silenceStartUs;
+    return true;
   }
 
   /**
@@ -240,7 +267,7 @@ export class PathHealth {
     if (!isValidPathId(id)) return undefined;
     let e = this.entries[id];
     if (!e) {
-      e = { bins: new Float64Array(GAP_BINS), total: 0, lastDecayUs: Number.NaN, loss: new Float64Array(this.config.sustainedLossWindows), lossCount: 0, lossNext: 0, failed: false };
+      e = { bins: new Float64Array(GAP_BINS), total: 0, lastDecayUs: Number.NaN, loss: new Float64Array(this.config.sustainedLossWindows), lossCount: 0, lossNext: 0, failed: false, failoverSilenceUs: Number.NaN };
       this.entries[id] = e;
     }
     return e;

@@ -745,13 +745,14 @@ export class SenderEngine {
         if (!p) return;
         const gapUs = p.unreportedSinceUs === undefined ? undefined : now - p.unreportedSinceUs;
         const before = lossCounters(p.estimator);
+        const srttBeforeMs = p.estimator.srttMs(); // the threshold the silence was judged by
         // Restore first: this report already says what the silence lost.
         if (p.failedOver || this.isSuspect(p, now) || !this.pathManager.isUp(p.id)) this.restoreAfterOutage(p, now);
         p.estimator.onReport(r, now);
         this.pathManager.onReport(r.pathId, now);
         if (r.fcdUs !== undefined) this.scheduler.onFcd?.(r.fcdUs / 1000, now);
         p.unreportedSinceUs = undefined;
-        this.learnGap(p, now, gapUs, before);
+        this.learnGap(p, now, gapUs, before, srttBeforeMs);
         if (p.prober && p.estimator instanceof GccEstimator) {
           // The path is application-limited when it sends well below its estimate:
           // periodic probes then keep the estimate real (else an idle path's GCC
@@ -963,9 +964,11 @@ export class SenderEngine {
       if (gone && !p.failedOver) {
         lostBps += p.estimator.targetRateBps();
         p.rateAtFailure = { bps: p.estimator.targetRateBps(), atUs: now };
-        if (this.cfg.fastFailover) silent.push(p);
       }
       p.failedOver = gone;
+      // Fault-handling hook: duplicate once per silence, when it outlasts the path's learned threshold
+      // (a bursty LTE uplink turns suspect by the fixed rule long before that, and its packets arrive).
+      if (this.cfg.fastFailover && p.unreportedSinceUs !== undefined && this.health.failoverDue(p.id, p.unreportedSinceUs, now, p.estimator.srttMs())) silent.push(p);
     }
     for (const p of silent) this.duplicateUnreported(p, now);
     // A total outage: no path is up and reporting (a path the scheduler merely disabled still could carry the call).
@@ -1070,7 +1073,7 @@ export class SenderEngine {
    * Fault-handling hook (report arrival): feed the report gap and the share
    * of the packets this report declared lost to PathHealth.onReport.
    */
-  private learnGap(p: PathEntry, now: number, gapUs: number | undefined, before: { lost: number; received: number } | undefined): void {
+  private learnGap(p: PathEntry, now: number, gapUs: number | undefined, before: { lost: number; received: number } | undefined, srttMs: number): void {
     const after = lossCounters(p.estimator);
     let lostFraction = 0;
     if (before && after) {
@@ -1078,7 +1081,7 @@ export class SenderEngine {
       const n = lost + after.received - before.received;
       if (n > 0) lostFraction = lost / n;
     }
-    this.health.onReport(p.id, now, gapUs, lostFraction, p.estimator.srttMs());
+    this.health.onReport(p.id, now, gapUs, lostFraction, srttMs);
   }
 
   /**

@@ -117,3 +117,15 @@ describe('PathHealth sustained loss', () => {
     expect(h.sustainedLoss(1)).toBe(0);
   });
 });
+
+describe('PathHealth false alarms', () => {
+  it('a gap past the threshold whose packets arrived raises the threshold past it at once', () => {
+    const h = new PathHealth();
+    const t = feed(h, 0, 0, 400, () => 50);
+    expect(h.silenceThresholdUs(0, 40) / MS).toBeLessThan(150);
+    h.onReport(0, t + 400 * MS, 400 * MS, 0, 40); // a 400 ms delay stall, nothing lost
+    expect(h.stats.falseAlarms).toBe(1);
+    expect(h.takeFailure(0)).toBe(false);
+    expect(h.silenceThresholdUs(0, 40) / MS).toBeGreaterThan(400);
+  });
+});
