@@ -27,7 +27,7 @@
  * the library's, DEFAULT_TEMPORAL_LAYERS; 1 = none). `--converge K=V,...`
  * overrides ConvergeConfig fields (e.g. `baseLayerFastPath=false`),
  * `--sender K=V,...` SenderEngine fields: frame dropping (e.g. `upperLayerDropFactor=0.5`)
- * and fault handling (`pathHysteresis=true`, `fastFailover=true`, `outageRestore=total|any|off`).
+ * and fault handling (`pathHysteresis=false` turns the default hysteresis off, `fastFailover=true` the opt-in fast failover on, `outageRestore=total|any|off`).
  * `--datachannel sctp|ideal` picks the datachannel model (sim/simulator.ts
  * SimOptions.datachannel; default ideal). `--playout K=V,...` sets the
  * receiver's playout timing (src/feedback/playout.ts PlayoutOptions, e.g.

@@ -10,12 +10,15 @@
  * - the path hysteresis' inputs (silence, recent loss, RTT excess).
  * I/O-free: times are passed in (µs).
  */
+import type { BandwidthEstimator } from '../cc/types.js';
 import { Priority } from '../core/types.js';
 import { MAX_RTX_AGE_US, type NackResponder } from '../feedback/nack-responder.js';
 import type { ResolvedSenderConfig } from './sender-config.js';
 import { MIN_PATH_RATE_BPS, type SenderPath } from './sender-path.js';
 import type { SenderPaths } from './sender-paths.js';
 
+/** Hysteresis: a silence this long (µs) is a fault even before its packets are known lost. */
+const FAILURE_SILENCE_US = 2_000_000;
 /** Fast failover: the duplicates (with the surviving path's queue) must drain at its rate within this (ms). */
 const FAILOVER_DUPLICATE_BUDGET_MS = 150;
 /** Loss window of the hysteresis: at least this long (µs) and this many resolved packets. */
@@ -72,7 +75,13 @@ export class PathRecovery {
       let bestRtt = Infinity;
       for (const q of paths.values()) if (q !== p && paths.isUsable(q, nowUs)) bestRtt = Math.min(bestRtt, q.estimator.srttMs());
       const rttExcessMs = Number.isFinite(bestRtt) ? p.estimator.srttMs() - bestRtt : undefined;
-      h.update(p.id, nowUs, { silent: !paths.isLive(p, nowUs), lossRate: this.recentLoss(p, nowUs), rttExcessMs });
+      // A fault: a failure (a silence that lost its packets, a dead transport, a silence past
+      // FAILURE_SILENCE_US), or loss sustained over several windows. A delay stall (an LTE
+      // uplink's report gap, packets delivered late) is not a fault.
+      const lossRate = this.recentLoss(p, nowUs);
+      const since = paths.manager.unreportedSinceUs(p.id);
+      const silent = paths.health.takeFailure(p.id) || p.linkState !== 'connected' || (since !== undefined && nowUs - since > FAILURE_SILENCE_US);
+      h.update(p.id, nowUs, { silent, lossRate, sustainedLossRate: paths.health.sustainedLoss(p.id), rttExcessMs });
     }
   }
 
@@ -91,9 +100,12 @@ export class PathRecovery {
       if (gone && !p.failedOver) {
         lostBps += p.estimator.targetRateBps();
         p.rateAtFailure = { bps: p.estimator.targetRateBps(), atUs: nowUs };
-        if (this.host.cfg.fastFailover) silent.push(p);
       }
       p.failedOver = gone;
+      // Duplicate once per silence, when it outlasts the path's learned threshold
+      // (a bursty LTE uplink turns suspect by the fixed rule long before that, and its packets arrive).
+      const since = paths.manager.unreportedSinceUs(p.id);
+      if (this.host.cfg.fastFailover && since !== undefined && paths.health.failoverDue(p.id, since, nowUs, p.estimator.srttMs())) silent.push(p);
     }
     for (const p of silent) this.duplicateUnreported(p, nowUs);
     // A total outage: no path is up and reporting (a path the scheduler merely disabled still could carry the call).
@@ -130,6 +142,7 @@ export class PathRecovery {
     } else {
       w.rate = Math.min(1, Math.max(0, lost / n));
     }
+    this.host.paths.health.onLossWindow(p.id, w.rate, p.estimator.srttMs(), p.estimator.minRttMs());
     w.atUs = nowUs;
     w.lost = st.packetsLost;
     w.received = st.packetsReceived;
@@ -187,6 +200,28 @@ export class PathRecovery {
   }
 
   /**
+   * Before a report of path `p` is applied: the silence it ends (µs, undefined
+   * when nothing was unreported), the estimator's loss counters and SRTT (the
+   * threshold the silence was judged by). Pass the result to {@link learnGap}.
+   */
+  reportGap(p: SenderPath, nowUs: number): ReportGap {
+    const since = this.host.paths.manager.unreportedSinceUs(p.id);
+    return { gapUs: since === undefined ? undefined : nowUs - since, before: lossCounters(p.estimator), srttMs: p.estimator.srttMs() };
+  }
+
+  /** After the report was applied: feed the gap and the share of packets the report declared lost to PathHealth. */
+  learnGap(p: SenderPath, nowUs: number, g: ReportGap): void {
+    const after = lossCounters(p.estimator);
+    let lostFraction = 0;
+    if (g.before && after) {
+      const lost = after.lost - g.before.lost;
+      const n = lost + after.received - g.before.received;
+      if (n > 0) lostFraction = lost / n;
+    }
+    this.host.paths.health.onReport(p.id, nowUs, g.gapUs, lostFraction, g.srttMs);
+  }
+
+  /**
    * Call when a report of path `p` arrives, before the estimator sees it.
    * If the path was silent (failed over, suspect or down) its reports just
    * resumed (issue 11: after an outage the rate is back within 3 s). If it
@@ -213,4 +248,17 @@ export class PathRecovery {
     this.c.pathRestores++;
     if (p.prober && p.estimator.targetRateBps() < mem.bps) p.prober.probeFirst(nowUs, mem.bps);
   }
+}
+
+/** What {@link PathRecovery.reportGap} captures before a report is applied. */
+export interface ReportGap {
+  gapUs: number | undefined;
+  before: { lost: number; received: number } | undefined;
+  srttMs: number;
+}
+
+/** The estimator's cumulative loss counters (GCC's), undefined for estimators without them. */
+function lossCounters(e: BandwidthEstimator): { lost: number; received: number } | undefined {
+  const st = e.stats() as { packetsLost?: number; packetsReceived?: number };
+  return st.packetsLost === undefined || st.packetsReceived === undefined ? undefined : { lost: st.packetsLost, received: st.packetsReceived };
 }

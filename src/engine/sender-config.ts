@@ -6,6 +6,7 @@ import type { Clock } from '../core/clock.js';
 import type { PathId } from '../core/types.js';
 import type { FecPolicy, FecPolicyName } from '../fec/types.js';
 import type { PathHysteresisConfig } from '../sched/path-hysteresis.js';
+import type { PathHealthConfig } from './path-health.js';
 import type { PathEvent } from '../sched/path-manager.js';
 import type { Scheduler, SchedulerName } from '../sched/types.js';
 
@@ -63,36 +64,39 @@ export interface SenderEngineConfig {
    */
   cwndPushback?: boolean;
   /**
-   * Demote a path that goes silent or loses heavily, promote it back only
-   * after it stayed clean for a hold that doubles per recent fault
-   * (src/sched/path-hysteresis.ts; issue 11). A demoted path carries no
-   * media and does not count in the encoder target; padding every 50 ms
-   * keeps its RTT and loss measured. Never demotes the last usable path.
-   * true = defaults, an object = tuned, false = off. Default false: on the
-   * cellular suite (3 seeds) it wins the tune half (total converge freeze
-   * 26.1 -> 20.1 s) but loses the check half (20.9 -> 22.3 s; the LTE pair
-   * mm:tmobile+att 5.7 -> 8.2 s at 0.94x the best single path's goodput)
-   * and costs the `carriers` LTE pair 9% goodput: demoting a bursty LTE
-   * path gives up aggregation the pair needs. It wins every fault scenario
-   * (flap, lossy-path, delay-jump, failover).
+   * Demote a path that fails or loses heavily, promote it back only after
+   * it stayed clean for a hold that doubles per recent fault
+   * (src/sched/path-hysteresis.ts; issue 11). A fault is a failure (a
+   * silence past the path's learned threshold whose packets turned out
+   * lost, a transport that is not connected, or 2 s without a report) or
+   * random loss above 15 % sustained over 3 loss windows at the path's base
+   * RTT (src/engine/path-health.ts): an LTE uplink's delay stalls and
+   * congestion drops are not faults. A demoted path carries no media and
+   * does not count in the encoder target; padding every 50 ms keeps its RTT
+   * and loss measured. Never demotes the last usable path. true = defaults,
+   * an object = tuned, false = off. Default true: on the cellular suite
+   * (3 seeds, converge total freeze) tune 23.8 -> 21.7 s, check 18.3 ->
+   * 16.7 s, no pair below 0.95x its best single path's goodput; lossy-path
+   * 2.1 -> 0.24 s (path 1 alone: 0), flap 3.3 -> 1.4 s, `carriers` 1.2 ->
+   * 0.65 s at 0.98x the goodput.
    */
   pathHysteresis?: boolean | Partial<PathHysteresisConfig>;
   /**
    * Fast failover (issue 11): a path is suspect once it has been silent (no
-   * receiver report while packets are outstanding) for max(2 x SRTT,
-   * 100 ms) instead of max(250 ms, 2 x SRTT + 100 ms) while another enabled
-   * path is up and reporting, and at that moment its
-   * unreported media (frames since the newest key frame, at most 1 s old) is
-   * duplicated onto the best other usable path if it drains there within
-   * 150 ms at that path's rate; else a key frame is asked for at once.
-   * Default false: with the hysteresis it takes the cellular suite's tune
-   * half from 26.1 to 14.7 s of converge freeze (14/14 pairs within best
-   * + 0.5 s) and the failover scenario's longest freeze from 778 to 260 ms,
-   * but the check half goes 20.9 -> 23.2 s (both LTE pairs lose: goodput
-   * 0.94x / 0.78x the best single path) and the `carriers` LTE pair's
-   * freeze doubles (2.9 -> 6.3 s; 8-16 failover key frames a call instead
-   * of 2-4; without the key frame fallback still 3.9 s at 3.5 Mbps):
-   * bursty LTE report gaps look like failures.
+   * receiver report while packets are outstanding) for its learned silence
+   * threshold (PathHealth.silenceThresholdUs: max(100 ms, 2 x SRTT, 1.25 x
+   * the 99th percentile of its recent report gaps)) instead of max(250 ms,
+   * 2 x SRTT + 100 ms) while another enabled path is up and reporting, and
+   * once per silence past that threshold its unreported media (frames since
+   * the newest key frame, at most 1 s old) is duplicated onto the best other
+   * usable path if it drains there within 150 ms at that path's rate; else
+   * a key frame is asked for at once. Default false: with the hysteresis it
+   * meets flap (0.42 s vs 0 for path 1 alone) and takes failover's longest
+   * freeze to 249-321 ms, but on the mahimahi LTE pairs (3 pairs x 3 seeds)
+   * it costs 1-4 s of freeze in 8 of 9 runs even when it fires only 4-6
+   * times a call: moving or duplicating one LTE path's load onto the other,
+   * which runs near its capacity, congests it. Each part alone (the early
+   * suspect, the duplicates) loses there too.
    */
   fastFailover?: boolean;
   /**
@@ -106,6 +110,11 @@ export interface SenderEngineConfig {
    * took load back too fast).
    */
   outageRestore?: 'total' | 'any' | 'off';
+  /**
+   * Tuning of the learned silence threshold and the sustained-loss rule
+   * (src/engine/path-health.ts) that fast failover and the hysteresis use.
+   */
+  pathHealth?: Partial<PathHealthConfig>;
 }
 
 /** Events the engine reports to its owner. */
@@ -119,7 +128,7 @@ export interface SenderEvents {
 }
 
 /** The config with defaults applied (the parts the engine reads as plain values). */
-export type ResolvedSenderConfig = Required<Omit<SenderEngineConfig, 'clock' | 'scheduler' | 'fec' | 'singlePath' | 'createEstimator' | 'pacer' | 'streamId' | 'qoeFeedback' | 'probing' | 'pathHysteresis'>>;
+export type ResolvedSenderConfig = Required<Omit<SenderEngineConfig, 'clock' | 'scheduler' | 'fec' | 'singlePath' | 'createEstimator' | 'pacer' | 'streamId' | 'qoeFeedback' | 'probing' | 'pathHysteresis' | 'pathHealth'>>;
 
 /** Apply the defaults documented on {@link SenderEngineConfig}. */
 export function resolveSenderConfig(config: SenderEngineConfig): ResolvedSenderConfig {

@@ -9,6 +9,7 @@
  */
 import type { PathId, PathState } from '../core/types.js';
 import type { PathHysteresis } from '../sched/path-hysteresis.js';
+import type { PathHealth } from './path-health.js';
 import { PathManager } from '../sched/path-manager.js';
 import type { Scheduler } from '../sched/types.js';
 import { encodeControl } from '../wire/encode.js';
@@ -29,13 +30,21 @@ export class SenderPaths {
   private readonly map = new Map<PathId, SenderPath>();
   private readonly srtt = (id: PathId): number => this.map.get(id)?.estimator.srttMs() ?? 0;
 
+  private readonly fastFailoverRule: { isEnabled(id: PathId): boolean; silenceThresholdUs(id: PathId, srttMs: number): number } | undefined;
+
   constructor(
     private readonly scheduler: Scheduler,
     /** Path demotion with hysteresis, undefined when off. */
     readonly hysteresis: PathHysteresis | undefined,
-    /** Fast failover: suspicion after a shorter silence while another path reports. */
-    private readonly fastFailover: boolean,
-  ) {}
+    /** Learned silence thresholds and sustained loss per path (src/engine/path-health.ts). */
+    readonly health: PathHealth,
+    /** Fast failover: suspicion after the path's learned silence threshold while another path reports. */
+    fastFailover: boolean,
+  ) {
+    this.fastFailoverRule = fastFailover
+      ? { isEnabled: (id) => this.scheduler.isEnabled(id), silenceThresholdUs: (id, srttMs) => this.health.silenceThresholdUs(id, srttMs) }
+      : undefined;
+  }
 
   get size(): number {
     return this.map.size;
@@ -64,6 +73,7 @@ export class SenderPaths {
   remove(id: PathId, nowUs: number): boolean {
     if (!this.map.delete(id)) return false;
     this.hysteresis?.remove(id);
+    this.health.remove(id);
     this.manager.removePath(id, nowUs);
     return true;
   }
@@ -75,7 +85,7 @@ export class SenderPaths {
 
   /** Suspect: reports stopped ({@link PathManager.isSuspect}). */
   isSuspect(p: SenderPath, nowUs: number): boolean {
-    return this.manager.isSuspect(p.id, nowUs, this.srtt, this.fastFailover ? this.scheduler : undefined);
+    return this.manager.isSuspect(p.id, nowUs, this.srtt, this.fastFailoverRule);
   }
 
   /** Up and reporting (not suspect). */

@@ -45,6 +45,7 @@ import { Packetizer } from '../wire/packetizer.js';
 import type { PacketBody, StreamInfoMessage } from '../wire/types.js';
 import { FrameDropper } from './frame-dropper.js';
 import { KeyframeRequestGate } from './keyframe-gate.js';
+import { PathHealth } from './path-health.js';
 import { PathRecovery } from './path-recovery.js';
 import { resolveSenderConfig, type ResolvedSenderConfig, type SenderEngineConfig, type SenderEvents } from './sender-config.js';
 import { SenderPath, type QueuedItem } from './sender-path.js';
@@ -109,8 +110,9 @@ export class SenderEngine {
         : createScheduler(config.scheduler ?? 'converge', { singlePath: config.singlePath });
     this.fec = new PathFecEncoder(typeof config.fec === 'object' ? config.fec : createFecPolicy(config.fec ?? 'path'), this.streamId);
     this.cfg = resolveSenderConfig(config);
-    const h = config.pathHysteresis ?? false;
-    this.paths = new SenderPaths(this.scheduler, h === false ? undefined : new PathHysteresis(h === true ? {} : h), this.cfg.fastFailover);
+    const h = config.pathHysteresis ?? true;
+    const hysteresis = h === false ? undefined : new PathHysteresis(h === true ? {} : h);
+    this.paths = new SenderPaths(this.scheduler, hysteresis, new PathHealth(config.pathHealth), this.cfg.fastFailover);
     this.dropper = new FrameDropper(this.cfg);
     this.packetizer = new Packetizer({ mtuBytes: this.cfg.mtuBytes, streamId: this.streamId });
     this.history = new NackResponder(this.cfg.historyPackets);
@@ -299,11 +301,13 @@ export class SenderEngine {
         const r = body.report;
         const p = this.paths.get(r.pathId);
         if (!p) return;
+        const gap = this.recovery.reportGap(p, now);
         // Restore first: this report already says what the silence lost.
         this.recovery.onReport(p, now);
         p.estimator.onReport(r, now);
         this.paths.manager.onReport(r.pathId, now);
         if (r.fcdUs !== undefined) this.scheduler.onFcd?.(r.fcdUs / 1000, now);
+        this.recovery.learnGap(p, now, gap);
         // The path is application-limited when it sends well below its estimate:
         // periodic probes then keep the estimate real (else an idle path's estimate
         // cannot grow and its Eq. 1 share shrinks for good).

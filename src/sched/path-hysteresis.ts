@@ -64,8 +64,14 @@ export const DEFAULT_PATH_HYSTERESIS_CONFIG: Readonly<PathHysteresisConfig> = Ob
 export interface PathHealthSample {
   /** No receiver reports while sending (or the transport is down). */
   silent: boolean;
-  /** Recent loss fraction 0..1. */
+  /** Recent loss fraction 0..1 (promotion: a demoted path is clean below promoteLoss). */
   lossRate: number;
+  /**
+   * Loss fraction 0..1 that demotes above demoteLoss: the loss sustained over
+   * several windows (src/engine/path-health.ts sustainedLoss), so a single
+   * burst does not demote. Default: lossRate.
+   */
+  sustainedLossRate?: number;
   /** SRTT minus the best other usable path's SRTT (ms); undefined or <= 0 when none is better. */
   rttExcessMs?: number;
 }
@@ -114,7 +120,8 @@ export class PathHysteresis {
     let e = this.entries[id];
     if (!e) this.entries[id] = e = { demoted: false, faulty: false, strikes: 0, lastFaultUs: -Infinity, cleanSinceUs: Number.NaN };
     const loss = Number.isFinite(sample.lossRate) ? sample.lossRate : 0;
-    const fault = sample.silent || loss > this.config.demoteLoss;
+    const sustained = sample.sustainedLossRate !== undefined && Number.isFinite(sample.sustainedLossRate) ? sample.sustainedLossRate : loss;
+    const fault = sample.silent || sustained > this.config.demoteLoss;
     if (fault) {
       if (!e.faulty) {
         e.faulty = true;

@@ -65,8 +65,6 @@ interface PathEntry {
 /** Suspicion (see PathManager.isSuspect): silence floor and margin over 2 x SRTT (µs). */
 const SUSPECT_MIN_SILENCE_US = 250_000;
 const SUSPECT_MARGIN_US = 100_000;
-/** Fast failover's silence floor (µs; receivers report every 50 ms). */
-const FAST_FAILOVER_MIN_SILENCE_US = 100_000;
 
 const TRANSPORT_STATES: readonly string[] = ['new', 'connecting', 'connected', 'failed', 'closed'];
 
@@ -221,24 +219,30 @@ export class PathManager {
    * 2 x SRTT + 100 ms) ago is still unreported). Schedulers stop using a
    * suspect path at once, before {@link tick} declares it down, so a
    * blackhole costs a few hundred ms of media, not a second.
-   * With `fastFailover` (issue 11) the silence threshold is max(100 ms,
-   * 2 x SRTT), but only while another up, enabled path is itself reporting
-   * within its own threshold: alone, a lossy slow path has report gaps of
-   * 2 x SRTT all the time and would only lose its encoder target.
+   * With `fastFailover` (issue 11) the silence threshold is the path's own
+   * learned one (`fastFailover.silenceThresholdUs`, src/engine/path-health.ts),
+   * but only while another up, enabled path is itself reporting within its
+   * own threshold: alone, a lossy slow path has report gaps of 2 x SRTT all
+   * the time and would only lose its encoder target.
    * @param srttMs smoothed RTT of a path (ms)
-   * @param fastFailover the scheduler whose enabled paths count as takers, or undefined = off
+   * @param fastFailover the enabled set and the learned silence thresholds (µs), or undefined = off
    */
-  isSuspect(id: PathId, nowUs: number, srttMs: (id: PathId) => number, fastFailover?: Pick<Scheduler, 'isEnabled'>): boolean {
+  isSuspect(
+    id: PathId,
+    nowUs: number,
+    srttMs: (id: PathId) => number,
+    fastFailover?: { isEnabled(id: PathId): boolean; silenceThresholdUs(id: PathId, srttMs: number): number },
+  ): boolean {
     const since = this.unreportedSinceUs(id);
     if (since === undefined) return false;
     const age = nowUs - since;
     const srttUs = srttMs(id) * 1000;
     if (age > Math.max(SUSPECT_MIN_SILENCE_US, 2 * srttUs + SUSPECT_MARGIN_US)) return true;
-    if (!fastFailover || age <= Math.max(FAST_FAILOVER_MIN_SILENCE_US, 2 * srttUs)) return false;
+    if (!fastFailover || age <= fastFailover.silenceThresholdUs(id, srttMs(id))) return false;
     for (let q = 0; q < MAX_PATHS; q++) {
       if (q === id || !this.isUp(q) || !fastFailover.isEnabled(q)) continue;
       const qSince = this.unreportedSinceUs(q);
-      if (qSince === undefined || nowUs - qSince <= Math.max(FAST_FAILOVER_MIN_SILENCE_US, 2 * srttMs(q) * 1000)) return true;
+      if (qSince === undefined || nowUs - qSince <= fastFailover.silenceThresholdUs(q, srttMs(q))) return true;
     }
     return false;
   }

@@ -171,7 +171,7 @@ describe('path liveness (PathManager)', () => {
       m.onTransportState(id, 'connected', 0);
     }
     const srtt = (): number => 40;
-    const sched = { isEnabled: () => true };
+    const sched = { isEnabled: () => true, silenceThresholdUs: (_id: number, srttMs: number) => Math.max(100_000, 2 * srttMs * 1000) };
     m.onDataSent(0, 1_000 * MS);
     expect(m.unreportedSinceUs(0)).toBe(1_000 * MS);
     expect(m.isSuspect(0, 1_200 * MS, srtt)).toBe(false);
