@@ -8,7 +8,7 @@
  * I/O-free: times are passed in (µs).
  */
 import type { BandwidthEstimator } from '../cc/types.js';
-import type { Pacer } from '../cc/pacer.js';
+import { Pacer } from '../cc/pacer.js';
 import type { ProbeSender } from '../cc/probe-sender.js';
 import type { OutgoingPacket, PathId, PathTransportState, Priority } from '../core/types.js';
 import { RateMeter } from './rate-meter.js';
@@ -30,6 +30,20 @@ export const MIN_PATH_RATE_BPS = 50_000;
 /** Datachannel drain measurement interval (µs) and the backlog that makes it count (bytes). */
 const DRAIN_INTERVAL_US = 100_000;
 const DRAIN_BACKLOG_BYTES = 4_000;
+
+/**
+ * A path's pacer (src/cc/pacer.ts) starting at `rateBps`, with the sender's
+ * tuning. The datachannel budget has a small floor (6 kB): on a slow path
+ * 15 kB in the datachannel would be most of a second.
+ */
+export function createPathPacer(rateBps: number, cfg: { bufferBudgetMs?: number; maxQueueDelayMs?: number; pacingFactor?: number } | undefined): Pacer<QueuedItem> {
+  return new Pacer<QueuedItem>(rateBps, {
+    minBufferBudgetBytes: 6_000,
+    ...(cfg?.bufferBudgetMs !== undefined ? { bufferBudgetMs: cfg.bufferBudgetMs } : {}),
+    ...(cfg?.maxQueueDelayMs !== undefined ? { maxQueueDelayMs: cfg.maxQueueDelayMs } : {}),
+    ...(cfg?.pacingFactor !== undefined ? { pacingFactor: cfg.pacingFactor } : {}),
+  });
+}
 
 /** How a datagram counts (see {@link SenderPath.send}). */
 export interface SendAccounting {

@@ -22,7 +22,6 @@
  */
 import { CongestionWindowPushback, PUSHBACK_QUEUE_MS } from '../cc/congestion-window-pushback.js';
 import { GccEstimator } from '../cc/gcc.js';
-import { Pacer } from '../cc/pacer.js';
 import { ProbeSender } from '../cc/probe-sender.js';
 import type { BandwidthEstimator } from '../cc/types.js';
 import { integerClock } from '../core/clock.js';
@@ -48,7 +47,7 @@ import { KeyframeRequestGate } from './keyframe-gate.js';
 import { PathHealth } from './path-health.js';
 import { PathRecovery } from './path-recovery.js';
 import { resolveSenderConfig, type ResolvedSenderConfig, type SenderEngineConfig, type SenderEvents } from './sender-config.js';
-import { SenderPath, type QueuedItem } from './sender-path.js';
+import { SenderPath, createPathPacer, type QueuedItem } from './sender-path.js';
 import { SenderPaths } from './sender-paths.js';
 import type { PathSink, SenderStats } from './types.js';
 
@@ -160,13 +159,7 @@ export class SenderEngine {
     if (this.paths.has(pathId)) throw new RangeError(`path ${pathId} already added`);
     const now = this.clock.nowUs();
     const estimator = this.createEstimator(pathId);
-    const pacer = new Pacer<QueuedItem>(estimator.targetRateBps(), {
-      // A small floor: on a slow path 15 kB in the datachannel would be most of a second.
-      minBufferBudgetBytes: 6_000,
-      ...(this.pacerCfg?.bufferBudgetMs !== undefined ? { bufferBudgetMs: this.pacerCfg.bufferBudgetMs } : {}),
-      ...(this.pacerCfg?.maxQueueDelayMs !== undefined ? { maxQueueDelayMs: this.pacerCfg.maxQueueDelayMs } : {}),
-      ...(this.pacerCfg?.pacingFactor !== undefined ? { pacingFactor: this.pacerCfg.pacingFactor } : {}),
-    });
+    const pacer = createPathPacer(estimator.targetRateBps(), this.pacerCfg);
     const prober = this.probing ? estimator.createProber?.({ maxBps: this.pathMaxBps(), alrIntervalMs: 5000 }) : undefined;
     this.paths.add(new SenderPath(pathId, sink, estimator, pacer, prober && new ProbeSender(prober, estimator), state, now), now);
     this.lastStreamInfoUs = -Infinity; // announce the stream on the new path soon
