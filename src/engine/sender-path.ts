@@ -29,7 +29,7 @@ export type SenderPathCounters = Omit<SenderPathStats, 'id' | 'up' | 'enabled' |
 export const MIN_PATH_RATE_BPS = 50_000;
 /** Datachannel drain measurement interval (µs) and the backlog that makes it count (bytes). */
 const DRAIN_INTERVAL_US = 100_000;
-const DRAIN_BACKLOG_BYTES = 4_000;
+export const DRAIN_BACKLOG_BYTES = 4_000;
 
 /** How a datagram counts (see {@link SenderPath.send}). */
 export interface SendAccounting {
@@ -48,6 +48,8 @@ export class SenderPath {
   failedOver = false;
   /** The path's rate (bps) when it last went silent, and when (µs): restored when its reports resume. */
   rateAtFailure: { bps: number; atUs: number } | undefined;
+  /** `stats.bytesSent` right after the last packet of the latest key frame went into the sink; undefined before (see SenderEngine.keyframeStillQueued). */
+  keyTailBytes: number | undefined;
   /** Recent loss for the hysteresis: estimator counters at the window start, and the last window's loss fraction. */
   readonly lossWindow: { atUs: number; lost: number; received: number; rate: number; graceUntilUs: number };
   readonly stats: SenderPathCounters = {

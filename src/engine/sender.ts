@@ -55,6 +55,14 @@ export type { SenderEngineConfig, SenderEvents } from './sender-config.js';
 
 /** No retransmission onto a path whose queue holds more than this (ms at its rate). */
 const MAX_RTX_QUEUE_MS = 300;
+/** A single-path call's silence (µs) after which the first report decides on a key frame (see onControl 'report'). */
+const LAST_RESORT_KEY_SILENCE_US = 500_000;
+
+/** Packets the path's estimator counted lost / received so far (0 when it keeps no such counters). */
+function lossCounters(p: SenderPath): { lost: number; received: number } {
+  const st = p.estimator.stats() as { packetsLost?: number; packetsReceived?: number };
+  return { lost: st.packetsLost ?? 0, received: st.packetsReceived ?? 0 };
+}
 /** Padding bytes of a probe packet (about a full packet with the envelope). */
 const PROBE_PADDING_BYTES = 1150;
 /** A typical frame for the fast-path choice (Converge Algorithm 1): 10 packets of 1200 bytes (bits). */
@@ -223,6 +231,27 @@ export class SenderEngine {
     return this.dropper.shouldDrop(keyFrame, this.fps, () => this.paths.minDrainMs(this.clock.nowUs()), temporalLayer);
   }
 
+  /**
+   * True while packets of the latest key frame still wait at this sender: in
+   * a pacer, or in a datachannel's send buffer (more bytes buffered than were
+   * written after the key frame's last packet). A stalled datachannel (SCTP
+   * waits for SACKs when the reverse link fades) cannot drop what it holds,
+   * so a key frame sent for a request arriving then would only queue behind
+   * the one still waiting, and each such key frame lengthened the stall's
+   * backlog: the receiver's requests repeat every few hundred ms while
+   * nothing arrives.
+   */
+  private keyframeStillQueued(): boolean {
+    if (this.c.keyframesSent === 0) return false;
+    const sid = this.streamId;
+    const fid = this.keyframes.lastKeyFrameId;
+    for (const p of this.paths.values()) {
+      if (p.keyTailBytes !== undefined && p.sink.bufferedAmount() > p.stats.bytesSent - p.keyTailBytes) return true;
+      if (p.pacer.has((it) => !it.probe && it.packet.streamId === sid && it.packet.frameId === fid)) return true;
+    }
+    return false;
+  }
+
   /** Snapshot of the paths as the scheduler sees them. */
   pathStates(): PathState[] {
     return this.paths.states(this.clock.nowUs());
@@ -243,6 +272,7 @@ export class SenderEngine {
       // stream's queued frame packets (media, retransmissions, FEC) of older frames.
       const sid = this.streamId;
       for (const p of this.paths.values()) {
+        p.keyTailBytes = undefined;
         this.c.stalePacketsPurged += p.pacer.purge((it) => !it.probe && it.packet.streamId === sid && it.packet.frameId !== frame.frameId);
       }
     }
@@ -299,9 +329,17 @@ export class SenderEngine {
         const r = body.report;
         const p = this.paths.get(r.pathId);
         if (!p) return;
+        // A single-path call that sent on through a silence (lastResort): counters to tell a blackhole from a feedback outage.
+        const silent = this.paths.isSuspect(p, now) && now - (p.estimator.lastReportUs() ?? now) > LAST_RESORT_KEY_SILENCE_US && this.paths.lastResort(now) === p ? lossCounters(p) : undefined;
         // Restore first: this report already says what the silence lost.
         this.recovery.onReport(p, now);
         p.estimator.onReport(r, now);
+        if (silent) {
+          // More of it lost than received: it was a blackhole, the decoder's references are
+          // gone; a key frame now saves the receiver a NACK round and a frame-buffer timeout.
+          const after = lossCounters(p);
+          if (after.lost - silent.lost > after.received - silent.received) this.events.emit('keyframeNeeded', 'outage');
+        }
         this.paths.manager.onReport(r.pathId, now);
         if (r.fcdUs !== undefined) this.scheduler.onFcd?.(r.fcdUs / 1000, now);
         // The path is application-limited when it sends well below its estimate:
@@ -316,8 +354,9 @@ export class SenderEngine {
       case 'keyframeRequest':
         if (body.keyframeRequest.streamId !== this.streamId) return;
         this.c.keyframeRequestsReceived++;
-        // The last key frame may answer this request (src/engine/keyframe-gate.ts).
-        if (!this.keyframes.admit(now, this.paths.minSrttMs())) {
+        // The last key frame may answer this request (src/engine/keyframe-gate.ts),
+        // also while it still waits at this sender: a new one would queue behind it.
+        if (!this.keyframes.admit(now, this.paths.minSrttMs()) || this.keyframeStillQueued()) {
           this.c.keyframeRequestsSuppressed++;
           return;
         }
@@ -428,6 +467,7 @@ export class SenderEngine {
       p.stats.probesSent++;
       return;
     }
+    if (item.packet.frameId === this.keyframes.lastKeyFrameId && item.packet.streamId === this.streamId) p.keyTailBytes = p.stats.bytesSent;
     const pr = item.packet.priority;
     if (pr === Priority.Keyframe) p.stats.keyframePacketsSent++;
     else if (pr === Priority.Sps) p.stats.spsPacketsSent++;
@@ -453,7 +493,7 @@ export class SenderEngine {
 
   /** True when at least one path the scheduler uses can carry packets now. */
   hasUpPath(): boolean {
-    return this.paths.hasUpPath();
+    return this.paths.hasUpPath(this.clock.nowUs());
   }
 
   /** Is the path up (connected and reporting) right now? */
