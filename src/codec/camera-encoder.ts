@@ -178,8 +178,7 @@ export class CameraEncoder {
    */
   async start(): Promise<void> {
     if (this.track.kind !== 'video') throw new CodecError('bad-track', 'CameraEncoder needs a video track');
-    const Processor = (globalThis as unknown as { MediaStreamTrackProcessor?: new (o: { track: MediaStreamTrack }) => { readable: ReadableStream<VideoFrame> } })
-      .MediaStreamTrackProcessor;
+    const Processor = (globalThis as unknown as { MediaStreamTrackProcessor?: new (o: { track: MediaStreamTrack }) => { readable: ReadableStream<VideoFrame> } }).MediaStreamTrackProcessor;
     if (!Processor) throw new CodecError('no-webcodecs', 'MediaStreamTrackProcessor is not available');
     this.cfg = await probeCodec(this.opts.codec, this.camera.width, this.camera.height);
     this.cfg = encoderConfig(this.opts.codec, this.camera.width, this.camera.height, this.s.bitrateBps, this.camera.fps);
@@ -228,7 +227,7 @@ export class CameraEncoder {
         frame.close();
         continue;
       }
-      if (!enc || enc.state !== 'configured' || enc.encodeQueueSize > maxQueue) {
+      if (enc?.state !== 'configured' || enc.encodeQueueSize > maxQueue) {
         // The encoder fell behind: drop this input frame (no reference breaks).
         this.s.framesDroppedBeforeEncode++;
         frame.close();

@@ -9,7 +9,6 @@
 import { MIN_ENCODER_BITRATE_BPS } from '../adapt/ladder.js';
 import type { CodecName } from '../core/types.js';
 
-
 /** WebCodecs codec string for a codec at a resolution. */
 export function codecString(codec: CodecName, width: number, height: number): string {
   const pixels = width * height;

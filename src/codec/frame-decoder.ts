@@ -63,8 +63,7 @@ export class FrameDecoder {
       onFrame?: (frame: VideoFrame, info: DecodedFrameInfo) => void;
     },
   ) {
-    const Gen = (globalThis as unknown as { MediaStreamTrackGenerator?: new (o: { kind: 'video' }) => MediaStreamTrack & { writable: WritableStream<VideoFrame> } })
-      .MediaStreamTrackGenerator;
+    const Gen = (globalThis as unknown as { MediaStreamTrackGenerator?: new (o: { kind: 'video' }) => MediaStreamTrack & { writable: WritableStream<VideoFrame> } }).MediaStreamTrackGenerator;
     if (Gen) {
       const gen = new Gen({ kind: 'video' });
       this.track = gen;
@@ -124,9 +123,9 @@ export class FrameDecoder {
       return false;
     }
     // After a decoder error (the decoder closes itself), start again at the next key frame.
-    if ((!this.decoder || this.decoder.state !== 'configured') && this.codec && frame.keyFrame) this.configure(this.codec);
+    if (this.decoder?.state !== 'configured' && this.codec && frame.keyFrame) this.configure(this.codec);
     const dec = this.decoder;
-    if (!dec || dec.state !== 'configured') {
+    if (dec?.state !== 'configured') {
       this.opts.onNeedKeyframe('decoder-not-ready');
       return false;
     }
