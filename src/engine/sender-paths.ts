@@ -122,7 +122,7 @@ export class SenderPaths {
     // first report then kept the start rate on a 0.4 Mbps path: wc:21_2 +1.7 s frozen).
     // A datachannel holding a backlog is stalled (SCTP waits for SACKs on the silent reverse
     // link): more data there only backs its retransmission timer off and lengthens the stall.
-    if (!only || only.linkState !== 'connected' || only.estimator.lastReportUs() === undefined || only.sink.bufferedAmount() > DRAIN_BACKLOG_BYTES) return undefined;
+    if (only?.linkState !== 'connected' || only.estimator.lastReportUs() === undefined || only.sink.bufferedAmount() > DRAIN_BACKLOG_BYTES) return undefined;
     return only;
   }
 
