@@ -40,7 +40,10 @@ export type DegradationPreference = 'maintain-framerate' | 'maintain-resolution'
  * "needs to be tuned first"), so a call degrades like Chromium's own WebRTC.
  * The W3C default would be 'balanced'; in the simulator 'balanced' froze
  * longer (ATT LTE uplink, 120 s, 4 seeds: 22.7 s vs 20.8 s; wifi-cellular
- * 21_2 converge: 12.7 s vs 11.2 s).
+ * 21_2 converge: 12.7 s vs 11.2 s). Re-measured with the single-path last
+ * resort (src/engine/sender.ts), 3 seeds x 120 s, frozen s summed over seeds:
+ * AT&T uplink alone 42.2 vs 25.4 (paired with T-Mobile) and 50.5 vs 26.1
+ * (with Verizon), Verizon alone 16.7 vs 17.2: still the default.
  */
 export const DEFAULT_DEGRADATION_PREFERENCE: DegradationPreference = 'maintain-framerate';
 

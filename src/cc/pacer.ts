@@ -293,6 +293,18 @@ export class Pacer<T extends { priority: Priority; sizeBytes: number }> {
     return n;
   }
 
+  /** True when some queued item satisfies `match` (e.g. a key frame's packets are still waiting). O(queued items). */
+  has(match: (item: T) => boolean): boolean {
+    for (let p = Priority.Retransmission; p <= Priority.Media; p++) {
+      const q = this.queues[p];
+      for (let i = q.head; i < q.items.length; i++) {
+        const it = q.items[i];
+        if (it !== undefined && match(it)) return true;
+      }
+    }
+    return false;
+  }
+
   queuedBytes(): number {
     return this.count === 0 ? 0 : Math.max(0, this.bytes);
   }

@@ -1,6 +1,6 @@
 /**
  * Temporal-layer reference tracking (pure, no browser API): shared by the
- * WebCodecs camera encoder (src/codec/webcodecs.ts) and the simulator's
+ * WebCodecs camera encoder (src/codec/camera-encoder.ts) and the simulator's
  * encoder model (sim/encoder-model.ts).
  */
 

@@ -10,13 +10,14 @@
  * - the path hysteresis' inputs (silence, recent loss, RTT excess).
  * I/O-free: times are passed in (µs).
  */
-import type { BandwidthEstimator } from '../cc/types.js';
 import { Priority } from '../core/types.js';
 import { MAX_RTX_AGE_US, type NackResponder } from '../feedback/nack-responder.js';
 import type { ResolvedSenderConfig } from './sender-config.js';
 import { MIN_PATH_RATE_BPS, type SenderPath } from './sender-path.js';
 import type { SenderPaths } from './sender-paths.js';
 
+/** A single-path call's silence (µs) after which the first report decides on a key frame (see learnGap). */
+const LAST_RESORT_KEY_SILENCE_US = 500_000;
 /** Hysteresis: a silence this long (µs) is a fault even before its packets are known lost. */
 const FAILURE_SILENCE_US = 2_000_000;
 /** Fast failover: the duplicates (with the surviving path's queue) must drain at its rate within this (ms). */
@@ -206,12 +207,19 @@ export class PathRecovery {
    */
   reportGap(p: SenderPath, nowUs: number): ReportGap {
     const since = this.host.paths.manager.unreportedSinceUs(p.id);
-    return { gapUs: since === undefined ? undefined : nowUs - since, before: lossCounters(p.estimator), srttMs: p.estimator.srttMs() };
+    const paths = this.host.paths;
+    // A single-path call that sent on through a silence (SenderPaths.lastResort): its first report tells a blackhole from a feedback outage.
+    const lastResortSilence = paths.isSuspect(p, nowUs) && nowUs - (p.estimator.lastReportUs() ?? nowUs) > LAST_RESORT_KEY_SILENCE_US && paths.lastResort(nowUs) === p;
+    return { gapUs: since === undefined ? undefined : nowUs - since, before: p.lossCounters(), srttMs: p.estimator.srttMs(), lastResortSilence };
   }
 
-  /** After the report was applied: feed the gap and the share of packets the report declared lost to PathHealth. */
+  /**
+   * After the report was applied: feed the gap and the share of packets the
+   * report declared lost to PathHealth; after a last-resort silence that
+   * lost more than it delivered, ask for a key frame ('outage').
+   */
   learnGap(p: SenderPath, nowUs: number, g: ReportGap): void {
-    const after = lossCounters(p.estimator);
+    const after = p.lossCounters();
     let lostFraction = 0;
     if (g.before && after) {
       const lost = after.lost - g.before.lost;
@@ -219,6 +227,9 @@ export class PathRecovery {
       if (n > 0) lostFraction = lost / n;
     }
     this.host.paths.health.onReport(p.id, nowUs, g.gapUs, lostFraction, g.srttMs);
+    // More of a last-resort silence lost than received: it was a blackhole, the decoder's references
+    // are gone; a key frame now saves the receiver a NACK round and a frame-buffer timeout.
+    if (g.lastResortSilence && g.before && after && after.lost - g.before.lost > after.received - g.before.received) this.host.requestKeyframe('outage');
   }
 
   /**
@@ -255,10 +266,7 @@ export interface ReportGap {
   gapUs: number | undefined;
   before: { lost: number; received: number } | undefined;
   srttMs: number;
+  /** The path carried a single-path call through a silence of > 500 ms as its last resort. */
+  lastResortSilence: boolean;
 }
 
-/** The estimator's cumulative loss counters (GCC's), undefined for estimators without them. */
-function lossCounters(e: BandwidthEstimator): { lost: number; received: number } | undefined {
-  const st = e.stats() as { packetsLost?: number; packetsReceived?: number };
-  return st.packetsLost === undefined || st.packetsReceived === undefined ? undefined : { lost: st.packetsLost, received: st.packetsReceived };
-}

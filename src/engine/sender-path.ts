@@ -29,7 +29,7 @@ export type SenderPathCounters = Omit<SenderPathStats, 'id' | 'up' | 'enabled' |
 export const MIN_PATH_RATE_BPS = 50_000;
 /** Datachannel drain measurement interval (µs) and the backlog that makes it count (bytes). */
 const DRAIN_INTERVAL_US = 100_000;
-const DRAIN_BACKLOG_BYTES = 4_000;
+export const DRAIN_BACKLOG_BYTES = 4_000;
 
 /**
  * A path's pacer (src/cc/pacer.ts) starting at `rateBps`, with the sender's
@@ -62,6 +62,8 @@ export class SenderPath {
   failedOver = false;
   /** The path's rate (bps) when it last went silent, and when (µs): restored when its reports resume. */
   rateAtFailure: { bps: number; atUs: number } | undefined;
+  /** `stats.bytesSent` right after the last packet of the latest key frame went into the sink; undefined before (see SenderEngine.keyframeStillQueued). */
+  keyTailBytes: number | undefined;
   /** Recent loss for the hysteresis: estimator counters at the window start, and the last window's loss fraction. */
   readonly lossWindow: { atUs: number; lost: number; received: number; rate: number; graceUntilUs: number };
   readonly stats: SenderPathCounters = {
@@ -113,6 +115,12 @@ export class SenderPath {
     if (acct.rate !== false) this.sendRate.add(nowUs, bytes.length);
     if (acct.drain !== false) this.drain.sentBytes += bytes.length;
     return { pathSeq, bytes: bytes.length };
+  }
+
+  /** The estimator's cumulative loss counters (GCC's: packets lost / received), undefined for estimators without them. */
+  lossCounters(): { lost: number; received: number } | undefined {
+    const st = this.estimator.stats() as { packetsLost?: number; packetsReceived?: number };
+    return st.packetsLost === undefined || st.packetsReceived === undefined ? undefined : { lost: st.packetsLost, received: st.packetsReceived };
   }
 
   /** Bytes waiting at the sender for this path: pacer queue + datachannel bufferedAmount. */

@@ -14,7 +14,7 @@ import { PathManager } from '../sched/path-manager.js';
 import type { Scheduler } from '../sched/types.js';
 import { encodeControl } from '../wire/encode.js';
 import type { PacketBody } from '../wire/types.js';
-import { MIN_PATH_RATE_BPS, type SenderPath } from './sender-path.js';
+import { DRAIN_BACKLOG_BYTES, MIN_PATH_RATE_BPS, type SenderPath } from './sender-path.js';
 import type { SenderPathStats } from './types.js';
 
 /** Keepalive padding on a path held down for silence: interval (µs) and size (bytes). */
@@ -103,9 +103,37 @@ export class SenderPaths {
     return false;
   }
 
-  /** Live, enabled by the scheduler and not demoted: a path that carries media and counts in the encoder target. */
+  /** Live, enabled by the scheduler and not demoted (or the last resort): a path that carries media and counts in the encoder target. */
   isUsable(p: SenderPath, nowUs: number): boolean {
-    return this.isLive(p, nowUs) && this.scheduler.isEnabled(p.id) && !this.isDemoted(p, nowUs);
+    return (this.isLive(p, nowUs) && this.scheduler.isEnabled(p.id) && !this.isDemoted(p, nowUs)) || p === this.lastResort(nowUs);
+  }
+
+  /**
+   * When the scheduler's only path is not live (its receiver reports
+   * stopped), it still carries media while connected: silence of the reports is a
+   * feedback outage first (a cellular downlink fades while the uplink
+   * works), and stopping the media then turned every feedback gap into a
+   * freeze plus a key frame. libwebrtc likewise keeps sending on a silent
+   * path until ICE consent fails, its rate held by the congestion window
+   * (here: the GCC feedback timeout and the congestion-window pushback).
+   * Only in a single-path call (see the loop for why not with several).
+   */
+  lastResort(nowUs: number): SenderPath | undefined {
+    let only: SenderPath | undefined;
+    for (const p of this.map.values()) {
+      if (!this.scheduler.isEnabled(p.id)) continue;
+      // With several paths failover is the rule; sending on when all of them are
+      // silent (short gaps, mostly while the path reported last dips) cost converge
+      // ~1 s of freeze per 120 s on mm:tmobile+att (3 seeds).
+      if (only !== undefined || this.isLive(p, nowUs)) return undefined;
+      only = p;
+    }
+    // A path never heard from is not known to carry anything (at the start of a call a slow
+    // first report then kept the start rate on a 0.4 Mbps path: wc:21_2 +1.7 s frozen).
+    // A datachannel holding a backlog is stalled (SCTP waits for SACKs on the silent reverse
+    // link): more data there only backs its retransmission timer off and lengthens the stall.
+    if (only?.linkState !== 'connected' || only.estimator.lastReportUs() === undefined || only.sink.bufferedAmount() > DRAIN_BACKLOG_BYTES) return undefined;
+    return only;
   }
 
   /** Sum of S_i over the usable paths (bps): the encoder target before caps. */
@@ -151,7 +179,7 @@ export class SenderPaths {
       const e = p.estimator;
       out.push({
         id: p.id,
-        up: this.isLive(p, nowUs) && !this.isDemoted(p, nowUs),
+        up: (this.isLive(p, nowUs) && !this.isDemoted(p, nowUs)) || p === this.lastResort(nowUs),
         rateBps: p.rateBps(),
         goodputBps: e.ackedRateBps() ?? 0,
         srttMs: e.srttMs(),
@@ -171,10 +199,10 @@ export class SenderPaths {
     return Number.isFinite(m) ? m : 100;
   }
 
-  /** True when at least one path the scheduler uses can carry packets now. */
-  hasUpPath(): boolean {
+  /** True when at least one path the scheduler uses can carry packets now (the last resort counts). */
+  hasUpPath(nowUs: number): boolean {
     for (const p of this.map.values()) if (this.manager.isUp(p.id) && this.scheduler.isEnabled(p.id)) return true;
-    return false;
+    return this.lastResort(nowUs) !== undefined;
   }
 
   /**
@@ -231,5 +259,23 @@ export class SenderPaths {
       if (p.sink.send(encodeControl({ pathId: p.id, pathSeq: 0, sendTimeUs: now }, body))) sent++;
     }
     return sent;
+  }
+
+  /**
+   * True while packets of frame `frameId` of stream `streamId` (the latest key frame) still wait at this sender: in
+   * a pacer, or in a datachannel's send buffer (more bytes buffered than were
+   * written after the key frame's last packet). A stalled datachannel (SCTP
+   * waits for SACKs when the reverse link fades) cannot drop what it holds,
+   * so a key frame sent for a request arriving then would only queue behind
+   * the one still waiting, and each such key frame lengthened the stall's
+   * backlog: the receiver's requests repeat every few hundred ms while
+   * nothing arrives.
+   */
+  holdsFrame(streamId: number, frameId: number): boolean {
+    for (const p of this.map.values()) {
+      if (p.keyTailBytes !== undefined && p.sink.bufferedAmount() > p.stats.bytesSent - p.keyTailBytes) return true;
+      if (p.pacer.has((it) => !it.probe && it.packet.streamId === streamId && it.packet.frameId === frameId)) return true;
+    }
+    return false;
   }
 }

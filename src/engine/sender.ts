@@ -11,14 +11,11 @@
  * NACKs the retransmission history (src/feedback/nack-responder.ts), key
  * frame requests the encoder (coalesced), QoE feedback the scheduler. The
  * encoder target is min(sum S_i over usable paths, app max) (uncoupled
- * congestion control, Converge §4.1), with congestion-window pushback.
- * Path liveness lives in {@link SenderPaths}, failure handling in
- * {@link PathRecovery}.
+ * congestion control, Converge §4.1), with congestion-window pushback. Path
+ * liveness lives in {@link SenderPaths}, failure handling in {@link PathRecovery}.
  *
- * The browser and the simulator drive the same object: they feed encoded frames
- * with {@link SenderEngine.sendFrame}, control packets from the receiver with
- * {@link SenderEngine.onControl}, and call {@link SenderEngine.tick} at (or
- * after) {@link SenderEngine.nextWakeUs}.
+ * The browser and the simulator drive the same object: encoded frames go to {@link SenderEngine.sendFrame},
+ * receiver packets to {@link SenderEngine.onControl}; {@link SenderEngine.tick} runs at {@link SenderEngine.nextWakeUs}.
  */
 import { CongestionWindowPushback, PUSHBACK_QUEUE_MS } from '../cc/congestion-window-pushback.js';
 import { GccEstimator } from '../cc/gcc.js';
@@ -238,6 +235,7 @@ export class SenderEngine {
       // stream's queued frame packets (media, retransmissions, FEC) of older frames.
       const sid = this.streamId;
       for (const p of this.paths.values()) {
+        p.keyTailBytes = undefined;
         this.c.stalePacketsPurged += p.pacer.purge((it) => !it.probe && it.packet.streamId === sid && it.packet.frameId !== frame.frameId);
       }
     }
@@ -313,8 +311,9 @@ export class SenderEngine {
       case 'keyframeRequest':
         if (body.keyframeRequest.streamId !== this.streamId) return;
         this.c.keyframeRequestsReceived++;
-        // The last key frame may answer this request (src/engine/keyframe-gate.ts).
-        if (!this.keyframes.admit(now, this.paths.minSrttMs())) {
+        // The last key frame may answer this request (src/engine/keyframe-gate.ts),
+        // also while it still waits at this sender: a new one would queue behind it.
+        if (!this.keyframes.admit(now, this.paths.minSrttMs()) || (this.c.keyframesSent > 0 && this.paths.holdsFrame(this.streamId, this.keyframes.lastKeyFrameId))) {
           this.c.keyframeRequestsSuppressed++;
           return;
         }
@@ -425,6 +424,7 @@ export class SenderEngine {
       p.stats.probesSent++;
       return;
     }
+    if (item.packet.frameId === this.keyframes.lastKeyFrameId && item.packet.streamId === this.streamId) p.keyTailBytes = p.stats.bytesSent;
     const pr = item.packet.priority;
     if (pr === Priority.Keyframe) p.stats.keyframePacketsSent++;
     else if (pr === Priority.Sps) p.stats.spsPacketsSent++;
@@ -448,9 +448,9 @@ export class SenderEngine {
     return Math.max(next, now);
   }
 
-  /** True when at least one path the scheduler uses can carry packets now. */
+  /** True when at least one path the scheduler uses (or a single path's last resort, SenderPaths.lastResort) can carry packets now. */
   hasUpPath(): boolean {
-    return this.paths.hasUpPath();
+    return this.paths.hasUpPath(this.clock.nowUs());
   }
 
   /** Is the path up (connected and reporting) right now? */

@@ -1,0 +1,175 @@
+/**
+ * WebCodecs decoder (browser only): decodes frames in decode order, renders
+ * them through MediaStreamTrackGenerator (or hands VideoFrames to the app),
+ * and asks for a key frame when it cannot go on.
+ *
+ * Source: W3C WebCodecs (VideoDecoder, optimizeForLatency; a decoder error
+ * closes the decoder, the next key frame re-creates it).
+ */
+
+/** One encoded frame handed to {@link FrameDecoder.decode}, in decode order. */
+export interface EncodedFrameIn {
+  streamId: number;
+  frameId: number;
+  keyFrame: boolean;
+  /** Capture time (µs, sender clock). */
+  captureUs: number;
+  data: Uint8Array;
+}
+
+export interface DecodedFrameInfo {
+  streamId: number;
+  frameId: number;
+  captureUs: number;
+  /** Encoded size of the frame (bytes), for goodput. */
+  bytes: number;
+}
+
+/**
+ * Decodes frames in decode order and renders them into a MediaStreamTrack
+ * (MediaStreamTrackGenerator) when available, else only through `onFrame`.
+ * The app gets the track from {@link FrameDecoder.track}.
+ */
+export class FrameDecoder {
+  private decoder: VideoDecoder | undefined;
+  private configuredCodec: string | undefined;
+  private needKey = true;
+  /** Last codec asked for, kept across decoder errors. */
+  private codec: string | undefined;
+  private readonly meta = new Map<number, DecodedFrameInfo>();
+  private writer: WritableStreamDefaultWriter<VideoFrame> | undefined;
+  readonly track: MediaStreamTrack | undefined;
+  private decodedCount = 0;
+  private errors = 0;
+  /**
+   * Frames that arrived before the stream's codec was known (the stream-info
+   * message travels separately from the media and can come second): held from
+   * the newest key frame on, at most {@link FrameDecoder.MAX_PENDING} frames, and
+   * decoded as soon as `configure` names the codec.
+   */
+  private pending: EncodedFrameIn[] = [];
+  private heldFrames = 0;
+  /** Frames held before the codec was known, at most (about 3 s at 30 fps). */
+  static readonly MAX_PENDING = 90;
+
+  constructor(
+    private readonly opts: {
+      onDecoded: (info: DecodedFrameInfo) => void;
+      /** The decoder needs a key frame (error or a delta before any key). */
+      onNeedKeyframe: (reason: string) => void;
+      /** A decoder error (it recovers by itself at the next key frame). */
+      onError?: (err: Error) => void;
+      /** Optional: gets each VideoFrame before it is rendered; must not close it. */
+      onFrame?: (frame: VideoFrame, info: DecodedFrameInfo) => void;
+    },
+  ) {
+    const Gen = (globalThis as unknown as { MediaStreamTrackGenerator?: new (o: { kind: 'video' }) => MediaStreamTrack & { writable: WritableStream<VideoFrame> } }).MediaStreamTrackGenerator;
+    if (Gen) {
+      const gen = new Gen({ kind: 'video' });
+      this.track = gen;
+      this.writer = gen.writable.getWriter();
+    }
+  }
+
+  /**
+   * (Re)configure for a codec string; a change resets the decoder and waits for
+   * a key frame. The first call also decodes the frames held while the codec
+   * was unknown.
+   */
+  configure(codec: string): void {
+    const held = this.pending;
+    this.pending = [];
+    this.codec = codec;
+    if (codec !== this.configuredCodec || this.decoder?.state !== 'configured') this.openDecoder(codec);
+    for (const f of held) this.decode(f);
+  }
+
+  private openDecoder(codec: string): void {
+    this.reset();
+    this.decoder = new VideoDecoder({
+      output: (f) => this.onOutput(f),
+      error: (e) => {
+        // The decoder is closed now; the next key frame re-creates it (see decode()).
+        this.errors++;
+        this.needKey = true;
+        this.configuredCodec = undefined;
+        this.opts.onError?.(e instanceof Error ? e : new Error(String(e)));
+        this.opts.onNeedKeyframe('decoder-error');
+      },
+    });
+    this.decoder.configure({ codec, optimizeForLatency: true });
+    this.configuredCodec = codec;
+    this.needKey = true;
+  }
+
+  private reset(): void {
+    if (this.decoder && this.decoder.state !== 'closed') this.decoder.close();
+    this.decoder = undefined;
+    this.meta.clear();
+  }
+
+  /** Decode one frame (in decode order). Returns false when it was skipped (no decoder or waiting for a key frame). */
+  decode(frame: EncodedFrameIn): boolean {
+    if (this.codec === undefined) {
+      // The codec is not known yet: hold the frame (from a key frame on) instead of losing it.
+      if (frame.keyFrame) this.pending = [];
+      if (this.pending.length > 0 || frame.keyFrame) {
+        if (this.pending.length >= FrameDecoder.MAX_PENDING) this.pending = [];
+        else {
+          this.pending.push(frame);
+          this.heldFrames++;
+        }
+      }
+      return false;
+    }
+    // After a decoder error (the decoder closes itself), start again at the next key frame.
+    if (this.decoder?.state !== 'configured' && this.codec && frame.keyFrame) this.configure(this.codec);
+    const dec = this.decoder;
+    if (dec?.state !== 'configured') {
+      this.opts.onNeedKeyframe('decoder-not-ready');
+      return false;
+    }
+    if (this.needKey && !frame.keyFrame) {
+      // Without this the decoder would wait for a key frame nobody asked for.
+      this.opts.onNeedKeyframe('decoder-waiting-for-key');
+      return false;
+    }
+    this.needKey = false;
+    if (this.meta.size > 256) this.meta.clear();
+    this.meta.set(frame.frameId, { streamId: frame.streamId, frameId: frame.frameId, captureUs: frame.captureUs, bytes: frame.data.byteLength });
+    try {
+      dec.decode(new EncodedVideoChunk({ type: frame.keyFrame ? 'key' : 'delta', timestamp: frame.frameId, data: frame.data }));
+      return true;
+    } catch {
+      this.errors++;
+      this.needKey = true;
+      this.opts.onNeedKeyframe('decode-threw');
+      return false;
+    }
+  }
+
+  private onOutput(frame: VideoFrame): void {
+    const info = this.meta.get(frame.timestamp);
+    this.meta.delete(frame.timestamp);
+    if (info) {
+      this.decodedCount++;
+      this.opts.onDecoded(info);
+      this.opts.onFrame?.(frame, info);
+    }
+    if (this.writer) {
+      this.writer.write(frame).catch(() => frame.close());
+    } else {
+      frame.close();
+    }
+  }
+
+  /** decoded: frames out of the decoder; errors: decoder errors; queue: decodeQueueSize; held: frames held until the codec was known. */
+  stats(): { decoded: number; errors: number; queue: number; held: number } {
+    return { decoded: this.decodedCount, errors: this.errors, queue: this.decoder?.decodeQueueSize ?? 0, held: this.heldFrames };
+  }
+
+  close(): void {
+    this.reset();
+    void this.writer?.close().catch(() => undefined);
+  }
+}
