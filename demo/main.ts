@@ -49,6 +49,7 @@ function render(call: MultipathCall): void {
   $('paths-table').innerHTML =
     '<tr><th>path</th><th>ICE</th><th>state</th><th>sent Mbps</th><th>estimate Mbps</th><th>RTT ms</th><th>loss %</th><th>media share</th><th>pkts in</th><th>pair</th></tr>' + rows.join('');
   const r = s.receiver;
-  $('qoe').textContent = `received: ${r.fps.toFixed(1)} fps, freezes ${r.freezeCount} (${r.freezeTotalMs.toFixed(0)} ms), latency p50 ${r.latencyMs.p50.toFixed(0)} ms p95 ${r.latencyMs.p95.toFixed(0)} ms, keyframe requests ${r.keyframeRequestsSent}
+  $('qoe').textContent =
+    `received: ${r.fps.toFixed(1)} fps, freezes ${r.freezeCount} (${r.freezeTotalMs.toFixed(0)} ms), latency p50 ${r.latencyMs.p50.toFixed(0)} ms p95 ${r.latencyMs.p95.toFixed(0)} ms, keyframe requests ${r.keyframeRequestsSent}
 sending: target ${((s.sender?.targetBitrateBps ?? 0) / 1e6).toFixed(2)} Mbps, ${s.encoder?.framesEncoded ?? 0} frames encoded`;
 }

@@ -115,9 +115,7 @@ export interface SctpChunk<M> {
   last?: { chunks: number; msg: M };
 }
 
-export type SctpPacket<M> =
-  | { kind: 'data'; chunks: SctpChunk<M>[]; immediateSack: boolean; forwardTsn: number }
-  | { kind: 'sack'; cumTsn: number; gaps: Array<[number, number]> };
+export type SctpPacket<M> = { kind: 'data'; chunks: SctpChunk<M>[]; immediateSack: boolean; forwardTsn: number } | { kind: 'sack'; cumTsn: number; gaps: Array<[number, number]> };
 
 interface Outstanding<M> {
   tsn: number;
@@ -197,9 +195,20 @@ export class SctpChannel<M> {
     this.cwnd = o.initialCwndMtus * o.mtuBytes;
     this.rtoMs = o.rtoInitialMs;
     this.st = {
-      packetsSent: 0, wireBytesSent: 0, sacksSent: 0, messagesSent: 0, messagesRefused: 0, messagesDelivered: 0,
-      messagesAbandoned: 0, chunksAbandoned: 0, fastRetransmitCuts: 0, t3Timeouts: 0,
-      cwndBytes: this.cwnd, ssthreshBytes: Infinity, rtoMs: this.rtoMs, srttMs: undefined,
+      packetsSent: 0,
+      wireBytesSent: 0,
+      sacksSent: 0,
+      messagesSent: 0,
+      messagesRefused: 0,
+      messagesDelivered: 0,
+      messagesAbandoned: 0,
+      chunksAbandoned: 0,
+      fastRetransmitCuts: 0,
+      t3Timeouts: 0,
+      cwndBytes: this.cwnd,
+      ssthreshBytes: Infinity,
+      rtoMs: this.rtoMs,
+      srttMs: undefined,
     };
   }
 
@@ -448,10 +457,7 @@ export class SctpChannel<M> {
       const wire = SCTP_COMMON_HEADER_BYTES + bytes + o.dtlsOverheadBytes;
       this.st.packetsSent++;
       this.st.wireBytesSent += wire;
-      this.dataOut(
-        { kind: 'data', chunks, immediateSack: this.cwnd < o.immediateSackUnderCwndMtus * o.mtuBytes, forwardTsn: this.advancedPeerAckPoint },
-        wire,
-      );
+      this.dataOut({ kind: 'data', chunks, immediateSack: this.cwnd < o.immediateSackUnderCwndMtus * o.mtuBytes, forwardTsn: this.advancedPeerAckPoint }, wire);
     }
     if (this.queueHead > 1024 && this.queueHead * 2 > this.queue.length) {
       this.queue = this.queue.slice(this.queueHead);

@@ -52,7 +52,14 @@ export function buildResult(opts: SimOptions, run: SimRun): SimResult {
   });
   const allDecoded = streams.flatMap((c) => c.decoded);
   const sum = (f: (s: SimStreamResult) => number) => perStream.reduce((a, s) => a + f(s), 0);
-  const lat = nStreams === 1 ? perStream[0].latencyMs : streamQoe(allDecoded.slice().sort((a, b) => a.decodedUs - b.decodedUs), 0, endUs).latencyMs;
+  const lat =
+    nStreams === 1
+      ? perStream[0].latencyMs
+      : streamQoe(
+          allDecoded.slice().sort((a, b) => a.decodedUs - b.decodedUs),
+          0,
+          endUs,
+        ).latencyMs;
   const latMs = allDecoded.map((f) => (f.decodedUs - f.captureUs) / 1000);
   const fecSent = sum((s) => s.fec.packetsSent);
   const mediaSent = streams.reduce((a, c) => a + c.sender.stats().mediaPacketsSent, 0);

@@ -367,4 +367,3 @@ function checkTag(data: Uint8Array, keyFrame: boolean, id: number): boolean {
   }
   return true;
 }
-

@@ -127,9 +127,10 @@ export function wifiCellularPairs(): string[] {
 
 function csvSeconds(file: string): number {
   // One line per second; the trace loops after its end, so the shorter pair member bounds the run.
-  return readFileSync(file, 'utf8').split('\n').filter((l: string) => l.trim() !== '').length;
+  return readFileSync(file, 'utf8')
+    .split('\n')
+    .filter((l: string) => l.trim() !== '').length;
 }
-
 
 /** Longest call of the cellular suite (s); shorter traces bound their pairs. */
 export const CELLULAR_MAX_DURATION_S = 120;

@@ -80,7 +80,19 @@ export interface SimPathResult extends Omit<ReportPath, 'localAddress' | 'remote
 
 /** The call report's per-second fields, with the simulator's own per-path facts (capacity, pacer queue). */
 export interface SimPerSecond extends Omit<PerSecond, 'paths' | 'qoeFeedback'> {
-  paths: Array<{ id: number; capacityBps: number; sendRateBps: number; rateBps: number; rttMs: number; lossPct: number; mediaPackets: number; retransmissions: number; pacerQueuedBytes: number; up: boolean; enabled: boolean }>;
+  paths: Array<{
+    id: number;
+    capacityBps: number;
+    sendRateBps: number;
+    rateBps: number;
+    rttMs: number;
+    lossPct: number;
+    mediaPackets: number;
+    retransmissions: number;
+    pacerQueuedBytes: number;
+    up: boolean;
+    enabled: boolean;
+  }>;
 }
 
 /** One stream's QoE (report.json names). */

@@ -112,13 +112,7 @@ function blockRect(l: BarcodeLayout, index: number): { x: number; y: number; x1:
  * planes, half size) are optional; when given, the excluded area is made grey.
  * @param stride bytes per luma row (default `width`).
  */
-export function drawBarcodeI420(
-  y: Uint8Array,
-  width: number,
-  height: number,
-  id: number,
-  opts: { stride?: number; u?: Uint8Array; v?: Uint8Array; uvStride?: number } = {},
-): void {
+export function drawBarcodeI420(y: Uint8Array, width: number, height: number, id: number, opts: { stride?: number; u?: Uint8Array; v?: Uint8Array; uvStride?: number } = {}): void {
   const stride = opts.stride ?? width;
   const l = barcodeLayout(width, height);
   const bits = barcodeBits(id);
@@ -141,7 +135,7 @@ export function drawBarcodeI420(
 }
 
 export type BarcodeRead =
-  | { ok: true; id: number; /** Smallest |block mean - threshold| / (white - black), 0..0.5. */ margin: number }
+  | { ok: true; id: number /** Smallest |block mean - threshold| / (white - black), 0..0.5. */; margin: number }
   | { ok: false; reason: 'contrast' | 'crc' | 'ambiguous'; margin: number };
 
 /**

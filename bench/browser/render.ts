@@ -52,12 +52,20 @@ export function renderSummaryMd(r: BenchResults): string {
   ];
   const withRelay = r.results.filter((x) => x.relay);
   if (withRelay.length) {
-    lines.push('', '## What each path carried (relay counts, whole run)', '', '| configuration | path | media packets / MB delivered | share of media | feedback packets | check |', '| --- | --- | --- | --- | --- | --- |');
+    lines.push(
+      '',
+      '## What each path carried (relay counts, whole run)',
+      '',
+      '| configuration | path | media packets / MB delivered | share of media | feedback packets | check |',
+      '| --- | --- | --- | --- | --- | --- |',
+    );
     for (const x of withRelay) {
       for (const p of x.relay ?? []) {
         const checked = x.pathUsage?.checked.includes(p.pathId);
         const bad = x.pathUsage?.problems.some((q) => q.startsWith(`path ${p.pathId} `));
-        lines.push(`| ${x.name} | ${p.pathId} (${p.name}) | ${p.up.deliveredPackets} / ${(p.up.deliveredBytes / 1e6).toFixed(2)} | ${p.sharePct}% | ${p.down.deliveredPackets} | ${bad ? '**UNUSED**' : checked ? 'ok' : 'not enabled'} |`);
+        lines.push(
+          `| ${x.name} | ${p.pathId} (${p.name}) | ${p.up.deliveredPackets} / ${(p.up.deliveredBytes / 1e6).toFixed(2)} | ${p.sharePct}% | ${p.down.deliveredPackets} | ${bad ? '**UNUSED**' : checked ? 'ok' : 'not enabled'} |`,
+        );
       }
     }
     const unused = r.results.flatMap((x) => (x.pathUsage?.problems ?? []).map((p) => `${x.name}: ${p}`));

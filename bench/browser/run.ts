@@ -123,13 +123,7 @@ function nativeExtras(snd: PageSample | undefined, rcv: PageSample | undefined):
   };
 }
 
-async function runOne(
-  browser: Browser,
-  base: string,
-  cfg: CompareEntry,
-  o: BenchOptions,
-  src: { videoUrl?: string },
-): Promise<BenchResult> {
+async function runOne(browser: Browser, base: string, cfg: CompareEntry, o: BenchOptions, src: { videoUrl?: string }): Promise<BenchResult> {
   const cleanups: Array<() => Promise<unknown> | unknown> = [];
   const pageErrors: string[] = [];
   const loadStart = loadavg()[0];
@@ -173,7 +167,10 @@ async function runOne(
     cleanups.push(() => ctxS.close());
     const receiver = await ctxR.newPage();
     const sender = await ctxS.newPage();
-    for (const [name, pg] of [['receiver', receiver], ['sender', sender]] as const) {
+    for (const [name, pg] of [
+      ['receiver', receiver],
+      ['sender', sender],
+    ] as const) {
       pg.on('pageerror', (e) => pageErrors.length < 100 && pageErrors.push(`${name}: ${e.message}`));
       pg.on('console', (m) => {
         if (m.type() === 'error' && pageErrors.length < 100) pageErrors.push(`${name} console: ${m.text()}`);
@@ -222,7 +219,13 @@ async function runOne(
     const emu = emuStats.map((p) => ({
       pathId: p.pathId,
       name: p.name,
-      up: { delivered: p.up.delivered, deliveredBytes: p.up.deliveredBytes, dropped: p.up.dropped, queueDelayMeanMs: Math.round(p.up.queueDelay.meanMs * 10) / 10, queueDelayMaxMs: Math.round(p.up.queueDelay.maxMs) },
+      up: {
+        delivered: p.up.delivered,
+        deliveredBytes: p.up.deliveredBytes,
+        dropped: p.up.dropped,
+        queueDelayMeanMs: Math.round(p.up.queueDelay.meanMs * 10) / 10,
+        queueDelayMaxMs: Math.round(p.up.queueDelay.maxMs),
+      },
       downDeliveredBytes: p.down.deliveredBytes,
     }));
     const extras: Record<string, unknown> =
@@ -312,9 +315,7 @@ export async function runBench(o: BenchOptions): Promise<{ results: BenchResults
       o.log(`running ${cfg.name} for ${o.durationS} s (scenario ${o.scenario.name ?? 'default'})`);
       const r = await runOne(browser, base, cfg, o, { videoUrl: videoFile ? VIDEO_ROUTE : undefined });
       for (const p of r.pathUsage?.problems ?? []) o.log(`  UNUSED PATH in ${cfg.name}: ${p}`);
-      o.log(
-        `  ${cfg.name}: fps ${r.fps}, freezes ${r.freezes.count}, latency p50 ${r.latencyMs.p50} ms, PSNR ${r.psnr.mean} dB${r.errors.length ? `, ${r.errors.length} errors` : ''}`,
-      );
+      o.log(`  ${cfg.name}: fps ${r.fps}, freezes ${r.freezes.count}, latency p50 ${r.latencyMs.p50} ms, PSNR ${r.psnr.mean} dB${r.errors.length ? `, ${r.errors.length} errors` : ''}`);
       results.push(r);
     }
   } finally {

@@ -244,7 +244,9 @@ async function main(values: CliValues<typeof OPTIONS>): Promise<number> {
       }
     }
   }
-  console.log(`bench ${scenarioLabel}: ${variants.length} variant(s) x ${configs.length} configuration(s) x ${a.fec.length} FEC x ${a.seeds} seed(s) = ${jobs.length} runs on ${Math.min(a.jobs, jobs.length)} thread(s)`);
+  console.log(
+    `bench ${scenarioLabel}: ${variants.length} variant(s) x ${configs.length} configuration(s) x ${a.fec.length} FEC x ${a.seeds} seed(s) = ${jobs.length} runs on ${Math.min(a.jobs, jobs.length)} thread(s)`,
+  );
   const t0 = performance.now();
   let done = 0;
   const runs = await runPool(jobs, a.jobs, () => {

@@ -94,7 +94,8 @@ function acrossVariants(aggs: Agg[]): Agg[] {
   });
 }
 
-const HEAD = '| configuration | frames dropped | freezes | freeze ms | max freeze ms | fps | p95 latency ms | goodput Mbps | FEC overhead % | FEC util % | keyframe req. | rtx | violations |\n| --- | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: |';
+const HEAD =
+  '| configuration | frames dropped | freezes | freeze ms | max freeze ms | fps | p95 latency ms | goodput Mbps | FEC overhead % | FEC util % | keyframe req. | rtx | violations |\n| --- | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: |';
 
 function row(a: Agg): string {
   return `| ${a.config} | ${round(a.dropped)} | ${round(a.freezeCount)} | ${Math.round(a.freezeMs)} | ${Math.round(a.maxFreezeMs)} | ${round(a.fps, 2)} | ${round(a.p95)} | ${(a.goodputBps / 1e6).toFixed(2)} | ${round(a.fecOverheadPct)} | ${round(a.fecUtilizationPct)} | ${round(a.keyframeRequests)} | ${Math.round(a.retransmissions)} | ${round(a.violations)} |`;
@@ -120,8 +121,16 @@ export function checkTargets(scenario: string, entries: BenchEntry[], aggs: Agg[
       for (const b of ['converge-nofb', 'minrtt']) {
         const o = get(v, b);
         if (!o) continue;
-        checks.push({ what: `converge drops <= 1/5 of ${b}'s frames`, ok: cv.dropped * 5 <= o.dropped, detail: `${fmt(cv.dropped, 1)} vs ${fmt(o.dropped, 1)} (ratio ${fmt(o.dropped > 0 ? cv.dropped / o.dropped : cv.dropped === 0 ? 0 : Infinity)})` });
-        checks.push({ what: `converge has fewer keyframe requests than ${b}`, ok: cv.keyframeRequests < o.keyframeRequests, detail: `${fmt(cv.keyframeRequests, 1)} vs ${fmt(o.keyframeRequests, 1)}` });
+        checks.push({
+          what: `converge drops <= 1/5 of ${b}'s frames`,
+          ok: cv.dropped * 5 <= o.dropped,
+          detail: `${fmt(cv.dropped, 1)} vs ${fmt(o.dropped, 1)} (ratio ${fmt(o.dropped > 0 ? cv.dropped / o.dropped : cv.dropped === 0 ? 0 : Infinity)})`,
+        });
+        checks.push({
+          what: `converge has fewer keyframe requests than ${b}`,
+          ok: cv.keyframeRequests < o.keyframeRequests,
+          detail: `${fmt(cv.keyframeRequests, 1)} vs ${fmt(o.keyframeRequests, 1)}`,
+        });
       }
     }
   }
@@ -149,14 +158,26 @@ export function checkTargets(scenario: string, entries: BenchEntry[], aggs: Agg[
       }
       if (scenario === 'wifi-cellular' && v !== 'all') continue;
       const tag = v === 'all' ? ' (mean over pairs)' : '';
-      checks.push({ what: `goodput >= 1.2x best single path (${best.config})${tag}`, ok: okG, detail: `${fmt(cv.goodputBps / 1e6)} vs ${fmt(best.goodputBps / 1e6)} Mbps = ${fmt(cv.goodputBps / best.goodputBps)}x` });
+      checks.push({
+        what: `goodput >= 1.2x best single path (${best.config})${tag}`,
+        ok: okG,
+        detail: `${fmt(cv.goodputBps / 1e6)} vs ${fmt(best.goodputBps / 1e6)} Mbps = ${fmt(cv.goodputBps / best.goodputBps)}x`,
+      });
       checks.push({ what: `freeze duration <= 0.5x best single path${tag}`, ok: okF, detail: `${Math.round(cv.freezeMs)} vs ${Math.round(best.freezeMs)} ms` });
       checks.push({ what: `p95 latency no worse than best single path${tag}`, ok: okL, detail: `${fmt(cv.p95, 1)} vs ${fmt(best.p95, 1)} ms` });
       checks.push({ what: `fewer frames dropped than every multipath baseline${tag}`, ok: okD, detail: multi.map((m) => `${m.config} ${fmt(m.dropped, 1)}`).join(', ') + ` vs ${fmt(cv.dropped, 1)}` });
-      checks.push({ what: `less freeze than every multipath baseline${tag}`, ok: okZ, detail: multi.map((m) => `${m.config} ${Math.round(m.freezeMs)}`).join(', ') + ` vs ${Math.round(cv.freezeMs)} ms` });
+      checks.push({
+        what: `less freeze than every multipath baseline${tag}`,
+        ok: okZ,
+        detail: multi.map((m) => `${m.config} ${Math.round(m.freezeMs)}`).join(', ') + ` vs ${Math.round(cv.freezeMs)} ms`,
+      });
     }
     if (scenario === 'wifi-cellular' && count > 0) {
-      checks.push({ what: 'pairs passing: goodput / freeze / p95 / dropped vs multipath / freeze vs multipath', ok: true, detail: `${pass.g} / ${pass.f} / ${pass.l} / ${pass.d} / ${pass.z} of ${count}` });
+      checks.push({
+        what: 'pairs passing: goodput / freeze / p95 / dropped vs multipath / freeze vs multipath',
+        ok: true,
+        detail: `${pass.g} / ${pass.f} / ${pass.l} / ${pass.d} / ${pass.z} of ${count}`,
+      });
     }
   }
   if (scenario === 'loss-sweep') {
@@ -176,7 +197,11 @@ export function checkTargets(scenario: string, entries: BenchEntry[], aggs: Agg[
       const e = entries.find((x) => x.config === a.config);
       const maxBps = 8_000_000 * (e?.result.streams ?? 1);
       const goal = 0.9 * Math.min(a.sumCapacityBps, maxBps);
-      checks.push({ what: 'goodput >= 90% of min(sum of capacities, encoder max)', ok: a.goodputBps >= goal, detail: `${fmt(a.goodputBps / 1e6)} vs ${fmt(goal / 1e6)} Mbps (${fmt((100 * a.goodputBps) / Math.min(a.sumCapacityBps, maxBps), 1)}%)` });
+      checks.push({
+        what: 'goodput >= 90% of min(sum of capacities, encoder max)',
+        ok: a.goodputBps >= goal,
+        detail: `${fmt(a.goodputBps / 1e6)} vs ${fmt(goal / 1e6)} Mbps (${fmt((100 * a.goodputBps) / Math.min(a.sumCapacityBps, maxBps), 1)}%)`,
+      });
       checks.push({ what: 'p95 latency <= slowest one-way delay (60 ms) + 100 ms', ok: a.p95 <= 160, detail: `${fmt(a.p95, 1)} ms` });
     }
   }
@@ -266,11 +291,21 @@ export function faultAcceptance(scenario: string, entries: BenchEntry[], aggs: A
     if (r) out.push(r);
     if (scenario === 'flap' && cvRuns.length > 0) {
       const fl = cvRuns.map((e) => e.result.perStream[0].freezeList.filter((f) => f.atS >= FLAP.fromS));
-      out.push({ scenario, target: 'freezes while path 0 flaps (info)', ok: undefined, measured: `${fmt(mean(fl.map((l) => l.length)), 1)} per run, longest ${Math.round(mean(fl.map((l) => Math.max(0, ...l.map((f) => f.ms)))))} ms (mean over seeds)` });
+      out.push({
+        scenario,
+        target: 'freezes while path 0 flaps (info)',
+        ok: undefined,
+        measured: `${fmt(mean(fl.map((l) => l.length)), 1)} per run, longest ${Math.round(mean(fl.map((l) => Math.max(0, ...l.map((f) => f.ms)))))} ms (mean over seeds)`,
+      });
     }
     if (scenario === 'delay-jump' && cvRuns.length > 0) {
       const fl = cvRuns.map((e) => e.result.perStream[0].freezeList.filter((f) => f.atS >= DELAY_JUMP.fromS - 1 && f.atS <= DELAY_JUMP.toS + 2));
-      out.push({ scenario, target: 'freezes around the delay jump (info)', ok: undefined, measured: `${fmt(mean(fl.map((l) => l.length)), 1)} per run, longest ${Math.round(mean(fl.map((l) => Math.max(0, ...l.map((f) => f.ms)))))} ms (mean over seeds)` });
+      out.push({
+        scenario,
+        target: 'freezes around the delay jump (info)',
+        ok: undefined,
+        measured: `${fmt(mean(fl.map((l) => l.length)), 1)} per run, longest ${Math.round(mean(fl.map((l) => Math.max(0, ...l.map((f) => f.ms)))))} ms (mean over seeds)`,
+      });
     }
   }
   if (scenario === 'outage' && cvRuns.length > 0) {
@@ -291,12 +326,22 @@ export function faultAcceptance(scenario: string, entries: BenchEntry[], aggs: A
     const es = cvRuns;
     if (es.length > 0) {
       const longest = es.map((e) => Math.max(0, ...e.result.perStream[0].freezeList.filter((f) => f.atS >= 19 && f.atS <= 32).map((f) => f.ms)));
-      out.push({ scenario, target: `converge: longest freeze around the blackhole <= ${FAILOVER_MAX_FREEZE_MS} ms (every seed)`, ok: Math.max(...longest) <= FAILOVER_MAX_FREEZE_MS, measured: `${longest.map((x) => `${Math.round(x)} ms`).join(', ')} per seed` });
+      out.push({
+        scenario,
+        target: `converge: longest freeze around the blackhole <= ${FAILOVER_MAX_FREEZE_MS} ms (every seed)`,
+        ok: Math.max(...longest) <= FAILOVER_MAX_FREEZE_MS,
+        measured: `${longest.map((x) => `${Math.round(x)} ms`).join(', ')} per seed`,
+      });
     }
   }
   if (scenario === 'soak' && cvRuns.length > 0) {
     const fz = cvRuns.map((e) => e.result.freezes.count);
-    out.push({ scenario, target: 'converge: zero freezes', ok: fz.every((n) => n === 0), measured: `${fz.join(', ')} per seed (${cvRuns.map((e) => `${Math.round(e.result.freezes.totalMs)} ms`).join(', ')})` });
+    out.push({
+      scenario,
+      target: 'converge: zero freezes',
+      ok: fz.every((n) => n === 0),
+      measured: `${fz.join(', ')} per seed (${cvRuns.map((e) => `${Math.round(e.result.freezes.totalMs)} ms`).join(', ')})`,
+    });
     const growth = cvRuns.map((e) => {
       const h = (e.result.heap?.samples ?? []).filter((x) => x.atS >= SOAK_WARMUP_S);
       return h.length >= 2 ? h[h.length - 1].usedBytes - h[0].usedBytes : NaN;
@@ -372,7 +417,7 @@ export function renderPairSuite(aggs: Agg[]): string[] {
   lines.push(
     '## Converge vs best single path, per pair',
     '',
-    'Best single = the `single:i` with the least mean freeze (ties: higher goodput). Half: FNV-1a hash of the pair label, even = tune, odd = check (sim/scenarios.ts `cellularHalf`). fps and keyframe requests are converge / best single; ⚠ marks a best single path playing below 0.8x converge\'s fps (libwebrtc\'s freeze rule is relative to the mean frame interval, so a path stuck at a few fps counts few freezes).',
+    "Best single = the `single:i` with the least mean freeze (ties: higher goodput). Half: FNV-1a hash of the pair label, even = tune, odd = check (sim/scenarios.ts `cellularHalf`). fps and keyframe requests are converge / best single; ⚠ marks a best single path playing below 0.8x converge's fps (libwebrtc's freeze rule is relative to the mean frame interval, so a path stuck at a few fps counts few freezes).",
     '',
     '| pair | half | converge freeze s | best single | best freeze s | delta s | converge goodput Mbps | best goodput Mbps | ratio | converge p95 ms | best p95 ms | fps | keyframe req. | freeze ok | goodput ok |',
     '| --- | --- | ---: | --- | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | --- | --- |',
@@ -388,7 +433,12 @@ export function renderPairSuite(aggs: Agg[]): string[] {
     ['check', pairs.filter((p) => p.half === 'check')],
     ['all', pairs],
   ];
-  lines.push('## Acceptance per half (issue 10)', '', '| half | pairs | freeze <= best + 0.5 s | goodput >= 0.95x | converge total freeze s | best single total s | ratio (<= 0.5) | converge goodput / best (mean) | worst pair (freeze delta) | met |', '| --- | ---: | ---: | ---: | ---: | ---: | ---: | ---: | --- | --- |');
+  lines.push(
+    '## Acceptance per half (issue 10)',
+    '',
+    '| half | pairs | freeze <= best + 0.5 s | goodput >= 0.95x | converge total freeze s | best single total s | ratio (<= 0.5) | converge goodput / best (mean) | worst pair (freeze delta) | met |',
+    '| --- | ---: | ---: | ---: | ---: | ---: | ---: | ---: | --- | --- |',
+  );
   for (const [h, ps] of halves) {
     if (ps.length === 0) continue;
     const cvTotal = ps.reduce((a, p) => a + p.converge.freezeMs, 0);
@@ -399,7 +449,9 @@ export function renderPairSuite(aggs: Agg[]): string[] {
     const worst = ps.reduce((w, p) => (p.freezeDeltaMs > w.freezeDeltaMs ? p : w));
     const met = nF === ps.length && nG === ps.length && ratio <= TOTAL_FREEZE_RATIO;
     const gm = mean(ps.map((p) => p.goodputRatio));
-    lines.push(`| ${h} | ${ps.length} | ${nF}/${ps.length} | ${nG}/${ps.length} | ${fmt(cvTotal / 1000, 1)} | ${fmt(bestTotal / 1000, 1)} | ${fmt(ratio)} | ${fmt(gm)} | ${worst.variant} (${fmt(worst.converge.freezeMs / 1000, 1)} vs ${fmt(worst.best.freezeMs / 1000, 1)} s, goodput ${fmt(worst.goodputRatio)}x) | ${met ? 'yes' : '**no**'} |`);
+    lines.push(
+      `| ${h} | ${ps.length} | ${nF}/${ps.length} | ${nG}/${ps.length} | ${fmt(cvTotal / 1000, 1)} | ${fmt(bestTotal / 1000, 1)} | ${fmt(ratio)} | ${fmt(gm)} | ${worst.variant} (${fmt(worst.converge.freezeMs / 1000, 1)} vs ${fmt(worst.best.freezeMs / 1000, 1)} s, goodput ${fmt(worst.goodputRatio)}x) | ${met ? 'yes' : '**no**'} |`,
+    );
   }
   lines.push('');
   return lines;
@@ -410,7 +462,10 @@ export function renderSummary(scenario: string, entries: BenchEntry[], info: { s
   const variants = [...new Set(aggs.map((a) => a.variant))];
   const lines: string[] = [];
   lines.push(`# Simulator benchmark: ${scenario}`, '');
-  lines.push(`${entries.length} runs (${info.seeds} seed(s), ${info.streams} stream(s), FEC ${info.fec.join('/')}), duration ${entries[0]?.result.durationS ?? 0} s simulated per run, ${info.wallS.toFixed(1)} s wall in total; mean wall per run ${(mean(entries.map((e) => e.wallMs)) / 1000).toFixed(2)} s. Values are means over seeds.`, '');
+  lines.push(
+    `${entries.length} runs (${info.seeds} seed(s), ${info.streams} stream(s), FEC ${info.fec.join('/')}), duration ${entries[0]?.result.durationS ?? 0} s simulated per run, ${info.wallS.toFixed(1)} s wall in total; mean wall per run ${(mean(entries.map((e) => e.wallMs)) / 1000).toFixed(2)} s. Values are means over seeds.`,
+    '',
+  );
   if (variants.length > 1) {
     lines.push('## All variants (mean of per-variant means)', '', HEAD, ...acrossVariants(aggs).map(row), '');
   }
@@ -424,13 +479,27 @@ export function renderSummary(scenario: string, entries: BenchEntry[], info: { s
     const configs = [...new Set(aggs.map((a) => a.config))];
     lines.push('## FEC by loss level', '', `| loss | ${configs.map((c) => `${c} overhead % / util % / dropped`).join(' | ')} |`, `| --- | ${configs.map(() => '---').join(' | ')} |`);
     for (const v of variants) {
-      lines.push(`| ${v} | ${configs.map((c) => { const a = aggs.find((x) => x.variant === v && x.config === c); return a ? `${round(a.fecOverheadPct)} / ${round(a.fecUtilizationPct)} / ${round(a.dropped)}` : '-'; }).join(' | ')} |`);
+      lines.push(
+        `| ${v} | ${configs
+          .map((c) => {
+            const a = aggs.find((x) => x.variant === v && x.config === c);
+            return a ? `${round(a.fecOverheadPct)} / ${round(a.fecUtilizationPct)} / ${round(a.dropped)}` : '-';
+          })
+          .join(' | ')} |`,
+      );
     }
     lines.push('');
   }
   const fa = faultAcceptance(scenario, entries, aggs);
   if (fa.length) {
-    lines.push('## Acceptance (issue 11)', '', '| scenario | target | met | measured |', '| --- | --- | --- | --- |', ...fa.map((f) => `| ${f.scenario} | ${f.target} | ${f.ok === undefined ? 'info' : f.ok ? 'yes' : '**no**'} | ${f.measured} |`), '');
+    lines.push(
+      '## Acceptance (issue 11)',
+      '',
+      '| scenario | target | met | measured |',
+      '| --- | --- | --- | --- |',
+      ...fa.map((f) => `| ${f.scenario} | ${f.target} | ${f.ok === undefined ? 'info' : f.ok ? 'yes' : '**no**'} | ${f.measured} |`),
+      '',
+    );
   }
   const checks = checkTargets(scenario, entries, aggs);
   if (checks.length) {

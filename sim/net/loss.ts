@@ -60,7 +60,10 @@ export function validateLoss(cfg: LossConfig): void {
 
 /** Independent losses with probability `p`. */
 export class BernoulliLoss implements LossModel {
-  constructor(private readonly p: number, private readonly rng: Rng) {
+  constructor(
+    private readonly p: number,
+    private readonly rng: Rng,
+  ) {
     checkProb('p', p);
   }
   lose(): boolean {

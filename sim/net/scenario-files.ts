@@ -17,6 +17,8 @@ export function scenarioFile(arg: string): string {
   if (existsSync(arg)) return arg;
   const named = resolve(SCENARIO_DIR, `${arg.replace(/\.json$/, '')}.json`);
   if (existsSync(named)) return named;
-  const have = readdirSync(SCENARIO_DIR).filter((f) => f.endsWith('.json')).map((f) => f.replace(/\.json$/, ''));
+  const have = readdirSync(SCENARIO_DIR)
+    .filter((f) => f.endsWith('.json'))
+    .map((f) => f.replace(/\.json$/, ''));
   throw new Error(`--scenario ${arg}: no such file, and not a bundled scenario (${have.join(', ')})`);
 }

@@ -39,16 +39,7 @@ import type { Rng } from '../../src/core/rng.js';
 import { MAX_PATHS } from '../../src/core/types.js';
 import { Link, type LinkConfig, type ScheduleStep } from './link.js';
 import type { LossConfig } from './loss.js';
-import {
-  type CapacityTrace,
-  type DelayTrace,
-  DEFAULT_LIST_SAMPLE_MS,
-  constantRate,
-  loadBytesPerSecondCsv,
-  loadMahimahi,
-  loadMbpsList,
-  loadPingList,
-} from './traces.js';
+import { type CapacityTrace, type DelayTrace, DEFAULT_LIST_SAMPLE_MS, constantRate, loadBytesPerSecondCsv, loadMahimahi, loadMbpsList, loadPingList } from './traces.js';
 
 /** Capacity of a default feedback (`down`) link, Mbps. */
 export const DEFAULT_FEEDBACK_RATE_MBPS = 100;
@@ -381,9 +372,7 @@ export function linkConfigFromSpec(spec: LinkSpec): LinkConfig {
     const file = spec.trace;
     const run = spec.traceRun ?? 1;
     const sampleMs = spec.traceSampleMs ?? DEFAULT_LIST_SAMPLE_MS;
-    capacity = cached(`cap|${fmt}|${file}|${run}|${sampleMs}`, () =>
-      fmt === 'csv' ? loadBytesPerSecondCsv(file) : fmt === 'mbps-list' ? loadMbpsList(file, { run, sampleMs }) : loadMahimahi(file),
-    );
+    capacity = cached(`cap|${fmt}|${file}|${run}|${sampleMs}`, () => (fmt === 'csv' ? loadBytesPerSecondCsv(file) : fmt === 'mbps-list' ? loadMbpsList(file, { run, sampleMs }) : loadMahimahi(file)));
   } else capacity = constantRate((spec.rateMbps ?? DEFAULT_FEEDBACK_RATE_MBPS) * 1e6);
   let delay: number | DelayTrace = spec.delayMs ?? 0;
   if (spec.delayTrace !== undefined) {

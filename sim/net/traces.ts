@@ -296,7 +296,13 @@ export function parseMbpsList(text: string, name: string, opts: ListOptions = {}
   const sampleMs = opts.sampleMs ?? DEFAULT_LIST_SAMPLE_MS;
   checkSampleMs(name, sampleMs);
   const r = pickRun(parseRunList(text, name), name, opts.run ?? 1);
-  return fromPerSampleBytesPerSecond(name, r.samples.map((mbps) => (mbps * 1e6) / 8), sampleMs, `${name}#run${r.run}`, r.line);
+  return fromPerSampleBytesPerSecond(
+    name,
+    r.samples.map((mbps) => (mbps * 1e6) / 8),
+    sampleMs,
+    `${name}#run${r.run}`,
+    r.line,
+  );
 }
 
 /** Read and parse a throughput `.list` file. @throws TraceError */

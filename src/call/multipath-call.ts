@@ -239,9 +239,7 @@ export class MultipathCall {
     } catch {
       /* stats are best effort */
     }
-    const groups = findSharedPairs(
-      [...this.selectedPairs].map(([pathId, pair]) => ({ pathId, pair })),
-    );
+    const groups = findSharedPairs([...this.selectedPairs].map(([pathId, pair]) => ({ pathId, pair })));
     const key = JSON.stringify(groups);
     if (groups.length > 0 && key !== this.lastSamePairKey) {
       this.lastSamePairKey = key;

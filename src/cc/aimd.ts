@@ -124,9 +124,7 @@ export class AimdRateControl {
       case 'increase': {
         if (throughput > this.link.upperBoundBps()) this.link.reset();
         if (this.current < limit) {
-          const inc = this.link.hasEstimate()
-            ? this.additiveIncreaseBps(nowUs)
-            : this.multiplicativeIncreaseBps(nowUs);
+          const inc = this.link.hasEstimate() ? this.additiveIncreaseBps(nowUs) : this.multiplicativeIncreaseBps(nowUs);
           next = Math.min(this.current + inc, limit);
         }
         this.timeLastChangeUs = nowUs;

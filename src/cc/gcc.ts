@@ -127,9 +127,14 @@ export class GccEstimator implements BandwidthEstimator {
    */
   onPacketSent(packet: SentPacketInfo): void {
     if (
-      typeof packet !== 'object' || packet === null ||
-      !Number.isInteger(packet.pathSeq) || packet.pathSeq < 0 || packet.pathSeq > UINT32_MAX ||
-      !Number.isFinite(packet.sizeBytes) || packet.sizeBytes < 0 || packet.sizeBytes > MAX_PACKET_BYTES ||
+      typeof packet !== 'object' ||
+      packet === null ||
+      !Number.isInteger(packet.pathSeq) ||
+      packet.pathSeq < 0 ||
+      packet.pathSeq > UINT32_MAX ||
+      !Number.isFinite(packet.sizeBytes) ||
+      packet.sizeBytes < 0 ||
+      packet.sizeBytes > MAX_PACKET_BYTES ||
       !Number.isFinite(packet.sendTimeUs)
     ) {
       this.counters.sentInvalid++;

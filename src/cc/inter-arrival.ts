@@ -151,10 +151,6 @@ export class InterArrival {
     const sendDelta = sendUs - this.curSendUs;
     if (sendDelta === 0) return true;
     const propagationDelta = arrivalDelta - sendDelta;
-    return (
-      propagationDelta < 0 &&
-      arrivalDelta <= BURST_DELTA_THRESHOLD_US &&
-      arrivalUs - this.curFirstArrivalUs < MAX_BURST_DURATION_US
-    );
+    return propagationDelta < 0 && arrivalDelta <= BURST_DELTA_THRESHOLD_US && arrivalUs - this.curFirstArrivalUs < MAX_BURST_DURATION_US;
   }
 }

@@ -67,8 +67,8 @@ export class ProbeController {
   constructor(config: Partial<ProbeConfig> = {}) {
     const c: ProbeConfig = { ...DEFAULT_PROBE_CONFIG, ...config };
     const bad = (k: string, v: unknown) => new RangeError(`ProbeController: invalid ${k}: ${String(v)}`);
-    if (!Array.isArray(c.initialScales) || c.initialScales.length < 1 || c.initialScales.length > MAX_INITIAL_SCALES ||
-      !c.initialScales.every((s) => Number.isFinite(s) && s > 1)) throw bad('initialScales', c.initialScales);
+    if (!Array.isArray(c.initialScales) || c.initialScales.length < 1 || c.initialScales.length > MAX_INITIAL_SCALES || !c.initialScales.every((s) => Number.isFinite(s) && s > 1))
+      throw bad('initialScales', c.initialScales);
     for (const k of ['furtherScale', 'alrScale'] as const) if (!(Number.isFinite(c[k]) && c[k] > 1)) throw bad(k, c[k]);
     if (!(c.furtherThreshold > 0 && c.furtherThreshold <= 1)) throw bad('furtherThreshold', c.furtherThreshold);
     for (const k of ['maxBps', 'minDurationMs', 'maxWaitMs'] as const) if (!(Number.isFinite(c[k]) && c[k] > 0)) throw bad(k, c[k]);
@@ -96,7 +96,11 @@ export class ProbeController {
    */
   onStart(nowUs: number, startBps: number): ProbeCluster[] {
     if (this.st !== 'init' || !Number.isFinite(nowUs) || !(Number.isFinite(startBps) && startBps > 0)) return [];
-    return this.initiate(nowUs, this.cfg.initialScales.map((s) => s * startBps), true);
+    return this.initiate(
+      nowUs,
+      this.cfg.initialScales.map((s) => s * startBps),
+      true,
+    );
   }
 
   /**
@@ -116,10 +120,7 @@ export class ProbeController {
         return this.initiate(nowUs, [this.cfg.furtherScale * estimateBps], true);
       }
     }
-    if (
-      this.st === 'complete' && this.appLimited && this.cfg.alrIntervalMs > 0 &&
-      nowUs - this.lastProbeUs >= this.cfg.alrIntervalMs * 1000
-    ) {
+    if (this.st === 'complete' && this.appLimited && this.cfg.alrIntervalMs > 0 && nowUs - this.lastProbeUs >= this.cfg.alrIntervalMs * 1000) {
       return this.initiate(nowUs, [this.cfg.alrScale * estimateBps], true);
     }
     return [];

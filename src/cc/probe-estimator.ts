@@ -121,8 +121,12 @@ export class ProbeBitrateEstimator {
    */
   onProbePacketSent(clusterId: number, pathSeq: number, sizeBytes: number, sendTimeUs: number): void {
     if (
-      !Number.isInteger(clusterId) || !Number.isInteger(pathSeq) || pathSeq < 0 || pathSeq > UINT32_MAX ||
-      !(Number.isFinite(sizeBytes) && sizeBytes > 0 && sizeBytes <= MAX_PACKET_BYTES) || !Number.isFinite(sendTimeUs)
+      !Number.isInteger(clusterId) ||
+      !Number.isInteger(pathSeq) ||
+      pathSeq < 0 ||
+      pathSeq > UINT32_MAX ||
+      !(Number.isFinite(sizeBytes) && sizeBytes > 0 && sizeBytes <= MAX_PACKET_BYTES) ||
+      !Number.isFinite(sendTimeUs)
     ) {
       this.counters.sentInvalid++;
       return;

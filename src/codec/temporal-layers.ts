@@ -59,7 +59,7 @@ export class TemporalRefTracker {
     else {
       for (let l = 0; l < layer; l++) {
         const v = this.last[l];
-        if (v !== undefined && (ref === undefined || ((frameId - v) >>> 0) < ((frameId - ref) >>> 0))) ref = v;
+        if (v !== undefined && (ref === undefined || (frameId - v) >>> 0 < (frameId - ref) >>> 0)) ref = v;
       }
     }
     this.last[layer] = frameId;

@@ -267,7 +267,16 @@ export class PathHealth {
     if (!isValidPathId(id)) return undefined;
     let e = this.entries[id];
     if (!e) {
-      e = { bins: new Float64Array(GAP_BINS), total: 0, lastDecayUs: Number.NaN, loss: new Float64Array(this.config.sustainedLossWindows), lossCount: 0, lossNext: 0, failed: false, failoverSilenceUs: Number.NaN };
+      e = {
+        bins: new Float64Array(GAP_BINS),
+        total: 0,
+        lastDecayUs: Number.NaN,
+        loss: new Float64Array(this.config.sustainedLossWindows),
+        lossCount: 0,
+        lossNext: 0,
+        failed: false,
+        failoverSilenceUs: Number.NaN,
+      };
       this.entries[id] = e;
     }
     return e;

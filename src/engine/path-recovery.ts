@@ -269,4 +269,3 @@ export interface ReportGap {
   /** The path carried a single-path call through a silence of > 500 ms as its last resort. */
   lastResortSilence: boolean;
 }
-

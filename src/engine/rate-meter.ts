@@ -8,7 +8,10 @@ export class RateMeter {
   private readonly stamps: Float64Array;
 
   /** @param windowUs averaging window (µs), e.g. 1_000_000 for 1 s. */
-  constructor(private readonly windowUs: number, bucketUs = 10_000) {
+  constructor(
+    private readonly windowUs: number,
+    bucketUs = 10_000,
+  ) {
     if (!(windowUs > 0) || !(bucketUs > 0)) throw new RangeError('RateMeter: window and bucket must be > 0 µs');
     this.bucketUs = bucketUs;
     const n = Math.max(1, Math.ceil(windowUs / bucketUs));

@@ -406,7 +406,12 @@ export class ReceiverEngine {
     const fec = this.fecDecoder.stats();
     const fbs = this.frameBuffer.stats();
     const dps = this.depacketizer.stats();
-    const paths: ReceiverPathStats[] = [...this.paths.values()].map((p) => receivePathStats(p, fec.perPath.find((x) => x.pathId === p.id)));
+    const paths: ReceiverPathStats[] = [...this.paths.values()].map((p) =>
+      receivePathStats(
+        p,
+        fec.perPath.find((x) => x.pathId === p.id),
+      ),
+    );
     const mean = (a: number[]) => (a.length ? a.reduce((x, y) => x + y, 0) / a.length : 0);
     return {
       ...this.c,

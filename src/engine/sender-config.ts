@@ -128,7 +128,9 @@ export interface SenderEvents {
 }
 
 /** The config with defaults applied (the parts the engine reads as plain values). */
-export type ResolvedSenderConfig = Required<Omit<SenderEngineConfig, 'clock' | 'scheduler' | 'fec' | 'singlePath' | 'createEstimator' | 'pacer' | 'streamId' | 'qoeFeedback' | 'probing' | 'pathHysteresis' | 'pathHealth'>>;
+export type ResolvedSenderConfig = Required<
+  Omit<SenderEngineConfig, 'clock' | 'scheduler' | 'fec' | 'singlePath' | 'createEstimator' | 'pacer' | 'streamId' | 'qoeFeedback' | 'probing' | 'pathHysteresis' | 'pathHealth'>
+>;
 
 /** Apply the defaults documented on {@link SenderEngineConfig}. */
 export function resolveSenderConfig(config: SenderEngineConfig): ResolvedSenderConfig {

@@ -41,9 +41,7 @@ export class SenderPaths {
     /** Fast failover: suspicion after the path's learned silence threshold while another path reports. */
     fastFailover: boolean,
   ) {
-    this.fastFailoverRule = fastFailover
-      ? { isEnabled: (id) => this.scheduler.isEnabled(id), silenceThresholdUs: (id, srttMs) => this.health.silenceThresholdUs(id, srttMs) }
-      : undefined;
+    this.fastFailoverRule = fastFailover ? { isEnabled: (id) => this.scheduler.isEnabled(id), silenceThresholdUs: (id, srttMs) => this.health.silenceThresholdUs(id, srttMs) } : undefined;
   }
 
   get size(): number {

@@ -100,10 +100,7 @@ export class SenderEngine {
   constructor(config: SenderEngineConfig) {
     this.clock = integerClock(config.clock);
     this.streamId = config.streamId ?? 0;
-    this.scheduler =
-      typeof config.scheduler === 'object'
-        ? config.scheduler
-        : createScheduler(config.scheduler ?? 'converge', { singlePath: config.singlePath });
+    this.scheduler = typeof config.scheduler === 'object' ? config.scheduler : createScheduler(config.scheduler ?? 'converge', { singlePath: config.singlePath });
     this.fec = new PathFecEncoder(typeof config.fec === 'object' ? config.fec : createFecPolicy(config.fec ?? 'path'), this.streamId);
     this.cfg = resolveSenderConfig(config);
     const h = config.pathHysteresis ?? true;
@@ -112,9 +109,7 @@ export class SenderEngine {
     this.dropper = new FrameDropper(this.cfg);
     this.packetizer = new Packetizer({ mtuBytes: this.cfg.mtuBytes, streamId: this.streamId });
     this.history = new NackResponder(this.cfg.historyPackets);
-    this.createEstimator =
-      config.createEstimator ??
-      (() => new GccEstimator({ startBps: this.cfg.startBitrateBps, maxBps: this.pathMaxBps() }));
+    this.createEstimator = config.createEstimator ?? (() => new GccEstimator({ startBps: this.cfg.startBitrateBps, maxBps: this.pathMaxBps() }));
     this.pacerCfg = config.pacer;
     this.useQoeFeedback = config.qoeFeedback ?? true;
     this.probing = config.probing ?? true;
@@ -393,14 +388,19 @@ export class SenderEngine {
   private flush(now: number): void {
     for (const p of this.paths.values()) {
       if (p.prober && this.paths.isUp(p)) {
-        p.prober.sendDue(now, () => p.sink.bufferedAmount(), p.queuedBytes(), () => {
-          const sent = p.send((pathSeq) => encodeControl({ pathId: p.id, pathSeq, sendTimeUs: now }, { kind: 'padding', padding: { size: PROBE_PADDING_BYTES } }), now, { drain: false });
-          if (sent) {
-            this.paths.manager.onDataSent(p.id, now);
-            p.stats.probesSent++;
-          }
-          return sent;
-        });
+        p.prober.sendDue(
+          now,
+          () => p.sink.bufferedAmount(),
+          p.queuedBytes(),
+          () => {
+            const sent = p.send((pathSeq) => encodeControl({ pathId: p.id, pathSeq, sendTimeUs: now }, { kind: 'padding', padding: { size: PROBE_PADDING_BYTES } }), now, { drain: false });
+            if (sent) {
+              this.paths.manager.onDataSent(p.id, now);
+              p.stats.probesSent++;
+            }
+            return sent;
+          },
+        );
       }
       p.measureDrain(now);
       p.pacer.setRateBps(p.rateBps());

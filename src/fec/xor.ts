@@ -185,15 +185,7 @@ export function makeFecPackets(args: MakeFecArgs): FecMessage[] {
   return out;
 }
 
-function buildOne(
-  streamId: number,
-  ref: number,
-  offs: Float64Array,
-  packets: MakeFecArgs['packets'],
-  members: readonly number[],
-  protectsPath: PathId,
-  fecSeq: number,
-): FecMessage {
+function buildOne(streamId: number, ref: number, offs: Float64Array, packets: MakeFecArgs['packets'], members: readonly number[], protectsPath: PathId, fecSeq: number): FecMessage {
   const first = offs[members[0]];
   const last = offs[members[members.length - 1]];
   const maskBytes = new Uint8Array(((last - first) >>> 3) + 1);

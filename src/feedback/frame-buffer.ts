@@ -40,14 +40,7 @@ import type { AssembledFrame } from '../wire/packetization.js';
 import { seqAdd, seqDiff } from '../core/seq.js';
 import { DecodedFramesHistory } from './decoded-frames-history.js';
 import type { FrameBufferOutput, FrameInsertResult } from './types.js';
-import {
-  FRAGMENT_OVERHEAD_BYTES,
-  FRAME_OVERHEAD_BYTES,
-  type FrameBufferOptions,
-  type FrameBufferStats,
-  type ResolvedFrameBufferOptions,
-  resolveFrameBufferOptions,
-} from './frame-buffer-options.js';
+import { FRAGMENT_OVERHEAD_BYTES, FRAME_OVERHEAD_BYTES, type FrameBufferOptions, type FrameBufferStats, type ResolvedFrameBufferOptions, resolveFrameBufferOptions } from './frame-buffer-options.js';
 
 export type { FrameBufferOutput, FrameInsertResult } from './types.js';
 export { DEFAULT_FRAME_BUFFER_BYTES, FRAGMENT_OVERHEAD_BYTES, FRAME_OVERHEAD_BYTES } from './frame-buffer-options.js';
@@ -475,8 +468,8 @@ function isValidFrame(f: AssembledFrame): boolean {
   return (
     typeof f === 'object' &&
     f !== null &&
-    (f.streamId >>> 0) === f.streamId &&
-    (f.frameId >>> 0) === f.frameId &&
+    f.streamId >>> 0 === f.streamId &&
+    f.frameId >>> 0 === f.frameId &&
     typeof f.keyFrame === 'boolean' &&
     (Number.isInteger(f.dataBytes) ? (f.dataBytes as number) >= 0 : f.data instanceof Uint8Array)
   );

@@ -159,10 +159,7 @@ export class JitterEstimator {
 
     const deviation = frameDelayMs - (this.theta0 * deltaFs + this.theta1);
     const sigmaNoise = Math.sqrt(this.varNoise);
-    if (
-      Math.abs(deviation) < DELAY_OUTLIER_SIGMAS * sigmaNoise ||
-      frameSizeBytes > this.avgFrameSize + SIZE_OUTLIER_SIGMAS * Math.sqrt(this.varFrameSize)
-    ) {
+    if (Math.abs(deviation) < DELAY_OUTLIER_SIGMAS * sigmaNoise || frameSizeBytes > this.avgFrameSize + SIZE_OUTLIER_SIGMAS * Math.sqrt(this.varFrameSize)) {
       this.estimateNoise(deviation);
       // Skip frames that arrive right behind a much larger (key) frame.
       if (deltaFs > -0.25 * this.maxFrameSize) this.kalman(frameDelayMs, deltaFs);

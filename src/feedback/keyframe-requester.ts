@@ -68,7 +68,7 @@ export class KeyframeRequester {
   /** @throws RangeError on a negative/non-finite option or a non-uint32 streamId. */
   constructor(opts: KeyframeRequesterOptions = {}) {
     const sid = opts.streamId ?? 0;
-    if ((sid >>> 0) !== sid) throw new RangeError(`KeyframeRequester: bad streamId ${sid}`);
+    if (sid >>> 0 !== sid) throw new RangeError(`KeyframeRequester: bad streamId ${sid}`);
     this.streamId = sid;
     this.minIntervalMs = nonNeg(opts.minIntervalMs ?? 300, 'minIntervalMs');
     this.rttFactor = nonNeg(opts.rttFactor ?? 1.5, 'rttFactor');

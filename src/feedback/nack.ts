@@ -178,7 +178,7 @@ export class NackGenerator {
    *   input is counted.
    */
   onPacket(streamId: number, flowSeq: number, nowUs: number, recovered = false): boolean {
-    if ((flowSeq >>> 0) !== flowSeq || (streamId >>> 0) !== streamId || !Number.isFinite(nowUs)) {
+    if (flowSeq >>> 0 !== flowSeq || streamId >>> 0 !== streamId || !Number.isFinite(nowUs)) {
       this.st.invalid++;
       return false;
     }

@@ -157,7 +157,7 @@ export class PathReportBuilder {
    * at receiver time `arrivalUs` (µs). Never throws; bad input is counted.
    */
   onPacket(pathSeq: number, arrivalUs: number): void {
-    if ((pathSeq >>> 0) !== pathSeq || !(arrivalUs >= 0 && arrivalUs <= Number.MAX_SAFE_INTEGER)) {
+    if (pathSeq >>> 0 !== pathSeq || !(arrivalUs >= 0 && arrivalUs <= Number.MAX_SAFE_INTEGER)) {
       this.st.invalid++;
       return;
     }

@@ -57,7 +57,10 @@ export class FreezeDetector {
 
   /** @throws RangeError when an option is not a positive integer. */
   constructor(windowFrames = FREEZE_WINDOW_FRAMES, minIntervals = FREEZE_MIN_INTERVALS) {
-    for (const [name, v] of [['windowFrames', windowFrames], ['minIntervals', minIntervals]] as const) {
+    for (const [name, v] of [
+      ['windowFrames', windowFrames],
+      ['minIntervals', minIntervals],
+    ] as const) {
       if (!Number.isInteger(v) || v < 1) throw new RangeError(`FreezeDetector: ${name} must be a positive integer, got ${v}`);
     }
     this.ring = new Float64Array(windowFrames);

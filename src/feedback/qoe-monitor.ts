@@ -372,8 +372,7 @@ export class QoeMonitor {
     } else if (this.streams.size < this.maxStreams) {
       this.streams.set(frame.streamId, { lastCompleteUs: completeUs, lastCaptureUs: frame.captureUs, lastFrameId: frame.frameId });
     }
-    const qoeDrop =
-      ifdMs !== undefined && expected !== undefined && ifdMs > expected + Math.max(this.tolMs, this.tolFrac * expected);
+    const qoeDrop = ifdMs !== undefined && expected !== undefined && ifdMs > expected + Math.max(this.tolMs, this.tolFrac * expected);
 
     this.st.lastFcdMs = fcdMs;
     this.st.avgFcdMs = this.st.avgFcdMs === undefined ? fcdMs : this.st.avgFcdMs + (fcdMs - this.st.avgFcdMs) / 16;
@@ -480,13 +479,7 @@ export class QoeMonitor {
 }
 
 function validFrame(f: AssembledFrame): boolean {
-  return (
-    typeof f === 'object' &&
-    f !== null &&
-    Number.isInteger(f.streamId) &&
-    Number.isInteger(f.frameId) &&
-    Array.isArray(f.arrivals)
-  );
+  return typeof f === 'object' && f !== null && Number.isInteger(f.streamId) && Number.isInteger(f.frameId) && Array.isArray(f.arrivals);
 }
 
 function nonNeg(v: number, name: string): number {

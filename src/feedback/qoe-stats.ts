@@ -112,10 +112,7 @@ export class StreamQoeStats {
   constructor(opts: StreamQoeStatsOptions = {}) {
     this.latWin = posInt(opts.latencyWindow ?? 4096, 'latencyWindow');
     this.maxSeries = posInt(opts.maxSeriesSeconds ?? 600, 'maxSeriesSeconds');
-    this.freeze = new FreezeDetector(
-      posInt(opts.freezeWindowFrames ?? 30, 'freezeWindowFrames'),
-      posInt(opts.minFramesForFreeze ?? 5, 'minFramesForFreeze'),
-    );
+    this.freeze = new FreezeDetector(posInt(opts.freezeWindowFrames ?? 30, 'freezeWindowFrames'), posInt(opts.minFramesForFreeze ?? 5, 'minFramesForFreeze'));
     this.lat = new Float64Array(this.latWin);
   }
 

@@ -28,13 +28,7 @@ export interface NackRequest {
 }
 
 /** Why a key frame is requested (free text allowed for engine-specific causes). */
-export type KeyframeRequestReason =
-  | 'stream-start'
-  | 'frame-buffer-timeout'
-  | 'frame-buffer-overflow'
-  | 'decoder-error'
-  | 'nack-gave-up'
-  | (string & {});
+export type KeyframeRequestReason = 'stream-start' | 'frame-buffer-timeout' | 'frame-buffer-overflow' | 'decoder-error' | 'nack-gave-up' | (string & {});
 
 /** Per-path part of {@link FrameQoe}. */
 export interface PathFrameQoe {

@@ -288,11 +288,7 @@ export function checkReenable(s: ConvergeState, nowUs: number, fast: number): vo
   }
   for (let i = 0; i < MAX_PATHS; i++) {
     if (s.up[i] !== 1 || s.disabled[i] !== 1) continue;
-    const ok =
-      s.probedSinceDisable[i] === 1 &&
-      s.lastFcdMs >= 0 &&
-      (s.rttEwma[i] - s.rttEwma[fast]) / 2 <= Math.max(s.lastFcdMs, cfg.reenableMinFcdMs) &&
-      s.loss[i] <= cfg.reenableMaxLossRate;
+    const ok = s.probedSinceDisable[i] === 1 && s.lastFcdMs >= 0 && (s.rttEwma[i] - s.rttEwma[fast]) / 2 <= Math.max(s.lastFcdMs, cfg.reenableMinFcdMs) && s.loss[i] <= cfg.reenableMaxLossRate;
     if (!ok) {
       s.streak[i] = 0;
       continue;

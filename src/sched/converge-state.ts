@@ -31,7 +31,6 @@ export const DEFAULT_CONVERGE_CONFIG: Readonly<ConvergeConfig> = Object.freeze({
   upperLayerSlackMs: 33,
 });
 
-
 /**
  * Merge `config` over the defaults and validate it.
  * @throws SchedError `invalid-config` for a non-finite or out-of-range field.
@@ -70,7 +69,6 @@ export const EPS = 1e-9;
 /** See the module comment. Fields are shared with the batch steps (converge-split.ts). */
 export class ConvergeState {
   constructor(readonly config: Readonly<ConvergeConfig>) {}
-
 
   // --- persistent per-path state (index = PathId) ---
   readonly known = new Uint8Array(MAX_PATHS);

@@ -399,4 +399,3 @@ export class ConvergeScheduler implements Scheduler {
     return encoderRateFraction(this.s);
   }
 }
-

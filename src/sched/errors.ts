@@ -5,11 +5,7 @@
  */
 
 /** Stable error codes of {@link SchedError}. */
-export type SchedErrorCode =
-  | 'unknown-scheduler'
-  | 'missing-single-path'
-  | 'invalid-path-id'
-  | 'invalid-config';
+export type SchedErrorCode = 'unknown-scheduler' | 'missing-single-path' | 'invalid-path-id' | 'invalid-config';
 
 export class SchedError extends Error {
   /** Stable machine-readable reason. */

@@ -16,14 +16,7 @@ import { SinglePathScheduler } from './single.js';
 import type { ConvergeConfig, Scheduler, SchedulerName } from './types.js';
 
 /** Every scheduler name `createScheduler` accepts. */
-export const SCHEDULER_NAMES: readonly SchedulerName[] = Object.freeze([
-  'converge',
-  'minrtt',
-  'mtput',
-  'mrtp',
-  'roundrobin',
-  'single',
-] as const);
+export const SCHEDULER_NAMES: readonly SchedulerName[] = Object.freeze(['converge', 'minrtt', 'mtput', 'mrtp', 'roundrobin', 'single'] as const);
 
 export interface CreateSchedulerOptions {
   /** Required for 'single': the only path used. */

@@ -227,12 +227,7 @@ export class PathManager {
    * @param srttMs smoothed RTT of a path (ms)
    * @param fastFailover the enabled set and the learned silence thresholds (µs), or undefined = off
    */
-  isSuspect(
-    id: PathId,
-    nowUs: number,
-    srttMs: (id: PathId) => number,
-    fastFailover?: { isEnabled(id: PathId): boolean; silenceThresholdUs(id: PathId, srttMs: number): number },
-  ): boolean {
+  isSuspect(id: PathId, nowUs: number, srttMs: (id: PathId) => number, fastFailover?: { isEnabled(id: PathId): boolean; silenceThresholdUs(id: PathId, srttMs: number): number }): boolean {
     const since = this.unreportedSinceUs(id);
     if (since === undefined) return false;
     const age = nowUs - since;

@@ -32,17 +32,7 @@ export const MAX_TOKEN_CHARS = 4096;
 export const ID_PATTERN = /^[A-Za-z0-9_-]{1,64}$/;
 
 /** Error codes the server sends (and the client reports for local problems). */
-export type SignallingErrorCode =
-  | 'bad-json'
-  | 'too-large'
-  | 'bad-message'
-  | 'room-full'
-  | 'unknown-peer'
-  | 'not-joined'
-  | 'rate-limited'
-  | 'unauthorized'
-  | 'peer-id-taken'
-  | 'client-limit';
+export type SignallingErrorCode = 'bad-json' | 'too-large' | 'bad-message' | 'room-full' | 'unknown-peer' | 'not-joined' | 'rate-limited' | 'unauthorized' | 'peer-id-taken' | 'client-limit';
 
 export const SIGNALLING_ERROR_CODES: readonly SignallingErrorCode[] = [
   'bad-json',
@@ -110,17 +100,10 @@ export interface ErrorMessage {
   message: string;
 }
 
-export type ServerMessage =
-  | JoinedMessage
-  | PeerJoinedMessage
-  | PeerLeftMessage
-  | ServerSignalMessage
-  | ErrorMessage;
+export type ServerMessage = JoinedMessage | PeerJoinedMessage | PeerLeftMessage | ServerSignalMessage | ErrorMessage;
 
 /** Outcome of validation: the typed message, or an error code and a human-readable reason. */
-export type ValidationResult<T> =
-  | { ok: true; value: T }
-  | { ok: false; code: SignallingErrorCode; message: string };
+export type ValidationResult<T> = { ok: true; value: T } | { ok: false; code: SignallingErrorCode; message: string };
 
 function fail<T>(code: SignallingErrorCode, message: string): ValidationResult<T> {
   return { ok: false, code, message };

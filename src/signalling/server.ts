@@ -156,9 +156,7 @@ export async function startSignallingServer(opts: SignallingServerOptions = {}):
   });
   wss.on('error', (err) => log(`server error: ${err.message}`));
   if (!authorize) {
-    resolved.warn(
-      'signalling: no authorize hook: anyone who knows a room name can join it and pick any free peer id (dev mode). Pass authorize (e.g. createTokenAuthorizer) in production.',
-    );
+    resolved.warn('signalling: no authorize hook: anyone who knows a room name can join it and pick any free peer id (dev mode). Pass authorize (e.g. createTokenAuthorizer) in production.');
   }
 
   const port = (wss.address() as AddressInfo).port;
@@ -174,7 +172,6 @@ export async function startSignallingServer(opts: SignallingServerOptions = {}):
       return false;
     }
   }
-
 
   function sendError(conn: Conn, code: SignallingErrorCode, message: string): void {
     st.drops[DROP_KEY[code]]++;

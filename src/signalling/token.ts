@@ -65,7 +65,10 @@ export async function signRoomToken(opts: SignRoomTokenOptions): Promise<string>
   if (opts.peerId !== undefined && !isValidId(opts.peerId)) throw new RangeError('signRoomToken: peerId must be 1-64 chars [A-Za-z0-9_-]');
   const ttl = opts.ttl ?? 600;
   if (!Number.isFinite(ttl) || ttl <= 0 || ttl > 86_400) throw new RangeError('signRoomToken: ttl must be in (0, 86400] seconds');
-  let jwt = new SignJWT({ room: opts.room }).setProtectedHeader({ alg: 'HS256', typ: 'JWT' }).setIssuedAt().setExpirationTime(`${Math.ceil(ttl)}s`);
+  let jwt = new SignJWT({ room: opts.room })
+    .setProtectedHeader({ alg: 'HS256', typ: 'JWT' })
+    .setIssuedAt()
+    .setExpirationTime(`${Math.ceil(ttl)}s`);
   if (opts.peerId !== undefined) jwt = jwt.setSubject(opts.peerId);
   if (opts.issuer !== undefined) jwt = jwt.setIssuer(opts.issuer);
   if (opts.audience !== undefined) jwt = jwt.setAudience(opts.audience);

@@ -68,9 +68,7 @@ export function parseCandidate(line: unknown): ParsedCandidate | undefined {
   if (!s.startsWith('candidate:')) return undefined;
   const tok = s.slice('candidate:'.length).split(/\s+/);
   if (tok.length < 8 || tok[6] !== 'typ') return undefined;
-  const [foundation, componentS, protocolS, priorityS, address, portS, , type] = tok as [
-    string, string, string, string, string, string, string, string,
-  ];
+  const [foundation, componentS, protocolS, priorityS, address, portS, , type] = tok as [string, string, string, string, string, string, string, string];
   const component = uint(componentS, 256);
   const priority = uint(priorityS, 0xffff_ffff);
   const port = uint(portS, 65535);
@@ -143,10 +141,7 @@ export function parseCandidates(lines: Iterable<unknown>): { candidates: ParsedC
  */
 export function networkKey(c: ParsedCandidate): string {
   if (c.networkId !== undefined) return `id:${c.networkId}`;
-  const base =
-    c.type !== 'host' && c.relatedAddress && c.relatedAddress !== '0.0.0.0' && c.relatedAddress !== '::'
-      ? c.relatedAddress
-      : c.address;
+  const base = c.type !== 'host' && c.relatedAddress && c.relatedAddress !== '0.0.0.0' && c.relatedAddress !== '::' ? c.relatedAddress : c.address;
   return `addr:${base}`;
 }
 
@@ -184,7 +179,10 @@ export function groupByNetwork(candidates: Iterable<ParsedCandidate>): NetworkGr
       g.address = g.key.slice(5);
       continue;
     }
-    const hosts = g.candidates.filter((c) => c.type === 'host').map((c) => c.address).sort(cmpStr);
+    const hosts = g.candidates
+      .filter((c) => c.type === 'host')
+      .map((c) => c.address)
+      .sort(cmpStr);
     const first = g.candidates[0]!;
     g.address = hosts[0] ?? first.relatedAddress ?? first.address;
   }
@@ -272,10 +270,7 @@ export class PathCandidatePolicy {
    * @param unknownNetwork a later candidate from a network absent from the snapshot is
    *   'allow'ed on every path (default: keeps connectivity when interfaces change) or 'drop'ped.
    */
-  static byNetwork(
-    localCandidates: Iterable<string | ParsedCandidate>,
-    unknownNetwork: UnknownNetworkAction = 'allow',
-  ): PathCandidatePolicy {
+  static byNetwork(localCandidates: Iterable<string | ParsedCandidate>, unknownNetwork: UnknownNetworkAction = 'allow'): PathCandidatePolicy {
     const parsed: ParsedCandidate[] = [];
     for (const c of localCandidates) {
       const p = typeof c === 'string' ? parseCandidate(c) : c;
@@ -368,10 +363,7 @@ export class PathCandidatePolicy {
  * offers/answers, whose SDP carries the candidates). Malformed candidate
  * lines are dropped and counted. Other lines are kept byte for byte.
  */
-export function filterSdpCandidates(
-  sdp: string,
-  allow: (c: ParsedCandidate) => boolean,
-): { sdp: string; dropped: number; malformed: number } {
+export function filterSdpCandidates(sdp: string, allow: (c: ParsedCandidate) => boolean): { sdp: string; dropped: number; malformed: number } {
   const eol = sdp.includes('\r\n') ? '\r\n' : '\n';
   const lines = sdp.split(eol);
   const out: string[] = [];

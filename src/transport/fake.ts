@@ -16,13 +16,7 @@ import type { Clock } from '../core/clock.js';
 import { Emitter } from '../core/emitter.js';
 import { Rng } from '../core/rng.js';
 import type { PathId } from '../core/types.js';
-import type {
-  PathTransport,
-  PathTransportErrorInfo,
-  PathTransportEvents,
-  PathTransportState,
-  SelectedPair,
-} from './types.js';
+import type { PathTransport, PathTransportErrorInfo, PathTransportEvents, PathTransportState, SelectedPair } from './types.js';
 
 export interface FakePathOptions {
   /** Time source for send stamps and `bufferedAmount`; required for delay/rate. */

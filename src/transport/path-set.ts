@@ -38,10 +38,7 @@ export interface DuplicatePairGroup {
  * ordered by their smallest path id. Paths with an undefined pair are ignored.
  * @param pairs map or entry list pathId -> selected pair.
  */
-export function findDuplicatePairs(
-  pairs: ReadonlyMap<PathId, SelectedPair | undefined> | Iterable<readonly [PathId, SelectedPair | undefined]>,
-  opts: PairMatchOptions = {},
-): DuplicatePairGroup[] {
+export function findDuplicatePairs(pairs: ReadonlyMap<PathId, SelectedPair | undefined> | Iterable<readonly [PathId, SelectedPair | undefined]>, opts: PairMatchOptions = {}): DuplicatePairGroup[] {
   const byKey = new Map<string, PathId[]>();
   for (const [pathId, pair] of pairs) {
     if (!pair) continue;
@@ -71,9 +68,7 @@ export class SamePairDetector {
    * @returns the new duplicate groups when they differ from the previous call
    *   (including becoming empty), else undefined.
    */
-  update(
-    pairs: ReadonlyMap<PathId, SelectedPair | undefined> | Iterable<readonly [PathId, SelectedPair | undefined]>,
-  ): DuplicatePairGroup[] | undefined {
+  update(pairs: ReadonlyMap<PathId, SelectedPair | undefined> | Iterable<readonly [PathId, SelectedPair | undefined]>): DuplicatePairGroup[] | undefined {
     const groups = findDuplicatePairs(pairs, this.opts);
     const sig = groups.map((g) => `${g.key}=${g.pathIds.join(',')}`).join(';');
     if (sig === this.last) return undefined;
@@ -87,10 +82,7 @@ export class SamePairDetector {
  * `{ pathId, pair }`: returns only the path-id groups (each ascending, at
  * least two paths), e.g. for a 'same-pair' event or a stats field.
  */
-export function findSharedPairs(
-  list: Iterable<{ pathId: PathId; pair: SelectedPair | undefined }>,
-  opts: PairMatchOptions = {},
-): PathId[][] {
+export function findSharedPairs(list: Iterable<{ pathId: PathId; pair: SelectedPair | undefined }>, opts: PairMatchOptions = {}): PathId[][] {
   const entries: [PathId, SelectedPair | undefined][] = [];
   for (const e of list) entries.push([e.pathId, e.pair]);
   return findDuplicatePairs(entries, opts).map((g) => g.pathIds);

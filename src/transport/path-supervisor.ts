@@ -211,18 +211,24 @@ export class PathSupervisor {
     p.status.attempt++;
     this.set(p, 'retrying', reason);
     if (this.opts.initiator) {
-      p.timer = this.o.setTimer(() => {
-        p.timer = undefined;
-        p.status.generation++;
-        p.status.restarts++;
-        this.open(p, 'restart');
-      }, backoffMs(p.status.attempt, this.o.backoffBaseMs, this.o.backoffMaxMs));
+      p.timer = this.o.setTimer(
+        () => {
+          p.timer = undefined;
+          p.status.generation++;
+          p.status.restarts++;
+          this.open(p, 'restart');
+        },
+        backoffMs(p.status.attempt, this.o.backoffBaseMs, this.o.backoffMaxMs),
+      );
     } else {
       // The other side restarts; if it never does (e.g. it lost this path too), check again later.
-      p.timer = this.o.setTimer(() => {
-        p.timer = undefined;
-        if (p.status.state === 'retrying') this.fail(p, reason);
-      }, Math.max(this.o.connectTimeoutMs, backoffMs(p.status.attempt, this.o.backoffBaseMs, this.o.backoffMaxMs)));
+      p.timer = this.o.setTimer(
+        () => {
+          p.timer = undefined;
+          if (p.status.state === 'retrying') this.fail(p, reason);
+        },
+        Math.max(this.o.connectTimeoutMs, backoffMs(p.status.attempt, this.o.backoffBaseMs, this.o.backoffMaxMs)),
+      );
     }
   }
 

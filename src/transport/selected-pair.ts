@@ -44,10 +44,7 @@ function toInfo(s: StatsEntry | undefined, networkIds?: ReadonlyMap<string, numb
  * @param localNetworkIds optional map {@link candidateInfoKey} -> network-id for local candidates.
  * @returns the pair, or undefined when none is selected yet or fields are missing. Never throws on odd input.
  */
-export function selectedPairFromStats(
-  stats: Iterable<StatsEntry>,
-  localNetworkIds?: ReadonlyMap<string, number>,
-): SelectedPair | undefined {
+export function selectedPairFromStats(stats: Iterable<StatsEntry>, localNetworkIds?: ReadonlyMap<string, number>): SelectedPair | undefined {
   const byId = new Map<string, StatsEntry>();
   const transports: StatsEntry[] = [];
   const pairs: StatsEntry[] = [];

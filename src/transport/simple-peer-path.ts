@@ -21,13 +21,7 @@
 import SimplePeerBundle from 'simple-peer/simplepeer.min.js';
 import { Emitter } from '../core/emitter.js';
 import type { PathId } from '../core/types.js';
-import {
-  filterSdpCandidates,
-  parseCandidate,
-  type IceServerConfig,
-  type ParsedCandidate,
-  type PathCandidatePolicy,
-} from './candidates.js';
+import { filterSdpCandidates, parseCandidate, type IceServerConfig, type ParsedCandidate, type PathCandidatePolicy } from './candidates.js';
 import { PathTransportError } from './errors.js';
 import { candidateInfoKey, selectedPairFromStats, type StatsEntry } from './selected-pair.js';
 import type { PathTransport, PathTransportEvents, PathTransportState, SelectedPair } from './types.js';

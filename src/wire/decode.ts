@@ -5,19 +5,7 @@
  * (validate.ts). Pure functions; never throw (everything is caught).
  */
 import type { PathReport } from '../core/types.js';
-import {
-  FecType,
-  KeyframeRequestType,
-  MediaType,
-  NackType,
-  PACKET_FIELD,
-  PaddingType,
-  PathReportType,
-  QoeFeedbackType,
-  StreamInfoType,
-  plainView,
-  protobuf,
-} from './schema.js';
+import { FecType, KeyframeRequestType, MediaType, NackType, PACKET_FIELD, PaddingType, PathReportType, QoeFeedbackType, StreamInfoType, plainView, protobuf } from './schema.js';
 import { UINT32_MAX } from './sizes.js';
 import {
   DEFAULT_WIRE_LIMITS,
@@ -33,18 +21,7 @@ import {
   type WireErrorReason,
   type WireLimits,
 } from './types.js';
-import {
-  checkFec,
-  checkHeader,
-  checkKeyframeRequest,
-  checkMedia,
-  checkNack,
-  checkQoeWire,
-  checkReport,
-  checkStreamInfo,
-  isU32,
-  type QoeWire,
-} from './validate.js';
+import { checkFec, checkHeader, checkKeyframeRequest, checkMedia, checkNack, checkQoeWire, checkReport, checkStreamInfo, isU32, type QoeWire } from './validate.js';
 
 const EMPTY = new Uint8Array(0);
 const WT_VARINT = 0;

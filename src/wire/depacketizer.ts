@@ -158,13 +158,7 @@ export class Depacketizer {
     const frameId = media.frameId;
     let f = st.pending.get(frameId);
     if (f !== undefined) {
-      if (
-        f.fragCount !== media.fragCount ||
-        f.keyFrame !== media.keyFrame ||
-        f.captureUs !== media.captureUs ||
-        f.temporalLayer !== media.temporalLayer ||
-        f.refDistance !== media.refDistance
-      ) {
+      if (f.fragCount !== media.fragCount || f.keyFrame !== media.keyFrame || f.captureUs !== media.captureUs || f.temporalLayer !== media.temporalLayer || f.refDistance !== media.refDistance) {
         return this.reject('conflict', `fragment of frame ${frameId} disagrees with its first fragment`);
       }
       if ((f.have[media.fragIndex >>> 5] & (1 << (media.fragIndex & 31))) !== 0) {

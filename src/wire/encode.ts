@@ -23,40 +23,11 @@
  */
 import type { QoeFeedback } from '../core/types.js';
 import { WireError } from './errors.js';
-import {
-  FecType,
-  KeyframeRequestType,
-  MediaType,
-  NackType,
-  PACKET_FIELD,
-  PaddingType,
-  PathReportType,
-  QoeFeedbackType,
-  StreamInfoType,
-  newWriter,
-} from './schema.js';
+import { FecType, KeyframeRequestType, MediaType, NackType, PACKET_FIELD, PaddingType, PathReportType, QoeFeedbackType, StreamInfoType, newWriter } from './schema.js';
 import { UINT32_MAX } from './sizes.js';
-import {
-  DEFAULT_WIRE_LIMITS,
-  type FecMessage,
-  type MediaMessage,
-  type PacketBody,
-  type PacketHeader,
-  type PacketKind,
-} from './types.js';
-import {
-  checkFec,
-  checkHeader,
-  checkKeyframeRequest,
-  checkMedia,
-  checkNack,
-  checkQoeWire,
-  checkReport,
-  checkStreamInfo,
-  type QoeWire,
-} from './validate.js';
+import { DEFAULT_WIRE_LIMITS, type FecMessage, type MediaMessage, type PacketBody, type PacketHeader, type PacketKind } from './types.js';
+import { checkFec, checkHeader, checkKeyframeRequest, checkMedia, checkNack, checkQoeWire, checkReport, checkStreamInfo, type QoeWire } from './validate.js';
 import { varintSize, writeVarint } from './varint.js';
-
 
 const WT_VARINT = 0;
 const WT_LEN = 2;
@@ -197,4 +168,3 @@ function encodeBody(body: PacketBody): Uint8Array {
     }
   }
 }
-

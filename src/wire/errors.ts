@@ -8,14 +8,7 @@
  */
 
 /** Stable machine-readable codes of {@link WireError}. */
-export type WireErrorCode =
-  | 'ERR_MTU_TOO_SMALL'
-  | 'ERR_MTU_TOO_LARGE'
-  | 'ERR_INVALID_OPTION'
-  | 'ERR_INVALID_MESSAGE'
-  | 'ERR_INVALID_FRAME'
-  | 'ERR_FRAME_TOO_LARGE'
-  | 'ERR_STREAM_MISMATCH';
+export type WireErrorCode = 'ERR_MTU_TOO_SMALL' | 'ERR_MTU_TOO_LARGE' | 'ERR_INVALID_OPTION' | 'ERR_INVALID_MESSAGE' | 'ERR_INVALID_FRAME' | 'ERR_FRAME_TOO_LARGE' | 'ERR_STREAM_MISMATCH';
 
 export class WireError extends Error {
   readonly code: WireErrorCode;

@@ -36,7 +36,8 @@ export function mediaOverheadBytes(payloadBytes: number, maxFragments: number, s
   const u32 = TAG + 5;
   const frag = TAG + varintSize(maxFragments);
   return (
-    (TAG + varintSize(streamId)) + // stream_id
+    TAG +
+    varintSize(streamId) + // stream_id
     u32 + // flow_seq
     u32 + // frame_id
     frag + // frag_index
@@ -47,6 +48,7 @@ export function mediaOverheadBytes(payloadBytes: number, maxFragments: number, s
     (TAG + varintSize(MAX_TIMESTAMP_US)) + // capture_us
     (TAG + 1) + // retransmission
     (layered ? 2 * (TAG + 1) : 0) + // temporal_layer (<= 7), ref_distance (<= 64)
-    TAG + varintSize(payloadBytes) // payload length prefix
+    TAG +
+    varintSize(payloadBytes) // payload length prefix
   );
 }

@@ -101,12 +101,7 @@ export interface DecodedPacket extends PacketHeader {
 }
 
 /** Why a packet was dropped by the decoder (counted, never thrown to the app). */
-export type WireErrorReason =
-  | 'empty'
-  | 'too-large'
-  | 'malformed'
-  | 'no-body'
-  | 'bad-field';
+export type WireErrorReason = 'empty' | 'too-large' | 'malformed' | 'no-body' | 'bad-field';
 
 /**
  * Decoder bounds (all data-driven sizes are checked against these before any
@@ -139,6 +134,4 @@ export const DEFAULT_WIRE_LIMITS: Readonly<WireLimits> = Object.freeze({
  * sender bytes of the body sub-message (a view into the input, not a copy),
  * which is what FEC protects for a Media body. Never an exception.
  */
-export type DecodeResult =
-  | { ok: true; packet: DecodedPacket; bodyBytes: Uint8Array }
-  | { ok: false; reason: WireErrorReason; detail: string };
+export type DecodeResult = { ok: true; packet: DecodedPacket; bodyBytes: Uint8Array } | { ok: false; reason: WireErrorReason; detail: string };

@@ -13,15 +13,7 @@ import type { PathReport } from '../core/types.js';
 import { seqDiff } from '../core/seq.js';
 import { MAX_TIMESTAMP_US } from './sizes.js';
 import { MAX_REF_DISTANCE, MAX_TEMPORAL_LAYER } from './types.js';
-import type {
-  FecMessage,
-  KeyframeRequestMessage,
-  MediaMessage,
-  NackMessage,
-  PacketHeader,
-  StreamInfoMessage,
-  WireLimits,
-} from './types.js';
+import type { FecMessage, KeyframeRequestMessage, MediaMessage, NackMessage, PacketHeader, StreamInfoMessage, WireLimits } from './types.js';
 
 /** Largest NalClass enum value (NalClass.Delta). */
 const MAX_NAL_CLASS = 6;

@@ -76,9 +76,15 @@ describe('path restart', () => {
     // Round robin: once path 1 is up it carries media whatever the clip needs.
     const { report: r } = await runCall({ out: outDir('call-3'), scenario, durationS: 22, connectTimeoutMs: 4000, scheduler: 'roundrobin' });
     const p1 = [r.final.sender, r.final.receiver].map((st) => st?.paths.find((p) => p.id === 1));
-    expect(p1.every((p) => p?.state === 'connected'), JSON.stringify(p1)).toBe(true);
+    expect(
+      p1.every((p) => p?.state === 'connected'),
+      JSON.stringify(p1),
+    ).toBe(true);
     expect(Math.max(...p1.map((p) => p?.iceRestarts ?? 0)), JSON.stringify(p1)).toBeGreaterThanOrEqual(1);
-    expect(p1.every((p) => (p?.connectMs ?? 0) > 4000), JSON.stringify(p1)).toBe(true);
+    expect(
+      p1.every((p) => (p?.connectMs ?? 0) > 4000),
+      JSON.stringify(p1),
+    ).toBe(true);
     // Reported through the public event: a 'retrying' with a reason came before.
     const events = r.events as Array<{ type?: string; detail?: [number, string, { reason: string }] }>;
     expect(events.some((e) => e.type === 'path-state' && e.detail?.[0] === 1 && e.detail[1] === 'retrying' && e.detail[2].reason === 'connect-timeout')).toBe(true);

@@ -15,7 +15,15 @@ describe('converge sender', () => {
           { name: 'path0', up: { rateMbps: 8, delayMs: 30, queue: { ms: 150 } } },
           {
             name: 'path1',
-            up: { rateMbps: 8, delayMs: 40, queue: { ms: 150 }, schedule: [{ atS: 8, rateMbps: 0.5 }, { atS: 28, rateMbps: 8 }] },
+            up: {
+              rateMbps: 8,
+              delayMs: 40,
+              queue: { ms: 150 },
+              schedule: [
+                { atS: 8, rateMbps: 0.5 },
+                { atS: 28, rateMbps: 8 },
+              ],
+            },
           },
         ],
       },

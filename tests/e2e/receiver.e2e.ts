@@ -51,7 +51,18 @@ describe('receiver and FEC', () => {
           // Path 1 is the better path before the spike (a frame arrives earlier over 8 Mbps / 40 ms
           // than over 1.2 Mbps / 30 ms), so it carries media; after +150 ms it is not.
           { name: 'path0', up: { rateMbps: 1.2, delayMs: 30, queue: { ms: 200 } } },
-          { name: 'path1', up: { rateMbps: 8, delayMs: 40, queue: { ms: 200 }, schedule: [{ atS: 10, delayMs: 190 }, { atS: 30, delayMs: 40 }] } },
+          {
+            name: 'path1',
+            up: {
+              rateMbps: 8,
+              delayMs: 40,
+              queue: { ms: 200 },
+              schedule: [
+                { atS: 10, delayMs: 190 },
+                { atS: 30, delayMs: 40 },
+              ],
+            },
+          },
         ],
       },
       process.cwd(),

@@ -320,9 +320,7 @@ export async function startEmulator(scenario: Scenario = DEFAULT_SCENARIO, opts:
       const p = scenario.paths[i];
       const up = buildLink<Buffer>(p.up, new Rng(linkSeed(opts.seed, i, 0)));
       const down = buildLink<Buffer>(p.down, new Rng(linkSeed(opts.seed, i, 1)));
-      relays.push(
-        await startPathRelay({ pathId: i, up, down, host: opts.host ?? '127.0.0.1', epochMs, ...(opts.overheadBytes !== undefined ? { overheadBytes: opts.overheadBytes } : {}) }),
-      );
+      relays.push(await startPathRelay({ pathId: i, up, down, host: opts.host ?? '127.0.0.1', epochMs, ...(opts.overheadBytes !== undefined ? { overheadBytes: opts.overheadBytes } : {}) }));
     }
   } catch (e) {
     await Promise.all(relays.map((r) => r.close()));

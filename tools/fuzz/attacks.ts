@@ -76,7 +76,12 @@ function* inOrder(n: number): Iterable<AttackPacket> {
     const key = i % 300 === 0;
     yield {
       path: i & 1,
-      dgram: mediaDatagram(media({ flowSeq: i, frameId: i + 1, keyFrame: key, nalClass: key ? NalClass.Key : NalClass.Delta, priority: key ? Priority.Keyframe : Priority.Media, payload: smallPayload }), i & 1, i, i * 100),
+      dgram: mediaDatagram(
+        media({ flowSeq: i, frameId: i + 1, keyFrame: key, nalClass: key ? NalClass.Key : NalClass.Delta, priority: key ? Priority.Keyframe : Priority.Media, payload: smallPayload }),
+        i & 1,
+        i,
+        i * 100,
+      ),
     };
   }
 }

@@ -85,7 +85,14 @@ export class SessionState {
     }
     this.flowSeqs.set(spec.streamId, seq);
     const fecs = spec.fec
-      ? makeFecPackets({ streamId: spec.streamId, packets: media.map((m, i) => ({ flowSeq: m.flowSeq, body: bodies[i] })), mask: 'random', protectsPath: spec.path, firstFecSeq: this.fecSeq, count: 1 })
+      ? makeFecPackets({
+          streamId: spec.streamId,
+          packets: media.map((m, i) => ({ flowSeq: m.flowSeq, body: bodies[i] })),
+          mask: 'random',
+          protectsPath: spec.path,
+          firstFecSeq: this.fecSeq,
+          count: 1,
+        })
       : [];
     this.fecSeq = (this.fecSeq + fecs.length) >>> 0;
     return { media, bodies, fecs };

@@ -130,7 +130,11 @@ const wire: FuzzTarget<Uint8Array | FrameSpec> = {
           kinds[k] = (kinds[k] ?? 0) + 1;
         }
       },
-      () => Object.entries(kinds).sort((a, b) => b[1] - a[1]).map(([k, v]) => `${k} ${v}`).join(', '),
+      () =>
+        Object.entries(kinds)
+          .sort((a, b) => b[1] - a[1])
+          .map(([k, v]) => `${k} ${v}`)
+          .join(', '),
     );
   },
 };
@@ -139,7 +143,10 @@ type DepacketizerInput = { msgs: MediaMessage[]; path: number; t: number; drop: 
 const depacketizer: FuzzTarget<DepacketizerInput> = {
   name: 'depacketizer',
   arb: fc.oneof(
-    { weight: 1, arbitrary: fc.record({ msgs: fc.array(mediaArb, { minLength: 1, maxLength: 8 }), path: small(MAX_PATHS), t: fc.integer({ min: 0, max: 50_000 }), drop: fc.integer({ min: -1, max: 300 }) }) },
+    {
+      weight: 1,
+      arbitrary: fc.record({ msgs: fc.array(mediaArb, { minLength: 1, maxLength: 8 }), path: small(MAX_PATHS), t: fc.integer({ min: 0, max: 50_000 }), drop: fc.integer({ min: -1, max: 300 }) }),
+    },
     { weight: 2, arbitrary: frameSpecArb.map((frame) => ({ frame })) },
   ),
   make: () => {
@@ -156,7 +163,7 @@ const depacketizer: FuzzTarget<DepacketizerInput> = {
         const { msgs, path, t, drop } = inp;
         now += t;
         for (const m of msgs) d.insert(m, path, now, (m.flowSeq & 1) === 1);
-        if (drop >= 0 && (msgs[0].streamId >>> 0) === msgs[0].streamId) d.dropBefore(msgs[0].streamId, drop);
+        if (drop >= 0 && msgs[0].streamId >>> 0 === msgs[0].streamId) d.dropBefore(msgs[0].streamId, drop);
       },
       () => {
         const st = d.stats();
@@ -170,13 +177,16 @@ type FecOp = { fec?: FecMessage; media?: { stream: number; seq: number; body: Ui
 const fecDecoder: FuzzTarget<FecOp[]> = {
   name: 'fec decoder',
   arb: fc.oneof(
-    { weight: 1, arbitrary: fc.array(
-    fc.oneof(
-      fecArb.map((fec) => ({ fec })),
-      fc.record({ stream: fc.integer({ min: 0, max: 20 }), seq: fc.oneof(fc.integer({ min: 0, max: 3000 }), u32), body: bytes(1200) }).map((media) => ({ media })),
-    ),
-    { minLength: 1, maxLength: 8 },
-  ) },
+    {
+      weight: 1,
+      arbitrary: fc.array(
+        fc.oneof(
+          fecArb.map((fec) => ({ fec })),
+          fc.record({ stream: fc.integer({ min: 0, max: 20 }), seq: fc.oneof(fc.integer({ min: 0, max: 3000 }), u32), body: bytes(1200) }).map((media) => ({ media })),
+        ),
+        { minLength: 1, maxLength: 8 },
+      ),
+    },
     { weight: 2, arbitrary: frameSpecArb.map((frame) => [{ frame }] as unknown as FecOp[]) },
   ),
   make: () => {
@@ -213,7 +223,10 @@ const fecDecoder: FuzzTarget<FecOp[]> = {
       },
       () => {
         const st = dec.stats();
-        const dropped = Object.entries(st.dropped).filter(([, v]) => v > 0).map(([k, v]) => `${k} ${v}`).join(', ');
+        const dropped = Object.entries(st.dropped)
+          .filter(([, v]) => v > 0)
+          .map(([k, v]) => `${k} ${v}`)
+          .join(', ');
         return `fec ${st.fecReceived}, pending-or-used ${st.fecReceived - st.fecDiscarded}, recovered ${st.recovered}; dropped: ${dropped}`;
       },
     );
@@ -227,7 +240,10 @@ type EndpointInput = { dgrams: Uint8Array[]; path: number; advanceUs: number } |
 const endpoint: FuzzTarget<EndpointInput> = {
   name: 'receiver (Endpoint)',
   arb: fc.oneof(
-    { weight: 1, arbitrary: fc.record({ dgrams: fc.array(datagramArb(), { minLength: 1, maxLength: 4 }), path: fc.integer({ min: 0, max: MAX_PATHS + 1 }), advanceUs: fc.integer({ min: 0, max: 40_000 }) }) },
+    {
+      weight: 1,
+      arbitrary: fc.record({ dgrams: fc.array(datagramArb(), { minLength: 1, maxLength: 4 }), path: fc.integer({ min: 0, max: MAX_PATHS + 1 }), advanceUs: fc.integer({ min: 0, max: 40_000 }) }),
+    },
     { weight: 3, arbitrary: frameSpecArb.map((frame) => ({ frame })) },
   ),
   make: () => {
@@ -291,9 +307,28 @@ const signalling: FuzzTarget<{ text?: string; obj?: unknown }> = {
     fc.string({ maxLength: 300 }).map((text) => ({ text })),
     fc.json({ maxDepth: 4 }).map((text) => ({ text })),
     fc
-      .record({ seed: fc.constantFrom(...SIGNALLING_SEEDS), ops: fc.array(fc.record({ kind: fc.integer({ min: 0, max: 3 }), pos: fc.nat(), ch: fc.constantFrom('"', '{', '}', '[', ']', ':', ',', '\\', '0', 'x', '\u0000', '\ud800', 'é', ' ') }), { minLength: 1, maxLength: 5 }) })
+      .record({
+        seed: fc.constantFrom(...SIGNALLING_SEEDS),
+        ops: fc.array(fc.record({ kind: fc.integer({ min: 0, max: 3 }), pos: fc.nat(), ch: fc.constantFrom('"', '{', '}', '[', ']', ':', ',', '\\', '0', 'x', '\u0000', '\ud800', 'é', ' ') }), {
+          minLength: 1,
+          maxLength: 5,
+        }),
+      })
       .map(({ seed, ops }) => ({ text: mutateText(seed, ops) })),
-    fc.record({ type: fc.constantFrom('join', 'signal', 'leave', 'joined', 'peer-joined', 'peer-left', 'error', 'x'), room: fc.anything(), peerId: fc.anything(), peers: fc.anything(), to: fc.anything(), from: fc.anything(), pathId: fc.anything(), data: fc.anything(), token: fc.anything(), code: fc.anything() }).map((obj) => ({ obj })),
+    fc
+      .record({
+        type: fc.constantFrom('join', 'signal', 'leave', 'joined', 'peer-joined', 'peer-left', 'error', 'x'),
+        room: fc.anything(),
+        peerId: fc.anything(),
+        peers: fc.anything(),
+        to: fc.anything(),
+        from: fc.anything(),
+        pathId: fc.anything(),
+        data: fc.anything(),
+        token: fc.anything(),
+        code: fc.anything(),
+      })
+      .map((obj) => ({ obj })),
     fc.constantFrom({ text: 'x'.repeat(70_000) }, { text: '['.repeat(5000) }, { text: `{"type":"join","room":"${'a'.repeat(65)}"}` }),
     validSignallingArb.map((m) => ({ text: JSON.stringify(m) })),
     validSignallingArb.map((m) => ({ obj: m })),

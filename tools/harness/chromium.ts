@@ -32,9 +32,7 @@ export function ensureChromium(): string {
     const again = findChromium();
     if (again) return again;
   }
-  throw new Error(
-    'Chromium is required: install the Debian package "chromium" (sudo apt-get install -y chromium) or set CHROMIUM_PATH to a Chromium binary.',
-  );
+  throw new Error('Chromium is required: install the Debian package "chromium" (sudo apt-get install -y chromium) or set CHROMIUM_PATH to a Chromium binary.');
 }
 
 /** Launch flags that work on our headless, GPU-less, offline machines. */

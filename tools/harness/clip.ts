@@ -56,7 +56,24 @@ export function prepareClip(o: { width: number; height: number; fps: number; sou
   try {
     execFileSync(
       'ffmpeg',
-      ['-y', '-loglevel', 'error', '-stream_loop', '-1', '-i', source, '-vf', `scale=${o.width}:${o.height}:flags=lanczos,fps=${o.fps}`, '-pix_fmt', 'yuv420p', '-t', String(seconds), '-f', 'yuv4mpegpipe', tmp],
+      [
+        '-y',
+        '-loglevel',
+        'error',
+        '-stream_loop',
+        '-1',
+        '-i',
+        source,
+        '-vf',
+        `scale=${o.width}:${o.height}:flags=lanczos,fps=${o.fps}`,
+        '-pix_fmt',
+        'yuv420p',
+        '-t',
+        String(seconds),
+        '-f',
+        'yuv4mpegpipe',
+        tmp,
+      ],
       { stdio: ['ignore', 'ignore', 'pipe'] },
     );
     renameSync(tmp, out);

@@ -82,13 +82,7 @@ export interface PathUsageCheck {
  * @param enabled the paths the configuration sends media on (all for a
  *   multipath scheduler, one for `single:N` or `native-webrtc:N`)
  */
-export function checkPathUsage(
-  traffic: readonly PathTraffic[],
-  scenario: Scenario,
-  enabled: readonly number[],
-  durationS: number,
-  minSharePct = MIN_PATH_SHARE_PCT,
-): PathUsageCheck {
+export function checkPathUsage(traffic: readonly PathTraffic[], scenario: Scenario, enabled: readonly number[], durationS: number, minSharePct = MIN_PATH_SHARE_PCT): PathUsageCheck {
   const problems: string[] = [];
   const checked: number[] = [];
   const total = traffic.reduce((a, p) => a + p.up.deliveredBytes, 0);

@@ -111,8 +111,7 @@ export async function runCall(opts: CallRunOptions = {}): Promise<CallRunResult>
   const codec = opts.codec ?? 'h264';
   const scheduler = opts.scheduler ?? 'converge';
   const fec = opts.fec ?? 'path';
-  const scenario: Scenario =
-    opts.scenario === undefined ? DEFAULT_SCENARIO : typeof opts.scenario === 'string' ? loadScenario(opts.scenario) : opts.scenario;
+  const scenario: Scenario = opts.scenario === undefined ? DEFAULT_SCENARIO : typeof opts.scenario === 'string' ? loadScenario(opts.scenario) : opts.scenario;
   ensureChromium(); // fail before starting anything when Chromium is missing
 
   const cleanups: Array<() => Promise<unknown> | unknown> = [];
@@ -157,7 +156,10 @@ export async function runCall(opts: CallRunOptions = {}): Promise<CallRunResult>
     const receiver = await ctxR.newPage();
     const sender = await ctxS.newPage();
     const pageErrors: string[] = [];
-    for (const [name, pg] of [['receiver', receiver], ['sender', sender]] as const) {
+    for (const [name, pg] of [
+      ['receiver', receiver],
+      ['sender', sender],
+    ] as const) {
       pg.on('pageerror', (e) => pageErrors.push(`${name}: ${e.message}`));
       pg.on('console', (m) => {
         if (m.type() === 'error') pageErrors.push(`${name} console: ${m.text()}`);

@@ -55,13 +55,8 @@ async function lumaOf(frame: VideoFrame, scratch: { buf: Uint8Array }): Promise<
   return { y: lumaFromRgba(img.data, w * h), stride: w, w, h };
 }
 
-export function startSink(
-  track: MediaStreamTrack,
-  source: FrameSource,
-  opts: { sampleEvery: number; ssim: boolean },
-): Sink {
-  const Processor = (globalThis as unknown as { MediaStreamTrackProcessor: new (o: { track: MediaStreamTrack }) => { readable: ReadableStream<VideoFrame> } })
-    .MediaStreamTrackProcessor;
+export function startSink(track: MediaStreamTrack, source: FrameSource, opts: { sampleEvery: number; ssim: boolean }): Sink {
+  const Processor = (globalThis as unknown as { MediaStreamTrackProcessor: new (o: { track: MediaStreamTrack }) => { readable: ReadableStream<VideoFrame> } }).MediaStreamTrackProcessor;
   const reader = new Processor({ track }).readable.getReader();
   const displays: DisplayEntry[] = [];
   const quality: QualityEntry[] = [];
@@ -150,7 +145,9 @@ export function startSink(
     counters: () => ({
       ...c,
       formats: { ...c.formats },
-      lumaFit: fit.samples ? { gain: Math.round((fit.gain / fit.samples) * 1000) / 1000, offset: Math.round((fit.offset / fit.samples) * 10) / 10, samples: fit.samples } : { gain: NaN, offset: NaN, samples: 0 },
+      lumaFit: fit.samples
+        ? { gain: Math.round((fit.gain / fit.samples) * 1000) / 1000, offset: Math.round((fit.offset / fit.samples) * 10) / 10, samples: fit.samples }
+        : { gain: NaN, offset: NaN, samples: 0 },
     }),
     stop: () => {
       stopped = true;

@@ -170,10 +170,7 @@ export interface SourceTrack {
  * 'generator'. `onDraw(id, tMs)` gets each frame id with its draw time
  * on the host epoch clock (performance.timeOrigin + performance.now()).
  */
-export function startSourceTrack(
-  source: FrameSource,
-  opts: { fps: number; kind: 'canvas' | 'generator'; onDraw: (id: number, tMs: number) => void },
-): SourceTrack {
+export function startSourceTrack(source: FrameSource, opts: { fps: number; kind: 'canvas' | 'generator'; onDraw: (id: number, tMs: number) => void }): SourceTrack {
   const { width, height } = source;
   const cw = Math.ceil(width / 2);
   const ch = Math.ceil(height / 2);
@@ -184,8 +181,7 @@ export function startSourceTrack(
   let track: MediaStreamTrack;
   let emit: (vf: VideoFrame) => void;
   if (opts.kind === 'generator') {
-    const Gen = (globalThis as unknown as { MediaStreamTrackGenerator: new (o: { kind: 'video' }) => MediaStreamTrack & { writable: WritableStream<VideoFrame> } })
-      .MediaStreamTrackGenerator;
+    const Gen = (globalThis as unknown as { MediaStreamTrackGenerator: new (o: { kind: 'video' }) => MediaStreamTrack & { writable: WritableStream<VideoFrame> } }).MediaStreamTrackGenerator;
     const gen = new Gen({ kind: 'video' });
     const writer = gen.writable.getWriter();
     track = gen;

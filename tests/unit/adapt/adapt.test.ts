@@ -23,7 +23,7 @@ describe('ladder (libwebrtc video_stream_adapter / video_adapter steps)', () => 
     expect(resolutionSteps(HD).map((r) => `${r.width}x${r.height}`)).toEqual(['1280x720', '960x540', '640x360', '480x270', '320x180']);
     const steps = resolutionSteps({ width: 1920, height: 1080, fps: 30 });
     for (let i = 1; i < steps.length; i++) expect(steps[i].width * steps[i].height).toBeLessThanOrEqual((steps[i - 1].width * steps[i - 1].height * 3) / 5);
-    for (const s of steps) expect(s.width % 2 + (s.height % 2)).toBe(0);
+    for (const s of steps) expect((s.width % 2) + (s.height % 2)).toBe(0);
     // A source already below the minimum is never scaled.
     expect(resolutionSteps({ width: 160, height: 120, fps: 30 })).toHaveLength(1);
   });
@@ -182,16 +182,44 @@ describe('VideoAdapter', () => {
 
   it('steps down once for encoder overuse and gives it back only on underuse', () => {
     const a = new VideoAdapter(VGA, { degradationPreference: 'maintain-framerate' });
-    drive(a, 0, 5, () => 2_000_000, () => 0.3);
-    const over = drive(a, 5, 5, () => 2_000_000, () => 0.95);
+    drive(
+      a,
+      0,
+      5,
+      () => 2_000_000,
+      () => 0.3,
+    );
+    const over = drive(
+      a,
+      5,
+      5,
+      () => 2_000_000,
+      () => 0.95,
+    );
     const ch = over.filter((d) => d.changed);
     expect(ch.length).toBe(1);
     expect(ch[0].reason).toBe('cpu');
     expect(ch[0].width).toBe(480);
     // Still 0.6 usage (not underused): the step stays.
-    expect(drive(a, 10, 20, () => 2_000_000, () => 0.6).every((d) => d.width === 480)).toBe(true);
+    expect(
+      drive(
+        a,
+        10,
+        20,
+        () => 2_000_000,
+        () => 0.6,
+      ).every((d) => d.width === 480),
+    ).toBe(true);
     // Underused: back up.
-    expect(drive(a, 30, 10, () => 2_000_000, () => 0.2).at(-1)!.width).toBe(640);
+    expect(
+      drive(
+        a,
+        30,
+        10,
+        () => 2_000_000,
+        () => 0.2,
+      ).at(-1)!.width,
+    ).toBe(640);
   });
 
   it("defaults to 'maintain-framerate', as libwebrtc for camera video", () => {

@@ -1,15 +1,7 @@
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
 import { Rng } from '../../../src/core/rng.js';
-import {
-  BARCODE_ID_MODULO,
-  barcodeBits,
-  barcodeLayout,
-  crc4,
-  drawBarcodeI420,
-  readBarcodeY,
-  unwrapBarcodeId,
-} from '../../../bench/browser/barcode.js';
+import { BARCODE_ID_MODULO, barcodeBits, barcodeLayout, crc4, drawBarcodeI420, readBarcodeY, unwrapBarcodeId } from '../../../bench/browser/barcode.js';
 import { resizeBilinearY } from '../../../bench/browser/quality.js';
 import { syntheticI420 } from '../../../bench/browser/synthetic.js';
 

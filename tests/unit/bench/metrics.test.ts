@@ -56,12 +56,35 @@ describe('summarizeRun', () => {
   });
 
   it('tolerates empty logs', () => {
-    const e = summarizeRun({ name: 'x', kind: 'native', codec: 'h264', durationS: 2, startMs, draws: [], displays: [], quality: [], bytesReceived: [], framesSent: 0, framesDecoded: 0, keyframeRequests: 0 });
+    const e = summarizeRun({
+      name: 'x',
+      kind: 'native',
+      codec: 'h264',
+      durationS: 2,
+      startMs,
+      draws: [],
+      displays: [],
+      quality: [],
+      bytesReceived: [],
+      framesSent: 0,
+      framesDecoded: 0,
+      keyframeRequests: 0,
+    });
     expect(e.fps).toBe(0);
     expect(e.latencyMs).toEqual({ mean: null, p50: null, p95: null });
     expect(e.psnr.mean).toBeNull();
     expect(e.ssim).toBeNull();
-    const md = renderSummaryMd({ version: 1, scenario: 's', source: { kind: 'synthetic', width: 640, height: 480, fps: 30, frames: 600, track: 'generator' }, codec: 'h264', durationS: 2, quality: { sampleEvery: 5, ssim: true }, createdAt: '', notes: [], results: [e, r] });
+    const md = renderSummaryMd({
+      version: 1,
+      scenario: 's',
+      source: { kind: 'synthetic', width: 640, height: 480, fps: 30, frames: 600, track: 'generator' },
+      codec: 'h264',
+      durationS: 2,
+      quality: { sampleEvery: 5, ssim: true },
+      createdAt: '',
+      notes: [],
+      results: [e, r],
+    });
     expect(md).toContain('| x | 0.0 |');
     expect(md).toContain('| converge |');
   });

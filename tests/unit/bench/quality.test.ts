@@ -79,7 +79,13 @@ describe('resize and compare', () => {
     expect(resizeBilinearY(flat, 10, 6, 7, 3).every((v) => v === 77)).toBe(true);
     const g = plane(8, 2, (x) => x * 10);
     expect(resizeBilinearY(g, 8, 2, 8, 2)).toEqual(g);
-    const up = resizeBilinearY(plane(2, 1, (x) => x * 100), 2, 1, 4, 1);
+    const up = resizeBilinearY(
+      plane(2, 1, (x) => x * 100),
+      2,
+      1,
+      4,
+      1,
+    );
     expect([...up]).toEqual([0, 25, 75, 100]);
     expect(() => resizeBilinearY(g, 8, 2, 0, 2)).toThrow(RangeError);
   });

@@ -35,7 +35,7 @@ describe('AimdRateControl (aimd_rate_control.cc)', () => {
     const start = a.latestBps();
     const perSecond = a.nearMaxIncreaseBpsPerSecond();
     // 850 kbps / 30 fps = 3542 B/frame -> 3 packets of 1181 B; response (100+100)x2 = 400 ms.
-    expect(perSecond).toBeCloseTo((3541.6667 / 3) * 8 / 0.4, 0);
+    expect(perSecond).toBeCloseTo(((3541.6667 / 3) * 8) / 0.4, 0);
     for (let t = 50_000; t <= 1_050_000; t += 50_000) a.update('normal', 860_000, t);
     const gained = a.latestBps() - start;
     expect(gained).toBeGreaterThan(0.8 * perSecond);

@@ -4,11 +4,7 @@ import { describe, expect, it } from 'vitest';
 import { GccEstimator } from '../../../src/cc/gcc.js';
 import type { PathReport } from '../../../src/core/types.js';
 
-const num = fc.oneof(
-  fc.double(),
-  fc.integer({ min: -10, max: 5000 }),
-  fc.constantFrom(Number.NaN, Number.POSITIVE_INFINITY, Number.NEGATIVE_INFINITY, 0xffff_ffff, 2 ** 53, -0, 1e300),
-);
+const num = fc.oneof(fc.double(), fc.integer({ min: -10, max: 5000 }), fc.constantFrom(Number.NaN, Number.POSITIVE_INFINITY, Number.NEGATIVE_INFINITY, 0xffff_ffff, 2 ** 53, -0, 1e300));
 const seq = fc.oneof(fc.integer({ min: 0, max: 300 }), fc.integer({ min: -5, max: 2 ** 32 + 5 }), num);
 
 const arrival = fc.oneof(
@@ -29,10 +25,7 @@ const report = fc.oneof(
   fc.anything(),
 );
 
-type Op =
-  | { kind: 'send'; seq: number; size: number; dt: number }
-  | { kind: 'report'; report: unknown; dt: number }
-  | { kind: 'tick'; dt: number };
+type Op = { kind: 'send'; seq: number; size: number; dt: number } | { kind: 'report'; report: unknown; dt: number } | { kind: 'tick'; dt: number };
 
 const op: fc.Arbitrary<Op> = fc.oneof(
   fc.record({ kind: fc.constant('send' as const), seq: seq, size: num, dt: fc.integer({ min: 0, max: 20_000 }) }),

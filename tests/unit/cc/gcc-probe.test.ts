@@ -64,13 +64,27 @@ class ProbingSender implements BandwidthEstimator {
     const a = this.active ?? (this.queue.length > 0 ? { c: this.queue[0] } : undefined);
     return a !== undefined ? a.c.targetBps : this.gcc.targetRateBps();
   }
-  ackedRateBps() { return this.gcc.ackedRateBps(); }
-  srttMs() { return this.gcc.srttMs(); }
-  minRttMs() { return this.gcc.minRttMs(); }
-  lossRate() { return this.gcc.lossRate(); }
-  inflightBytes() { return this.gcc.inflightBytes(); }
-  lastReportUs() { return this.gcc.lastReportUs(); }
-  stats(): GccStats { return this.gcc.stats(); }
+  ackedRateBps() {
+    return this.gcc.ackedRateBps();
+  }
+  srttMs() {
+    return this.gcc.srttMs();
+  }
+  minRttMs() {
+    return this.gcc.minRttMs();
+  }
+  lossRate() {
+    return this.gcc.lossRate();
+  }
+  inflightBytes() {
+    return this.gcc.inflightBytes();
+  }
+  lastReportUs() {
+    return this.gcc.lastReportUs();
+  }
+  stats(): GccStats {
+    return this.gcc.stats();
+  }
 
   firstReach(bps: number): number | undefined {
     return this.targets.find((s) => s.bps >= bps)?.tMs;

@@ -65,7 +65,10 @@ describe('GccEstimator on a simulated link', () => {
   });
 
   it('holds under 1-2 % random loss (no collapse below ~70 % of capacity)', () => {
-    for (const [loss, seed] of [[0.01, 3], [0.02, 4]] as const) {
+    for (const [loss, seed] of [
+      [0.01, 3],
+      [0.02, 4],
+    ] as const) {
       const g = new GccEstimator();
       const r = runScenario(g, { durationMs: 40_000, capacityBps: () => 1_000_000, lossRate: loss, seed });
       expect(r.min(15_000, 40_000)).toBeGreaterThan(700_000);

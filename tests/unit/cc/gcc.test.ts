@@ -24,7 +24,18 @@ describe('GccEstimator: wiring', () => {
     g.onPacketSent({ pathSeq: 0, sizeBytes: 1200, sendTimeUs: 1_000_000 });
     g.onPacketSent({ pathSeq: 1, sizeBytes: 1200, sendTimeUs: 1_010_000 });
     // one-way 40 ms; last arrival (seq 1) at 1_050_000, report sent 30 ms later, back 40 ms later.
-    g.onReport(rep(0, 1, [[0, 1_040_000], [1, 1_050_000]], 1_080_000), 1_120_000);
+    g.onReport(
+      rep(
+        0,
+        1,
+        [
+          [0, 1_040_000],
+          [1, 1_050_000],
+        ],
+        1_080_000,
+      ),
+      1_120_000,
+    );
     expect(g.srttMs()).toBeCloseTo(80, 9); // 1120 - 1010 - 30
     expect(g.minRttMs()).toBeCloseTo(80, 9);
     g.onPacketSent({ pathSeq: 2, sizeBytes: 1200, sendTimeUs: 1_200_000 });
@@ -62,7 +73,20 @@ describe('GccEstimator: wiring', () => {
     const g = new GccEstimator();
     for (let s = 0; s < 10; s++) g.onPacketSent({ pathSeq: s, sizeBytes: 500, sendTimeUs: s * 1000 });
     expect(g.inflightBytes()).toBe(5000);
-    g.onReport(rep(0, 5, [[0, 10_000], [1, 11_000], [2, 12_000], [4, 13_000]], 20_000), 60_000);
+    g.onReport(
+      rep(
+        0,
+        5,
+        [
+          [0, 10_000],
+          [1, 11_000],
+          [2, 12_000],
+          [4, 13_000],
+        ],
+        20_000,
+      ),
+      60_000,
+    );
     expect(g.inflightBytes()).toBe(2000);
   });
 

@@ -12,8 +12,14 @@ const OFFSET = 5_000_000_000_000; // receiver clock offset (µs): only differenc
  * Returns the arrival entries (receiver clock).
  */
 function sendCluster(
-  est: ProbeBitrateEstimator, clock: ManualClock, id: number, firstSeq: number, n: number,
-  size: number, sendBps: number, linkBps: number,
+  est: ProbeBitrateEstimator,
+  clock: ManualClock,
+  id: number,
+  firstSeq: number,
+  n: number,
+  size: number,
+  sendBps: number,
+  linkBps: number,
 ): { pathSeq: number; arrivalUs: number }[] {
   const arrivals: { pathSeq: number; arrivalUs: number }[] = [];
   let departUs = 0;
@@ -153,9 +159,22 @@ describe('ProbeBitrateEstimator', () => {
     expect(est.stats().sentInvalid).toBe(5);
     for (let i = 0; i < 5; i++) est.onProbePacketSent(1, i, 1200, i * 3000);
     const garbage: unknown[] = [
-      null, undefined, 42, 'x', {}, { arrivals: null }, { arrivals: 'abc' },
+      null,
+      undefined,
+      42,
+      'x',
+      {},
+      { arrivals: null },
+      { arrivals: 'abc' },
       { arrivals: [null, 1, 'a', { pathSeq: 'x', arrivalUs: 1 }, { pathSeq: 1, arrivalUs: Number.NaN }, { pathSeq: 2, arrivalUs: Infinity }] },
-      { arrivals: [{ pathSeq: 0, arrivalUs: 1e300 }, { pathSeq: 1, arrivalUs: -1e300 }, { pathSeq: 3, arrivalUs: 0 }, { pathSeq: 4, arrivalUs: 0 }] },
+      {
+        arrivals: [
+          { pathSeq: 0, arrivalUs: 1e300 },
+          { pathSeq: 1, arrivalUs: -1e300 },
+          { pathSeq: 3, arrivalUs: 0 },
+          { pathSeq: 4, arrivalUs: 0 },
+        ],
+      },
     ];
     for (const g of garbage) {
       expect(() => est.onReport(g as PathReport, 10_000)).not.toThrow();

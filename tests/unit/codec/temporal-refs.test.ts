@@ -10,7 +10,15 @@ function refs(frames: Array<[boolean, number | undefined]>): (number | undefined
 
 describe('TemporalRefTracker', () => {
   it('L1T2 (0 1 0 1 ...): TL0 refs the previous TL0, TL1 the TL0 before it', () => {
-    expect(refs([[true, 0], [false, 1], [false, 0], [false, 1], [false, 0]])).toEqual([undefined, 1, 2, 1, 2]);
+    expect(
+      refs([
+        [true, 0],
+        [false, 1],
+        [false, 0],
+        [false, 1],
+        [false, 0],
+      ]),
+    ).toEqual([undefined, 1, 2, 1, 2]);
   });
 
   it('L1T3 (0 2 1 2 ...): TL0 4 back, TL1 2 back, TL2 the frame before', () => {
@@ -19,7 +27,17 @@ describe('TemporalRefTracker', () => {
   });
 
   it('a key frame restarts the pattern; a missing layer id falls back to the previous frame', () => {
-    expect(refs([[true, 0], [false, 1], [false, 0], [true, 0], [false, 1], [false, undefined], [false, 0]])).toEqual([undefined, 1, 2, undefined, 1, 1, 1]);
+    expect(
+      refs([
+        [true, 0],
+        [false, 1],
+        [false, 0],
+        [true, 0],
+        [false, 1],
+        [false, undefined],
+        [false, 0],
+      ]),
+    ).toEqual([undefined, 1, 2, undefined, 1, 1, 1]);
   });
 
   it('encoderConfig sets scalabilityMode only when asked for layers', () => {

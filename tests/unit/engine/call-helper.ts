@@ -88,7 +88,14 @@ export function makeCall(
           const key = call.framesSent === 1 || forceKey;
           forceKey = false;
           const frameBytes = opts.frameBytes ?? Math.max(300, Math.round(sender.targetBitrateBps() / 8 / 30));
-          sender.sendFrame({ streamId: 0, frameId: call.framesSent, keyFrame: key, captureUs: now, data: new Uint8Array(key ? frameBytes * 4 : frameBytes).fill(call.framesSent & 0xff), codec: 'vp8' });
+          sender.sendFrame({
+            streamId: 0,
+            frameId: call.framesSent,
+            keyFrame: key,
+            captureUs: now,
+            data: new Uint8Array(key ? frameBytes * 4 : frameBytes).fill(call.framesSent & 0xff),
+            codec: 'vp8',
+          });
         }
         if (i % 5 === 0) {
           senderEp.tick();
@@ -108,4 +115,3 @@ export function makeCall(
   });
   return call;
 }
-

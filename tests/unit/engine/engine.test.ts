@@ -21,7 +21,13 @@ describe('sender + receiver engines over emulated paths', () => {
         return frac;
       }
     }
-    const c = makeCall([{ rateMbps: 2, delayMs: 20 }, { rateMbps: 2, delayMs: 25 }], { extra: { scheduler: new Scaled() } });
+    const c = makeCall(
+      [
+        { rateMbps: 2, delayMs: 20 },
+        { rateMbps: 2, delayMs: 25 },
+      ],
+      { extra: { scheduler: new Scaled() } },
+    );
     c.run(2000);
     const full = c.sender.targetBitrateBps();
     expect(full).toBeGreaterThan(1_000_000);
@@ -30,7 +36,10 @@ describe('sender + receiver engines over emulated paths', () => {
   });
 
   it('delivers every frame in order over two clean paths with different delays, using both', () => {
-    const c = makeCall([{ rateMbps: 8, delayMs: 20 }, { rateMbps: 8, delayMs: 25 }]);
+    const c = makeCall([
+      { rateMbps: 8, delayMs: 20 },
+      { rateMbps: 8, delayMs: 25 },
+    ]);
     c.run(8000);
     expect(c.framesSent).toBeGreaterThan(230);
     expect(c.decoded.length).toBeGreaterThanOrEqual(c.framesSent - 3); // the last frames may be in flight
@@ -46,7 +55,13 @@ describe('sender + receiver engines over emulated paths', () => {
   });
 
   it('recovers 5% random loss on one path with FEC and NACK', () => {
-    const c = makeCall([{ rateMbps: 8, delayMs: 30, loss: 0.05 }, { rateMbps: 8, delayMs: 30 }], { seed: 3, extra: { qoeFeedback: false } });
+    const c = makeCall(
+      [
+        { rateMbps: 8, delayMs: 30, loss: 0.05 },
+        { rateMbps: 8, delayMs: 30 },
+      ],
+      { seed: 3, extra: { qoeFeedback: false } },
+    );
     c.run(15_000);
     const r = c.receiver.stats();
     const s = c.sender.stats();
@@ -59,9 +74,15 @@ describe('sender + receiver engines over emulated paths', () => {
 
   it('detects a blackholed path within 1 s, keeps video flowing on the other, and uses it again when it returns (path hysteresis: after its hold)', () => {
     // The app cap (4 Mbps) fits on one path: this checks the failover, not an overload.
-    const c = makeCall([{ rateMbps: 8, delayMs: 20 }, { rateMbps: 8, delayMs: 30, down: [[3000, 6000]] }], {
-      extra: { qoeFeedback: false, maxBitrateBps: 4_000_000, pathHysteresis: true },
-    });
+    const c = makeCall(
+      [
+        { rateMbps: 8, delayMs: 20 },
+        { rateMbps: 8, delayMs: 30, down: [[3000, 6000]] },
+      ],
+      {
+        extra: { qoeFeedback: false, maxBitrateBps: 4_000_000, pathHysteresis: true },
+      },
+    );
     const events: Array<{ type: string; pathId: number; atUs: number }> = [];
     c.sender.on('pathEvent', (e) => events.push(e));
     c.run(3000);
@@ -95,7 +116,13 @@ describe('sender + receiver engines over emulated paths', () => {
   });
 
   it('moves media off a path whose delay jumps by 150 ms before any QoE feedback (best-path floor)', () => {
-    const c = makeCall([{ rateMbps: 8, delayMs: 20 }, { rateMbps: 8, delayMs: 25, delaySteps: [[4000, 175]] }], { frameBytes: 9000 });
+    const c = makeCall(
+      [
+        { rateMbps: 8, delayMs: 20 },
+        { rateMbps: 8, delayMs: 25, delaySteps: [[4000, 175]] },
+      ],
+      { frameBytes: 9000 },
+    );
     c.run(4000);
     const share1Before = c.sender.stats().paths[1].sharePct;
     const media1Before = c.sender.stats().paths[1].mediaPacketsSent;
@@ -112,10 +139,16 @@ describe('sender + receiver engines over emulated paths', () => {
   it('sends negative QoE feedback for a path whose delay jumps by 150 ms, and Converge moves packets off it', () => {
     // The paper's Eq. 1 split (no best-path floor), so that the late path keeps media and feedback fires;
     // without the fault handling (hysteresis, fast failover), which would demote the path at once.
-    const c = makeCall([{ rateMbps: 8, delayMs: 20 }, { rateMbps: 8, delayMs: 25, delaySteps: [[4000, 175]] }], {
-      frameBytes: 9000,
-      extra: { scheduler: new ConvergeScheduler({ deadlineSlackMs: -1 }), pathHysteresis: false, fastFailover: false },
-    });
+    const c = makeCall(
+      [
+        { rateMbps: 8, delayMs: 20 },
+        { rateMbps: 8, delayMs: 25, delaySteps: [[4000, 175]] },
+      ],
+      {
+        frameBytes: 9000,
+        extra: { scheduler: new ConvergeScheduler({ deadlineSlackMs: -1 }), pathHysteresis: false, fastFailover: false },
+      },
+    );
     c.run(4000);
     const share1Before = c.sender.stats().paths[1].sharePct;
     const sentBefore = c.receiver.stats().qoeFeedbackSent;

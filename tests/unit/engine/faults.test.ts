@@ -111,7 +111,16 @@ describe('GccEstimator.onPathRestored (outage rate memory)', () => {
     // 2 s of clean traffic: 100 packets/s, reported every 50 ms.
     for (; t < 2 * S; t += 10_000) {
       g.onPacketSent({ pathSeq: seq++, sizeBytes: 1000, sendTimeUs: t });
-      if (seq % 5 === 0) g.onReport(rep(seq - 5, seq - 1, Array.from({ length: 5 }, (_, i) => [seq - 5 + i, t - 40_000 + i * 10_000 + 20_000] as [number, number]), t), t + 20_000);
+      if (seq % 5 === 0)
+        g.onReport(
+          rep(
+            seq - 5,
+            seq - 1,
+            Array.from({ length: 5 }, (_, i) => [seq - 5 + i, t - 40_000 + i * 10_000 + 20_000] as [number, number]),
+            t,
+          ),
+          t + 20_000,
+        );
       g.onTick(t);
     }
     const before = g.targetRateBps();

@@ -48,7 +48,7 @@ describe('NackResponder', () => {
     expect(h.stats()).toEqual({ nacksReceived: 3, retransmissionsUnavailable: 1, retransmissionsTooOld: 2 });
   });
 
-  it('does not answer NACKs of abandoned packets; lists a path\'s recent media oldest first', () => {
+  it("does not answer NACKs of abandoned packets; lists a path's recent media oldest first", () => {
     const h = new NackResponder(64);
     for (let s = 10; s < 14; s++) h.record(pkt(s, 2), s % 2, s * MS);
     h.abandon(12);
@@ -158,7 +158,12 @@ describe('ProbeSender', () => {
     expect(pr.sent).toHaveLength(5);
     ps.sendDue(220 * MS, () => 0, 0, send);
     expect(pr.sent.slice(5)).toEqual([99]);
-    ps.sendDue(230 * MS, () => 0, 0, () => undefined); // refused: cluster abandoned
+    ps.sendDue(
+      230 * MS,
+      () => 0,
+      0,
+      () => undefined,
+    ); // refused: cluster abandoned
     expect(ps.nextUs(230 * MS)).toBeUndefined();
   });
 });

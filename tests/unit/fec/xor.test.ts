@@ -117,7 +117,9 @@ describe('makeFecPackets', () => {
   it('a single group never spans more than 64 seqs even for 64 contiguous packets', () => {
     const p64 = makePackets(10, 65, new Rng(9));
     const fecs = makeFecPackets({ streamId: 0, packets: p64, count: 2, mask: 'random', protectsPath: 0, firstFecSeq: 0 });
-    const all = covered(fecs).flat().sort((x, y) => x - y);
+    const all = covered(fecs)
+      .flat()
+      .sort((x, y) => x - y);
     expect(all.length).toBe(65);
     for (const f of fecs) expect(f.mask.length).toBeLessThanOrEqual(8);
   });
@@ -134,7 +136,11 @@ describe('makeFecPackets', () => {
           const sorted = [...offs].sort((x, y) => x - y);
           let groups = 0;
           let start = -Infinity;
-          for (const o of sorted) if (o - start >= 64) { groups++; start = o; }
+          for (const o of sorted)
+            if (o - start >= 64) {
+              groups++;
+              start = o;
+            }
           const fecs = makeFecPackets({ streamId: 0, packets, count: Math.max(count, groups), mask, protectsPath: 0, firstFecSeq: 0 });
           expect(fecs.length).toBe(Math.min(Math.max(count, groups), packets.length));
           const cov = covered(fecs).flat();

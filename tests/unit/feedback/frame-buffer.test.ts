@@ -187,44 +187,34 @@ describe('FrameBuffer', () => {
       fc.record({ kind: fc.constant('nan' as const), id: fc.constant(NaN), key: fc.boolean() }),
     );
     fc.assert(
-      fc.property(
-        fc.integer({ min: 1, max: 60 }),
-        fc.array(fc.nat({ max: 4 }), { maxLength: 60 }),
-        fc.array(fc.tuple(fc.nat({ max: 80 }), garbage), { maxLength: 20 }),
-        (n, swaps, junk) => {
-          const fb = new FrameBuffer({ maxFrames: 120, minWaitMs: 5000, maxWaitMs: 5000, maxFrameIdJump: 1000 });
-          // chain 0 (key) .. n, locally reordered
-          const order = Array.from({ length: n + 1 }, (_, i) => i);
-          swaps.forEach((k, i) => {
-            const a = i % (n + 1);
-            const b = Math.min(n, a + k);
-            if (a !== 0 && b !== 0) [order[a], order[b]] = [order[b], order[a]];
-          });
-          const ops: Array<() => void> = order.map((id) => () => void fb.insert(mkFrame(id, { key: id === 0 }), 0));
-          const keyOp = ops[order.indexOf(0)];
-          for (const [pos, g] of junk) {
-            const at = Math.min(ops.length, pos);
-            const f =
-              g.kind === 'other'
-                ? mkFrame(g.id % 1000, { key: g.key, streamId: 9 })
-                : g.kind === 'dup'
-                  ? mkFrame(Math.min(g.id, n))
-                  : mkFrame(g.id, { key: g.key });
-            // far-future frames must not come before the key frame sets the anchor
-            ops.splice(Math.max(at, g.kind === 'far' || g.kind === 'nan' ? ops.indexOf(keyOp) + 1 : 0), 0, () => void fb.insert(f, 0));
-          }
-          const released: number[] = [];
-          let t = 0;
-          for (const op of ops) {
-            op();
-            t += 1000;
-            const out = fb.poll(t, 20);
-            for (const f of out.decodable) if (f.streamId === 0) released.push(f.frameId);
-            expect(fb.stats().waiting).toBeLessThanOrEqual(120 * 2);
-          }
-          expect(released).toEqual(Array.from({ length: n + 1 }, (_, i) => i));
-        },
-      ),
+      fc.property(fc.integer({ min: 1, max: 60 }), fc.array(fc.nat({ max: 4 }), { maxLength: 60 }), fc.array(fc.tuple(fc.nat({ max: 80 }), garbage), { maxLength: 20 }), (n, swaps, junk) => {
+        const fb = new FrameBuffer({ maxFrames: 120, minWaitMs: 5000, maxWaitMs: 5000, maxFrameIdJump: 1000 });
+        // chain 0 (key) .. n, locally reordered
+        const order = Array.from({ length: n + 1 }, (_, i) => i);
+        swaps.forEach((k, i) => {
+          const a = i % (n + 1);
+          const b = Math.min(n, a + k);
+          if (a !== 0 && b !== 0) [order[a], order[b]] = [order[b], order[a]];
+        });
+        const ops: Array<() => void> = order.map((id) => () => void fb.insert(mkFrame(id, { key: id === 0 }), 0));
+        const keyOp = ops[order.indexOf(0)];
+        for (const [pos, g] of junk) {
+          const at = Math.min(ops.length, pos);
+          const f = g.kind === 'other' ? mkFrame(g.id % 1000, { key: g.key, streamId: 9 }) : g.kind === 'dup' ? mkFrame(Math.min(g.id, n)) : mkFrame(g.id, { key: g.key });
+          // far-future frames must not come before the key frame sets the anchor
+          ops.splice(Math.max(at, g.kind === 'far' || g.kind === 'nan' ? ops.indexOf(keyOp) + 1 : 0), 0, () => void fb.insert(f, 0));
+        }
+        const released: number[] = [];
+        let t = 0;
+        for (const op of ops) {
+          op();
+          t += 1000;
+          const out = fb.poll(t, 20);
+          for (const f of out.decodable) if (f.streamId === 0) released.push(f.frameId);
+          expect(fb.stats().waiting).toBeLessThanOrEqual(120 * 2);
+        }
+        expect(released).toEqual(Array.from({ length: n + 1 }, (_, i) => i));
+      }),
       { numRuns: 300 },
     );
   });
@@ -295,7 +285,9 @@ describe('FrameBuffer', () => {
   it('property: byte accounting matches what is held after any insert/poll sequence', () => {
     fc.assert(
       fc.property(
-        fc.array(fc.record({ id: fc.integer({ min: 0, max: 60 }), stream: fc.integer({ min: 0, max: 3 }), key: fc.boolean(), size: fc.integer({ min: 0, max: 5000 }), poll: fc.boolean() }), { maxLength: 200 }),
+        fc.array(fc.record({ id: fc.integer({ min: 0, max: 60 }), stream: fc.integer({ min: 0, max: 3 }), key: fc.boolean(), size: fc.integer({ min: 0, max: 5000 }), poll: fc.boolean() }), {
+          maxLength: 200,
+        }),
         (ops) => {
           const fb = new FrameBuffer({ maxBytes: 20_000, maxAgeMs: 500, maxFrames: 10 });
           let t = 0;

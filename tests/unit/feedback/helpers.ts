@@ -2,10 +2,7 @@ import { NalClass } from '../../../src/core/types.js';
 import type { AssembledFrame, FragmentArrival } from '../../../src/wire/packetization.js';
 
 /** Build an AssembledFrame; `arrivals` = [pathId, arrivalUs] per fragment. */
-export function mkFrame(
-  frameId: number,
-  opts: { streamId?: number; key?: boolean; captureUs?: number; arrivals?: Array<[number, number]>; rtx?: number[]; size?: number } = {},
-): AssembledFrame {
+export function mkFrame(frameId: number, opts: { streamId?: number; key?: boolean; captureUs?: number; arrivals?: Array<[number, number]>; rtx?: number[]; size?: number } = {}): AssembledFrame {
   const arr = opts.arrivals ?? [[0, (opts.captureUs ?? frameId * 33_333) + 20_000]];
   const arrivals: FragmentArrival[] = arr.map(([pathId, arrivalUs], i) => ({
     fragIndex: i,

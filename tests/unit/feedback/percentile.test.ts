@@ -34,15 +34,20 @@ describe('percentile', () => {
   });
   it('property: between min and max, monotone in p', () => {
     fc.assert(
-      fc.property(fc.array(fc.double({ noNaN: true, min: -1e6, max: 1e6 }), { minLength: 1, maxLength: 50 }), fc.double({ min: 0, max: 100, noNaN: true }), fc.double({ min: 0, max: 100, noNaN: true }), (xs, a, b) => {
-        const lo = Math.min(a, b);
-        const hi = Math.max(a, b);
-        const pl = percentile(xs, lo);
-        const ph = percentile(xs, hi);
-        expect(pl).toBeGreaterThanOrEqual(Math.min(...xs));
-        expect(ph).toBeLessThanOrEqual(Math.max(...xs));
-        expect(pl).toBeLessThanOrEqual(ph + 1e-9);
-      }),
+      fc.property(
+        fc.array(fc.double({ noNaN: true, min: -1e6, max: 1e6 }), { minLength: 1, maxLength: 50 }),
+        fc.double({ min: 0, max: 100, noNaN: true }),
+        fc.double({ min: 0, max: 100, noNaN: true }),
+        (xs, a, b) => {
+          const lo = Math.min(a, b);
+          const hi = Math.max(a, b);
+          const pl = percentile(xs, lo);
+          const ph = percentile(xs, hi);
+          expect(pl).toBeGreaterThanOrEqual(Math.min(...xs));
+          expect(ph).toBeLessThanOrEqual(Math.max(...xs));
+          expect(pl).toBeLessThanOrEqual(ph + 1e-9);
+        },
+      ),
     );
   });
 });

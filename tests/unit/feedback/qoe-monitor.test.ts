@@ -18,12 +18,25 @@ describe('QoeMonitor', () => {
   it('computes FCD and IFD', () => {
     const m = new QoeMonitor();
     m.setExpectedFps(30);
-    const f0 = mkFrame(0, { captureUs: 0, arrivals: [[0, 10_000], [0, 14_000], [0, 17_000]] });
+    const f0 = mkFrame(0, {
+      captureUs: 0,
+      arrivals: [
+        [0, 10_000],
+        [0, 14_000],
+        [0, 17_000],
+      ],
+    });
     const q0 = m.onFrame(f0, f0.lastArrivalUs);
     expect(q0.fcdMs).toBe(7);
     expect(q0.ifdMs).toBeUndefined();
     expect(q0.referencePathId).toBeUndefined(); // a single path has no reference
-    const f1 = mkFrame(1, { captureUs: FRAME_US, arrivals: [[0, 45_000], [0, 50_000]] });
+    const f1 = mkFrame(1, {
+      captureUs: FRAME_US,
+      arrivals: [
+        [0, 45_000],
+        [0, 50_000],
+      ],
+    });
     const q1 = m.onFrame(f1, f1.lastArrivalUs);
     expect(q1.fcdMs).toBe(5);
     expect(q1.ifdMs).toBe(33);
@@ -90,7 +103,16 @@ describe('QoeMonitor', () => {
     for (let i = 0; i < 60; i++) {
       // Every other frame also uses path 1, whose packets come its 30 ms delay difference later.
       const cap = i * FRAME_US;
-      const f = i % 2 === 0 ? twoPathFrame(i, 50) : mkFrame(i, { captureUs: cap, arrivals: [[0, cap + 20_000], [0, cap + 23_000]] });
+      const f =
+        i % 2 === 0
+          ? twoPathFrame(i, 50)
+          : mkFrame(i, {
+              captureUs: cap,
+              arrivals: [
+                [0, cap + 20_000],
+                [0, cap + 23_000],
+              ],
+            });
       m.onFrame(f, f.lastArrivalUs);
       expect(m.maybeFeedback(f.lastArrivalUs)).toBeUndefined();
     }
@@ -115,7 +137,7 @@ describe('QoeMonitor', () => {
     expect(feedbacks).toEqual([{ i: 10, pathId: 1, alpha: -2, fcdMs: 3, seq: 1 }]);
   });
 
-  it('without path delays, compares a lag with the path\'s usual lag', () => {
+  it("without path delays, compares a lag with the path's usual lag", () => {
     const m = new QoeMonitor();
     m.setExpectedFps(30);
     let feedbacks = 0;
@@ -174,9 +196,21 @@ describe('QoeMonitor', () => {
   it('a sender-side pause (capture gap) is not a QoE drop; expectation falls back to the capture interval', () => {
     const m = new QoeMonitor();
     m.setExpectedFps(30);
-    const a = mkFrame(0, { captureUs: 0, arrivals: [[0, 20_000], [1, 30_000]] });
+    const a = mkFrame(0, {
+      captureUs: 0,
+      arrivals: [
+        [0, 20_000],
+        [1, 30_000],
+      ],
+    });
     m.onFrame(a, a.lastArrivalUs);
-    const b = mkFrame(1, { captureUs: 500_000, arrivals: [[0, 520_000], [1, 530_000]] });
+    const b = mkFrame(1, {
+      captureUs: 500_000,
+      arrivals: [
+        [0, 520_000],
+        [1, 530_000],
+      ],
+    });
     const q = m.onFrame(b, b.lastArrivalUs);
     expect(q.expectedIfdMs).toBe(500);
     expect(q.qoeDrop).toBe(false);
@@ -194,7 +228,16 @@ describe('QoeMonitor', () => {
     m.setExpectedFps(NaN);
     m.setExpectedFps(0);
     const cap = FRAME_US;
-    const f = mkFrame(1, { captureUs: cap, arrivals: [[0, cap + 20_000], [0, cap + 21_000], [1, cap + 300_000], [5, cap + 400_000]], rtx: [2] });
+    const f = mkFrame(1, {
+      captureUs: cap,
+      arrivals: [
+        [0, cap + 20_000],
+        [0, cap + 21_000],
+        [1, cap + 300_000],
+        [5, cap + 400_000],
+      ],
+      rtx: [2],
+    });
     const q = m.onFrame(f, cap + 400_000);
     expect(q.paths.map((p) => p.pathId)).toEqual([0]);
     expect(m.stats().excludedFragments).toBe(1);

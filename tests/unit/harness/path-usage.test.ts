@@ -4,7 +4,18 @@ import { checkPathUsage, downForWholeRun, formatPathTraffic, pathTraffic } from 
 import { parseScenario } from '../../../sim/net/scenario.js';
 
 const link = (delivered: number, bytes: number) =>
-  ({ sent: delivered, sentBytes: bytes, delivered, deliveredBytes: bytes, dropped: { queue: 0, loss: 0, blackhole: 0, invalid: 0 }, droppedBytes: 0, queuedPackets: 0, queuedBytes: 0, propagatingPackets: 0, queueDelay: { count: 0, meanMs: 0, maxMs: 0, recentMs: [] } }) as unknown as PathStats['up'];
+  ({
+    sent: delivered,
+    sentBytes: bytes,
+    delivered,
+    deliveredBytes: bytes,
+    dropped: { queue: 0, loss: 0, blackhole: 0, invalid: 0 },
+    droppedBytes: 0,
+    queuedPackets: 0,
+    queuedBytes: 0,
+    propagatingPackets: 0,
+    queueDelay: { count: 0, meanMs: 0, maxMs: 0, recentMs: [] },
+  }) as unknown as PathStats['up'];
 const stats = (upBytes: number[]): PathStats[] =>
   upBytes.map((b, i) => ({ pathId: i, name: `p${i}`, up: link(Math.round(b / 1000), b), down: link(10, 1000), relay: { noPeerDrops: 0, sendErrors: 0, peerChanges: 0 } }));
 const scenario = (downPeriods: Array<Array<[number, number]>> = [[], []]) =>
@@ -34,7 +45,13 @@ describe('path usage check', () => {
   it('only checks enabled paths; a path blackholed for the whole run is exempt, a partly blackholed one is not', () => {
     expect(checkPathUsage(pathTraffic(stats([5_000_000, 0])), scenario(), [0], 20).ok).toBe(true); // single:0
     expect(checkPathUsage(pathTraffic(stats([0, 5_000_000])), scenario(), [0], 20).ok).toBe(false);
-    const s = scenario([[], [[0, 12], [10, 30]]]);
+    const s = scenario([
+      [],
+      [
+        [0, 12],
+        [10, 30],
+      ],
+    ]);
     expect(downForWholeRun(s, 1, 20)).toBe(true);
     expect(checkPathUsage(pathTraffic(stats([5_000_000, 0])), s, [0, 1], 20)).toMatchObject({ ok: true, checked: [0] });
     const partly = scenario([[], [[5, 15]]]);

@@ -184,10 +184,7 @@ describe('Link loss', () => {
   }
 
   it('Gilbert-Elliott losses come in bursts of mean length 1/pBadToGood', () => {
-    const link = mk(
-      { capacity: constantRate(1e9), loss: { kind: 'gilbertElliott', pGoodToBad: 0.01, pBadToGood: 0.1 }, queue: { packets: 1e6 } },
-      9,
-    );
+    const link = mk({ capacity: constantRate(1e9), loss: { kind: 'gilbertElliott', pGoodToBad: 0.01, pBadToGood: 0.1 }, queue: { packets: 1e6 } }, 9);
     const drops: boolean[] = [];
     for (let i = 0; i < 200_000; i++) drops.push(!link.send(i, 100, i * 10));
     const rate = drops.filter(Boolean).length / drops.length;

@@ -3,15 +3,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { Rng } from '../../../src/core/rng.js';
-import {
-  DEFAULT_FEEDBACK_RATE_MBPS,
-  DEFAULT_SCENARIO,
-  ScenarioError,
-  buildLink,
-  linkConfigFromSpec,
-  loadScenario,
-  parseScenario,
-} from '../../../sim/net/scenario.js';
+import { DEFAULT_FEEDBACK_RATE_MBPS, DEFAULT_SCENARIO, ScenarioError, buildLink, linkConfigFromSpec, loadScenario, parseScenario } from '../../../sim/net/scenario.js';
 import { TraceError, meanRateBps } from '../../../sim/net/traces.js';
 
 const SCENARIOS = join(__dirname, '../../../sim/net/scenarios');
@@ -86,10 +78,7 @@ describe('scenario files', () => {
 
 describe('parseScenario', () => {
   it('fills defaults: path names and a generous symmetric feedback link', () => {
-    const s = parseScenario(
-      ok({ rateMbps: 2, delayMs: 40, downPeriods: [[1, 2]], schedule: [{ atS: 3, delayMs: 90, rateMbps: 1 }] }),
-      '.',
-    );
+    const s = parseScenario(ok({ rateMbps: 2, delayMs: 40, downPeriods: [[1, 2]], schedule: [{ atS: 3, delayMs: 90, rateMbps: 1 }] }), '.');
     expect(s.paths[0].name).toBe('path0');
     expect(s.paths[0].down).toEqual({
       rateMbps: DEFAULT_FEEDBACK_RATE_MBPS,
@@ -129,9 +118,7 @@ describe('parseScenario', () => {
     expect(errorPath(() => parseScenario(ok({ rateMbps: 1, delayMs: 'x' }), '.'))).toBe('$.paths[0].up.delayMs');
     expect(errorPath(() => parseScenario(ok({ rateMbps: 1, rate: 2 }), '.'))).toBe('$.paths[0].up.rate');
     expect(errorPath(() => parseScenario(ok({ rateMbps: 1, loss: 2 }), '.'))).toBe('$.paths[0].up.loss');
-    expect(errorPath(() => parseScenario(ok({ rateMbps: 1, loss: { gilbertElliott: { pGoodToBad: 0.1 } } }), '.'))).toBe(
-      '$.paths[0].up.loss.gilbertElliott.pBadToGood',
-    );
+    expect(errorPath(() => parseScenario(ok({ rateMbps: 1, loss: { gilbertElliott: { pGoodToBad: 0.1 } } }), '.'))).toBe('$.paths[0].up.loss.gilbertElliott.pBadToGood');
     expect(errorPath(() => parseScenario(ok({ rateMbps: 1, queue: {} }), '.'))).toBe('$.paths[0].up.queue');
     expect(errorPath(() => parseScenario(ok({ rateMbps: 1, queue: { packets: 1.5 } }), '.'))).toBe('$.paths[0].up.queue.packets');
     expect(errorPath(() => parseScenario(ok({ rateMbps: 1, downPeriods: [[5, 3]] }), '.'))).toBe('$.paths[0].up.downPeriods[0][1]');
@@ -139,9 +126,7 @@ describe('parseScenario', () => {
     expect(errorPath(() => parseScenario(ok({ rateMbps: 1, schedule: [{ atS: -1, rateMbps: 1 }] }), '.'))).toBe('$.paths[0].up.schedule[0].atS');
     expect(errorPath(() => parseScenario(ok({ trace: 'nope.up' }), '/tmp'))).toBe('$.paths[0].up.trace');
     expect(errorPath(() => parseScenario(ok({ rateMbps: 1, traceRun: 2 }), '.'))).toBe('$.paths[0].up.traceRun');
-    expect(errorPath(() => parseScenario({ name: 'x', paths: [{ up: { rateMbps: 1 } }, { up: { rateMbps: 1 }, down: { rateMbps: 0 } }] }, '.'))).toBe(
-      '$.paths[1].down.rateMbps',
-    );
+    expect(errorPath(() => parseScenario({ name: 'x', paths: [{ up: { rateMbps: 1 } }, { up: { rateMbps: 1 }, down: { rateMbps: 0 } }] }, '.'))).toBe('$.paths[1].down.rateMbps');
     const nine = Array.from({ length: 9 }, () => ({ up: { rateMbps: 1 } }));
     expect(errorPath(() => parseScenario({ name: 'x', paths: nine }, '.'))).toBe('$.paths');
   });

@@ -103,12 +103,7 @@ describe('PathManager', () => {
     expect(pm.isUp(0)).toBe(false);
     pm.onTransportState(0, 'connected', clock.nowUs());
     pm.removePath(0, clock.nowUs());
-    expect(pm.tick(clock.nowUs()).map((e) => `${e.type}:${e.reason}`)).toEqual([
-      'path-down:transport failed',
-      'path-up:transport connected',
-      'path-down:path removed',
-      'path-removed:path removed',
-    ]);
+    expect(pm.tick(clock.nowUs()).map((e) => `${e.type}:${e.reason}`)).toEqual(['path-down:transport failed', 'path-up:transport connected', 'path-down:path removed', 'path-removed:path removed']);
     expect(pm.pathIds()).toEqual([]);
   });
 

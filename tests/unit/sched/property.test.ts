@@ -7,10 +7,7 @@ import { describe, expect, it } from 'vitest';
 import { MAX_PATHS, NalClass, type Priority, type OutgoingPacket, type PathState, type QoeFeedback } from '../../../src/core/types.js';
 import { createScheduler, SCHEDULER_NAMES } from '../../../src/sched/factory.js';
 
-const num = fc.oneof(
-  { weight: 8, arbitrary: fc.double({ min: 0, max: 1e8, noNaN: true }) },
-  { weight: 1, arbitrary: fc.constantFrom(0, Number.NaN, -5, Number.POSITIVE_INFINITY) },
-);
+const num = fc.oneof({ weight: 8, arbitrary: fc.double({ min: 0, max: 1e8, noNaN: true }) }, { weight: 1, arbitrary: fc.constantFrom(0, Number.NaN, -5, Number.POSITIVE_INFINITY) });
 
 const pathArb: fc.Arbitrary<PathState> = fc.record({
   id: fc.oneof({ weight: 9, arbitrary: fc.integer({ min: 0, max: 3 }) }, { weight: 1, arbitrary: fc.constantFrom(-1, 9, 2.5) }),

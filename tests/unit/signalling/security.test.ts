@@ -4,13 +4,7 @@
  */
 import { afterEach, describe, expect, it } from 'vitest';
 import { WebSocket } from 'ws';
-import {
-  createTokenAuthorizer,
-  signRoomToken,
-  startSignallingServer,
-  type SignallingServer,
-  type SignallingServerOptions,
-} from '../../../src/signalling/node.js';
+import { createTokenAuthorizer, signRoomToken, startSignallingServer, type SignallingServer, type SignallingServerOptions } from '../../../src/signalling/node.js';
 
 // biome-ignore lint/suspicious/noExplicitAny: parsed JSON of the protocol under test, read field by field
 type Msg = Record<string, any>;

@@ -232,7 +232,9 @@ describe('signalling server', () => {
       fc.oneof(
         fc.string(),
         fc.json(),
-        fc.record({ type: fc.constantFrom('join', 'signal', 'leave', 'x'), room: fc.anything(), to: fc.anything(), pathId: fc.anything(), data: fc.anything() }).map((o) => JSON.stringify(o) ?? 'null'),
+        fc
+          .record({ type: fc.constantFrom('join', 'signal', 'leave', 'x'), room: fc.anything(), to: fc.anything(), pathId: fc.anything(), data: fc.anything() })
+          .map((o) => JSON.stringify(o) ?? 'null'),
       ),
       { numRuns: 300, seed: 42 },
     );

@@ -3,8 +3,26 @@ import { type Agg, comparePairs, renderPairSuite } from '../../../bench/sim/repo
 
 function agg(variant: string, config: string, o: Partial<Agg>): Agg {
   return {
-    variant, config, half: 'tune', n: 3, framesSent: 3600, dropped: 0, freezeCount: 0, freezeMs: 0, maxFreezeMs: 0, fps: 30, p95: 80,
-    goodputBps: 4e6, fecOverheadPct: 0, fecUtilizationPct: 0, keyframeRequests: 0, retransmissions: 0, violations: 0, sumCapacityBps: 0, wallMs: 0, ...o,
+    variant,
+    config,
+    half: 'tune',
+    n: 3,
+    framesSent: 3600,
+    dropped: 0,
+    freezeCount: 0,
+    freezeMs: 0,
+    maxFreezeMs: 0,
+    fps: 30,
+    p95: 80,
+    goodputBps: 4e6,
+    fecOverheadPct: 0,
+    fecUtilizationPct: 0,
+    keyframeRequests: 0,
+    retransmissions: 0,
+    violations: 0,
+    sumCapacityBps: 0,
+    wallMs: 0,
+    ...o,
   };
 }
 

@@ -7,7 +7,11 @@ const MTU = DCSCTP_DEFAULTS.mtuBytes;
 function harness(opts: Partial<typeof DCSCTP_DEFAULTS> = {}) {
   const data: SctpPacket<number>[] = [];
   const sacks: SctpPacket<number>[] = [];
-  const ch = new SctpChannel<number>((p) => data.push(p), (p) => sacks.push(p), opts);
+  const ch = new SctpChannel<number>(
+    (p) => data.push(p),
+    (p) => sacks.push(p),
+    opts,
+  );
   return { ch, data, sacks };
 }
 

@@ -76,10 +76,25 @@ describe('EncoderModel', () => {
     m.setTargetBitrate(1_000_000);
     const frames = Array.from({ length: 300 }, (_, i) => m.nextFrame(Math.round((i * 1e6) / 30)));
     expect(frames[0].keyFrame).toBe(true);
-    expect(frames.slice(1, 5).map((f) => [f.temporalLayer, f.refDistance])).toEqual([[1, 1], [0, 2], [1, 1], [0, 2]]);
+    expect(frames.slice(1, 5).map((f) => [f.temporalLayer, f.refDistance])).toEqual([
+      [1, 1],
+      [0, 2],
+      [1, 1],
+      [0, 2],
+    ]);
     const mean = (a: number[]) => a.reduce((x, y) => x + y, 0) / a.length;
-    const tl0 = mean(frames.slice(60).filter((f) => f.temporalLayer === 0).map((f) => f.sizeBytes));
-    const tl1 = mean(frames.slice(60).filter((f) => f.temporalLayer === 1).map((f) => f.sizeBytes));
+    const tl0 = mean(
+      frames
+        .slice(60)
+        .filter((f) => f.temporalLayer === 0)
+        .map((f) => f.sizeBytes),
+    );
+    const tl1 = mean(
+      frames
+        .slice(60)
+        .filter((f) => f.temporalLayer === 1)
+        .map((f) => f.sizeBytes),
+    );
     expect(tl1 / tl0).toBeGreaterThan(0.5);
     expect(tl1 / tl0).toBeLessThan(0.85);
     const plain = new EncoderModel({ temporalLayers: 1 }, 1_000_000, new Rng(3));
@@ -137,7 +152,7 @@ describe('EncoderModel resolution / frame-rate adaptation (src/adapt)', () => {
     expect((bytes * 8) / 5).toBeLessThan(1.6 * 120_000);
   });
 
-  it('waits for the engine\'s first target before choosing the start step (the start value is only a floor)', () => {
+  it("waits for the engine's first target before choosing the start step (the start value is only a floor)", () => {
     const m = new EncoderModel({}, 100_000, new Rng(1));
     expect(m.nextFrame(0).dropped).toBeFalsy();
     expect(m.currentAdaptation().width).toBe(640);

@@ -59,7 +59,13 @@ describe('simulate', () => {
     // A +155 ms delay spike on path b at 3 s makes the receiver send QoE feedback (with the best-path
     // floor and the link overhead, two constant paths may need none in 6 s).
     const spike = parseScenario(
-      { name: 'spike', paths: [{ name: 'a', up: { rateMbps: 4, delayMs: 20, queue: { ms: 150 } } }, { name: 'b', up: { rateMbps: 3, delayMs: 45, queue: { ms: 150 }, schedule: [{ atS: 3, delayMs: 200 }] } }] },
+      {
+        name: 'spike',
+        paths: [
+          { name: 'a', up: { rateMbps: 4, delayMs: 20, queue: { ms: 150 } } },
+          { name: 'b', up: { rateMbps: 3, delayMs: 45, queue: { ms: 150 }, schedule: [{ atS: 3, delayMs: 200 }] } },
+        ],
+      },
       '.',
     );
     // The fault handling (path hysteresis, fast failover) would demote path b before any QoE feedback: off here.

@@ -1,13 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import fc from 'fast-check';
-import {
-  PathCandidatePolicy,
-  filterSdpCandidates,
-  groupByNetwork,
-  networkKey,
-  parseCandidate,
-  parseCandidates,
-} from '../../../src/transport/candidates.js';
+import { PathCandidatePolicy, filterSdpCandidates, groupByNetwork, networkKey, parseCandidate, parseCandidates } from '../../../src/transport/candidates.js';
 
 const HOST_ETH = 'candidate:1467250027 1 udp 2122260223 192.0.2.2 46243 typ host generation 0 ufrag abcd network-id 1 network-cost 10';
 const HOST_LO = 'candidate:2 1 udp 2122194687 127.0.0.1 51000 typ host generation 0 ufrag abcd network-id 2';

@@ -30,12 +30,23 @@ describe('findDuplicatePairs', () => {
 
   it('findSharedPairs returns path-id groups from {pathId, pair} entries', () => {
     const p = pair('192.0.2.2', 1000, '192.0.2.3', 2000);
-    expect(findSharedPairs([{ pathId: 3, pair: p }, { pathId: 1, pair: p }, { pathId: 2, pair: undefined }])).toEqual([[1, 3]]);
+    expect(
+      findSharedPairs([
+        { pathId: 3, pair: p },
+        { pathId: 1, pair: p },
+        { pathId: 2, pair: undefined },
+      ]),
+    ).toEqual([[1, 3]]);
     expect(findSharedPairs([])).toEqual([]);
   });
 
   it('distinguishes protocols and returns nothing when all differ', () => {
-    expect(findDuplicatePairs([[0, pair('a', 1, 'b', 2)], [1, pair('a', 1, 'b', 2, 'tcp')]])).toEqual([]);
+    expect(
+      findDuplicatePairs([
+        [0, pair('a', 1, 'b', 2)],
+        [1, pair('a', 1, 'b', 2, 'tcp')],
+      ]),
+    ).toEqual([]);
     expect(pairKey(pair('a', 1, 'b', 2, 'TCP'))).toBe('tcp a:1 -> b:2');
   });
 
@@ -52,10 +63,18 @@ describe('findDuplicatePairs', () => {
 
   it('SamePairDetector reports only changes', () => {
     const d = new SamePairDetector();
-    const same = [[0, pair('a', 1, 'b', 2)], [1, pair('a', 1, 'b', 2)]] as const;
+    const same = [
+      [0, pair('a', 1, 'b', 2)],
+      [1, pair('a', 1, 'b', 2)],
+    ] as const;
     expect(d.update(same)).toEqual([{ key: 'udp a:1 -> b:2', pathIds: [0, 1] }]);
     expect(d.update(same)).toBeUndefined();
-    expect(d.update([[0, pair('a', 1, 'b', 2)], [1, pair('c', 1, 'b', 2)]])).toEqual([]);
+    expect(
+      d.update([
+        [0, pair('a', 1, 'b', 2)],
+        [1, pair('c', 1, 'b', 2)],
+      ]),
+    ).toEqual([]);
     expect(d.update([[0, pair('a', 1, 'b', 2)]])).toBeUndefined();
   });
 });
@@ -79,7 +98,11 @@ describe('selectedPairFromStats', () => {
   it('falls back to selected, then nominated+succeeded; legacy ip field', () => {
     const legacyLocal = { id: 'L1', type: 'local-candidate', ip: '10.0.0.1', port: 1, protocol: 'udp', candidateType: 'host', networkType: 'wifi' };
     expect(selectedPairFromStats([other, cp, legacyLocal, remote])?.local).toEqual({
-      address: '10.0.0.1', port: 1, protocol: 'udp', type: 'host', networkType: 'wifi',
+      address: '10.0.0.1',
+      port: 1,
+      protocol: 'udp',
+      type: 'host',
+      networkType: 'wifi',
     });
     expect(selectedPairFromStats([{ ...other, selected: true }, local, remote])?.id).toBe('CP2');
   });

@@ -8,7 +8,10 @@ class StubTransport {
   state: PathTransportState = 'connecting';
   closed = false;
   private cbs = new Set<(s: PathTransportState) => void>();
-  constructor(readonly pathId: number, readonly generation: number) {}
+  constructor(
+    readonly pathId: number,
+    readonly generation: number,
+  ) {}
   on(_e: string, cb: (s: PathTransportState) => void): () => void {
     this.cbs.add(cb);
     return () => this.cbs.delete(cb);

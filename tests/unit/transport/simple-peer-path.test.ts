@@ -193,9 +193,7 @@ describe('SimplePeerPath (with a mock simple-peer)', () => {
     expect(await path.selectedPair()).toBeUndefined();
   });
 
-  it('reports a missing WebRTC implementation with simple-peer\'s code', () => {
-    expect(() => new SimplePeerPath({ pathId: 0, initiator: true, onSignal: () => {} })).toThrow(
-      expect.objectContaining({ code: 'ERR_WEBRTC_SUPPORT' }),
-    );
+  it("reports a missing WebRTC implementation with simple-peer's code", () => {
+    expect(() => new SimplePeerPath({ pathId: 0, initiator: true, onSignal: () => {} })).toThrow(expect.objectContaining({ code: 'ERR_WEBRTC_SUPPORT' }));
   });
 });

@@ -18,8 +18,7 @@ import {
 import { PacketType, protobuf } from '../../../src/wire/schema.js';
 
 /** A uint64 from its decimal string (long.js via protobufjs), for values beyond 2^53. */
-const u64 = (v: string): unknown =>
-  (protobuf.util.Long as unknown as { fromString(s: string, unsigned: boolean): unknown }).fromString(v, true);
+const u64 = (v: string): unknown => (protobuf.util.Long as unknown as { fromString(s: string, unsigned: boolean): unknown }).fromString(v, true);
 
 const header: PacketHeader = { pathId: 3, pathSeq: 123456, sendTimeUs: 1_700_000_000_123_456 };
 
@@ -223,9 +222,7 @@ describe('encoders refuse invalid messages (caller misuse)', () => {
     expect(() => encodeFec(fec({ mask: new Uint8Array(2) }))).toThrow(/mask/);
     expect(() => encodeFec(fec({ mask: new Uint8Array(9).fill(1) }))).toThrow(/mask/);
     expect(() => encodePacket({ pathId: 8, pathSeq: 0, sendTimeUs: 0 }, 'media', new Uint8Array(1))).toThrow(/pathId/);
-    expect(() => encodeControl(header, { kind: 'streamInfo', streamInfo: { streamId: 1, codec: 'avc1\n', width: 1, height: 1, fps: 30 } })).toThrow(
-      /codec/,
-    );
+    expect(() => encodeControl(header, { kind: 'streamInfo', streamInfo: { streamId: 1, codec: 'avc1\n', width: 1, height: 1, fps: 30 } })).toThrow(/codec/);
   });
 });
 
@@ -315,10 +312,7 @@ describe('decodePacket rejects bad input without throwing', () => {
     ['report range 65536', { report: { pathId: 0, beginSeq: 0, endSeq: 65536, arrivals: [] } }],
     ['report arrival outside', { report: { pathId: 0, beginSeq: 10, endSeq: 20, arrivals: [{ pathSeq: 21, arrivalUs: 1 }] } }],
     ['report arrival before', { report: { pathId: 0, beginSeq: 10, endSeq: 20, arrivals: [{ pathSeq: 9, arrivalUs: 1 }] } }],
-    [
-      'report 4097 arrivals',
-      { report: { pathId: 0, beginSeq: 0, endSeq: 5000, arrivals: Array.from({ length: 4097 }, (_, i) => ({ pathSeq: i, arrivalUs: 1 })) } },
-    ],
+    ['report 4097 arrivals', { report: { pathId: 0, beginSeq: 0, endSeq: 5000, arrivals: Array.from({ length: 4097 }, (_, i) => ({ pathSeq: i, arrivalUs: 1 })) } }],
     ['report pathId 9', { report: { pathId: 9, beginSeq: 0, endSeq: 0, arrivals: [] } }],
     ['nack 1025 seqs', { nack: { streamId: 1, flowSeqs: Array.from({ length: 1025 }, (_, i) => i) } }],
     ['qoe pathId 8', { qoe: { pathId: 8, alpha: 1, fcdUs: 1, feedbackSeq: 1 } }],
@@ -365,23 +359,19 @@ describe('decodePacket rejects bad input without throwing', () => {
   it('fuzz: mutated valid packets never throw; accepted ones re-validate', () => {
     const seeds = [good, encodePacket(header, 'fec', encodeFec(fec())), ...controlBodies.map((b) => encodeControl(header, b))];
     fc.assert(
-      fc.property(
-        fc.integer({ min: 0, max: seeds.length - 1 }),
-        fc.array(fc.tuple(fc.nat(), fc.integer({ min: 0, max: 255 })), { minLength: 1, maxLength: 6 }),
-        (si, muts) => {
-          const b = seeds[si].slice();
-          for (const [pos, v] of muts) b[pos % b.length] = v;
-          const r = decodePacket(b);
-          if (r.ok && r.packet.body.kind === 'media') {
-            const m = r.packet.body.media;
-            expect(m.fragIndex).toBeLessThan(m.fragCount);
-            expect(m.priority).toBeGreaterThanOrEqual(1);
-            expect(m.priority).toBeLessThanOrEqual(6);
-            expect(Number.isSafeInteger(m.captureUs) || m.captureUs === 2 ** 53).toBe(true);
-          }
-          if (r.ok) expect(r.packet.pathId).toBeLessThan(8);
-        },
-      ),
+      fc.property(fc.integer({ min: 0, max: seeds.length - 1 }), fc.array(fc.tuple(fc.nat(), fc.integer({ min: 0, max: 255 })), { minLength: 1, maxLength: 6 }), (si, muts) => {
+        const b = seeds[si].slice();
+        for (const [pos, v] of muts) b[pos % b.length] = v;
+        const r = decodePacket(b);
+        if (r.ok && r.packet.body.kind === 'media') {
+          const m = r.packet.body.media;
+          expect(m.fragIndex).toBeLessThan(m.fragCount);
+          expect(m.priority).toBeGreaterThanOrEqual(1);
+          expect(m.priority).toBeLessThanOrEqual(6);
+          expect(Number.isSafeInteger(m.captureUs) || m.captureUs === 2 ** 53).toBe(true);
+        }
+        if (r.ok) expect(r.packet.pathId).toBeLessThan(8);
+      }),
       { numRuns: 5000 },
     );
   });

@@ -379,8 +379,7 @@ describe('Depacketizer bounds and dropBefore', () => {
   });
 
   describe('memory budget', () => {
-    const big = (frameId: number, fragIndex: number, fragCount: number, n: number, streamId = 1) =>
-      frag(frameId, fragIndex, fragCount, { streamId, payload: new Uint8Array(n) });
+    const big = (frameId: number, fragIndex: number, fragCount: number, n: number, streamId = 1) => frag(frameId, fragIndex, fragCount, { streamId, payload: new Uint8Array(n) });
 
     it('keeps every fragment while under maxBytes, then evicts the oldest incomplete frame', () => {
       const d = new Depacketizer({ maxBytes: 10 * (1000 + 96) });

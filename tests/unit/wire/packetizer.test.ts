@@ -52,13 +52,7 @@ describe('Packetizer', () => {
     expect(classes.slice(0, 4)).toEqual([NalClass.Other, NalClass.Sps, NalClass.Pps, NalClass.Other]);
     expect(classes.slice(4).every((c) => c === NalClass.Idr)).toBe(true);
     expect(frags.length).toBe(4 + Math.ceil((3000 + 4) / p.maxPayloadBytes));
-    expect(frags.map((f) => f.priority)).toEqual([
-      Priority.Keyframe,
-      Priority.Sps,
-      Priority.Pps,
-      Priority.Keyframe,
-      ...frags.slice(4).map(() => Priority.Keyframe),
-    ]);
+    expect(frags.map((f) => f.priority)).toEqual([Priority.Keyframe, Priority.Sps, Priority.Pps, Priority.Keyframe, ...frags.slice(4).map(() => Priority.Keyframe)]);
     for (const f of frags) {
       expect(f.fragCount).toBe(frags.length);
       expect(f.keyFrame).toBe(true);
@@ -112,7 +106,7 @@ describe('Packetizer', () => {
     const e = p.packetize({ streamId: 1, frameId: 0, keyFrame: false, captureUs: 0, data: new Uint8Array(0), codec: 'h264' });
     expect(e.length).toBe(1);
     expect(e[0].payload.length).toBe(0);
-    const junk = Uint8Array.from({ length: 3000 }, (_, i) => (i * 31 + 7) & 0xff | 0x10);
+    const junk = Uint8Array.from({ length: 3000 }, (_, i) => ((i * 31 + 7) & 0xff) | 0x10);
     const g = p.packetize({ streamId: 1, frameId: 1, keyFrame: false, captureUs: 0, data: junk, codec: 'h264' });
     expect(concatPayloads(g)).toEqual(Array.from(junk));
     expect(g.every((f) => f.nalClass === NalClass.Other)).toBe(true);
