@@ -127,7 +127,7 @@ export interface EncoderModelOptions {
   minFrameBytes?: number;
   /** Temporal layers (1 = none, 2 = L1T2, 3 = L1T3; default DEFAULT_TEMPORAL_LAYERS, as the library). */
   temporalLayers?: number;
-  /** Encoder's own bitrate floor (bps, default 30 kbps, like src/codec/webcodecs.ts and the adaptation ladder). */
+  /** Encoder's own bitrate floor (bps, default 30 kbps, like src/codec/camera-encoder.ts and the adaptation ladder). */
   minBitrateBps?: number;
   /**
    * Resolution / frame-rate adaptation (src/adapt; default as the library:

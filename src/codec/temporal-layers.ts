@@ -7,7 +7,7 @@
 /**
  * Temporal layers the camera encoder asks for by default: 1 (none). Opt in
  * with `temporalLayers: 2` (L1T2) or 3 (L1T3). Off by default because in the
- * simulator (sim/bench.ts, 3 seeds) layers cut total converge freeze on the
+ * simulator (bench/sim/main.ts, 3 seeds) layers cut total converge freeze on the
  * cellular tune half by 16% (25.97 -> 21.83 s) but cost converge goodput on
  * the constant (5.34 -> 4.69 Mbps) and failover (5.60 -> 4.60 Mbps)
  * scenarios and freeze on failover (2.06 -> 2.58 s); see README "Temporal layers".
