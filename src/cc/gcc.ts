@@ -7,7 +7,7 @@
  * estimate, loss counts -> SendSideBandwidthEstimation, whose target is capped
  * by the delay-based limit); draft-ietf-rmcat-gcc-02 §4 (send-side
  * architecture), §5 (delay-based), §6 (loss-based, A = min(A_r, A_s)).
- * Converge (paper 000) §4.1: one uncoupled GCC per path gives S_i.
+ * Converge §4.1: one uncoupled GCC per path gives S_i.
  *
  * I/O-free: time only comes as `nowUs` arguments (sender clock); the
  * receiver's arrival/report times are only used as differences.

@@ -34,7 +34,7 @@ export interface CameraEncoderOptions {
    * Asked for every camera frame that would be encoded, with whether it
    * would be a key frame: true drops it (no reference breaks, no key frame
    * forced), e.g. `(key, layer) => sender.shouldDropFrame(key, layer)` when the path
-   * queues hold more than the frame budget (issue 10 item 2). `temporalLayer`:
+   * queues hold more than the frame budget. `temporalLayer`:
    * with temporal layers, the layer the frame would be encoded in (the L1T2 /
    * L1T3 pattern position since the last key frame), else undefined.
    */

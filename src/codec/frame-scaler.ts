@@ -1,6 +1,6 @@
 /**
  * Frame scaling for the resolution adaptation (browser only): the browser's
- * own 2D path (OffscreenCanvas `drawImage`), as issue 10 asks.
+ * own 2D path (OffscreenCanvas `drawImage`).
  */
 import { CodecError } from './codec-config.js';
 

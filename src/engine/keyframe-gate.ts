@@ -1,5 +1,5 @@
 /**
- * Keyframe economy on the sender (issue 10): a key frame request (PLI,
+ * Keyframe economy on the sender: a key frame request (PLI,
  * RFC 4585 §6.3.1) that arrives while the last key frame can still answer it
  * is coalesced, not forwarded to the encoder. A key frame answers requests
  * for max(500 ms, 2 x RTT) after it was sent, and for as long as it is

@@ -1,5 +1,5 @@
 /**
- * Per-path health signals learned from the path's own feedback (issue 11),
+ * Per-path health signals learned from the path's own feedback,
  * I/O-free and clock-free: the engine feeds report arrivals and loss windows
  * with their times (µs) and asks two questions.
  *
@@ -57,7 +57,7 @@ import { isValidPathId } from '../sched/path-util.js';
 export interface PathHealthConfig {
   /** Floor of the silence threshold (ms). Default 100 (receivers report every 50 ms). */
   minSilenceMs: number;
-  /** The threshold is at least this many SRTTs. Default 2 (issue 11: "silent for > 2 x its RTT"). */
+  /** The threshold is at least this many SRTTs. Default 2 (a path silent for > 2 x its RTT is suspect). */
   srttFactor: number;
   /** Quantile (0..1) of the recent report gaps the threshold is scaled from. Default 0.99. */
   gapQuantile: number;

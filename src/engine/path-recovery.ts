@@ -1,5 +1,5 @@
 /**
- * What the sender does when a path fails and when it comes back (issue 11):
+ * What the sender does when a path fails and when it comes back:
  * - failover probes: the surviving paths' estimates sit at the rate they
  *   were app-limited to; probe them at once so the encoder target recovers
  *   within an RTT;
@@ -235,7 +235,7 @@ export class PathRecovery {
   /**
    * Call when a report of path `p` arrives, before the estimator sees it.
    * If the path was silent (failed over, suspect or down) its reports just
-   * resumed (issue 11: after an outage the rate is back within 3 s). If it
+   * resumed (after an outage the rate should be back within 3 s). If it
    * went silent at least {@link OUTAGE_MIN_US} and at most
    * {@link OUTAGE_RATE_MEMORY_US} ago, its estimator is told
    * (GccEstimator.onPathRestored: the silence's losses are not congestion)

@@ -66,7 +66,7 @@ export interface SenderEngineConfig {
   /**
    * Demote a path that fails or loses heavily, promote it back only after
    * it stayed clean for a hold that doubles per recent fault
-   * (src/sched/path-hysteresis.ts; issue 11). A fault is a failure (a
+   * (src/sched/path-hysteresis.ts). A fault is a failure (a
    * silence past the path's learned threshold whose packets turned out
    * lost, a transport that is not connected, or 2 s without a report) or
    * random loss above 15 % sustained over 3 loss windows at the path's base
@@ -82,7 +82,7 @@ export interface SenderEngineConfig {
    */
   pathHysteresis?: boolean | Partial<PathHysteresisConfig>;
   /**
-   * Fast failover (issue 11): a path is suspect once it has been silent (no
+   * Fast failover: a path is suspect once it has been silent (no
    * receiver report while packets are outstanding) for its learned silence
    * threshold (PathHealth.silenceThresholdUs: max(100 ms, 2 x SRTT, 1.25 x
    * the 99th percentile of its recent report gaps)) instead of max(250 ms,

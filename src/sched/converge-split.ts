@@ -193,8 +193,7 @@ export function applyLayer(s: ConvergeState, layer: number | undefined, ref: num
 }
 
 /**
- * Best-path floor (our extension of Converge §4.1; issue 10 "the best path
- * is the floor"). The frame's deadline D = cpt of the fast path for the
+ * Best-path floor (our extension of Converge §4.1). The frame's deadline D = cpt of the fast path for the
  * WHOLE batch (its queue + N packets at its delivery rate + SRTT/2: what
  * sending the frame on the best path alone would achieve) +
  * `deadlineSlackMs`. Every other enabled path j keeps at most the packets

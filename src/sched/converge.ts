@@ -38,7 +38,7 @@
  *    is up.
  * 6. Media (priority 6) fill the remaining P_i of each path, interleaved by a
  *    smooth weighted round-robin (so no path gets the frame's tail as a block).
- * 6b. Best-path floor (OUR EXTENSION, issue 10; not in the paper): the
+ * 6b. Best-path floor (OUR EXTENSION, not in the paper): the
  *    completion times of step 4 also count the bytes already queued at the
  *    sender for the path, and after Eq. 1/Eq. 2 every non-fast path keeps
  *    only the packets that arrive by the frame's deadline = the whole frame

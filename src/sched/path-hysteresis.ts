@@ -1,5 +1,5 @@
 /**
- * I/O-free path demotion with hysteresis (issue 11): a path that flaps (goes
+ * I/O-free path demotion with hysteresis: a path that flaps (goes
  * silent again and again) or loses heavily is demoted at once, and promoted
  * back only after it has stayed clean for a hold time that doubles with
  * every fault episode it had recently.

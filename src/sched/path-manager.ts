@@ -219,7 +219,7 @@ export class PathManager {
    * 2 x SRTT + 100 ms) ago is still unreported). Schedulers stop using a
    * suspect path at once, before {@link tick} declares it down, so a
    * blackhole costs a few hundred ms of media, not a second.
-   * With `fastFailover` (issue 11) the silence threshold is the path's own
+   * With `fastFailover` the silence threshold is the path's own
    * learned one (`fastFailover.silenceThresholdUs`, src/engine/path-health.ts),
    * but only while another up, enabled path is itself reporting within its
    * own threshold: alone, a lossy slow path has report gaps of 2 x SRTT all

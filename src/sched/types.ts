@@ -83,7 +83,7 @@ export interface ConvergeConfig {
   /** Extra re-enable guard: a disabled path's loss must be <= this (0..1). Default 1 (off). */
   reenableMaxLossRate: number;
   /**
-   * Best-path floor (our extension of Converge §4.1, issue 10): a path gets a
+   * Best-path floor (our extension of Converge §4.1): a path gets a
    * frame's packets only up to what arrives (its queue + packets at its
    * delivery rate + SRTT/2) by the frame's deadline = the completion time of
    * the whole frame on the best path alone + this slack (ms); the rest goes to
