@@ -2,9 +2,9 @@
  * M-RTP baseline: an MPRTP-style sender that splits media over all subflows
  * by their loss-based sending-rate estimate (Converge §2.2 and §5:
  * "a scheduler that sends packets using a loss-based estimated sending rate";
- * MPRTP / FRACTaL paper 002, §III-C and Algorithm 2).
+ * the MPRTP / FRACTaL paper, §III-C and Algorithm 2).
  *
- * What is implemented (a simplification of paper 002, documented):
+ * What is implemented (a simplification of the FRACTaL paper, documented):
  * - weight_i = rateBps_i * (1 - lossRate_i): the subflow's sending rate
  *   discounted by its loss fraction (our stand-in for SR_allocated; we have
  *   no SR_stable/transient, so Eq. 1's target_off is taken as 1, i.e. the

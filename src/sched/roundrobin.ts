@@ -1,5 +1,5 @@
 /**
- * Round-robin baseline (AggDeliv paper 004 §IV "RR"): packet k goes to the
+ * Round-robin baseline (AggDeliv §IV "RR"): packet k goes to the
  * next up path in cyclic PathId order, the cursor persisting across batches.
  * No priorities, no rates, no feedback.
  */
