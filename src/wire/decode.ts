@@ -5,10 +5,27 @@
  * (validate.ts). Pure functions; never throw (everything is caught).
  */
 import type { PathReport } from '../core/types.js';
-import { FecType, KeyframeRequestType, MediaType, NackType, PACKET_FIELD, PaddingType, PathReportType, QoeFeedbackType, StreamInfoType, plainView, protobuf } from './schema.js';
+import {
+  AppDataAckType,
+  AppDataType,
+  FecType,
+  KeyframeRequestType,
+  MediaType,
+  NackType,
+  PACKET_FIELD,
+  PaddingType,
+  PathReportType,
+  QoeFeedbackType,
+  StreamInfoType,
+  plainView,
+  protobuf,
+} from './schema.js';
 import { UINT32_MAX } from './sizes.js';
 import {
   DEFAULT_WIRE_LIMITS,
+  MAX_APP_DATA_ACK_RANGES,
+  type AppDataAckMessage,
+  type AppDataMessage,
   type DecodeResult,
   type DecodedPacket,
   type FecMessage,
@@ -21,7 +38,7 @@ import {
   type WireErrorReason,
   type WireLimits,
 } from './types.js';
-import { checkFec, checkHeader, checkKeyframeRequest, checkMedia, checkNack, checkQoeWire, checkReport, checkStreamInfo, isU32, type QoeWire } from './validate.js';
+import { checkAppData, checkAppDataAck, checkFec, checkHeader, checkKeyframeRequest, checkMedia, checkNack, checkQoeWire, checkReport, checkStreamInfo, isU32, type QoeWire } from './validate.js';
 
 const EMPTY = new Uint8Array(0);
 const WT_VARINT = 0;
@@ -260,13 +277,31 @@ function decodeBody(field: number, bytes: Uint8Array, lim: WireLimits): PacketBo
       if (data.length !== size) return `padding size ${size} != data length ${data.length}`;
       return { kind: 'padding', padding: { size } };
     }
+    case PACKET_FIELD.appData: {
+      const m = decodeStrict(AppDataType, bytes);
+      const appData: AppDataMessage = {
+        seq: m.seq as number,
+        reliable: m.reliable as boolean,
+        text: m.text as boolean,
+        payload: bytesOf(m.payload),
+        skip: m.skip as boolean,
+      };
+      return (err = checkAppData(appData)) !== null ? err : { kind: 'appData', appData };
+    }
+    case PACKET_FIELD.appDataAck: {
+      const m = decodeStrict(AppDataAckType, bytes);
+      const raw = m.ranges as number[];
+      if (raw.length > 2 * MAX_APP_DATA_ACK_RANGES) return `${raw.length / 2} ranges > ${MAX_APP_DATA_ACK_RANGES}`;
+      const appDataAck: AppDataAckMessage = { cumulative: m.cumulative as number, ranges: raw.slice(), ackDelayUs: m.ackDelayUs as number };
+      return (err = checkAppDataAck(appDataAck)) !== null ? err : { kind: 'appDataAck', appDataAck };
+    }
     default:
       return `unknown body field ${field}`;
   }
 }
 
 function isBodyField(field: number): boolean {
-  return field >= PACKET_FIELD.media && field <= PACKET_FIELD.padding;
+  return (field >= PACKET_FIELD.media && field <= PACKET_FIELD.padding) || field === PACKET_FIELD.appData || field === PACKET_FIELD.appDataAck;
 }
 
 function decodeUnchecked(bytes: Uint8Array, lim: WireLimits): DecodeResult {

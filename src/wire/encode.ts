@@ -23,10 +23,10 @@
  */
 import type { QoeFeedback } from '../core/types.js';
 import { WireError } from './errors.js';
-import { FecType, KeyframeRequestType, MediaType, NackType, PACKET_FIELD, PaddingType, PathReportType, QoeFeedbackType, StreamInfoType, newWriter } from './schema.js';
+import { AppDataAckType, AppDataType, FecType, KeyframeRequestType, MediaType, NackType, PACKET_FIELD, PaddingType, PathReportType, QoeFeedbackType, StreamInfoType, newWriter } from './schema.js';
 import { UINT32_MAX } from './sizes.js';
 import { DEFAULT_WIRE_LIMITS, type FecMessage, type MediaMessage, type PacketBody, type PacketHeader, type PacketKind } from './types.js';
-import { checkFec, checkHeader, checkKeyframeRequest, checkMedia, checkNack, checkQoeWire, checkReport, checkStreamInfo, type QoeWire } from './validate.js';
+import { checkAppData, checkAppDataAck, checkFec, checkHeader, checkKeyframeRequest, checkMedia, checkNack, checkQoeWire, checkReport, checkStreamInfo, type QoeWire } from './validate.js';
 import { varintSize, writeVarint } from './varint.js';
 
 const WT_VARINT = 0;
@@ -65,6 +65,8 @@ const BODY_FIELD: Record<PacketKind, number> = {
   qoe: PACKET_FIELD.qoe,
   streamInfo: PACKET_FIELD.streamInfo,
   padding: PACKET_FIELD.padding,
+  appData: PACKET_FIELD.appData,
+  appDataAck: PACKET_FIELD.appDataAck,
 };
 
 function wrap(header: PacketHeader, field: number, body: Uint8Array): Uint8Array {
@@ -162,6 +164,12 @@ function encodeBody(body: PacketBody): Uint8Array {
       }
       return PaddingType.encode({ size, data: new Uint8Array(size) }, newWriter()).finish();
     }
+    case 'appData':
+      if ((err = checkAppData(body.appData)) !== null) throw WireError.invalidMessage('AppData', err);
+      return AppDataType.encode(body.appData, newWriter()).finish();
+    case 'appDataAck':
+      if ((err = checkAppDataAck(body.appDataAck)) !== null) throw WireError.invalidMessage('AppDataAck', err);
+      return AppDataAckType.encode(body.appDataAck, newWriter()).finish();
     default: {
       const never: never = body;
       throw WireError.invalidMessage('Packet', `unknown body kind ${(never as { kind: string }).kind}`);

@@ -259,6 +259,48 @@ export const wireDescriptor: INamespace = {
             }
           }
         },
+        "AppData": {
+          "fields": {
+            "seq": {
+              "type": "uint32",
+              "id": 1
+            },
+            "reliable": {
+              "type": "bool",
+              "id": 2
+            },
+            "text": {
+              "type": "bool",
+              "id": 3
+            },
+            "payload": {
+              "type": "bytes",
+              "id": 4
+            },
+            "skip": {
+              "type": "bool",
+              "id": 5
+            }
+          }
+        },
+        "AppDataAck": {
+          "fields": {
+            "cumulative": {
+              "type": "uint32",
+              "id": 1
+            },
+            "ranges": {
+              "rule": "repeated",
+              "type": "uint32",
+              "id": 2
+            },
+            "ackDelayUs": {
+              "type": "uint32",
+              "id": 3,
+              "protoName": "ack_delay_us"
+            }
+          }
+        },
         "Packet": {
           "oneofs": {
             "body": {
@@ -270,7 +312,9 @@ export const wireDescriptor: INamespace = {
                 "nack",
                 "qoe",
                 "streamInfo",
-                "padding"
+                "padding",
+                "appData",
+                "appDataAck"
               ]
             }
           },
@@ -323,6 +367,16 @@ export const wireDescriptor: INamespace = {
             "padding": {
               "type": "Padding",
               "id": 17
+            },
+            "appData": {
+              "type": "AppData",
+              "id": 18,
+              "protoName": "app_data"
+            },
+            "appDataAck": {
+              "type": "AppDataAck",
+              "id": 19,
+              "protoName": "app_data_ack"
             }
           }
         }

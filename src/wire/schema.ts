@@ -20,6 +20,8 @@ export const NackType = type('Nack');
 export const QoeFeedbackType = type('QoeFeedback');
 export const StreamInfoType = type('StreamInfo');
 export const PaddingType = type('Padding');
+export const AppDataType = type('AppData');
+export const AppDataAckType = type('AppDataAck');
 export const PacketType = type('Packet');
 
 function fieldId(t: protobuf.Type, name: string): number {
@@ -41,6 +43,8 @@ export const PACKET_FIELD = {
   qoe: fieldId(PacketType, 'qoe'),
   streamInfo: fieldId(PacketType, 'streamInfo'),
   padding: fieldId(PacketType, 'padding'),
+  appData: fieldId(PacketType, 'appData'),
+  appDataAck: fieldId(PacketType, 'appDataAck'),
 } as const;
 
 /**

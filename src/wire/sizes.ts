@@ -17,7 +17,7 @@ const TAG = 1; // every field number used here is < 16: one-byte tag
 /**
  * Upper bound of the Packet envelope around a body of `bodyBytes` bytes:
  * path_id (tag + 1 byte, < MAX_PATHS), path_seq (tag + 5), send_time_us
- * (tag + 8 bytes, <= 2^53), body field tag (2 bytes covers fields 10-17)
+ * (tag + 8 bytes, <= 2^53), body field tag (2 bytes covers fields 10-19)
  * + length prefix.
  */
 export function envelopeOverheadBytes(bodyBytes: number): number {

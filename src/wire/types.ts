@@ -74,6 +74,34 @@ export interface PaddingMessage {
   size: number;
 }
 
+/** Largest AppData payload (bytes): 16 KiB, the message size every browser's SCTP stack delivers whole. */
+export const MAX_APP_DATA_BYTES = 16384;
+/** Most gap blocks ([start, end) pairs) in one AppDataAck (SCTP SACK gap blocks, RFC 9260 §3.3.4). */
+export const MAX_APP_DATA_ACK_RANGES = 16;
+
+/** One application data message (multipath.proto `AppData`). */
+export interface AppDataMessage {
+  /** Per call and direction; reliable and unreliable messages count separately (uint32, wraps). */
+  seq: number;
+  reliable: boolean;
+  /** The payload is UTF-8 text (the app sent a string). */
+  text: boolean;
+  /** At most {@link MAX_APP_DATA_BYTES}; empty when `skip`. */
+  payload: Uint8Array;
+  /** Reliable only: the sender abandoned `seq` (PR-SCTP FORWARD-TSN, RFC 3758); the receiver skips it. */
+  skip: boolean;
+}
+
+/** Acknowledgement of reliable AppData (multipath.proto `AppDataAck`). */
+export interface AppDataAckMessage {
+  /** Next seq expected in order: every seq before it was received. */
+  cumulative: number;
+  /** Received blocks above `cumulative`: flat [start, end) pairs (uint32 serial), at most {@link MAX_APP_DATA_ACK_RANGES} pairs. */
+  ranges: number[];
+  /** How long the receiver held the ack before sending it (µs). */
+  ackDelayUs: number;
+}
+
 /** Body of a packet, tagged by kind. */
 export type PacketBody =
   | { kind: 'media'; media: MediaMessage }
@@ -83,7 +111,9 @@ export type PacketBody =
   | { kind: 'nack'; nack: NackMessage }
   | { kind: 'qoe'; qoe: QoeFeedback }
   | { kind: 'streamInfo'; streamInfo: StreamInfoMessage }
-  | { kind: 'padding'; padding: PaddingMessage };
+  | { kind: 'padding'; padding: PaddingMessage }
+  | { kind: 'appData'; appData: AppDataMessage }
+  | { kind: 'appDataAck'; appDataAck: AppDataAckMessage };
 
 export type PacketKind = PacketBody['kind'];
 

@@ -13,7 +13,8 @@ import type { PathReport } from '../core/types.js';
 import { seqDiff } from '../core/seq.js';
 import { MAX_TIMESTAMP_US } from './sizes.js';
 import { MAX_REF_DISTANCE, MAX_TEMPORAL_LAYER } from './types.js';
-import type { FecMessage, KeyframeRequestMessage, MediaMessage, NackMessage, PacketHeader, StreamInfoMessage, WireLimits } from './types.js';
+import { MAX_APP_DATA_ACK_RANGES, MAX_APP_DATA_BYTES } from './types.js';
+import type { AppDataAckMessage, AppDataMessage, FecMessage, KeyframeRequestMessage, MediaMessage, NackMessage, PacketHeader, StreamInfoMessage, WireLimits } from './types.js';
 
 /** Largest NalClass enum value (NalClass.Delta). */
 const MAX_NAL_CLASS = 6;
@@ -172,5 +173,37 @@ export function fragmentProblem(m: MediaMessage, pathId: number, arrivalUs: numb
   if (typeof m.captureUs !== 'number' || !Number.isFinite(m.captureUs)) return 'captureUs not finite';
   if (!Number.isInteger(pathId) || pathId < 0 || pathId >= MAX_PATHS) return `pathId ${pathId} not in [0, ${MAX_PATHS})`;
   if (typeof arrivalUs !== 'number' || !Number.isFinite(arrivalUs)) return 'arrivalUs not finite';
+  return null;
+}
+
+/** AppData: uint32 seq, at most {@link MAX_APP_DATA_BYTES} of payload, a skip marker is reliable and empty. */
+export function checkAppData(d: AppDataMessage): string | null {
+  if (!isU32(d.seq)) return `seq ${d.seq} not a uint32`;
+  if (typeof d.reliable !== 'boolean' || typeof d.text !== 'boolean' || typeof d.skip !== 'boolean') return 'reliable/text/skip not booleans';
+  if (!(d.payload instanceof Uint8Array)) return 'payload not a Uint8Array';
+  if (d.payload.length > MAX_APP_DATA_BYTES) return `payload ${d.payload.length} bytes > ${MAX_APP_DATA_BYTES}`;
+  if (d.skip && (!d.reliable || d.payload.length > 0)) return 'skip marker must be reliable and empty';
+  return null;
+}
+
+/**
+ * AppDataAck: at most {@link MAX_APP_DATA_ACK_RANGES} [start, end) pairs,
+ * each non-empty, ascending, disjoint and above `cumulative` (RFC 1982 serial
+ * order), all within 2^16 of it (a receiver never buffers further ahead).
+ */
+export function checkAppDataAck(a: AppDataAckMessage): string | null {
+  if (!isU32(a.cumulative)) return `cumulative ${a.cumulative} not a uint32`;
+  if (!isU32(a.ackDelayUs)) return `ackDelayUs ${a.ackDelayUs} not a uint32`;
+  if (!Array.isArray(a.ranges)) return 'ranges not an array';
+  if (a.ranges.length % 2 !== 0) return `ranges has an odd length ${a.ranges.length}`;
+  if (a.ranges.length > 2 * MAX_APP_DATA_ACK_RANGES) return `${a.ranges.length / 2} ranges > ${MAX_APP_DATA_ACK_RANGES}`;
+  let prev = 0; // offset of the previous end from cumulative
+  for (let i = 0; i < a.ranges.length; i += 2) {
+    if (!isU32(a.ranges[i]) || !isU32(a.ranges[i + 1])) return `ranges[${i}] not uint32`;
+    const s = seqDiff(a.cumulative, a.ranges[i]);
+    const e = seqDiff(a.cumulative, a.ranges[i + 1]);
+    if (s <= prev || e <= s || e > 0x1_0000) return `range ${i / 2} [${a.ranges[i]}, ${a.ranges[i + 1]}) not ascending above cumulative ${a.cumulative}`;
+    prev = e;
+  }
   return null;
 }

@@ -22,6 +22,8 @@ describe('schema.generated.ts', () => {
       qoe: 15,
       streamInfo: 16,
       padding: 17,
+      appData: 18,
+      appDataAck: 19,
     });
     const media = wireRoot.lookupType('mprtc.Media');
     expect(media.fields.payload.id).toBe(11);
