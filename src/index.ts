@@ -3,7 +3,10 @@
  * Browser-safe entry point (the Node signalling server is `multipath-rtc/server`).
  */
 export { MultipathCall, CallEvent, CallError } from './call/multipath-call.js';
-export type { MultipathCallOptions, CallStats, CallEventMap, CallPathInfo } from './call/multipath-call.js';
+export type { MultipathCallOptions, CallStats, CallEventMap, CallPathInfo, SendDataOptions } from './call/multipath-call.js';
+export { AppDataChannel, AppDataError } from './engine/app-data.js';
+export type { AppDataOptions, AppDataStats, AppDataInfo, AppDataErrorCode } from './engine/app-data.js';
+export { MAX_APP_DATA_BYTES } from './wire/types.js';
 export { SenderEngine } from './engine/sender.js';
 export type { SenderEngineConfig, SenderEvents } from './engine/sender.js';
 export { ReceiverEngine } from './engine/receiver.js';

@@ -19,6 +19,7 @@ import type { Clock } from '../core/clock.js';
 import { Emitter } from '../core/emitter.js';
 import type { PathId } from '../core/types.js';
 import { CameraEncoder, FrameDecoder } from '../codec/webcodecs.js';
+import { AppDataChannel, AppDataError } from '../engine/app-data.js';
 import { Endpoint } from '../engine/endpoint.js';
 import { ReceiverEngine } from '../engine/receiver.js';
 import { SenderEngine } from '../engine/sender.js';
@@ -30,10 +31,10 @@ import { findSharedPairs } from '../transport/path-set.js';
 import { SimplePeerPath } from '../transport/simple-peer-path.js';
 import { PathSupervisor } from '../transport/path-supervisor.js';
 import type { SelectedPair } from '../transport/types.js';
-import { CallError, CallEvent, type CallEventMap, type CallStats, type MultipathCallOptions } from './types.js';
+import { CallError, CallEvent, type CallEventMap, type CallStats, type MultipathCallOptions, type SendDataOptions } from './types.js';
 
 export { CallError, CallEvent } from './types.js';
-export type { CallEventMap, CallPathInfo, CallStats, MultipathCallOptions } from './types.js';
+export type { CallEventMap, CallPathInfo, CallStats, MultipathCallOptions, SendDataOptions } from './types.js';
 
 export class MultipathCall {
   private readonly opts: MultipathCallOptions;
@@ -51,6 +52,7 @@ export class MultipathCall {
   private readonly transports = new Map<PathId, SimplePeerPath>();
   private readonly selectedPairs = new Map<PathId, SelectedPair>();
   private readonly receiver: ReceiverEngine;
+  private readonly appData: AppDataChannel;
   private sender: SenderEngine | undefined;
   private endpoint: Endpoint;
   private encoder: CameraEncoder | undefined;
@@ -75,7 +77,14 @@ export class MultipathCall {
     this.numPaths = n;
     this.clock = options.clock ?? monotonicClock;
     this.receiver = new ReceiverEngine({ clock: this.clock, ...(options.playout ? { playout: options.playout } : {}) });
-    this.endpoint = new Endpoint(this.receiver);
+    this.appData = new AppDataChannel({
+      clock: this.clock,
+      transmit: (id, bytes) => this.transports.get(id)?.send(bytes) ?? false,
+      deliver: (data, info) => this.emit(CallEvent.Data, data, info),
+      onAbandon: (seq, bytes) =>
+        this.emit(CallEvent.Error, new CallError('data-lost', `reliable app data message ${seq} (${bytes} bytes) unacknowledged after every retransmission: delivery unconfirmed`)),
+    });
+    this.endpoint = new Endpoint(this.receiver, undefined, this.appData);
     this.decoder = new FrameDecoder({
       onDecoded: (info) => {
         this.receiver.onFrameDecoded(info.streamId, info.frameId, info.captureUs, info.bytes);
@@ -163,6 +172,7 @@ export class MultipathCall {
   private startPaths(remote: string): void {
     if (this.remotePeerId === remote && this.transports.size > 0) return;
     this.stopPaths();
+    this.appData.reset(); // a new remote peer: both directions' app data sequences start over
     this.remotePeerId = remote;
     const initiator = (this.myPeerId ?? '') < remote;
     const supervisor = new PathSupervisor({
@@ -190,6 +200,7 @@ export class MultipathCall {
       onStatus: (st) => {
         if (st.state === 'closed' && this.supervisor !== supervisor) return;
         this.emit(CallEvent.PathState, st.pathId, st.state, st);
+        this.appData.setPathUp(st.pathId, st.state === 'connected');
         this.sender?.setPathState(st.pathId, st.state === 'connected' ? 'connected' : st.state === 'closed' ? 'closed' : st.state === 'retrying' ? 'failed' : 'connecting');
         if (st.state === 'connected') void this.refreshPair(st.pathId);
       },
@@ -224,6 +235,7 @@ export class MultipathCall {
       t.close();
       this.sender?.removePath(id);
       this.receiver.removePath(id);
+      this.appData.removePath(id);
     }
     this.transports.clear();
     this.selectedPairs.clear();
@@ -266,7 +278,7 @@ export class MultipathCall {
       ...this.opts.faultHandling,
     });
     this.sender = sender;
-    this.endpoint = new Endpoint(this.receiver, sender);
+    this.endpoint = new Endpoint(this.receiver, sender, this.appData);
     for (const [id, t] of this.transports) {
       sender.addPath(id, this.pathSink(id), t.state === 'connected' ? 'connected' : 'connecting');
     }
@@ -305,6 +317,40 @@ export class MultipathCall {
    */
   stopSending(): void {
     this.encoder?.stop();
+  }
+
+  /**
+   * Send app data to the remote peer on the call's paths (not through the
+   * media pacer). A string arrives as a string, bytes as a Uint8Array (copied
+   * at the call), in {@link CallEvent.Data} on the other side.
+   *
+   * Reliable (default): exactly once and in order; acknowledged by the
+   * receiver and retransmitted after an RTO (RFC 6298) on the best path up,
+   * so it survives loss and a path going down; sent once a path is up if
+   * none is yet. After 12 unacknowledged transmissions the call gives up on
+   * the message and emits {@link CallEvent.Error} with a CallError
+   * 'data-lost'. Unreliable: sent once now on the lowest-RTT path up.
+   *
+   * Limits: 16384 bytes per message (MAX_APP_DATA_BYTES, after UTF-8
+   * encoding); 256 KiB / 1024 reliable messages awaiting an ack.
+   *
+   * @returns the message's sequence number (reliable and unreliable count separately).
+   * @throws CallError 'closed' (after close()); 'not-connected' (before a
+   *   remote peer is in the call, or unreliable with no path up);
+   *   'data-too-large' (above 16384 bytes); 'data-window-full' (too much
+   *   reliable data awaiting an ack: retry after a Data round trip);
+   *   'bad-data' (neither a Uint8Array nor a string).
+   */
+  send(data: Uint8Array | string, options: SendDataOptions = {}): number {
+    if (this.closed) throw new CallError('closed', 'call is closed');
+    if (!this.supervisor || !this.remotePeerId) throw new CallError('not-connected', 'send: no remote peer in the call yet (wait for CallEvent.Connected)');
+    try {
+      return this.appData.send(data, options.reliable ?? true);
+    } catch (e) {
+      if (!(e instanceof AppDataError)) throw e;
+      const code = e.code === 'too-large' ? 'data-too-large' : e.code === 'window-full' ? 'data-window-full' : e.code === 'no-path' ? 'not-connected' : 'bad-data';
+      throw new CallError(code, `send: ${e.message}`);
+    }
   }
 
   private schedule(): void {
@@ -348,6 +394,7 @@ export class MultipathCall {
       candidatePolicy: this.opts.candidateFilter ? 'app filter' : this.candidatePolicy.describe(this.numPaths),
       malformed: { ...this.endpoint.malformed } as Record<string, number>,
       estimators: this.sender?.estimatorStats(),
+      appData: this.appData.stats(),
     };
   }
 

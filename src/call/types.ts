@@ -7,6 +7,7 @@ import type { CodecName, PathId } from '../core/types.js';
 import type { CameraEncoderStats } from '../codec/webcodecs.js';
 import type { DegradationPreference } from '../adapt/ladder.js';
 import type { PlayoutOptions } from '../feedback/playout.js';
+import type { AppDataInfo, AppDataStats } from '../engine/app-data.js';
 import type { SenderEngine, SenderEngineConfig } from '../engine/sender.js';
 import type { ReceiverStats, SenderStats } from '../engine/types.js';
 import type { FecPolicyName } from '../fec/types.js';
@@ -25,6 +26,7 @@ export enum CallEvent {
   SamePair = 'same-pair',
   RemoteTrack = 'remote-track',
   RemoteFrame = 'remote-frame',
+  Data = 'data',
   Error = 'error',
   Closed = 'closed',
 }
@@ -43,6 +45,13 @@ export interface CallEventMap {
   [CallEvent.SamePair]: (pathIds: PathId[]) => void;
   [CallEvent.RemoteTrack]: (track: MediaStreamTrack) => void;
   [CallEvent.RemoteFrame]: (info: { streamId: number; frameId: number; captureUs: number }) => void;
+  /**
+   * App data from the remote peer (`MultipathCall.send`): a string when it
+   * sent a string, else bytes. `info.reliable` says which service carried it
+   * (reliable messages arrive exactly once and in order), `info.pathId` the
+   * path it arrived on.
+   */
+  [CallEvent.Data]: (data: Uint8Array | string, info: AppDataInfo) => void;
   [CallEvent.Error]: (err: Error) => void;
   [CallEvent.Closed]: () => void;
 }
@@ -162,12 +171,24 @@ export interface CallStats {
   candidatePolicy: string;
   malformed: Record<string, number>;
   estimators?: ReturnType<SenderEngine['estimatorStats']>;
+  /** App data counters (`send` / {@link CallEvent.Data}): messages and bytes sent, received, retransmitted, dropped. */
+  appData: AppDataStats;
+}
+
+/** Options of {@link import('./multipath-call.js').MultipathCall.send}. */
+export interface SendDataOptions {
+  /**
+   * true (default): delivered exactly once and in order, retransmitted on the
+   * best path until acknowledged. false: sent once on the lowest-RTT path up,
+   * may be lost or arrive out of order.
+   */
+  reliable?: boolean;
 }
 
 /** Error with a stable code. */
 export class CallError extends Error {
   constructor(
-    readonly code: 'already-connected' | 'not-connected' | 'bad-options' | 'closed',
+    readonly code: 'already-connected' | 'not-connected' | 'bad-options' | 'closed' | 'data-too-large' | 'data-window-full' | 'data-lost' | 'bad-data',
     message: string,
   ) {
     super(message);
