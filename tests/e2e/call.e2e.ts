@@ -48,6 +48,13 @@ describe('two-path call', () => {
     expect([count('sender', 'connected'), count('receiver', 'connected')]).toEqual([1, 1]);
     expect(count('receiver', 'remote-track')).toBe(1);
     expect(count('sender', 'remote-track')).toBe(0);
+    // App data (tools/page/main.ts): the sender's 50 reliable messages, sent on Connected before any
+    // path was up, all arrived exactly once and in order.
+    const data = (events as Array<{ peer: string; type: string; detail: [string, { reliable: boolean }] }>).filter((e) => e.peer === 'receiver' && e.type === 'data');
+    expect(data.map((e) => e.detail[0])).toEqual(Array.from({ length: 50 }, (_, i) => (i % 2 === 0 ? `msg ${i}` : `bytes ${i},${255 - i}`)));
+    expect(data.every((e) => e.detail[1].reliable)).toBe(true);
+    expect(r.final.receiver?.appData.received).toBe(50);
+    expect(r.final.sender?.appData.inFlight).toBe(0);
   });
 
   it('survives one path going down for 5 s and resumes on both paths', async () => {

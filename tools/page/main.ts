@@ -66,6 +66,22 @@ for (const ev of [CallEvent.PathState, CallEvent.PathEvent, CallEvent.SamePair, 
   }) as never);
 }
 
+// App data check (the e2e call test): the sender sends APP_DATA_COUNT reliable messages as soon as
+// the remote peer is in the call (they wait for a path); the receiver records every Data event.
+const APP_DATA_COUNT = 50;
+call.on(CallEvent.Connected, () => {
+  if (role !== 'sender') return;
+  try {
+    for (let i = 0; i < APP_DATA_COUNT; i++) call.send(i % 2 === 0 ? `msg ${i}` : new Uint8Array([i, 255 - i]));
+  } catch (e) {
+    errors.push(`send: ${String((e as Error)?.message ?? e)}`);
+  }
+});
+call.on(CallEvent.Data, (data, info) => {
+  const detail = [typeof data === 'string' ? data : `bytes ${Array.from(data).join(',')}`, info];
+  if (events.length < 1000) events.push({ atMs: clock.nowUs() / 1000, type: CallEvent.Data, detail });
+});
+
 (window as unknown as { __peer: unknown }).__peer = {
   role,
   stats: () => call.getStats(),
