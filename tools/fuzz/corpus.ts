@@ -46,6 +46,11 @@ export function datagramSeeds(): Uint8Array[] {
   out.push(encodeControl(hdr(), { kind: 'keyframeRequest', keyframeRequest: { streamId: 0, requestId: 4 } }));
   out.push(encodeControl(hdr(), { kind: 'streamInfo', streamInfo: { streamId: 0, codec: 'avc1.42e01f', width: 1280, height: 720, fps: 30 } }));
   out.push(encodeControl(hdr(), { kind: 'padding', padding: { size: 200 } }));
+  out.push(encodeControl(hdr(0, 0), { kind: 'appData', appData: { seq: 0, reliable: true, text: true, payload: new Uint8Array([104, 105]), skip: false } }));
+  out.push(encodeControl(hdr(1, 0), { kind: 'appData', appData: { seq: 3, reliable: true, text: false, payload: new Uint8Array(300).fill(9), skip: false } }));
+  out.push(encodeControl(hdr(0, 0), { kind: 'appData', appData: { seq: 7, reliable: false, text: false, payload: new Uint8Array(20), skip: false } }));
+  out.push(encodeControl(hdr(0, 0), { kind: 'appData', appData: { seq: 1, reliable: true, text: false, payload: new Uint8Array(0), skip: true } }));
+  out.push(encodeControl(hdr(0, 0), { kind: 'appDataAck', appDataAck: { cumulative: 0, ranges: [], ackDelayUs: 500 } }));
   return out;
 }
 

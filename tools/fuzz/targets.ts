@@ -7,6 +7,7 @@
 import fc from 'fast-check';
 import { ManualClock } from '../../src/core/clock.js';
 import { MAX_PATHS } from '../../src/core/types.js';
+import { AppDataChannel } from '../../src/engine/app-data.js';
 import { Endpoint } from '../../src/engine/endpoint.js';
 import { ReceiverEngine } from '../../src/engine/receiver.js';
 import { FecDecoder } from '../../src/fec/decoder.js';
@@ -251,7 +252,9 @@ const endpoint: FuzzTarget<EndpointInput> = {
     const rx = new ReceiverEngine({ clock });
     for (let p = 0; p < 2; p++) rx.addPath(p, { send: () => true, bufferedAmount: () => 0 });
     rx.on('frame', () => {});
-    const ep = new Endpoint(rx);
+    const appData = new AppDataChannel({ clock, transmit: () => true, deliver: () => {} });
+    for (let p = 0; p < 2; p++) appData.setPathUp(p, true);
+    const ep = new Endpoint(rx, undefined, appData);
     let n = 0;
     let frames = 0;
     rx.on('frame', () => frames++);
@@ -267,12 +270,15 @@ const endpoint: FuzzTarget<EndpointInput> = {
           for (const k of ['frameBuffer', 'depacketizer', 'fec'] as const) {
             if (held[k] > RECEIVER_BUDGET_BYTES[k]) throw new Error(`invariant: ${k} holds ${held[k]} bytes > budget ${RECEIVER_BUDGET_BYTES[k]}`);
           }
+          const ad = appData.stats();
+          if (ad.reorderBufferedBytes > 1 << 20) throw new Error(`invariant: app data reorder buffer holds ${ad.reorderBufferedBytes} bytes > 1 MiB`);
         }
       },
       () => {
         const st = rx.stats();
         const malformed = Object.values(ep.malformed).reduce((a, b) => a + (b ?? 0), 0);
-        return `to receiver ${st.packetsReceived}, malformed ${malformed}, frames assembled ${st.framesAssembled}, to decoder ${frames}, FEC-recovered ${st.recoveredByFec}, NACKs ${st.nacksSent}, key frame requests ${st.keyframeRequestsSent}`;
+        const ad = appData.stats();
+        return `to receiver ${st.packetsReceived}, malformed ${malformed}, app data delivered ${ad.received} (dropped ${ad.dropped.outOfWindow + ad.dropped.bufferFull}, bad acks ${ad.dropped.badAck}), frames assembled ${st.framesAssembled}, to decoder ${frames}, FEC-recovered ${st.recoveredByFec}, NACKs ${st.nacksSent}, key frame requests ${st.keyframeRequestsSent}`;
       },
     );
   },
