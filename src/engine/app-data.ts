@@ -17,7 +17,8 @@
  *    the RTO of the path it went on (RFC 6298 §2: SRTT, RTTVAR, RTO = SRTT +
  *    max(G, 4 RTTVAR), Karn's rule §3 — samples only from messages sent once —
  *    and exponential backoff §5.5), each time on the best path up at that
- *    moment, so a message sent on a path that died goes on another one.
+ *    moment other than the one the last attempt was lost on (when another is
+ *    up), so a message sent on a lossy or dead path goes on another one.
  *    After {@link AppDataOptions.maxAttempts} transmissions the sender gives
  *    up on the message: its payload is freed, the app is told
  *    (`onAbandon`), and a small `skip` marker takes its place so the receiver
@@ -34,6 +35,7 @@
  * App data bypasses the media pacer and congestion controller: the in-flight
  * bound (default 256 KiB) is what keeps it from crowding out video.
  */
+import { MAX_RTT_US, RttEstimator } from '../cc/rtt.js';
 import type { Clock } from '../core/clock.js';
 import { seqAdd, seqDiff } from '../core/seq.js';
 import type { PathId } from '../core/types.js';
@@ -148,12 +150,10 @@ interface Outstanding {
   deadlineUs: number;
 }
 
-/** RFC 6298 §2 state of one path. */
+/** One path: up or not, and its RFC 6298 §2 SRTT / RTTVAR from app data acks. */
 interface PathRtt {
   up: boolean;
-  srttUs: number;
-  rttvarUs: number;
-  hasSample: boolean;
+  rtt: RttEstimator;
 }
 
 const textEncoder = new TextEncoder();
@@ -161,8 +161,6 @@ const textDecoder = new TextDecoder('utf-8', { fatal: false });
 
 /** RFC 6298 clock granularity G (µs). */
 const GRANULARITY_US = 1000;
-/** RTT samples above this are ignored (µs): an ack that slow is not a path's RTT. */
-const MAX_RTT_SAMPLE_US = 60_000_000;
 
 export class AppDataChannel {
   private readonly clock: Clock;
@@ -238,7 +236,7 @@ export class AppDataChannel {
   setPathUp(pathId: PathId, up: boolean): void {
     const p = this.paths.get(pathId);
     if (p) p.up = up;
-    else this.paths.set(pathId, { up, srttUs: 0, rttvarUs: 0, hasSample: false });
+    else this.paths.set(pathId, { up, rtt: new RttEstimator({ maxSamples: 16 }) });
     if (!up) return;
     // Messages that found no path go out on the next tick.
     const now = this.clock.nowUs();
@@ -364,7 +362,7 @@ export class AppDataChannel {
   /** A snapshot of the counters. */
   stats(): AppDataStats {
     const srttMs: Record<number, number> = {};
-    for (const [id, p] of this.paths) if (p.hasSample) srttMs[id] = p.srttUs / 1000;
+    for (const [id, p] of this.paths) if (p.rtt.hasSample()) srttMs[id] = p.rtt.srttMs();
     return {
       ...this.counters,
       dropped: { ...this.counters.dropped },
@@ -380,30 +378,33 @@ export class AppDataChannel {
   // Sender internals
   // ---------------------------------------------------------------------------
 
-  /** Up path with the lowest SRTT; unmeasured paths after measured ones, then by id. */
-  private bestPath(): PathId | undefined {
+  /** Up path with the lowest SRTT (other than `avoid` when another is up); unmeasured paths after measured ones, then by id. */
+  private bestPath(avoid?: PathId): PathId | undefined {
     let best: PathId | undefined;
     let bestKey = Infinity;
     for (const [id, p] of this.paths) {
       if (!p.up) continue;
-      const key = p.hasSample ? p.srttUs : MAX_RTT_SAMPLE_US + id;
+      if (id === avoid) continue;
+      const key = p.rtt.hasSample() ? p.rtt.srttMs() * 1000 : MAX_RTT_US + id;
       if (key < bestKey) {
         bestKey = key;
         best = id;
       }
     }
-    return best;
+    return best === undefined && avoid !== undefined ? this.bestPath() : best;
   }
 
   /** RFC 6298 §2.2/2.3 RTO of a path (µs), clamped to [minRto, maxRto]. */
   private rtoUs(pathId: PathId): number {
     const p = this.paths.get(pathId);
-    const base = p?.hasSample ? p.srttUs + Math.max(GRANULARITY_US, 4 * p.rttvarUs) : this.initialRtoUs;
+    const base = p?.rtt.hasSample() ? 1000 * (p.rtt.srttMs() + Math.max(GRANULARITY_US / 1000, 4 * p.rtt.rttvarMs())) : this.initialRtoUs;
     return Math.min(this.maxRtoUs, Math.max(this.minRtoUs, base));
   }
 
   private transmitReliable(o: Outstanding, now: number): void {
-    const best = this.bestPath();
+    // A retransmission avoids the path the last attempt was lost on when another is up (MPTCP
+    // reinjects on another subflow after an RTO: Raiciu et al., "How Hard Can It Be?", NSDI'12 §4.2).
+    const best = this.bestPath(o.attempts > 0 ? o.pathId : undefined);
     if (best === undefined) {
       o.deadlineUs = Infinity; // sent as soon as a path comes up (setPathUp)
       return;
@@ -443,7 +444,7 @@ export class AppDataChannel {
     const acked = (o: Outstanding): void => {
       if (!sampled && o.attempts === 1 && o.payload !== null) {
         // Karn's rule (RFC 6298 §3): only messages transmitted once give a sample.
-        this.rttSample(o.pathId, now - o.sentUs - ackDelayUs);
+        this.rttSample(o.pathId, now - o.sentUs - ackDelayUs, now);
         sampled = true;
       }
       this.inFlightBytes -= o.payload?.length ?? 0;
@@ -479,18 +480,9 @@ export class AppDataChannel {
     }
   }
 
-  /** RFC 6298 §2.2 / §2.3 (alpha = 1/8, beta = 1/4). */
-  private rttSample(pathId: PathId, rttUs: number): void {
-    const p = this.paths.get(pathId);
-    if (!p || !(rttUs > 0) || rttUs > MAX_RTT_SAMPLE_US) return;
-    if (!p.hasSample) {
-      p.srttUs = rttUs;
-      p.rttvarUs = rttUs / 2;
-      p.hasSample = true;
-    } else {
-      p.rttvarUs = 0.75 * p.rttvarUs + 0.25 * Math.abs(p.srttUs - rttUs);
-      p.srttUs = 0.875 * p.srttUs + 0.125 * rttUs;
-    }
+  /** RFC 6298 §2.2 / §2.3 through the shared estimator (src/cc/rtt.ts); garbage samples are ignored there. */
+  private rttSample(pathId: PathId, rttUs: number, nowUs: number): void {
+    this.paths.get(pathId)?.rtt.onSample(rttUs, nowUs);
   }
 
   // ---------------------------------------------------------------------------

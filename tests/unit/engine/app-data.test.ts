@@ -143,6 +143,28 @@ describe('AppDataChannel', () => {
     expect(t.a.stats().retransmitted).toBe(1);
   });
 
+  it('retransmits on another up path than the one the last attempt was lost on', () => {
+    const t = pair({ delayMs: [10, 30] });
+    t.a.send('y', true);
+    const first = t.wire.splice(0);
+    expect(first.map((w) => w.pathId)).toEqual([0]); // both unmeasured: lowest id
+    t.run(1500); // past the initial RTO (1 s): one retransmission, on path 1 though path 0 is still up
+    expect(t.got.b.map((m) => [m.data, m.pathId])).toEqual([['y', 1]]);
+    expect(t.a.stats().retransmitted).toBe(1);
+  });
+
+  it('reset() starts both directions over', () => {
+    const t = pair();
+    t.a.send('1', true);
+    t.run(200);
+    t.a.reset();
+    t.b.reset();
+    t.a.send('2', true);
+    t.run(200);
+    expect(t.got.b.map((m) => m.data)).toEqual(['1', '2']);
+    expect(t.b.stats().duplicates).toBe(0);
+  });
+
   it('queues reliable messages while no path is up and sends them when one comes up', () => {
     const t = pair();
     t.a.setPathUp(0, false);
