@@ -232,19 +232,27 @@ export class AppDataChannel {
     this.maxReorderBytes = int('maxReorderBytes', opts.maxReorderBytes, 1024 * 1024, this.maxMessageBytes, 256 * 1024 * 1024);
   }
 
-  /** Marks a path up (it can carry messages) or down. Unknown paths are added. */
+  /**
+   * Marks a path up (it can carry messages) or down. Unknown paths are added.
+   * Down: messages last sent on it are retransmitted on the next tick (on
+   * another path) instead of after their RTO. Up: messages that found no path
+   * go out on the next tick.
+   */
   setPathUp(pathId: PathId, up: boolean): void {
     const p = this.paths.get(pathId);
+    const was = p?.up ?? false;
     if (p) p.up = up;
     else this.paths.set(pathId, { up, rtt: new RttEstimator({ maxSamples: 16 }) });
-    if (!up) return;
-    // Messages that found no path go out on the next tick.
+    if (up === was) return;
     const now = this.clock.nowUs();
-    for (const o of this.outstanding.values()) if (o.deadlineUs === Infinity) o.deadlineUs = now;
+    for (const o of this.outstanding.values()) {
+      if (up ? o.deadlineUs === Infinity : o.attempts > 0 && o.pathId === pathId && o.deadlineUs > now) o.deadlineUs = now;
+    }
   }
 
-  /** Forgets a path (its RTT too). */
+  /** Forgets a path (its RTT too); its messages are retransmitted as for a path that went down. */
   removePath(pathId: PathId): void {
+    this.setPathUp(pathId, false);
     this.paths.delete(pathId);
   }
 

@@ -131,12 +131,14 @@ describe('AppDataChannel', () => {
     expect(t.a.stats().retransmitted).toBe(0);
   });
 
-  it('retransmits a reliable message on another path when its path goes down', () => {
+  it('retransmits a reliable message on another path as soon as its path goes down', () => {
     const t = pair({ delayMs: [10, 30] });
     t.a.send('x', true);
     const sent0 = t.wire.splice(0); // lost in flight on path 0, which then goes down
     expect(sent0[0].pathId).toBe(0);
     t.a.setPathUp(0, false);
+    t.run(100); // well before the 1 s initial RTO
+    expect(t.got.b.map((m) => m.data)).toEqual(['x']);
     t.run(2000);
     expect(t.got.b.map((m) => m.data)).toEqual(['x']);
     expect(t.got.b[0].pathId).toBe(1);
