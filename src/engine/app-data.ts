@@ -40,7 +40,7 @@ import type { Clock } from '../core/clock.js';
 import { seqAdd, seqDiff } from '../core/seq.js';
 import type { PathId } from '../core/types.js';
 import { encodeControl } from '../wire/encode.js';
-import { AppDataError, type AppDataInfo, type AppDataOptions, type AppDataStats } from './app-data-types.js';
+import { AppDataError, type AppDataOptions, type AppDataStats } from './app-data-types.js';
 import { type AppDataAckMessage, type AppDataMessage, MAX_APP_DATA_ACK_RANGES, MAX_APP_DATA_BYTES } from '../wire/types.js';
 
 interface Outstanding {
