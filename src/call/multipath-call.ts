@@ -251,7 +251,11 @@ export class MultipathCall {
     } catch {
       /* stats are best effort */
     }
-    const groups = findSharedPairs([...this.selectedPairs].map(([pathId, pair]) => ({ pathId, pair })));
+    // Same route (local and remote address), not the same socket pair: each RTCPeerConnection has its own ports.
+    const groups = findSharedPairs(
+      [...this.selectedPairs].map(([pathId, pair]) => ({ pathId, pair })),
+      { ignorePorts: true },
+    );
     const key = JSON.stringify(groups);
     if (groups.length > 0 && key !== this.lastSamePairKey) {
       this.lastSamePairKey = key;
@@ -369,7 +373,10 @@ export class MultipathCall {
 
   /** A snapshot of every statistic the call keeps. */
   getStats(): CallStats {
-    const samePair = findSharedPairs([...this.selectedPairs].map(([pathId, pair]) => ({ pathId, pair })));
+    const samePair = findSharedPairs(
+      [...this.selectedPairs].map(([pathId, pair]) => ({ pathId, pair })),
+      { ignorePorts: true },
+    );
     return {
       timestampUs: this.clock.nowUs(),
       sender: this.sender?.stats(),

@@ -8,7 +8,11 @@
  * sockets, so two paths never share a local PORT in a browser; exact
  * address:port duplicates only appear behind address rewriting (NAT, relay)
  * or in fakes. To find paths that share a route (same local interface
- * address and same remote address), pass `{ ignorePorts: true }`.
+ * address and same remote address), pass `{ ignorePorts: true }`: on a
+ * loopback address (127.0.0.0/8, ::1), which names no network, the port
+ * still counts (emulated paths, e.g. one UDP relay per path, differ only
+ * there). MultipathCall's 'same-pair' event and `getStats().samePair` use
+ * that route rule.
  */
 import type { PathId } from '../core/types.js';
 import type { SelectedPair } from './types.js';
@@ -19,10 +23,18 @@ export interface PairMatchOptions {
   ignorePorts?: boolean;
 }
 
-/** `protocol local-address:port -> remote-address:port` (ports omitted with `ignorePorts`). */
+/** True for a loopback address (127.0.0.0/8 or ::1): it names no network, so its port tells emulated paths apart. */
+export function isLoopback(address: string): boolean {
+  return /^127\./.test(address) || address === '::1' || address === '[::1]';
+}
+
+/** `protocol local-address:port -> remote-address:port` (ports omitted with `ignorePorts`, except on loopback addresses). */
 export function pairKey(pair: SelectedPair, opts: PairMatchOptions = {}): string {
   const p = pair.local.protocol.toLowerCase();
-  if (opts.ignorePorts) return `${p} ${pair.local.address} -> ${pair.remote.address}`;
+  if (opts.ignorePorts) {
+    const end = (c: SelectedPair['local']): string => (isLoopback(c.address) ? `${c.address}:${c.port}` : c.address);
+    return `${p} ${end(pair.local)} -> ${end(pair.remote)}`;
+  }
   return `${p} ${pair.local.address}:${pair.local.port} -> ${pair.remote.address}:${pair.remote.port}`;
 }
 

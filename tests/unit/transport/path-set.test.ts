@@ -61,6 +61,20 @@ describe('findDuplicatePairs', () => {
     expect(new SamePairDetector({ ignorePorts: true }).update(pairs)).toHaveLength(1);
   });
 
+  it('ignorePorts keeps the ports of loopback addresses: emulated paths (one relay per path) are different routes', () => {
+    const relays = [
+      [0, pair('127.0.0.1', 40000, '127.0.0.1', 50000)],
+      [1, pair('127.0.0.1', 40001, '127.0.0.1', 50002)],
+    ] as const;
+    expect(findDuplicatePairs(relays, { ignorePorts: true })).toEqual([]);
+    const sameRelay = [
+      [0, pair('127.0.0.1', 40000, '127.0.0.1', 50000)],
+      [1, pair('127.0.0.1', 40000, '127.0.0.1', 50000)],
+    ] as const;
+    expect(findDuplicatePairs(sameRelay, { ignorePorts: true })).toHaveLength(1);
+    expect(pairKey(pair('::1', 5, '192.0.2.3', 6), { ignorePorts: true })).toBe('udp ::1:5 -> 192.0.2.3');
+  });
+
   it('SamePairDetector reports only changes', () => {
     const d = new SamePairDetector();
     const same = [
