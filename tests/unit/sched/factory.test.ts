@@ -1,8 +1,9 @@
 import { describe, expect, it } from 'vitest';
 import type { ConvergeScheduler } from '../../../src/sched/converge.js';
 import { SchedError } from '../../../src/sched/errors.js';
-import { createScheduler, isSchedulerName, SCHEDULER_NAMES } from '../../../src/sched/factory.js';
-import type { SchedulerName } from '../../../src/sched/types.js';
+import { createScheduler, isSchedulerName, registerScheduler, SCHEDULER_NAMES, schedulerNames } from '../../../src/sched/factory.js';
+import { RoundRobinScheduler } from '../../../src/sched/roundrobin.js';
+import type { Scheduler, SchedulerName } from '../../../src/sched/types.js';
 
 describe('createScheduler', () => {
   it('builds every named scheduler', () => {
@@ -39,5 +40,19 @@ describe('createScheduler', () => {
     expect(isSchedulerName('minrtt')).toBe(true);
     expect(isSchedulerName('MINRTT')).toBe(false);
     expect(isSchedulerName(3)).toBe(false);
+  });
+
+  it('takes an app-registered scheduler by name, once, after the built-ins', () => {
+    const make = (): Scheduler => {
+      const inner = new RoundRobinScheduler();
+      return { name: 'test-reverse', schedule: (b, p, n) => inner.schedule(b, p, n), onQoeFeedback: () => {}, isEnabled: (id) => inner.isEnabled(id) };
+    };
+    registerScheduler('test-reverse', { summary: 'test', create: make });
+    expect(schedulerNames().slice(0, SCHEDULER_NAMES.length)).toEqual([...SCHEDULER_NAMES]);
+    expect(schedulerNames()).toContain('test-reverse');
+    expect(isSchedulerName('test-reverse')).toBe(true);
+    expect(createScheduler('test-reverse').name).toBe('test-reverse');
+    expect(() => registerScheduler('test-reverse', { summary: 'again', create: make })).toThrow(/already registered/);
+    expect(() => registerScheduler('Bad Name', { summary: 'x', create: make })).toThrow(SchedError);
   });
 });

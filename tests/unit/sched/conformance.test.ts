@@ -1,11 +1,18 @@
 /**
- * Property: every scheduler assigns every packet exactly once, only to up
- * paths, for random path snapshots, batches and QoE feedback.
+ * Conformance suite: every registered scheduler (src/sched/factory.ts)
+ * - assigns every packet exactly once, only to up paths, for random path
+ *   snapshots, batches and QoE feedback (property);
+ * - is deterministic: the same inputs give the same assignments;
+ * - moves traffic off a path whose rate drops, within a few RTTs (entries
+ *   declared `rateAware: false`, such as round robin, are exempt).
+ * A scheduler holds no queue (it assigns each batch at once), so "bounded
+ * queues" is a property of its callers (pacer, datachannel), tested there.
  */
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
 import { MAX_PATHS, NalClass, type Priority, type OutgoingPacket, type PathState, type QoeFeedback } from '../../../src/core/types.js';
-import { createScheduler, SCHEDULER_NAMES } from '../../../src/sched/factory.js';
+import { createScheduler, schedulerEntry, schedulerNames } from '../../../src/sched/factory.js';
+import type { Assignment } from '../../../src/core/types.js';
 
 const num = fc.oneof({ weight: 8, arbitrary: fc.double({ min: 0, max: 1e8, noNaN: true }) }, { weight: 1, arbitrary: fc.constantFrom(0, Number.NaN, -5, Number.POSITIVE_INFINITY) });
 
@@ -56,7 +63,7 @@ const stepArb = fc.record({
 });
 
 describe('every scheduler assigns every packet exactly once to an up path', () => {
-  for (const name of SCHEDULER_NAMES) {
+  for (const name of schedulerNames()) {
     it(name, () => {
       fc.assert(
         fc.property(fc.array(stepArb, { minLength: 1, maxLength: 12 }), fc.integer({ min: 0, max: 3 }), (steps, single) => {
@@ -74,7 +81,7 @@ describe('every scheduler assigns every packet exactly once to an up path', () =
               seenIds.add(p.id);
               if (p.up) upIds.add(p.id);
             }
-            const allowed = name === 'single' ? new Set([...upIds].filter((i) => i === single)) : upIds;
+            const allowed = schedulerEntry(name)?.needsSinglePath ? new Set([...upIds].filter((i) => i === single)) : upIds;
             if (allowed.size === 0) {
               expect(out).toEqual([]);
               continue;
@@ -97,13 +104,88 @@ describe('every scheduler assigns every packet exactly once to an up path', () =
               expect(!s.isEnabled(a.pathId) || !main.some((m) => m.pathId === a.pathId)).toBe(true);
               expect(st.packets.includes(a.packet)).toBe(true);
             }
-            if (upIds.size === 1 && name !== 'single') {
+            if (upIds.size === 1 && !schedulerEntry(name)?.needsSinglePath) {
               expect(main.every((a) => upIds.has(a.pathId))).toBe(true);
             }
           }
         }),
         { numRuns: 300 },
       );
+    });
+  }
+});
+
+/**
+ * A two-path fluid model: each path drains its queue at its capacity; the
+ * snapshot's srtt grows with the queue (base RTT + queue / capacity), as a
+ * congestion controller's would, and rateBps follows capacity after one RTT.
+ */
+function runFluid(name: string, seed: number, drop: { atMs: number; capacityBps: number }) {
+  const s = createScheduler(name, { singlePath: 0 });
+  const cap = [4e6, 4e6];
+  const rate = [4e6, 4e6];
+  const queue = [0, 0];
+  const baseRttMs = 40;
+  const frameMs = 33;
+  let r = seed;
+  const rand = () => (r = (r * 1103515245 + 12345) % 2 ** 31) / 2 ** 31;
+  const log: Assignment[][] = [];
+  const sharesAfter: number[] = [0, 0];
+  let flowSeq = 0;
+  for (let t = 0; t < 3000; t += frameMs) {
+    if (t >= drop.atMs) cap[0] = drop.capacityBps;
+    if (t >= drop.atMs + baseRttMs) rate[0] = drop.capacityBps;
+    for (const i of [0, 1]) queue[i] = Math.max(0, queue[i] - (cap[i] / 8) * (frameMs / 1000));
+    const paths: PathState[] = [0, 1].map((i) => ({
+      id: i,
+      up: true,
+      rateBps: rate[i],
+      goodputBps: Math.min(rate[i], cap[i]),
+      srttMs: baseRttMs + ((queue[i] * 8) / cap[i]) * 1000,
+      minRttMs: baseRttMs,
+      lossRate: 0,
+      inflightBytes: queue[i] + (rate[i] / 8) * (baseRttMs / 1000),
+      queuedBytes: queue[i],
+    }));
+    const n = 8 + Math.floor(rand() * 4);
+    const batch: OutgoingPacket[] = Array.from({ length: n }, (_, k) => ({
+      streamId: 1,
+      flowSeq: flowSeq++,
+      frameId: t / frameMs,
+      priority: (k === 0 && t === 0 ? 2 : 6) as Priority,
+      nalClass: NalClass.Other,
+      sizeBytes: 1200,
+      body: new Uint8Array(0),
+    }));
+    const out = s.schedule(batch, paths, t * 1000);
+    log.push(out);
+    for (const a of out) {
+      if (a.probe) continue;
+      queue[a.pathId] += a.packet.sizeBytes;
+      if (t >= drop.atMs + 1000) sharesAfter[a.pathId] += a.packet.sizeBytes;
+    }
+  }
+  return { log: log.map((o) => o.map((a) => [a.pathId, a.packet.flowSeq, a.probe === true])), sharesAfter };
+}
+
+describe('every scheduler is deterministic', () => {
+  for (const name of schedulerNames()) {
+    it(name, () => {
+      const a = runFluid(name, 7, { atMs: 1000, capacityBps: 0.4e6 });
+      const b = runFluid(name, 7, { atMs: 1000, capacityBps: 0.4e6 });
+      expect(a.log).toEqual(b.log);
+    });
+  }
+});
+
+describe('every rate-aware multipath scheduler moves traffic off a path whose rate drops', () => {
+  for (const name of schedulerNames().filter((n) => schedulerEntry(n)?.rateAware !== false && !schedulerEntry(n)?.needsSinglePath)) {
+    it(name, () => {
+      // Path 0 falls from 4 to 0.4 Mbps at t = 1 s; from 1 s after the drop
+      // (25 RTTs of 40 ms) path 0 must carry well under its former half.
+      const { sharesAfter } = runFluid(name, 3, { atMs: 1000, capacityBps: 0.4e6 });
+      const share0 = sharesAfter[0] / (sharesAfter[0] + sharesAfter[1]);
+      expect(share0).toBeLessThan(0.3);
     });
   }
 });
