@@ -13,7 +13,9 @@
 import type { PathId } from '../core/types.js';
 import { MAX_PATHS } from '../core/types.js';
 import { Registry } from '../core/registry.js';
+import { BlestScheduler } from './blest.js';
 import { ConvergeScheduler } from './converge.js';
+import { EcfScheduler } from './ecf.js';
 import { SchedError } from './errors.js';
 import { MinRttScheduler } from './minrtt.js';
 import { MRtpScheduler } from './mrtp.js';
@@ -59,6 +61,8 @@ export const BUILTIN_SCHEDULERS = {
   mtput: { summary: 'split in proportion to path rates (Converge §6 baseline M-TPUT)', create: () => new MTputScheduler() },
   mrtp: { summary: 'MPRTP-style split by rate and loss (Converge §6 baseline M-RTP)', create: () => new MRtpScheduler() },
   roundrobin: { summary: 'one packet per path in turn, rate-blind (baseline)', rateAware: false, create: () => new RoundRobinScheduler() },
+  ecf: { summary: 'ECF earliest completion first: wait for the fast path when that finishes sooner (Lim et al., CoNEXT 2017)', create: () => new EcfScheduler() },
+  blest: { summary: 'BLEST blocking estimation: skip the slow path when it would block the fast one (Ferlin et al., IFIP Networking 2016)', create: () => new BlestScheduler() },
   single: { summary: 'everything on one path (single-path WebRTC; Converge §6 baseline)', needsSinglePath: true, create: singlePath },
 } as const satisfies Record<string, SchedulerEntry>;
 

@@ -7,7 +7,7 @@ import type { Scheduler, SchedulerName } from '../../../src/sched/types.js';
 
 describe('createScheduler', () => {
   it('builds every named scheduler', () => {
-    expect([...SCHEDULER_NAMES].sort()).toEqual(['converge', 'minrtt', 'mrtp', 'mtput', 'roundrobin', 'single']);
+    expect([...SCHEDULER_NAMES].sort()).toEqual(['blest', 'converge', 'ecf', 'minrtt', 'mrtp', 'mtput', 'roundrobin', 'single']);
     for (const name of SCHEDULER_NAMES) {
       expect(createScheduler(name, { singlePath: 0 }).name).toBe(name);
     }
@@ -29,11 +29,11 @@ describe('createScheduler', () => {
       }
       return undefined;
     };
-    expect(code(() => createScheduler('blest' as SchedulerName))).toBe('unknown-scheduler');
+    expect(code(() => createScheduler('no-such' as SchedulerName))).toBe('unknown-scheduler');
     expect(code(() => createScheduler('single'))).toBe('missing-single-path');
     expect(code(() => createScheduler('single', { singlePath: 9 }))).toBe('invalid-path-id');
     expect(code(() => createScheduler('converge', { converge: { maxBoost: 0.5 } }))).toBe('invalid-config');
-    expect(() => createScheduler('blest' as SchedulerName)).toThrow(/unknown scheduler "blest"/);
+    expect(() => createScheduler('no-such' as SchedulerName)).toThrow(/unknown scheduler "no-such"/);
   });
 
   it('recognises scheduler names', () => {
