@@ -16,6 +16,7 @@ import { Registry } from '../core/registry.js';
 import { BlestScheduler } from './blest.js';
 import { ConvergeScheduler } from './converge.js';
 import { EcfScheduler } from './ecf.js';
+import { LolaScheduler } from './lola.js';
 import { SchedError } from './errors.js';
 import { MinRttScheduler } from './minrtt.js';
 import { MRtpScheduler } from './mrtp.js';
@@ -48,6 +49,11 @@ export interface SchedulerEntry {
    */
   readonly rateAware?: boolean;
   /**
+   * Most probe duplicates (`Assignment.probe`) one `schedule` call may add
+   * (Converge: one per batch; LoLa: a pair per path). Default 0.
+   */
+  readonly maxProbesPerBatch?: number;
+  /**
    * Build a fresh instance (one per call and peer: schedulers keep state).
    * @throws SchedError `invalid-config` for bad options.
    */
@@ -56,13 +62,14 @@ export interface SchedulerEntry {
 
 /** The schedulers this library ships. */
 export const BUILTIN_SCHEDULERS = {
-  converge: { summary: 'Converge: QoE-driven split with path-specific FEC (Converge §4)', create: (o) => new ConvergeScheduler(o.converge ?? {}) },
+  converge: { summary: 'Converge: QoE-driven split with path-specific FEC (Converge §4)', maxProbesPerBatch: 1, create: (o) => new ConvergeScheduler(o.converge ?? {}) },
   minrtt: { summary: 'lowest smoothed RTT first, next path when its window is full (MPTCP default; Converge §6 baseline)', create: () => new MinRttScheduler() },
   mtput: { summary: 'split in proportion to path rates (Converge §6 baseline M-TPUT)', create: () => new MTputScheduler() },
   mrtp: { summary: 'MPRTP-style split by rate and loss (Converge §6 baseline M-RTP)', create: () => new MRtpScheduler() },
   roundrobin: { summary: 'one packet per path in turn, rate-blind (baseline)', rateAware: false, create: () => new RoundRobinScheduler() },
   ecf: { summary: 'ECF earliest completion first: wait for the fast path when that finishes sooner (Lim et al., CoNEXT 2017)', create: () => new EcfScheduler() },
   blest: { summary: 'BLEST blocking estimation: skip the slow path when it would block the fast one (Ferlin et al., IFIP Networking 2016)', create: () => new BlestScheduler() },
+  lola: { summary: 'LoLa: delay-budget windows, min-max frame arrival, adaptive probing (LoLa §3.2-3.6)', maxProbesPerBatch: 2 * MAX_PATHS, create: () => new LolaScheduler() },
   single: { summary: 'everything on one path (single-path WebRTC; Converge §6 baseline)', needsSinglePath: true, create: singlePath },
 } as const satisfies Record<string, SchedulerEntry>;
 
