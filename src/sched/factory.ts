@@ -13,6 +13,7 @@
 import type { PathId } from '../core/types.js';
 import { MAX_PATHS } from '../core/types.js';
 import { Registry } from '../core/registry.js';
+import { AggDelivScheduler } from './aggdeliv.js';
 import { BlestScheduler } from './blest.js';
 import { ConvergeScheduler } from './converge.js';
 import { EcfScheduler } from './ecf.js';
@@ -70,6 +71,7 @@ export const BUILTIN_SCHEDULERS = {
   ecf: { summary: 'ECF earliest completion first: wait for the fast path when that finishes sooner (Lim et al., CoNEXT 2017)', create: () => new EcfScheduler() },
   blest: { summary: 'BLEST blocking estimation: skip the slow path when it would block the fast one (Ferlin et al., IFIP Networking 2016)', create: () => new BlestScheduler() },
   lola: { summary: 'LoLa: delay-budget windows, min-max frame arrival, adaptive probing (LoLa §3.2-3.6)', maxProbesPerBatch: 2 * MAX_PATHS, create: () => new LolaScheduler() },
+  aggdeliv: { summary: 'AggDeliv: periodical-window routing probabilities with RTT limiting (AggDeliv §III-B, Eq. 1-3)', create: () => new AggDelivScheduler() },
   single: { summary: 'everything on one path (single-path WebRTC; Converge §6 baseline)', needsSinglePath: true, create: singlePath },
 } as const satisfies Record<string, SchedulerEntry>;
 

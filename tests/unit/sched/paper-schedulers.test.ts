@@ -5,6 +5,7 @@
  * when it is full.
  */
 import { describe, expect, it } from 'vitest';
+import { AggDelivScheduler } from '../../../src/sched/aggdeliv.js';
 import { BlestScheduler } from '../../../src/sched/blest.js';
 import { EcfScheduler } from '../../../src/sched/ecf.js';
 import { MinRttScheduler } from '../../../src/sched/minrtt.js';
@@ -76,5 +77,53 @@ describe('BLEST', () => {
     expect(s.lambdaValue).toBeCloseTo(1.3);
     for (let i = 0; i < 60; i++) s.schedule(media(2), paths, (t += 100_000));
     expect(s.lambdaValue).toBeCloseTo(1.0);
+  });
+});
+
+describe('AggDeliv', () => {
+  it('Eq. 2: packets follow the paths’ window proportions (probabilistic, seeded)', () => {
+    // Equal RTTs: windows in proportion to rates, 3:1.
+    const s = new AggDelivScheduler(5);
+    const c = [0, 0];
+    for (let f = 0; f < 200; f++) {
+      const out = s.schedule(media(10), [path(0, 3, 40), path(1, 1, 40)], f * 33_000);
+      const k = counts(out);
+      c[0] += k[0];
+      c[1] += k[1];
+    }
+    expect(c[0] / (c[0] + c[1])).toBeGreaterThan(0.7);
+    expect(c[0] / (c[0] + c[1])).toBeLessThan(0.8);
+  });
+
+  it('Eq. 1: a one-frame burst in a path’s window barely moves its periodical window (harmonic mean over T_a)', () => {
+    const s = new AggDelivScheduler(5);
+    for (let f = 0; f < 30; f++) s.schedule(media(10), [path(0, 2, 40), path(1, 2, 40)], f * 33_000);
+    // One snapshot where path 0 claims 10x the rate, then back.
+    s.schedule(media(10), [path(0, 20, 40), path(1, 2, 40)], 30 * 33_000);
+    const c = [0, 0];
+    for (let f = 31; f < 40; f++) {
+      const k = counts(s.schedule(media(10), [path(0, 2, 40), path(1, 2, 40)], f * 33_000));
+      c[0] += k[0];
+      c[1] += k[1];
+    }
+    expect(c[0] / (c[0] + c[1])).toBeLessThan(0.65);
+  });
+
+  it('Eq. 3: a path whose RTT exceeds θ_γ x the least RTT loses its share, and regains it when the RTT recovers', () => {
+    const s = new AggDelivScheduler(5);
+    // Share of path 1 over the last 20 of 60 frames at that RTT.
+    const share = (p1Rtt: number, from: number) => {
+      const c = [0, 0];
+      for (let f = from; f < from + 60; f++) {
+        const k = counts(s.schedule(media(10), [path(0, 2, 40), path(1, 2, p1Rtt, { minRttMs: 40 })], f * 33_000));
+        if (f < from + 40) continue;
+        c[1] += k[1];
+        c[0] += k[0];
+      }
+      return c[1] / (c[0] + c[1]);
+    };
+    // Its window (rate x RTT) is 5x larger, yet Eq. 3 cuts its share well below half.
+    expect(share(200, 0)).toBeLessThan(0.3);
+    expect(share(40, 60)).toBeGreaterThan(0.4);
   });
 });
