@@ -1,6 +1,6 @@
 /**
  * `npm run bench -- --scenario FILE.json|NAME [--compare LIST] [--fec LIST] [--streams 1-3]
- *                   [--seeds N] [--duration S] [--variants N] [--half tune|check] [--degradation PREF] [--datachannel sctp|ideal] [--playout K=V,...] [--temporal-layers 1-3] [--converge K=V,...] [--sender K=V,...] [--jobs N] [--out DIR]`
+ *                   [--seeds N] [--duration S] [--variants N] [--half tune|check] [--degradation PREF] [--datachannel sctp|ideal] [--clock-skew MS] [--playout K=V,...] [--temporal-layers 1-3] [--converge K=V,...] [--sender K=V,...] [--jobs N] [--out DIR]`
  *
  * Runs the simulator (sim/simulator.ts) for every scenario variant x
  * configuration x FEC policy x seed and writes:
@@ -28,6 +28,9 @@
  * overrides ConvergeConfig fields (e.g. `baseLayerFastPath=false`),
  * `--sender K=V,...` SenderEngine fields: frame dropping (e.g. `upperLayerDropFactor=0.5`)
  * and fault handling (`pathHysteresis=false` turns the default hysteresis off, `fastFailover=true` the opt-in fast failover on, `outageRestore=total|any|off`).
+ * `--clock-skew MS` gives the sender a clock MS ahead of the receiver's (any
+ * sign; SimOptions.clockSkewMs): latency then rests on the receiver's clock
+ * offset estimate, reported in each result's `clock`.
  * `--datachannel sctp|ideal` picks the datachannel model (sim/simulator.ts
  * SimOptions.datachannel; default ideal). `--playout K=V,...` sets the
  * receiver's playout timing (src/feedback/playout.ts PlayoutOptions, e.g.
@@ -60,7 +63,7 @@ const DEGRADATION_PREFERENCES: readonly DegradationPreference[] = ['maintain-fra
 const PLAYOUT_KEYS = ['minDelayMs', 'maxDelayMs', 'maxChangeMsPerS', 'offsetWindowMs', 'nackHoldMs', 'renderDelayMs'] as const;
 const SENDER_KEYS = ['dropQueueFrames', 'maxConsecutiveDrops', 'upperLayerDropFactor', 'cwndPushback', 'pathHysteresis', 'fastFailover', 'outageRestore'];
 
-const USAGE = `usage: npm run bench -- --scenario FILE.json|NAME [--compare LIST] [--fec LIST] [--streams 1-3] [--seeds N] [--duration S] [--variants N] [--half tune|check] [--degradation PREF] [--datachannel sctp|ideal] [--playout K=V,...] [--temporal-layers 1-3] [--converge K=V,...] [--sender K=V,...] [--jobs N] [--out DIR]
+const USAGE = `usage: npm run bench -- --scenario FILE.json|NAME [--compare LIST] [--fec LIST] [--streams 1-3] [--seeds N] [--duration S] [--variants N] [--half tune|check] [--degradation PREF] [--datachannel sctp|ideal] [--clock-skew MS] [--playout K=V,...] [--temporal-layers 1-3] [--converge K=V,...] [--sender K=V,...] [--jobs N] [--out DIR]
   --compare entries: ${ALL_CONFIGS.slice(0, -2).join(', ')}, single:N, optionally @fec (bench/compare.ts)`;
 
 const OPTIONS = {
@@ -74,6 +77,7 @@ const OPTIONS = {
   half: { type: 'string' },
   degradation: { type: 'string' },
   datachannel: { type: 'string' },
+  'clock-skew': { type: 'string' },
   playout: { type: 'string' },
   'temporal-layers': { type: 'string' },
   converge: { type: 'string' },
@@ -93,6 +97,7 @@ interface Args {
   half?: SuiteHalf;
   degradation?: DegradationPreference;
   datachannel?: 'sctp' | 'ideal';
+  clockSkewMs?: number;
   temporalLayers?: number;
   converge?: Partial<ConvergeConfig>;
   sender?: SimOptions['sender'];
@@ -121,6 +126,13 @@ function parseOverrides(arg: string | undefined, flag: string, keys: string[], s
   return out;
 }
 
+/** A finite number. @throws UsageError naming the flag */
+function numberOption(flag: string, raw: string): number {
+  const n = Number(raw);
+  if (raw.trim() === '' || !Number.isFinite(n)) throw new UsageError(`--${flag} must be a number, got ${raw}`);
+  return n;
+}
+
 /** The checked options. @throws UsageError naming the bad option */
 function parseOptions(v: CliValues<typeof OPTIONS>): Args {
   const scenario = v.scenario;
@@ -147,6 +159,7 @@ function parseOptions(v: CliValues<typeof OPTIONS>): Args {
     half: choiceOption('half', v.half, ['tune', 'check'] as const),
     degradation: choiceOption('degradation', v.degradation, DEGRADATION_PREFERENCES),
     datachannel: choiceOption('datachannel', v.datachannel, ['sctp', 'ideal'] as const),
+    ...(v['clock-skew'] !== undefined ? { clockSkewMs: numberOption('clock-skew', v['clock-skew']) } : {}),
     temporalLayers: tl === undefined ? undefined : Number(tl),
     converge,
     sender,
@@ -235,6 +248,7 @@ async function main(values: CliValues<typeof OPTIONS>): Promise<number> {
             ...(a.converge ? { converge: a.converge } : {}),
             ...(a.sender ? { sender: a.sender } : {}),
             ...(a.datachannel ? { datachannel: a.datachannel } : {}),
+            ...(a.clockSkewMs !== undefined ? { clockSkewMs: a.clockSkewMs } : {}),
             ...(a.playout ? { playout: a.playout } : {}),
             ...(a.scenario === 'soak' ? { heapSampleS: SOAK.heapSampleS } : {}),
             label,

@@ -7,8 +7,14 @@ export interface ReceiverEngineConfig {
   clock: Clock;
   /** Per-path report interval (ms, default 50; Converge/GCC use 50-100). */
   reportIntervalMs?: number;
-  /** RTT assumed until the sender's stream info carries one (ms, default 100). */
+  /** RTT assumed until the first report round trip (or NACK) measures one (ms, default 100). */
   defaultRttMs?: number;
+  /**
+   * Least time between two clock echoes this side sends on one path in
+   * answer to the peer's reports (ms, default 200; the first report on a
+   * path is answered at once). 0 answers every report.
+   */
+  clockEchoIntervalMs?: number;
   /** Bounded FCD/IFD history for stats (frames, default 2000). */
   historyFrames?: number;
   /**

@@ -8,6 +8,7 @@ import type { PathReport } from '../core/types.js';
 import {
   AppDataAckType,
   AppDataType,
+  ClockEchoType,
   FecType,
   KeyframeRequestType,
   MediaType,
@@ -26,6 +27,7 @@ import {
   MAX_APP_DATA_ACK_RANGES,
   type AppDataAckMessage,
   type AppDataMessage,
+  type ClockEchoMessage,
   type DecodeResult,
   type DecodedPacket,
   type FecMessage,
@@ -38,7 +40,21 @@ import {
   type WireErrorReason,
   type WireLimits,
 } from './types.js';
-import { checkAppData, checkAppDataAck, checkFec, checkHeader, checkKeyframeRequest, checkMedia, checkNack, checkQoeWire, checkReport, checkStreamInfo, isU32, type QoeWire } from './validate.js';
+import {
+  checkAppData,
+  checkAppDataAck,
+  checkClockEcho,
+  checkFec,
+  checkHeader,
+  checkKeyframeRequest,
+  checkMedia,
+  checkNack,
+  checkQoeWire,
+  checkReport,
+  checkStreamInfo,
+  isU32,
+  type QoeWire,
+} from './validate.js';
 
 const EMPTY = new Uint8Array(0);
 const WT_VARINT = 0;
@@ -295,13 +311,18 @@ function decodeBody(field: number, bytes: Uint8Array, lim: WireLimits): PacketBo
       const appDataAck: AppDataAckMessage = { cumulative: m.cumulative as number, ranges: raw.slice(), ackDelayUs: m.ackDelayUs as number };
       return (err = checkAppDataAck(appDataAck)) !== null ? err : { kind: 'appDataAck', appDataAck };
     }
+    case PACKET_FIELD.clockEcho: {
+      const m = decodeStrict(ClockEchoType, bytes);
+      const clockEcho: ClockEchoMessage = { echoUs: u64(m.echoUs), holdUs: m.holdUs as number };
+      return (err = checkClockEcho(clockEcho)) !== null ? err : { kind: 'clockEcho', clockEcho };
+    }
     default:
       return `unknown body field ${field}`;
   }
 }
 
 function isBodyField(field: number): boolean {
-  return (field >= PACKET_FIELD.media && field <= PACKET_FIELD.padding) || field === PACKET_FIELD.appData || field === PACKET_FIELD.appDataAck;
+  return (field >= PACKET_FIELD.media && field <= PACKET_FIELD.padding) || field === PACKET_FIELD.appData || field === PACKET_FIELD.appDataAck || field === PACKET_FIELD.clockEcho;
 }
 
 function decodeUnchecked(bytes: Uint8Array, lim: WireLimits): DecodeResult {

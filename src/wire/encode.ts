@@ -23,10 +23,37 @@
  */
 import type { QoeFeedback } from '../core/types.js';
 import { WireError } from './errors.js';
-import { AppDataAckType, AppDataType, FecType, KeyframeRequestType, MediaType, NackType, PACKET_FIELD, PaddingType, PathReportType, QoeFeedbackType, StreamInfoType, newWriter } from './schema.js';
+import {
+  AppDataAckType,
+  AppDataType,
+  ClockEchoType,
+  FecType,
+  KeyframeRequestType,
+  MediaType,
+  NackType,
+  PACKET_FIELD,
+  PaddingType,
+  PathReportType,
+  QoeFeedbackType,
+  StreamInfoType,
+  newWriter,
+} from './schema.js';
 import { UINT32_MAX } from './sizes.js';
 import { DEFAULT_WIRE_LIMITS, type FecMessage, type MediaMessage, type PacketBody, type PacketHeader, type PacketKind } from './types.js';
-import { checkAppData, checkAppDataAck, checkFec, checkHeader, checkKeyframeRequest, checkMedia, checkNack, checkQoeWire, checkReport, checkStreamInfo, type QoeWire } from './validate.js';
+import {
+  checkAppData,
+  checkAppDataAck,
+  checkClockEcho,
+  checkFec,
+  checkHeader,
+  checkKeyframeRequest,
+  checkMedia,
+  checkNack,
+  checkQoeWire,
+  checkReport,
+  checkStreamInfo,
+  type QoeWire,
+} from './validate.js';
 import { varintSize, writeVarint } from './varint.js';
 
 const WT_VARINT = 0;
@@ -67,6 +94,7 @@ const BODY_FIELD: Record<PacketKind, number> = {
   padding: PACKET_FIELD.padding,
   appData: PACKET_FIELD.appData,
   appDataAck: PACKET_FIELD.appDataAck,
+  clockEcho: PACKET_FIELD.clockEcho,
 };
 
 function wrap(header: PacketHeader, field: number, body: Uint8Array): Uint8Array {
@@ -170,6 +198,9 @@ function encodeBody(body: PacketBody): Uint8Array {
     case 'appDataAck':
       if ((err = checkAppDataAck(body.appDataAck)) !== null) throw WireError.invalidMessage('AppDataAck', err);
       return AppDataAckType.encode(body.appDataAck, newWriter()).finish();
+    case 'clockEcho':
+      if ((err = checkClockEcho(body.clockEcho)) !== null) throw WireError.invalidMessage('ClockEcho', err);
+      return ClockEchoType.encode(body.clockEcho, newWriter()).finish();
     default: {
       const never: never = body;
       throw WireError.invalidMessage('Packet', `unknown body kind ${(never as { kind: string }).kind}`);

@@ -301,6 +301,20 @@ export const wireDescriptor: INamespace = {
             }
           }
         },
+        "ClockEcho": {
+          "fields": {
+            "echoUs": {
+              "type": "uint64",
+              "id": 1,
+              "protoName": "echo_us"
+            },
+            "holdUs": {
+              "type": "uint32",
+              "id": 2,
+              "protoName": "hold_us"
+            }
+          }
+        },
         "Packet": {
           "oneofs": {
             "body": {
@@ -314,7 +328,8 @@ export const wireDescriptor: INamespace = {
                 "streamInfo",
                 "padding",
                 "appData",
-                "appDataAck"
+                "appDataAck",
+                "clockEcho"
               ]
             }
           },
@@ -377,6 +392,11 @@ export const wireDescriptor: INamespace = {
               "type": "AppDataAck",
               "id": 19,
               "protoName": "app_data_ack"
+            },
+            "clockEcho": {
+              "type": "ClockEcho",
+              "id": 20,
+              "protoName": "clock_echo"
             }
           }
         }

@@ -24,6 +24,7 @@ describe('schema.generated.ts', () => {
       padding: 17,
       appData: 18,
       appDataAck: 19,
+      clockEcho: 20,
     });
     const media = wireRoot.lookupType('mprtc.Media');
     expect(media.fields.payload.id).toBe(11);
