@@ -50,7 +50,7 @@ import type { PlayoutOptions } from '../../src/feedback/playout.js';
 import type { FecPolicyName } from '../../src/fec/types.js';
 import { DEFAULT_CONVERGE_CONFIG } from '../../src/sched/converge.js';
 import type { ConvergeConfig } from '../../src/sched/types.js';
-import { type CliValues, UsageError, choiceOption, intOption, runCli } from '../../tools/cli.js';
+import { type CliValues, UsageError, choiceOption, intOption, numberOption, runCli } from '../../tools/cli.js';
 import { type CompareEntry, parseCompare } from '../compare.js';
 import { renderHtml } from './report-html.js';
 import { type BenchEntry, renderSummary } from './report.js';
@@ -126,13 +126,6 @@ function parseOverrides(arg: string | undefined, flag: string, keys: string[], s
   return out;
 }
 
-/** A finite number. @throws UsageError naming the flag */
-function numberOption(flag: string, raw: string): number {
-  const n = Number(raw);
-  if (raw.trim() === '' || !Number.isFinite(n)) throw new UsageError(`--${flag} must be a number, got ${raw}`);
-  return n;
-}
-
 /** The checked options. @throws UsageError naming the bad option */
 function parseOptions(v: CliValues<typeof OPTIONS>): Args {
   const scenario = v.scenario;
@@ -159,7 +152,7 @@ function parseOptions(v: CliValues<typeof OPTIONS>): Args {
     half: choiceOption('half', v.half, ['tune', 'check'] as const),
     degradation: choiceOption('degradation', v.degradation, DEGRADATION_PREFERENCES),
     datachannel: choiceOption('datachannel', v.datachannel, ['sctp', 'ideal'] as const),
-    ...(v['clock-skew'] !== undefined ? { clockSkewMs: numberOption('clock-skew', v['clock-skew']) } : {}),
+    ...(v['clock-skew'] !== undefined ? { clockSkewMs: numberOption('clock-skew', v['clock-skew'], -86_400_000, 86_400_000) } : {}),
     temporalLayers: tl === undefined ? undefined : Number(tl),
     converge,
     sender,
