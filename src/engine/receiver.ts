@@ -97,7 +97,7 @@ export class ReceiverEngine {
       reportIntervalMs: config.reportIntervalMs ?? 50,
       defaultRttMs: config.defaultRttMs ?? 100,
       historyFrames: config.historyFrames ?? 2000,
-      clockEchoIntervalMs: config.clockEchoIntervalMs ?? 200,
+      clockEchoIntervalMs: config.clockEchoIntervalMs ?? 1000,
     };
     this.nackRttMs = this.cfg.defaultRttMs;
     this.playout = new PlayoutTiming(config.playout);

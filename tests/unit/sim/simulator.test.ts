@@ -171,7 +171,7 @@ describe('simulate with separate sender and receiver clocks (clockSkewMs)', () =
       const r = run(skew);
       expect(comparable(r)).toBe(comparable(ref));
       expect(r.clock?.skewMs).toBe(skew);
-      expect(r.clock!.samples).toBeGreaterThan(20);
+      expect(r.clock!.samples).toBeGreaterThanOrEqual(8); // one echo per path and second
       // path a: 20 ms forward, 10 ms back -> asymmetry 10 ms -> at most 5 ms; path b symmetric
       expect(Math.abs(r.clock!.errorMs)).toBeLessThanOrEqual(5 + 0.5);
       expect(Math.abs(r.clock!.errorMs)).toBeLessThanOrEqual(r.clock!.errorBoundMs);
