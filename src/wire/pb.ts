@@ -22,6 +22,9 @@ export const WT_I64 = 1;
 export const WT_LEN = 2;
 export const WT_I32 = 5;
 
+/** Most unused bytes `finish()` leaves behind a returned view (else it copies). */
+const FINISH_SLACK_BYTES = 64;
+
 const utf8Encoder = new TextEncoder();
 const utf8Decoder = new TextDecoder('utf-8', { fatal: true, ignoreBOM: true });
 const EMPTY = new Uint8Array(0);
@@ -35,9 +38,10 @@ export class PbWriter {
     this.buf = new Uint8Array(initialBytes);
   }
 
-  private ensure(n: number): void {
+  /** Room for `n` more bytes: doubles, or grows to fit `n` plus `slack` at once (a large bytes field). */
+  private ensure(n: number, slack = 0): void {
     if (this.pos + n <= this.buf.length) return;
-    const next = new Uint8Array(Math.max(this.buf.length * 2, this.pos + n));
+    const next = new Uint8Array(Math.max(this.buf.length * 2, this.pos + n + slack));
     next.set(this.buf.subarray(0, this.pos));
     this.buf = next;
   }
@@ -78,7 +82,7 @@ export class PbWriter {
   /** Length-delimited bytes. */
   bytes(b: Uint8Array): void {
     this.varint(b.length);
-    this.ensure(b.length);
+    this.ensure(b.length, FINISH_SLACK_BYTES / 2);
     this.buf.set(b, this.pos);
     this.pos += b.length;
   }
@@ -93,9 +97,14 @@ export class PbWriter {
     return this.pos;
   }
 
-  /** A copy of the bytes written (a plain Uint8Array of exactly that length). */
+  /**
+   * The bytes written, as a plain Uint8Array of exactly that length: a view
+   * (no copy) when the buffer has at most {@link FINISH_SLACK_BYTES} unused,
+   * else a copy, so a kept message never pins much more memory than its size.
+   * The writer must not be used afterwards.
+   */
   finish(): Uint8Array {
-    return this.buf.slice(0, this.pos);
+    return this.buf.length - this.pos <= FINISH_SLACK_BYTES ? this.buf.subarray(0, this.pos) : this.buf.slice(0, this.pos);
   }
 }
 
