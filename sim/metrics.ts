@@ -10,20 +10,31 @@
  * - frames.sent: frames the encoder produced; frames.decoded: frames the
  *   decoder output; frames.dropped: frame ids up to the newest decoded one
  *   that were never decoded (frames still in flight at the end are not counted).
- * - latencyMs: capture -> decoded (ms). Sender and receiver share the virtual clock.
+ * - latencyMs: capture -> decoded (ms), one sample per frame by qoe-metrics
+ *   `latencySampleMs`. Sender and receiver share the virtual clock (offset 0)
+ *   unless SimOptions.clockSkewMs gives them different clocks; then each
+ *   sample is corrected by the receiver's clock-offset estimate at decode
+ *   time, as in a real call.
  * - goodputBps: encoded bytes of decoded frames x 8 / seconds from the first
  *   decoded frame to the end of the call.
  */
 import { percentiles } from '../src/feedback/percentile.js';
-import { freezesOf, goodputBps, latencyOf, meanFps } from '../src/feedback/qoe-metrics.js';
+import { freezesOf, goodputBps, latencyOf, latencySampleMs, meanFps } from '../src/feedback/qoe-metrics.js';
 
 /** One decoded frame as the simulator's decoder model logs it. */
 export interface DecodedFrame {
   frameId: number;
   /** Sender capture time (µs). */
   captureUs: number;
-  /** Decode time (µs). */
+  /** Decode time (µs, virtual clock). */
   decodedUs: number;
+  /**
+   * Sender clock - virtual clock (µs) used to put `captureUs` on the virtual
+   * clock: 0 with a shared clock, else the receiver's estimate at decode time
+   * (ReceiverEngine.senderClockOffsetUs), NaN before its first clock exchange.
+   * Absent = 0.
+   */
+  senderClockOffsetUs?: number;
   /** Encoded size (bytes). */
   bytes: number;
 }
@@ -57,6 +68,11 @@ export function freezeStats(decodedUs: readonly number[]): FreezeStats {
   return { count: fz.count, totalMs: fz.totalMs, maxMs: fz.maxMs, list: fz.list.map((f) => ({ atUs: f.at * 1000, ms: f.ms })) };
 }
 
+/** The frame's capture -> decoded latency (ms; NaN when the clocks could not be compared yet). */
+export function frameLatencyMs(f: DecodedFrame): number {
+  return latencySampleMs(f.captureUs, f.decodedUs, f.senderClockOffsetUs ?? 0);
+}
+
 /** Mean and p50/p95/p99 of latency samples (ms) (src/feedback/qoe-metrics.ts `latencyOf`); zeros when empty. */
 export function latencyStats(ms: readonly number[]): LatencyStats {
   const l = latencyOf(ms);
@@ -79,7 +95,8 @@ export function framesDropped(decodedIds: readonly number[], firstId = 0): numbe
 }
 
 /** Latency CDF as `points + 1` evenly spaced percentiles (0, 100/points, ..., 100), ms. */
-export function latencyCdf(ms: readonly number[], points = 50): number[] {
+export function latencyCdf(samplesMs: readonly number[], points = 50): number[] {
+  const ms = samplesMs.filter(Number.isFinite);
   if (ms.length === 0) return [];
   const ps: number[] = [];
   for (let i = 0; i <= points; i++) ps.push((100 * i) / points);
@@ -104,7 +121,7 @@ export interface StreamQoe {
 export function streamQoe(decoded: readonly DecodedFrame[], sent: number, endUs: number): StreamQoe {
   const times = decoded.map((f) => f.decodedUs);
   const fz = freezeStats(times);
-  const lat = latencyStats(decoded.map((f) => (f.decodedUs - f.captureUs) / 1000));
+  const lat = latencyStats(decoded.map(frameLatencyMs));
   let bytes = 0;
   let ooo = 0;
   let last = -1;
@@ -126,13 +143,16 @@ export function streamQoe(decoded: readonly DecodedFrame[], sent: number, endUs:
 
 /** Per-second decoded fps, latency p50/p95 (ms) and mean inter-frame decode interval (ms), seconds [0, nSeconds). */
 export function perSecondQoe(decoded: readonly DecodedFrame[], nSeconds: number): Array<{ fps: number; latencyP50Ms: number; latencyP95Ms: number; ifdMeanMs: number }> {
+  const frames = new Array<number>(nSeconds).fill(0);
   const buckets: number[][] = Array.from({ length: nSeconds }, () => []);
   const ifd: number[][] = Array.from({ length: nSeconds }, () => []);
   let prev: number | undefined;
   for (const f of decoded) {
     const s = Math.floor(f.decodedUs / 1e6);
     if (s >= 0 && s < nSeconds) {
-      buckets[s].push((f.decodedUs - f.captureUs) / 1000);
+      frames[s]++;
+      const lat = frameLatencyMs(f);
+      if (Number.isFinite(lat)) buckets[s].push(lat);
       if (prev !== undefined) ifd[s].push((f.decodedUs - prev) / 1000);
     }
     prev = f.decodedUs;
@@ -140,7 +160,7 @@ export function perSecondQoe(decoded: readonly DecodedFrame[], nSeconds: number)
   return buckets.map((b, i) => {
     const [p50, p95] = b.length ? percentiles(b, [50, 95]) : [0, 0];
     const m = ifd[i].length ? ifd[i].reduce((a, c) => a + c, 0) / ifd[i].length : 0;
-    return { fps: b.length, latencyP50Ms: round(p50), latencyP95Ms: round(p95), ifdMeanMs: round(m, 2) };
+    return { fps: frames[i], latencyP50Ms: round(p50), latencyP95Ms: round(p95), ifdMeanMs: round(m, 2) };
   });
 }
 

@@ -3,8 +3,9 @@
  * {@link SimResult} (per stream, all streams together, per path, per second),
  * with the metric definitions of sim/metrics.ts.
  */
+import type { ReceiverStats } from '../src/engine/types.js';
 import type { SimRun } from './run-loop.js';
-import { freezeStats, latencyCdf, mean, perSecondQoe, round, streamQoe } from './metrics.js';
+import { frameLatencyMs, freezeStats, latencyCdf, mean, perSecondQoe, round, streamQoe } from './metrics.js';
 import type { SimOptions, SimPathResult, SimPerSecond, SimResult, SimStreamResult } from './types.js';
 
 /** The result of the run `run` of `opts`. */
@@ -60,7 +61,7 @@ export function buildResult(opts: SimOptions, run: SimRun): SimResult {
           0,
           endUs,
         ).latencyMs;
-  const latMs = allDecoded.map((f) => (f.decodedUs - f.captureUs) / 1000);
+  const latMs = allDecoded.map(frameLatencyMs);
   const fecSent = sum((s) => s.fec.packetsSent);
   const mediaSent = streams.reduce((a, c) => a + c.sender.stats().mediaPacketsSent, 0);
   const rxAll = streams.map((c) => c.rx.stats(c.s));
@@ -177,6 +178,7 @@ export function buildResult(opts: SimOptions, run: SimRun): SimResult {
     retransmissions: sum((s) => s.retransmissions),
     decoderViolations: sum((s) => s.decoderViolations),
     latencyCdfMs: latencyCdf(latMs),
+    ...(opts.clockSkewMs !== undefined ? { clock: clockResult(opts.clockSkewMs, rxAll[0].clock) } : {}),
     perStream,
     paths,
     perSecond,
@@ -190,4 +192,9 @@ export function buildResult(opts: SimOptions, run: SimRun): SimResult {
       qoeDropped: streams.reduce((a, c) => a + c.qoeDropped, 0),
     },
   };
+}
+
+/** Stream 0's receiver clock-offset estimate against the true skew (SimOptions.clockSkewMs), ms. */
+function clockResult(skewMs: number, c: ReceiverStats['clock']): NonNullable<SimResult['clock']> {
+  return { skewMs, estimatedOffsetMs: round(c.offsetMs, 3), errorMs: round(c.offsetMs - skewMs, 3), errorBoundMs: round(c.errorBoundMs, 3), samples: c.samples };
 }

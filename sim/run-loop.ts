@@ -11,7 +11,7 @@
  * waits {@link MIN_TICK_STEP_US}). At one instant: deliveries first (in link
  * order), then camera frames, then endpoint ticks, then the sample.
  */
-import { ManualClock } from '../src/core/clock.js';
+import { type Clock, ManualClock } from '../src/core/clock.js';
 import { Rng } from '../src/core/rng.js';
 import { Endpoint } from '../src/engine/endpoint.js';
 import { ReceiverEngine } from '../src/engine/receiver.js';
@@ -116,11 +116,23 @@ export interface SimRun extends RunSettings {
   datagramsDown: number;
 }
 
+/** Where separate clocks start (µs, the later of the two; SimOptions.clockSkewMs). */
+const SEPARATE_CLOCK_START_US = 60_000_000;
+
 /** Build the call from `opts` and run it to `settings.endUs`. Deterministic in its arguments. */
 export function runLoop(opts: SimOptions, settings: RunSettings): SimRun {
   const { nStreams, qoeFeedback, dcModel, overhead, endUs } = settings;
   const scenario = opts.scenario;
   const clock = new ManualClock(0);
+  // Separate sender/receiver clocks (SimOptions.clockSkewMs): receiver = virtual + base, sender = receiver + skew,
+  // both at least SEPARATE_CLOCK_START_US, so that runs with different skews start every engine long after
+  // its own time 0 (as a page's clock does) and differ only in the offset.
+  const skewUs = opts.clockSkewMs === undefined ? undefined : Math.round(opts.clockSkewMs * 1000);
+  const rxBaseUs = skewUs === undefined ? 0 : SEPARATE_CLOCK_START_US + Math.max(0, -skewUs);
+  const txBaseUs = skewUs === undefined ? 0 : rxBaseUs + skewUs;
+  const shifted = (baseUs: number): Clock => (baseUs === 0 ? clock : { nowUs: () => clock.nowUs() + baseUs });
+  const txClock = shifted(txBaseUs);
+  const rxClock = shifted(rxBaseUs);
   const seed = opts.seed >>> 0;
   const nPaths = scenario.paths.length;
 
@@ -159,7 +171,7 @@ export function runLoop(opts: SimOptions, settings: RunSettings): SimRun {
   const streams: StreamCtx[] = [];
   for (let s = 0; s < nStreams; s++) {
     const sender = new SenderEngine({
-      clock,
+      clock: txClock,
       scheduler: opts.scheduler === 'converge' && opts.converge ? new ConvergeScheduler(opts.converge) : opts.scheduler,
       singlePath: opts.singlePath,
       fec: opts.fec,
@@ -169,8 +181,12 @@ export function runLoop(opts: SimOptions, settings: RunSettings): SimRun {
       streamId: s,
       ...(opts.sender ?? {}),
     });
-    const rev = new ReceiverEngine({ clock });
-    const rx = new ReceiverEngine({ clock, ...(opts.playout ? { playout: opts.playout } : {}), ...(opts.receiverDefaultRttMs !== undefined ? { defaultRttMs: opts.receiverDefaultRttMs } : {}) });
+    const rev = new ReceiverEngine({ clock: txClock });
+    const rx = new ReceiverEngine({
+      clock: rxClock,
+      ...(opts.playout ? { playout: opts.playout } : {}),
+      ...(opts.receiverDefaultRttMs !== undefined ? { defaultRttMs: opts.receiverDefaultRttMs } : {}),
+    });
     const enc = new EncoderModel(opts.encoder ?? {}, sender.targetBitrateBps(), new Rng((seed * 104729 + 17 * s + 3) >>> 0));
     const ctx: StreamCtx = {
       s,
@@ -231,7 +247,10 @@ export function runLoop(opts: SimOptions, settings: RunSettings): SimRun {
     if (ctx.decodedSinceKey.size >= 256) ctx.decodedSinceKey.delete(ctx.decodedSinceKey.values().next().value as number);
     ctx.decodedSinceKey.add(id);
     const now = clock.nowUs();
-    ctx.decoded.push({ frameId: id, captureUs: f.captureUs, decodedUs: now, bytes: f.data.length });
+    // Capture time on the virtual clock = captureUs - (sender clock - virtual): exact with one clock, else the receiver's estimate.
+    const est = skewUs === undefined ? 0 : ctx.rx.senderClockOffsetUs();
+    const offsetUs = est === undefined ? Number.NaN : est + rxBaseUs;
+    ctx.decoded.push({ frameId: id, captureUs: f.captureUs, decodedUs: now, senderClockOffsetUs: offsetUs, bytes: f.data.length });
     ctx.rx.onFrameDecoded(ctx.s, id, f.captureUs);
   }
 
@@ -285,7 +304,7 @@ export function runLoop(opts: SimOptions, settings: RunSettings): SimRun {
               continue;
             }
             c.sEp.onDatagram(i, g.bytes);
-            c.sWake = Math.min(c.sWake, c.sEp.nextWakeUs());
+            c.sWake = Math.min(c.sWake, c.sEp.nextWakeUs() - txBaseUs);
           }
         }
       }
@@ -312,24 +331,24 @@ export function runLoop(opts: SimOptions, settings: RunSettings): SimRun {
           streamId: c.s,
           frameId: id,
           keyFrame: fr.keyFrame,
-          captureUs: now,
+          captureUs: now + txBaseUs,
           data: makeAnnexB(fr.sizeBytes, fr.keyFrame, id),
           codec: 'h264',
           ...(fr.temporalLayer !== undefined ? { temporalLayer: fr.temporalLayer } : {}),
           ...(fr.refDistance !== undefined ? { refDistance: fr.refDistance } : {}),
         });
-        c.sWake = Math.min(c.sWake, c.sEp.nextWakeUs());
+        c.sWake = Math.min(c.sWake, c.sEp.nextWakeUs() - txBaseUs);
       }
     }
     // 3. Endpoint ticks.
     for (const c of streams) {
       if (c.sWake <= now) {
         c.sEp.tick();
-        c.sWake = Math.max(c.sEp.nextWakeUs(), now + MIN_TICK_STEP_US);
+        c.sWake = Math.max(c.sEp.nextWakeUs() - txBaseUs, now + MIN_TICK_STEP_US);
       }
       if (c.rWake <= now) {
         c.rEp.tick();
-        c.rWake = Math.max(c.rEp.nextWakeUs(), now + MIN_TICK_STEP_US);
+        c.rWake = Math.max(c.rEp.nextWakeUs() - rxBaseUs, now + MIN_TICK_STEP_US);
       }
     }
     // Next event.

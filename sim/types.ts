@@ -51,6 +51,15 @@ export interface SimOptions {
   datachannel?: 'sctp' | 'ideal';
   /** Receiver playout timing (ReceiverEngine `playout`; default the engine's; `{ maxDelayMs: 0 }` = decode at once). */
   playout?: PlayoutOptions;
+  /**
+   * Give the sender and the receiver different clocks: sender clock - receiver
+   * clock (ms, any sign). Unset: both share the virtual clock and latency is
+   * exact. Set (even 0): each side's engines run on their own clock (the
+   * virtual clock shifted so neither is negative), capture times are on the
+   * sender's clock, and the latency fields use the receiver's clock-offset
+   * estimate, as in a real call; `clock` in the result reports the estimate.
+   */
+  clockSkewMs?: number;
   /** Receiver RTT assumption (ms) passed as ReceiverEngine `defaultRttMs` (engine default 100); for experiments. */
   receiverDefaultRttMs?: number;
   /** SenderEngine options over the simulator's (frame dropping, temporal-layer dropping, fault handling); for experiments. */
@@ -158,6 +167,12 @@ export interface SimResult extends CallQoe {
   // The CallQoe fields are all streams together (= stream 0 with one stream).
   /** Latency CDF: 51 percentiles 0, 2, ..., 100 (ms). */
   latencyCdfMs: number[];
+  /**
+   * With SimOptions.clockSkewMs: stream 0's receiver estimate of the sender's
+   * clock offset at the end (ms), its error against the true skew (ms), the
+   * bound on that error (half the selected sample's RTT, ms) and the samples.
+   */
+  clock?: { skewMs: number; estimatedOffsetMs: number; errorMs: number; errorBoundMs: number; samples: number };
   perStream: SimStreamResult[];
   paths: SimPathResult[];
   perSecond: SimPerSecond[];

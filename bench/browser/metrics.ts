@@ -8,7 +8,7 @@
  * (src/feedback/qoe-metrics.ts), applied to display times of new frames.
  */
 import { percentile } from '../../src/feedback/percentile.js';
-import { freezesOf, goodputBps, latencyOf, meanFps } from '../../src/feedback/qoe-metrics.js';
+import { freezesOf, goodputBps, latencyOf, latencySampleMs, meanFps } from '../../src/feedback/qoe-metrics.js';
 import type { PathTraffic, PathUsageCheck } from '../../tools/harness/path-usage.js';
 
 /** Sender: source frame `id` was drawn at `tMs` (host epoch clock, ms). */
@@ -135,7 +135,7 @@ export function summarizeRun(inp: SummarizeInput): BenchResult {
     seen.add(d.id);
     firstDisplays.push(d);
     const t0 = drawAt.get(d.id);
-    if (t0 !== undefined) latencies.push(d.tMs - t0);
+    if (t0 !== undefined) latencies.push(latencySampleMs(t0 * 1000, d.tMs * 1000));
   }
   const ids = [...seen].sort((a, b) => a - b);
   const notDisplayed = ids.length ? ids[ids.length - 1] - ids[0] + 1 - ids.length : 0;
@@ -153,7 +153,7 @@ export function summarizeRun(inp: SummarizeInput): BenchResult {
     const lo = inp.startMs + (t - 1) * 1000;
     const hi = lo + 1000;
     const inSec = firstDisplays.filter((d) => d.tMs >= lo && d.tMs < hi);
-    const lat = inSec.map((d) => (drawAt.has(d.id) ? d.tMs - drawAt.get(d.id)! : NaN)).filter(Number.isFinite);
+    const lat = inSec.map((d) => (drawAt.has(d.id) ? latencySampleMs(drawAt.get(d.id)! * 1000, d.tMs * 1000) : NaN)).filter(Number.isFinite);
     const q = inSec.map((d) => qById.get(d.id)?.psnr ?? NaN).filter(Number.isFinite);
     const resCount = new Map<string, number>();
     for (const d of inSec) resCount.set(`${d.w}x${d.h}`, (resCount.get(`${d.w}x${d.h}`) ?? 0) + 1);

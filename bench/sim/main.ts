@@ -1,6 +1,6 @@
 /**
  * `npm run bench -- --scenario FILE.json|NAME [--compare LIST] [--fec LIST] [--streams 1-3]
- *                   [--seeds N] [--duration S] [--variants N] [--half tune|check] [--degradation PREF] [--datachannel sctp|ideal] [--playout K=V,...] [--temporal-layers 1-3] [--converge K=V,...] [--sender K=V,...] [--jobs N] [--out DIR]`
+ *                   [--seeds N] [--duration S] [--variants N] [--half tune|check] [--degradation PREF] [--datachannel sctp|ideal] [--clock-skew MS] [--playout K=V,...] [--temporal-layers 1-3] [--converge K=V,...] [--sender K=V,...] [--jobs N] [--out DIR]`
  *
  * Runs the simulator (sim/simulator.ts) for every scenario variant x
  * configuration x FEC policy x seed and writes:
@@ -28,6 +28,9 @@
  * overrides ConvergeConfig fields (e.g. `baseLayerFastPath=false`),
  * `--sender K=V,...` SenderEngine fields: frame dropping (e.g. `upperLayerDropFactor=0.5`)
  * and fault handling (`pathHysteresis=false` turns the default hysteresis off, `fastFailover=true` the opt-in fast failover on, `outageRestore=total|any|off`).
+ * `--clock-skew MS` gives the sender a clock MS ahead of the receiver's (any
+ * sign; SimOptions.clockSkewMs): latency then rests on the receiver's clock
+ * offset estimate, reported in each result's `clock`.
  * `--datachannel sctp|ideal` picks the datachannel model (sim/simulator.ts
  * SimOptions.datachannel; default ideal). `--playout K=V,...` sets the
  * receiver's playout timing (src/feedback/playout.ts PlayoutOptions, e.g.
@@ -48,7 +51,7 @@ import { fecPolicyNames, isFecPolicyName } from '../../src/fec/factory.js';
 import type { FecPolicyName } from '../../src/fec/types.js';
 import { DEFAULT_CONVERGE_CONFIG } from '../../src/sched/converge.js';
 import type { ConvergeConfig } from '../../src/sched/types.js';
-import { type CliValues, UsageError, choiceOption, intOption, runCli } from '../../tools/cli.js';
+import { type CliValues, UsageError, choiceOption, intOption, numberOption, runCli } from '../../tools/cli.js';
 import { type CompareEntry, compareEntriesHelp, multipathSchedulers, parseCompare } from '../compare.js';
 import { renderHtml } from './report-html.js';
 import { type BenchEntry, renderSummary } from './report.js';
@@ -61,7 +64,7 @@ const DEGRADATION_PREFERENCES: readonly DegradationPreference[] = ['maintain-fra
 const PLAYOUT_KEYS = ['minDelayMs', 'maxDelayMs', 'maxChangeMsPerS', 'offsetWindowMs', 'nackHoldMs', 'renderDelayMs'] as const;
 const SENDER_KEYS = ['dropQueueFrames', 'maxConsecutiveDrops', 'upperLayerDropFactor', 'cwndPushback', 'pathHysteresis', 'fastFailover', 'outageRestore'];
 
-const USAGE = `usage: npm run bench -- --scenario FILE.json|NAME [--compare LIST] [--fec LIST] [--streams 1-3] [--seeds N] [--duration S] [--variants N] [--half tune|check] [--degradation PREF] [--datachannel sctp|ideal] [--playout K=V,...] [--temporal-layers 1-3] [--converge K=V,...] [--sender K=V,...] [--jobs N] [--out DIR]
+const USAGE = `usage: npm run bench -- --scenario FILE.json|NAME [--compare LIST] [--fec LIST] [--streams 1-3] [--seeds N] [--duration S] [--variants N] [--half tune|check] [--degradation PREF] [--datachannel sctp|ideal] [--clock-skew MS] [--playout K=V,...] [--temporal-layers 1-3] [--converge K=V,...] [--sender K=V,...] [--jobs N] [--out DIR]
   --compare entries: ${compareEntriesHelp()}, converge-nofb (bench/compare.ts)`;
 
 const OPTIONS = {
@@ -75,6 +78,7 @@ const OPTIONS = {
   half: { type: 'string' },
   degradation: { type: 'string' },
   datachannel: { type: 'string' },
+  'clock-skew': { type: 'string' },
   playout: { type: 'string' },
   'temporal-layers': { type: 'string' },
   converge: { type: 'string' },
@@ -94,6 +98,7 @@ interface Args {
   half?: SuiteHalf;
   degradation?: DegradationPreference;
   datachannel?: 'sctp' | 'ideal';
+  clockSkewMs?: number;
   temporalLayers?: number;
   converge?: Partial<ConvergeConfig>;
   sender?: SimOptions['sender'];
@@ -148,6 +153,7 @@ function parseOptions(v: CliValues<typeof OPTIONS>): Args {
     half: choiceOption('half', v.half, ['tune', 'check'] as const),
     degradation: choiceOption('degradation', v.degradation, DEGRADATION_PREFERENCES),
     datachannel: choiceOption('datachannel', v.datachannel, ['sctp', 'ideal'] as const),
+    ...(v['clock-skew'] !== undefined ? { clockSkewMs: numberOption('clock-skew', v['clock-skew'], -86_400_000, 86_400_000) } : {}),
     temporalLayers: tl === undefined ? undefined : Number(tl),
     converge,
     sender,
@@ -236,6 +242,7 @@ async function main(values: CliValues<typeof OPTIONS>): Promise<number> {
             ...(a.converge ? { converge: a.converge } : {}),
             ...(a.sender ? { sender: a.sender } : {}),
             ...(a.datachannel ? { datachannel: a.datachannel } : {}),
+            ...(a.clockSkewMs !== undefined ? { clockSkewMs: a.clockSkewMs } : {}),
             ...(a.playout ? { playout: a.playout } : {}),
             ...(a.scenario === 'soak' ? { heapSampleS: SOAK.heapSampleS } : {}),
             label,

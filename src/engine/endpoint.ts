@@ -2,7 +2,8 @@
  * One side of a call: an optional sender engine and a receiver engine sharing
  * the paths. Every datagram of a path is decoded once here and routed: media,
  * FEC, padding and stream info to the receiver; reports, NACKs, keyframe
- * requests and QoE feedback to the sender; app data and its acks to the
+ * requests and QoE feedback to the sender (reports are also answered with a
+ * clock echo, see {@link ReceiverEngine.echoClock}); app data and its acks to the
  * optional {@link AppDataChannel} (counted in `appDataIgnored` without one).
  * Malformed datagrams are counted and dropped (never thrown).
  */
@@ -39,6 +40,8 @@ export class Endpoint {
       else this.appDataIgnored++;
     } else if (kind === 'report' || kind === 'nack' || kind === 'keyframeRequest' || kind === 'qoe') {
       this.sender?.onControl(res.packet.body, pathId);
+      // Every report is also one half of a clock exchange: echo its send time back (rate-limited).
+      if (kind === 'report') this.receiver.echoClock(pathId, res.packet);
     } else {
       this.receiver.onPacket(pathId, res.packet, res.bodyBytes, bytes.length);
     }

@@ -23,6 +23,8 @@ export interface PathRx {
   firstSeq: number;
   /** Smoothed (arrival - send time) of this path's media packets, µs; the sender/receiver clock offset cancels across paths. */
   owdUs: number;
+  /** When this side last answered a peer report on this path with a clock echo (µs, local clock). */
+  lastEchoUs: number;
 }
 
 /** A path seen for the first time: no sink yet, counters at zero. */
@@ -41,11 +43,15 @@ export function newReceivePath(id: PathId): PathRx {
     seqCount: 0,
     firstSeq: -1,
     owdUs: NaN,
+    lastEchoUs: -Infinity,
   };
 }
 
-/** The path's statistics; `perPath` is the FEC decoder's counters for FEC protecting this path, if any. */
-export function receivePathStats(p: PathRx, perPath: FecPathStats | undefined): ReceiverPathStats {
+/**
+ * The path's statistics; `perPath` is the FEC decoder's counters for FEC
+ * protecting this path, if any; `rttMs` its clock-exchange RTT (ms), if known.
+ */
+export function receivePathStats(p: PathRx, perPath: FecPathStats | undefined, rttMs: number | undefined): ReceiverPathStats {
   const expected = p.firstSeq >= 0 ? p.highestSeq - p.firstSeq + 1 : 0;
   return {
     id: p.id,
@@ -57,5 +63,6 @@ export function receivePathStats(p: PathRx, perPath: FecPathStats | undefined): 
     latePackets: p.latePackets,
     earlyPackets: p.earlyPackets,
     lossPct: expected > 0 ? Math.max(0, (100 * (expected - p.seqCount)) / expected) : 0,
+    rttMs: rttMs ?? 0,
   };
 }

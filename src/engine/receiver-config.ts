@@ -7,8 +7,18 @@ export interface ReceiverEngineConfig {
   clock: Clock;
   /** Per-path report interval (ms, default 50; Converge/GCC use 50-100). */
   reportIntervalMs?: number;
-  /** RTT assumed until the sender's stream info carries one (ms, default 100). */
+  /** RTT assumed until the first report round trip (or NACK) measures one (ms, default 100). */
   defaultRttMs?: number;
+  /**
+   * Least time between two clock echoes this side sends on one path in
+   * answer to the peer's reports (ms, default 1000, about RTCP's report
+   * rate; the first report on a path is answered at once, so the peer knows
+   * the RTT after one report round trip). 0 answers every report. Each echo
+   * is a small datagram on the media direction the congestion controller
+   * does not see: the simulator showed 5 per second and path (200 ms)
+   * shifting results on `constant` (p95 latency 116 -> 132 ms), 1 per second not.
+   */
+  clockEchoIntervalMs?: number;
   /** Bounded FCD/IFD history for stats (frames, default 2000). */
   historyFrames?: number;
   /**

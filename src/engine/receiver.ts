@@ -17,6 +17,7 @@ import { MAX_PATHS } from '../core/types.js';
 import type { PathId } from '../core/types.js';
 import { DEFAULT_FEC_DECODER_BYTES, FecDecoder } from '../fec/decoder.js';
 import type { RecoveredPacket } from '../fec/types.js';
+import { ClockSync } from '../feedback/clock-sync.js';
 import { DEFAULT_FRAME_BUFFER_BYTES, FrameBuffer } from '../feedback/frame-buffer.js';
 import { JitterEstimator } from '../feedback/jitter-estimator.js';
 import { PlayoutTiming } from '../feedback/playout.js';
@@ -63,8 +64,11 @@ export class ReceiverEngine {
   private lastReportUs = -Infinity;
   private readonly fcdMs: number[] = [];
   private readonly ifdMs: number[] = [];
-  private rttMs: number;
+  /** RTT from NACK -> retransmission (ms), meaningful once `rttSamples` > 0. */
+  private nackRttMs: number;
   private rttSamples = 0;
+  /** The sender's clock offset and per-path RTT from PathReport -> ClockEcho exchanges. */
+  private readonly clockSync = new ClockSync();
   private lastNackSweepUs = 0;
   private readonly drops: Record<string, number> = {};
   private readonly c = {
@@ -93,8 +97,9 @@ export class ReceiverEngine {
       reportIntervalMs: config.reportIntervalMs ?? 50,
       defaultRttMs: config.defaultRttMs ?? 100,
       historyFrames: config.historyFrames ?? 2000,
+      clockEchoIntervalMs: config.clockEchoIntervalMs ?? 1000,
     };
-    this.rttMs = this.cfg.defaultRttMs;
+    this.nackRttMs = this.cfg.defaultRttMs;
     this.playout = new PlayoutTiming(config.playout);
     const mem = config.memory ?? {};
     this.depacketizer = new Depacketizer({ maxBytes: mem.depacketizerBytes ?? DEFAULT_DEPACKETIZER_BYTES, maxAgeMs: mem.depacketizerMaxAgeMs ?? 3000 });
@@ -204,9 +209,38 @@ export class ReceiverEngine {
       }
       case 'padding':
         break;
+      case 'clockEcho': {
+        // RFC 5905 §8 with this side as the client: t1 = our report's send
+        // time (echoed), t2/t3 = the peer's receive/send time, t4 = now.
+        const t3 = packet.sendTimeUs;
+        if (!this.clockSync.addExchange(viaPath, body.clockEcho.echoUs, t3 - body.clockEcho.holdUs, t3, now)) this.drop('clock-echo-rejected');
+        break;
+      }
       default:
         this.drop(`unexpected-${body.kind}`);
     }
+  }
+
+  /**
+   * The peer's side of the clock exchange: a packet of the peer's (a
+   * PathReport) arrived on `viaPath`; answer it with a ClockEcho on the same
+   * path carrying its `sendTimeUs` back (RFC 3550 §6.4.1 LSR/DLSR), at most
+   * once per `clockEchoIntervalMs` per path. The {@link Endpoint} calls this
+   * for every report it hands to the sender.
+   */
+  echoClock(viaPath: PathId, packet: DecodedPacket): void {
+    if (packet.pathId !== viaPath || viaPath < 0 || viaPath >= MAX_PATHS) return;
+    const p = this.paths.get(viaPath);
+    if (!p?.sink) return;
+    const now = this.clock.nowUs();
+    if (now - p.lastEchoUs < this.cfg.clockEchoIntervalMs * 1000) return;
+    p.lastEchoUs = now;
+    p.sink.send(encodeControl({ pathId: viaPath, pathSeq: 0, sendTimeUs: now }, { kind: 'clockEcho', clockEcho: { echoUs: packet.sendTimeUs, holdUs: 0 } }));
+  }
+
+  /** Estimated sender clock - receiver clock (µs); undefined before the first clock exchange completes. */
+  senderClockOffsetUs(): number | undefined {
+    return this.clockSync.offsetUs();
   }
 
   /** The codec parameters announced for a stream, if any. */
@@ -311,7 +345,17 @@ export class ReceiverEngine {
   private onRttSample(ms: number): void {
     if (!Number.isFinite(ms) || ms <= 0 || ms > 5000) return;
     this.rttSamples++;
-    this.rttMs = this.rttSamples === 1 ? ms : this.rttMs + (ms - this.rttMs) / 4;
+    this.nackRttMs = this.rttSamples === 1 ? ms : this.nackRttMs + (ms - this.nackRttMs) / 4;
+  }
+
+  /**
+   * The RTT the receiver works with (ms): NACK -> retransmission once a NACK
+   * was answered (what a retransmission really costs), before that the
+   * smallest per-path RTT of the clock exchange, before that `defaultRttMs`.
+   */
+  private get rttMs(): number {
+    if (this.rttSamples > 0) return this.nackRttMs;
+    return this.clockSync.minRttMs() ?? this.cfg.defaultRttMs;
   }
 
   /** Current RTT estimate (ms). */
@@ -335,6 +379,9 @@ export class ReceiverEngine {
 
   /**
    * The decoder output a frame (for fps, freezes, capture -> decoded latency and goodput).
+   * `captureUs` is on the sender's clock; the latency sample is corrected by
+   * the estimated clock offset ({@link senderClockOffsetUs}); frames decoded
+   * before the first clock exchange completes give no latency sample.
    * @param bytes the frame's encoded size (bytes; 0 when unknown).
    */
   onFrameDecoded(streamId: number, frameId: number, captureUs: number, bytes = 0): void {
@@ -344,7 +391,8 @@ export class ReceiverEngine {
       s = new StreamQoeStats();
       this.streamStats.set(streamId, s);
     }
-    s.onFrameDecoded(frameId, captureUs, this.clock.nowUs(), 0, bytes);
+    // Before the first clock exchange the two clocks cannot be compared: no latency sample (NaN is skipped).
+    s.onFrameDecoded(frameId, captureUs, this.clock.nowUs(), this.senderClockOffsetUs() ?? Number.NaN, bytes);
   }
 
   /** Reports, NACKs, buffered-frame timeouts, QoE feedback. Call every ~10-50 ms. */
@@ -410,9 +458,11 @@ export class ReceiverEngine {
       receivePathStats(
         p,
         fec.perPath.find((x) => x.pathId === p.id),
+        this.clockSync.rttMs(p.id),
       ),
     );
     const mean = (a: number[]) => (a.length ? a.reduce((x, y) => x + y, 0) / a.length : 0);
+    const cs = this.clockSync.stats();
     return {
       ...this.c,
       temporalLayerSkips: fbs.skips,
@@ -438,6 +488,7 @@ export class ReceiverEngine {
       jitterMs: this.jitter.jitterMs(),
       playout: { ...this.playout.stats(), queuedFrames: this.playoutQueue.length },
       rttMs: this.rttMs,
+      clock: { offsetMs: num(cs.offsetMs), errorBoundMs: num(cs.offsetErrorBoundMs), samples: cs.samples, rejected: cs.rejected },
       paths,
       drops: { ...this.drops },
       memoryDrops: {

@@ -99,6 +99,8 @@ export interface ReceiverPathStats {
   earlyPackets: number;
   /** Loss seen in this path's seq space, % (from the report builder's view). */
   lossPct: number;
+  /** Smoothed RTT of this path from the report -> clock echo exchange (ms; 0 before the first sample). */
+  rttMs: number;
 }
 
 export interface ReceiverStats {
@@ -145,8 +147,22 @@ export interface ReceiverStats {
    * after their playout time, frames waiting for it now.
    */
   playout: { currentDelayMs: number; targetDelayMs: number; lateFrames: number; queuedFrames: number };
-  /** Receiver-side RTT estimate from NACK -> retransmission (ms). */
+  /**
+   * Receiver-side RTT estimate (ms): NACK -> retransmission once a NACK has
+   * been answered, before that the smallest per-path RTT of the clock
+   * exchange (known after the first report round trip), before that
+   * `defaultRttMs`.
+   */
   rttMs: number;
+  /**
+   * The sender's clock as this receiver estimates it (src/feedback/clock-sync.ts;
+   * RFC 5905 §8 over PathReport -> ClockEcho exchanges): `offsetMs` = sender
+   * clock - receiver clock (ms; 0 before the first sample, see `samples`),
+   * `errorBoundMs` = half the RTT of the sample it rests on (ms; the offset is
+   * off by at most the two legs' asymmetry / 2), samples accepted and rejected.
+   * `latencyMs` above is corrected by `offsetMs`.
+   */
+  clock: { offsetMs: number; errorBoundMs: number; samples: number; rejected: number };
   paths: ReceiverPathStats[];
   drops: Record<string, number>;
   /**

@@ -20,7 +20,9 @@
  *   that stops counts its silence; time before the first frame (connecting)
  *   does not.
  * - **End-to-end latency** (ms): capture (or source draw) -> decoded (or
- *   displayed), per frame; mean and type-7 percentiles ({@link percentiles}).
+ *   displayed), per frame ({@link latencySampleMs}: the capture time is
+ *   moved onto the receiver's clock with the estimated clock offset, see
+ *   ./clock-sync.ts); mean and type-7 percentiles ({@link percentiles}).
  * - **Goodput** (bps): media bytes delivered x 8 / seconds from the first
  *   decoded frame to the end, the same active span as the frame rate. Each
  *   instrument counts the bytes it can see: the simulator and the call report
@@ -140,6 +142,17 @@ export function goodputBps(bytes: number, firstMs: number | undefined, endMs: nu
   if (firstMs === undefined || !(bytes > 0)) return 0;
   const s = (endMs - firstMs) / 1000;
   return s > 0 && Number.isFinite(s) ? (bytes * 8) / s : 0;
+}
+
+/**
+ * One end-to-end latency sample (ms): `shownUs` (receiver clock) minus
+ * `captureUs` (sender clock) moved onto the receiver's clock.
+ * @param senderClockOffsetUs sender clock - receiver clock (µs), as estimated
+ *   by `ClockSync.offsetUs()` (./clock-sync.ts) on the receiver; 0 when both share a clock.
+ * @returns ms; NaN when an input is not finite.
+ */
+export function latencySampleMs(captureUs: number, shownUs: number, senderClockOffsetUs = 0): number {
+  return (shownUs - (captureUs - senderClockOffsetUs)) / 1000;
 }
 
 /** End-to-end latency summary (ms). */

@@ -11,12 +11,12 @@
  *
  * CLOCKS: capture -> decoded latency compares the sender's capture time
  * with the receiver's decode time, so it is only meaningful with an estimate
- * of `senderClockOffsetUs` = receiver clock - sender clock (µs), which the
- * engine supplies (e.g. from RTT/2-corrected send timestamps). With both
- * clocks identical (tests, simulator) pass 0.
+ * of `senderClockOffsetUs` = sender clock - receiver clock (µs), which the
+ * receiver engine supplies from its NTP-style clock exchange
+ * (./clock-sync.ts). With both clocks identical (tests) pass 0.
  */
 import { percentiles } from './percentile.js';
-import { FreezeDetector, goodputBps, meanFps } from './qoe-metrics.js';
+import { FreezeDetector, goodputBps, latencySampleMs, meanFps } from './qoe-metrics.js';
 
 /** Options of {@link StreamQoeStats}. */
 export interface StreamQoeStatsOptions {
@@ -121,7 +121,7 @@ export class StreamQoeStats {
    * @param frameId the frame's id (kept for symmetry with the frame buffer; not used for ordering).
    * @param captureUs capture time on the SENDER clock (µs).
    * @param decodedUs decode time on the RECEIVER clock (µs).
-   * @param senderClockOffsetUs receiver clock - sender clock (µs), default 0.
+   * @param senderClockOffsetUs sender clock - receiver clock (µs), default 0.
    * @param bytes the frame's encoded size (bytes, for goodput), default 0.
    * Non-finite times are ignored for the metrics they feed (never throws).
    */
@@ -143,7 +143,7 @@ export class StreamQoeStats {
       if (last !== undefined && this.freeze.addInterval((decodedUs - last) / 1000) > 0) this.bFreezes++;
       this.lastDecodedUs = decodedUs;
     }
-    const latMs = (decodedUs - (captureUs + senderClockOffsetUs)) / 1000;
+    const latMs = latencySampleMs(captureUs, decodedUs, senderClockOffsetUs);
     if (Number.isFinite(latMs)) {
       this.lat[this.latHead] = latMs;
       this.latHead = this.latHead + 1 === this.latWin ? 0 : this.latHead + 1;

@@ -4,10 +4,12 @@
  * unordered, `maxRetransmits: 0` (SCTP partial reliability, RFC 3758 /
  * RFC 8831 §6.1), binary messages.
  *
- * simple-peer is imported from its prebuilt bundle `simple-peer/simplepeer.min.js`
- * (browserify standalone UMD) which carries its own Buffer/process/stream
- * polyfills, so Vite needs no `define: { global }` or Node polyfills. In Node
- * pass `Peer` (and `wrtc`) explicitly if a WebRTC implementation exists;
+ * The peer is `simple-peer-light`: simple-peer 9.10 as one ES module without
+ * dependencies (no Buffer / process / readable-stream shims: the browser has
+ * Uint8Array, EventTarget-style events and queueMicrotask), the same API and
+ * events; about 5 kB gzip where simple-peer's prebuilt bundle
+ * (`simplepeer.min.js`, which carries those shims) was 28 kB. In Node pass
+ * `Peer` (and `wrtc`) explicitly if a WebRTC implementation exists;
  * otherwise construction fails with code `ERR_WEBRTC_SUPPORT`.
  *
  * Signalling: outgoing signals (offer/answer/trickle candidates) go to
@@ -17,8 +19,8 @@
  * dropped and reported as errors instead of letting simple-peer destroy the
  * connection.
  */
-// @ts-expect-error -- the prebuilt UMD bundle has no type declarations; it is typed by SimplePeerCtor below.
-import SimplePeerBundle from 'simple-peer/simplepeer.min.js';
+// @ts-expect-error -- simple-peer-light has no type declarations; it is typed by SimplePeerCtor below.
+import SimplePeerLight from 'simple-peer-light';
 import { Emitter } from '../core/emitter.js';
 import type { PathId } from '../core/types.js';
 import { filterSdpCandidates, parseCandidate, type IceServerConfig, type ParsedCandidate, type PathCandidatePolicy } from './candidates.js';
@@ -62,7 +64,7 @@ export interface SimplePeerPathOptions {
   trickle?: boolean;
   /** Datachannel label (default `mp-path-<pathId>`). */
   channelLabel?: string;
-  /** simple-peer constructor (default: the prebuilt browser bundle). */
+  /** simple-peer constructor (default: simple-peer-light). */
   Peer?: SimplePeerCtor;
   /** WebRTC implementation for simple-peer outside browsers (`{RTCPeerConnection, RTCSessionDescription, RTCIceCandidate}`). */
   wrtc?: unknown;
@@ -89,7 +91,7 @@ export interface SimplePeerPathCounters {
   listenerErrors: number;
 }
 
-const DefaultPeer = SimplePeerBundle as unknown as SimplePeerCtor;
+const DefaultPeer = SimplePeerLight as unknown as SimplePeerCtor;
 /** Bound on remembered local candidates (network-id lookup). */
 const MAX_LOCAL_CANDIDATES = 256;
 
@@ -292,7 +294,7 @@ export class SimplePeerPath implements PathTransport {
       return;
     }
     this.counters.messagesIn++;
-    // simple-peer hands a Buffer (polyfill subclass); expose a plain Uint8Array view (no copy).
+    // simple-peer-light hands a Uint8Array (simple-peer a Buffer subclass); expose a plain Uint8Array view (no copy).
     const bytes = data.constructor === Uint8Array ? data : new Uint8Array(data.buffer, data.byteOffset, data.byteLength);
     this.events.emit('message', bytes);
   }

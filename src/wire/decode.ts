@@ -1,31 +1,20 @@
 /**
  * Receiver half of the wire format (encode.ts is the sender half):
  * hand-parsed `Packet` envelope (so `bodyBytes` is the exact sender bytes of
- * the body) and strict protobufjs decoding of the body, then field validation
- * (validate.ts). Pure functions; never throw (everything is caught).
+ * the body) and strict decoding of the body by the generated static codec
+ * (schema.generated.ts: a known field with the wrong wire type is malformed,
+ * unknown fields are skipped), then field validation (validate.ts). Pure
+ * functions; never throw (everything is caught).
  */
 import type { PathReport } from '../core/types.js';
-import {
-  AppDataAckType,
-  AppDataType,
-  FecType,
-  KeyframeRequestType,
-  MediaType,
-  NackType,
-  PACKET_FIELD,
-  PaddingType,
-  PathReportType,
-  QoeFeedbackType,
-  StreamInfoType,
-  plainView,
-  protobuf,
-} from './schema.js';
-import { UINT32_MAX } from './sizes.js';
+import { PbReader, WT_LEN, WT_VARINT } from './pb.js';
+import { PACKET_FIELD, pb, plainView } from './schema.js';
 import {
   DEFAULT_WIRE_LIMITS,
   MAX_APP_DATA_ACK_RANGES,
   type AppDataAckMessage,
   type AppDataMessage,
+  type ClockEchoMessage,
   type DecodeResult,
   type DecodedPacket,
   type FecMessage,
@@ -38,20 +27,25 @@ import {
   type WireErrorReason,
   type WireLimits,
 } from './types.js';
-import { checkAppData, checkAppDataAck, checkFec, checkHeader, checkKeyframeRequest, checkMedia, checkNack, checkQoeWire, checkReport, checkStreamInfo, isU32, type QoeWire } from './validate.js';
-
-const EMPTY = new Uint8Array(0);
-const WT_VARINT = 0;
-const WT_I64 = 1;
-const WT_LEN = 2;
-const WT_I32 = 5;
+import {
+  checkAppData,
+  checkAppDataAck,
+  checkClockEcho,
+  checkFec,
+  checkHeader,
+  checkKeyframeRequest,
+  checkMedia,
+  checkNack,
+  checkQoeWire,
+  checkReport,
+  checkStreamInfo,
+  isU32,
+  type QoeWire,
+} from './validate.js';
 
 // ---------------------------------------------------------------------------
 // Decoding
 // ---------------------------------------------------------------------------
-
-/** Thrown internally for structural errors; always caught and turned into 'malformed'. */
-class Malformed extends Error {}
 
 /** Merges user limits over the defaults, ignoring non-positive / non-finite values. */
 export function resolveLimits(limits?: Partial<WireLimits>): WireLimits {
@@ -65,152 +59,37 @@ export function resolveLimits(limits?: Partial<WireLimits>): WireLimits {
   return out;
 }
 
-/** Cursor position shared by the varint reader below (module-local, single-threaded). */
-let cur = 0;
+/** A reader over a whole body. */
+const reader = (bytes: Uint8Array): PbReader => new PbReader(bytes, 0, bytes.length);
 
-/**
- * Reads a varint at `cur` as an exact number when <= 2^53, else Infinity.
- * @throws Malformed when truncated or longer than 10 bytes.
- */
-function readVarint(buf: Uint8Array, end: number): number {
-  let lo = 0; // bits 0..27
-  let shift = 0;
-  let i = 0;
-  for (; i < 4; i++) {
-    if (cur >= end) throw new Malformed('truncated varint');
-    const b = buf[cur++];
-    lo |= (b & 0x7f) << shift;
-    shift += 7;
-    if (b < 0x80) return lo >>> 0;
-  }
-  let hi = 0; // bits 28.., as a float: exact up to 2^53 total
-  let mul = 1;
-  for (; i < 10; i++) {
-    if (cur >= end) throw new Malformed('truncated varint');
-    const b = buf[cur++];
-    hi += (b & 0x7f) * mul;
-    mul *= 128;
-    if (b < 0x80) {
-      // value = hi * 2^28 + lo; > 2^53 <=> hi > 2^25 or (hi == 2^25 and lo > 0)
-      if (hi > 0x200_0000 || (hi === 0x200_0000 && lo !== 0)) return Infinity;
-      return hi * 0x1000_0000 + (lo >>> 0);
-    }
-  }
-  throw new Malformed('varint longer than 10 bytes');
-}
-
-function skipField(buf: Uint8Array, end: number, wireType: number): void {
-  switch (wireType) {
-    case WT_VARINT:
-      readVarint(buf, end);
-      return;
-    case WT_I64:
-      cur += 8;
-      break;
-    case WT_LEN: {
-      const len = readVarint(buf, end);
-      if (len > end - cur) throw new Malformed(`length ${len} past end`);
-      cur += len;
-      return;
-    }
-    case WT_I32:
-      cur += 4;
-      break;
-    default:
-      throw new Malformed(`unsupported wire type ${wireType}`);
-  }
-  if (cur > end) throw new Malformed('truncated fixed-width field');
-}
-
-/** uint64 from protobufjs (Long with long.js, number without) to number; Infinity above 2^53. */
-function u64(v: unknown): number {
-  if (typeof v === 'number') return v;
-  if (v !== null && typeof v === 'object' && 'low' in v && 'high' in v) {
-    const lo = (v as { low: number }).low >>> 0;
-    const hi = (v as { high: number }).high >>> 0;
-    if (hi > 0x20_0000 || (hi === 0x20_0000 && lo !== 0)) return Infinity;
-    return hi * 0x1_0000_0000 + lo;
-  }
-  return NaN;
-}
-
-function bytesOf(v: unknown): Uint8Array {
-  return v instanceof Uint8Array ? v : EMPTY;
-}
-
-/**
- * protobufjs decode that keeps unknown fields, then rejects any "unknown"
- * field whose number IS in the schema: that means a wrong wire type for a
- * known field (protobufjs would otherwise silently skip it).
- */
-function decodeStrict(t: protobuf.Type, bytes: Uint8Array): Record<string, unknown> {
-  const r = protobuf.Reader.create(bytes);
-  r.discardUnknown = false;
-  const m = t.decode(r) as unknown as Record<string, unknown>;
-  checkUnknowns(t, m);
-  return m;
-}
-
-function checkUnknowns(t: protobuf.Type, m: Record<string, unknown>): void {
-  const unknowns = m.$unknowns as Uint8Array[] | undefined;
-  if (!unknowns) return;
-  for (const raw of unknowns) {
-    cur = 0;
-    const field = Math.floor(readVarint(raw, raw.length) / 8);
-    const known = t.fieldsById[field];
-    if (known) throw new Malformed(`wrong wire type for ${t.name}.${known.name}`);
-  }
-}
-
-function mediaFromPb(m: Record<string, unknown>): MediaMessage {
+function mediaFromPb(m: pb.MediaPb): MediaMessage {
   return {
-    streamId: m.streamId as number,
-    flowSeq: m.flowSeq as number,
-    frameId: m.frameId as number,
-    fragIndex: m.fragIndex as number,
-    fragCount: m.fragCount as number,
-    keyFrame: m.keyFrame as boolean,
-    nalClass: m.nalClass as number,
-    priority: m.priority as number,
-    captureUs: u64(m.captureUs),
-    retransmission: m.retransmission as boolean,
-    payload: bytesOf(m.payload),
+    streamId: m.streamId,
+    flowSeq: m.flowSeq,
+    frameId: m.frameId,
+    fragIndex: m.fragIndex,
+    fragCount: m.fragCount,
+    keyFrame: m.keyFrame,
+    nalClass: m.nalClass,
+    priority: m.priority,
+    captureUs: m.captureUs,
+    retransmission: m.retransmission,
+    payload: m.payload,
     // proto3: 0 = absent (no layering / the previous frame); left out so old and new senders decode alike.
-    ...((m.temporalLayer as number) > 0 ? { temporalLayer: m.temporalLayer as number } : {}),
-    ...((m.refDistance as number) > 0 ? { refDistance: m.refDistance as number } : {}),
+    ...(m.temporalLayer > 0 ? { temporalLayer: m.temporalLayer } : {}),
+    ...(m.refDistance > 0 ? { refDistance: m.refDistance } : {}),
   };
 }
 
-function fecFromPb(m: Record<string, unknown>): FecMessage {
+function reportFromPb(m: pb.PathReportPb, lim: WireLimits): PathReport | string {
+  if (m.arrivals.length > lim.maxReportArrivals) return `${m.arrivals.length} arrivals > ${lim.maxReportArrivals}`;
   return {
-    streamId: m.streamId as number,
-    baseSeq: m.baseSeq as number,
-    mask: bytesOf(m.mask),
-    lengthXor: m.lengthXor as number,
-    parity: bytesOf(m.parity),
-    protectsPath: m.protectsPath as number,
-    fecSeq: m.fecSeq as number,
-  };
-}
-
-const ArrivalType = PathReportType.fields.arrivals.resolvedType as protobuf.Type;
-
-function reportFromPb(m: Record<string, unknown>, lim: WireLimits): PathReport | string {
-  const raw = m.arrivals as Record<string, unknown>[];
-  if (raw.length > lim.maxReportArrivals) return `${raw.length} arrivals > ${lim.maxReportArrivals}`;
-  const arrivals = new Array<{ pathSeq: number; arrivalUs: number }>(raw.length);
-  for (let i = 0; i < raw.length; i++) {
-    const a = raw[i];
-    checkUnknowns(ArrivalType, a);
-    arrivals[i] = { pathSeq: a.pathSeq as number, arrivalUs: u64(a.arrivalUs) };
-  }
-  return {
-    pathId: m.pathId as number,
-    beginSeq: m.beginSeq as number,
-    endSeq: m.endSeq as number,
-    arrivals,
-    reportTimeUs: u64(m.reportTimeUs),
-    ...((m.fcdUs as number) > 0 ? { fcdUs: m.fcdUs as number } : {}),
+    pathId: m.pathId,
+    beginSeq: m.beginSeq,
+    endSeq: m.endSeq,
+    arrivals: m.arrivals,
+    reportTimeUs: m.reportTimeUs,
+    ...(m.fcdUs > 0 ? { fcdUs: m.fcdUs } : {}),
   };
 }
 
@@ -218,9 +97,9 @@ function fail(reason: WireErrorReason, detail: string): DecodeResult {
   return { ok: false, reason, detail };
 }
 
-/** Decodes and validates a Media body; returns the message or a bad-field detail string. Throws Malformed. */
+/** Decodes and validates a Media body; returns the message or a bad-field detail string. Throws PbError. */
 function decodeMediaBody(bytes: Uint8Array, lim: WireLimits): MediaMessage | string {
-  const media = mediaFromPb(decodeStrict(MediaType, bytes));
+  const media = mediaFromPb(pb.decodeMedia(reader(bytes)));
   const err = checkMedia(media, lim);
   return err === null ? media : err;
 }
@@ -233,67 +112,50 @@ function decodeBody(field: number, bytes: Uint8Array, lim: WireLimits): PacketBo
       return typeof media === 'string' ? media : { kind: 'media', media };
     }
     case PACKET_FIELD.fec: {
-      const fec = fecFromPb(decodeStrict(FecType, bytes));
+      const fec: FecMessage = pb.decodeFec(reader(bytes));
       return (err = checkFec(fec, lim)) !== null ? err : { kind: 'fec', fec };
     }
     case PACKET_FIELD.report: {
-      const report = reportFromPb(decodeStrict(PathReportType, bytes), lim);
+      const report = reportFromPb(pb.decodePathReport(reader(bytes)), lim);
       if (typeof report === 'string') return report;
       return (err = checkReport(report, lim)) !== null ? err : { kind: 'report', report };
     }
     case PACKET_FIELD.keyframeRequest: {
-      const m = decodeStrict(KeyframeRequestType, bytes);
-      const keyframeRequest: KeyframeRequestMessage = { streamId: m.streamId as number, requestId: m.requestId as number };
+      const keyframeRequest: KeyframeRequestMessage = pb.decodeKeyframeRequest(reader(bytes));
       return (err = checkKeyframeRequest(keyframeRequest)) !== null ? err : { kind: 'keyframeRequest', keyframeRequest };
     }
     case PACKET_FIELD.nack: {
-      const m = decodeStrict(NackType, bytes);
-      const nack: NackMessage = { streamId: m.streamId as number, flowSeqs: (m.flowSeqs as number[]).slice() };
+      const nack: NackMessage = pb.decodeNack(reader(bytes));
       return (err = checkNack(nack, lim)) !== null ? err : { kind: 'nack', nack };
     }
     case PACKET_FIELD.qoe: {
-      const m = decodeStrict(QoeFeedbackType, bytes);
-      const w: QoeWire = { pathId: m.pathId as number, alpha: m.alpha as number, fcdUs: m.fcdUs as number, feedbackSeq: m.feedbackSeq as number };
+      const w: QoeWire = pb.decodeQoeFeedback(reader(bytes));
       if ((err = checkQoeWire(w)) !== null) return err;
       return { kind: 'qoe', qoe: { pathId: w.pathId, alpha: w.alpha, fcdMs: w.fcdUs / 1000, seq: w.feedbackSeq } };
     }
     case PACKET_FIELD.streamInfo: {
-      const m = decodeStrict(StreamInfoType, bytes);
-      const fpsMilli = m.fpsMilli as number;
-      const streamInfo: StreamInfoMessage = {
-        streamId: m.streamId as number,
-        codec: m.codec as string,
-        width: m.width as number,
-        height: m.height as number,
-        fps: fpsMilli / 1000,
-      };
+      const m = pb.decodeStreamInfo(reader(bytes));
+      const streamInfo: StreamInfoMessage = { streamId: m.streamId, codec: m.codec, width: m.width, height: m.height, fps: m.fpsMilli / 1000 };
       return (err = checkStreamInfo(streamInfo)) !== null ? err : { kind: 'streamInfo', streamInfo };
     }
     case PACKET_FIELD.padding: {
-      const m = decodeStrict(PaddingType, bytes);
-      const size = m.size as number;
-      const data = bytesOf(m.data);
+      const { size, data } = pb.decodePadding(reader(bytes));
       if (!isU32(size) || size > lim.maxPacketBytes) return `padding size ${size} > ${lim.maxPacketBytes}`;
       if (data.length !== size) return `padding size ${size} != data length ${data.length}`;
       return { kind: 'padding', padding: { size } };
     }
     case PACKET_FIELD.appData: {
-      const m = decodeStrict(AppDataType, bytes);
-      const appData: AppDataMessage = {
-        seq: m.seq as number,
-        reliable: m.reliable as boolean,
-        text: m.text as boolean,
-        payload: bytesOf(m.payload),
-        skip: m.skip as boolean,
-      };
+      const appData: AppDataMessage = pb.decodeAppData(reader(bytes));
       return (err = checkAppData(appData)) !== null ? err : { kind: 'appData', appData };
     }
     case PACKET_FIELD.appDataAck: {
-      const m = decodeStrict(AppDataAckType, bytes);
-      const raw = m.ranges as number[];
-      if (raw.length > 2 * MAX_APP_DATA_ACK_RANGES) return `${raw.length / 2} ranges > ${MAX_APP_DATA_ACK_RANGES}`;
-      const appDataAck: AppDataAckMessage = { cumulative: m.cumulative as number, ranges: raw.slice(), ackDelayUs: m.ackDelayUs as number };
+      const appDataAck: AppDataAckMessage = pb.decodeAppDataAck(reader(bytes));
+      if (appDataAck.ranges.length > 2 * MAX_APP_DATA_ACK_RANGES) return `${appDataAck.ranges.length / 2} ranges > ${MAX_APP_DATA_ACK_RANGES}`;
       return (err = checkAppDataAck(appDataAck)) !== null ? err : { kind: 'appDataAck', appDataAck };
+    }
+    case PACKET_FIELD.clockEcho: {
+      const clockEcho: ClockEchoMessage = pb.decodeClockEcho(reader(bytes));
+      return (err = checkClockEcho(clockEcho)) !== null ? err : { kind: 'clockEcho', clockEcho };
     }
     default:
       return `unknown body field ${field}`;
@@ -301,7 +163,7 @@ function decodeBody(field: number, bytes: Uint8Array, lim: WireLimits): PacketBo
 }
 
 function isBodyField(field: number): boolean {
-  return (field >= PACKET_FIELD.media && field <= PACKET_FIELD.padding) || field === PACKET_FIELD.appData || field === PACKET_FIELD.appDataAck;
+  return (field >= PACKET_FIELD.media && field <= PACKET_FIELD.padding) || field === PACKET_FIELD.appData || field === PACKET_FIELD.appDataAck || field === PACKET_FIELD.clockEcho;
 }
 
 function decodeUnchecked(bytes: Uint8Array, lim: WireLimits): DecodeResult {
@@ -316,29 +178,26 @@ function decodeUnchecked(bytes: Uint8Array, lim: WireLimits): DecodeResult {
   let bodyField = 0;
   let bodyStart = 0;
   let bodyEnd = 0;
-  cur = 0;
-  while (cur < end) {
-    const tag = readVarint(bytes, end);
+  const r = reader(bytes);
+  while (r.pos < end) {
+    const tag = r.tag();
     const field = Math.floor(tag / 8);
     const wt = tag % 8;
-    if (field === 0 || tag > UINT32_MAX) return fail('malformed', `illegal tag ${tag}`);
     if (field === PACKET_FIELD.pathId || field === PACKET_FIELD.pathSeq || field === PACKET_FIELD.sendTimeUs) {
       if (wt !== WT_VARINT) return fail('malformed', `wrong wire type ${wt} for envelope field ${field}`);
-      const v = readVarint(bytes, end);
+      const v = r.uint64();
       if (field === PACKET_FIELD.pathId) pathId = v;
       else if (field === PACKET_FIELD.pathSeq) pathSeq = v;
       else sendTimeUs = v;
     } else if (isBodyField(field)) {
       if (wt !== WT_LEN) return fail('malformed', `wrong wire type ${wt} for body field ${field}`);
       if (bodyField !== 0) return fail('malformed', 'more than one body');
-      const len = readVarint(bytes, end);
-      if (len > end - cur) return fail('malformed', `body length ${len} past end of packet`);
+      bodyEnd = r.lenEnd();
       bodyField = field;
-      bodyStart = cur;
-      bodyEnd = cur + len;
-      cur = bodyEnd;
+      bodyStart = r.pos;
+      r.pos = bodyEnd;
     } else {
-      skipField(bytes, end, wt); // unknown field: forward compatible
+      r.skip(wt); // unknown field: forward compatible
     }
   }
   if (bodyField === 0) return fail('no-body', 'packet carries no body');

@@ -17,7 +17,7 @@ import { decodeMedia } from './decode.js';
 import { encodeMedia } from './encode.js';
 import { WireError } from './errors.js';
 import type { EncodedFrameInput } from './packetization.js';
-import { MediaType, newWriter } from './schema.js';
+import { pb } from './schema.js';
 import { envelopeOverheadBytes, mediaOverheadBytes } from './sizes.js';
 import { DEFAULT_WIRE_LIMITS, MAX_REF_DISTANCE, MAX_TEMPORAL_LAYER, type MediaMessage } from './types.js';
 import { isTimestampUs, isU32 } from './validate.js';
@@ -158,7 +158,7 @@ export class Packetizer {
         if (layer !== undefined) frag.temporalLayer = layer;
         if (refDistance !== undefined) frag.refDistance = refDistance;
         // Fields already validated once per frame: encode without re-checking.
-        frag.body = MediaType.encode(frag, newWriter()).finish();
+        frag.body = pb.encodeMedia(frag);
         frag.sizeBytes = frag.body.length + envelopeOverheadBytes(frag.body.length);
         out[fragIndex++] = frag;
         this.flowSeq = seqAdd(this.flowSeq, 1);
@@ -209,7 +209,7 @@ export function retransmissionBody(body: Uint8Array): Uint8Array {
 
 /**
  * Rebuilds the exact bytes the packetizer originally sent for a fragment
- * (retransmission = false, priority from {@link fragmentPriority}). protobufjs
+ * (retransmission = false, priority from {@link fragmentPriority}). The codec
  * encodes deterministically (field-number order, proto3 defaults omitted), so
  * the result equals the original body and can be fed to the FEC decoder.
  * @throws WireError ERR_INVALID_MESSAGE if a field is out of range.

@@ -102,6 +102,17 @@ export interface AppDataAckMessage {
   ackDelayUs: number;
 }
 
+/**
+ * Reply to a PathReport carrying the report's send time back (multipath.proto
+ * `ClockEcho`; RFC 3550 §6.4.1 LSR/DLSR, RFC 5905 §8).
+ */
+export interface ClockEchoMessage {
+  /** `sendTimeUs` of the echoed packet, on the clock of the side that receives this echo (µs). */
+  echoUs: number;
+  /** Time the echoer held it: from the echoed packet's arrival to this packet's `sendTimeUs`, echoer's clock (µs, uint32). */
+  holdUs: number;
+}
+
 /** Body of a packet, tagged by kind. */
 export type PacketBody =
   | { kind: 'media'; media: MediaMessage }
@@ -113,7 +124,8 @@ export type PacketBody =
   | { kind: 'streamInfo'; streamInfo: StreamInfoMessage }
   | { kind: 'padding'; padding: PaddingMessage }
   | { kind: 'appData'; appData: AppDataMessage }
-  | { kind: 'appDataAck'; appDataAck: AppDataAckMessage };
+  | { kind: 'appDataAck'; appDataAck: AppDataAckMessage }
+  | { kind: 'clockEcho'; clockEcho: ClockEchoMessage };
 
 export type PacketKind = PacketBody['kind'];
 

@@ -14,7 +14,7 @@ import { seqDiff } from '../core/seq.js';
 import { MAX_TIMESTAMP_US } from './sizes.js';
 import { MAX_REF_DISTANCE, MAX_TEMPORAL_LAYER } from './types.js';
 import { MAX_APP_DATA_ACK_RANGES, MAX_APP_DATA_BYTES } from './types.js';
-import type { AppDataAckMessage, AppDataMessage, FecMessage, KeyframeRequestMessage, MediaMessage, NackMessage, PacketHeader, StreamInfoMessage, WireLimits } from './types.js';
+import type { AppDataAckMessage, AppDataMessage, ClockEchoMessage, FecMessage, KeyframeRequestMessage, MediaMessage, NackMessage, PacketHeader, StreamInfoMessage, WireLimits } from './types.js';
 
 /** Largest NalClass enum value (NalClass.Delta). */
 const MAX_NAL_CLASS = 6;
@@ -205,5 +205,11 @@ export function checkAppDataAck(a: AppDataAckMessage): string | null {
     if (s <= prev || e <= s || e > 0x1_0000) return `range ${i / 2} [${a.ranges[i]}, ${a.ranges[i + 1]}) not ascending above cumulative ${a.cumulative}`;
     prev = e;
   }
+  return null;
+}
+
+export function checkClockEcho(c: ClockEchoMessage): string | null {
+  if (!isTimestampUs(c.echoUs)) return `echoUs ${c.echoUs} not an integer in [0, 2^53]`;
+  if (!isU32(c.holdUs)) return `holdUs ${c.holdUs} not a uint32`;
   return null;
 }

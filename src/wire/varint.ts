@@ -1,7 +1,7 @@
 /**
  * Protocol Buffers base-128 varints for non-negative integers up to 2^53
  * (protobuf encoding spec, "Base 128 Varints"). Used to write the Packet
- * envelope by hand and to bound sizes; bodies go through protobufjs.
+ * envelope by hand, to bound sizes, and by the generated body codec (pb.ts).
  */
 
 const TWO_32 = 0x1_0000_0000;

@@ -51,6 +51,7 @@ export function datagramSeeds(): Uint8Array[] {
   out.push(encodeControl(hdr(0, 0), { kind: 'appData', appData: { seq: 7, reliable: false, text: false, payload: new Uint8Array(20), skip: false } }));
   out.push(encodeControl(hdr(0, 0), { kind: 'appData', appData: { seq: 1, reliable: true, text: false, payload: new Uint8Array(0), skip: true } }));
   out.push(encodeControl(hdr(0, 0), { kind: 'appDataAck', appDataAck: { cumulative: 0, ranges: [], ackDelayUs: 500 } }));
+  out.push(encodeControl(hdr(1, 0), { kind: 'clockEcho', clockEcho: { echoUs: 12_345_678, holdUs: 250 } }));
   return out;
 }
 

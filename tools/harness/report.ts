@@ -99,6 +99,15 @@ export interface CallReport {
   fps: number;
   freezes: { count: number; totalMs: number };
   latencyMs: { mean: number; p50: number; p95: number; p99: number };
+  /**
+   * The receiver's own view of the clocks (getStats().receiver.clock,
+   * src/feedback/clock-sync.ts): its estimate of the sender's clock offset
+   * (ms), the bound on that estimate's error (ms), the clock exchanges it
+   * rests on, its RTT (ms), and the latency it reports with that estimate
+   * (ms). The two harness pages share one epoch clock, so `latencyMs` above is
+   * exact and `offsetMs` should be within `errorBoundMs` of 0.
+   */
+  receiverClock: { offsetMs: number; errorBoundMs: number; samples: number; rttMs: number; latencyP50Ms: number };
   keyframeRequests: number;
   framesOutOfOrder: number;
   encoderTargetBps: { mean: number; last: number };
@@ -254,6 +263,13 @@ export function buildReport(input: BuildReportInput): CallReport {
       p95: round(lat.p95 ?? 0),
       p99: round(lat.p99 ?? 0),
     },
+    receiverClock: {
+      offsetMs: round(rcv?.clock?.offsetMs ?? 0, 2),
+      errorBoundMs: round(rcv?.clock?.errorBoundMs ?? 0, 2),
+      samples: rcv?.clock?.samples ?? 0,
+      rttMs: round(rcv?.rttMs ?? 0),
+      latencyP50Ms: round(rcv?.latencyMs.p50 ?? 0),
+    },
     keyframeRequests: rcv?.keyframeRequestsSent ?? 0,
     framesOutOfOrder: last?.receiver.outOfOrder ?? 0,
     encoderTargetBps: { mean: Math.round(mean(targets)), last: snd?.targetBitrateBps ?? 0 },
@@ -287,6 +303,7 @@ export function formatSummary(r: CallReport): string {
     `frames: sent ${r.frames.sent}, decoded ${r.frames.decoded}, dropped ${r.frames.dropped}; decoded fps ${r.fps}`,
     `freezes: ${r.freezes.count} (${r.freezes.totalMs} ms); keyframe requests ${r.keyframeRequests}`,
     `latency capture->decoded: mean ${r.latencyMs.mean} ms, p50 ${r.latencyMs.p50} ms, p95 ${r.latencyMs.p95} ms`,
+    `receiver clock estimate: sender offset ${r.receiverClock.offsetMs} ms (error <= ${r.receiverClock.errorBoundMs} ms, ${r.receiverClock.samples} exchanges), RTT ${r.receiverClock.rttMs} ms, its latency p50 ${r.receiverClock.latencyP50Ms} ms`,
     `encoder target: mean ${(r.encoderTargetBps.mean / 1e6).toFixed(2)} Mbps; FEC overhead ${r.fec.overheadPct}% utilization ${r.fec.utilizationPct}%; NACKed ${r.nack.packetsNacked}`,
     ...r.paths.map(
       (p) =>

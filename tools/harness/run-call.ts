@@ -50,6 +50,12 @@ export interface CallRunOptions {
   out?: string;
   /** Progress lines (default: none). */
   log?: (line: string) => void;
+  /**
+   * `Content-Security-Policy` header the peer pages are served with (e.g.
+   * `script-src 'self'`; default none). A violation shows in the report's
+   * `errors` (Chromium logs it as a console error).
+   */
+  contentSecurityPolicy?: string;
 }
 
 export interface CallRunResult {
@@ -122,7 +128,7 @@ export async function runCall(opts: CallRunOptions = {}): Promise<CallRunResult>
     log(`emulator: ${relays.map((r) => `path ${r.pathId} A:${r.portA} B:${r.portB}`).join(', ')}`);
     const sig = { url: env.signallingUrl };
 
-    const pages = await startPageServer();
+    const pages = await startPageServer(opts.contentSecurityPolicy ? { headers: { 'Content-Security-Policy': opts.contentSecurityPolicy } } : {});
     cleanups.push(() => pages.close());
     const base = pages.url('tools/page/index.html');
 

@@ -86,6 +86,8 @@ export interface PageServerOptions {
   host?: string;
   /** A developer's page (`npm run demo`): Vite's hot reload and info logs on (default off). */
   dev?: boolean;
+  /** Extra response headers on every page and module (e.g. a Content-Security-Policy). */
+  headers?: Record<string, string>;
 }
 
 /** Serve pages with Vite and the repository's vite.config.ts (default: the repository on 127.0.0.1, random port). */
@@ -94,7 +96,7 @@ export async function startPageServer(opts: PageServerOptions = {}): Promise<Pag
     root: opts.root ?? REPO_ROOT,
     configFile: join(REPO_ROOT, 'vite.config.ts'),
     ...(opts.dev ? {} : { logLevel: 'error' as const }),
-    server: { port: opts.port ?? 0, host: opts.host ?? '127.0.0.1', ...(opts.dev ? {} : { hmr: false }) },
+    server: { port: opts.port ?? 0, host: opts.host ?? '127.0.0.1', ...(opts.dev ? {} : { hmr: false }), ...(opts.headers ? { headers: opts.headers } : {}) },
     plugins: opts.plugins ?? [],
   });
   await server.listen();

@@ -5,6 +5,7 @@
  */
 import { CallEvent, MultipathCall } from '../../src/call/multipath-call.js';
 import type { CodecName } from '../../src/core/types.js';
+import { latencySampleMs } from '../../src/feedback/qoe-metrics.js';
 import type { FecPolicyName } from '../../src/fec/types.js';
 import type { SchedulerName } from '../../src/sched/types.js';
 
@@ -53,7 +54,7 @@ call.on(CallEvent.RemoteFrame, (info) => {
   const now = clock.nowUs();
   if (info.frameId <= lastFrameId) outOfOrder++;
   lastFrameId = info.frameId;
-  if (frameLog.length < 100_000) frameLog.push({ frameId: info.frameId, latencyMs: (now - info.captureUs) / 1000, atMs: now / 1000 });
+  if (frameLog.length < 100_000) frameLog.push({ frameId: info.frameId, latencyMs: latencySampleMs(info.captureUs, now), atMs: now / 1000 });
 });
 call.on(CallEvent.Error, (e) => {
   if (errors.length < 200) errors.push(String(e.message ?? e));

@@ -55,7 +55,9 @@ export function makeCall(
   const clock = new ManualClock(1_000_000);
   const rng = new Rng(opts.seed ?? 1);
   const sender = new SenderEngine({ clock, scheduler: opts.scheduler ?? 'converge', fec: opts.fec ?? 'path', ...opts.extra });
-  const senderEp = new Endpoint(new ReceiverEngine({ clock }), sender);
+  // The sender side's receiver answers the receiver's reports with clock echoes (its latency needs them).
+  const senderRx = new ReceiverEngine({ clock });
+  const senderEp = new Endpoint(senderRx, sender);
   const receiver = new ReceiverEngine({ clock, ...(opts.playout ? { playout: opts.playout } : {}) });
   const receiverEp = new Endpoint(receiver);
   const t0 = clock.nowUs();
@@ -63,6 +65,7 @@ export function makeCall(
   const downs = paths.map((p) => new Link<Uint8Array>(linkCfg(p, false), rng));
   paths.forEach((_, id) => {
     sender.addPath(id, { send: (b) => (ups[id].send(b, b.length + 28, clock.nowUs() - t0), true), bufferedAmount: () => 0 }, 'connected');
+    senderRx.addPath(id, { send: (b) => (ups[id].send(b, b.length + 28, clock.nowUs() - t0), true), bufferedAmount: () => 0 });
     receiver.addPath(id, { send: (b) => (downs[id].send(b, b.length + 28, clock.nowUs() - t0), true), bufferedAmount: () => 0 });
   });
   sender.setStreamInfo({ codec: 'vp8', width: 640, height: 480, fps: 30 });

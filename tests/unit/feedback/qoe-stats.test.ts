@@ -57,10 +57,11 @@ describe('StreamQoeStats', () => {
     let t = 1_000_000;
     const t0 = t;
     // 3 s at 30 fps, latency 40..69 ms cycling; receiver clock is 2 s ahead of the sender's
+    // (sender clock - receiver clock = -2 s)
     const offset = 2_000_000;
     for (let i = 0; i < 90; i++) {
       const lat = 40_000 + (i % 30) * 1000;
-      s.onFrameDecoded(i, t - offset - lat, t, offset);
+      s.onFrameDecoded(i, t - offset - lat, t, -offset);
       if (i === 45) s.onFramesDropped(2, t);
       t = t0 + Math.round((i + 1) * F);
     }

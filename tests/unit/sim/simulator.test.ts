@@ -148,3 +148,42 @@ describe('named scenarios (short runs, sanity only)', () => {
     expect(during.every((p) => p.paths[1].sendRateBps > 0)).toBe(true);
   });
 });
+
+describe('simulate with separate sender and receiver clocks (clockSkewMs)', () => {
+  // Path b has a slower reverse direction than forward: the clock exchange sees asymmetric legs.
+  const asym = parseScenario(
+    {
+      name: 'two-asym',
+      paths: [
+        { name: 'a', up: { rateMbps: 5, delayMs: 20, queue: { ms: 150 } }, down: { rateMbps: 5, delayMs: 10, queue: { ms: 150 } } },
+        { name: 'b', up: { rateMbps: 3, delayMs: 40, queue: { ms: 150 } } },
+      ],
+    },
+    '.',
+  );
+  const run = (clockSkewMs?: number) => simulate({ scenario: asym, scheduler: 'converge', fec: 'path', seed: 3, durationS: 6, ...(clockSkewMs !== undefined ? { clockSkewMs } : {}) });
+  /** Everything but the estimate itself and the sender's 10 ms rate-meter buckets, whose phase follows the absolute clock. */
+  const comparable = (r: ReturnType<typeof simulate>) => JSON.stringify(r, (k, v) => (k === 'clock' || k === 'sendRateBps' || k === 'wallMs' ? undefined : v));
+
+  it('gives the same call whatever the skew, and estimates the skew within the asymmetry bound', () => {
+    const ref = run(0);
+    for (const skew of [3468, -3427]) {
+      const r = run(skew);
+      expect(comparable(r)).toBe(comparable(ref));
+      expect(r.clock?.skewMs).toBe(skew);
+      expect(r.clock!.samples).toBeGreaterThanOrEqual(8); // one echo per path and second
+      // path a: 20 ms forward, 10 ms back -> asymmetry 10 ms -> at most 5 ms; path b symmetric
+      expect(Math.abs(r.clock!.errorMs)).toBeLessThanOrEqual(5 + 0.5);
+      expect(Math.abs(r.clock!.errorMs)).toBeLessThanOrEqual(r.clock!.errorBoundMs);
+    }
+    expect(ref.latencyMs.mean).toBeGreaterThan(20);
+  });
+
+  it('latency with estimated offset stays within the bound of the shared-clock latency', () => {
+    const shared = run();
+    const skewed = run(3468);
+    expect(shared.clock).toBeUndefined();
+    // not the same call (the engines' clocks start elsewhere), so compare the medians loosely
+    expect(Math.abs(skewed.latencyMs.p50 - shared.latencyMs.p50)).toBeLessThan(30);
+  });
+});

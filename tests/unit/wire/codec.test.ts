@@ -15,7 +15,7 @@ import {
   type PacketBody,
   type PacketHeader,
 } from '../../../src/wire/index.js';
-import { PacketType, protobuf } from '../../../src/wire/schema.js';
+import { PacketType, protobuf } from './pb-reference.js';
 
 /** A uint64 from its decimal string (long.js via protobufjs), for values beyond 2^53. */
 const u64 = (v: string): unknown => (protobuf.util.Long as unknown as { fromString(s: string, unsigned: boolean): unknown }).fromString(v, true);

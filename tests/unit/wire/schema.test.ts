@@ -1,7 +1,8 @@
 import { readFileSync } from 'node:fs';
 import { describe, expect, it } from 'vitest';
 import { GENERATED_PATH, PROTO_PATH, generateWireSchemaSource } from '../../../tools/gen-wire.js';
-import { PACKET_FIELD, wireRoot } from '../../../src/wire/schema.js';
+import { PACKET_FIELD } from '../../../src/wire/schema.js';
+import { referenceRoot } from './pb-reference.js';
 
 describe('schema.generated.ts', () => {
   it('equals what tools/gen-wire.ts generates from multipath.proto (no drift)', () => {
@@ -24,8 +25,9 @@ describe('schema.generated.ts', () => {
       padding: 17,
       appData: 18,
       appDataAck: 19,
+      clockEcho: 20,
     });
-    const media = wireRoot.lookupType('mprtc.Media');
+    const media = referenceRoot.lookupType('mprtc.Media');
     expect(media.fields.payload.id).toBe(11);
     expect(media.fields.captureUs.type).toBe('uint64');
   });

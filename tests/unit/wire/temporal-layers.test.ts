@@ -7,7 +7,7 @@ import { describe, expect, it } from 'vitest';
 import { NalClass, Priority } from '../../../src/core/types.js';
 import { Depacketizer, MAX_REF_DISTANCE, MAX_TEMPORAL_LAYER, Packetizer, WireError, decodeMedia, decodePacket, encodeMedia, encodePacket, type MediaMessage } from '../../../src/wire/index.js';
 import type { InsertResult } from '../../../src/wire/depacketizer.js';
-import { MediaType, newWriter } from '../../../src/wire/schema.js';
+import { MediaType, newWriter } from './pb-reference.js';
 
 function media(over: Partial<MediaMessage> = {}): MediaMessage {
   return {

@@ -1,0 +1,18 @@
+/**
+ * The browser bundle of a page that imports MultipathCall (tools/size.ts:
+ * a real Vite production build) never builds code at run time, so it runs
+ * under `Content-Security-Policy: script-src 'self'` (no 'unsafe-eval').
+ * The size budget itself is `npm run size` (CI), which prints the numbers.
+ */
+import { describe, expect, it } from 'vitest';
+import { measureBundle } from '../../../tools/size.js';
+
+describe('MultipathCall bundle', () => {
+  it('has no eval / new Function / Function() and no protobufjs', async () => {
+    const b = await measureBundle();
+    expect(b.minBytes).toBeGreaterThan(10_000); // it really built the library
+    expect(b.code).toContain('ClockEcho'); // ... including the wire codec
+    expect(b.codegen).toEqual([]);
+    expect(b.modules.some((m) => m.id === 'protobufjs' || m.id === 'long')).toBe(false);
+  }, 60_000);
+});
