@@ -142,6 +142,17 @@ export function goodputBps(bytes: number, firstMs: number | undefined, endMs: nu
   return s > 0 && Number.isFinite(s) ? (bytes * 8) / s : 0;
 }
 
+/**
+ * One end-to-end latency sample (ms): `atUs` (receiver clock: decoded or
+ * displayed for video, played out for audio = mouth-to-ear) minus the
+ * capture time `captureUs` (sender clock) mapped onto the receiver clock with
+ * `senderClockOffsetUs` (receiver clock - sender clock, µs; 0 when both share
+ * a clock). Video and audio latency both come from this function.
+ */
+export function endToEndLatencyMs(captureUs: number, atUs: number, senderClockOffsetUs = 0): number {
+  return (atUs - (captureUs + senderClockOffsetUs)) / 1000;
+}
+
 /** End-to-end latency summary (ms). */
 export interface LatencyStats {
   count: number;

@@ -16,7 +16,7 @@
  * clocks identical (tests, simulator) pass 0.
  */
 import { percentiles } from './percentile.js';
-import { FreezeDetector, goodputBps, meanFps } from './qoe-metrics.js';
+import { FreezeDetector, endToEndLatencyMs, goodputBps, meanFps } from './qoe-metrics.js';
 
 /** Options of {@link StreamQoeStats}. */
 export interface StreamQoeStatsOptions {
@@ -143,7 +143,7 @@ export class StreamQoeStats {
       if (last !== undefined && this.freeze.addInterval((decodedUs - last) / 1000) > 0) this.bFreezes++;
       this.lastDecodedUs = decodedUs;
     }
-    const latMs = (decodedUs - (captureUs + senderClockOffsetUs)) / 1000;
+    const latMs = endToEndLatencyMs(captureUs, decodedUs, senderClockOffsetUs);
     if (Number.isFinite(latMs)) {
       this.lat[this.latHead] = latMs;
       this.latHead = this.latHead + 1 === this.latWin ? 0 : this.latHead + 1;

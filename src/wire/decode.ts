@@ -8,6 +8,7 @@ import type { PathReport } from '../core/types.js';
 import {
   AppDataAckType,
   AppDataType,
+  AudioType,
   FecType,
   KeyframeRequestType,
   MediaType,
@@ -26,6 +27,7 @@ import {
   MAX_APP_DATA_ACK_RANGES,
   type AppDataAckMessage,
   type AppDataMessage,
+  type AudioMessage,
   type DecodeResult,
   type DecodedPacket,
   type FecMessage,
@@ -38,7 +40,21 @@ import {
   type WireErrorReason,
   type WireLimits,
 } from './types.js';
-import { checkAppData, checkAppDataAck, checkFec, checkHeader, checkKeyframeRequest, checkMedia, checkNack, checkQoeWire, checkReport, checkStreamInfo, isU32, type QoeWire } from './validate.js';
+import {
+  checkAppData,
+  checkAppDataAck,
+  checkAudio,
+  checkFec,
+  checkHeader,
+  checkKeyframeRequest,
+  checkMedia,
+  checkNack,
+  checkQoeWire,
+  checkReport,
+  checkStreamInfo,
+  isU32,
+  type QoeWire,
+} from './validate.js';
 
 const EMPTY = new Uint8Array(0);
 const WT_VARINT = 0;
@@ -295,13 +311,24 @@ function decodeBody(field: number, bytes: Uint8Array, lim: WireLimits): PacketBo
       const appDataAck: AppDataAckMessage = { cumulative: m.cumulative as number, ranges: raw.slice(), ackDelayUs: m.ackDelayUs as number };
       return (err = checkAppDataAck(appDataAck)) !== null ? err : { kind: 'appDataAck', appDataAck };
     }
+    case PACKET_FIELD.audio: {
+      const m = decodeStrict(AudioType, bytes);
+      const audio: AudioMessage = {
+        streamId: m.streamId as number,
+        seq: m.seq as number,
+        captureUs: u64(m.captureUs),
+        durationUs: m.durationUs as number,
+        payload: bytesOf(m.payload),
+      };
+      return (err = checkAudio(audio)) !== null ? err : { kind: 'audio', audio };
+    }
     default:
       return `unknown body field ${field}`;
   }
 }
 
 function isBodyField(field: number): boolean {
-  return (field >= PACKET_FIELD.media && field <= PACKET_FIELD.padding) || field === PACKET_FIELD.appData || field === PACKET_FIELD.appDataAck;
+  return (field >= PACKET_FIELD.media && field <= PACKET_FIELD.padding) || field === PACKET_FIELD.appData || field === PACKET_FIELD.appDataAck || field === PACKET_FIELD.audio;
 }
 
 function decodeUnchecked(bytes: Uint8Array, lim: WireLimits): DecodeResult {

@@ -23,10 +23,24 @@
  */
 import type { QoeFeedback } from '../core/types.js';
 import { WireError } from './errors.js';
-import { AppDataAckType, AppDataType, FecType, KeyframeRequestType, MediaType, NackType, PACKET_FIELD, PaddingType, PathReportType, QoeFeedbackType, StreamInfoType, newWriter } from './schema.js';
+import {
+  AppDataAckType,
+  AppDataType,
+  AudioType,
+  FecType,
+  KeyframeRequestType,
+  MediaType,
+  NackType,
+  PACKET_FIELD,
+  PaddingType,
+  PathReportType,
+  QoeFeedbackType,
+  StreamInfoType,
+  newWriter,
+} from './schema.js';
 import { UINT32_MAX } from './sizes.js';
-import { DEFAULT_WIRE_LIMITS, type FecMessage, type MediaMessage, type PacketBody, type PacketHeader, type PacketKind } from './types.js';
-import { checkAppData, checkAppDataAck, checkFec, checkHeader, checkKeyframeRequest, checkMedia, checkNack, checkQoeWire, checkReport, checkStreamInfo, type QoeWire } from './validate.js';
+import { DEFAULT_WIRE_LIMITS, type AudioMessage, type FecMessage, type MediaMessage, type PacketBody, type PacketHeader, type PacketKind } from './types.js';
+import { checkAppData, checkAppDataAck, checkAudio, checkFec, checkHeader, checkKeyframeRequest, checkMedia, checkNack, checkQoeWire, checkReport, checkStreamInfo, type QoeWire } from './validate.js';
 import { varintSize, writeVarint } from './varint.js';
 
 const WT_VARINT = 0;
@@ -44,6 +58,16 @@ export function encodeMedia(m: MediaMessage): Uint8Array {
   const err = checkMedia(m, DEFAULT_WIRE_LIMITS);
   if (err !== null) throw WireError.invalidMessage('Media', err);
   return MediaType.encode(m, newWriter()).finish();
+}
+
+/**
+ * Encodes one Audio body (one Opus frame, RFC 7587 §4.2).
+ * @throws WireError ERR_INVALID_MESSAGE if a field is out of range.
+ */
+export function encodeAudio(a: AudioMessage): Uint8Array {
+  const err = checkAudio(a);
+  if (err !== null) throw WireError.invalidMessage('Audio', err);
+  return AudioType.encode(a, newWriter()).finish();
 }
 
 /**
@@ -67,6 +91,7 @@ const BODY_FIELD: Record<PacketKind, number> = {
   padding: PACKET_FIELD.padding,
   appData: PACKET_FIELD.appData,
   appDataAck: PACKET_FIELD.appDataAck,
+  audio: PACKET_FIELD.audio,
 };
 
 function wrap(header: PacketHeader, field: number, body: Uint8Array): Uint8Array {
@@ -99,15 +124,15 @@ function wrap(header: PacketHeader, field: number, body: Uint8Array): Uint8Array
 }
 
 /**
- * Wraps ALREADY-ENCODED Media or Fec body bytes into a `Packet` envelope.
+ * Wraps ALREADY-ENCODED Media, Fec or Audio body bytes into a `Packet` envelope.
  * Cost: a few varints plus one copy of the body; the body is not re-encoded,
  * so FEC parity computed over `bodyBytes` stays valid.
  * Size: `bodyBytes.length + envelopeOverheadBytes(bodyBytes.length)` at most.
  * @throws WireError ERR_INVALID_MESSAGE if the header is out of range
  *   (pathId >= MAX_PATHS, pathSeq not uint32, sendTimeUs not in [0, 2^53]).
  */
-export function encodePacket(header: PacketHeader, kind: 'media' | 'fec', bodyBytes: Uint8Array): Uint8Array {
-  return wrap(header, kind === 'media' ? PACKET_FIELD.media : PACKET_FIELD.fec, bodyBytes);
+export function encodePacket(header: PacketHeader, kind: 'media' | 'fec' | 'audio', bodyBytes: Uint8Array): Uint8Array {
+  return wrap(header, BODY_FIELD[kind], bodyBytes);
 }
 
 /** QoeFeedback (ms, any number) to its wire form (µs, integers). */
@@ -170,6 +195,8 @@ function encodeBody(body: PacketBody): Uint8Array {
     case 'appDataAck':
       if ((err = checkAppDataAck(body.appDataAck)) !== null) throw WireError.invalidMessage('AppDataAck', err);
       return AppDataAckType.encode(body.appDataAck, newWriter()).finish();
+    case 'audio':
+      return encodeAudio(body.audio);
     default: {
       const never: never = body;
       throw WireError.invalidMessage('Packet', `unknown body kind ${(never as { kind: string }).kind}`);

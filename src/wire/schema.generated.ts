@@ -301,6 +301,33 @@ export const wireDescriptor: INamespace = {
             }
           }
         },
+        "Audio": {
+          "fields": {
+            "streamId": {
+              "type": "uint32",
+              "id": 1,
+              "protoName": "stream_id"
+            },
+            "seq": {
+              "type": "uint32",
+              "id": 2
+            },
+            "captureUs": {
+              "type": "uint64",
+              "id": 3,
+              "protoName": "capture_us"
+            },
+            "durationUs": {
+              "type": "uint32",
+              "id": 4,
+              "protoName": "duration_us"
+            },
+            "payload": {
+              "type": "bytes",
+              "id": 5
+            }
+          }
+        },
         "Packet": {
           "oneofs": {
             "body": {
@@ -314,7 +341,8 @@ export const wireDescriptor: INamespace = {
                 "streamInfo",
                 "padding",
                 "appData",
-                "appDataAck"
+                "appDataAck",
+                "audio"
               ]
             }
           },
@@ -377,6 +405,10 @@ export const wireDescriptor: INamespace = {
               "type": "AppDataAck",
               "id": 19,
               "protoName": "app_data_ack"
+            },
+            "audio": {
+              "type": "Audio",
+              "id": 22
             }
           }
         }

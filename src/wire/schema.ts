@@ -22,6 +22,7 @@ export const StreamInfoType = type('StreamInfo');
 export const PaddingType = type('Padding');
 export const AppDataType = type('AppData');
 export const AppDataAckType = type('AppDataAck');
+export const AudioType = type('Audio');
 export const PacketType = type('Packet');
 
 function fieldId(t: protobuf.Type, name: string): number {
@@ -45,6 +46,7 @@ export const PACKET_FIELD = {
   padding: fieldId(PacketType, 'padding'),
   appData: fieldId(PacketType, 'appData'),
   appDataAck: fieldId(PacketType, 'appDataAck'),
+  audio: fieldId(PacketType, 'audio'),
 } as const;
 
 /**

@@ -24,7 +24,11 @@ describe('schema.generated.ts', () => {
       padding: 17,
       appData: 18,
       appDataAck: 19,
+      audio: 22,
     });
+    const audio = wireRoot.lookupType('mprtc.Audio');
+    expect(audio.fields.captureUs.type).toBe('uint64');
+    expect(audio.fields.payload.id).toBe(5);
     const media = wireRoot.lookupType('mprtc.Media');
     expect(media.fields.payload.id).toBe(11);
     expect(media.fields.captureUs.type).toBe('uint64');
