@@ -3,9 +3,9 @@
  * {@link SimResult} (per stream, all streams together, per path, per second),
  * with the metric definitions of sim/metrics.ts.
  */
-import type { SimRun } from './run-loop.js';
+import type { SimRun, StreamCtx } from './run-loop.js';
 import { freezeStats, latencyCdf, mean, perSecondQoe, round, streamQoe } from './metrics.js';
-import type { SimOptions, SimPathResult, SimPerSecond, SimResult, SimStreamResult } from './types.js';
+import type { SimAudioResult, SimOptions, SimPathResult, SimPerSecond, SimResult, SimStreamResult } from './types.js';
 
 /** The result of the run `run` of `opts`. */
 export function buildResult(opts: SimOptions, run: SimRun): SimResult {
@@ -181,6 +181,7 @@ export function buildResult(opts: SimOptions, run: SimRun): SimResult {
     paths,
     perSecond,
     ...(heap ? { heap: { gc: heap.sampler.collected, samples: heap.samples } } : {}),
+    ...(opts.audio ? { audio: audioResult(streams[0]) } : {}),
     sim: {
       steps,
       datagramsUp,
@@ -189,5 +190,25 @@ export function buildResult(opts: SimOptions, run: SimRun): SimResult {
       ...(dcModel === 'sctp' ? { sctp: chUp.map((c, i) => ({ up: c.stats(), down: chDown[i].stats() })) } : {}),
       qoeDropped: streams.reduce((a, c) => a + c.qoeDropped, 0),
     },
+  };
+}
+
+/** The audio stream's QoE (receiver jitter buffer stats, sender duplication) of stream 0's engines. */
+function audioResult(c: StreamCtx): SimAudioResult {
+  const a = c.rx.stats(0).audio;
+  const snd = c.sender.stats().audio;
+  return {
+    concealedPct: round(a.concealedPct, 3),
+    mouthToEarP95Ms: round(a.mouthToEarMs.p95),
+    mouthToEarP50Ms: round(a.mouthToEarMs.p50),
+    framesSent: snd.framesSent,
+    packetsReceived: a.packetsReceived,
+    packetsLost: a.packetsLost,
+    duplicates: a.duplicates,
+    duplicatesSent: snd.duplicatesSent,
+    framesUnsent: snd.framesUnsent,
+    latePackets: a.latePackets,
+    concealmentEvents: a.concealmentEvents,
+    targetDelayMs: round(a.targetDelayMs),
   };
 }

@@ -57,6 +57,8 @@ export class AudioSender {
     private readonly paths: SenderPaths,
     private readonly streamId: number,
     opts?: AudioPathSelectorOptions,
+    /** May audio use this path? (The `single` baseline keeps audio on its one path.) */
+    private readonly allowed: (id: PathId) => boolean = () => true,
   ) {
     this.selector = new AudioPathSelector(opts);
   }
@@ -71,7 +73,8 @@ export class AudioSender {
     const body = encodeAudio(audio);
     this.seq = (this.seq + 1) >>> 0;
     this.c.framesSent++;
-    const candidates: AudioPathCandidate[] = this.paths.states(nowUs).map((s) => ({ ...s, aheadBytes: this.paths.get(s.id)?.sink.bufferedAmount() ?? 0 }));
+    // Any live path may carry audio (a path the video scheduler disabled still delivers small packets), except where `allowed` says no.
+    const candidates: AudioPathCandidate[] = this.paths.states(nowUs).map((s) => ({ ...s, up: s.up && this.allowed(s.id), aheadBytes: this.paths.get(s.id)?.sink.bufferedAmount() ?? 0 }));
     let sent = 0;
     for (const id of this.selector.choose(candidates, body.length + AUDIO_OVERHEAD_BYTES)) {
       const p = this.paths.get(id);

@@ -115,7 +115,7 @@ export class SenderEngine {
     this.pacerCfg = config.pacer;
     this.useQoeFeedback = config.qoeFeedback ?? true;
     this.probing = config.probing ?? true;
-    this.audio = new AudioSender(this.paths, this.streamId, config.audio);
+    this.audio = new AudioSender(this.paths, this.streamId, config.audio, (id) => this.scheduler.name !== 'single' || this.scheduler.isEnabled(id));
     this.recovery = new PathRecovery({
       paths: this.paths,
       history: this.history,
