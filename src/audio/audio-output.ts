@@ -13,6 +13,9 @@
  * Order: decoding is asynchronous, concealment is not, so every playout slot
  * is queued and written only when the slots before it are ready (bounded:
  * `MAX_PENDING_SLOTS`; beyond it the oldest pending slot is written as silence).
+ * An Opus decoder gives exactly one output per packet, in decode order, so
+ * outputs are matched to slots by that order (a FIFO), not by timestamp
+ * (Chromium re-stamps decoded audio from the first input timestamp).
  * Frames the jitter buffer dropped to shorten the delay (`skipped`) are still
  * decoded, to keep the decoder's state continuous, and their output discarded.
  *
@@ -46,9 +49,10 @@ export interface AudioOutputStats {
 
 interface Slot {
   pcm?: Float32Array;
-  /** Decode timestamp this slot waits for. */
-  waitTs?: number;
 }
+
+/** What the next decoder output is for: a slot to fill, or a skipped frame to discard (undefined). */
+type Pending = Slot | undefined;
 
 type GeneratorCtor = new (o: { kind: 'audio' }) => MediaStreamTrack & { writable: WritableStream<AudioData> };
 
@@ -59,11 +63,11 @@ export class AudioOutput {
   private readonly writer: WritableStreamDefaultWriter<AudioData> | undefined;
   private decoder: AudioDecoder | undefined;
   private readonly slots: Slot[] = [];
-  private readonly discard = new Set<number>();
+  /** Decoder outputs still to come, in decode order. */
+  private readonly pending: Pending[] = [];
   private last: Float32Array | undefined;
   private fade = 1;
   private outTs = 0;
-  private decodeSeq = 0;
   private readonly level = { sumSq: 0, n: 0, rms: 0, maxRms: 0 };
   private closed = false;
   private readonly c = { framesDecoded: 0, framesConcealed: 0, framesDiscarded: 0, decodeErrors: 0, writeErrors: 0, slotOverflows: 0 };
@@ -84,6 +88,9 @@ export class AudioOutput {
       output: (d) => this.onDecoded(d),
       error: (e) => {
         this.c.decodeErrors++;
+        // The decoder is closed: its pending outputs never come; conceal their slots.
+        for (const s of this.pending.splice(0)) if (s) s.pcm = this.conceal(960);
+        this.flush();
         this.onError(new Error(`audio decoder: ${e.message}`));
       },
     });
@@ -102,36 +109,25 @@ export class AudioOutput {
       this.slots.push({ pcm: this.conceal(Math.round((p.durationUs * OUTPUT_SAMPLE_RATE) / 1e6)) });
     } else {
       const dec = this.ensureDecoder();
-      for (const s of p.skipped) {
-        const ts = this.nextDecodeTs();
-        this.discard.add(ts);
-        // Bounded: an entry whose output never came (decoder error) is forgotten.
-        if (this.discard.size > MAX_PENDING_SLOTS) this.discard.delete(this.discard.values().next().value as number);
-        this.decode(dec, s.payload, ts, s.durationUs);
-      }
-      const ts = this.nextDecodeTs();
-      if (dec && this.decode(dec, p.frame.payload, ts, p.frame.durationUs)) this.slots.push({ waitTs: ts });
-      else this.slots.push({ pcm: this.conceal(Math.round((p.frame.durationUs * OUTPUT_SAMPLE_RATE) / 1e6)) });
+      for (const s of p.skipped) if (this.decode(dec, s.payload, s.durationUs)) this.pending.push(undefined);
+      const slot: Slot = {};
+      if (this.decode(dec, p.frame.payload, p.frame.durationUs)) this.pending.push(slot);
+      else slot.pcm = this.conceal(Math.round((p.frame.durationUs * OUTPUT_SAMPLE_RATE) / 1e6));
+      this.slots.push(slot);
     }
-    while (this.slots.length > MAX_PENDING_SLOTS) {
-      const s = this.slots[0];
-      if (s.pcm) break;
-      this.slots.shift();
+    while (this.slots.length > MAX_PENDING_SLOTS && !this.slots[0].pcm) {
+      // The decoder fell far behind: its oldest slot plays as silence (its output, when it comes, is dropped).
+      this.slots[0].pcm = new Float32Array(960);
       this.c.slotOverflows++;
-      this.write(new Float32Array(960));
+      this.flush();
     }
     this.flush();
   }
 
-  /** Decode timestamps are a counter: they only match outputs to slots. */
-  private nextDecodeTs(): number {
-    return this.decodeSeq++;
-  }
-
-  private decode(dec: AudioDecoder | undefined, payload: Uint8Array, ts: number, durationUs: number): boolean {
-    if (!dec || payload.length === 0) return false;
+  private decode(dec: AudioDecoder | undefined, payload: Uint8Array, durationUs: number): boolean {
+    if (!dec || payload.length === 0 || this.pending.length >= 4 * MAX_PENDING_SLOTS) return false;
     try {
-      dec.decode(new EncodedAudioChunk({ type: 'key', timestamp: ts, duration: durationUs, data: payload }));
+      dec.decode(new EncodedAudioChunk({ type: 'key', timestamp: this.outTs, duration: durationUs, data: payload }));
       return true;
     } catch (e) {
       this.c.decodeErrors++;
@@ -142,8 +138,9 @@ export class AudioOutput {
 
   private onDecoded(d: AudioData): void {
     try {
-      const ts = d.timestamp;
-      if (this.discard.delete(ts)) {
+      if (this.pending.length === 0) return; // after an error reset
+      const slot = this.pending.shift();
+      if (!slot) {
         this.c.framesDiscarded++;
         return;
       }
@@ -153,11 +150,7 @@ export class AudioOutput {
       this.measure(pcm);
       this.last = pcm;
       this.fade = 1;
-      const slot = this.slots.find((s) => s.waitTs === ts);
-      if (slot) {
-        slot.pcm = pcm;
-        slot.waitTs = undefined;
-      }
+      if (!slot.pcm) slot.pcm = pcm; // else it already played as silence (overflow)
       this.flush();
     } finally {
       d.close();

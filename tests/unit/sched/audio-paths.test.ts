@@ -15,25 +15,33 @@ function cand(id: number, rttMs: number, o: Partial<AudioPathCandidate> = {}): A
 
 describe('AudioPathSelector', () => {
   it('picks the path with the lowest expected delivery time, counting the bytes queued ahead', () => {
-    const s = new AudioPathSelector();
+    const s = new AudioPathSelector({ duplicateWithinMs: 0 });
     expect(s.choose([cand(0, 100), cand(1, 40)], 100)).toEqual([1]);
     // path 1 has 50 kB in its datachannel at 2 Mbps = 200 ms ahead: path 0 is faster now
-    const t = new AudioPathSelector();
+    const t = new AudioPathSelector({ duplicateWithinMs: 0 });
     expect(t.choose([cand(0, 100), cand(1, 40, { aheadBytes: 50_000 })], 100)).toEqual([0]);
     expect(expectedDeliveryMs(cand(0, 100), 100)).toBeCloseTo(50 + 0.4, 5);
   });
 
   it('duplicates on the second-fastest path when the chosen path loses >= 2 %', () => {
-    const s = new AudioPathSelector();
+    const s = new AudioPathSelector({ duplicateWithinMs: 0 });
     expect(s.choose([cand(0, 40, { lossRate: 0.019 }), cand(1, 80)], 100)).toEqual([0]);
     expect(s.choose([cand(0, 40, { lossRate: 0.05 }), cand(1, 80), cand(2, 60)], 100)).toEqual([0, 2]);
-    expect(new AudioPathSelector({ duplicateLossRate: 0.1 }).choose([cand(0, 40, { lossRate: 0.05 }), cand(1, 80)], 100)).toEqual([0]);
+    expect(new AudioPathSelector({ duplicateLossRate: 0.1, duplicateWithinMs: 0 }).choose([cand(0, 40, { lossRate: 0.05 }), cand(1, 80)], 100)).toEqual([0]);
     // a lone lossy path: nothing to duplicate on
     expect(s.choose([cand(0, 40, { lossRate: 0.5 })], 100)).toEqual([0]);
   });
 
+  it('duplicates on a second path whose expected delivery is within 60 ms of the chosen one', () => {
+    const s = new AudioPathSelector();
+    // RTT/2: 20 vs 70 ms -> within 60 ms: copy
+    expect(s.choose([cand(0, 40), cand(1, 140)], 100)).toEqual([0, 1]);
+    // 20 vs 100 ms: the copy would come too late to matter
+    expect(s.choose([cand(0, 40), cand(1, 200)], 100)).toEqual([0]);
+  });
+
   it('sticks to its path unless another is faster by more than the margin, and skips down paths', () => {
-    const s = new AudioPathSelector({ switchMarginMs: 10 });
+    const s = new AudioPathSelector({ switchMarginMs: 10, duplicateWithinMs: 0 });
     expect(s.choose([cand(0, 50), cand(1, 60)], 100)).toEqual([0]);
     expect(s.choose([cand(0, 50), cand(1, 40)], 100)).toEqual([0]); // 5 ms better: stay
     expect(s.choose([cand(0, 50), cand(1, 20)], 100)).toEqual([1]); // 15 ms better: switch
@@ -47,7 +55,7 @@ describe('SenderEngine.sendAudio', () => {
   it('writes audio at once, ahead of video the pacer still holds, on one path', () => {
     const clock = new ManualClock(1_000_000);
     // a slow start rate, so a big key frame stays queued in the pacer
-    const sender = new SenderEngine({ clock, startBitrateBps: 100_000, probing: false });
+    const sender = new SenderEngine({ clock, startBitrateBps: 100_000, probing: false, audio: { duplicateWithinMs: 0 } });
     const sent: Array<{ path: number; kind: string }> = [];
     for (const id of [0, 1]) {
       sender.addPath(id, {
