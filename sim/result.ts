@@ -4,9 +4,9 @@
  * with the metric definitions of sim/metrics.ts.
  */
 import type { ReceiverStats } from '../src/engine/types.js';
-import type { SimRun } from './run-loop.js';
+import type { SimRun, StreamCtx } from './run-loop.js';
 import { frameLatencyMs, freezeStats, latencyCdf, mean, perSecondQoe, round, streamQoe } from './metrics.js';
-import type { SimOptions, SimPathResult, SimPerSecond, SimResult, SimStreamResult } from './types.js';
+import type { SimAudioResult, SimOptions, SimPathResult, SimPerSecond, SimResult, SimStreamResult } from './types.js';
 
 /** The result of the run `run` of `opts`. */
 export function buildResult(opts: SimOptions, run: SimRun): SimResult {
@@ -183,6 +183,7 @@ export function buildResult(opts: SimOptions, run: SimRun): SimResult {
     paths,
     perSecond,
     ...(heap ? { heap: { gc: heap.sampler.collected, samples: heap.samples } } : {}),
+    ...(opts.audio ? { audio: audioResult(streams[0]) } : {}),
     sim: {
       steps,
       datagramsUp,
@@ -197,4 +198,24 @@ export function buildResult(opts: SimOptions, run: SimRun): SimResult {
 /** Stream 0's receiver clock-offset estimate against the true skew (SimOptions.clockSkewMs), ms. */
 function clockResult(skewMs: number, c: ReceiverStats['clock']): NonNullable<SimResult['clock']> {
   return { skewMs, estimatedOffsetMs: round(c.offsetMs, 3), errorMs: round(c.offsetMs - skewMs, 3), errorBoundMs: round(c.errorBoundMs, 3), samples: c.samples };
+}
+
+/** The audio stream's QoE (receiver jitter buffer stats, sender duplication) of stream 0's engines. */
+function audioResult(c: StreamCtx): SimAudioResult {
+  const a = c.rx.stats(0).audio;
+  const snd = c.sender.stats().audio;
+  return {
+    concealedPct: round(a.concealedPct, 3),
+    mouthToEarP95Ms: round(a.mouthToEarMs.p95),
+    mouthToEarP50Ms: round(a.mouthToEarMs.p50),
+    framesSent: snd.framesSent,
+    packetsReceived: a.packetsReceived,
+    packetsLost: a.packetsLost,
+    duplicates: a.duplicates,
+    duplicatesSent: snd.duplicatesSent,
+    framesUnsent: snd.framesUnsent,
+    latePackets: a.latePackets,
+    concealmentEvents: a.concealmentEvents,
+    targetDelayMs: round(a.targetDelayMs),
+  };
 }

@@ -35,6 +35,8 @@ export const UDP_IP_OVERHEAD_BYTES = 28;
 export const MIN_TICK_STEP_US = 50;
 /** Bound of SimStreamResult.targetChanges (the first ones are kept). */
 export const MAX_TARGET_CHANGES = 5_000;
+/** Audio frame interval (µs): 20 ms Opus frames (RFC 7587). */
+export const AUDIO_FRAME_US = 20_000;
 /** Largest step (µs) of the event loop. */
 export const MAX_STEP_US = 5_000;
 
@@ -281,6 +283,10 @@ export function runLoop(opts: SimOptions, settings: RunSettings): SimRun {
   const heapEveryUs = opts.heapSampleS !== undefined && opts.heapSampleS > 0 ? Math.round(opts.heapSampleS * 1e6) : 0;
   const heap = heapEveryUs > 0 ? { sampler: heapSampler(), nextUs: heapEveryUs, samples: [] as Array<{ atS: number; usedBytes: number }> } : undefined;
 
+  // Audio source on stream 0 (SimOptions.audio): a frame every 20 ms, 70-110 bytes (Opus ~32 kbps VBR).
+  const audioRng = new Rng((seed * 15485863 + 11) >>> 0);
+  let nextAudioUs = opts.audio ? 500 : Infinity;
+
   let steps = 0;
   for (;;) {
     const now = clock.nowUs();
@@ -340,6 +346,13 @@ export function runLoop(opts: SimOptions, settings: RunSettings): SimRun {
         c.sWake = Math.min(c.sWake, c.sEp.nextWakeUs() - txBaseUs);
       }
     }
+    // 2b. Audio frames (sent at once: audio bypasses the pacer).
+    if (nextAudioUs <= now) {
+      const c = streams[0];
+      c.sender.sendAudio({ captureUs: now, durationUs: AUDIO_FRAME_US, data: new Uint8Array(70 + Math.floor(audioRng.next() * 41)) });
+      nextAudioUs += AUDIO_FRAME_US;
+      c.sWake = Math.min(c.sWake, c.sEp.nextWakeUs());
+    }
     // 3. Endpoint ticks.
     for (const c of streams) {
       if (c.sWake <= now) {
@@ -360,6 +373,7 @@ export function runLoop(opts: SimOptions, settings: RunSettings): SimRun {
       if (b !== undefined && b < next) next = b;
     }
     for (const ch of channels) next = Math.min(next, ch.nextTimerUs() ?? Infinity);
+    if (nextAudioUs < next) next = nextAudioUs;
     for (const c of streams) {
       if (c.nextFrameUs < next) next = c.nextFrameUs;
       if (c.sWake < next) next = c.sWake;

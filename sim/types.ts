@@ -63,9 +63,16 @@ export interface SimOptions {
   /** Receiver RTT assumption (ms) passed as ReceiverEngine `defaultRttMs` (engine default 100); for experiments. */
   receiverDefaultRttMs?: number;
   /** SenderEngine options over the simulator's (frame dropping, temporal-layer dropping, fault handling); for experiments. */
-  sender?: Partial<Pick<SenderEngineConfig, 'dropQueueFrames' | 'maxConsecutiveDrops' | 'upperLayerDropFactor' | 'cwndPushback' | 'pathHysteresis' | 'fastFailover' | 'outageRestore'>>;
+  sender?: Partial<Pick<SenderEngineConfig, 'dropQueueFrames' | 'maxConsecutiveDrops' | 'upperLayerDropFactor' | 'cwndPushback' | 'pathHysteresis' | 'fastFailover' | 'outageRestore' | 'audio'>>;
   /** Converge tuning for scheduler 'converge' (default DEFAULT_CONVERGE_CONFIG); for experiments. */
   converge?: Partial<ConvergeConfig>;
+  /**
+   * An audio source on stream 0's engines (sim/run-loop.ts): one Opus-sized
+   * frame every 20 ms, 70-110 bytes (~32 kbps VBR), sent with
+   * SenderEngine.sendAudio and played out by the receiver's jitter buffer.
+   * Default false (video only, as before audio existed); `npm run bench` turns it on.
+   */
+  audio?: boolean;
   /** Free-form label copied into the result (e.g. `converge-nofb`). */
   label?: string;
   /**
@@ -178,6 +185,28 @@ export interface SimResult extends CallQoe {
   perSecond: SimPerSecond[];
   /** Used heap over the call (opts.heapSampleS): bytes after a full GC at each simulated time; `gc` false when no GC could be forced. */
   heap?: { gc: boolean; samples: Array<{ atS: number; usedBytes: number }> };
+  /** The audio stream (SimOptions.audio), undefined without audio. */
+  audio?: SimAudioResult;
   /** Simulator bookkeeping: events processed, datagrams carried. */
   sim: { steps: number; datagramsUp: number; datagramsDown: number; qoeDropped: number; datachannel: 'sctp' | 'ideal'; sctp?: Array<{ up: SctpStats; down: SctpStats }> };
+}
+
+/** Audio QoE of a simulated call (receiver `stats().audio`; webrtc-stats concealment, mouth-to-ear = capture -> played out). */
+export interface SimAudioResult {
+  /** concealedSamples / totalSamplesReceived x 100. */
+  concealedPct: number;
+  /** Mouth-to-ear latency p95 (ms). */
+  mouthToEarP95Ms: number;
+  mouthToEarP50Ms: number;
+  framesSent: number;
+  packetsReceived: number;
+  packetsLost: number;
+  duplicates: number;
+  duplicatesSent: number;
+  /** Frames the sender had no path up for. */
+  framesUnsent: number;
+  latePackets: number;
+  concealmentEvents: number;
+  /** Jitter buffer target at the end of the call (ms). */
+  targetDelayMs: number;
 }

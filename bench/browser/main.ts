@@ -2,12 +2,13 @@
  * `npm run bench:browser -- --scenario FILE.json|default
  *    [--compare converge,minrtt,native-webrtc:0,native-webrtc:1] [--duration S]
  *    [--video FILE.y4m | --synthetic] [--fec path|webrtc-table|none] [--codec h264|vp8|vp9|av1]
- *    [--max-bitrate BPS] [--track canvas|generator] [--sample-every N] [--no-ssim] [--no-source-check] [--seed N] [--out DIR]`
+ *    [--max-bitrate BPS] [--track canvas|generator] [--sample-every N] [--no-ssim] [--no-source-check] [--no-audio] [--seed N] [--out DIR]`
  *
  * Compares our multipath call (one entry per scheduler) with plain Chromium
  * WebRTC over one path at a time, each through the same emulated paths, with
  * frame ids drawn into the picture: fps, freezes, draw->display latency,
- * PSNR/SSIM, keyframe requests, goodput. Writes DIR/results.json,
+ * PSNR/SSIM, keyframe requests, goodput; and (ours) audio from the fake
+ * microphone: concealment and mouth-to-ear p95 (`--no-audio` turns it off). Writes DIR/results.json,
  * DIR/summary.md and DIR/report.html (default DIR: out/bench-browser/<scenario>).
  */
 import { type CliValues, numberOption, runCli, UsageError } from '../../tools/cli.js';
@@ -20,7 +21,7 @@ import { scenarioFile } from '../../sim/net/scenario-files.js';
 const USAGE = `usage: npm run bench:browser -- --scenario FILE.json|default
        [--compare converge,minrtt,native-webrtc:0,native-webrtc:1] [--duration S]
        [--video FILE.y4m | --synthetic] [--fec ${fecPolicyNames().join('|')}] [--codec h264|vp8|vp9|av1]
-       [--max-bitrate BPS] [--track canvas|generator] [--sample-every N] [--no-ssim] [--no-source-check] [--seed N] [--out DIR]
+       [--max-bitrate BPS] [--track canvas|generator] [--sample-every N] [--no-ssim] [--no-source-check] [--no-audio] [--seed N] [--out DIR]
   --compare entries: ${compareEntriesHelp()}, native-webrtc:N`;
 
 const OPTIONS = {
@@ -36,6 +37,7 @@ const OPTIONS = {
   'sample-every': { type: 'string', default: '5' },
   'no-ssim': { type: 'boolean', default: false },
   'no-source-check': { type: 'boolean', default: false },
+  'no-audio': { type: 'boolean', default: false },
   width: { type: 'string', default: '640' },
   height: { type: 'string', default: '480' },
   fps: { type: 'string', default: '30' },
@@ -68,6 +70,7 @@ async function main(values: CliValues<typeof OPTIONS>): Promise<number> {
     sampleEvery: num('sample-every', values['sample-every'], 1, 1000),
     ssim: !values['no-ssim'],
     sourceCheck: !values['no-source-check'],
+    audio: !values['no-audio'],
     seed: num('seed', values.seed, 0, 2 ** 31),
     out: values.out ?? `out/bench-browser/${scenarioName.replace(/[^\w.-]+/g, '_')}`,
     log: (l) => process.stderr.write(`${l}\n`),

@@ -50,6 +50,25 @@ export interface BenchPerSecond {
 }
 
 /** One compared configuration's result (results.json entry). */
+/**
+ * Audio of a configuration (ours only): the receiver's jitter buffer stats
+ * (webrtc-stats concealedSamples / totalSamplesReceived; mouth-to-ear =
+ * capture -> played out, src/feedback/qoe-metrics.ts latencySampleMs) and
+ * the decoded level.
+ */
+export interface BenchAudio {
+  concealedPct: number;
+  mouthToEarP95Ms: number;
+  mouthToEarP50Ms: number;
+  framesSent: number;
+  packetsReceived: number;
+  packetsLost: number;
+  duplicates: number;
+  latePackets: number;
+  /** Largest 1-second RMS of the decoded audio (full scale 1); the fake device's beep is well above 0.001. */
+  maxRms: number;
+}
+
 export interface BenchResult {
   name: string;
   kind: 'multipath' | 'native';
@@ -90,6 +109,8 @@ export interface BenchResult {
   relay?: PathTraffic[];
   /** Every path this configuration enables (and the scenario does not blackhole throughout) carried >= 1% of the media. */
   pathUsage?: PathUsageCheck;
+  /** Audio (ours with audio on; null for native WebRTC or without audio). */
+  audio?: BenchAudio | null;
   /** Kind-specific statistics (native getStats extras; our CallStats digest). */
   extras: Record<string, unknown>;
   errors: string[];

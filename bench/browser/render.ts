@@ -28,15 +28,15 @@ const mbps = (bps: number): string => (bps / 1e6).toFixed(2);
 /** Markdown table of the configurations. */
 export function renderSummaryMd(r: BenchResults): string {
   const head =
-    '| configuration | fps | frames sent / decoded / displayed | freezes (count, total ms) | latency mean / p50 / p95 (ms) | PSNR mean / p5 (dB) | SSIM mean | keyframe req. | goodput (Mbps) | first frame (ms) | resolution |';
-  const sep = '|' + ' --- |'.repeat(11);
+    '| configuration | fps | frames sent / decoded / displayed | freezes (count, total ms) | latency mean / p50 / p95 (ms) | PSNR mean / p5 (dB) | SSIM mean | keyframe req. | goodput (Mbps) | first frame (ms) | resolution | audio concealed % | audio mouth-to-ear p95 (ms) |';
+  const sep = '|' + ' --- |'.repeat(13);
   const rows = r.results.map((x) => {
     const res = Object.entries(x.resolutions)
       .sort((a, b) => b[1] - a[1])
       .slice(0, 2)
       .map(([k]) => k)
       .join(', ');
-    return `| ${x.name} | ${f(x.fps)} | ${x.frames.sent} / ${x.frames.decoded} / ${x.frames.displayed} | ${x.freezes.count}, ${x.freezes.totalMs} | ${f(x.latencyMs.mean)} / ${f(x.latencyMs.p50)} / ${f(x.latencyMs.p95)} | ${f(x.psnr.mean, 2)} / ${f(x.psnr.p5, 2)} | ${f(x.ssim?.mean, 4)} | ${x.keyframeRequests} | ${mbps(x.goodputBps)} | ${x.firstFrameMs ?? '-'} | ${res || '-'} |`;
+    return `| ${x.name} | ${f(x.fps)} | ${x.frames.sent} / ${x.frames.decoded} / ${x.frames.displayed} | ${x.freezes.count}, ${x.freezes.totalMs} | ${f(x.latencyMs.mean)} / ${f(x.latencyMs.p50)} / ${f(x.latencyMs.p95)} | ${f(x.psnr.mean, 2)} / ${f(x.psnr.p5, 2)} | ${f(x.ssim?.mean, 4)} | ${x.keyframeRequests} | ${mbps(x.goodputBps)} | ${x.firstFrameMs ?? '-'} | ${res || '-'} | ${f(x.audio?.concealedPct, 2)} | ${f(x.audio?.mouthToEarP95Ms, 0)} |`;
   });
   const src = r.source.kind === 'y4m' ? `Y4M ${r.source.file ?? ''}` : 'synthetic pattern';
   const lines = [
@@ -48,7 +48,7 @@ export function renderSummaryMd(r: BenchResults): string {
     sep,
     ...rows,
     '',
-    `fps: distinct source frames displayed per second from the first one on. Freezes: libwebrtc rule on display times. Latency: source draw -> receiver display (barcode ids, host clock). PSNR/SSIM: luma, every ${r.quality.sampleEvery}th source id (the same ids for every configuration), barcode excluded, received frame upscaled to the source size when smaller. Goodput (src/feedback/qoe-metrics.ts): media bytes delivered x 8 / seconds from the first frame on (ours: encoded bytes of decoded frames; native: RTP payload bytes received minus retransmissions).`,
+    `fps: distinct source frames displayed per second from the first one on. Freezes: libwebrtc rule on display times. Latency: source draw -> receiver display (barcode ids, host clock). PSNR/SSIM: luma, every ${r.quality.sampleEvery}th source id (the same ids for every configuration), barcode excluded, received frame upscaled to the source size when smaller. Goodput (src/feedback/qoe-metrics.ts): media bytes delivered x 8 / seconds from the first frame on (ours: encoded bytes of decoded frames; native: RTP payload bytes received minus retransmissions). Audio (ours; target concealment <= 2 %, mouth-to-ear p95 <= 250 ms): 20 ms Opus frames from the fake microphone; concealed = webrtc-stats concealedSamples / totalSamplesReceived; mouth-to-ear = capture -> played out by the jitter buffer (the video latency's definition).`,
   ];
   const withRelay = r.results.filter((x) => x.relay);
   if (withRelay.length) {

@@ -17,7 +17,7 @@ import type { Scenario } from '../../sim/net/scenario.js';
 import type { CompareEntry } from '../compare.js';
 import { summarizeRun } from './metrics.js';
 import { checkPathUsage, pathTraffic } from '../../tools/harness/path-usage.js';
-import type { BenchResult, DisplayEntry, DrawEntry, QualityEntry } from './metrics.js';
+import type { BenchAudio, BenchResult, DisplayEntry, DrawEntry, QualityEntry } from './metrics.js';
 import { renderReportHtml, renderSummaryMd } from './render.js';
 import type { BenchResults } from './render.js';
 import { SYNTHETIC_PERIOD } from './synthetic.js';
@@ -43,6 +43,8 @@ export interface BenchOptions {
   ssim: boolean;
   /** Also measure the sender's own source track against the source (the PSNR ceiling of the capture path). */
   sourceCheck: boolean;
+  /** Ours also sends audio (the fake microphone) and reports `audio` (default true). */
+  audio?: boolean;
   seed: number;
   out: string;
   log: (line: string) => void;
@@ -149,6 +151,7 @@ async function runOne(browser: Browser, base: string, cfg: CompareEntry, o: Benc
       if (o.maxBitrateBps > 0) q.set('maxBitrate', String(o.maxBitrateBps));
       if (o.sourceCheck && role === 'sender') q.set('check', '1');
       if (src.videoUrl) q.set('video', src.videoUrl);
+      q.set('audio', o.audio === false ? '0' : '1');
       if (cfg.kind === 'native') {
         q.set('mode', 'native');
         q.set('path', String(cfg.path));
@@ -240,6 +243,8 @@ async function runOne(browser: Browser, base: string, cfg: CompareEntry, o: Benc
             receiver: (lastR?.stats as { receiver?: unknown })?.receiver,
             // Path lifecycle from the sender page's getStats().paths (state, connect time, restarts).
             paths: (lastS?.stats as { paths?: unknown })?.paths,
+            // Audio digests: receiver jitter buffer + output, sender path use + encoder.
+            audio: { receiver: (lastR?.stats as { audio?: unknown })?.audio, sender: (lastS?.stats as { audio?: unknown })?.audio },
           };
     extras.emulator = emu;
     // This machine's 1-minute load average at start and end: other jobs skew real-time results.
@@ -256,6 +261,8 @@ async function runOne(browser: Browser, base: string, cfg: CompareEntry, o: Benc
         ssimMean: ss.length ? Math.round((ss.reduce((a, b) => a + b, 0) / ss.length) * 10000) / 10000 : null,
       };
     }
+    const audio = cfg.kind === 'multipath' && o.audio !== false ? benchAudio(lastS, lastR) : null;
+    const audioErrors = audio ? audioProblems(audio) : [];
     const result = summarizeRun({
       name: cfg.name,
       kind: cfg.kind,
@@ -270,9 +277,9 @@ async function runOne(browser: Browser, base: string, cfg: CompareEntry, o: Benc
       framesDecoded: lastR?.counters.framesDecoded ?? 0,
       keyframeRequests: lastR?.counters.keyframeRequests ?? 0,
       extras,
-      errors: [...pageErrs[0].map((e) => `sender: ${e}`), ...pageErrs[1].map((e) => `receiver: ${e}`), ...pageErrors].slice(0, 100),
+      errors: [...audioErrors, ...pageErrs[0].map((e) => `sender: ${e}`), ...pageErrs[1].map((e) => `receiver: ${e}`), ...pageErrors].slice(0, 100),
     });
-    return { ...result, relay, pathUsage };
+    return { ...result, audio, relay, pathUsage };
   } finally {
     for (const c of cleanups.reverse()) {
       try {
@@ -283,6 +290,38 @@ async function runOne(browser: Browser, base: string, cfg: CompareEntry, o: Benc
     }
   }
 }
+
+/** The last audio statistics of both pages (page/main.ts `stats.audio`) as results.json `audio`. */
+function benchAudio(snd: PageSample | undefined, rcv: PageSample | undefined): BenchAudio {
+  type A = { receiver?: Record<string, number> & { mouthToEarMs?: { p50: number } }; sender?: { framesSent: number }; output?: { maxRms: number } };
+  const rs = (rcv?.stats as { audio?: A } | undefined)?.audio;
+  const ss = (snd?.stats as { audio?: A } | undefined)?.audio;
+  const r = rs?.receiver ?? {};
+  const r2 = (x: number | undefined, d = 1) => Math.round((x ?? 0) * 10 ** d) / 10 ** d;
+  return {
+    concealedPct: r2(r.concealedPct, 3),
+    mouthToEarP95Ms: r2(r.mouthToEarP95Ms),
+    mouthToEarP50Ms: r2(r.mouthToEarMs?.p50),
+    framesSent: ss?.sender?.framesSent ?? 0,
+    packetsReceived: r.packetsReceived ?? 0,
+    packetsLost: r.packetsLost ?? 0,
+    duplicates: r.duplicates ?? 0,
+    latePackets: r.latePackets ?? 0,
+    maxRms: r2(rs?.output?.maxRms, 5),
+  };
+}
+
+/** The instrument's own checks: audio was sent, received and is not silence (errors in results.json). */
+export function audioProblems(a: BenchAudio): string[] {
+  const out: string[] = [];
+  if (a.framesSent === 0) out.push('audio: the sender encoded no audio frames');
+  if (a.packetsReceived === 0) out.push('audio: the receiver got no audio packets');
+  else if (!(a.maxRms >= AUDIO_RMS_FLOOR)) out.push(`audio: decoded audio is silence (max 1 s RMS ${a.maxRms} < ${AUDIO_RMS_FLOOR})`);
+  return out;
+}
+
+/** Decoded audio quieter than this (1-second RMS, full scale 1) is silence: -60 dBFS. */
+export const AUDIO_RMS_FLOOR = 0.001;
 
 /** Run every configuration in turn; writes results.json, summary.md and report.html to `o.out`. */
 export async function runBench(o: BenchOptions): Promise<{ results: BenchResults; outDir: string }> {
@@ -315,7 +354,8 @@ export async function runBench(o: BenchOptions): Promise<{ results: BenchResults
       o.log(`running ${cfg.name} for ${o.durationS} s (scenario ${o.scenario.name ?? 'default'})`);
       const r = await runOne(browser, base, cfg, o, { videoUrl: videoFile ? VIDEO_ROUTE : undefined });
       for (const p of r.pathUsage?.problems ?? []) o.log(`  UNUSED PATH in ${cfg.name}: ${p}`);
-      o.log(`  ${cfg.name}: fps ${r.fps}, freezes ${r.freezes.count}, latency p50 ${r.latencyMs.p50} ms, PSNR ${r.psnr.mean} dB${r.errors.length ? `, ${r.errors.length} errors` : ''}`);
+      const au = r.audio ? `; audio: concealed ${r.audio.concealedPct}%, mouth-to-ear p95 ${r.audio.mouthToEarP95Ms} ms` : '';
+      o.log(`  ${cfg.name}: fps ${r.fps}, freezes ${r.freezes.count}, latency p50 ${r.latencyMs.p50} ms, PSNR ${r.psnr.mean} dB${au}${r.errors.length ? `, ${r.errors.length} errors` : ''}`);
       results.push(r);
     }
   } finally {

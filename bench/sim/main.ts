@@ -1,6 +1,6 @@
 /**
  * `npm run bench -- --scenario FILE.json|NAME [--compare LIST] [--fec LIST] [--streams 1-3]
- *                   [--seeds N] [--duration S] [--variants N] [--half tune|check] [--degradation PREF] [--datachannel sctp|ideal] [--clock-skew MS] [--playout K=V,...] [--temporal-layers 1-3] [--converge K=V,...] [--sender K=V,...] [--jobs N] [--out DIR]`
+ *                   [--seeds N] [--duration S] [--variants N] [--half tune|check] [--degradation PREF] [--datachannel sctp|ideal] [--clock-skew MS] [--playout K=V,...] [--temporal-layers 1-3] [--converge K=V,...] [--sender K=V,...] [--audio on|off] [--jobs N] [--out DIR]`
  *
  * Runs the simulator (sim/simulator.ts) for every scenario variant x
  * configuration x FEC policy x seed and writes:
@@ -35,6 +35,8 @@
  * SimOptions.datachannel; default ideal). `--playout K=V,...` sets the
  * receiver's playout timing (src/feedback/playout.ts PlayoutOptions, e.g.
  * `maxDelayMs=0` = decode at once; default the engine's).
+ * `--audio on|off` (default on): an audio source beside the video (SimOptions.audio;
+ * 20 ms frames of 70-110 bytes); summary.md gets an audio table, results.json `audio`.
  * `soak` samples the heap every 60 simulated seconds (SimOptions.heapSampleS)
  * and compares converge only by default.
  * Default DIR: out/bench/<scenario>. Runs in parallel worker threads (`--jobs`,
@@ -64,7 +66,7 @@ const DEGRADATION_PREFERENCES: readonly DegradationPreference[] = ['maintain-fra
 const PLAYOUT_KEYS = ['minDelayMs', 'maxDelayMs', 'maxChangeMsPerS', 'offsetWindowMs', 'nackHoldMs', 'renderDelayMs'] as const;
 const SENDER_KEYS = ['dropQueueFrames', 'maxConsecutiveDrops', 'upperLayerDropFactor', 'cwndPushback', 'pathHysteresis', 'fastFailover', 'outageRestore'];
 
-const USAGE = `usage: npm run bench -- --scenario FILE.json|NAME [--compare LIST] [--fec LIST] [--streams 1-3] [--seeds N] [--duration S] [--variants N] [--half tune|check] [--degradation PREF] [--datachannel sctp|ideal] [--clock-skew MS] [--playout K=V,...] [--temporal-layers 1-3] [--converge K=V,...] [--sender K=V,...] [--jobs N] [--out DIR]
+const USAGE = `usage: npm run bench -- --scenario FILE.json|NAME [--compare LIST] [--fec LIST] [--streams 1-3] [--seeds N] [--duration S] [--variants N] [--half tune|check] [--degradation PREF] [--datachannel sctp|ideal] [--clock-skew MS] [--playout K=V,...] [--temporal-layers 1-3] [--converge K=V,...] [--sender K=V,...] [--audio on|off] [--jobs N] [--out DIR]
   --compare entries: ${compareEntriesHelp()}, converge-nofb (bench/compare.ts)`;
 
 const OPTIONS = {
@@ -83,6 +85,7 @@ const OPTIONS = {
   'temporal-layers': { type: 'string' },
   converge: { type: 'string' },
   sender: { type: 'string' },
+  audio: { type: 'string' },
   jobs: { type: 'string' },
   out: { type: 'string' },
 } as const;
@@ -103,6 +106,7 @@ interface Args {
   converge?: Partial<ConvergeConfig>;
   sender?: SimOptions['sender'];
   playout?: PlayoutOptions;
+  audio: boolean;
   jobs: number;
   out?: string;
 }
@@ -158,6 +162,7 @@ function parseOptions(v: CliValues<typeof OPTIONS>): Args {
     converge,
     sender,
     playout: parseOverrides(v.playout, '--playout', [...PLAYOUT_KEYS]) as PlayoutOptions | undefined,
+    audio: (choiceOption('audio', v.audio, ['on', 'off'] as const) ?? 'on') === 'on',
     jobs: int('jobs', availableParallelism(), 1, 64),
     out: v.out,
   };
@@ -245,6 +250,7 @@ async function main(values: CliValues<typeof OPTIONS>): Promise<number> {
             ...(a.clockSkewMs !== undefined ? { clockSkewMs: a.clockSkewMs } : {}),
             ...(a.playout ? { playout: a.playout } : {}),
             ...(a.scenario === 'soak' ? { heapSampleS: SOAK.heapSampleS } : {}),
+            audio: a.audio,
             label,
           });
           meta.push({ variant: v.label, config: label, loss: v.loss, half: v.half });

@@ -490,6 +490,7 @@ export function renderSummary(scenario: string, entries: BenchEntry[], info: { s
     }
     lines.push('');
   }
+  lines.push(...renderAudio(entries));
   const fa = faultAcceptance(scenario, entries, aggs);
   if (fa.length) {
     lines.push(
@@ -506,4 +507,37 @@ export function renderSummary(scenario: string, entries: BenchEntry[], info: { s
     lines.push('## Targets', '', '| target | met | measured |', '| --- | --- | --- |', ...checks.map((c) => `| ${c.what} | ${c.ok ? 'yes' : '**no**'} | ${c.detail} |`), '');
   }
   return lines.join('\n') + '\n';
+}
+
+/**
+ * The audio table (runs with SimOptions.audio): per variant and
+ * configuration, concealment (webrtc-stats concealedSamples /
+ * totalSamplesReceived) and mouth-to-ear p95, mean over seeds and the worst
+ * seed, with issue 13's targets (<= 2 %, <= 250 ms). Empty without audio.
+ */
+export function renderAudio(entries: BenchEntry[]): string[] {
+  const groups = new Map<string, BenchEntry[]>();
+  for (const e of entries) {
+    if (!e.result.audio) continue;
+    const k = `${e.variant}|${e.config}`;
+    groups.set(k, [...(groups.get(k) ?? []), e]);
+  }
+  if (groups.size === 0) return [];
+  const lines = [
+    '## Audio (20 ms Opus-sized frames; target: concealment <= 2 %, mouth-to-ear p95 <= 250 ms)',
+    '',
+    '| variant | config | concealed % (mean / worst) | mouth-to-ear p95 ms (mean / worst) | lost | duplicates | late |',
+    '| --- | --- | --- | --- | --- | --- | --- |',
+  ];
+  for (const [k, es] of groups) {
+    const [variant, config] = k.split('|');
+    const a = es.map((e) => e.result.audio!);
+    const c = a.map((x) => x.concealedPct);
+    const m = a.map((x) => x.mouthToEarP95Ms);
+    lines.push(
+      `| ${variant} | ${config} | ${round(mean(c), 2)} / ${round(Math.max(...c), 2)} | ${Math.round(mean(m))} / ${Math.round(Math.max(...m))} | ${round(mean(a.map((x) => x.packetsLost)))} | ${round(mean(a.map((x) => x.duplicates)))} | ${round(mean(a.map((x) => x.latePackets)))} |`,
+    );
+  }
+  lines.push('');
+  return lines;
 }

@@ -14,6 +14,7 @@
  * console.log(call.getStats());
  * ```
  */
+import { CallAudio } from '../audio/call-audio.js';
 import { monotonicClock } from '../core/clock.js';
 import type { Clock } from '../core/clock.js';
 import { Emitter } from '../core/emitter.js';
@@ -57,6 +58,8 @@ export class MultipathCall {
   private endpoint: Endpoint;
   private encoder: CameraEncoder | undefined;
   private readonly decoder: FrameDecoder;
+  /** Microphone -> Opus -> sender; remote audio playouts -> the remote audio track (src/audio/call-audio.ts). */
+  private readonly audio: CallAudio;
   private timer: ReturnType<typeof setTimeout> | undefined;
   private supervisor: PathSupervisor | undefined;
   private closed = false;
@@ -101,6 +104,12 @@ export class MultipathCall {
     });
     this.receiver.on('streamInfo', (info) => this.decoder.configure(info.codec));
     this.receiver.on('frame', (f) => this.decoder.decode(f));
+    this.audio = new CallAudio({
+      clock: this.clock,
+      receiver: this.receiver,
+      onRemoteTrack: (track) => this.emit(CallEvent.RemoteTrack, track),
+      onError: (e) => this.emit(CallEvent.Error, e),
+    });
   }
 
   /**
@@ -117,6 +126,11 @@ export class MultipathCall {
 
   private emit<K extends CallEvent>(event: K, ...args: Parameters<CallEventMap[K]>): void {
     this.events.emit(event, ...args);
+  }
+
+  /** The remote audio (MediaStreamTrackGenerator of kind 'audio'), from the first remote audio frame on. */
+  get remoteAudioTrack(): MediaStreamTrack | undefined {
+    return this.audio.remoteTrack;
   }
 
   /** The rendered remote video (MediaStreamTrackGenerator), when the browser has one. */
@@ -263,13 +277,8 @@ export class MultipathCall {
     }
   }
 
-  /**
-   * Send a camera track (WebCodecs encoder -> multipath sender engine).
-   * @throws CodecError when the codec cannot be used; CallError 'closed'.
-   */
-  async sendTrack(track: MediaStreamTrack): Promise<void> {
-    if (this.closed) throw new CallError('closed', 'call is closed');
-    if (this.encoder) this.encoder.stop();
+  /** A new sender engine on the call's paths (the video track's; audio uses it too). */
+  private newSender(): SenderEngine {
     const sender = new SenderEngine({
       clock: this.clock,
       scheduler: this.opts.scheduler ?? 'converge',
@@ -286,6 +295,20 @@ export class MultipathCall {
     for (const [id, t] of this.transports) {
       sender.addPath(id, this.pathSink(id), t.state === 'connected' ? 'connected' : 'connecting');
     }
+    return sender;
+  }
+
+  /**
+   * Send a camera track (WebCodecs encoder -> multipath sender engine), or a
+   * microphone track (kind 'audio': 20 ms Opus frames on the fastest path,
+   * ahead of video, src/audio/call-audio.ts; it replaces the previous audio track).
+   * @throws CodecError when the codec cannot be used; CallError 'closed'; Error when WebCodecs audio is missing.
+   */
+  async sendTrack(track: MediaStreamTrack): Promise<void> {
+    if (this.closed) throw new CallError('closed', 'call is closed');
+    if (track.kind === 'audio') return this.audio.send(track, () => this.sender ?? this.newSender());
+    if (this.encoder) this.encoder.stop();
+    const sender = this.newSender();
     const encoder = new CameraEncoder(track, {
       codec: this.opts.codec ?? 'h264',
       clock: this.clock,
@@ -402,6 +425,7 @@ export class MultipathCall {
       malformed: { ...this.endpoint.malformed } as Record<string, number>,
       estimators: this.sender?.estimatorStats(),
       appData: this.appData.stats(),
+      audio: this.audio.stats(),
     };
   }
 
@@ -416,6 +440,7 @@ export class MultipathCall {
     this.closed = true;
     if (this.timer) clearTimeout(this.timer);
     this.encoder?.stop();
+    this.audio.close();
     this.decoder.close();
     this.stopPaths();
     this.signalling?.close();

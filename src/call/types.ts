@@ -2,6 +2,7 @@
  * Public types of {@link import('./multipath-call.js').MultipathCall}: its
  * events, options, statistics and error.
  */
+import type { CallAudioStats } from '../audio/call-audio.js';
 import type { Clock } from '../core/clock.js';
 import type { CodecName, PathId } from '../core/types.js';
 import type { CameraEncoderStats } from '../codec/webcodecs.js';
@@ -43,6 +44,7 @@ export interface CallEventMap {
   [CallEvent.PathState]: (pathId: PathId, state: PathLifecycleState, status: PathStatus) => void;
   [CallEvent.PathEvent]: (event: PathEvent) => void;
   [CallEvent.SamePair]: (pathIds: PathId[]) => void;
+  /** A remote track exists: the video (first decoded frame) and the audio (first played frame); tell them apart by `track.kind`, as with RTCPeerConnection 'track' events. */
   [CallEvent.RemoteTrack]: (track: MediaStreamTrack) => void;
   [CallEvent.RemoteFrame]: (info: { streamId: number; frameId: number; captureUs: number }) => void;
   /**
@@ -173,6 +175,8 @@ export interface CallStats {
   estimators?: ReturnType<SenderEngine['estimatorStats']>;
   /** App data counters (`send` / {@link CallEvent.Data}): messages and bytes sent, received, retransmitted, dropped. */
   appData: AppDataStats;
+  /** Local Opus encoder and remote audio output (receive statistics: `receiver.audio`). */
+  audio: CallAudioStats;
 }
 
 /** Options of {@link import('./multipath-call.js').MultipathCall.send}. */

@@ -1,4 +1,5 @@
 /** Public types of the {@link import('./receiver.js').ReceiverEngine}: its configuration, output frames and events. */
+import type { AudioPlayoutEvent, AudioReceiverOptions } from '../audio/audio-receiver.js';
 import type { Clock } from '../core/clock.js';
 import type { PlayoutOptions } from '../feedback/playout.js';
 import type { StreamInfoMessage } from '../wire/types.js';
@@ -37,6 +38,8 @@ export interface ReceiverEngineConfig {
    * decodable (lowest latency, every delay variation shows as a gap).
    */
   playout?: PlayoutOptions;
+  /** Audio jitter buffer and playout (src/audio/jitter-buffer.ts): 20-200 ms adaptive target by default. */
+  audio?: AudioReceiverOptions;
 }
 
 /** Byte budgets and age bounds of the receiver's buffers (see {@link ReceiverEngineConfig.memory}). */
@@ -70,4 +73,6 @@ export interface DecodableFrame {
 export interface ReceiverEvents {
   frame: (frame: DecodableFrame) => void;
   streamInfo: (info: StreamInfoMessage) => void;
+  /** One audio frame interval to play now: a frame to decode, or concealment (src/audio/audio-receiver.ts). */
+  audio: (ev: AudioPlayoutEvent) => void;
 }

@@ -10,6 +10,7 @@
  * `frame` event; tell it what the decoder output with
  * {@link ReceiverEngine.onFrameDecoded}.
  */
+import { AudioReceiver } from '../audio/audio-receiver.js';
 import { integerClock } from '../core/clock.js';
 import type { Clock } from '../core/clock.js';
 import { Emitter } from '../core/emitter.js';
@@ -46,7 +47,7 @@ const num = (x: number | undefined): number => (x === undefined || !Number.isFin
 /** See the module comment. */
 export class ReceiverEngine {
   private readonly clock: Clock;
-  private readonly cfg: Required<Omit<ReceiverEngineConfig, 'clock' | 'memory' | 'playout'>>;
+  private readonly cfg: Required<Omit<ReceiverEngineConfig, 'clock' | 'memory' | 'playout' | 'audio'>>;
   private readonly paths = new Map<PathId, PathRx>();
   private readonly depacketizer: Depacketizer;
   private readonly frameBuffer: FrameBuffer;
@@ -61,6 +62,7 @@ export class ReceiverEngine {
   private readonly streamStats = new Map<number, StreamQoeStats>();
   private readonly streamInfos = new Map<number, StreamInfoMessage>();
   private readonly events = new Emitter<ReceiverEvents>();
+  private readonly audio: AudioReceiver;
   private lastReportUs = -Infinity;
   private readonly fcdMs: number[] = [];
   private readonly ifdMs: number[] = [];
@@ -101,6 +103,7 @@ export class ReceiverEngine {
     };
     this.nackRttMs = this.cfg.defaultRttMs;
     this.playout = new PlayoutTiming(config.playout);
+    this.audio = new AudioReceiver(config.audio);
     const mem = config.memory ?? {};
     this.depacketizer = new Depacketizer({ maxBytes: mem.depacketizerBytes ?? DEFAULT_DEPACKETIZER_BYTES, maxAgeMs: mem.depacketizerMaxAgeMs ?? 3000 });
     this.frameBuffer = new FrameBuffer({ maxBytes: mem.frameBufferBytes ?? DEFAULT_FRAME_BUFFER_BYTES, maxAgeMs: mem.frameBufferMaxAgeMs ?? 3000 });
@@ -170,7 +173,7 @@ export class ReceiverEngine {
     p.packetsReceived++;
     p.bytesReceived += sizeBytes;
     const body = packet.body;
-    if (body.kind === 'media' || body.kind === 'fec' || body.kind === 'padding') {
+    if (body.kind === 'media' || body.kind === 'fec' || body.kind === 'padding' || body.kind === 'audio') {
       p.reports.onPacket(packet.pathSeq, now);
       if (p.firstSeq < 0) p.firstSeq = packet.pathSeq;
       p.seqCount++;
@@ -216,6 +219,9 @@ export class ReceiverEngine {
         if (!this.clockSync.addExchange(viaPath, body.clockEcho.echoUs, t3 - body.clockEcho.holdUs, t3, now)) this.drop('clock-echo-rejected');
         break;
       }
+      case 'audio':
+        if (this.audio.onPacket(body.audio, now) === 'other-stream') this.drop('audio-other-stream');
+        break;
       default:
         this.drop(`unexpected-${body.kind}`);
     }
@@ -424,6 +430,8 @@ export class ReceiverEngine {
     }
     this.depacketizer.expire(now);
     this.releaseFrames(now);
+    // Same clock offset as onFrameDecoded's latency (one latency definition).
+    for (const ev of this.audio.poll(now, this.senderClockOffsetUs() ?? 0)) this.events.emit('audio', ev);
     const fb = this.qoe.maybeFeedback(now);
     if (fb) {
       this.c.qoeFeedbackSent++;
@@ -436,7 +444,7 @@ export class ReceiverEngine {
   /** When {@link tick} should run next (µs). */
   nextWakeUs(): number {
     const now = this.clock.nowUs();
-    const head = this.playoutQueue[0]?.atUs ?? Infinity;
+    const head = Math.min(this.playoutQueue[0]?.atUs ?? Infinity, this.audio.nextWakeUs() ?? Infinity);
     return Math.max(now, Math.min(now + 10_000, head));
   }
 
@@ -501,6 +509,7 @@ export class ReceiverEngine {
         nackWindowResets: this.nack.stats().windowResets,
       },
       heldBytes: { frameBuffer: fbs.bytes, depacketizer: this.depacketizer.pendingBytes(), fec: fec.storedBytes },
+      audio: this.audio.stats(),
     };
   }
 }

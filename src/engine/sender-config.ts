@@ -6,6 +6,7 @@ import type { BandwidthEstimator } from '../cc/types.js';
 import type { Clock } from '../core/clock.js';
 import type { PathId } from '../core/types.js';
 import type { FecPolicy, FecPolicyName } from '../fec/types.js';
+import type { AudioPathSelectorOptions } from '../sched/audio-paths.js';
 import type { PathHysteresisConfig } from '../sched/path-hysteresis.js';
 import type { PathHealthConfig } from './path-health.js';
 import type { PathEvent } from '../sched/path-manager.js';
@@ -43,6 +44,8 @@ export interface SenderEngineConfig {
   qoeFeedback?: boolean;
   /** Bandwidth probing for the default GCC estimators (default true). */
   probing?: boolean;
+  /** Audio path choice (src/sched/audio-paths.ts): duplication loss threshold (default 2 %), switch margin. */
+  audio?: AudioPathSelectorOptions;
   /** Pacer tuning. */
   pacer?: { bufferBudgetMs?: number; maxQueueDelayMs?: number; pacingFactor?: number };
   /**
@@ -132,7 +135,7 @@ export interface SenderEvents {
 
 /** The config with defaults applied (the parts the engine reads as plain values). */
 export type ResolvedSenderConfig = Required<
-  Omit<SenderEngineConfig, 'clock' | 'scheduler' | 'fec' | 'singlePath' | 'estimator' | 'createEstimator' | 'pacer' | 'streamId' | 'qoeFeedback' | 'probing' | 'pathHysteresis' | 'pathHealth'>
+  Omit<SenderEngineConfig, 'clock' | 'scheduler' | 'fec' | 'singlePath' | 'estimator' | 'createEstimator' | 'pacer' | 'streamId' | 'qoeFeedback' | 'probing' | 'pathHysteresis' | 'pathHealth' | 'audio'>
 >;
 
 /** Apply the defaults documented on {@link SenderEngineConfig}. */

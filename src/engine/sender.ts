@@ -39,6 +39,7 @@ import { encodeControl, encodePacket } from '../wire/encode.js';
 import type { EncodedFrameInput } from '../wire/packetization.js';
 import { Packetizer } from '../wire/packetizer.js';
 import type { PacketBody, StreamInfoMessage } from '../wire/types.js';
+import { AudioSender, type AudioFrameInput } from './audio-sender.js';
 import { FrameDropper } from './frame-dropper.js';
 import { KeyframeRequestGate } from './keyframe-gate.js';
 import { PathHealth } from './path-health.js';
@@ -67,6 +68,7 @@ export class SenderEngine {
   private readonly paths: SenderPaths;
   private readonly history: NackResponder;
   private readonly recovery: PathRecovery;
+  private readonly audio: AudioSender;
   private readonly dropper: FrameDropper;
   private readonly pushback = new CongestionWindowPushback();
   private readonly qoeSeqs = new FeedbackSeqFilter();
@@ -113,6 +115,7 @@ export class SenderEngine {
     this.pacerCfg = config.pacer;
     this.useQoeFeedback = config.qoeFeedback ?? true;
     this.probing = config.probing ?? true;
+    this.audio = new AudioSender(this.paths, this.streamId, config.audio, (id) => this.scheduler.name !== 'single' || this.scheduler.isEnabled(id));
     this.recovery = new PathRecovery({
       paths: this.paths,
       history: this.history,
@@ -186,6 +189,7 @@ export class SenderEngine {
     if (f > 0 && f < 1) sum *= f;
     // Congestion-window pushback (libwebrtc CongestionWindowPushbackController).
     if (this.pushback.ratio < 1) sum *= this.pushback.ratio;
+    sum -= this.audio.rateBps(now); // audio is allocated first (libwebrtc BitrateAllocator)
     return Math.max(this.cfg.minBitrateBps, Math.min(this.cfg.maxBitrateBps, sum));
   }
 
@@ -255,6 +259,16 @@ export class SenderEngine {
     for (const a of media) if (!a.probe) this.history.record(a.packet, a.pathId, now);
     this.flush(now);
     return queued;
+  }
+
+  /**
+   * Send one encoded audio frame now: on the fastest path, plus a copy on a
+   * second path when that one is lossy, ahead of all queued video
+   * (src/engine/audio-sender.ts). Returns the packets written (0: no path up).
+   * @throws WireError ERR_INVALID_MESSAGE for a frame the wire rejects (over 1275 bytes, bad duration or capture time).
+   */
+  sendAudio(frame: AudioFrameInput): number {
+    return this.audio.send(frame, this.clock.nowUs());
   }
 
   private enqueue(assignments: Assignment[], now: number, isMedia: boolean): number {
@@ -488,6 +502,7 @@ export class SenderEngine {
       targetBitrateBps: this.targetBitrateBps(),
       fecOverheadPct: c.mediaPacketsSent > 0 ? (100 * c.fecPacketsSent) / c.mediaPacketsSent : 0,
       paths,
+      audio: this.audio.stats(now),
     };
   }
 

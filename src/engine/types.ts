@@ -2,6 +2,8 @@
  * Contracts between the I/O-free engines and whatever moves their bytes: the
  * browser (RTCDataChannel per path) or the simulator (emulated links).
  */
+import type { AudioReceiverStats } from '../audio/audio-receiver.js';
+import type { AudioSenderStats } from './audio-sender.js';
 import type { PathId } from '../core/types.js';
 
 /** Where an engine writes the packets of one path. */
@@ -84,6 +86,8 @@ export interface SenderStats {
   /** Negative feedback naming our own fast path (dropped, see SenderEngine.onQoe). */
   qoeFeedbackIgnored: number;
   paths: SenderPathStats[];
+  /** The audio stream (src/engine/audio-sender.ts). */
+  audio: AudioSenderStats;
 }
 
 /** Per-path receiver statistics. */
@@ -183,4 +187,6 @@ export interface ReceiverStats {
   };
   /** Estimated bytes held now by the frame buffer, the depacketizer and the FEC window. */
   heldBytes: { frameBuffer: number; depacketizer: number; fec: number };
+  /** The audio stream: jitter buffer, concealment (webrtc-stats names) and mouth-to-ear latency. */
+  audio: AudioReceiverStats;
 }

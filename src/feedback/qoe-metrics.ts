@@ -145,8 +145,10 @@ export function goodputBps(bytes: number, firstMs: number | undefined, endMs: nu
 }
 
 /**
- * One end-to-end latency sample (ms): `shownUs` (receiver clock) minus
- * `captureUs` (sender clock) moved onto the receiver's clock.
+ * One end-to-end latency sample (ms): `shownUs` (receiver clock: decoded or
+ * displayed for video, played out for audio = mouth-to-ear) minus
+ * `captureUs` (sender clock) moved onto the receiver's clock. Video and audio
+ * latency both come from this function.
  * @param senderClockOffsetUs sender clock - receiver clock (µs), as estimated
  *   by `ClockSync.offsetUs()` (./clock-sync.ts) on the receiver; 0 when both share a clock.
  * @returns ms; NaN when an input is not finite.

@@ -14,6 +14,7 @@ import {
   MAX_APP_DATA_ACK_RANGES,
   type AppDataAckMessage,
   type AppDataMessage,
+  type AudioMessage,
   type ClockEchoMessage,
   type DecodeResult,
   type DecodedPacket,
@@ -30,6 +31,7 @@ import {
 import {
   checkAppData,
   checkAppDataAck,
+  checkAudio,
   checkClockEcho,
   checkFec,
   checkHeader,
@@ -153,6 +155,10 @@ function decodeBody(field: number, bytes: Uint8Array, lim: WireLimits): PacketBo
       if (appDataAck.ranges.length > 2 * MAX_APP_DATA_ACK_RANGES) return `${appDataAck.ranges.length / 2} ranges > ${MAX_APP_DATA_ACK_RANGES}`;
       return (err = checkAppDataAck(appDataAck)) !== null ? err : { kind: 'appDataAck', appDataAck };
     }
+    case PACKET_FIELD.audio: {
+      const audio: AudioMessage = pb.decodeAudio(reader(bytes));
+      return (err = checkAudio(audio)) !== null ? err : { kind: 'audio', audio };
+    }
     case PACKET_FIELD.clockEcho: {
       const clockEcho: ClockEchoMessage = pb.decodeClockEcho(reader(bytes));
       return (err = checkClockEcho(clockEcho)) !== null ? err : { kind: 'clockEcho', clockEcho };
@@ -163,7 +169,7 @@ function decodeBody(field: number, bytes: Uint8Array, lim: WireLimits): PacketBo
 }
 
 function isBodyField(field: number): boolean {
-  return (field >= PACKET_FIELD.media && field <= PACKET_FIELD.padding) || field === PACKET_FIELD.appData || field === PACKET_FIELD.appDataAck || field === PACKET_FIELD.clockEcho;
+  return (field >= PACKET_FIELD.media && field <= PACKET_FIELD.padding) || field === PACKET_FIELD.appData || field === PACKET_FIELD.appDataAck || field === PACKET_FIELD.clockEcho || field === PACKET_FIELD.audio;
 }
 
 function decodeUnchecked(bytes: Uint8Array, lim: WireLimits): DecodeResult {

@@ -25,10 +25,11 @@ import type { QoeFeedback } from '../core/types.js';
 import { WireError } from './errors.js';
 import { PACKET_FIELD, pb } from './schema.js';
 import { UINT32_MAX } from './sizes.js';
-import { DEFAULT_WIRE_LIMITS, type FecMessage, type MediaMessage, type PacketBody, type PacketHeader, type PacketKind } from './types.js';
+import { DEFAULT_WIRE_LIMITS, type AudioMessage, type FecMessage, type MediaMessage, type PacketBody, type PacketHeader, type PacketKind } from './types.js';
 import {
   checkAppData,
   checkAppDataAck,
+  checkAudio,
   checkClockEcho,
   checkFec,
   checkHeader,
@@ -69,6 +70,16 @@ export function encodeFec(f: FecMessage): Uint8Array {
   return pb.encodeFec(f);
 }
 
+/**
+ * Encodes one Audio body (one Opus frame, RFC 7587 §4.2).
+ * @throws WireError ERR_INVALID_MESSAGE if a field is out of range.
+ */
+export function encodeAudio(a: AudioMessage): Uint8Array {
+  const err = checkAudio(a);
+  if (err !== null) throw WireError.invalidMessage('Audio', err);
+  return pb.encodeAudio(a);
+}
+
 const BODY_FIELD: Record<PacketKind, number> = {
   media: PACKET_FIELD.media,
   fec: PACKET_FIELD.fec,
@@ -81,6 +92,7 @@ const BODY_FIELD: Record<PacketKind, number> = {
   appData: PACKET_FIELD.appData,
   appDataAck: PACKET_FIELD.appDataAck,
   clockEcho: PACKET_FIELD.clockEcho,
+  audio: PACKET_FIELD.audio,
 };
 
 function wrap(header: PacketHeader, field: number, body: Uint8Array): Uint8Array {
@@ -120,8 +132,8 @@ function wrap(header: PacketHeader, field: number, body: Uint8Array): Uint8Array
  * @throws WireError ERR_INVALID_MESSAGE if the header is out of range
  *   (pathId >= MAX_PATHS, pathSeq not uint32, sendTimeUs not in [0, 2^53]).
  */
-export function encodePacket(header: PacketHeader, kind: 'media' | 'fec', bodyBytes: Uint8Array): Uint8Array {
-  return wrap(header, kind === 'media' ? PACKET_FIELD.media : PACKET_FIELD.fec, bodyBytes);
+export function encodePacket(header: PacketHeader, kind: 'media' | 'fec' | 'audio', bodyBytes: Uint8Array): Uint8Array {
+  return wrap(header, BODY_FIELD[kind], bodyBytes);
 }
 
 /** QoeFeedback (ms, any number) to its wire form (µs, integers). */
@@ -184,6 +196,8 @@ function encodeBody(body: PacketBody): Uint8Array {
     case 'appDataAck':
       if ((err = checkAppDataAck(body.appDataAck)) !== null) throw WireError.invalidMessage('AppDataAck', err);
       return pb.encodeAppDataAck(body.appDataAck);
+    case 'audio':
+      return encodeAudio(body.audio);
     case 'clockEcho':
       if ((err = checkClockEcho(body.clockEcho)) !== null) throw WireError.invalidMessage('ClockEcho', err);
       return pb.encodeClockEcho(body.clockEcho);

@@ -4,7 +4,7 @@
 export * from './types.js';
 export * from './packetization.js';
 export { WireError, type WireErrorCode } from './errors.js';
-export { encodeMedia, encodeFec, encodePacket, encodeControl } from './encode.js';
+export { encodeMedia, encodeFec, encodeAudio, encodePacket, encodeControl } from './encode.js';
 export { decodePacket, decodeMedia, resolveLimits } from './decode.js';
 export { envelopeOverheadBytes, mediaOverheadBytes, MAX_TIMESTAMP_US } from './sizes.js';
 export {

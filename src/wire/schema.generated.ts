@@ -26,6 +26,7 @@ export const PACKET_FIELD_NUMBERS = {
   appData: 18,
   appDataAck: 19,
   clockEcho: 20,
+  audio: 22,
 } as const;
 
 /** `Packet` field names by number, with their protobuf type ('oneof' bodies are message types). */
@@ -44,6 +45,7 @@ export const PACKET_FIELDS_BY_NUMBER: Readonly<Record<number, { name: string; ty
   18: { name: "appData", type: "AppData" },
   19: { name: "appDataAck", type: "AppDataAck" },
   20: { name: "clockEcho", type: "ClockEcho" },
+  22: { name: "audio", type: "Audio" },
 };
 
 /** `Media` as decoded: every field present (proto3 defaults filled in). */
@@ -1011,6 +1013,92 @@ export function decodeClockEcho(r: PbReader): ClockEchoPb {
       case 2:
         r.expect(t, 0, 'ClockEcho.holdUs');
         m.holdUs = r.uint32();
+        break;
+      default:
+        r.skip(t % 8);
+    }
+  }
+  return m;
+}
+
+/** `Audio` as decoded: every field present (proto3 defaults filled in). */
+export interface AudioPb {
+  streamId: number;
+  seq: number;
+  captureUs: number;
+  durationUs: number;
+  payload: Uint8Array;
+}
+
+/** `Audio` to encode: absent fields and fields at their default are not written. */
+export type AudioPbInput = {
+  streamId?: number | undefined;
+  seq?: number | undefined;
+  captureUs?: number | undefined;
+  durationUs?: number | undefined;
+  payload?: Uint8Array | undefined;
+};
+
+/** Encodes a `Audio` message (the caller validates values first). */
+export function encodeAudio(m: AudioPbInput): Uint8Array {
+  const w = new PbWriter();
+  if (m.streamId !== undefined && m.streamId !== 0) {
+    w.tag(1, 0);
+    w.varint(m.streamId);
+  }
+  if (m.seq !== undefined && m.seq !== 0) {
+    w.tag(2, 0);
+    w.varint(m.seq);
+  }
+  if (m.captureUs !== undefined && m.captureUs !== 0) {
+    w.tag(3, 0);
+    w.varint(m.captureUs);
+  }
+  if (m.durationUs !== undefined && m.durationUs !== 0) {
+    w.tag(4, 0);
+    w.varint(m.durationUs);
+  }
+  if (m.payload && m.payload.length > 0) {
+    w.tag(5, 2);
+    w.bytes(m.payload);
+  }
+  return w.finish();
+}
+
+/**
+ * Decodes a `Audio` message from `r` up to its end.
+ * @throws PbError when malformed (truncated, wrong wire type for a known field, bad UTF-8).
+ */
+export function decodeAudio(r: PbReader): AudioPb {
+  const m: AudioPb = {
+    streamId: 0,
+    seq: 0,
+    captureUs: 0,
+    durationUs: 0,
+    payload: EMPTY,
+  };
+  while (r.pos < r.end) {
+    const t = r.tag();
+    switch (Math.floor(t / 8)) {
+      case 1:
+        r.expect(t, 0, 'Audio.streamId');
+        m.streamId = r.uint32();
+        break;
+      case 2:
+        r.expect(t, 0, 'Audio.seq');
+        m.seq = r.uint32();
+        break;
+      case 3:
+        r.expect(t, 0, 'Audio.captureUs');
+        m.captureUs = r.uint64();
+        break;
+      case 4:
+        r.expect(t, 0, 'Audio.durationUs');
+        m.durationUs = r.uint32();
+        break;
+      case 5:
+        r.expect(t, 2, 'Audio.payload');
+        m.payload = r.bytes();
         break;
       default:
         r.skip(t % 8);

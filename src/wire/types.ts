@@ -113,6 +113,24 @@ export interface ClockEchoMessage {
   holdUs: number;
 }
 
+/** Largest Opus packet payload (bytes): RFC 6716 §3.2.1 (1275 bytes per frame, one frame per packet, RFC 7587). */
+export const MAX_AUDIO_PAYLOAD_BYTES = 1275;
+/** Longest audio frame on the wire (µs): 120 ms, Opus' longest packet (RFC 6716 §2.1.4). */
+export const MAX_AUDIO_DURATION_US = 120_000;
+
+/** One encoded audio frame (multipath.proto `Audio`): one Opus frame per packet (RFC 7587 §4.2). */
+export interface AudioMessage {
+  streamId: number;
+  /** Per audio stream, +1 per frame (uint32, wraps). */
+  seq: number;
+  /** Capture time of the first sample on the sender clock (µs). */
+  captureUs: number;
+  /** Frame duration (µs), in (0, {@link MAX_AUDIO_DURATION_US}]. */
+  durationUs: number;
+  /** The Opus packet, at most {@link MAX_AUDIO_PAYLOAD_BYTES}; empty = a DTX/no-data frame. */
+  payload: Uint8Array;
+}
+
 /** Body of a packet, tagged by kind. */
 export type PacketBody =
   | { kind: 'media'; media: MediaMessage }
@@ -125,14 +143,15 @@ export type PacketBody =
   | { kind: 'padding'; padding: PaddingMessage }
   | { kind: 'appData'; appData: AppDataMessage }
   | { kind: 'appDataAck'; appDataAck: AppDataAckMessage }
-  | { kind: 'clockEcho'; clockEcho: ClockEchoMessage };
+  | { kind: 'clockEcho'; clockEcho: ClockEchoMessage }
+  | { kind: 'audio'; audio: AudioMessage };
 
 export type PacketKind = PacketBody['kind'];
 
 /** Envelope fields stamped per path at send time. */
 export interface PacketHeader {
   pathId: PathId;
-  /** Per-path sequence number (media, fec and padding only; 0 for control). */
+  /** Per-path sequence number (media, fec, padding and audio only; 0 for control). */
   pathSeq: number;
   /** Sender clock at send (µs). */
   sendTimeUs: number;

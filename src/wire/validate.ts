@@ -13,8 +13,8 @@ import type { PathReport } from '../core/types.js';
 import { seqDiff } from '../core/seq.js';
 import { MAX_TIMESTAMP_US } from './sizes.js';
 import { MAX_REF_DISTANCE, MAX_TEMPORAL_LAYER } from './types.js';
-import { MAX_APP_DATA_ACK_RANGES, MAX_APP_DATA_BYTES } from './types.js';
-import type { AppDataAckMessage, AppDataMessage, ClockEchoMessage, FecMessage, KeyframeRequestMessage, MediaMessage, NackMessage, PacketHeader, StreamInfoMessage, WireLimits } from './types.js';
+import { MAX_APP_DATA_ACK_RANGES, MAX_APP_DATA_BYTES, MAX_AUDIO_DURATION_US, MAX_AUDIO_PAYLOAD_BYTES } from './types.js';
+import type { AppDataAckMessage, AppDataMessage, AudioMessage, ClockEchoMessage, FecMessage, KeyframeRequestMessage, MediaMessage, NackMessage, PacketHeader, StreamInfoMessage, WireLimits } from './types.js';
 
 /** Largest NalClass enum value (NalClass.Delta). */
 const MAX_NAL_CLASS = 6;
@@ -211,5 +211,16 @@ export function checkAppDataAck(a: AppDataAckMessage): string | null {
 export function checkClockEcho(c: ClockEchoMessage): string | null {
   if (!isTimestampUs(c.echoUs)) return `echoUs ${c.echoUs} not an integer in [0, 2^53]`;
   if (!isU32(c.holdUs)) return `holdUs ${c.holdUs} not a uint32`;
+  return null;
+}
+
+/** Audio: uint32 stream id and seq, a µs capture time, a duration in (0, 120 ms], at most 1275 payload bytes (RFC 6716 §3.2.1). */
+export function checkAudio(a: AudioMessage): string | null {
+  if (!isU32(a.streamId)) return `streamId ${a.streamId} not a uint32`;
+  if (!isU32(a.seq)) return `seq ${a.seq} not a uint32`;
+  if (!isTimestampUs(a.captureUs)) return `captureUs ${a.captureUs} not a µs timestamp`;
+  if (!isU32(a.durationUs) || a.durationUs === 0 || a.durationUs > MAX_AUDIO_DURATION_US) return `durationUs ${a.durationUs} not in (0, ${MAX_AUDIO_DURATION_US}]`;
+  if (!(a.payload instanceof Uint8Array)) return 'payload not a Uint8Array';
+  if (a.payload.length > MAX_AUDIO_PAYLOAD_BYTES) return `payload ${a.payload.length} bytes > ${MAX_AUDIO_PAYLOAD_BYTES}`;
   return null;
 }

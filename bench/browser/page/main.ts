@@ -6,6 +6,8 @@
  *   source: video=<url of a Y4M served with range support> or width/height
  *           (synthetic pattern); fps; track=canvas|generator
  *   quality: sampleEvery (PSNR every N-th source id), ssim=0|1
+ *   audio=1|0 (ours only, default 1): the sender also sends the microphone
+ *           (Chromium's fake device: a periodic beep) through MultipathCall.sendTrack
  * The harness reads `window.__bench.sample()` once per second.
  */
 import { CallEvent, MultipathCall } from '../../../src/call/multipath-call.js';
@@ -87,6 +89,31 @@ function oursCounters(): { counters: Counters; stats: unknown } {
       paths: s.receiver.paths.map((p) => ({ id: p.id, bytesReceived: p.bytesReceived, lossPct: p.lossPct, latePackets: p.latePackets })),
     },
     decoder: s.decoder,
+    audio: {
+      receiver: ((a) => ({
+        concealedPct: a.concealedPct,
+        mouthToEarP95Ms: a.mouthToEarP95Ms,
+        mouthToEarMs: a.mouthToEarMs,
+        packetsReceived: a.packetsReceived,
+        packetsLost: a.packetsLost,
+        duplicates: a.duplicates,
+        latePackets: a.latePackets,
+        concealedSamples: a.concealedSamples,
+        totalSamplesReceived: a.totalSamplesReceived,
+        concealmentEvents: a.concealmentEvents,
+        removedSamplesForAcceleration: a.removedSamplesForAcceleration,
+        targetDelayMs: a.targetDelayMs,
+      }))(s.receiver.audio),
+      sender: s.sender && {
+        framesSent: s.sender.audio.framesSent,
+        packetsSent: s.sender.audio.packetsSent,
+        duplicatesSent: s.sender.audio.duplicatesSent,
+        framesUnsent: s.sender.audio.framesUnsent,
+        perPath: s.sender.audio.perPath,
+      },
+      encoder: s.audio.encoder,
+      output: s.audio.output,
+    },
     paths: s.paths.map((p) => ({ id: p.id, state: p.state, stateReason: p.stateReason, connectMs: p.connectMs, iceRestarts: p.iceRestarts })),
   };
   return { counters, stats };
@@ -180,6 +207,11 @@ async function main(): Promise<void> {
     if (role === 'sender') {
       sourceTrack = makeTrack();
       await call.sendTrack(sourceTrack.track);
+      if (q.get('audio') !== '0') {
+        const mic = (await navigator.mediaDevices.getUserMedia({ audio: true })).getAudioTracks()[0];
+        if (!mic) throw new Error('getUserMedia gave no audio track');
+        await call.sendTrack(mic);
+      }
     } else {
       const t = call.remoteTrack;
       if (!t) throw new Error('MultipathCall.remoteTrack is undefined (no MediaStreamTrackGenerator)');

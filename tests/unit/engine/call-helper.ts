@@ -46,11 +46,13 @@ export interface Call {
   /** Run for `ms`, encoding `fps` frames of `frameBytes` (key frames on request). */
   run(ms: number): void;
   framesSent: number;
+  /** Audio playouts the receiver emitted (with `audio: true`). */
+  audioPlayouts: Array<{ kind: 'frame' | 'concealed'; atUs: number }>;
 }
 
 export function makeCall(
   paths: PathSpec[],
-  opts: { scheduler?: SchedulerName; fec?: FecPolicyName; seed?: number; frameBytes?: number; extra?: Partial<SenderEngineConfig>; playout?: PlayoutOptions } = {},
+  opts: { scheduler?: SchedulerName; fec?: FecPolicyName; seed?: number; frameBytes?: number; extra?: Partial<SenderEngineConfig>; playout?: PlayoutOptions; audio?: boolean } = {},
 ): Call {
   const clock = new ManualClock(1_000_000);
   const rng = new Rng(opts.seed ?? 1);
@@ -76,6 +78,7 @@ export function makeCall(
     decoded: [],
     keyframeRequests: 0,
     framesSent: 0,
+    audioPlayouts: [],
     run(ms: number) {
       // Like a real encoder: frame sizes follow the target bitrate (or a fixed size when given).
       for (let i = 0; i < ms; i++) {
@@ -100,6 +103,8 @@ export function makeCall(
             codec: 'vp8',
           });
         }
+        // 20 ms Opus-sized audio frames (~80 bytes) when asked
+        if (opts.audio && rel % 20_000 < 1000) sender.sendAudio({ captureUs: now, durationUs: 20_000, data: new Uint8Array(80).fill(rel & 0xff) });
         if (i % 5 === 0) {
           senderEp.tick();
           receiverEp.tick();
@@ -112,6 +117,7 @@ export function makeCall(
     call.keyframeRequests++;
     forceKey = true;
   });
+  receiver.on('audio', (ev) => call.audioPlayouts.push({ kind: ev.playout.kind, atUs: ev.atUs }));
   receiver.on('frame', (f) => {
     call.decoded.push(f.frameId);
     receiver.onFrameDecoded(f.streamId, f.frameId, f.captureUs);

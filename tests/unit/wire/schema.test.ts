@@ -26,7 +26,11 @@ describe('schema.generated.ts', () => {
       appData: 18,
       appDataAck: 19,
       clockEcho: 20,
+      audio: 22,
     });
+    const audio = referenceRoot.lookupType('mprtc.Audio');
+    expect(audio.fields.captureUs.type).toBe('uint64');
+    expect(audio.fields.payload.id).toBe(5);
     const media = referenceRoot.lookupType('mprtc.Media');
     expect(media.fields.payload.id).toBe(11);
     expect(media.fields.captureUs.type).toBe('uint64');

@@ -1,0 +1,162 @@
+/**
+ * Microphone -> Opus, in the browser: reads an audio MediaStreamTrack with
+ * MediaStreamTrackProcessor, downmixes to mono and encodes 20 ms Opus frames
+ * with WebCodecs AudioEncoder (RFC 6716; RFC 7587 §4.2: one frame per
+ * packet; 48 kHz). Each encoded frame goes to `onFrame` with its capture time
+ * on the call's clock.
+ *
+ * Capture time: an input AudioData's timestamp (µs, the track's own clock)
+ * maps onto the call's clock with the smallest `now - timestamp` seen when
+ * reading (the read latency floor), so a frame's capture time is its first
+ * sample's time, as video's is the time the camera frame was read.
+ *
+ * Browser only (WebCodecs); src/engine never imports it.
+ */
+import type { Clock } from '../core/clock.js';
+import type { AudioFrameInput } from '../engine/audio-sender.js';
+
+/** Options of {@link OpusEncoder}. */
+export interface OpusEncoderOptions {
+  clock: Clock;
+  /** Target bitrate (bps). Default 32000 (wideband speech and music at good quality, RFC 7587 §7.1). */
+  bitrateBps?: number;
+  /** Opus in-band FEC (LBRR, RFC 6716 §2.1.7). Default false: multipath duplication covers loss. */
+  inbandFec?: boolean;
+  /** Discontinuous transmission. Default false (every 20 ms a frame; the jitter buffer counts every slot). */
+  dtx?: boolean;
+  onFrame: (frame: AudioFrameInput) => void;
+  onError: (e: Error) => void;
+}
+
+/** Encoder counters. */
+export interface OpusEncoderStats {
+  inputFrames: number;
+  framesEncoded: number;
+  bytesEncoded: number;
+  errors: number;
+  sampleRate: number;
+  inputChannels: number;
+}
+
+/** Opus frame duration (µs). */
+export const OPUS_FRAME_US = 20_000;
+
+type ProcessorCtor = new (o: { track: MediaStreamTrack }) => { readable: ReadableStream<AudioData> };
+
+/** See the module comment. */
+export class OpusEncoder {
+  private encoder: AudioEncoder | undefined;
+  private reader: ReadableStreamDefaultReader<AudioData> | undefined;
+  private stopped = false;
+  private offsetUs = Infinity;
+  private readonly c: OpusEncoderStats = { inputFrames: 0, framesEncoded: 0, bytesEncoded: 0, errors: 0, sampleRate: 0, inputChannels: 0 };
+
+  constructor(
+    private readonly track: MediaStreamTrack,
+    private readonly opts: OpusEncoderOptions,
+  ) {}
+
+  /**
+   * Start reading and encoding (returns once the reader runs).
+   * @throws Error when the track is not audio, or MediaStreamTrackProcessor / AudioEncoder are missing.
+   */
+  async start(): Promise<void> {
+    if (this.track.kind !== 'audio') throw new Error(`OpusEncoder: track kind is ${this.track.kind}, not audio`);
+    const Processor = (globalThis as unknown as { MediaStreamTrackProcessor?: ProcessorCtor }).MediaStreamTrackProcessor;
+    if (!Processor) throw new Error('OpusEncoder: MediaStreamTrackProcessor is not available');
+    if (typeof AudioEncoder === 'undefined') throw new Error('OpusEncoder: WebCodecs AudioEncoder is not available');
+    this.reader = new Processor({ track: this.track }).readable.getReader();
+    void this.pump();
+  }
+
+  private async pump(): Promise<void> {
+    const reader = this.reader;
+    if (!reader) return;
+    try {
+      for (;;) {
+        const { value, done } = await reader.read();
+        if (done || this.stopped) {
+          value?.close();
+          break;
+        }
+        this.onInput(value);
+      }
+    } catch (e) {
+      if (!this.stopped) this.fail(e);
+    }
+  }
+
+  private fail(e: unknown): void {
+    this.c.errors++;
+    this.opts.onError(e instanceof Error ? e : new Error(String(e)));
+  }
+
+  private onInput(data: AudioData): void {
+    try {
+      this.c.inputFrames++;
+      const now = this.opts.clock.nowUs();
+      this.offsetUs = Math.min(this.offsetUs, now - data.timestamp);
+      if (!this.encoder || this.encoder.state === 'closed') this.configure(data.sampleRate);
+      this.c.inputChannels = data.numberOfChannels;
+      const mono = data.numberOfChannels === 1 ? data : downmix(data);
+      this.encoder!.encode(mono);
+      if (mono !== data) mono.close();
+    } catch (e) {
+      this.fail(e);
+    } finally {
+      data.close();
+    }
+  }
+
+  private configure(sampleRate: number): void {
+    this.c.sampleRate = sampleRate;
+    const enc = new AudioEncoder({
+      output: (chunk) => this.onChunk(chunk),
+      error: (e) => this.fail(e),
+    });
+    enc.configure({
+      codec: 'opus',
+      sampleRate,
+      numberOfChannels: 1,
+      bitrate: this.opts.bitrateBps ?? 32_000,
+      // frameDuration in µs (WebCodecs Opus codec registration); packetlossperc tells LBRR how much to protect.
+      opus: { frameDuration: OPUS_FRAME_US, useinbandfec: this.opts.inbandFec ?? false, usedtx: this.opts.dtx ?? false, ...(this.opts.inbandFec ? { packetlossperc: 10 } : {}) },
+    } as AudioEncoderConfig);
+    this.encoder = enc;
+  }
+
+  private onChunk(chunk: EncodedAudioChunk): void {
+    if (this.stopped) return;
+    const data = new Uint8Array(chunk.byteLength);
+    chunk.copyTo(data);
+    this.c.framesEncoded++;
+    this.c.bytesEncoded += data.length;
+    const captureUs = Math.max(0, Math.round(chunk.timestamp + (Number.isFinite(this.offsetUs) ? this.offsetUs : 0)));
+    const durationUs = chunk.duration && chunk.duration > 0 ? Math.min(120_000, Math.round(chunk.duration)) : OPUS_FRAME_US;
+    try {
+      this.opts.onFrame({ captureUs, durationUs, data });
+    } catch (e) {
+      this.fail(e);
+    }
+  }
+
+  stats(): OpusEncoderStats {
+    return { ...this.c };
+  }
+
+  /** Stop reading and encoding; idempotent. The track itself is left to the app. */
+  stop(): void {
+    if (this.stopped) return;
+    this.stopped = true;
+    void this.reader?.cancel().catch(() => {});
+    if (this.encoder && this.encoder.state !== 'closed') this.encoder.close();
+  }
+}
+
+/** The first channel of `data` as a mono f32-planar AudioData (same timestamp). */
+function downmix(data: AudioData): AudioData {
+  const n = data.numberOfFrames;
+  const buf = new Float32Array(n);
+  data.copyTo(buf, { planeIndex: 0, format: 'f32-planar' });
+  return new AudioData({ format: 'f32-planar', sampleRate: data.sampleRate, numberOfFrames: n, numberOfChannels: 1, timestamp: data.timestamp, data: buf });
+}
