@@ -27,8 +27,6 @@ $('join').addEventListener('submit', (ev) => {
   ev.preventDefault();
   void start().catch((e) => setStatus(`error: ${String(e)}`));
 });
-// ?autojoin=1 joins at once (used by the tests).
-if (query.get('autojoin') === '1') void start().catch((e) => setStatus(`error: ${String(e)}`));
 
 /** One remote participant's tile. */
 interface Tile {
@@ -57,6 +55,9 @@ async function start(): Promise<void> {
     codec: $<HTMLSelectElement>('codec').value as CodecName,
     scheduler: $<HTMLSelectElement>('scheduler').value as SchedulerName,
     fec: $<HTMLSelectElement>('fec').value as FecPolicyName,
+    // Wall-clock µs: tabs of one machine share it, so capture -> render latency is right there
+    // (across machines it is as good as their clock sync).
+    clock: { nowUs: () => Math.round((performance.timeOrigin + performance.now()) * 1000) },
   });
   (window as unknown as { __demo: MultipathCall }).__demo = call;
   call.on(CallEvent.ParticipantJoined, (id) => tileOf(id, paths));
@@ -195,3 +196,6 @@ function renderTile(tile: Tile, p: ParticipantStats, s: CallStats, tS: number): 
     `${tile.video.videoWidth}x${tile.video.videoHeight} @ ${fps.toFixed(0)} fps, ${decoded} frames, freezes ${r.freezeCount} (${r.freezeTotalMs.toFixed(0)} ms)\n` +
     `latency p50 ${r.latencyMs.p50.toFixed(0)} ms p95 ${r.latencyMs.p95.toFixed(0)} ms, target to it ${((p.targetBitrateBps ?? 0) / 1e6).toFixed(2)} Mbps\n${pathLine}`;
 }
+
+// ?autojoin=1 joins at once (used by the tests).
+if (query.get('autojoin') === '1') void start().catch((e) => setStatus(`error: ${String(e)}`));

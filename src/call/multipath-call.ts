@@ -352,11 +352,13 @@ export class MultipathCall {
    * Enable or disable a path live, towards one participant or (without
    * `participantId`) towards every participant, present and future. A
    * disabled path carries nothing of ours: no media, FEC, retransmissions,
-   * probes or app data (the sender engine sees it as closed and re-sends
-   * what it still held for it on the other paths); its RTCPeerConnection
-   * stays open, so re-enabling it is immediate (its congestion controller
-   * restarts from what it had learnt). What the remote participant sends
-   * on it, and our receiver feedback about that, go on.
+   * probes or app data (the sender engine sees it as closed, fails over and
+   * re-sends what it still held for it on the other paths); its
+   * RTCPeerConnection stays open. Re-enabled, it is up at once and carries
+   * app data and padding at once, and media again once the sender's path
+   * hysteresis promotes it (clean for its hold time, 3 s doubling per recent
+   * fault: src/sched/path-hysteresis.ts), as after any outage. What the
+   * remote participant sends on it, and our receiver feedback about that, go on.
    * `getStats().paths[i].enabled` and `sender.paths[i].up` show it.
    * @throws CallError 'unknown-path' (not in 0..paths-1), 'unknown-participant', 'closed'.
    */
