@@ -3,7 +3,8 @@
  * pages of one browser join a room; each must decode video from both
  * others; participant 0 switches path 1 off with the page's toggle (its
  * traffic on path 1 stops towards both others) and on again (it resumes).
- * One screenshot per participant under out/. Behaviour only: no timed
+ * Participant 2 then reloads its tab and comes back under a new id with
+ * its video. One screenshot per participant under out/. Behaviour only: no timed
  * quality thresholds (a loaded 2-core machine would flake them).
  */
 import { mkdirSync } from 'node:fs';
@@ -122,6 +123,15 @@ describe('demo page, three participants', () => {
         () => digest(pages[0]),
         (d) => mediaOn(d).every((n, k) => n > mediaOn(off2)[k]),
       );
+
+      // Participant 2 reloads its tab: it rejoins under a new id, the others drop its old tile and decode its video again.
+      await pages[2].reload({ waitUntil: 'domcontentloaded', timeout: 30_000 });
+      const back = await waitFor('the reloaded participant back in the mesh', 40_000, all, (ds) =>
+        ds.every((d) => d !== undefined && d.me !== undefined && d.remotes.length === 2 && d.tiles === 2 && d.remotes.every((r) => r.decoded > 0)),
+      );
+      const newId = back[2]!.me!;
+      expect(newId).not.toBe(ids[2]);
+      for (const d of back.slice(0, 2)) expect(d!.remotes.map((r) => r.id)).toContain(newId);
 
       // Let the plots gather a few more points, then one screenshot per participant.
       await new Promise((r) => setTimeout(r, 2000));
