@@ -73,12 +73,35 @@ async function start(): Promise<void> {
   makeToggles(call, paths);
   setStatus('joining…');
   await call.connect();
-  const cam = await navigator.mediaDevices.getUserMedia({ video: { width: 640, height: 480, frameRate: 30 } });
+  const cam = await navigator.mediaDevices.getUserMedia({ video: CAMERA });
   $<HTMLVideoElement>('local').srcObject = cam;
   await call.sendTrack(cam.getVideoTracks()[0]);
+  void cameraPicker(call, cam.getVideoTracks()[0]);
   const t0 = performance.now();
   setInterval(() => render(call, (performance.now() - t0) / 1000), 1000);
   render(call, 0);
+}
+
+const CAMERA: MediaTrackConstraints = { width: 640, height: 480, frameRate: 30 };
+
+/** Camera picker: switching calls `replaceTrack` (same stream, a key frame on the switch). */
+async function cameraPicker(call: MultipathCall, first: MediaStreamTrack): Promise<void> {
+  const select = $<HTMLSelectElement>('camera');
+  const cams = (await navigator.mediaDevices.enumerateDevices()).filter((d) => d.kind === 'videoinput');
+  for (const [i, d] of cams.entries()) select.append(new Option(d.label || `camera ${i + 1}`, d.deviceId));
+  select.value = first.getSettings().deviceId ?? '';
+  select.disabled = cams.length === 0;
+  let current = first;
+  select.addEventListener('change', () => {
+    void (async () => {
+      const stream = await navigator.mediaDevices.getUserMedia({ video: { ...CAMERA, deviceId: { exact: select.value } } });
+      const track = stream.getVideoTracks()[0];
+      await call.replaceTrack(track);
+      current.stop();
+      current = track;
+      $<HTMLVideoElement>('local').srcObject = stream;
+    })().catch((e) => setStatus(`camera switch failed: ${String(e)}`));
+  });
 }
 
 /** One checkbox per path: unchecked = the path carries nothing of ours to anyone (`setPathEnabled`). */

@@ -2,7 +2,7 @@
  * multipath-rtc: real-time video over several network paths at once.
  * Browser-safe entry point (the Node signalling server is `multipath-rtc/server`).
  */
-export { MultipathCall, CallEvent, CallError, MAX_PARTICIPANTS, isOfferer } from './call/multipath-call.js';
+export { MultipathCall, CallEvent, CallError, MAX_PARTICIPANTS, isOfferer, reconnectDelayMs } from './call/multipath-call.js';
 export type {
   MultipathCallOptions,
   CallStats,
@@ -16,6 +16,8 @@ export type {
   RemoteTrackInfo,
   SessionStats,
   CallDeps,
+  ReconnectPolicy,
+  SignallingStateInfo,
 } from './call/multipath-call.js';
 export { AppDataChannel, AppDataError } from './engine/app-data.js';
 export type { AppDataOptions, AppDataStats, AppDataInfo, AppDataErrorCode } from './engine/app-data.js';

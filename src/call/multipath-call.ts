@@ -45,7 +45,18 @@ import type { ParsedCandidate } from '../transport/candidates.js';
 import { probeLocalCandidates } from '../transport/probe.js';
 import { SimplePeerPath } from '../transport/simple-peer-path.js';
 import { type CreatePath, DecoderSlot, PeerSession, type PeerSessionHost } from './peer-session.js';
-import { CallError, CallEvent, type CallEventMap, type CallStats, MAX_PARTICIPANTS, type MultipathCallOptions, type ParticipantInfo, type ParticipantStats, type SendDataOptions } from './types.js';
+import {
+  CallError,
+  CallEvent,
+  type CallEventMap,
+  type CallStats,
+  MAX_PARTICIPANTS,
+  type MultipathCallOptions,
+  type ParticipantInfo,
+  type ParticipantStats,
+  type ReconnectPolicy,
+  type SendDataOptions,
+} from './types.js';
 
 export { CallError, CallEvent, MAX_PARTICIPANTS } from './types.js';
 export type {
@@ -57,11 +68,37 @@ export type {
   MultipathCallOptions,
   ParticipantInfo,
   ParticipantStats,
+  ReconnectPolicy,
   RemoteTrackInfo,
+  SignallingStateInfo,
   SendDataOptions,
   SessionStats,
 } from './types.js';
 export { isOfferer } from './peer-session.js';
+
+/**
+ * Delay (ms) before signalling reconnect attempt `attempt` (1-based):
+ * exponential backoff base x 2^(attempt-1) capped at `maxMs`, with "equal
+ * jitter" (half fixed, half uniform: AWS Architecture Blog, "Exponential
+ * Backoff And Jitter") so clients dropped together by a server restart do not
+ * all come back at once; the first attempt goes at once (like livekit's
+ * DefaultReconnectPolicy, whose first retry has no delay).
+ * @param random a number in [0, 1) (Math.random()).
+ */
+export function reconnectDelayMs(attempt: number, baseMs: number, maxMs: number, random: number): number {
+  if (attempt <= 1) return 0;
+  const d = Math.min(maxMs, baseMs * 2 ** Math.min(30, attempt - 2));
+  return Math.round(d / 2 + (d / 2) * Math.min(Math.max(random, 0), 1));
+}
+
+function resolveReconnectPolicy(p: MultipathCallOptions['reconnect']): Required<ReconnectPolicy> | undefined {
+  if (p === false) return undefined;
+  const r = { maxAttempts: p?.maxAttempts ?? 10, baseDelayMs: p?.baseDelayMs ?? 500, maxDelayMs: p?.maxDelayMs ?? 10_000 };
+  if (!(Number.isInteger(r.maxAttempts) && r.maxAttempts >= 1)) throw CallError.badOptions(`reconnect.maxAttempts must be an integer >= 1, got ${r.maxAttempts}`);
+  if (!(r.baseDelayMs > 0 && Number.isFinite(r.baseDelayMs))) throw CallError.badOptions(`reconnect.baseDelayMs must be > 0, got ${r.baseDelayMs}`);
+  if (!(r.maxDelayMs >= r.baseDelayMs && Number.isFinite(r.maxDelayMs))) throw CallError.badOptions(`reconnect.maxDelayMs must be finite and >= baseDelayMs, got ${r.maxDelayMs}`);
+  return r;
+}
 
 /**
  * Injected dependencies (tests and Node): a WebSocket implementation for the
@@ -96,7 +133,14 @@ export class MultipathCall {
   private readonly disabledPaths = new Set<PathId>();
   private encoder: CameraEncoder | undefined;
   private streamInfo: { codec: string; width: number; height: number; fps: number } | undefined;
+  /** Frame ids of the current encoder are offset by this (replaceTrack continues the stream's ids). */
+  private frameIdBase = 0;
+  /** Last frame id handed to the senders. */
+  private lastFrameId = 0;
   private timer: ReturnType<typeof setTimeout> | undefined;
+  private reconnectTimer: ReturnType<typeof setTimeout> | undefined;
+  private housekeeping: ReturnType<typeof setInterval> | undefined;
+  private readonly reconnectPolicy: Required<ReconnectPolicy> | undefined;
   private closed = false;
   private candidatePolicy: PathCandidatePolicy = PathCandidatePolicy.all();
   private readonly host: PeerSessionHost;
@@ -113,6 +157,7 @@ export class MultipathCall {
     if (!Number.isInteger(n) || n < 1 || n > 8) throw CallError.badOptions(`paths must be 1..8, got ${n}`);
     this.opts = options;
     this.numPaths = n;
+    this.reconnectPolicy = resolveReconnectPolicy(options.reconnect);
     this.deps = deps;
     this.clock = options.clock ?? monotonicClock;
     this.idleReceiver = new ReceiverEngine({ clock: this.clock, ...(options.playout ? { playout: options.playout } : {}) });
@@ -193,20 +238,7 @@ export class MultipathCall {
   async connect(): Promise<void> {
     if (this.closed) throw new CallError('closed', 'call is closed');
     if (this.signalling) throw new CallError('already-connected', 'connect() called twice');
-    const sig = new SignallingClient(this.deps.WebSocket ? { WebSocket: this.deps.WebSocket } : {});
-    this.signalling = sig;
-    sig.on('joined', ({ peerId, peers }) => {
-      this.myPeerId = peerId;
-      for (const p of peers) this.addParticipant(p);
-    });
-    sig.on('peer-joined', ({ peerId }) => this.addParticipant(peerId));
-    sig.on('peer-left', ({ peerId }) => this.removeParticipant(peerId));
-    sig.on('signal', ({ from, pathId, data }) => {
-      // The signalling client passes only signals from peers the server announced.
-      const s = this.sessions.get(from) ?? this.addParticipant(from);
-      s?.onSignal(pathId, data);
-    });
-    sig.on('error', (e) => this.emit(CallEvent.Error, new Error(`signalling: ${e.code}: ${e.message}`)));
+    const sig = this.newSignallingClient();
     if (!this.opts.candidateFilter && (this.opts.candidates ?? 'by-network') === 'by-network') {
       try {
         const iceServers = typeof this.opts.iceServers === 'function' ? this.opts.iceServers(0) : this.opts.iceServers;
@@ -223,7 +255,95 @@ export class MultipathCall {
       const msg = (e as Error)?.message ?? String(e);
       throw new CallError(/join refused/.test(msg) ? 'join-refused' : 'signalling-failed', `${this.opts.signallingUrl} room ${this.opts.room}: ${msg}`);
     }
+    this.emit(CallEvent.SignallingState, 'connected', { attempt: 0 });
     this.schedule();
+    this.housekeeping = setInterval(() => this.dropGoneParticipants(), 1000);
+  }
+
+  /** A signalling client wired to this call (the first one, and one per reconnect). */
+  private newSignallingClient(): SignallingClient {
+    const sig = new SignallingClient(this.deps.WebSocket ? { WebSocket: this.deps.WebSocket } : {});
+    this.signalling = sig;
+    let joined = false;
+    sig.on('joined', ({ peerId, peers }) => {
+      joined = true;
+      this.myPeerId = peerId;
+      const present = new Set(peers);
+      // After a reconnect: whoever is not back yet is absent until announced (or gone once its paths are down).
+      for (const s of this.sessions.values()) s.absent = !present.has(s.remoteId);
+      for (const p of peers) this.addParticipant(p);
+    });
+    sig.on('peer-joined', ({ peerId }) => {
+      const s = this.addParticipant(peerId);
+      if (s) s.absent = false;
+    });
+    sig.on('peer-left', ({ peerId }) => {
+      const s = this.sessions.get(peerId);
+      // Paths still up: its signalling may only have dropped (it reconnects under the same id); media goes on.
+      if (s?.connected) s.absent = true;
+      else this.removeParticipant(peerId);
+    });
+    sig.on('signal', ({ from, pathId, data }) => {
+      // The signalling client passes only signals from peers the server announced.
+      const s = this.sessions.get(from) ?? this.addParticipant(from);
+      s?.onSignal(pathId, data);
+    });
+    sig.on('error', (e) => this.emit(CallEvent.Error, new Error(`signalling: ${e.code}: ${e.message}`)));
+    sig.on('closed', ({ code }) => {
+      if (this.closed || this.signalling !== sig || !joined) return;
+      this.signallingLost(`socket closed (code ${code})`);
+    });
+    return sig;
+  }
+
+  /**
+   * The signalling socket closed under a running call: media goes on over the
+   * paths already up, and the call rejoins the room under its own id with
+   * backoff and jitter ({@link reconnectDelayMs}). Paths that need a restart
+   * meanwhile retry until signalling is back.
+   */
+  private signallingLost(reason: string): void {
+    const policy = this.reconnectPolicy;
+    if (!policy) {
+      this.emit(CallEvent.SignallingState, 'disconnected', { attempt: 0, reason });
+      return;
+    }
+    let attempt = 0;
+    const next = (why: string): void => {
+      if (this.closed) return;
+      attempt++;
+      if (attempt > policy.maxAttempts) {
+        this.emit(CallEvent.SignallingState, 'disconnected', { attempt: attempt - 1, reason: why });
+        this.emit(
+          CallEvent.Error,
+          new CallError('signalling-lost', `${this.opts.signallingUrl}: no signalling after ${policy.maxAttempts} reconnect attempts (${why}); media goes on over the paths that are up`),
+        );
+        return;
+      }
+      const delayMs = reconnectDelayMs(attempt, policy.baseDelayMs, policy.maxDelayMs, Math.random());
+      this.emit(CallEvent.SignallingState, 'reconnecting', { attempt, reason: why, delayMs });
+      this.reconnectTimer = setTimeout(() => {
+        this.reconnectTimer = undefined;
+        if (this.closed) return;
+        const sig = this.newSignallingClient();
+        sig.connect(this.opts.signallingUrl, this.opts.room, this.myPeerId ?? this.opts.peerId, this.opts.token !== undefined ? { token: this.opts.token } : {}).then(
+          () => {
+            if (this.closed || this.signalling !== sig) return;
+            this.emit(CallEvent.SignallingState, 'connected', { attempt });
+          },
+          (e: unknown) => {
+            sig.close();
+            if (this.signalling === sig) next((e as Error)?.message ?? String(e));
+          },
+        );
+      }, delayMs);
+    };
+    next(reason);
+  }
+
+  /** Sessions whose participant left signalling (or is not back after a reconnect) go once none of their paths is up. */
+  private dropGoneParticipants(): void {
+    for (const s of [...this.sessions.values()]) if (s.absent && !s.connected) this.removeParticipant(s.remoteId);
   }
 
   /** A participant is in the room: start its session (no-op for one we have, or ourselves). */
@@ -295,18 +415,47 @@ export class MultipathCall {
   /**
    * Send a camera track (WebCodecs encoder -> every participant's multipath
    * sender engine), to the participants there now and those joining later.
-   * @throws CodecError when the codec cannot be used; CallError 'closed'.
+   * A second call starts a new stream (new sender engines); to switch
+   * cameras within the stream use {@link replaceTrack}.
+   * @throws CodecError when the codec cannot be used; CallError 'closed',
+   *   'unsupported-track' (an audio track: not supported yet).
    */
   async sendTrack(track: MediaStreamTrack): Promise<void> {
     if (this.closed) throw new CallError('closed', 'call is closed');
     if (track?.kind === 'audio') throw new CallError('unsupported-track', 'sendTrack: audio tracks are not supported yet');
     if (this.encoder) this.encoder.stop();
+    this.encoder = undefined;
     this.streamInfo = undefined;
+    this.frameIdBase = 0;
+    this.lastFrameId = 0;
     for (const s of this.sessions.values()) this.attachSender(s);
+    await this.startEncoder(track);
+  }
+
+  /**
+   * Switch the sent video to another track (another camera) without a new
+   * stream: the senders, their paths and their congestion state stay; a new
+   * encoder reads the new track and starts with a key frame; frame ids go on
+   * from the old encoder's, so receivers see one stream. Without a track
+   * being sent it is {@link sendTrack}. The old track is not stopped (the app owns it).
+   * @throws as {@link sendTrack}.
+   */
+  async replaceTrack(track: MediaStreamTrack): Promise<void> {
+    if (this.closed) throw new CallError('closed', 'call is closed');
+    if (!this.encoder) return this.sendTrack(track);
+    if (track?.kind === 'audio') throw new CallError('unsupported-track', 'replaceTrack: audio tracks are not supported yet');
+    this.encoder.stop();
+    this.encoder = undefined;
+    this.frameIdBase = this.lastFrameId;
+    await this.startEncoder(track);
+  }
+
+  private async startEncoder(track: MediaStreamTrack): Promise<void> {
     const anyCanSend = (): boolean => {
       for (const s of this.sessions.values()) if (s.canSend()) return true;
       return false;
     };
+    const base = this.frameIdBase;
     const encoder = new CameraEncoder(track, {
       codec: this.opts.codec ?? 'h264',
       clock: this.clock,
@@ -325,8 +474,12 @@ export class MultipathCall {
         return drop;
       },
       onFrame: (f) => {
+        if (this.encoder !== encoder) return;
+        // After replaceTrack the new encoder counts from 1 again: continue the stream's ids.
+        const frame = base > 0 ? { ...f, frameId: f.frameId + base } : f;
+        this.lastFrameId = frame.frameId;
         // A session whose paths are still connecting gets the stream from the key frame its first connection asks for.
-        for (const s of this.sessions.values()) if (s.canSend()) s.sender?.sendFrame(f);
+        for (const s of this.sessions.values()) if (s.canSend()) s.sender?.sendFrame(frame);
       },
       onError: (e) => this.emit(CallEvent.Error, e),
     });
@@ -502,6 +655,8 @@ export class MultipathCall {
     if (this.closed) return;
     this.closed = true;
     if (this.timer) clearTimeout(this.timer);
+    if (this.reconnectTimer) clearTimeout(this.reconnectTimer);
+    if (this.housekeeping) clearInterval(this.housekeeping);
     this.encoder?.stop();
     this.firstDecoder?.decoder.close();
     for (const s of this.sessions.values()) s.close();

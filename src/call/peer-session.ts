@@ -81,6 +81,12 @@ export class PeerSession {
   private endpoint: Endpoint;
   private _sender: SenderEngine | undefined;
   private senderUnsubscribe: Array<() => void> = [];
+  /**
+   * The signalling server no longer announces this participant (it left, or
+   * our or its signalling reconnects): kept while a path is up, dropped by
+   * the call once none is.
+   */
+  absent = false;
   /** Last encoder target this session's sender asked for (bps). */
   targetBps: number | undefined;
   private lastSamePairKey = '';

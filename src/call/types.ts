@@ -28,6 +28,7 @@ export enum CallEvent {
   RemoteTrack = 'remote-track',
   RemoteFrame = 'remote-frame',
   Data = 'data',
+  SignallingState = 'signalling-state',
   Error = 'error',
   Closed = 'closed',
 }
@@ -68,6 +69,14 @@ export interface CallEventMap {
    * `info.pathId` the path it arrived on, `info.participantId` who sent it.
    */
   [CallEvent.Data]: (data: Uint8Array | string, info: CallDataInfo) => void;
+  /**
+   * The signalling connection: 'connected' (joined, also after a
+   * reconnect), 'reconnecting' (the socket closed under the call: attempt n
+   * follows after `info.delayMs`; media goes on over the paths that are up),
+   * 'disconnected' (no more attempts: `reconnect: false`, or
+   * `maxAttempts` failed; a CallError 'signalling-lost' follows).
+   */
+  [CallEvent.SignallingState]: (state: 'connected' | 'reconnecting' | 'disconnected', info: SignallingStateInfo) => void;
   [CallEvent.Error]: (err: Error) => void;
   [CallEvent.Closed]: () => void;
 }
@@ -119,6 +128,17 @@ export interface MultipathCallOptions {
    * the call runs. See {@link CallEvent.PathState}.
    */
   connectTimeoutMs?: number;
+  /**
+   * Signalling reconnect: when the signalling socket closes under a running
+   * call (server restart, network change), the call rejoins the room under
+   * its own id with backoff and jitter ({@link ReconnectPolicy}; default 10
+   * attempts over about a minute); media keeps flowing on the paths already
+   * up meanwhile, and the sessions are kept. A participant the server
+   * reports gone whose paths are still up is kept until they go down (it may
+   * only have lost its signalling). `false`: no reconnect. Bad values throw
+   * CallError 'bad-options' in the constructor.
+   */
+  reconnect?: ReconnectPolicy | false;
   /** Restart backoff (ms): first delay and cap (default 1000 and 30000). */
   restartBackoffMs?: { base: number; max: number };
   /** Clock (default performance-based µs). Use an epoch-based clock to compare capture and decode times across pages. */
@@ -153,6 +173,30 @@ export interface MultipathCallOptions {
    * `getStats().encoder.temporalLayers` says what is in use.
    */
   temporalLayers?: number;
+}
+
+/** Second argument of {@link CallEvent.SignallingState}. */
+export interface SignallingStateInfo {
+  /** Reconnect attempt (1-based; 0 for the first join). */
+  attempt: number;
+  /** Why the socket went (close code, or the last attempt's error). */
+  reason?: string;
+  /** Wait before this attempt (ms). */
+  delayMs?: number;
+}
+
+/**
+ * Signalling reconnect policy (`MultipathCallOptions.reconnect`): attempt n
+ * waits `reconnectDelayMs(n, baseDelayMs, maxDelayMs)`: 0 for the first,
+ * then base x 2^(n-2) capped at max, half of it random.
+ */
+export interface ReconnectPolicy {
+  /** Attempts before giving up (default 10). */
+  maxAttempts?: number;
+  /** Backoff base (ms, default 500). */
+  baseDelayMs?: number;
+  /** Backoff cap (ms, default 10000). */
+  maxDelayMs?: number;
 }
 
 /** Second argument of {@link CallEvent.RemoteTrack}. */
@@ -255,7 +299,8 @@ export interface SendDataOptions {
  * code), 'signalling-failed' (no connection to the signalling URL),
  * 'unknown-path' / 'unknown-participant' (an id the call does not have),
  * 'too-many-participants' (a participant beyond {@link MAX_PARTICIPANTS} was ignored),
- * 'unsupported-track' (a track kind `sendTrack` cannot send).
+ * 'unsupported-track' (a track kind `sendTrack` cannot send),
+ * 'signalling-lost' (every signalling reconnect attempt failed; the media paths that are up go on).
  */
 export type CallErrorCode =
   | 'already-connected'
@@ -271,7 +316,8 @@ export type CallErrorCode =
   | 'unknown-path'
   | 'unknown-participant'
   | 'too-many-participants'
-  | 'unsupported-track';
+  | 'unsupported-track'
+  | 'signalling-lost';
 
 /** Remote participants a call keeps sessions with (a room holds at most 8 peers on the bundled server). */
 export const MAX_PARTICIPANTS = 15;

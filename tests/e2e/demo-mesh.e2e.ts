@@ -3,7 +3,8 @@
  * pages of one browser join a room; each must decode video from both
  * others; participant 0 switches path 1 off with the page's toggle (its
  * traffic on path 1 stops towards both others) and on again (it resumes).
- * Participant 2 then reloads its tab and comes back under a new id with
+ * Participant 1 switches camera (replaceTrack) and its video goes on;
+ * participant 2 then reloads its tab and comes back under a new id with
  * its video. One screenshot per participant under out/. Behaviour only: no timed
  * quality thresholds (a loaded 2-core machine would flake them).
  */
@@ -123,6 +124,16 @@ describe('demo page, three participants', () => {
         () => digest(pages[0]),
         (d) => mediaOn(d).every((n, k) => n > mediaOn(off2)[k]),
       );
+
+      // Participant 1 switches to a new camera track (replaceTrack): the others go on decoding its stream.
+      const before = await all();
+      const decodedFrom1 = (ds: Array<Digest | undefined>): number[] => [ds[0], ds[2]].map((d) => d!.remotes.find((r) => r.id === ids[1])!.decoded);
+      await pages[1].evaluate(async () => {
+        const stream = await navigator.mediaDevices.getUserMedia({ video: { width: 320, height: 240, frameRate: 30 } });
+        await (window as unknown as { __demo: { replaceTrack(t: MediaStreamTrack): Promise<void> } }).__demo.replaceTrack(stream.getVideoTracks()[0]);
+      });
+      const switched = await waitFor('frames after the camera switch', 15_000, all, (ds) => decodedFrom1(ds).every((n, k) => n > decodedFrom1(before)[k] + 30));
+      expect(switched.every((d) => d!.remotes.length === 2)).toBe(true);
 
       // Participant 2 reloads its tab: it rejoins under a new id, the others drop its old tile and decode its video again.
       await pages[2].reload({ waitUntil: 'domcontentloaded', timeout: 30_000 });

@@ -8,7 +8,7 @@
  */
 import { afterEach, describe, expect, it } from 'vitest';
 import { WebSocket } from 'ws';
-import { CallError, CallEvent, isOfferer, MultipathCall } from '../../../src/call/multipath-call.js';
+import { CallError, CallEvent, isOfferer, MultipathCall, type MultipathCallOptions, reconnectDelayMs } from '../../../src/call/multipath-call.js';
 import type { CreatePath, SignalledPath } from '../../../src/call/peer-session.js';
 import { Emitter } from '../../../src/core/emitter.js';
 import type { PathId } from '../../../src/core/types.js';
@@ -102,7 +102,7 @@ const calls: MultipathCall[] = [];
 /** Paths by call, to look at the datagrams each one sent. */
 const pathsOf = new Map<string, FakePath[]>();
 
-function newCall(peerId: string, paths = 2): MultipathCall {
+function newCall(peerId: string, paths = 2, extra: Partial<MultipathCallOptions> = {}): MultipathCall {
   const createPath: CreatePath = ({ pathId, initiator, remoteId, onSignal }) => {
     const p = new FakePath(pathId, onSignal, initiator, peerId, remoteId);
     const list = pathsOf.get(peerId) ?? [];
@@ -110,7 +110,7 @@ function newCall(peerId: string, paths = 2): MultipathCall {
     pathsOf.set(peerId, list);
     return p;
   };
-  const call = new MultipathCall({ signallingUrl: server!.url, room: 'mesh', peerId, paths, candidates: 'all' }, { WebSocket, createPath });
+  const call = new MultipathCall({ signallingUrl: server!.url, room: 'mesh', peerId, paths, candidates: 'all', ...extra }, { WebSocket, createPath });
   calls.push(call);
   return call;
 }
@@ -272,5 +272,65 @@ describe('MultipathCall full mesh', () => {
     calls.push(dead);
     await expect(dead.connect()).rejects.toMatchObject({ code: 'signalling-failed' });
     await expect(calls[0].sendTrack({ kind: 'audio' } as MediaStreamTrack)).rejects.toMatchObject({ code: 'unsupported-track' });
+  });
+
+  it('survives a signalling server restart: sessions and media paths stay up, every call rejoins under its id', async () => {
+    server = await startSignallingServer();
+    const port = Number(new URL(server.url).port);
+    const ids = ['a', 'b', 'c'];
+    const cs = ids.map((id) => newCall(id, 2, { reconnect: { maxAttempts: 200, baseDelayMs: 20, maxDelayMs: 100 } }));
+    const states = cs.map(() => [] as string[]);
+    const left: string[] = [];
+    const got: string[] = [];
+    for (const [i, c] of cs.entries()) {
+      c.on(CallEvent.SignallingState, (st) => states[i].push(st));
+      c.on(CallEvent.ParticipantLeft, (p) => left.push(`${ids[i]} lost ${p}`));
+      c.on(CallEvent.Data, (d, info) => got.push(`${ids[i]} from ${info.participantId}: ${String(d)}`));
+    }
+    for (const c of cs) await c.connect();
+    await until(() => cs.every((c) => allConnected(c, 2)), 'mesh up');
+    await server.close();
+    server = undefined;
+    await until(() => states.every((s) => s.includes('reconnecting')), 'every call reconnecting');
+    // No signalling: app data still flows over the paths that are up.
+    cs[0].send('during the outage');
+    await until(() => got.length === 2, 'app data during the outage');
+    server = await startSignallingServer({ port });
+    await until(() => states.every((s) => s.at(-1) === 'connected'), 'every call rejoined');
+    expect(left).toEqual([]);
+    for (const [i, c] of cs.entries()) {
+      expect(c.participantId).toBe(ids[i]);
+      expect(allConnected(c, 2)).toBe(true);
+      for (const p of c.getStats().participants) for (const x of p.paths) expect(x.iceRestarts).toBe(0);
+    }
+    // Signalling works again: a fourth participant meshes with all three.
+    const d = newCall('d');
+    await d.connect();
+    await until(() => [...cs, d].every((c) => allConnected(c, 3)), 'mesh of four');
+  });
+
+  it('gives up after maxAttempts: SignallingState disconnected and a CallError signalling-lost', async () => {
+    server = await startSignallingServer();
+    const a = newCall('a', 1, { reconnect: { maxAttempts: 3, baseDelayMs: 10, maxDelayMs: 20 } });
+    const states: string[] = [];
+    const errors: string[] = [];
+    a.on(CallEvent.SignallingState, (st, info) => states.push(`${st} ${info.attempt}`));
+    a.on(CallEvent.Error, (e) => errors.push((e as CallError).code ?? e.message));
+    await a.connect();
+    await server.close();
+    server = undefined;
+    await until(() => states.includes('disconnected 3'), 'giving up');
+    expect(states).toEqual(['connected 0', 'reconnecting 1', 'reconnecting 2', 'reconnecting 3', 'disconnected 3']);
+    expect(errors).toContain('signalling-lost');
+    expect(() => new MultipathCall({ signallingUrl: 'ws://x', room: 'r', reconnect: { maxAttempts: 0 } })).toThrow(expect.objectContaining({ code: 'bad-options' }));
+  });
+});
+
+describe('reconnectDelayMs', () => {
+  it('first attempt at once, then exponential with half jitter, capped', () => {
+    expect(reconnectDelayMs(1, 500, 10_000, 0.9)).toBe(0);
+    expect([reconnectDelayMs(2, 500, 10_000, 0), reconnectDelayMs(2, 500, 10_000, 1)]).toEqual([250, 500]);
+    expect([reconnectDelayMs(4, 500, 10_000, 0), reconnectDelayMs(4, 500, 10_000, 1)]).toEqual([1000, 2000]);
+    expect([reconnectDelayMs(30, 500, 10_000, 0), reconnectDelayMs(30, 500, 10_000, 1)]).toEqual([5000, 10_000]);
   });
 });
