@@ -16,10 +16,10 @@
  * better paths get the same video as the worst one. That is the simplest
  * correct choice: one encode per camera frame whatever the room size, and a
  * key frame a new participant needs is one key frame for all. One encoding
- * per receiver would give each its own rate, at N-1 encoders' CPU (on a
- * 2-core machine a 640x480 H.264 software encode takes ~20-35% of a core per
- * encoder) and a separate key frame stream each; simulcast layers would be
- * the middle way. A joining participant pulls the shared rate down to its
+ * per receiver would give each its own rate, at N-1 encodes per camera
+ * frame (encoder CPU grows with the room; software H.264/VP8 at 640x480 is
+ * the largest CPU cost of a call) and a separate key frame stream each;
+ * simulcast layers would be the middle way. A joining participant pulls the shared rate down to its
  * sender's start rate until its paths ramp up.
  *
  * ```ts
