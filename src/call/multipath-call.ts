@@ -141,6 +141,7 @@ export class MultipathCall {
   private reconnectTimer: ReturnType<typeof setTimeout> | undefined;
   private housekeeping: ReturnType<typeof setInterval> | undefined;
   private readonly reconnectPolicy: Required<ReconnectPolicy> | undefined;
+  private readonly graceMs: number;
   private closed = false;
   private candidatePolicy: PathCandidatePolicy = PathCandidatePolicy.all();
   private readonly host: PeerSessionHost;
@@ -158,6 +159,8 @@ export class MultipathCall {
     this.opts = options;
     this.numPaths = n;
     this.reconnectPolicy = resolveReconnectPolicy(options.reconnect);
+    this.graceMs = options.participantGraceMs ?? 30_000;
+    if (!(this.graceMs >= 0 && Number.isFinite(this.graceMs))) throw CallError.badOptions(`participantGraceMs must be finite and >= 0, got ${this.graceMs}`);
     this.deps = deps;
     this.clock = options.clock ?? monotonicClock;
     this.idleReceiver = new ReceiverEngine({ clock: this.clock, ...(options.playout ? { playout: options.playout } : {}) });
@@ -270,17 +273,17 @@ export class MultipathCall {
       this.myPeerId = peerId;
       const present = new Set(peers);
       // After a reconnect: whoever is not back yet is absent until announced (or gone once its paths are down).
-      for (const s of this.sessions.values()) s.absent = !present.has(s.remoteId);
+      for (const s of this.sessions.values()) s.setAnnounced(present.has(s.remoteId), Date.now());
       for (const p of peers) this.addParticipant(p);
     });
     sig.on('peer-joined', ({ peerId }) => {
       const s = this.addParticipant(peerId);
-      if (s) s.absent = false;
+      s?.setAnnounced(true, Date.now());
     });
     sig.on('peer-left', ({ peerId }) => {
       const s = this.sessions.get(peerId);
       // Paths still up: its signalling may only have dropped (it reconnects under the same id); media goes on.
-      if (s?.connected) s.absent = true;
+      if (s?.connected) s.setAnnounced(false, Date.now());
       else this.removeParticipant(peerId);
     });
     sig.on('signal', ({ from, pathId, data }) => {
@@ -304,7 +307,12 @@ export class MultipathCall {
    */
   private signallingLost(reason: string): void {
     const policy = this.reconnectPolicy;
+    // No signalling for good: nobody can be announced again; sessions go as their paths do (or after the grace time).
+    const giveUp = (): void => {
+      for (const s of this.sessions.values()) s.setAnnounced(false, Date.now());
+    };
     if (!policy) {
+      giveUp();
       this.emit(CallEvent.SignallingState, 'disconnected', { attempt: 0, reason });
       return;
     }
@@ -313,6 +321,7 @@ export class MultipathCall {
       if (this.closed) return;
       attempt++;
       if (attempt > policy.maxAttempts) {
+        giveUp();
         this.emit(CallEvent.SignallingState, 'disconnected', { attempt: attempt - 1, reason: why });
         this.emit(
           CallEvent.Error,
@@ -341,9 +350,16 @@ export class MultipathCall {
     next(reason);
   }
 
-  /** Sessions whose participant left signalling (or is not back after a reconnect) go once none of their paths is up. */
+  /**
+   * Sessions whose participant the server no longer announces (it left, or
+   * is not back after a reconnect) go once none of their paths is up, or
+   * after `participantGraceMs`.
+   */
   private dropGoneParticipants(): void {
-    for (const s of [...this.sessions.values()]) if (s.absent && !s.connected) this.removeParticipant(s.remoteId);
+    const now = Date.now();
+    for (const s of [...this.sessions.values()]) {
+      if (s.absentSinceMs !== undefined && (!s.connected || now - s.absentSinceMs > this.graceMs)) this.removeParticipant(s.remoteId);
+    }
   }
 
   /** A participant is in the room: start its session (no-op for one we have, or ourselves). */

@@ -82,11 +82,18 @@ export class PeerSession {
   private _sender: SenderEngine | undefined;
   private senderUnsubscribe: Array<() => void> = [];
   /**
-   * The signalling server no longer announces this participant (it left, or
-   * our or its signalling reconnects): kept while a path is up, dropped by
-   * the call once none is.
+   * Since when (ms, Date.now()) the signalling server no longer announces
+   * this participant (it left, or our or its signalling reconnects);
+   * undefined while announced. The call drops the session once no path is
+   * up, or after its grace time.
    */
-  absent = false;
+  absentSinceMs: number | undefined;
+
+  /** Announced by the signalling server (true) or not (false). */
+  setAnnounced(announced: boolean, nowMs: number): void {
+    if (announced) this.absentSinceMs = undefined;
+    else this.absentSinceMs ??= nowMs;
+  }
   /** Last encoder target this session's sender asked for (bps). */
   targetBps: number | undefined;
   private lastSamePairKey = '';

@@ -133,12 +133,17 @@ export interface MultipathCallOptions {
    * call (server restart, network change), the call rejoins the room under
    * its own id with backoff and jitter ({@link ReconnectPolicy}; default 10
    * attempts over about a minute); media keeps flowing on the paths already
-   * up meanwhile, and the sessions are kept. A participant the server
-   * reports gone whose paths are still up is kept until they go down (it may
-   * only have lost its signalling). `false`: no reconnect. Bad values throw
-   * CallError 'bad-options' in the constructor.
+   * up meanwhile, and the sessions are kept. `false`: no reconnect. Bad
+   * values throw CallError 'bad-options' in the constructor.
    */
   reconnect?: ReconnectPolicy | false;
+  /**
+   * A participant the signalling server reports gone (or that is not back
+   * after a reconnect) while a path to it is still up may only have lost its
+   * signalling: its session is kept until no path is up or this long (ms,
+   * default 30000) has passed without it being announced again.
+   */
+  participantGraceMs?: number;
   /** Restart backoff (ms): first delay and cap (default 1000 and 30000). */
   restartBackoffMs?: { base: number; max: number };
   /** Clock (default performance-based µs). Use an epoch-based clock to compare capture and decode times across pages. */

@@ -326,6 +326,38 @@ describe('MultipathCall full mesh', () => {
   });
 });
 
+describe('MultipathCall presence', () => {
+  it('a participant whose signalling drops while its paths are up keeps its session and comes back under its id; one that does not come back goes after the grace time', async () => {
+    server = await startSignallingServer();
+    const a = newCall('a', 2, { participantGraceMs: 300 });
+    const b = newCall('b', 2, { reconnect: { baseDelayMs: 20, maxDelayMs: 50 } });
+    const c = newCall('c', 2, { reconnect: false });
+    const log: string[] = [];
+    a.on(CallEvent.ParticipantLeft, (p) => log.push(`left ${p}`));
+    a.on(CallEvent.Connected, ({ remotePeerId }) => log.push(`connected ${remotePeerId}`));
+    const got: string[] = [];
+    a.on(CallEvent.Data, (d, info) => got.push(`${info.participantId}: ${String(d)}`));
+    for (const x of [a, b, c]) await x.connect();
+    await until(() => allConnected(a, 2), 'mesh up');
+    // Drop b's and c's signalling sockets only (their paths stay up): the server tells a they left.
+    const sigOf = (x: MultipathCall) => (x as unknown as { signalling: { close(): void } }).signalling;
+    const bBack = new Promise<void>((r) => b.on(CallEvent.SignallingState, (st, info) => st === 'connected' && info.attempt > 0 && r()));
+    sigOf(b).close();
+    sigOf(c).close();
+    await bBack;
+    // b is back under its id with the same session; c, gone from signalling with its paths up, is dropped after the grace time.
+    await until(() => log.includes('left c'), 'c dropped after the grace time', 3000);
+    expect(log.filter((e) => e !== 'connected c')).toEqual(['connected b', 'left c']);
+    expect(a.participants.map((p) => p.id)).toEqual(['b']);
+    // c, without signalling for good, drops its session with a once a closed its side of the paths
+    // (its session with b, whose paths b keeps up for b's 30 s grace, stays meanwhile).
+    await until(() => !c.participants.some((p) => p.id === 'a'), 'c dropped its session with a', 3000);
+    expect(c.participants.map((p) => p.id)).toEqual(['b']);
+    b.send('still here');
+    await until(() => got.includes('b: still here'), 'data from b');
+  });
+});
+
 describe('reconnectDelayMs', () => {
   it('first attempt at once, then exponential with half jitter, capped', () => {
     expect(reconnectDelayMs(1, 500, 10_000, 0.9)).toBe(0);
