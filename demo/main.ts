@@ -41,6 +41,8 @@ interface Tile {
 const tiles = new Map<string, Tile>();
 let started = false;
 let numPaths = 2;
+/** Signalling trouble to show beside the status ('' when joined). */
+let signalling = '';
 
 async function start(): Promise<void> {
   if (started) return;
@@ -70,6 +72,9 @@ async function start(): Promise<void> {
   });
   call.on(CallEvent.SamePair, (ids, participantId) => console.warn(`paths ${ids.join(', ')} to ${participantId} use the same network route`));
   call.on(CallEvent.Error, (e) => console.warn(e));
+  call.on(CallEvent.SignallingState, (state, { attempt }) => {
+    signalling = state === 'reconnecting' ? `signalling lost, reconnecting (attempt ${attempt})` : state === 'disconnected' ? 'signalling lost' : '';
+  });
   makeToggles(call, paths);
   setStatus('joining…');
   await call.connect();
@@ -175,7 +180,7 @@ function render(call: MultipathCall, tS: number): void {
 
 /** "waiting" only while nobody is connected; the tiles say the rest. */
 function renderStatus(call: MultipathCall, s: CallStats): void {
-  const room = $<HTMLInputElement>('room').value;
+  const room = signalling ? `${$<HTMLInputElement>('room').value} (${signalling}; media goes on)` : $<HTMLInputElement>('room').value;
   const ps = call.participants;
   if (ps.length === 0) {
     setStatus(`in room ${room} as ${s.participantId ?? '?'}: waiting for others to join`);
