@@ -35,7 +35,6 @@ import { monotonicClock } from '../core/clock.js';
 import type { Clock } from '../core/clock.js';
 import { Emitter } from '../core/emitter.js';
 import type { PathId } from '../core/types.js';
-import { CameraEncoder } from '../codec/webcodecs.js';
 import { AppDataChannel, AppDataError } from '../engine/app-data.js';
 import { ReceiverEngine } from '../engine/receiver.js';
 import { SenderEngine } from '../engine/sender.js';
@@ -45,6 +44,8 @@ import type { ParsedCandidate } from '../transport/candidates.js';
 import { probeLocalCandidates } from '../transport/probe.js';
 import { SimplePeerPath } from '../transport/simple-peer-path.js';
 import { type CreatePath, DecoderSlot, PeerSession, type PeerSessionHost } from './peer-session.js';
+import { SharedVideoEncoder } from './shared-encoder.js';
+import { reconnectDelayMs, resolveReconnectPolicy } from './reconnect.js';
 import {
   CallError,
   CallEvent,
@@ -75,30 +76,7 @@ export type {
   SessionStats,
 } from './types.js';
 export { isOfferer } from './peer-session.js';
-
-/**
- * Delay (ms) before signalling reconnect attempt `attempt` (1-based):
- * exponential backoff base x 2^(attempt-1) capped at `maxMs`, with "equal
- * jitter" (half fixed, half uniform: AWS Architecture Blog, "Exponential
- * Backoff And Jitter") so clients dropped together by a server restart do not
- * all come back at once; the first attempt goes at once (like livekit's
- * DefaultReconnectPolicy, whose first retry has no delay).
- * @param random a number in [0, 1) (Math.random()).
- */
-export function reconnectDelayMs(attempt: number, baseMs: number, maxMs: number, random: number): number {
-  if (attempt <= 1) return 0;
-  const d = Math.min(maxMs, baseMs * 2 ** Math.min(30, attempt - 2));
-  return Math.round(d / 2 + (d / 2) * Math.min(Math.max(random, 0), 1));
-}
-
-function resolveReconnectPolicy(p: MultipathCallOptions['reconnect']): Required<ReconnectPolicy> | undefined {
-  if (p === false) return undefined;
-  const r = { maxAttempts: p?.maxAttempts ?? 10, baseDelayMs: p?.baseDelayMs ?? 500, maxDelayMs: p?.maxDelayMs ?? 10_000 };
-  if (!(Number.isInteger(r.maxAttempts) && r.maxAttempts >= 1)) throw CallError.badOptions(`reconnect.maxAttempts must be an integer >= 1, got ${r.maxAttempts}`);
-  if (!(r.baseDelayMs > 0 && Number.isFinite(r.baseDelayMs))) throw CallError.badOptions(`reconnect.baseDelayMs must be > 0, got ${r.baseDelayMs}`);
-  if (!(r.maxDelayMs >= r.baseDelayMs && Number.isFinite(r.maxDelayMs))) throw CallError.badOptions(`reconnect.maxDelayMs must be finite and >= baseDelayMs, got ${r.maxDelayMs}`);
-  return r;
-}
+export { reconnectDelayMs } from './reconnect.js';
 
 /**
  * Injected dependencies (tests and Node): a WebSocket implementation for the
@@ -131,12 +109,8 @@ export class MultipathCall {
   private readonly idleAppData: AppDataChannel;
   /** Paths disabled for every participant, present and future. */
   private readonly disabledPaths = new Set<PathId>();
-  private encoder: CameraEncoder | undefined;
-  private streamInfo: { codec: string; width: number; height: number; fps: number } | undefined;
-  /** Frame ids of the current encoder are offset by this (replaceTrack continues the stream's ids). */
-  private frameIdBase = 0;
-  /** Last frame id handed to the senders. */
-  private lastFrameId = 0;
+  /** The one camera encoder, feeding every session's sender. */
+  private readonly video: SharedVideoEncoder;
   private timer: ReturnType<typeof setTimeout> | undefined;
   private reconnectTimer: ReturnType<typeof setTimeout> | undefined;
   private housekeeping: ReturnType<typeof setInterval> | undefined;
@@ -176,9 +150,10 @@ export class MultipathCall {
       createPath: deps.createPath ?? ((a) => this.createSimplePeerPath(a)),
       sendSignal: (to, pathId, data) => this.signalling?.sendSignal(to, pathId, data),
       emit: (event, ...args) => this.emit(event, ...args),
-      onFirstConnected: () => this.encoder?.requestKeyframe(),
-      onTargetBitrate: () => this.applySharedBitrate(),
+      onFirstConnected: () => this.video.requestKeyframe(),
+      onTargetBitrate: () => this.video.applyBitrate(),
     };
+    this.video = new SharedVideoEncoder({ opts: options, clock: this.clock, sessions: () => this.sessions.values(), onError: (e) => this.emit(CallEvent.Error, e) });
   }
 
   private createSimplePeerPath({ pathId, initiator, onSignal }: Parameters<CreatePath>[0]): SimplePeerPath {
@@ -376,7 +351,7 @@ export class MultipathCall {
     const s = new PeerSession(id, this.host, this.disabledPaths, decoder);
     this.sessions.set(id, s);
     this.emit(CallEvent.ParticipantJoined, id);
-    if (this.encoder) this.attachSender(s);
+    if (this.video.running) this.attachSender(s);
     s.start();
     return s;
   }
@@ -387,7 +362,7 @@ export class MultipathCall {
     this.sessions.delete(id);
     s.close();
     this.emit(CallEvent.ParticipantLeft, id);
-    this.applySharedBitrate();
+    this.video.applyBitrate();
   }
 
   private attachSender(s: PeerSession): void {
@@ -403,29 +378,8 @@ export class MultipathCall {
       startBitrateBps: o.startBitrateBps,
       ...o.faultHandling,
     });
-    if (this.streamInfo) sender.setStreamInfo(this.streamInfo);
-    s.attachSender(sender, () => this.encoder?.requestKeyframe());
-  }
-
-  /**
-   * The shared encoder's target (bps): the lowest target of the sessions
-   * that can send now (see the module comment), else of all sessions.
-   */
-  private sharedTargetBps(): number | undefined {
-    let sending: number | undefined;
-    let any: number | undefined;
-    for (const s of this.sessions.values()) {
-      const t = s.targetBps ?? s.sender?.targetBitrateBps();
-      if (t === undefined) continue;
-      any = Math.min(any ?? t, t);
-      if (s.canSend()) sending = Math.min(sending ?? t, t);
-    }
-    return sending ?? any;
-  }
-
-  private applySharedBitrate(): void {
-    const bps = this.sharedTargetBps();
-    if (bps !== undefined) this.encoder?.setBitrate(bps);
+    if (this.video.streamInfo) sender.setStreamInfo(this.video.streamInfo);
+    s.attachSender(sender, () => this.video.requestKeyframe());
   }
 
   /**
@@ -439,13 +393,10 @@ export class MultipathCall {
   async sendTrack(track: MediaStreamTrack): Promise<void> {
     if (this.closed) throw new CallError('closed', 'call is closed');
     if (track?.kind === 'audio') throw new CallError('unsupported-track', 'sendTrack: audio tracks are not supported yet');
-    if (this.encoder) this.encoder.stop();
-    this.encoder = undefined;
-    this.streamInfo = undefined;
-    this.frameIdBase = 0;
-    this.lastFrameId = 0;
+    this.video.stop();
+    this.video.streamInfo = undefined;
     for (const s of this.sessions.values()) this.attachSender(s);
-    await this.startEncoder(track);
+    await this.video.start(track, false);
   }
 
   /**
@@ -458,52 +409,9 @@ export class MultipathCall {
    */
   async replaceTrack(track: MediaStreamTrack): Promise<void> {
     if (this.closed) throw new CallError('closed', 'call is closed');
-    if (!this.encoder) return this.sendTrack(track);
+    if (!this.video.running) return this.sendTrack(track);
     if (track?.kind === 'audio') throw new CallError('unsupported-track', 'replaceTrack: audio tracks are not supported yet');
-    this.encoder.stop();
-    this.encoder = undefined;
-    this.frameIdBase = this.lastFrameId;
-    await this.startEncoder(track);
-  }
-
-  private async startEncoder(track: MediaStreamTrack): Promise<void> {
-    const anyCanSend = (): boolean => {
-      for (const s of this.sessions.values()) if (s.canSend()) return true;
-      return false;
-    };
-    const base = this.frameIdBase;
-    const encoder = new CameraEncoder(track, {
-      codec: this.opts.codec ?? 'h264',
-      clock: this.clock,
-      bitrateBps: this.sharedTargetBps() ?? this.opts.startBitrateBps ?? 1_000_000,
-      // Encode nothing until a path can carry it: frames sent nowhere would only be lost.
-      shouldEncode: anyCanSend,
-      keyframeIntervalMs: this.opts.keyframeIntervalMs,
-      degradationPreference: this.opts.degradationPreference,
-      temporalLayers: this.opts.temporalLayers,
-      // Frame dropping before encoding when every usable path's queue (pacer +
-      // datachannel bufferedAmount) exceeds the frame budget, for any session
-      // that can send (the shared encoder follows the slowest one).
-      dropBeforeEncode: (keyFrame, layer) => {
-        let drop = false;
-        for (const s of this.sessions.values()) if (s.canSend() && s.sender?.shouldDropFrame(keyFrame, layer)) drop = true;
-        return drop;
-      },
-      onFrame: (f) => {
-        if (this.encoder !== encoder) return;
-        // After replaceTrack the new encoder counts from 1 again: continue the stream's ids.
-        const frame = base > 0 ? { ...f, frameId: f.frameId + base } : f;
-        this.lastFrameId = frame.frameId;
-        // A session whose paths are still connecting gets the stream from the key frame its first connection asks for.
-        for (const s of this.sessions.values()) if (s.canSend()) s.sender?.sendFrame(frame);
-      },
-      onError: (e) => this.emit(CallEvent.Error, e),
-    });
-    this.encoder = encoder;
-    await encoder.start();
-    const st = encoder.settings;
-    this.streamInfo = { codec: encoder.codecString, width: st.width, height: st.height, fps: st.fps };
-    for (const s of this.sessions.values()) s.sender?.setStreamInfo(this.streamInfo);
+    await this.video.start(track, true);
   }
 
   /**
@@ -514,7 +422,7 @@ export class MultipathCall {
    * a new stream.
    */
   stopSending(): void {
-    this.encoder?.stop();
+    this.video.stop();
   }
 
   /**
@@ -543,7 +451,7 @@ export class MultipathCall {
       else this.disabledPaths.add(pathId);
       for (const s of this.sessions.values()) s.setPathEnabled(pathId, enabled);
     }
-    this.applySharedBitrate();
+    this.video.applyBitrate();
   }
 
   /**
@@ -654,7 +562,7 @@ export class MultipathCall {
       timestampUs: this.clock.nowUs(),
       participantId: this.myPeerId,
       ...top,
-      encoder: this.encoder?.stats(),
+      encoder: this.video.stats(),
       candidatePolicy: this.opts.candidateFilter ? 'app filter' : this.candidatePolicy.describe(this.numPaths),
       participants,
       disabledPaths: [...this.disabledPaths].sort((a, b) => a - b),
@@ -663,7 +571,7 @@ export class MultipathCall {
 
   /** Camera settings of the sent track, once sending. */
   get camera(): { width: number; height: number; fps: number } | undefined {
-    return this.encoder?.settings;
+    return this.video.settings;
   }
 
   /** Leave the room and stop everything; idempotent. */
@@ -673,7 +581,7 @@ export class MultipathCall {
     if (this.timer) clearTimeout(this.timer);
     if (this.reconnectTimer) clearTimeout(this.reconnectTimer);
     if (this.housekeeping) clearInterval(this.housekeeping);
-    this.encoder?.stop();
+    this.video.stop();
     this.firstDecoder?.decoder.close();
     for (const s of this.sessions.values()) s.close();
     this.sessions.clear();
