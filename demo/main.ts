@@ -1,55 +1,229 @@
-/** Demo: two tabs (or two machines) join a room and see each other over all paths. */
+/**
+ * Demo: a conferencing page. Every tab (or machine) that joins the room sees
+ * every other one, each over its own multipath session: one tile per remote
+ * participant with its video and live per-path plots (what we send it: rate,
+ * RTT, loss, media share; what we receive from it: freezes, resolution, fps),
+ * a toggle per path that disables and re-enables it live, and the scheduler
+ * and FEC chosen before joining.
+ *
+ * URL parameters: room, paths, codec, scheduler, fec (preset the form),
+ * autojoin=1 (join at once), sig=ws://host:port (signalling server; default
+ * port 8787 on this host).
+ */
 import { CallEvent, MultipathCall } from '../src/index.js';
-import type { CodecName, SchedulerName } from '../src/index.js';
+import type { CallStats, CodecName, FecPolicyName, ParticipantStats, SchedulerName } from '../src/index.js';
+import { PATH_COLOURS, type RollingPlot, rollingPlot } from './plots.js';
 
 const $ = <T extends HTMLElement>(id: string) => document.getElementById(id) as T;
-const status = (s: string) => ($('status').textContent = s);
+const setStatus = (s: string) => ($('status').textContent = s);
 
 const query = new URLSearchParams(location.search);
-if (query.has('room')) $<HTMLInputElement>('room').value = query.get('room') ?? 'demo';
+for (const k of ['room', 'paths', 'codec', 'scheduler', 'fec']) {
+  const v = query.get(k);
+  if (v !== null) $<HTMLInputElement>(k).value = v;
+}
 
 $('join').addEventListener('submit', (ev) => {
   ev.preventDefault();
-  void start().catch((e) => status(`error: ${String(e)}`));
+  void start().catch((e) => setStatus(`error: ${String(e)}`));
 });
-// ?autojoin=1 joins at once (used by the smoke test).
-if (query.get('autojoin') === '1') void start().catch((e) => status(`error: ${String(e)}`));
+
+/** One remote participant's tile. */
+interface Tile {
+  el: HTMLElement;
+  video: HTMLVideoElement;
+  live: HTMLElement;
+  plots: { rate: RollingPlot; rtt: RollingPlot; loss: RollingPlot; share: RollingPlot; freezes: RollingPlot; video: RollingPlot };
+  lastDecoded: number;
+  lastAtUs: number;
+}
+
+const tiles = new Map<string, Tile>();
+let started = false;
+let numPaths = 2;
+/** Signalling trouble to show beside the status ('' when joined). */
+let signalling = '';
 
 async function start(): Promise<void> {
+  if (started) return;
+  started = true;
+  for (const el of $('join').querySelectorAll('input, select, button')) (el as HTMLInputElement).disabled = true;
+  const paths = Number($<HTMLInputElement>('paths').value);
+  numPaths = paths;
   const call = new MultipathCall({
-    // ?sig=ws://host:port overrides the default signalling server (port 8787 on this host).
     signallingUrl: query.get('sig') ?? `ws://${location.hostname}:8787`,
     room: $<HTMLInputElement>('room').value,
-    paths: Number($<HTMLInputElement>('paths').value),
+    paths,
     codec: $<HTMLSelectElement>('codec').value as CodecName,
     scheduler: $<HTMLSelectElement>('scheduler').value as SchedulerName,
+    fec: $<HTMLSelectElement>('fec').value as FecPolicyName,
+    // Wall-clock µs: tabs of one machine share it, so capture -> render latency is right there
+    // (across machines it is as good as their clock sync).
+    clock: { nowUs: () => Math.round((performance.timeOrigin + performance.now()) * 1000) },
   });
-  call.on(CallEvent.Connected, ({ remotePeerId }) => status(`connected to ${remotePeerId}`));
-  call.on(CallEvent.PeerLeft, () => status('peer left'));
-  call.on(CallEvent.SamePair, (ids) => status(`note: paths ${ids.join(', ')} use the same network pair`));
-  call.on(CallEvent.Error, (e) => console.warn(e));
   (window as unknown as { __demo: MultipathCall }).__demo = call;
-  if (call.remoteTrack) $<HTMLVideoElement>('remote').srcObject = new MediaStream([call.remoteTrack]);
+  call.on(CallEvent.ParticipantJoined, (id) => tileOf(id, paths));
+  call.on(CallEvent.ParticipantLeft, (id) => {
+    tiles.get(id)?.el.remove();
+    tiles.delete(id);
+  });
+  call.on(CallEvent.RemoteTrack, (track, { participantId }) => {
+    tileOf(participantId, paths).video.srcObject = new MediaStream([track]);
+  });
+  call.on(CallEvent.SamePair, (ids, participantId) => console.warn(`paths ${ids.join(', ')} to ${participantId} use the same network route`));
+  call.on(CallEvent.Error, (e) => console.warn(e));
+  call.on(CallEvent.SignallingState, (state, { attempt }) => {
+    signalling = state === 'reconnecting' ? `signalling lost, reconnecting (attempt ${attempt})` : state === 'disconnected' ? 'signalling lost' : '';
+  });
+  makeToggles(call, paths);
+  setStatus('joining…');
   await call.connect();
-  status('waiting for the other peer');
-  const cam = await navigator.mediaDevices.getUserMedia({ video: { width: 640, height: 480, frameRate: 30 } });
+  const cam = await navigator.mediaDevices.getUserMedia({ video: CAMERA });
   $<HTMLVideoElement>('local').srcObject = cam;
   await call.sendTrack(cam.getVideoTracks()[0]);
-  setInterval(() => render(call), 1000);
+  void cameraPicker(call, cam.getVideoTracks()[0]);
+  const t0 = performance.now();
+  setInterval(() => render(call, (performance.now() - t0) / 1000), 1000);
+  render(call, 0);
 }
 
-function render(call: MultipathCall): void {
-  const s = call.getStats();
-  const rx = new Map(s.receiver.paths.map((p) => [p.id, p]));
-  const rows = (s.sender?.paths ?? []).map((p) => {
-    const info = s.paths.find((q) => q.id === p.id);
-    const pair = info?.selectedPair ? `${info.selectedPair.local.address} → ${info.selectedPair.remote.address}` : '';
-    return `<tr><td>${p.id}</td><td>${info?.state ?? ''}</td><td>${p.up ? (p.enabled ? 'up' : 'disabled') : 'down'}</td><td>${(p.sendRateBps / 1e6).toFixed(2)}</td><td>${(p.rateBps / 1e6).toFixed(2)}</td><td>${p.rttMs.toFixed(0)}</td><td>${p.lossPct.toFixed(1)}</td><td>${p.sharePct.toFixed(0)}%</td><td>${rx.get(p.id)?.packetsReceived ?? 0}</td><td style="text-align:left">${pair}</td></tr>`;
+const CAMERA: MediaTrackConstraints = { width: 640, height: 480, frameRate: 30 };
+
+/** Camera picker: switching calls `replaceTrack` (same stream, a key frame on the switch). */
+async function cameraPicker(call: MultipathCall, first: MediaStreamTrack): Promise<void> {
+  const select = $<HTMLSelectElement>('camera');
+  const cams = (await navigator.mediaDevices.enumerateDevices()).filter((d) => d.kind === 'videoinput');
+  for (const [i, d] of cams.entries()) select.append(new Option(d.label || `camera ${i + 1}`, d.deviceId));
+  select.value = first.getSettings().deviceId ?? '';
+  select.disabled = cams.length === 0;
+  let current = first;
+  select.addEventListener('change', () => {
+    void (async () => {
+      const stream = await navigator.mediaDevices.getUserMedia({ video: { ...CAMERA, deviceId: { exact: select.value } } });
+      const track = stream.getVideoTracks()[0];
+      await call.replaceTrack(track);
+      current.stop();
+      current = track;
+      $<HTMLVideoElement>('local').srcObject = stream;
+    })().catch((e) => setStatus(`camera switch failed: ${String(e)}`));
   });
-  $('paths-table').innerHTML =
-    '<tr><th>path</th><th>ICE</th><th>state</th><th>sent Mbps</th><th>estimate Mbps</th><th>RTT ms</th><th>loss %</th><th>media share</th><th>pkts in</th><th>pair</th></tr>' + rows.join('');
-  const r = s.receiver;
-  $('qoe').textContent =
-    `received: ${r.fps.toFixed(1)} fps, freezes ${r.freezeCount} (${r.freezeTotalMs.toFixed(0)} ms), latency p50 ${r.latencyMs.p50.toFixed(0)} ms p95 ${r.latencyMs.p95.toFixed(0)} ms, keyframe requests ${r.keyframeRequestsSent}
-sending: target ${((s.sender?.targetBitrateBps ?? 0) / 1e6).toFixed(2)} Mbps, ${s.encoder?.framesEncoded ?? 0} frames encoded`;
 }
+
+/** One checkbox per path: unchecked = the path carries nothing of ours to anyone (`setPathEnabled`). */
+function makeToggles(call: MultipathCall, paths: number): void {
+  const bar = $('toggles');
+  bar.append('paths: ');
+  for (let id = 0; id < paths; id++) {
+    const label = document.createElement('label');
+    label.style.color = PATH_COLOURS[id];
+    const box = document.createElement('input');
+    box.type = 'checkbox';
+    box.checked = true;
+    box.id = `path-toggle-${id}`;
+    box.addEventListener('change', () => call.setPathEnabled(id, box.checked));
+    label.append(box, `path ${id}`);
+    bar.append(label);
+  }
+}
+
+function tileOf(id: string, paths: number): Tile {
+  const have = tiles.get(id);
+  if (have) return have;
+  const el = document.createElement('div');
+  el.className = 'tile remote';
+  el.dataset.participant = id;
+  const media = document.createElement('div');
+  media.className = 'media';
+  const name = document.createElement('div');
+  name.className = 'name';
+  name.textContent = id;
+  const video = document.createElement('video');
+  video.autoplay = true;
+  video.muted = true;
+  video.playsInline = true;
+  const live = document.createElement('div');
+  live.className = 'live';
+  media.append(name, video, live);
+  const box = document.createElement('div');
+  box.className = 'plots';
+  el.append(media, box);
+  $('tiles').append(el);
+  const names = Array.from({ length: paths }, (_, i) => `path ${i}`);
+  const tile: Tile = {
+    el,
+    video,
+    live,
+    plots: {
+      rate: rollingPlot(box, 'send rate (Mbps)', names),
+      rtt: rollingPlot(box, 'RTT (ms)', names),
+      loss: rollingPlot(box, 'loss (%)', names),
+      share: rollingPlot(box, 'media share (%)', names),
+      freezes: rollingPlot(box, 'received: freezes, fps', ['freezes', 'fps'], { colours: ['#d62728', '#2ca02c'] }),
+      video: rollingPlot(box, 'received resolution (px)', ['height', 'width'], { colours: ['#9467bd', '#17becf'] }),
+    },
+    lastDecoded: 0,
+    lastAtUs: 0,
+  };
+  tiles.set(id, tile);
+  return tile;
+}
+
+function render(call: MultipathCall, tS: number): void {
+  const s = call.getStats();
+  renderStatus(call, s);
+  for (const p of s.participants) renderTile(tileOf(p.participantId, numPaths), p, s, tS);
+  const e = s.encoder;
+  $('local-live').textContent = e
+    ? `${call.participantId ?? ''}\nsending ${e.width}x${e.height} @ ${e.frameRate} fps, ${(e.bitrateBps / 1e6).toFixed(2)} Mbps (lowest target of ${s.participants.length} session(s))`
+    : (call.participantId ?? '');
+}
+
+/** "waiting" only while nobody is connected; the tiles say the rest. */
+function renderStatus(call: MultipathCall, s: CallStats): void {
+  const room = signalling ? `${$<HTMLInputElement>('room').value} (${signalling}; media goes on)` : $<HTMLInputElement>('room').value;
+  const ps = call.participants;
+  if (ps.length === 0) {
+    setStatus(`in room ${room} as ${s.participantId ?? '?'}: waiting for others to join`);
+    return;
+  }
+  const connected = ps.filter((p) => p.connected).length;
+  const connecting = ps.length - connected;
+  setStatus(`in room ${room} as ${s.participantId ?? '?'} with ${ps.length} other${ps.length > 1 ? 's' : ''}${connecting > 0 ? ` (${connecting} connecting)` : ''}`);
+}
+
+function renderTile(tile: Tile, p: ParticipantStats, s: CallStats, tS: number): void {
+  const tx = new Map((p.sender?.paths ?? []).map((x) => [x.id, x]));
+  const ids = p.paths.map((x) => x.id);
+  const val = (f: (x: NonNullable<ReturnType<typeof tx.get>>) => number) => ids.map((id) => (tx.has(id) ? f(tx.get(id)!) : null));
+  tile.plots.rate.push(
+    tS,
+    val((x) => x.sendRateBps / 1e6),
+  );
+  tile.plots.rtt.push(
+    tS,
+    val((x) => x.rttMs),
+  );
+  tile.plots.loss.push(
+    tS,
+    val((x) => x.lossPct),
+  );
+  tile.plots.share.push(
+    tS,
+    val((x) => x.sharePct),
+  );
+  const decoded = p.decoder.decoded;
+  const dtS = tile.lastAtUs > 0 ? (s.timestampUs - tile.lastAtUs) / 1e6 : 0;
+  const fps = dtS > 0 ? (decoded - tile.lastDecoded) / dtS : 0;
+  tile.lastDecoded = decoded;
+  tile.lastAtUs = s.timestampUs;
+  tile.plots.freezes.push(tS, [p.receiver.freezeCount, fps]);
+  tile.plots.video.push(tS, [tile.video.videoHeight || null, tile.video.videoWidth || null]);
+  const pathLine = p.paths.map((x) => `path ${x.id}: ${x.enabled ? x.state : 'disabled'}${tx.get(x.id) ? ` ${(tx.get(x.id)!.sendRateBps / 1e6).toFixed(2)} Mbps` : ''}`).join('  ');
+  const r = p.receiver;
+  tile.live.textContent =
+    `${tile.video.videoWidth}x${tile.video.videoHeight} @ ${fps.toFixed(0)} fps, ${decoded} frames, freezes ${r.freezeCount} (${r.freezeTotalMs.toFixed(0)} ms)\n` +
+    `latency p50 ${r.latencyMs.p50.toFixed(0)} ms p95 ${r.latencyMs.p95.toFixed(0)} ms, target to it ${((p.targetBitrateBps ?? 0) / 1e6).toFixed(2)} Mbps\n${pathLine}`;
+}
+
+// ?autojoin=1 joins at once (used by the tests).
+if (query.get('autojoin') === '1') void start().catch((e) => setStatus(`error: ${String(e)}`));

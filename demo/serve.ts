@@ -13,6 +13,8 @@ import { startPageServer } from '../tools/harness/setup.js';
 export interface Demo {
   signallingUrl: string;
   pageUrl: string;
+  /** Stop the signalling server and start a new one on the same port (tests: calls must survive it). */
+  restartSignalling(downMs?: number): Promise<void>;
   /** Stop both servers. */
   close(): Promise<void>;
 }
@@ -23,12 +25,18 @@ export interface Demo {
  */
 export async function startDemo(opts: { host?: string; signallingPort?: number; pagePort?: number; dev?: boolean } = {}): Promise<Demo> {
   const host = opts.host ?? '127.0.0.1';
-  const sig = await startSignallingServer({ port: opts.signallingPort ?? 8787, host });
+  let sig = await startSignallingServer({ port: opts.signallingPort ?? 8787, host });
   try {
     const pages = await startPageServer({ root: dirname(fileURLToPath(import.meta.url)), port: opts.pagePort ?? 5173, host, dev: opts.dev ?? false });
+    const port = Number(new URL(sig.url).port);
     return {
       signallingUrl: sig.url,
       pageUrl: pages.url('/'),
+      async restartSignalling(downMs = 0) {
+        await sig.close();
+        await new Promise((r) => setTimeout(r, downMs));
+        sig = await startSignallingServer({ port, host });
+      },
       async close() {
         await pages.close();
         await sig.close();

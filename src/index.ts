@@ -2,8 +2,23 @@
  * multipath-rtc: real-time video over several network paths at once.
  * Browser-safe entry point (the Node signalling server is `multipath-rtc/server`).
  */
-export { MultipathCall, CallEvent, CallError } from './call/multipath-call.js';
-export type { MultipathCallOptions, CallStats, CallEventMap, CallPathInfo, SendDataOptions } from './call/multipath-call.js';
+export { MultipathCall, CallEvent, CallError, MAX_PARTICIPANTS, isOfferer, reconnectDelayMs } from './call/multipath-call.js';
+export type {
+  MultipathCallOptions,
+  CallStats,
+  CallEventMap,
+  CallPathInfo,
+  SendDataOptions,
+  CallDataInfo,
+  CallErrorCode,
+  ParticipantInfo,
+  ParticipantStats,
+  RemoteTrackInfo,
+  SessionStats,
+  CallDeps,
+  ReconnectPolicy,
+  SignallingStateInfo,
+} from './call/multipath-call.js';
 export { AppDataChannel, AppDataError } from './engine/app-data.js';
 export type { AppDataOptions, AppDataStats, AppDataInfo, AppDataErrorCode } from './engine/app-data.js';
 export { MAX_APP_DATA_BYTES } from './wire/types.js';

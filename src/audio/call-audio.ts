@@ -1,8 +1,9 @@
 /**
  * The audio of a {@link import('../call/multipath-call.js').MultipathCall}:
- * the microphone's Opus encoder feeding the call's sender engine
- * (SenderEngine.sendAudio: fastest path, ahead of video) and the remote audio
- * (ReceiverEngine 'audio' playouts -> {@link AudioOutput}, the remote audio
+ * {@link AudioSend}, the microphone's Opus encoder feeding every
+ * participant's sender engine (SenderEngine.sendAudio: fastest path, ahead
+ * of video), and {@link RemoteAudio}, one per remote participant (its
+ * ReceiverEngine 'audio' playouts -> {@link AudioOutput}, the remote audio
  * track). Browser only.
  */
 import type { Clock } from '../core/clock.js';
@@ -11,60 +12,44 @@ import type { SenderEngine } from '../engine/sender.js';
 import { AudioOutput, type AudioOutputStats } from './audio-output.js';
 import { OpusEncoder, type OpusEncoderOptions, type OpusEncoderStats } from './opus-encoder.js';
 
-/** Options of {@link CallAudio}. */
-export interface CallAudioOptions {
+/** Options of {@link AudioSend}. */
+export interface AudioSendOptions {
   clock: Clock;
-  receiver: ReceiverEngine;
-  /** The first remote audio playout created the remote audio track. */
-  onRemoteTrack: (track: MediaStreamTrack) => void;
   onError: (e: Error) => void;
   /** Opus settings (bitrate 32 kbps, no in-band FEC, no DTX by default). */
   opus?: Pick<OpusEncoderOptions, 'bitrateBps' | 'inbandFec' | 'dtx'>;
 }
 
-/** `getStats().audio`: the local encoder and the remote output (the receive statistics are `receiver.audio`). */
+/** `getStats().audio`: the local encoder and the first participant's remote output (receive statistics: `receiver.audio`). */
 export interface CallAudioStats {
   encoder?: OpusEncoderStats;
   output?: AudioOutputStats;
 }
 
-/** See the module comment. */
-export class CallAudio {
+/** The microphone: one Opus encoder, each frame to every sender engine that has an up path. */
+export class AudioSend {
   private encoder: OpusEncoder | undefined;
-  private output: AudioOutput | undefined;
-  private trackEmitted = false;
 
-  constructor(private readonly opts: CallAudioOptions) {
-    opts.receiver.on('audio', (ev) => {
-      if (!this.output) this.output = new AudioOutput(opts.onError);
-      this.output.play(ev);
-      const track = this.output.track;
-      if (track && !this.trackEmitted) {
-        this.trackEmitted = true;
-        opts.onRemoteTrack(track);
-      }
-    });
-  }
+  constructor(private readonly opts: AudioSendOptions) {}
 
-  /** The remote audio track, once the first remote audio played. */
-  get remoteTrack(): MediaStreamTrack | undefined {
-    return this.output?.track;
+  /** A microphone track is being sent. */
+  get running(): boolean {
+    return this.encoder !== undefined;
   }
 
   /**
-   * Encode `track` (kind 'audio') and send it through the sender engine
-   * `sender()` returns at each frame (the call may replace its sender).
+   * Encode `track` (kind 'audio') and send each frame through the sender
+   * engines `senders()` returns at that frame (participants come and go).
    * Replaces a previously sent audio track.
    * @throws Error when the track is not audio or WebCodecs audio is missing.
    */
-  async send(track: MediaStreamTrack, sender: () => SenderEngine | undefined): Promise<void> {
+  async send(track: MediaStreamTrack, senders: () => Iterable<SenderEngine | undefined>): Promise<void> {
     this.encoder?.stop();
     const enc = new OpusEncoder(track, {
       clock: this.opts.clock,
       ...this.opts.opus,
       onFrame: (f) => {
-        const s = sender();
-        if (s?.hasUpPath()) s.sendAudio(f);
+        for (const s of senders()) if (s?.hasUpPath()) s.sendAudio(f);
       },
       onError: this.opts.onError,
     });
@@ -72,18 +57,49 @@ export class CallAudio {
     await enc.start();
   }
 
-  stats(): CallAudioStats {
-    return { ...(this.encoder ? { encoder: this.encoder.stats() } : {}), ...(this.output ? { output: this.output.stats() } : {}) };
+  stats(): OpusEncoderStats | undefined {
+    return this.encoder?.stats();
   }
 
-  /** Stop sending audio (the remote audio keeps playing). */
-  stopSending(): void {
+  /** Stop sending audio (remote audio keeps playing). */
+  stop(): void {
     this.encoder?.stop();
     this.encoder = undefined;
   }
+}
+
+/** One remote participant's audio: its receiver's playouts into an output track. */
+export class RemoteAudio {
+  private output: AudioOutput | undefined;
+  private trackEmitted = false;
+  private readonly off: () => void;
+
+  /**
+   * @param onRemoteTrack called once, when the first remote audio frame played.
+   */
+  constructor(receiver: ReceiverEngine, onRemoteTrack: (track: MediaStreamTrack) => void, onError: (e: Error) => void) {
+    this.off = receiver.on('audio', (ev) => {
+      if (!this.output) this.output = new AudioOutput(onError);
+      this.output.play(ev);
+      const track = this.output.track;
+      if (track && !this.trackEmitted) {
+        this.trackEmitted = true;
+        onRemoteTrack(track);
+      }
+    });
+  }
+
+  /** The remote audio track, once the first remote audio played. */
+  get track(): MediaStreamTrack | undefined {
+    return this.output?.track;
+  }
+
+  stats(): AudioOutputStats | undefined {
+    return this.output?.stats();
+  }
 
   close(): void {
-    this.stopSending();
+    this.off();
     this.output?.close();
   }
 }

@@ -2,7 +2,8 @@
  * Public types of {@link import('./multipath-call.js').MultipathCall}: its
  * events, options, statistics and error.
  */
-import type { CallAudioStats } from '../audio/call-audio.js';
+import type { AudioOutputStats } from '../audio/audio-output.js';
+import type { OpusEncoderStats } from '../audio/opus-encoder.js';
 import type { Clock } from '../core/clock.js';
 import type { CodecName, PathId } from '../core/types.js';
 import type { CameraEncoderStats } from '../codec/webcodecs.js';
@@ -21,39 +22,63 @@ import type { PathTransportState, SelectedPair } from '../transport/types.js';
 /** Events of a call (register before connect()). */
 export enum CallEvent {
   Connected = 'connected',
-  PeerLeft = 'peer-left',
+  ParticipantJoined = 'participant-joined',
+  ParticipantLeft = 'participant-left',
   PathState = 'path-state',
   PathEvent = 'path-event',
   SamePair = 'same-pair',
   RemoteTrack = 'remote-track',
   RemoteFrame = 'remote-frame',
   Data = 'data',
+  SignallingState = 'signalling-state',
   Error = 'error',
   Closed = 'closed',
 }
 
 export interface CallEventMap {
+  /**
+   * The first path to a remote participant connected: once per participant
+   * (a participant that leaves and rejoins is a new one). `peerId` is this
+   * participant's own id, `remotePeerId` the other one's.
+   */
   [CallEvent.Connected]: (info: { peerId: string; remotePeerId: string }) => void;
-  [CallEvent.PeerLeft]: (peerId: string) => void;
+  /** The signalling server announced a participant in the room (its paths start now). */
+  [CallEvent.ParticipantJoined]: (participantId: string) => void;
+  /** A participant left the room (or its socket closed): its paths, engines and remote track are gone. */
+  [CallEvent.ParticipantLeft]: (participantId: string) => void;
   /**
-   * A path's state changed: `connecting` (first attempt or a restart),
-   * `connected`, `retrying` (down; a restart follows after the backoff) or
-   * `closed`; `status.reason` says why (src/transport/path-supervisor.ts
-   * `PathStateReason`), `status.attempt` counts restarts since it was last up.
+   * A path to `participantId` changed state: `connecting` (first attempt or a
+   * restart), `connected`, `retrying` (down; a restart follows after the
+   * backoff) or `closed`; `status.reason` says why
+   * (src/transport/path-supervisor.ts `PathStateReason`), `status.attempt`
+   * counts restarts since it was last up.
    */
-  [CallEvent.PathState]: (pathId: PathId, state: PathLifecycleState, status: PathStatus) => void;
-  [CallEvent.PathEvent]: (event: PathEvent) => void;
-  [CallEvent.SamePair]: (pathIds: PathId[]) => void;
-  /** A remote track exists: the video (first decoded frame) and the audio (first played frame); tell them apart by `track.kind`, as with RTCPeerConnection 'track' events. */
-  [CallEvent.RemoteTrack]: (track: MediaStreamTrack) => void;
-  [CallEvent.RemoteFrame]: (info: { streamId: number; frameId: number; captureUs: number }) => void;
+  [CallEvent.PathState]: (pathId: PathId, state: PathLifecycleState, status: PathStatus, participantId: string) => void;
+  /** The sender's path manager's view (up, down, enabled by the scheduler) of a path to `participantId`. */
+  [CallEvent.PathEvent]: (event: PathEvent, participantId: string) => void;
+  /** Paths to `participantId` that ended on the same route (local and remote address). */
+  [CallEvent.SamePair]: (pathIds: PathId[], participantId: string) => void;
   /**
-   * App data from the remote peer (`MultipathCall.send`): a string when it
-   * sent a string, else bytes. `info.reliable` says which service carried it
-   * (reliable messages arrive exactly once and in order), `info.pathId` the
-   * path it arrived on.
+   * The video of a remote participant, from its first decoded frame on: once
+   * per participant and stream (`info.streamId`; 0 = the camera).
    */
-  [CallEvent.Data]: (data: Uint8Array | string, info: AppDataInfo) => void;
+  [CallEvent.RemoteTrack]: (track: MediaStreamTrack, info: RemoteTrackInfo) => void;
+  [CallEvent.RemoteFrame]: (info: { streamId: number; frameId: number; captureUs: number; participantId: string }) => void;
+  /**
+   * App data from a remote participant (`MultipathCall.send`): a string when
+   * it sent a string, else bytes. `info.reliable` says which service carried
+   * it (reliable messages arrive exactly once and in order per sender),
+   * `info.pathId` the path it arrived on, `info.participantId` who sent it.
+   */
+  [CallEvent.Data]: (data: Uint8Array | string, info: CallDataInfo) => void;
+  /**
+   * The signalling connection: 'connected' (joined, also after a
+   * reconnect), 'reconnecting' (the socket closed under the call: attempt n
+   * follows after `info.delayMs`; media goes on over the paths that are up),
+   * 'disconnected' (no more attempts: `reconnect: false`, or
+   * `maxAttempts` failed; a CallError 'signalling-lost' follows).
+   */
+  [CallEvent.SignallingState]: (state: 'connected' | 'reconnecting' | 'disconnected', info: SignallingStateInfo) => void;
   [CallEvent.Error]: (err: Error) => void;
   [CallEvent.Closed]: () => void;
 }
@@ -105,6 +130,22 @@ export interface MultipathCallOptions {
    * the call runs. See {@link CallEvent.PathState}.
    */
   connectTimeoutMs?: number;
+  /**
+   * Signalling reconnect: when the signalling socket closes under a running
+   * call (server restart, network change), the call rejoins the room under
+   * its own id with backoff and jitter ({@link ReconnectPolicy}; default 10
+   * attempts over about a minute); media keeps flowing on the paths already
+   * up meanwhile, and the sessions are kept. `false`: no reconnect. Bad
+   * values throw CallError 'bad-options' in the constructor.
+   */
+  reconnect?: ReconnectPolicy | false;
+  /**
+   * A participant the signalling server reports gone (or that is not back
+   * after a reconnect) while a path to it is still up may only have lost its
+   * signalling: its session is kept until no path is up or this long (ms,
+   * default 30000) has passed without it being announced again.
+   */
+  participantGraceMs?: number;
   /** Restart backoff (ms): first delay and cap (default 1000 and 30000). */
   restartBackoffMs?: { base: number; max: number };
   /** Clock (default performance-based µs). Use an epoch-based clock to compare capture and decode times across pages. */
@@ -141,8 +182,55 @@ export interface MultipathCallOptions {
   temporalLayers?: number;
 }
 
+/** Second argument of {@link CallEvent.SignallingState}. */
+export interface SignallingStateInfo {
+  /** Reconnect attempt (1-based; 0 for the first join). */
+  attempt: number;
+  /** Why the socket went (close code, or the last attempt's error). */
+  reason?: string;
+  /** Wait before this attempt (ms). */
+  delayMs?: number;
+}
+
+/**
+ * Signalling reconnect policy (`MultipathCallOptions.reconnect`): attempt n
+ * waits `reconnectDelayMs(n, baseDelayMs, maxDelayMs)`: 0 for the first,
+ * then base x 2^(n-2) capped at max, half of it random.
+ */
+export interface ReconnectPolicy {
+  /** Attempts before giving up (default 10). */
+  maxAttempts?: number;
+  /** Backoff base (ms, default 500). */
+  baseDelayMs?: number;
+  /** Backoff cap (ms, default 10000). */
+  maxDelayMs?: number;
+}
+
+/** Second argument of {@link CallEvent.RemoteTrack}. */
+export interface RemoteTrackInfo {
+  participantId: string;
+  streamId: number;
+  kind: 'video' | 'audio';
+}
+
+/** Second argument of {@link CallEvent.Data}. */
+export interface CallDataInfo extends AppDataInfo {
+  participantId: string;
+}
+
+/** One remote participant (`MultipathCall.participants`). */
+export interface ParticipantInfo {
+  id: string;
+  /** At least one path to it is connected. */
+  connected: boolean;
+  /** Its video (MediaStreamTrackGenerator), once its first frame was decoded. */
+  videoTrack: MediaStreamTrack | undefined;
+}
+
 export interface CallPathInfo {
   id: PathId;
+  /** False while the app disabled the path (`MultipathCall.setPathEnabled`): nothing of ours is sent on it. */
+  enabled: boolean;
   /** The path's state as {@link CallEvent.PathState} reports it. */
   state: PathLifecycleState;
   /** Why it is in that state. */
@@ -159,24 +247,49 @@ export interface CallPathInfo {
   bufferedAmount: number;
 }
 
-/** What getStats() returns: sender (if sending), receiver, codec and path info. */
-export interface CallStats {
-  timestampUs: number;
+/** Statistics of the session with one remote participant (its own paths and engines). */
+export interface SessionStats {
+  /** Our sender engine towards it (once sending). */
   sender?: SenderStats;
-  encoder?: CameraEncoderStats;
+  /** Our receiver engine for its stream. */
   receiver: ReceiverStats;
   decoder: { decoded: number; errors: number; queue: number };
   paths: CallPathInfo[];
   /** Groups of paths that ended on the same candidate pair. */
   samePair: PathId[][];
-  /** How local candidates were split over the paths. */
-  candidatePolicy: string;
   malformed: Record<string, number>;
   estimators?: ReturnType<SenderEngine['estimatorStats']>;
   /** App data counters (`send` / {@link CallEvent.Data}): messages and bytes sent, received, retransmitted, dropped. */
   appData: AppDataStats;
-  /** Local Opus encoder and remote audio output (receive statistics: `receiver.audio`). */
-  audio: CallAudioStats;
+  /** Its remote audio output (once its audio played; receive statistics: `receiver.audio`). */
+  audioOutput?: AudioOutputStats;
+}
+
+/** {@link SessionStats} of one remote participant. */
+export interface ParticipantStats extends SessionStats {
+  participantId: string;
+  /** The encoder target this session's sender asks for (bps; the shared encoder runs at the lowest of them). */
+  targetBitrateBps: number | undefined;
+}
+
+/**
+ * What getStats() returns. The top-level {@link SessionStats} fields describe
+ * the first remote participant in join order (in a 1:1 call: the remote
+ * peer; zeros before anyone joined); `participants` has every one of them.
+ * `encoder` is the one camera encoder shared by all sessions.
+ */
+export interface CallStats extends SessionStats {
+  timestampUs: number;
+  /** Own participant id (once joined). */
+  participantId: string | undefined;
+  encoder?: CameraEncoderStats;
+  /** The microphone's Opus encoder, once an audio track is sent. */
+  audioEncoder?: OpusEncoderStats;
+  /** How local candidates were split over the paths. */
+  candidatePolicy: string;
+  participants: ParticipantStats[];
+  /** Paths the app disabled for every participant (`setPathEnabled(id, false)` without a participant). */
+  disabledPaths: PathId[];
 }
 
 /** Options of {@link import('./multipath-call.js').MultipathCall.send}. */
@@ -187,12 +300,43 @@ export interface SendDataOptions {
    * may be lost or arrive out of order.
    */
   reliable?: boolean;
+  /** Send to this participant only (default: every participant in the call). */
+  to?: string;
 }
+
+/**
+ * Codes of {@link CallError}: 'join-refused' (the signalling server refused
+ * the join: room full, unauthorized, id taken; the message has the server's
+ * code), 'signalling-failed' (no connection to the signalling URL),
+ * 'unknown-path' / 'unknown-participant' (an id the call does not have),
+ * 'too-many-participants' (a participant beyond {@link MAX_PARTICIPANTS} was ignored),
+ * 'unsupported-track' (a track kind `sendTrack` cannot send),
+ * 'signalling-lost' (every signalling reconnect attempt failed; the media paths that are up go on).
+ */
+export type CallErrorCode =
+  | 'already-connected'
+  | 'not-connected'
+  | 'bad-options'
+  | 'closed'
+  | 'data-too-large'
+  | 'data-window-full'
+  | 'data-lost'
+  | 'bad-data'
+  | 'join-refused'
+  | 'signalling-failed'
+  | 'unknown-path'
+  | 'unknown-participant'
+  | 'too-many-participants'
+  | 'unsupported-track'
+  | 'signalling-lost';
+
+/** Remote participants a call keeps sessions with (a room holds at most 8 peers on the bundled server). */
+export const MAX_PARTICIPANTS = 15;
 
 /** Error with a stable code. */
 export class CallError extends Error {
   constructor(
-    readonly code: 'already-connected' | 'not-connected' | 'bad-options' | 'closed' | 'data-too-large' | 'data-window-full' | 'data-lost' | 'bad-data',
+    readonly code: CallErrorCode,
     message: string,
   ) {
     super(message);

@@ -59,10 +59,10 @@ call.on(CallEvent.RemoteFrame, (info) => {
 call.on(CallEvent.Error, (e) => {
   if (errors.length < 200) errors.push(String(e.message ?? e));
 });
-for (const ev of [CallEvent.PathState, CallEvent.PathEvent, CallEvent.SamePair, CallEvent.Connected, CallEvent.PeerLeft, CallEvent.RemoteTrack] as const) {
+for (const ev of [CallEvent.PathState, CallEvent.PathEvent, CallEvent.SamePair, CallEvent.Connected, CallEvent.ParticipantJoined, CallEvent.ParticipantLeft, CallEvent.RemoteTrack] as const) {
   call.on(ev, ((...args: unknown[]) => {
     // A MediaStreamTrack does not cross page.evaluate: record its kind.
-    const detail = ev === CallEvent.RemoteTrack ? args.map((x) => (x as MediaStreamTrack).kind) : args;
+    const detail = ev === CallEvent.RemoteTrack ? [(args[0] as MediaStreamTrack).kind, args[1]] : args;
     if (events.length < 1000) events.push({ atMs: clock.nowUs() / 1000, type: ev, detail });
   }) as never);
 }

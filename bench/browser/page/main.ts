@@ -111,8 +111,8 @@ function oursCounters(): { counters: Counters; stats: unknown } {
         framesUnsent: s.sender.audio.framesUnsent,
         perPath: s.sender.audio.perPath,
       },
-      encoder: s.audio.encoder,
-      output: s.audio.output,
+      encoder: s.audioEncoder,
+      output: s.audioOutput,
     },
     paths: s.paths.map((p) => ({ id: p.id, state: p.state, stateReason: p.stateReason, connectMs: p.connectMs, iceRestarts: p.iceRestarts })),
   };

@@ -1,0 +1,356 @@
+/**
+ * One pair of a full-mesh call: this participant and one remote participant,
+ * with their own multipath session: own paths (one RTCPeerConnection each,
+ * under a {@link PathSupervisor}), own {@link SenderEngine} (congestion
+ * control, scheduler, FEC, retransmissions per path), own
+ * {@link ReceiverEngine} and video decoder, own app data channel and stats.
+ * {@link MultipathCall} keeps one per remote participant and feeds every
+ * session's sender the frames of one shared camera encoder.
+ *
+ * Who offers: on every path, the participant whose id sorts first
+ * (lexicographic, UTF-16 code units) is the initiator; the other only answers.
+ * Both sides compute the same answer from the two ids, so two participants
+ * joining at once never both offer (no glare) and no rollback is needed.
+ */
+import type { Clock } from '../core/clock.js';
+import type { PathId, PathTransportState as EnginePathState } from '../core/types.js';
+import { FrameDecoder } from '../codec/webcodecs.js';
+import { AppDataChannel } from '../engine/app-data.js';
+import { Endpoint } from '../engine/endpoint.js';
+import { RemoteAudio } from '../audio/call-audio.js';
+import { ReceiverEngine } from '../engine/receiver.js';
+import type { SenderEngine } from '../engine/sender.js';
+import { findSharedPairs } from '../transport/path-set.js';
+import { PathSupervisor } from '../transport/path-supervisor.js';
+import type { PathStatus } from '../transport/path-supervisor.js';
+import type { PathTransport, SelectedPair } from '../transport/types.js';
+import { CallError, CallEvent, type CallEventMap, type CallPathInfo, type MultipathCallOptions, type ParticipantStats } from './types.js';
+
+/** A path transport that takes the remote side's signals (simple-peer's offer / answer / candidates). */
+export interface SignalledPath extends PathTransport {
+  signal(data: unknown): void;
+}
+
+/** Makes one generation of one path towards one participant; `onSignal` sends a local signal to it. */
+export type CreatePath = (args: { pathId: PathId; initiator: boolean; remoteId: string; onSignal: (data: Record<string, unknown>) => void }) => SignalledPath;
+
+/**
+ * A video decoder whose handlers are set after it exists: the call makes its
+ * first one at construction (so `MultipathCall.remoteTrack` exists before
+ * anyone joins) and hands it to the first session.
+ */
+export class DecoderSlot {
+  handlers: ConstructorParameters<typeof FrameDecoder>[0] = { onDecoded: () => undefined, onNeedKeyframe: () => undefined };
+  readonly decoder = new FrameDecoder({
+    onDecoded: (info) => this.handlers.onDecoded(info),
+    onNeedKeyframe: (reason) => this.handlers.onNeedKeyframe(reason),
+    onError: (e) => this.handlers.onError?.(e),
+  });
+}
+
+/** True when `localId` offers on the paths between the two participants: the smaller id does. */
+export function isOfferer(localId: string, remoteId: string): boolean {
+  return localId < remoteId;
+}
+
+/** What a session needs from its call. */
+export interface PeerSessionHost {
+  readonly opts: MultipathCallOptions;
+  readonly clock: Clock;
+  readonly numPaths: number;
+  readonly localId: string;
+  createPath: CreatePath;
+  sendSignal(to: string, pathId: PathId, data: Record<string, unknown>): void;
+  emit<K extends keyof CallEventMap>(event: K, ...args: Parameters<CallEventMap[K]>): void;
+  /** The session's first path connected (the shared encoder sends a key frame for the new receiver). */
+  onFirstConnected(session: PeerSession): void;
+  /** The sender's target changed (the shared encoder follows the lowest). */
+  onTargetBitrate(session: PeerSession): void;
+}
+
+/** See the module comment. */
+export class PeerSession {
+  readonly receiver: ReceiverEngine;
+  readonly appData: AppDataChannel;
+  private readonly decoderSlot: DecoderSlot;
+  private readonly transports = new Map<PathId, SignalledPath>();
+  private readonly selectedPairs = new Map<PathId, SelectedPair>();
+  private readonly supervisor: PathSupervisor;
+  private readonly linkStates = new Map<PathId, EnginePathState>();
+  /** Paths the app disabled towards this participant (`MultipathCall.setPathEnabled`). */
+  private readonly disabled = new Set<PathId>();
+  private endpoint: Endpoint;
+  private _sender: SenderEngine | undefined;
+  private senderUnsubscribe: Array<() => void> = [];
+  /**
+   * Since when (ms, Date.now()) the signalling server no longer announces
+   * this participant (it left, or our or its signalling reconnects);
+   * undefined while announced. The call drops the session once no path is
+   * up, or after its grace time.
+   */
+  absentSinceMs: number | undefined;
+
+  /** Announced by the signalling server (true) or not (false). */
+  setAnnounced(announced: boolean, nowMs: number): void {
+    if (announced) this.absentSinceMs = undefined;
+    else this.absentSinceMs ??= nowMs;
+  }
+  /** Last encoder target this session's sender asked for (bps). */
+  targetBps: number | undefined;
+  private lastSamePairKey = '';
+  /** Its audio (src/audio/call-audio.ts): the remote audio track once its first frame played. */
+  readonly audio: RemoteAudio;
+  /** RemoteTrack was emitted (the first frame was decoded). */
+  remoteTrackShown = false;
+  private connectedEmitted = false;
+  private closed = false;
+
+  /**
+   * @param decoder a decoder to adopt (the call's first one, whose track exists before anyone joins); else a new one.
+   */
+  constructor(
+    readonly remoteId: string,
+    private readonly host: PeerSessionHost,
+    disabledPaths: Iterable<PathId>,
+    decoder?: DecoderSlot,
+  ) {
+    const { opts, clock } = host;
+    for (const id of disabledPaths) this.disabled.add(id);
+    this.receiver = new ReceiverEngine({ clock, ...(opts.playout ? { playout: opts.playout } : {}) });
+    this.audio = new RemoteAudio(
+      this.receiver,
+      (track) => host.emit(CallEvent.RemoteTrack, track, { participantId: remoteId, streamId: 0, kind: 'audio' }),
+      (e) => host.emit(CallEvent.Error, new Error(`audio output (${remoteId}): ${e.message}`)),
+    );
+    this.appData = new AppDataChannel({
+      clock,
+      transmit: (id, bytes) => this.transports.get(id)?.send(bytes) ?? false,
+      deliver: (data, info) => host.emit(CallEvent.Data, data, { ...info, participantId: remoteId }),
+      onAbandon: (seq, bytes) =>
+        host.emit(CallEvent.Error, new CallError('data-lost', `reliable app data message ${seq} (${bytes} bytes) to ${remoteId} unacknowledged after every retransmission: delivery unconfirmed`)),
+    });
+    this.endpoint = new Endpoint(this.receiver, undefined, this.appData);
+    this.decoderSlot = decoder ?? new DecoderSlot();
+    this.decoderSlot.handlers = {
+      onDecoded: (info) => {
+        this.receiver.onFrameDecoded(info.streamId, info.frameId, info.captureUs, info.bytes);
+        // The remote video exists from its first decoded frame on.
+        const track = this.decoder.track;
+        if (track && !this.remoteTrackShown) {
+          this.remoteTrackShown = true;
+          host.emit(CallEvent.RemoteTrack, track, { participantId: remoteId, streamId: info.streamId, kind: 'video' });
+        }
+        host.emit(CallEvent.RemoteFrame, { streamId: info.streamId, frameId: info.frameId, captureUs: info.captureUs, participantId: remoteId });
+      },
+      onNeedKeyframe: (reason) => this.receiver.requestKeyframe(reason),
+      onError: (e) => host.emit(CallEvent.Error, new Error(`decoder (${remoteId}): ${e.message}`)),
+    };
+    this.receiver.on('streamInfo', (info) => this.decoder.configure(info.codec));
+    this.receiver.on('frame', (f) => this.decoder.decode(f));
+
+    const initiator = isOfferer(host.localId, remoteId);
+    this.supervisor = new PathSupervisor({
+      initiator,
+      connectTimeoutMs: opts.connectTimeoutMs,
+      backoffBaseMs: opts.restartBackoffMs?.base,
+      backoffMaxMs: opts.restartBackoffMs?.max,
+      // One generation of a path: its own RTCPeerConnection; its signals carry the generation.
+      create: (id, gen) => {
+        const t = host.createPath({ pathId: id, initiator, remoteId, onSignal: (data) => host.sendSignal(remoteId, id, { ...data, gen }) });
+        this.transports.set(id, t);
+        this.selectedPairs.delete(id);
+        t.on('message', (bytes: Uint8Array) => {
+          if (this.transports.get(id) === t) this.endpoint.onDatagram(id, bytes);
+        });
+        return t;
+      },
+      onStatus: (st) => this.onPathStatus(st),
+    });
+  }
+
+  get decoder(): FrameDecoder {
+    return this.decoderSlot.decoder;
+  }
+
+  /** Open every path. */
+  start(): void {
+    for (let id = 0; id < this.host.numPaths; id++) {
+      const sink = this.pathSink(id);
+      this.receiver.addPath(id, sink);
+      this._sender?.addPath(id, sink, this.senderState(id));
+      this.supervisor.start(id);
+    }
+  }
+
+  private onPathStatus(st: PathStatus): void {
+    if (this.closed) return;
+    const id = st.pathId;
+    this.host.emit(CallEvent.PathState, id, st.state, st, this.remoteId);
+    const link: EnginePathState = st.state === 'connected' ? 'connected' : st.state === 'closed' ? 'closed' : st.state === 'retrying' ? 'failed' : 'connecting';
+    this.linkStates.set(id, link);
+    this.appData.setPathUp(id, link === 'connected' && !this.disabled.has(id));
+    this._sender?.setPathState(id, this.senderState(id));
+    if (st.state === 'connected') {
+      void this.refreshPair(id);
+      if (!this.connectedEmitted) {
+        this.connectedEmitted = true;
+        this.host.emit(CallEvent.Connected, { peerId: this.host.localId, remotePeerId: this.remoteId });
+        this.host.onFirstConnected(this);
+      }
+    }
+  }
+
+  /**
+   * What the sender engine is told about a path: its transport state, or
+   * 'closed' while the app disabled it (the engine then schedules nothing on
+   * it and retransmits what it held on the other paths).
+   */
+  private senderState(id: PathId): EnginePathState {
+    if (this.disabled.has(id)) return 'closed';
+    return this.linkStates.get(id) ?? 'connecting';
+  }
+
+  /** The engines' view of a path: whatever transport generation is current. */
+  private pathSink(id: PathId): { send(b: Uint8Array): boolean; bufferedAmount(): number } {
+    return {
+      send: (b: Uint8Array) => this.transports.get(id)?.send(b) ?? false,
+      bufferedAmount: () => this.transports.get(id)?.bufferedAmount() ?? 0,
+    };
+  }
+
+  /** A signal from the remote participant for `pathId` (already vouched for by the signalling client). */
+  onSignal(pathId: PathId, data: Record<string, unknown>): void {
+    if (this.closed) return;
+    // Signals carry the path generation (0 when absent): a newer one restarts our side, an older one is stale.
+    const gen = typeof data.gen === 'number' ? data.gen : 0;
+    if (!this.supervisor.acceptRemoteGeneration(pathId, gen)) return;
+    this.transports.get(pathId)?.signal(data);
+  }
+
+  get sender(): SenderEngine | undefined {
+    return this._sender;
+  }
+
+  /** Any path to this participant connected. */
+  get connected(): boolean {
+    for (const s of this.linkStates.values()) if (s === 'connected') return true;
+    return false;
+  }
+
+  /** True when the sender can put a frame on some path now. */
+  canSend(): boolean {
+    return this._sender?.hasUpPath() ?? false;
+  }
+
+  /** Use `sender` for our video towards this participant (replacing the previous one). */
+  attachSender(sender: SenderEngine, onKeyframeNeeded: (reason: string) => void): void {
+    for (const u of this.senderUnsubscribe) u();
+    this._sender = sender;
+    this.endpoint = new Endpoint(this.receiver, sender, this.appData);
+    for (let id = 0; id < this.host.numPaths; id++) {
+      if (this.transports.has(id) || this.linkStates.has(id)) sender.addPath(id, this.pathSink(id), this.senderState(id));
+    }
+    this.targetBps = undefined;
+    this.senderUnsubscribe = [
+      sender.on('keyframeNeeded', onKeyframeNeeded),
+      sender.on('targetBitrate', (bps) => {
+        this.targetBps = bps;
+        this.host.onTargetBitrate(this);
+      }),
+      sender.on('pathEvent', (ev) => this.host.emit(CallEvent.PathEvent, ev, this.remoteId)),
+    ];
+  }
+
+  /** Enable or disable one path towards this participant (see `MultipathCall.setPathEnabled`). */
+  setPathEnabled(id: PathId, enabled: boolean): void {
+    if (enabled === !this.disabled.has(id)) return;
+    if (enabled) this.disabled.delete(id);
+    else this.disabled.add(id);
+    this.appData.setPathUp(id, this.linkStates.get(id) === 'connected' && enabled);
+    this._sender?.setPathState(id, this.senderState(id));
+  }
+
+  isPathEnabled(id: PathId): boolean {
+    return !this.disabled.has(id);
+  }
+
+  private async refreshPair(id: PathId): Promise<void> {
+    const t = this.transports.get(id);
+    if (!t) return;
+    try {
+      const pair = await t.selectedPair();
+      if (pair) this.selectedPairs.set(id, pair);
+    } catch {
+      /* stats are best effort */
+    }
+    const groups = this.samePair();
+    const key = JSON.stringify(groups);
+    if (groups.length > 0 && key !== this.lastSamePairKey && !this.closed) {
+      this.lastSamePairKey = key;
+      for (const g of groups) this.host.emit(CallEvent.SamePair, g, this.remoteId);
+    }
+  }
+
+  /** Same route (local and remote address), not the same socket pair: each RTCPeerConnection has its own ports. */
+  private samePair(): PathId[][] {
+    return findSharedPairs(
+      [...this.selectedPairs].map(([pathId, pair]) => ({ pathId, pair })),
+      { ignorePorts: true },
+    );
+  }
+
+  tick(): void {
+    this.endpoint.tick();
+  }
+
+  nextWakeUs(): number {
+    return this.endpoint.nextWakeUs();
+  }
+
+  stats(): ParticipantStats {
+    return {
+      participantId: this.remoteId,
+      targetBitrateBps: this.targetBps,
+      sender: this._sender?.stats(),
+      receiver: this.receiver.stats(),
+      decoder: this.decoder.stats(),
+      paths: this.supervisor.statuses().map((st): CallPathInfo => {
+        const t = this.transports.get(st.pathId);
+        return {
+          id: st.pathId,
+          enabled: !this.disabled.has(st.pathId),
+          state: st.state,
+          stateReason: st.reason,
+          transportState: t?.state,
+          connectMs: st.connectMs,
+          iceRestarts: st.restarts,
+          attempt: st.attempt,
+          selectedPair: this.selectedPairs.get(st.pathId),
+          bufferedAmount: t?.bufferedAmount() ?? 0,
+        };
+      }),
+      samePair: this.samePair(),
+      malformed: { ...this.endpoint.malformed } as Record<string, number>,
+      estimators: this._sender?.estimatorStats(),
+      appData: this.appData.stats(),
+      audioOutput: this.audio.stats(),
+    };
+  }
+
+  /** Close the paths and the decoder; idempotent. */
+  close(): void {
+    if (this.closed) return;
+    this.closed = true;
+    for (const u of this.senderUnsubscribe) u();
+    this.supervisor.close();
+    for (const [id, t] of this.transports) {
+      t.close();
+      this._sender?.removePath(id);
+      this.receiver.removePath(id);
+      this.appData.removePath(id);
+    }
+    this.transports.clear();
+    this.decoder.close();
+    this.audio.close();
+  }
+}
