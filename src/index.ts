@@ -3,7 +3,7 @@
  * Browser-safe entry point (the Node signalling server is `multipath-rtc/server`).
  */
 export { MultipathCall, CallEvent, CallError } from './call/multipath-call.js';
-export type { MultipathCallOptions, CallStats, CallEventMap, CallPathInfo, SendDataOptions } from './call/multipath-call.js';
+export type { MultipathCallOptions, CallStats, CallEventMap, CallPathInfo, SendDataOptions, CallCapabilities } from './call/multipath-call.js';
 export { AppDataChannel, AppDataError } from './engine/app-data.js';
 export type { AppDataOptions, AppDataStats, AppDataInfo, AppDataErrorCode } from './engine/app-data.js';
 export { MAX_APP_DATA_BYTES } from './wire/types.js';
@@ -28,7 +28,7 @@ export type { FecPolicy, FecPolicyName } from './fec/types.js';
 export { GccEstimator } from './cc/gcc.js';
 export type { BandwidthEstimator } from './cc/types.js';
 export { CameraEncoder, FrameDecoder, CodecError, codecString, probeCodec } from './codec/webcodecs.js';
-export type { CameraEncoderOptions, CameraEncoderStats } from './codec/webcodecs.js';
+export type { CameraEncoderOptions, CameraEncoderStats, CaptureMode, RenderMode } from './codec/webcodecs.js';
 export { VideoAdapter, FrameRateLimiter, EncodeUsageMeter, buildLadder, DEGRADATION_PREFERENCES } from './adapt/index.js';
 export type { DegradationPreference, DegradationReason, AdaptationDecision, VideoAdapterOptions, LadderStep } from './adapt/index.js';
 export { SignallingClient } from './signalling/client.js';

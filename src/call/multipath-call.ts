@@ -18,7 +18,8 @@ import { monotonicClock } from '../core/clock.js';
 import type { Clock } from '../core/clock.js';
 import { Emitter } from '../core/emitter.js';
 import type { PathId } from '../core/types.js';
-import { CameraEncoder, FrameDecoder } from '../codec/webcodecs.js';
+import { CameraEncoder, FrameDecoder, callCapabilities, isCallSupported } from '../codec/webcodecs.js';
+import type { CallCapabilities } from '../codec/webcodecs.js';
 import { AppDataChannel, AppDataError } from '../engine/app-data.js';
 import { Endpoint } from '../engine/endpoint.js';
 import { ReceiverEngine } from '../engine/receiver.js';
@@ -35,8 +36,28 @@ import { CallError, CallEvent, type CallEventMap, type CallStats, type Multipath
 
 export { CallError, CallEvent } from './types.js';
 export type { CallEventMap, CallPathInfo, CallStats, MultipathCallOptions, SendDataOptions } from './types.js';
+export type { CallCapabilities } from '../codec/webcodecs.js';
 
 export class MultipathCall {
+  /**
+   * Whether this browser has every API a call needs (WebCodecs encoder and
+   * decoder, a way to capture camera frames and to render remote ones,
+   * RTCDataChannel). Synchronous; {@link MultipathCall.capabilities} also asks the codecs.
+   */
+  static isSupported(): boolean {
+    return isCallSupported();
+  }
+
+  /**
+   * What works in this browser: codecs that encode / decode, the capture mode
+   * ('track-processor' | 'video-frame-callback' | 'video-timer'), the render
+   * mode ('track-generator' | 'canvas-capture'), RTCDataChannel, and what is
+   * missing by name. Never rejects. See src/codec/capabilities.ts.
+   */
+  static capabilities(): Promise<CallCapabilities> {
+    return callCapabilities();
+  }
+
   private readonly opts: MultipathCallOptions;
   private readonly clock: Clock;
   private readonly numPaths: number;
