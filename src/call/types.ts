@@ -4,7 +4,7 @@
  */
 import type { Clock } from '../core/clock.js';
 import type { CodecName, PathId } from '../core/types.js';
-import type { CameraEncoderStats } from '../codec/webcodecs.js';
+import type { CameraEncoderStats, FrameDecoderStats } from '../codec/webcodecs.js';
 import type { DegradationPreference } from '../adapt/ladder.js';
 import type { PlayoutOptions } from '../feedback/playout.js';
 import type { AppDataInfo, AppDataStats } from '../engine/app-data.js';
@@ -163,7 +163,7 @@ export interface CallStats {
   sender?: SenderStats;
   encoder?: CameraEncoderStats;
   receiver: ReceiverStats;
-  decoder: { decoded: number; errors: number; queue: number };
+  decoder: FrameDecoderStats;
   paths: CallPathInfo[];
   /** Groups of paths that ended on the same candidate pair. */
   samePair: PathId[][];

@@ -20,6 +20,22 @@ export interface EncodedFrameIn {
   data: Uint8Array;
 }
 
+/** {@link FrameDecoder.stats}: counts since the decoder was made. */
+export interface FrameDecoderStats {
+  /** Frames out of the decoder. */
+  decoded: number;
+  /** Decoder errors (each recovered at the next key frame). */
+  errors: number;
+  /** The decoder's decodeQueueSize now (frames). */
+  queue: number;
+  /** Frames held until the stream's codec was known. */
+  held: number;
+  /** How frames reach the remote track: 'track-generator' | 'canvas-capture' | 'none' (see {@link FrameDecoder.renderMode}). */
+  renderMode: RenderMode | 'none';
+  /** Decoded frames the render sink could not draw. */
+  renderErrors: number;
+}
+
 export interface DecodedFrameInfo {
   streamId: number;
   frameId: number;
@@ -194,13 +210,7 @@ export class FrameDecoder {
     }
   }
 
-  /**
-   * decoded: frames out of the decoder; errors: decoder errors; queue:
-   * decodeQueueSize; held: frames held until the codec was known;
-   * renderMode: see {@link FrameDecoder.renderMode}; renderErrors: frames the
-   * sink could not render.
-   */
-  stats(): { decoded: number; errors: number; queue: number; held: number; renderMode: RenderMode | 'none'; renderErrors: number } {
+  stats(): FrameDecoderStats {
     return { decoded: this.decodedCount, errors: this.errors, queue: this.decoder?.decodeQueueSize ?? 0, held: this.heldFrames, renderMode: this.renderMode, renderErrors: this.renderErrors };
   }
 

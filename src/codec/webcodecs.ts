@@ -13,7 +13,7 @@ export { CameraEncoder } from './camera-encoder.js';
 export type { CameraEncoderOptions, CameraEncoderStats } from './camera-encoder.js';
 export { FrameScaler } from './frame-scaler.js';
 export { FrameDecoder } from './frame-decoder.js';
-export type { DecodedFrameInfo, EncodedFrameIn } from './frame-decoder.js';
+export type { DecodedFrameInfo, EncodedFrameIn, FrameDecoderStats } from './frame-decoder.js';
 export { detectCaptureMode, openFrameReader } from './frame-source.js';
 export type { CaptureMode, FrameReader } from './frame-source.js';
 export { createFrameSink, detectRenderMode } from './frame-sink.js';

@@ -69,7 +69,7 @@ describe('Chromium <-> Firefox call', () => {
     expect(r.sender.stats.encoder?.captureMode, why).toBe(CAPTURE[sender]);
     expect(r.sender.stats.encoder?.framesEncoded ?? 0, why).toBeGreaterThan(0);
     expect(r.sender.stats.sender?.framesSent ?? 0, why).toBeGreaterThan(0);
-    expect((r.receiver.stats.decoder as { renderMode?: string }).renderMode, why).toBe(RENDER[receiver]);
+    expect(r.receiver.stats.decoder.renderMode, why).toBe(RENDER[receiver]);
     expect(r.receiver.stats.receiver.framesDecoded, why).toBeGreaterThan(0);
     // The app's <video> plays the remote track: a decoded frame really reached it.
     expect(r.receiver.eventCounts['remote-track'], why).toBe(1);
