@@ -4,18 +4,15 @@
  * drives only its own patched Firefox build, which cannot be downloaded on our
  * machines; puppeteer-core drives a stock Firefox (`browser: 'firefox'`).
  */
-import { execFileSync } from 'node:child_process';
-import { existsSync } from 'node:fs';
 import puppeteer from 'puppeteer-core';
 import type { Browser } from 'puppeteer-core';
+import { ensureBrowser, findBrowser, type BrowserBinary } from './browser-binary.js';
 
-const CANDIDATES = ['/usr/bin/firefox-esr', '/usr/bin/firefox'];
+const FIREFOX: BrowserBinary = { name: 'Firefox', envVar: 'FIREFOX_PATH', candidates: ['/usr/bin/firefox-esr', '/usr/bin/firefox'], debianPackage: 'firefox-esr' };
 
 /** Path of a usable Firefox, or undefined. FIREFOX_PATH overrides. */
 export function findFirefox(): string | undefined {
-  const env = process.env.FIREFOX_PATH;
-  if (env && existsSync(env)) return env;
-  return CANDIDATES.find((p) => existsSync(p));
+  return findBrowser(FIREFOX);
 }
 
 /**
@@ -24,18 +21,7 @@ export function findFirefox(): string | undefined {
  * @throws Error naming the package to install when it cannot be found or installed.
  */
 export function ensureFirefox(): string {
-  const found = findFirefox();
-  if (found) return found;
-  const isRoot = typeof process.getuid === 'function' && process.getuid() === 0;
-  if (isRoot && existsSync('/usr/bin/apt-get')) {
-    process.stderr.write('Firefox not found: installing Debian package "firefox-esr" with apt-get...\n');
-    const env = { ...process.env, DEBIAN_FRONTEND: 'noninteractive' };
-    execFileSync('apt-get', ['update', '-qq'], { stdio: 'inherit', env });
-    execFileSync('apt-get', ['install', '-y', '-qq', 'firefox-esr'], { stdio: 'inherit', env });
-    const again = findFirefox();
-    if (again) return again;
-  }
-  throw new Error('Firefox is required: install the Debian package "firefox-esr" (sudo apt-get install -y firefox-esr) or set FIREFOX_PATH to a Firefox binary.');
+  return ensureBrowser(FIREFOX);
 }
 
 /**
