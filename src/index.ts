@@ -18,6 +18,7 @@ export type {
   CallDeps,
   ReconnectPolicy,
   SignallingStateInfo,
+  CallCapabilities,
 } from './call/multipath-call.js';
 export { AppDataChannel, AppDataError } from './engine/app-data.js';
 export type { AppDataOptions, AppDataStats, AppDataInfo, AppDataErrorCode } from './engine/app-data.js';
@@ -47,7 +48,7 @@ export { createEstimator, registerEstimator, estimatorNames, EstimatorRegistryEr
 export type { EstimatorEntry, EstimatorName, EstimatorOptions } from './cc/registry.js';
 export type { BandwidthEstimator } from './cc/types.js';
 export { CameraEncoder, FrameDecoder, CodecError, codecString, probeCodec } from './codec/webcodecs.js';
-export type { CameraEncoderOptions, CameraEncoderStats } from './codec/webcodecs.js';
+export type { CameraEncoderOptions, CameraEncoderStats, CaptureMode, RenderMode } from './codec/webcodecs.js';
 export { VideoAdapter, FrameRateLimiter, EncodeUsageMeter, buildLadder, DEGRADATION_PREFERENCES } from './adapt/index.js';
 export type { DegradationPreference, DegradationReason, AdaptationDecision, VideoAdapterOptions, LadderStep } from './adapt/index.js';
 export { SignallingClient } from './signalling/client.js';

@@ -36,6 +36,8 @@ import { monotonicClock } from '../core/clock.js';
 import type { Clock } from '../core/clock.js';
 import { Emitter } from '../core/emitter.js';
 import type { PathId } from '../core/types.js';
+import { callCapabilities, isCallSupported } from '../codec/webcodecs.js';
+import type { CallCapabilities } from '../codec/webcodecs.js';
 import { AppDataChannel, AppDataError } from '../engine/app-data.js';
 import { ReceiverEngine } from '../engine/receiver.js';
 import { SenderEngine } from '../engine/sender.js';
@@ -87,8 +89,28 @@ export interface CallDeps {
   WebSocket?: WebSocketCtor;
   createPath?: CreatePath;
 }
+export type { CallCapabilities } from '../codec/webcodecs.js';
 
 export class MultipathCall {
+  /**
+   * Whether this browser has every API a call needs (WebCodecs encoder and
+   * decoder, a way to capture camera frames and to render remote ones,
+   * RTCDataChannel). Synchronous; {@link MultipathCall.capabilities} also asks the codecs.
+   */
+  static isSupported(): boolean {
+    return isCallSupported();
+  }
+
+  /**
+   * What works in this browser: codecs that encode / decode, the capture mode
+   * ('track-processor' | 'video-frame-callback' | 'video-timer'), the render
+   * mode ('track-generator' | 'canvas-capture'), RTCDataChannel, and what is
+   * missing by name. Never rejects. See src/codec/capabilities.ts.
+   */
+  static capabilities(): Promise<CallCapabilities> {
+    return callCapabilities();
+  }
+
   private readonly opts: MultipathCallOptions;
   private readonly clock: Clock;
   private readonly numPaths: number;
@@ -569,7 +591,7 @@ export class MultipathCall {
       : {
           sender: undefined,
           receiver: this.idleReceiver.stats(),
-          decoder: this.firstDecoder?.decoder.stats() ?? { decoded: 0, errors: 0, queue: 0 },
+          decoder: this.firstDecoder?.decoder.stats() ?? { decoded: 0, errors: 0, queue: 0, held: 0, renderMode: 'none', renderErrors: 0 },
           paths: [],
           samePair: [],
           malformed: {},

@@ -6,7 +6,7 @@ import type { AudioOutputStats } from '../audio/audio-output.js';
 import type { OpusEncoderStats } from '../audio/opus-encoder.js';
 import type { Clock } from '../core/clock.js';
 import type { CodecName, PathId } from '../core/types.js';
-import type { CameraEncoderStats } from '../codec/webcodecs.js';
+import type { CameraEncoderStats, FrameDecoderStats } from '../codec/webcodecs.js';
 import type { DegradationPreference } from '../adapt/ladder.js';
 import type { PlayoutOptions } from '../feedback/playout.js';
 import type { AppDataInfo, AppDataStats } from '../engine/app-data.js';
@@ -253,7 +253,7 @@ export interface SessionStats {
   sender?: SenderStats;
   /** Our receiver engine for its stream. */
   receiver: ReceiverStats;
-  decoder: { decoded: number; errors: number; queue: number };
+  decoder: FrameDecoderStats;
   paths: CallPathInfo[];
   /** Groups of paths that ended on the same candidate pair. */
   samePair: PathId[][];

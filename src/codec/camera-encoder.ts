@@ -1,6 +1,6 @@
 /**
- * WebCodecs camera encoder (browser only): reads a camera track with
- * MediaStreamTrackProcessor, adapts resolution and frame rate (src/adapt),
+ * WebCodecs camera encoder (browser only): reads a camera track (with
+ * MediaStreamTrackProcessor, else through a video element: ./frame-source.ts), adapts resolution and frame rate (src/adapt),
  * drops frames before encoding when asked, and encodes in realtime mode.
  *
  * Sources: W3C WebCodecs, w3c/webcodecs samples (capped encode queue, drop and
@@ -15,6 +15,7 @@ import type { CodecName } from '../core/types.js';
 import type { EncodedFrameInput } from '../wire/packetization.js';
 import { CodecError, codecString, encoderConfig, pickTemporalLayers, probeCodec } from './codec-config.js';
 import { FrameScaler } from './frame-scaler.js';
+import { detectCaptureMode, openFrameReader, type CaptureMode, type FrameReader } from './frame-source.js';
 import { DEFAULT_TEMPORAL_LAYERS, TemporalRefTracker, temporalPatternLayer } from './temporal-layers.js';
 
 export interface CameraEncoderOptions {
@@ -61,6 +62,8 @@ export interface CameraEncoderOptions {
   degradationPreference?: DegradationPreference;
   /** Tuning of the adaptation (hold times, thresholds; src/adapt/video-adapter.ts). */
   adaptation?: Omit<VideoAdapterOptions, 'degradationPreference'>;
+  /** How camera frames are read (default: the best the browser has; see ./frame-source.ts). */
+  captureMode?: CaptureMode;
   onFrame: (frame: EncodedFrameInput) => void;
   onError?: (err: Error) => void;
 }
@@ -98,15 +101,17 @@ export interface CameraEncoderStats {
   temporalLayers: number;
   /** Encoded frames per temporal layer id (index = layer). */
   framesPerLayer: number[];
+  /** How camera frames are read ('track-processor' | 'video-frame-callback' | 'video-timer'), undefined before start(). */
+  captureMode: CaptureMode | undefined;
 }
 
 /**
- * Reads a camera MediaStreamTrack with MediaStreamTrackProcessor and encodes it.
+ * Reads a camera MediaStreamTrack (capture mode: ./frame-source.ts) and encodes it.
  * Frame ids start at 1 and increase by one per encoded frame.
  */
 export class CameraEncoder {
   private encoder: VideoEncoder | undefined;
-  private reader: ReadableStreamDefaultReader<VideoFrame> | undefined;
+  private reader: FrameReader | undefined;
   private running = false;
   private forceKey = true;
   private lastKeyUs = -Infinity;
@@ -160,6 +165,7 @@ export class CameraEncoder {
       encodeUsage: undefined,
       temporalLayers: 1,
       framesPerLayer: [],
+      captureMode: undefined,
     };
   }
 
@@ -174,14 +180,19 @@ export class CameraEncoder {
 
   /**
    * Start reading and encoding (with temporal layers when asked for and supported).
-   * @throws CodecError when the track is not video or the codec is unusable.
+   * @throws CodecError 'bad-track' when the track is not video; 'no-webcodecs'
+   *   without VideoEncoder/VideoDecoder; 'no-capture' (naming what is missing)
+   *   when no capture mode works here; 'unsupported' | 'test-encode-failed'
+   *   when the codec is unusable.
    */
   async start(): Promise<void> {
     if (this.track.kind !== 'video') throw new CodecError('bad-track', 'CameraEncoder needs a video track');
-    const Processor = (globalThis as unknown as { MediaStreamTrackProcessor?: new (o: { track: MediaStreamTrack }) => { readable: ReadableStream<VideoFrame> } }).MediaStreamTrackProcessor;
-    if (!Processor) throw new CodecError('no-webcodecs', 'MediaStreamTrackProcessor is not available');
-    this.cfg = await probeCodec(this.opts.codec, this.camera.width, this.camera.height);
-    this.cfg = encoderConfig(this.opts.codec, this.camera.width, this.camera.height, this.s.bitrateBps, this.camera.fps);
+    if (typeof VideoEncoder === 'undefined') throw new CodecError('no-webcodecs', 'WebCodecs VideoEncoder is not available in this browser');
+    const capture = detectCaptureMode();
+    if (!capture.mode) throw new CodecError('no-capture', `cannot read camera frames in this browser: missing ${capture.missing.join(', ')}`);
+    // The probed configuration (it may lack the explicit L1T1 a browser refused) at the call's bitrate and frame rate.
+    const probed = await probeCodec(this.opts.codec, this.camera.width, this.camera.height);
+    this.cfg = { ...probed, bitrate: encoderConfig(this.opts.codec, this.camera.width, this.camera.height, this.s.bitrateBps, this.camera.fps).bitrate, framerate: this.camera.fps };
     const wanted = this.opts.temporalLayers ?? DEFAULT_TEMPORAL_LAYERS;
     if (wanted > 1) {
       this.s.temporalLayers = await pickTemporalLayers(this.cfg, wanted);
@@ -194,7 +205,8 @@ export class CameraEncoder {
       error: (e) => this.opts.onError?.(e instanceof Error ? e : new Error(String(e))),
     });
     this.encoder.configure(this.cfg);
-    this.reader = new Processor({ track: this.track }).readable.getReader();
+    this.reader = openFrameReader(this.track, this.opts.captureMode);
+    this.s.captureMode = this.reader.mode;
     this.running = true;
     void this.pump();
   }

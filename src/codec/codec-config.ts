@@ -27,7 +27,11 @@ export function codecString(codec: CodecName, width: number, height: number): st
   }
 }
 
-export type CodecErrorCode = 'unknown-codec' | 'unsupported' | 'test-encode-failed' | 'no-webcodecs' | 'bad-track';
+/**
+ * 'no-webcodecs': VideoEncoder/VideoDecoder missing; 'no-capture': no way to
+ * read camera frames (the message names what is missing; ./frame-source.ts).
+ */
+export type CodecErrorCode = 'unknown-codec' | 'unsupported' | 'test-encode-failed' | 'no-webcodecs' | 'no-capture' | 'bad-track';
 
 /** Errors of the codec layer, with a stable code. */
 export class CodecError extends Error {
@@ -86,16 +90,41 @@ export async function pickTemporalLayers(cfg: VideoEncoderConfig, wanted: number
 }
 
 /**
+ * {@link encoderConfig} as the browser's encoder accepts it, or undefined:
+ * where an explicit single-layer `scalabilityMode: 'L1T1'` (VP9, AV1) is
+ * refused, the same configuration without it (the encoder's default is one
+ * layer too). Firefox 153 refuses L1T1 for VP9 and AV1 and accepts the rest.
+ * Never throws (a throwing check counts as unsupported).
+ */
+export async function supportedEncoderConfig(codec: CodecName, width: number, height: number, bitrateBps: number, fps: number): Promise<VideoEncoderConfig | undefined> {
+  const cfg = encoderConfig(codec, width, height, bitrateBps, fps);
+  const candidates = [cfg];
+  if ((cfg as { scalabilityMode?: string }).scalabilityMode === 'L1T1') {
+    const { scalabilityMode: _, ...plain } = cfg as VideoEncoderConfig & { scalabilityMode?: string };
+    candidates.push(plain);
+  }
+  for (const c of candidates) {
+    try {
+      if ((await VideoEncoder.isConfigSupported(c)).supported) return c;
+    } catch {
+      // An unknown member may throw instead of answering: try the next one.
+    }
+  }
+  return undefined;
+}
+
+/**
  * Check that the browser really encodes and decodes `codec` at this size:
- * isConfigSupported first, then one real test encode (some browsers claim
- * support and then fail).
+ * isConfigSupported first ({@link supportedEncoderConfig}), then one real
+ * test encode (some browsers claim support and then fail). Returns the
+ * configuration that worked (1 Mbps, 30 fps).
  * @throws CodecError 'no-webcodecs' | 'unsupported' | 'test-encode-failed'
  */
 export async function probeCodec(codec: CodecName, width: number, height: number): Promise<VideoEncoderConfig> {
-  if (typeof VideoEncoder === 'undefined' || typeof VideoDecoder === 'undefined') throw new CodecError('no-webcodecs', 'WebCodecs is not available in this browser');
-  const cfg = encoderConfig(codec, width, height, 1_000_000, 30);
-  const sup = await VideoEncoder.isConfigSupported(cfg);
-  if (!sup.supported) throw new CodecError('unsupported', `encoder does not support ${cfg.codec} at ${width}x${height}`);
+  if (typeof VideoEncoder === 'undefined' || typeof VideoDecoder === 'undefined')
+    throw new CodecError('no-webcodecs', `WebCodecs is not available in this browser: missing ${typeof VideoEncoder === 'undefined' ? 'VideoEncoder' : 'VideoDecoder'}`);
+  const cfg = await supportedEncoderConfig(codec, width, height, 1_000_000, 30);
+  if (!cfg) throw new CodecError('unsupported', `encoder does not support ${codecString(codec, width, height)} at ${width}x${height}`);
   const dsup = await VideoDecoder.isConfigSupported({ codec: cfg.codec });
   if (!dsup.supported) throw new CodecError('unsupported', `decoder does not support ${cfg.codec}`);
   const got = await new Promise<boolean>((resolve) => {

@@ -1,11 +1,14 @@
 /**
  * WebCodecs decoder (browser only): decodes frames in decode order, renders
- * them through MediaStreamTrackGenerator (or hands VideoFrames to the app),
- * and asks for a key frame when it cannot go on.
+ * them into a MediaStreamTrack (./frame-sink.ts: MediaStreamTrackGenerator,
+ * else a canvas' captureStream()) and hands VideoFrames to the app, and asks
+ * for a key frame when it cannot go on.
  *
  * Source: W3C WebCodecs (VideoDecoder, optimizeForLatency; a decoder error
  * closes the decoder, the next key frame re-creates it).
  */
+import { createFrameSink } from './frame-sink.js';
+import type { FrameSink, RenderMode } from './frame-sink.js';
 
 /** One encoded frame handed to {@link FrameDecoder.decode}, in decode order. */
 export interface EncodedFrameIn {
@@ -15,6 +18,22 @@ export interface EncodedFrameIn {
   /** Capture time (µs, sender clock). */
   captureUs: number;
   data: Uint8Array;
+}
+
+/** {@link FrameDecoder.stats}: counts since the decoder was made. */
+export interface FrameDecoderStats {
+  /** Frames out of the decoder. */
+  decoded: number;
+  /** Decoder errors (each recovered at the next key frame). */
+  errors: number;
+  /** The decoder's decodeQueueSize now (frames). */
+  queue: number;
+  /** Frames held until the stream's codec was known. */
+  held: number;
+  /** How frames reach the remote track: 'track-generator' | 'canvas-capture' | 'none' (see {@link FrameDecoder.renderMode}). */
+  renderMode: RenderMode | 'none';
+  /** Decoded frames the render sink could not draw. */
+  renderErrors: number;
 }
 
 export interface DecodedFrameInfo {
@@ -27,8 +46,9 @@ export interface DecodedFrameInfo {
 
 /**
  * Decodes frames in decode order and renders them into a MediaStreamTrack
- * (MediaStreamTrackGenerator) when available, else only through `onFrame`.
- * The app gets the track from {@link FrameDecoder.track}.
+ * (render mode 'track-generator' or 'canvas-capture', whichever the browser
+ * has; ./frame-sink.ts), else hands them only to `onFrame`. The app gets
+ * the track from {@link FrameDecoder.track}.
  */
 export class FrameDecoder {
   private decoder: VideoDecoder | undefined;
@@ -37,8 +57,8 @@ export class FrameDecoder {
   /** Last codec asked for, kept across decoder errors. */
   private codec: string | undefined;
   private readonly meta = new Map<number, DecodedFrameInfo>();
-  private writer: WritableStreamDefaultWriter<VideoFrame> | undefined;
-  readonly track: MediaStreamTrack | undefined;
+  private readonly sink: FrameSink | undefined;
+  private renderErrors = 0;
   private decodedCount = 0;
   private errors = 0;
   /**
@@ -61,14 +81,35 @@ export class FrameDecoder {
       onError?: (err: Error) => void;
       /** Optional: gets each VideoFrame before it is rendered; must not close it. */
       onFrame?: (frame: VideoFrame, info: DecodedFrameInfo) => void;
+      /**
+       * Render mode (default: the best the browser has, ./frame-sink.ts, or
+       * none); 'none' renders nothing (frames only reach `onFrame`). A mode
+       * given here and not available throws Error from the constructor.
+       */
+      renderMode?: RenderMode | 'none';
     },
   ) {
-    const Gen = (globalThis as unknown as { MediaStreamTrackGenerator?: new (o: { kind: 'video' }) => MediaStreamTrack & { writable: WritableStream<VideoFrame> } }).MediaStreamTrackGenerator;
-    if (Gen) {
-      const gen = new Gen({ kind: 'video' });
-      this.track = gen;
-      this.writer = gen.writable.getWriter();
+    // No render mode in this browser: decoding still works, frames reach only onFrame.
+    if (opts.renderMode === 'none') this.sink = undefined;
+    else if (opts.renderMode !== undefined) this.sink = createFrameSink(opts.renderMode);
+    else {
+      try {
+        this.sink = createFrameSink();
+      } catch {
+        // The detected mode failed to start (e.g. no 2D context): no rendering, decoding goes on.
+        this.sink = undefined;
+      }
     }
+  }
+
+  /** The rendered remote video, when the browser has a render mode (undefined otherwise). */
+  get track(): MediaStreamTrack | undefined {
+    return this.sink?.track;
+  }
+
+  /** How decoded frames reach {@link FrameDecoder.track}: 'track-generator' | 'canvas-capture' | 'none'. */
+  get renderMode(): RenderMode | 'none' {
+    return this.sink?.mode ?? 'none';
   }
 
   /**
@@ -156,20 +197,25 @@ export class FrameDecoder {
       this.opts.onDecoded(info);
       this.opts.onFrame?.(frame, info);
     }
-    if (this.writer) {
-      this.writer.write(frame).catch(() => frame.close());
-    } else {
+    if (!this.sink) {
       frame.close();
+      return;
+    }
+    try {
+      this.sink.write(frame);
+    } catch (e) {
+      // A frame that cannot be drawn is not shown; decoding goes on.
+      this.renderErrors++;
+      if (this.renderErrors <= 3) this.opts.onError?.(new Error(`render (${this.sink.mode}): ${String((e as Error)?.message ?? e)}`));
     }
   }
 
-  /** decoded: frames out of the decoder; errors: decoder errors; queue: decodeQueueSize; held: frames held until the codec was known. */
-  stats(): { decoded: number; errors: number; queue: number; held: number } {
-    return { decoded: this.decodedCount, errors: this.errors, queue: this.decoder?.decodeQueueSize ?? 0, held: this.heldFrames };
+  stats(): FrameDecoderStats {
+    return { decoded: this.decodedCount, errors: this.errors, queue: this.decoder?.decodeQueueSize ?? 0, held: this.heldFrames, renderMode: this.renderMode, renderErrors: this.renderErrors };
   }
 
   close(): void {
     this.reset();
-    void this.writer?.close().catch(() => undefined);
+    this.sink?.close();
   }
 }

@@ -3,16 +3,18 @@
  * playwright-core drives. `npx playwright install` cannot download browsers on
  * our machines, so we use Debian's package `chromium`.
  */
-import { execFileSync } from 'node:child_process';
-import { existsSync } from 'node:fs';
+import { ensureBrowser, findBrowser, type BrowserBinary } from './browser-binary.js';
 
-const CANDIDATES = ['/usr/bin/chromium', '/usr/bin/chromium-browser', '/usr/bin/google-chrome'];
+const CHROMIUM: BrowserBinary = {
+  name: 'Chromium',
+  envVar: 'CHROMIUM_PATH',
+  candidates: ['/usr/bin/chromium', '/usr/bin/chromium-browser', '/usr/bin/google-chrome'],
+  debianPackage: 'chromium',
+};
 
 /** Path of a usable Chromium, or undefined. CHROMIUM_PATH overrides. */
 export function findChromium(): string | undefined {
-  const env = process.env.CHROMIUM_PATH;
-  if (env && existsSync(env)) return env;
-  return CANDIDATES.find((p) => existsSync(p));
+  return findBrowser(CHROMIUM);
 }
 
 /**
@@ -21,18 +23,7 @@ export function findChromium(): string | undefined {
  * @throws Error naming the package to install when it cannot be found or installed.
  */
 export function ensureChromium(): string {
-  const found = findChromium();
-  if (found) return found;
-  const isRoot = typeof process.getuid === 'function' && process.getuid() === 0;
-  if (isRoot && existsSync('/usr/bin/apt-get')) {
-    process.stderr.write('Chromium not found: installing Debian package "chromium" with apt-get...\n');
-    const env = { ...process.env, DEBIAN_FRONTEND: 'noninteractive' };
-    execFileSync('apt-get', ['update', '-qq'], { stdio: 'inherit', env });
-    execFileSync('apt-get', ['install', '-y', '-qq', 'chromium'], { stdio: 'inherit', env });
-    const again = findChromium();
-    if (again) return again;
-  }
-  throw new Error('Chromium is required: install the Debian package "chromium" (sudo apt-get install -y chromium) or set CHROMIUM_PATH to a Chromium binary.');
+  return ensureBrowser(CHROMIUM);
 }
 
 /** Launch flags that work on our headless, GPU-less, offline machines. */

@@ -93,6 +93,8 @@ call.on(CallEvent.Data, (data, info) => {
   events: () => events.slice(),
   errors: () => errors.slice(),
   stopSending: () => call.stopSending(),
+  /** What this browser can do (MultipathCall.capabilities()). */
+  capabilities: () => MultipathCall.capabilities(),
   close: () => call.close(),
 };
 

@@ -1,0 +1,57 @@
+/**
+ * Finding (and, as root on Debian, installing) Debian's `firefox-esr` and
+ * launching it headless with puppeteer-core over WebDriver BiDi. Playwright
+ * drives only its own patched Firefox build, which cannot be downloaded on our
+ * machines; puppeteer-core drives a stock Firefox (`browser: 'firefox'`).
+ */
+import puppeteer from 'puppeteer-core';
+import type { Browser } from 'puppeteer-core';
+import { ensureBrowser, findBrowser, type BrowserBinary } from './browser-binary.js';
+
+const FIREFOX: BrowserBinary = { name: 'Firefox', envVar: 'FIREFOX_PATH', candidates: ['/usr/bin/firefox-esr', '/usr/bin/firefox'], debianPackage: 'firefox-esr' };
+
+/** Path of a usable Firefox, or undefined. FIREFOX_PATH overrides. */
+export function findFirefox(): string | undefined {
+  return findBrowser(FIREFOX);
+}
+
+/**
+ * Return Firefox's path, installing Debian's `firefox-esr` with apt-get when
+ * it is missing and we are root.
+ * @throws Error naming the package to install when it cannot be found or installed.
+ */
+export function ensureFirefox(): string {
+  return ensureBrowser(FIREFOX);
+}
+
+/**
+ * Preferences for our headless, offline test machines (the Firefox
+ * counterpart of tools/harness/chromium.ts `chromiumArgs`).
+ */
+export function firefoxPrefs(): Record<string, unknown> {
+  return {
+    // A synthetic camera, granted without a prompt.
+    'media.navigator.streams.fake': true,
+    'media.navigator.permission.disabled': true,
+    // Host candidates with their real address, not an mDNS name: the path
+    // emulator's signalling rewrite (tools/harness/ice-rewrite.ts) needs an address
+    // of this machine. With them Firefox's ICE works over the loopback relays.
+    'media.peerconnection.ice.obfuscate_host_addresses': false,
+    'media.peerconnection.ice.loopback': true,
+    // Muted autoplay without a user gesture (the receiver's <video>).
+    'media.autoplay.default': 0,
+    // Full-rate timers in pages that are not in front.
+    'dom.min_background_timeout_value': 4,
+    'dom.timeout.enable_budget_timer_throttling': false,
+    // No update checks, telemetry or first-run pages.
+    'app.update.enabled': false,
+    'browser.shell.checkDefaultBrowser': false,
+    'datareporting.policy.dataSubmissionEnabled': false,
+    'toolkit.telemetry.enabled': false,
+  };
+}
+
+/** Headless Debian Firefox ESR (puppeteer-core, WebDriver BiDi) with {@link firefoxPrefs}. */
+export async function launchFirefox(): Promise<Browser> {
+  return puppeteer.launch({ browser: 'firefox', executablePath: ensureFirefox(), headless: true, extraPrefsFirefox: firefoxPrefs() });
+}
