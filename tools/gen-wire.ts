@@ -74,6 +74,9 @@ function fieldsOf(t: protobuf.Type): FieldInfo[] {
     .sort((a, b) => a.id - b.id);
 }
 
+/** Bytes the size hint of an encoder leaves for the scalar fields and keys (Media's 13 fields need about 50). */
+const SCALAR_ROOM_BYTES = 64;
+
 const TS_TYPE: Record<Exclude<Kind, 'message'>, string> = { uint32: 'number', uint64: 'number', sint32: 'number', bool: 'boolean', bytes: 'Uint8Array', string: 'string', enum: 'number' };
 const WIRE_TYPE: Record<Kind, number> = { uint32: 0, uint64: 0, sint32: 0, bool: 0, enum: 0, bytes: 2, string: 2, message: 2 };
 const READ: Record<Exclude<Kind, 'message'>, string> = { uint32: 'uint32', uint64: 'uint64', sint32: 'sint32', bool: 'bool', bytes: 'bytes', string: 'string', enum: 'int32' };
@@ -105,7 +108,10 @@ function messageSource(t: protobuf.Type): string {
   out.push('');
   out.push(`/** Encodes a \`${name}\` message (the caller validates values first). */`);
   out.push(`export function encode${name}(m: ${name}PbInput): Uint8Array {`);
-  out.push('  const w = new PbWriter();');
+  // Size hint: the scalars' room plus every bytes / string field, so the writer allocates once.
+  const sized = fields.filter((f) => !f.repeated && (f.kind === 'bytes' || f.kind === 'string'));
+  const hint = sized.map((f) => `(m.${f.name}?.length ?? 0)${f.kind === 'string' ? ' * 3' : ''}`);
+  out.push(hint.length ? `  const w = new PbWriter(${SCALAR_ROOM_BYTES} + ${hint.join(' + ')});` : '  const w = new PbWriter();');
   for (const f of fields) {
     const v = `m.${f.name}`;
     if (f.repeated && f.kind === 'message') {

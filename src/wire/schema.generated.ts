@@ -84,7 +84,7 @@ export type MediaPbInput = {
 
 /** Encodes a `Media` message (the caller validates values first). */
 export function encodeMedia(m: MediaPbInput): Uint8Array {
-  const w = new PbWriter();
+  const w = new PbWriter(64 + (m.payload?.length ?? 0));
   if (m.streamId !== undefined && m.streamId !== 0) {
     w.tag(1, 0);
     w.varint(m.streamId);
@@ -246,7 +246,7 @@ export type FecPbInput = {
 
 /** Encodes a `Fec` message (the caller validates values first). */
 export function encodeFec(m: FecPbInput): Uint8Array {
-  const w = new PbWriter();
+  const w = new PbWriter(64 + (m.mask?.length ?? 0) + (m.parity?.length ?? 0));
   if (m.streamId !== undefined && m.streamId !== 0) {
     w.tag(1, 0);
     w.varint(m.streamId);
@@ -690,7 +690,7 @@ export type StreamInfoPbInput = {
 
 /** Encodes a `StreamInfo` message (the caller validates values first). */
 export function encodeStreamInfo(m: StreamInfoPbInput): Uint8Array {
-  const w = new PbWriter();
+  const w = new PbWriter(64 + (m.codec?.length ?? 0) * 3);
   if (m.streamId !== undefined && m.streamId !== 0) {
     w.tag(1, 0);
     w.varint(m.streamId);
@@ -770,7 +770,7 @@ export type PaddingPbInput = {
 
 /** Encodes a `Padding` message (the caller validates values first). */
 export function encodePadding(m: PaddingPbInput): Uint8Array {
-  const w = new PbWriter();
+  const w = new PbWriter(64 + (m.data?.length ?? 0));
   if (m.size !== undefined && m.size !== 0) {
     w.tag(1, 0);
     w.varint(m.size);
@@ -829,7 +829,7 @@ export type AppDataPbInput = {
 
 /** Encodes a `AppData` message (the caller validates values first). */
 export function encodeAppData(m: AppDataPbInput): Uint8Array {
-  const w = new PbWriter();
+  const w = new PbWriter(64 + (m.payload?.length ?? 0));
   if (m.seq !== undefined && m.seq !== 0) {
     w.tag(1, 0);
     w.varint(m.seq);
