@@ -406,8 +406,11 @@ export class SenderEngine {
       p.pacer.setRateBps(p.rateBps());
       const { send, dropped } = p.pacer.poll(now, p.sink.bufferedAmount());
       p.stats.pacerDropped += dropped.length;
-      // A packet the pacer gave up on was too late already: do not answer its NACK.
-      for (const it of dropped) if (!it.packet.isFec) this.history.abandon(it.packet.flowSeq);
+      // A packet the pacer dropped (too old) is still answered when the receiver NACKs it:
+      // the NACK says the receiver still waits for it, and one retransmission is far
+      // cheaper than the key frame it would otherwise need after its NACKs go unanswered
+      // (~3 rounds, 0.5 s of freeze). A retransmission behind more than MAX_RTX_QUEUE_MS
+      // of queue is still skipped (onNack).
       for (const item of send) this.transmit(p, item, now);
     }
   }
