@@ -190,6 +190,32 @@ export class SenderPaths {
     return out;
   }
 
+  /**
+   * {@link states} for retransmissions: a path whose oldest unreported packet
+   * is older than its learned silence threshold ({@link PathHealth.silenceThresholdUs},
+   * ms-scale: max(100 ms, 2 x SRTT, the tail of its own report gaps)) is
+   * marked not up, as long as another path is up and not silent. Its recent
+   * packets are probably lost with it (a blackhole before the path is
+   * declared suspect), so a retransmission sent there would be lost too and
+   * the receiver would NACK again one RTT later. A retransmission costs the
+   * same bytes on any path, so a false alarm (a bursty LTE uplink) costs
+   * nothing but the choice of path. Multipath TCP reinjects a stalled
+   * subflow's data on the other subflows the same way (Raiciu et al., "How
+   * Hard Can It Be? Designing and Implementing a Deployable Multipath TCP",
+   * NSDI 2012, §4.2 opportunistic retransmission; RFC 6182 §3.3.1).
+   */
+  retransmissionStates(nowUs: number): PathState[] {
+    const states = this.states(nowUs);
+    const silent = new Set<PathId>();
+    for (const p of this.map.values()) {
+      const since = this.manager.unreportedSinceUs(p.id);
+      if (since !== undefined && nowUs - since > this.health.silenceThresholdUs(p.id, p.estimator.srttMs())) silent.add(p.id);
+    }
+    if (silent.size === 0 || !states.some((s) => s.up && !silent.has(s.id))) return states;
+    for (const s of states) if (silent.has(s.id)) s.up = false;
+    return states;
+  }
+
   /** Lowest SRTT over up paths (ms), 100 when none. */
   minSrttMs(): number {
     let m = Infinity;

@@ -343,7 +343,7 @@ export class SenderEngine {
     const rtx = this.history.onNack(seqs, now, guardUs, this.keyframes.lastKeyFrameId, this.streamId, (pathId) => nacksPerPath.set(pathId, (nacksPerPath.get(pathId) ?? 0) + 1));
     for (const [pathId, n] of nacksPerPath) this.fec.onNack(pathId, n, now);
     if (rtx.length === 0) return;
-    for (const a of this.scheduler.schedule(rtx, this.pathStates(), now)) {
+    for (const a of this.scheduler.schedule(rtx, this.paths.retransmissionStates(now), now)) {
       const p = this.paths.get(a.pathId);
       if (!p || a.probe) continue;
       // A retransmission behind more than MAX_RTX_QUEUE_MS of queue arrives too late to help
