@@ -106,7 +106,8 @@ export class PathRecovery {
       // Duplicate once per silence, when it outlasts the path's learned threshold
       // (a bursty LTE uplink turns suspect by the fixed rule long before that, and its packets arrive).
       const since = paths.manager.unreportedSinceUs(p.id);
-      if (this.host.cfg.fastFailover && since !== undefined && paths.health.failoverDue(p.id, since, nowUs, p.estimator.srttMs())) silent.push(p);
+      if (this.host.cfg.fastFailover && since !== undefined && paths.health.detectsEarly(p.id, p.estimator.srttMs()) && paths.health.failoverDue(p.id, since, nowUs, p.estimator.srttMs()))
+        silent.push(p);
     }
     for (const p of silent) this.duplicateUnreported(p, nowUs);
     // A total outage: no path is up and reporting (a path the scheduler merely disabled still could carry the call).
