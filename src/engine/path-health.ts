@@ -52,6 +52,7 @@
  */
 import { MAX_PATHS } from '../core/types.js';
 import type { PathId } from '../core/types.js';
+import { suspectSilenceUs } from '../sched/path-manager.js';
 import { isValidPathId } from '../sched/path-util.js';
 
 export interface PathHealthConfig {
@@ -206,6 +207,20 @@ export class PathHealth {
     const q = this.gapQuantileMs(id);
     if (q !== undefined) ms = Math.max(ms, c.gapMargin * q);
     return ms * 1000;
+  }
+
+  /**
+   * True when the path's learned silence threshold is below the fixed
+   * suspicion rule's (PathManager: max(250 ms, 2 x SRTT + 100 ms)): a steady
+   * path, whose silence that long is an anomaly, so fast failover may act
+   * on it (duplicates, a key frame). A path whose own report gaps are
+   * routinely that long (an LTE uplink's delay stalls, delivered in full
+   * afterwards) is left to the fixed rule: acting on its silences cost
+   * 1-4 s of freeze per call on the mahimahi LTE pairs, as the key frames and
+   * duplicates landed on the other path while it ran near its capacity.
+   */
+  detectsEarly(id: PathId, srttMs: number): boolean {
+    return this.silenceThresholdUs(id, srttMs) < suspectSilenceUs(srttMs);
   }
 
   /**

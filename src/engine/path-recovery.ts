@@ -106,7 +106,8 @@ export class PathRecovery {
       // Duplicate once per silence, when it outlasts the path's learned threshold
       // (a bursty LTE uplink turns suspect by the fixed rule long before that, and its packets arrive).
       const since = paths.manager.unreportedSinceUs(p.id);
-      if (this.host.cfg.fastFailover && since !== undefined && paths.health.failoverDue(p.id, since, nowUs, p.estimator.srttMs())) silent.push(p);
+      if (this.host.cfg.fastFailover && since !== undefined && paths.health.detectsEarly(p.id, p.estimator.srttMs()) && paths.health.failoverDue(p.id, since, nowUs, p.estimator.srttMs()))
+        silent.push(p);
     }
     for (const p of silent) this.duplicateUnreported(p, nowUs);
     // A total outage: no path is up and reporting (a path the scheduler merely disabled still could carry the call).
@@ -115,7 +116,10 @@ export class PathRecovery {
     if (!anyLive && paths.size > 0) this.lastTotalOutageUs = nowUs;
     if (lostBps <= 0) return;
     for (const p of paths.values()) {
-      if (p.failedOver || !p.prober) continue;
+      if (p.failedOver) continue;
+      // Its app-limited period ends now: the lost path's load moves onto it.
+      p.estimator.onApplicationLimitedEnd?.(nowUs);
+      if (!p.prober) continue;
       // Probe once the burst of rerouted packets has drained; retry a few times while the estimate stays low.
       p.prober.scheduleFailoverProbe(Math.min(this.host.pathMaxBps(), 2 * p.estimator.targetRateBps() + lostBps), nowUs + 200_000);
     }

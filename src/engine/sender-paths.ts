@@ -23,6 +23,8 @@ const KEEPALIVE_BYTES = 32;
 /** Padding on a demoted path: interval (µs; its loss and RTT stay measured) and size (bytes). */
 const DEMOTED_PADDING_INTERVAL_US = 50_000;
 const DEMOTED_PADDING_BYTES = 100;
+/** A congestion-control cut is fresh for SRTT + this (ms): AimdRateControl's over-use detector delay. */
+const CUT_RESPONSE_EXTRA_MS = 100;
 
 export class SenderPaths {
   /** A path with no receiver report for 500 ms while data was sent on it is down. */
@@ -145,17 +147,25 @@ export class SenderPaths {
 
   /**
    * Congestion window over the usable paths (bytes): sum of S_i x (SRTT_i +
-   * `queueMs`), and the bytes outstanding on them (in flight + queued at the sender).
+   * `queueMs`), and the bytes outstanding on them (in flight + queued at the
+   * sender). `freshCut`: some usable path's congestion controller decreased
+   * its estimate less than one response time ago (its SRTT + 100 ms, the
+   * over-use detector's delay in AimdRateControl): the bytes outstanding were
+   * sent at the old rate and the cut already answers them.
    */
-  congestionWindow(nowUs: number, queueMs: number): { windowBytes: number; outstandingBytes: number } {
+  congestionWindow(nowUs: number, queueMs: number): { windowBytes: number; outstandingBytes: number; freshCut: boolean } {
     let windowBytes = 0;
     let outstandingBytes = 0;
+    let freshCut = false;
     for (const p of this.map.values()) {
       if (!this.isUsable(p, nowUs)) continue;
-      windowBytes += (p.rateBps() * (p.estimator.srttMs() + queueMs)) / 8000;
+      const srttMs = p.estimator.srttMs();
+      windowBytes += (p.rateBps() * (srttMs + queueMs)) / 8000;
       outstandingBytes += p.estimator.inflightBytes() + p.pacer.queuedBytes() + p.sink.bufferedAmount();
+      const cutUs = p.estimator.lastDecreaseUs?.() ?? -Infinity;
+      if (nowUs - cutUs < (srttMs + CUT_RESPONSE_EXTRA_MS) * 1000) freshCut = true;
     }
-    return { windowBytes, outstandingBytes };
+    return { windowBytes, outstandingBytes, freshCut };
   }
 
   /** Shortest time (ms) a usable path needs to drain its sender queue at its rate; Infinity when none is usable. */
@@ -188,6 +198,32 @@ export class SenderPaths {
       });
     }
     return out;
+  }
+
+  /**
+   * {@link states} for retransmissions: a path whose oldest unreported packet
+   * is older than its learned silence threshold ({@link PathHealth.silenceThresholdUs},
+   * ms-scale: max(100 ms, 2 x SRTT, the tail of its own report gaps)) is
+   * marked not up, as long as another path is up and not silent. Its recent
+   * packets are probably lost with it (a blackhole before the path is
+   * declared suspect), so a retransmission sent there would be lost too and
+   * the receiver would NACK again one RTT later. A retransmission costs the
+   * same bytes on any path, so a false alarm (a bursty LTE uplink) costs
+   * nothing but the choice of path. Multipath TCP reinjects a stalled
+   * subflow's data on the other subflows the same way (Raiciu et al., "How
+   * Hard Can It Be? Designing and Implementing a Deployable Multipath TCP",
+   * NSDI 2012, §4.2 opportunistic retransmission; RFC 6182 §3.3.1).
+   */
+  retransmissionStates(nowUs: number): PathState[] {
+    const states = this.states(nowUs);
+    const silent = new Set<PathId>();
+    for (const p of this.map.values()) {
+      const since = this.manager.unreportedSinceUs(p.id);
+      if (since !== undefined && nowUs - since > this.health.silenceThresholdUs(p.id, p.estimator.srttMs())) silent.add(p.id);
+    }
+    if (silent.size === 0 || !states.some((s) => s.up && !silent.has(s.id))) return states;
+    for (const s of states) if (silent.has(s.id)) s.up = false;
+    return states;
   }
 
   /** Lowest SRTT over up paths (ms), 100 when none. */

@@ -197,7 +197,7 @@ export class SenderEngine {
   private updatePushback(now: number): void {
     if (!this.cfg.cwndPushback || !this.pushback.due(now)) return;
     const w = this.paths.congestionWindow(now, PUSHBACK_QUEUE_MS);
-    this.pushback.update(w.windowBytes, w.outstandingBytes);
+    this.pushback.update(w.windowBytes, w.outstandingBytes, w.freshCut);
   }
 
   /**
@@ -357,7 +357,7 @@ export class SenderEngine {
     const rtx = this.history.onNack(seqs, now, guardUs, this.keyframes.lastKeyFrameId, this.streamId, (pathId) => nacksPerPath.set(pathId, (nacksPerPath.get(pathId) ?? 0) + 1));
     for (const [pathId, n] of nacksPerPath) this.fec.onNack(pathId, n, now);
     if (rtx.length === 0) return;
-    for (const a of this.scheduler.schedule(rtx, this.pathStates(), now)) {
+    for (const a of this.scheduler.schedule(rtx, this.paths.retransmissionStates(now), now)) {
       const p = this.paths.get(a.pathId);
       if (!p || a.probe) continue;
       // A retransmission behind more than MAX_RTX_QUEUE_MS of queue arrives too late to help
@@ -420,8 +420,11 @@ export class SenderEngine {
       p.pacer.setRateBps(p.rateBps());
       const { send, dropped } = p.pacer.poll(now, p.sink.bufferedAmount());
       p.stats.pacerDropped += dropped.length;
-      // A packet the pacer gave up on was too late already: do not answer its NACK.
-      for (const it of dropped) if (!it.packet.isFec) this.history.abandon(it.packet.flowSeq);
+      // A packet the pacer dropped (too old) is still answered when the receiver NACKs it:
+      // the NACK says the receiver still waits for it, and one retransmission is far
+      // cheaper than the key frame it would otherwise need after its NACKs go unanswered
+      // (~3 rounds, 0.5 s of freeze). A retransmission behind more than MAX_RTX_QUEUE_MS
+      // of queue is still skipped (onNack).
       for (const item of send) this.transmit(p, item, now);
     }
   }

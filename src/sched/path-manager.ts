@@ -66,6 +66,11 @@ interface PathEntry {
 const SUSPECT_MIN_SILENCE_US = 250_000;
 const SUSPECT_MARGIN_US = 100_000;
 
+/** The fixed suspicion rule's silence (µs) for a path with SRTT `srttMs`: max(250 ms, 2 x SRTT + 100 ms). */
+export function suspectSilenceUs(srttMs: number): number {
+  return Math.max(SUSPECT_MIN_SILENCE_US, 2 * srttMs * 1000 + SUSPECT_MARGIN_US);
+}
+
 const TRANSPORT_STATES: readonly string[] = ['new', 'connecting', 'connected', 'failed', 'closed'];
 
 export class PathManager {
@@ -231,8 +236,7 @@ export class PathManager {
     const since = this.unreportedSinceUs(id);
     if (since === undefined) return false;
     const age = nowUs - since;
-    const srttUs = srttMs(id) * 1000;
-    if (age > Math.max(SUSPECT_MIN_SILENCE_US, 2 * srttUs + SUSPECT_MARGIN_US)) return true;
+    if (age > suspectSilenceUs(srttMs(id))) return true;
     if (!fastFailover || age <= fastFailover.silenceThresholdUs(id, srttMs(id))) return false;
     for (let q = 0; q < MAX_PATHS; q++) {
       if (q === id || !this.isUp(q) || !fastFailover.isEnabled(q)) continue;

@@ -297,4 +297,21 @@ describe('sender: fault handling end to end', () => {
     expect(fast.dup).toBeGreaterThan(0);
     expect(fast.mediaAfter).toBeLessThan(slow.mediaAfter);
   });
+  it('retransmissions avoid a path silent beyond its learned threshold, before it is declared failed', () => {
+    // Path 0 (fast) blackholes at 3 s; fast failover is off, so path 0 stays "up" for ~250 ms.
+    // The NACKs for its lost packets must be answered on path 1, not into the blackhole.
+    const c = makeCall(
+      [
+        { rateMbps: 8, delayMs: 15, down: [[3000, 8000]] },
+        { rateMbps: 8, delayMs: 40 },
+      ],
+      { extra: { maxBitrateBps: 2_000_000 } },
+    );
+    c.run(3000);
+    const before = c.sender.stats().paths.map((p) => p.retransmissionsSent);
+    c.run(400);
+    const after = c.sender.stats().paths.map((p) => p.retransmissionsSent);
+    expect(after[1] - before[1]).toBeGreaterThan(0);
+    expect(after[0] - before[0]).toBe(0);
+  });
 });

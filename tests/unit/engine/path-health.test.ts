@@ -40,6 +40,16 @@ describe('PathHealth silence threshold', () => {
     expect(bursty).toBeLessThan(2000);
   });
 
+  it('detectsEarly: fast failover may act on a steady path, not on one whose stalls outlast the fixed suspicion rule', () => {
+    const h = new PathHealth();
+    feed(h, 0, 0, 400, (i) => 50 + (i % 3) * 10);
+    feed(h, 1, 0, 400, (i) => (i % 40 === 0 ? 800 : 50));
+    expect(h.detectsEarly(0, 60)).toBe(true);
+    expect(h.detectsEarly(1, 60)).toBe(false);
+    // A slow path: 2 x SRTT (300 ms) is beyond max(250, 2 x SRTT + 100 ms) only by the margin.
+    expect(h.detectsEarly(2, 150)).toBe(true);
+  });
+
   it('forgets old gaps: after a long steady stretch a path that stopped stalling is steady again', () => {
     const h = new PathHealth({ gapHalfLifeMs: 10_000 });
     let t = feed(h, 0, 0, 400, (i) => (i % 20 === 0 ? 900 : 50));
