@@ -135,7 +135,10 @@ export interface SenderEvents {
 
 /** The config with defaults applied (the parts the engine reads as plain values). */
 export type ResolvedSenderConfig = Required<
-  Omit<SenderEngineConfig, 'clock' | 'scheduler' | 'fec' | 'singlePath' | 'estimator' | 'createEstimator' | 'pacer' | 'streamId' | 'qoeFeedback' | 'probing' | 'pathHysteresis' | 'pathHealth' | 'audio'>
+  Omit<
+    SenderEngineConfig,
+    'clock' | 'scheduler' | 'fec' | 'singlePath' | 'estimator' | 'createEstimator' | 'pacer' | 'streamId' | 'qoeFeedback' | 'probing' | 'pathHysteresis' | 'pathHealth' | 'audio'
+  >
 >;
 
 /** Apply the defaults documented on {@link SenderEngineConfig}. */

@@ -169,7 +169,13 @@ function decodeBody(field: number, bytes: Uint8Array, lim: WireLimits): PacketBo
 }
 
 function isBodyField(field: number): boolean {
-  return (field >= PACKET_FIELD.media && field <= PACKET_FIELD.padding) || field === PACKET_FIELD.appData || field === PACKET_FIELD.appDataAck || field === PACKET_FIELD.clockEcho || field === PACKET_FIELD.audio;
+  return (
+    (field >= PACKET_FIELD.media && field <= PACKET_FIELD.padding) ||
+    field === PACKET_FIELD.appData ||
+    field === PACKET_FIELD.appDataAck ||
+    field === PACKET_FIELD.clockEcho ||
+    field === PACKET_FIELD.audio
+  );
 }
 
 function decodeUnchecked(bytes: Uint8Array, lim: WireLimits): DecodeResult {

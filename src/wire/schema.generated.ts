@@ -1041,7 +1041,7 @@ export type AudioPbInput = {
 
 /** Encodes a `Audio` message (the caller validates values first). */
 export function encodeAudio(m: AudioPbInput): Uint8Array {
-  const w = new PbWriter();
+  const w = new PbWriter(64 + (m.payload?.length ?? 0));
   if (m.streamId !== undefined && m.streamId !== 0) {
     w.tag(1, 0);
     w.varint(m.streamId);

@@ -14,7 +14,19 @@ import { seqDiff } from '../core/seq.js';
 import { MAX_TIMESTAMP_US } from './sizes.js';
 import { MAX_REF_DISTANCE, MAX_TEMPORAL_LAYER } from './types.js';
 import { MAX_APP_DATA_ACK_RANGES, MAX_APP_DATA_BYTES, MAX_AUDIO_DURATION_US, MAX_AUDIO_PAYLOAD_BYTES } from './types.js';
-import type { AppDataAckMessage, AppDataMessage, AudioMessage, ClockEchoMessage, FecMessage, KeyframeRequestMessage, MediaMessage, NackMessage, PacketHeader, StreamInfoMessage, WireLimits } from './types.js';
+import type {
+  AppDataAckMessage,
+  AppDataMessage,
+  AudioMessage,
+  ClockEchoMessage,
+  FecMessage,
+  KeyframeRequestMessage,
+  MediaMessage,
+  NackMessage,
+  PacketHeader,
+  StreamInfoMessage,
+  WireLimits,
+} from './types.js';
 
 /** Largest NalClass enum value (NalClass.Delta). */
 const MAX_NAL_CLASS = 6;
