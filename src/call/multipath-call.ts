@@ -421,12 +421,13 @@ export class MultipathCall {
    * A microphone track (kind 'audio') is sent as 20 ms Opus frames to every
    * participant, on the fastest path ahead of video (src/audio/call-audio.ts);
    * it replaces the previous audio track.
-   * @throws CodecError when the codec cannot be used; CallError 'closed';
-   *   Error when WebCodecs audio is missing.
+   * @throws CodecError when the codec cannot be used; CallError 'closed',
+   *   'unsupported-track' (neither video nor audio); Error when WebCodecs audio is missing.
    */
   async sendTrack(track: MediaStreamTrack): Promise<void> {
     if (this.closed) throw new CallError('closed', 'call is closed');
     if (track?.kind === 'audio') return this.sendAudio(track);
+    if (track?.kind !== 'video') throw new CallError('unsupported-track', `sendTrack: a track of kind ${JSON.stringify(track?.kind)} (expected 'video' or 'audio')`);
     this.video.stop();
     this.video.streamInfo = undefined;
     for (const s of this.sessions.values()) this.attachSender(s);

@@ -262,7 +262,7 @@ describe('MultipathCall full mesh', () => {
     expect(sentOn(1) - mid1).toBeLessThan(20);
   });
 
-  it('typed errors: bad options in the constructor, a refused join, an unreachable server, an audio track', async () => {
+  it('typed errors: bad options in the constructor, a refused join, an unreachable server, a track neither video nor audio', async () => {
     expect(() => new MultipathCall({ signallingUrl: 'ws://x', room: 'r', paths: 9 })).toThrow(CallError);
     server = await startSignallingServer({ maxRoomSize: 2 });
     await newCall('a').connect();
@@ -271,7 +271,7 @@ describe('MultipathCall full mesh', () => {
     const dead = new MultipathCall({ signallingUrl: 'ws://127.0.0.1:1', room: 'r', candidates: 'all' }, { WebSocket });
     calls.push(dead);
     await expect(dead.connect()).rejects.toMatchObject({ code: 'signalling-failed' });
-    await expect(calls[0].sendTrack({ kind: 'audio' } as MediaStreamTrack)).rejects.toMatchObject({ code: 'unsupported-track' });
+    await expect(calls[0].sendTrack({ kind: 'text' } as unknown as MediaStreamTrack)).rejects.toMatchObject({ code: 'unsupported-track' });
   });
 
   it('survives a signalling server restart: sessions and media paths stay up, every call rejoins under its id', async () => {
