@@ -588,6 +588,7 @@ export class MultipathCall {
           malformed: first.malformed,
           estimators: first.estimators,
           appData: first.appData,
+          audioOutput: first.audioOutput,
         }
       : {
           sender: undefined,
