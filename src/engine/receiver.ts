@@ -209,10 +209,18 @@ export class ReceiverEngine {
         break;
       case 'audio':
         if (this.audio.onPacket(body.audio, now) === 'other-stream') this.drop('audio-other-stream');
+        // Also play out here what is due: in a busy browser the tick timer can lag the packets.
+        this.pollAudio(now);
         break;
       default:
         this.drop(`unexpected-${body.kind}`);
     }
+  }
+
+  /** Emit the audio playouts due at `now` (src/audio/audio-receiver.ts). */
+  private pollAudio(now: number): void {
+    // Same clock offset as onFrameDecoded's latency (one latency definition).
+    for (const ev of this.audio.poll(now, 0)) this.events.emit('audio', ev);
   }
 
   /** The codec parameters announced for a stream, if any. */
@@ -382,8 +390,7 @@ export class ReceiverEngine {
     }
     this.depacketizer.expire(now);
     this.releaseFrames(now);
-    // Same clock offset as onFrameDecoded's latency (one latency definition).
-    for (const ev of this.audio.poll(now, 0)) this.events.emit('audio', ev);
+    this.pollAudio(now);
     const fb = this.qoe.maybeFeedback(now);
     if (fb) {
       this.c.qoeFeedbackSent++;
