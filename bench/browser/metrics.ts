@@ -56,7 +56,8 @@ export interface BenchPerSecond {
  * capture -> played out, src/feedback/qoe-metrics.ts endToEndLatencyMs) and
  * the decoded level.
  */
-export interface BenchAudio extends Pick<SimAudioResult, 'concealedPct' | 'mouthToEarP95Ms' | 'mouthToEarP50Ms' | 'framesSent' | 'packetsReceived' | 'packetsLost' | 'duplicates' | 'latePackets'> {
+export interface BenchAudio
+  extends Pick<SimAudioResult, 'concealedPct' | 'mouthToEarP95Ms' | 'mouthToEarP50Ms' | 'framesSent' | 'packetsReceived' | 'packetsLost' | 'duplicates' | 'latePackets' | 'avOffsetMs'> {
   /** Largest 1-second RMS of the decoded audio (full scale 1); the fake device's beep is well above 0.001. */
   maxRms: number;
 }

@@ -428,6 +428,7 @@ export class ReceiverEngine {
       ),
     );
     const mean = (a: number[]) => (a.length ? a.reduce((x, y) => x + y, 0) / a.length : 0);
+    const audioStats = this.audio.stats();
     return {
       ...this.c,
       temporalLayerSkips: fbs.skips,
@@ -465,7 +466,7 @@ export class ReceiverEngine {
         nackWindowResets: this.nack.stats().windowResets,
       },
       heldBytes: { frameBuffer: fbs.bytes, depacketizer: this.depacketizer.pendingBytes(), fec: fec.storedBytes },
-      audio: this.audio.stats(),
+      audio: { ...audioStats, avOffsetMs: audioStats.packetsReceived > 0 && s?.latency.p50Ms !== undefined ? num(s.latency.p50Ms) - audioStats.mouthToEarMs.p50 : 0 },
     };
   }
 }
