@@ -217,5 +217,6 @@ function audioResult(c: StreamCtx): SimAudioResult {
     latePackets: a.latePackets,
     concealmentEvents: a.concealmentEvents,
     targetDelayMs: round(a.targetDelayMs),
+    avOffsetMs: round(a.avOffsetMs),
   };
 }

@@ -209,4 +209,6 @@ export interface SimAudioResult {
   concealmentEvents: number;
   /** Jitter buffer target at the end of the call (ms). */
   targetDelayMs: number;
+  /** Video latency p50 - audio mouth-to-ear p50 (ms): positive = the picture lags the sound. */
+  avOffsetMs: number;
 }

@@ -7,6 +7,7 @@
  * goodput are the project's one definition of each
  * (src/feedback/qoe-metrics.ts), applied to display times of new frames.
  */
+import type { SimAudioResult } from '../../sim/types.js';
 import { percentile } from '../../src/feedback/percentile.js';
 import { freezesOf, goodputBps, latencyOf, latencySampleMs, meanFps } from '../../src/feedback/qoe-metrics.js';
 import type { PathTraffic, PathUsageCheck } from '../../tools/harness/path-usage.js';
@@ -49,26 +50,19 @@ export interface BenchPerSecond {
   resolution: string;
 }
 
-/** One compared configuration's result (results.json entry). */
 /**
  * Audio of a configuration (ours only): the receiver's jitter buffer stats
  * (webrtc-stats concealedSamples / totalSamplesReceived; mouth-to-ear =
  * capture -> played out, src/feedback/qoe-metrics.ts latencySampleMs) and
  * the decoded level.
  */
-export interface BenchAudio {
-  concealedPct: number;
-  mouthToEarP95Ms: number;
-  mouthToEarP50Ms: number;
-  framesSent: number;
-  packetsReceived: number;
-  packetsLost: number;
-  duplicates: number;
-  latePackets: number;
+export interface BenchAudio
+  extends Pick<SimAudioResult, 'concealedPct' | 'mouthToEarP95Ms' | 'mouthToEarP50Ms' | 'framesSent' | 'packetsReceived' | 'packetsLost' | 'duplicates' | 'latePackets' | 'avOffsetMs'> {
   /** Largest 1-second RMS of the decoded audio (full scale 1); the fake device's beep is well above 0.001. */
   maxRms: number;
 }
 
+/** One compared configuration's result (results.json entry). */
 export interface BenchResult {
   name: string;
   kind: 'multipath' | 'native';

@@ -307,6 +307,7 @@ function benchAudio(snd: PageSample | undefined, rcv: PageSample | undefined): B
     packetsLost: r.packetsLost ?? 0,
     duplicates: r.duplicates ?? 0,
     latePackets: r.latePackets ?? 0,
+    avOffsetMs: r2(r.avOffsetMs),
     maxRms: r2(rs?.output?.maxRms, 5),
   };
 }

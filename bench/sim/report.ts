@@ -526,8 +526,8 @@ export function renderAudio(entries: BenchEntry[]): string[] {
   const lines = [
     '## Audio (20 ms Opus-sized frames; target: concealment <= 2 %, mouth-to-ear p95 <= 250 ms)',
     '',
-    '| variant | config | concealed % (mean / worst) | mouth-to-ear p95 ms (mean / worst) | lost | duplicates | late |',
-    '| --- | --- | --- | --- | --- | --- | --- |',
+    '| variant | config | concealed % (mean / worst) | mouth-to-ear p95 ms (mean / worst) | lost | duplicates | late | A/V offset ms (video - audio p50) |',
+    '| --- | --- | --- | --- | --- | --- | --- | --- |',
   ];
   for (const [k, es] of groups) {
     const [variant, config] = k.split('|');
@@ -535,7 +535,7 @@ export function renderAudio(entries: BenchEntry[]): string[] {
     const c = a.map((x) => x.concealedPct);
     const m = a.map((x) => x.mouthToEarP95Ms);
     lines.push(
-      `| ${variant} | ${config} | ${round(mean(c), 2)} / ${round(Math.max(...c), 2)} | ${Math.round(mean(m))} / ${Math.round(Math.max(...m))} | ${round(mean(a.map((x) => x.packetsLost)))} | ${round(mean(a.map((x) => x.duplicates)))} | ${round(mean(a.map((x) => x.latePackets)))} |`,
+      `| ${variant} | ${config} | ${round(mean(c), 2)} / ${round(Math.max(...c), 2)} | ${Math.round(mean(m))} / ${Math.round(Math.max(...m))} | ${round(mean(a.map((x) => x.packetsLost)))} | ${round(mean(a.map((x) => x.duplicates)))} | ${round(mean(a.map((x) => x.latePackets)))} | ${Math.round(mean(a.map((x) => x.avOffsetMs)))} |`,
     );
   }
   lines.push('');

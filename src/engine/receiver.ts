@@ -221,6 +221,8 @@ export class ReceiverEngine {
       }
       case 'audio':
         if (this.audio.onPacket(body.audio, now) === 'other-stream') this.drop('audio-other-stream');
+        // Also play out here what is due: in a busy browser the tick timer can lag the packets.
+        this.pollAudio(now);
         break;
       default:
         this.drop(`unexpected-${body.kind}`);
@@ -247,6 +249,12 @@ export class ReceiverEngine {
   /** Estimated sender clock - receiver clock (µs); undefined before the first clock exchange completes. */
   senderClockOffsetUs(): number | undefined {
     return this.clockSync.offsetUs();
+  }
+
+  /** Emit the audio playouts due at `now` (src/audio/audio-receiver.ts). */
+  private pollAudio(now: number): void {
+    // Same clock offset as onFrameDecoded's latency (one latency definition).
+    for (const ev of this.audio.poll(now, this.senderClockOffsetUs() ?? 0)) this.events.emit('audio', ev);
   }
 
   /** The codec parameters announced for a stream, if any. */
@@ -430,8 +438,7 @@ export class ReceiverEngine {
     }
     this.depacketizer.expire(now);
     this.releaseFrames(now);
-    // Same clock offset as onFrameDecoded's latency (one latency definition).
-    for (const ev of this.audio.poll(now, this.senderClockOffsetUs() ?? 0)) this.events.emit('audio', ev);
+    this.pollAudio(now);
     const fb = this.qoe.maybeFeedback(now);
     if (fb) {
       this.c.qoeFeedbackSent++;
@@ -471,6 +478,7 @@ export class ReceiverEngine {
     );
     const mean = (a: number[]) => (a.length ? a.reduce((x, y) => x + y, 0) / a.length : 0);
     const cs = this.clockSync.stats();
+    const audioStats = this.audio.stats();
     return {
       ...this.c,
       temporalLayerSkips: fbs.skips,
@@ -509,7 +517,7 @@ export class ReceiverEngine {
         nackWindowResets: this.nack.stats().windowResets,
       },
       heldBytes: { frameBuffer: fbs.bytes, depacketizer: this.depacketizer.pendingBytes(), fec: fec.storedBytes },
-      audio: this.audio.stats(),
+      audio: { ...audioStats, avOffsetMs: audioStats.packetsReceived > 0 && s?.latency.p50Ms !== undefined ? num(s.latency.p50Ms) - audioStats.mouthToEarMs.p50 : 0 },
     };
   }
 }

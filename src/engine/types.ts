@@ -187,6 +187,11 @@ export interface ReceiverStats {
   };
   /** Estimated bytes held now by the frame buffer, the depacketizer and the FEC window. */
   heldBytes: { frameBuffer: number; depacketizer: number; fec: number };
-  /** The audio stream: jitter buffer, concealment (webrtc-stats names) and mouth-to-ear latency. */
-  audio: AudioReceiverStats;
+  /**
+   * The audio stream: jitter buffer, concealment (webrtc-stats names) and
+   * mouth-to-ear latency; `avOffsetMs` = video latency p50 - audio
+   * mouth-to-ear p50 (ms): positive = the picture lags the sound (lip sync;
+   * ITU-R BT.1359 finds lags of more than ~125 ms detectable). 0 without both.
+   */
+  audio: AudioReceiverStats & { avOffsetMs: number };
 }

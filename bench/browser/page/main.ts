@@ -103,6 +103,7 @@ function oursCounters(): { counters: Counters; stats: unknown } {
         concealmentEvents: a.concealmentEvents,
         removedSamplesForAcceleration: a.removedSamplesForAcceleration,
         targetDelayMs: a.targetDelayMs,
+        avOffsetMs: a.avOffsetMs,
       }))(s.receiver.audio),
       sender: s.sender && {
         framesSent: s.sender.audio.framesSent,
