@@ -3,8 +3,10 @@
  * browser `npm run bench:browser`, `tools/compare-calls.ts`): which
  * configurations to run side by side. Entries, comma-separated:
  *
- *   converge | minrtt | mtput | mrtp | roundrobin   our engine with that scheduler
- *   single:N                                        our engine on path N only
+ *   converge | minrtt | mtput | mrtp | roundrobin   our engine with that scheduler (any name
+ *                                                   in the scheduler registry, src/sched/factory.ts)
+ *   single:N                                        our engine on path N only (registry entries
+ *                                                   with needsSinglePath take `:N`)
  *   converge-nofb                                   converge with its QoE feedback dropped (simulator only)
  *   native-webrtc:N                                 plain Chromium WebRTC over path N only (browser only)
  *
@@ -14,6 +16,8 @@
  */
 import { MAX_PATHS } from '../src/core/types.js';
 import type { FecPolicyName } from '../src/fec/types.js';
+import { fecPolicyNames, isFecPolicyName } from '../src/fec/factory.js';
+import { schedulerEntry, schedulerNames } from '../src/sched/factory.js';
 import type { SchedulerName } from '../src/sched/types.js';
 import { UsageError } from '../tools/cli.js';
 
@@ -31,9 +35,22 @@ export type CompareEntry =
     }
   | { name: string; kind: 'native'; path: number };
 
-/** The multipath schedulers a `--compare` entry may name (`single` takes a path: `single:N`). */
-export const SCHEDULERS = ['converge', 'minrtt', 'mtput', 'mrtp', 'roundrobin'] as const;
-export const FEC_POLICIES: readonly FecPolicyName[] = ['path', 'webrtc-table', 'none'];
+/** The registered schedulers a `--compare` entry may name as is (the others take a path: `single:N`). */
+export function multipathSchedulers(): string[] {
+  return schedulerNames().filter((n) => !schedulerEntry(n)?.needsSinglePath);
+}
+
+/** The registered schedulers that run on one path, written `NAME:N`. */
+export function singlePathSchedulers(): string[] {
+  return schedulerNames().filter((n) => schedulerEntry(n)?.needsSinglePath === true);
+}
+
+/** `--help` text of the entries our engine runs: `converge|minrtt|...[@fec], single:N[@fec]`. */
+export function compareEntriesHelp(): string {
+  return `${multipathSchedulers().join('|')}[@fec], ${singlePathSchedulers()
+    .map((n) => `${n}:N[@fec]`)
+    .join(', ')}`;
+}
 
 export interface CompareOptions {
   /** Paths of the scenario: `single:N` / `native-webrtc:N` need N < numPaths (default MAX_PATHS). */
@@ -54,8 +71,8 @@ export interface CompareOptions {
  */
 export function parseCompare(list: string, opts: CompareOptions = {}): CompareEntry[] {
   const numPaths = opts.numPaths ?? MAX_PATHS;
-  if (opts.defaultFec !== undefined && !isFec(opts.defaultFec)) throw new UsageError(`--fec: FEC policy must be one of ${FEC_POLICIES.join(', ')}, got ${opts.defaultFec}`);
-  const known = [...SCHEDULERS, 'single:N', ...(opts.noFeedback ? ['converge-nofb'] : []), ...(opts.native ? ['native-webrtc:N'] : [])];
+  if (opts.defaultFec !== undefined && !isFec(opts.defaultFec)) throw new UsageError(`--fec: FEC policy must be one of ${fecPolicyNames().join(', ')}, got ${opts.defaultFec}`);
+  const known = [...multipathSchedulers(), ...singlePathSchedulers().map((n) => `${n}:N`), ...(opts.noFeedback ? ['converge-nofb'] : []), ...(opts.native ? ['native-webrtc:N'] : [])];
   const out: CompareEntry[] = [];
   const names = new Set<string>();
   const pathIndex = (s: string, entry: string): number => {
@@ -69,7 +86,7 @@ export function parseCompare(list: string, opts: CompareOptions = {}): CompareEn
     if (names.has(entry)) throw new UsageError(`--compare: ${entry} given twice`);
     names.add(entry);
     const [base, fecPart] = entry.split('@');
-    if (fecPart !== undefined && !isFec(fecPart)) throw new UsageError(`--compare ${entry}: FEC policy must be one of ${FEC_POLICIES.join(', ')}`);
+    if (fecPart !== undefined && !isFec(fecPart)) throw new UsageError(`--compare ${entry}: FEC policy must be one of ${fecPolicyNames().join(', ')}`);
     const fec = (fecPart ?? opts.defaultFec) as FecPolicyName | undefined;
     const withFec = fec !== undefined ? { fec } : {};
     const [kind, arg] = base.split(':');
@@ -77,13 +94,13 @@ export function parseCompare(list: string, opts: CompareOptions = {}): CompareEn
       if (fecPart !== undefined) throw new UsageError(`--compare ${entry}: native-webrtc takes no @fec`);
       if (arg === undefined) throw new UsageError(`--compare ${entry}: say which path, e.g. native-webrtc:0`);
       out.push({ name: entry, kind: 'native', path: pathIndex(arg, entry) });
-    } else if (kind === 'single') {
-      if (arg === undefined) throw new UsageError(`--compare ${entry}: say which path, e.g. single:0`);
-      out.push({ name: entry, kind: 'multipath', scheduler: 'single', singlePath: pathIndex(arg, entry), ...withFec });
+    } else if (singlePathSchedulers().includes(kind)) {
+      if (arg === undefined) throw new UsageError(`--compare ${entry}: say which path, e.g. ${kind}:0`);
+      out.push({ name: entry, kind: 'multipath', scheduler: kind, singlePath: pathIndex(arg, entry), ...withFec });
     } else if (kind === 'converge-nofb' && opts.noFeedback && arg === undefined) {
       out.push({ name: entry, kind: 'multipath', scheduler: 'converge', ...withFec, qoeFeedback: false });
-    } else if ((SCHEDULERS as readonly string[]).includes(kind) && arg === undefined) {
-      out.push({ name: entry, kind: 'multipath', scheduler: kind as SchedulerName, ...withFec });
+    } else if (multipathSchedulers().includes(kind) && arg === undefined) {
+      out.push({ name: entry, kind: 'multipath', scheduler: kind, ...withFec });
     } else {
       throw new UsageError(`--compare: unknown configuration ${JSON.stringify(entry)} (use ${known.join(', ')}, optionally with @fec)`);
     }
@@ -93,5 +110,5 @@ export function parseCompare(list: string, opts: CompareOptions = {}): CompareEn
 }
 
 function isFec(s: string): s is FecPolicyName {
-  return (FEC_POLICIES as readonly string[]).includes(s);
+  return isFecPolicyName(s);
 }

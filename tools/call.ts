@@ -16,10 +16,12 @@ import { formatSummary } from './harness/report.js';
 import { runCall } from './harness/run-call.js';
 import { resolveSource } from './harness/clip.js';
 import { scenarioFile } from '../sim/net/scenario-files.js';
+import { fecPolicyNames, isFecPolicyName } from '../src/fec/factory.js';
+import { isSchedulerName, schedulerEntry, schedulerNames } from '../src/sched/factory.js';
 
 const USAGE = `usage: npm run call -- [--scenario FILE.json] [--duration S] [--codec h264|vp8|vp9|av1]
-       [--scheduler converge|minrtt|mtput|mrtp|roundrobin|single] [--single-path N]
-       [--fec path|webrtc-table|none] [--video FILE.y4m | --synthetic] [--width W --height H --fps F] [--out DIR] [--seed N] [--mtu BYTES] [--playout-max-ms MS]
+       [--scheduler ${schedulerNames().join('|')}] [--single-path N]
+       [--fec ${fecPolicyNames().join('|')}] [--video FILE.y4m | --synthetic] [--width W --height H --fps F] [--out DIR] [--seed N] [--mtu BYTES] [--playout-max-ms MS]
   --scenario: a scenario file, or a name from sim/net/scenarios (default, carriers, capacity-drop, blackhole, ...)`;
 
 const OPTIONS = {
@@ -44,6 +46,9 @@ async function main(values: CliValues<typeof OPTIONS>): Promise<number> {
   const num = numberOption;
   const codec = values.codec as string;
   if (!['h264', 'vp8', 'vp9', 'av1'].includes(codec)) throw new UsageError(`--codec must be h264, vp8, vp9 or av1, got ${codec}`);
+  if (!isSchedulerName(values.scheduler)) throw new UsageError(`--scheduler must be one of ${schedulerNames().join(', ')}, got ${values.scheduler}`);
+  if (schedulerEntry(values.scheduler)?.needsSinglePath && values['single-path'] === undefined) throw new UsageError(`--scheduler ${values.scheduler} needs --single-path N`);
+  if (!isFecPolicyName(values.fec)) throw new UsageError(`--fec must be one of ${fecPolicyNames().join(', ')}, got ${values.fec}`);
   const width = num('width', values.width, 16, 3840);
   const height = num('height', values.height, 16, 2160);
   const fps = num('fps', values.fps, 1, 60);

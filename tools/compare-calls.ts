@@ -11,14 +11,15 @@
  */
 import { mkdirSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
-import { parseCompare } from '../bench/compare.js';
+import { compareEntriesHelp, parseCompare } from '../bench/compare.js';
+import { fecPolicyNames } from '../src/fec/factory.js';
 import { DEFAULT_SCENARIO, loadScenario } from '../sim/net/scenario.js';
 import { scenarioFile } from '../sim/net/scenario-files.js';
 import { numberOption, runCli } from './cli.js';
 import { runCall } from './harness/run-call.js';
 
-const USAGE = `usage: node --import tsx tools/compare-calls.ts [--scenario NAME|FILE.json] [--compare LIST] [--fec path|webrtc-table|none] [--duration S] [--out DIR]
-  --compare entries: converge|minrtt|mtput|mrtp|roundrobin[@fec], single:N[@fec] (default converge,minrtt,single:0); --configs: the same (fec:POLICY = converge@POLICY)`;
+const USAGE = `usage: node --import tsx tools/compare-calls.ts [--scenario NAME|FILE.json] [--compare LIST] [--fec ${fecPolicyNames().join('|')}] [--duration S] [--out DIR]
+  --compare entries: ${compareEntriesHelp()} (default converge,minrtt,single:0); --configs: the same (fec:POLICY = converge@POLICY)`;
 
 runCli(
   {

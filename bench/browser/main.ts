@@ -11,16 +11,17 @@
  * DIR/summary.md and DIR/report.html (default DIR: out/bench-browser/<scenario>).
  */
 import { type CliValues, numberOption, runCli, UsageError } from '../../tools/cli.js';
-import { parseCompare } from '../compare.js';
+import { compareEntriesHelp, parseCompare } from '../compare.js';
+import { fecPolicyNames } from '../../src/fec/factory.js';
 import { runBench } from './run.js';
 import { DEFAULT_SCENARIO, loadScenario } from '../../sim/net/scenario.js';
 import { scenarioFile } from '../../sim/net/scenario-files.js';
 
 const USAGE = `usage: npm run bench:browser -- --scenario FILE.json|default
        [--compare converge,minrtt,native-webrtc:0,native-webrtc:1] [--duration S]
-       [--video FILE.y4m | --synthetic] [--fec path|webrtc-table|none] [--codec h264|vp8|vp9|av1]
+       [--video FILE.y4m | --synthetic] [--fec ${fecPolicyNames().join('|')}] [--codec h264|vp8|vp9|av1]
        [--max-bitrate BPS] [--track canvas|generator] [--sample-every N] [--no-ssim] [--no-source-check] [--seed N] [--out DIR]
-  --compare entries: converge|minrtt|mtput|mrtp|roundrobin[@fec], single:N[@fec], native-webrtc:N`;
+  --compare entries: ${compareEntriesHelp()}, native-webrtc:N`;
 
 const OPTIONS = {
   scenario: { type: 'string', default: 'default' },

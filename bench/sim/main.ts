@@ -44,24 +44,25 @@ import { pathToFileURL } from 'node:url';
 import { Worker } from 'node:worker_threads';
 import type { DegradationPreference } from '../../src/adapt/index.js';
 import type { PlayoutOptions } from '../../src/feedback/playout.js';
+import { fecPolicyNames, isFecPolicyName } from '../../src/fec/factory.js';
 import type { FecPolicyName } from '../../src/fec/types.js';
 import { DEFAULT_CONVERGE_CONFIG } from '../../src/sched/converge.js';
 import type { ConvergeConfig } from '../../src/sched/types.js';
 import { type CliValues, UsageError, choiceOption, intOption, runCli } from '../../tools/cli.js';
-import { type CompareEntry, parseCompare } from '../compare.js';
+import { type CompareEntry, compareEntriesHelp, multipathSchedulers, parseCompare } from '../compare.js';
 import { renderHtml } from './report-html.js';
 import { type BenchEntry, renderSummary } from './report.js';
 import { REPO_ROOT, SOAK, type SuiteHalf, resolveScenario } from '../../sim/scenarios.js';
 import type { SimOptions, SimResult } from '../../sim/simulator.js';
 
-export const ALL_CONFIGS = ['converge', 'converge-nofb', 'minrtt', 'mtput', 'mrtp', 'roundrobin', 'single:0', 'single:1'];
-const FECS: readonly FecPolicyName[] = ['path', 'webrtc-table', 'none'];
+/** Default `--compare`: every registered multipath scheduler, converge without feedback, and each path alone. */
+export const ALL_CONFIGS = [...multipathSchedulers().flatMap((n) => (n === 'converge' ? [n, 'converge-nofb'] : [n])), 'single:0', 'single:1'];
 const DEGRADATION_PREFERENCES: readonly DegradationPreference[] = ['maintain-framerate', 'maintain-resolution', 'balanced'];
 const PLAYOUT_KEYS = ['minDelayMs', 'maxDelayMs', 'maxChangeMsPerS', 'offsetWindowMs', 'nackHoldMs', 'renderDelayMs'] as const;
 const SENDER_KEYS = ['dropQueueFrames', 'maxConsecutiveDrops', 'upperLayerDropFactor', 'cwndPushback', 'pathHysteresis', 'fastFailover', 'outageRestore'];
 
 const USAGE = `usage: npm run bench -- --scenario FILE.json|NAME [--compare LIST] [--fec LIST] [--streams 1-3] [--seeds N] [--duration S] [--variants N] [--half tune|check] [--degradation PREF] [--datachannel sctp|ideal] [--playout K=V,...] [--temporal-layers 1-3] [--converge K=V,...] [--sender K=V,...] [--jobs N] [--out DIR]
-  --compare entries: ${ALL_CONFIGS.slice(0, -2).join(', ')}, single:N, optionally @fec (bench/compare.ts)`;
+  --compare entries: ${compareEntriesHelp()}, converge-nofb (bench/compare.ts)`;
 
 const OPTIONS = {
   scenario: { type: 'string' },
@@ -129,7 +130,7 @@ function parseOptions(v: CliValues<typeof OPTIONS>): Args {
   const defaultCompare = isSweep || scenario === 'soak' ? 'converge' : scenario === 'cellular' ? 'converge,single:0,single:1' : ALL_CONFIGS.join(',');
   const compare = parseCompare(v.compare ?? defaultCompare, { noFeedback: true });
   const fec = (v.fec ?? (isSweep ? 'path,webrtc-table,none' : 'path')).split(',').filter(Boolean);
-  for (const f of fec) if (!(FECS as readonly string[]).includes(f)) throw new UsageError(`unknown FEC policy "${f}" (use ${FECS.join(', ')})`);
+  for (const f of fec) if (!isFecPolicyName(f)) throw new UsageError(`unknown FEC policy "${f}" (use ${fecPolicyNames().join(', ')})`);
   const int = (k: keyof typeof OPTIONS, d: number, lo: number, hi: number): number => (v[k] === undefined ? d : intOption(k, v[k] as string, lo, hi));
   const tl = choiceOption('temporal-layers', v['temporal-layers'], ['1', '2', '3']);
   // --converge / --sender key=value,...: ConvergeConfig / SenderEngine overrides (numbers or true/false), for experiments.

@@ -1,6 +1,7 @@
 /**
  * Configuration and events of {@link import('./sender.js').SenderEngine}.
  */
+import type { EstimatorName } from '../cc/registry.js';
 import type { BandwidthEstimator } from '../cc/types.js';
 import type { Clock } from '../core/clock.js';
 import type { PathId } from '../core/types.js';
@@ -27,7 +28,9 @@ export interface SenderEngineConfig {
   minBitrateBps?: number;
   /** Initial per-path rate (bps, default 1 Mbps). */
   startBitrateBps?: number;
-  /** Factory for a per-path estimator (default GCC). */
+  /** Registry name of the per-path bandwidth estimator (src/cc/registry.ts; default 'gcc'). Ignored when `createEstimator` is given. */
+  estimator?: EstimatorName;
+  /** Factory for a per-path estimator (overrides `estimator`). */
   createEstimator?: (pathId: PathId) => BandwidthEstimator;
   /** NACK history per stream in packets (default 4096). */
   historyPackets?: number;
@@ -129,7 +132,7 @@ export interface SenderEvents {
 
 /** The config with defaults applied (the parts the engine reads as plain values). */
 export type ResolvedSenderConfig = Required<
-  Omit<SenderEngineConfig, 'clock' | 'scheduler' | 'fec' | 'singlePath' | 'createEstimator' | 'pacer' | 'streamId' | 'qoeFeedback' | 'probing' | 'pathHysteresis' | 'pathHealth'>
+  Omit<SenderEngineConfig, 'clock' | 'scheduler' | 'fec' | 'singlePath' | 'estimator' | 'createEstimator' | 'pacer' | 'streamId' | 'qoeFeedback' | 'probing' | 'pathHysteresis' | 'pathHealth'>
 >;
 
 /** Apply the defaults documented on {@link SenderEngineConfig}. */

@@ -18,7 +18,7 @@
  * receiver packets to {@link SenderEngine.onControl}; {@link SenderEngine.tick} runs at {@link SenderEngine.nextWakeUs}.
  */
 import { CongestionWindowPushback, PUSHBACK_QUEUE_MS } from '../cc/congestion-window-pushback.js';
-import { GccEstimator } from '../cc/gcc.js';
+import { createEstimator } from '../cc/registry.js';
 import { ProbeSender } from '../cc/probe-sender.js';
 import type { BandwidthEstimator } from '../cc/types.js';
 import { integerClock } from '../core/clock.js';
@@ -109,7 +109,7 @@ export class SenderEngine {
     this.dropper = new FrameDropper(this.cfg);
     this.packetizer = new Packetizer({ mtuBytes: this.cfg.mtuBytes, streamId: this.streamId });
     this.history = new NackResponder(this.cfg.historyPackets);
-    this.createEstimator = config.createEstimator ?? (() => new GccEstimator({ startBps: this.cfg.startBitrateBps, maxBps: this.pathMaxBps() }));
+    this.createEstimator = config.createEstimator ?? (() => createEstimator(config.estimator ?? 'gcc', { startBps: this.cfg.startBitrateBps, maxBps: this.pathMaxBps() }));
     this.pacerCfg = config.pacer;
     this.useQoeFeedback = config.qoeFeedback ?? true;
     this.probing = config.probing ?? true;

@@ -27,8 +27,8 @@ export class FecError extends Error {
   }
 
   /** {@link createFecPolicy} got a name it does not know. */
-  static unknownPolicy(name: unknown): FecError {
-    return new FecError('unknown-policy', `unknown FEC policy "${String(name)}" (expected 'path', 'webrtc-table' or 'none')`);
+  static unknownPolicy(name: unknown, known: readonly string[]): FecError {
+    return new FecError('unknown-policy', `unknown FEC policy "${String(name)}" (expected one of ${known.join(', ')})`);
   }
 }
 

@@ -3,8 +3,13 @@
  * code itself (which packets each FEC packet protects).
  */
 import type { PathId } from '../core/types.js';
+import type { BuiltinFecPolicyName } from './factory.js';
 
-export type FecPolicyName = 'path' | 'webrtc-table' | 'none';
+/**
+ * An FEC policy's registry name (src/fec/factory.ts): a built-in one
+ * (`BUILTIN_FEC_POLICIES`) or one an app added with `registerFecPolicy`.
+ */
+export type FecPolicyName = BuiltinFecPolicyName | (string & {});
 
 /** What a policy sees when a frame's packets were scheduled on a path. */
 export interface FecContext {
@@ -24,7 +29,8 @@ export interface FecContext {
 }
 
 export interface FecPolicy {
-  readonly name: FecPolicyName;
+  /** Its registry name (`FecPolicyName`). */
+  readonly name: string;
   /** Number of FEC packets to add for these media packets (>= 0, integer). */
   fecCount(ctx: FecContext, nowUs: number): number;
   /** NACKs the receiver sent for packets that went on `pathId`. */

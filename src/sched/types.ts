@@ -5,11 +5,17 @@
  * paths, and gets back one path per packet (plus optional probe duplicates).
  */
 import type { Assignment, OutgoingPacket, PathId, PathState, QoeFeedback } from '../core/types.js';
+import type { BuiltinSchedulerName } from './factory.js';
 
-export type SchedulerName = 'converge' | 'minrtt' | 'mtput' | 'mrtp' | 'roundrobin' | 'single';
+/**
+ * A scheduler's registry name (src/sched/factory.ts): a built-in one
+ * (`BUILTIN_SCHEDULERS`) or one an app added with `registerScheduler`.
+ */
+export type SchedulerName = BuiltinSchedulerName | (string & {});
 
 export interface Scheduler {
-  readonly name: SchedulerName;
+  /** Its registry name. */
+  readonly name: string;
   /**
    * Assign every packet of `packets` to exactly one path that is `up` (never
    * drop). Packets of priority 1-5 (Converge Table 2) may be placed first.

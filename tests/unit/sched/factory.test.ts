@@ -1,12 +1,13 @@
 import { describe, expect, it } from 'vitest';
 import type { ConvergeScheduler } from '../../../src/sched/converge.js';
 import { SchedError } from '../../../src/sched/errors.js';
-import { createScheduler, isSchedulerName, SCHEDULER_NAMES } from '../../../src/sched/factory.js';
-import type { SchedulerName } from '../../../src/sched/types.js';
+import { createScheduler, isSchedulerName, registerScheduler, SCHEDULER_NAMES, schedulerNames } from '../../../src/sched/factory.js';
+import { RoundRobinScheduler } from '../../../src/sched/roundrobin.js';
+import type { Scheduler, SchedulerName } from '../../../src/sched/types.js';
 
 describe('createScheduler', () => {
   it('builds every named scheduler', () => {
-    expect([...SCHEDULER_NAMES].sort()).toEqual(['converge', 'minrtt', 'mrtp', 'mtput', 'roundrobin', 'single']);
+    expect([...SCHEDULER_NAMES].sort()).toEqual(['aggdeliv', 'blest', 'converge', 'ecf', 'lola', 'minrtt', 'mrtp', 'mtput', 'roundrobin', 'single']);
     for (const name of SCHEDULER_NAMES) {
       expect(createScheduler(name, { singlePath: 0 }).name).toBe(name);
     }
@@ -28,16 +29,30 @@ describe('createScheduler', () => {
       }
       return undefined;
     };
-    expect(code(() => createScheduler('blest' as SchedulerName))).toBe('unknown-scheduler');
+    expect(code(() => createScheduler('no-such' as SchedulerName))).toBe('unknown-scheduler');
     expect(code(() => createScheduler('single'))).toBe('missing-single-path');
     expect(code(() => createScheduler('single', { singlePath: 9 }))).toBe('invalid-path-id');
     expect(code(() => createScheduler('converge', { converge: { maxBoost: 0.5 } }))).toBe('invalid-config');
-    expect(() => createScheduler('blest' as SchedulerName)).toThrow(/unknown scheduler "blest"/);
+    expect(() => createScheduler('no-such' as SchedulerName)).toThrow(/unknown scheduler "no-such"/);
   });
 
   it('recognises scheduler names', () => {
     expect(isSchedulerName('minrtt')).toBe(true);
     expect(isSchedulerName('MINRTT')).toBe(false);
     expect(isSchedulerName(3)).toBe(false);
+  });
+
+  it('takes an app-registered scheduler by name, once, after the built-ins', () => {
+    const make = (): Scheduler => {
+      const inner = new RoundRobinScheduler();
+      return { name: 'test-reverse', schedule: (b, p, n) => inner.schedule(b, p, n), onQoeFeedback: () => {}, isEnabled: (id) => inner.isEnabled(id) };
+    };
+    registerScheduler('test-reverse', { summary: 'test', create: make });
+    expect(schedulerNames().slice(0, SCHEDULER_NAMES.length)).toEqual([...SCHEDULER_NAMES]);
+    expect(schedulerNames()).toContain('test-reverse');
+    expect(isSchedulerName('test-reverse')).toBe(true);
+    expect(createScheduler('test-reverse').name).toBe('test-reverse');
+    expect(() => registerScheduler('test-reverse', { summary: 'again', create: make })).toThrow(/already registered/);
+    expect(() => registerScheduler('Bad Name', { summary: 'x', create: make })).toThrow(SchedError);
   });
 });

@@ -1,0 +1,86 @@
+/**
+ * The bandwidth estimator registry: one name -> factory table for the
+ * per-path congestion controllers `SenderEngine` builds (one per path).
+ * Adding an estimator = its own file implementing {@link BandwidthEstimator},
+ * one line in {@link BUILTIN_ESTIMATORS}, its tests; the conformance suite
+ * (tests/unit/cc/conformance.test.ts) runs every registered one. Probing is
+ * a capability an estimator declares (`BandwidthEstimator.createProber`),
+ * never inferred from its class.
+ */
+import { Registry } from '../core/registry.js';
+import { GccEstimator } from './gcc.js';
+import type { BandwidthEstimator } from './types.js';
+
+/** What the sender gives every estimator it builds (rates in bps). */
+export interface EstimatorOptions {
+  /** Initial target rate (bps). */
+  startBps: number;
+  /** Ceiling of the target (bps). */
+  maxBps: number;
+}
+
+/** One registry entry. */
+export interface EstimatorEntry {
+  /** One line for `--help` texts and docs. */
+  readonly summary: string;
+  /** A fresh estimator for one path. */
+  create(opts: EstimatorOptions): BandwidthEstimator;
+}
+
+/** The estimators this library ships. */
+export const BUILTIN_ESTIMATORS = {
+  gcc: {
+    summary: 'Google Congestion Control: trendline delay-based + loss-based AIMD, probing (draft-ietf-rmcat-gcc-02; libwebrtc goog_cc)',
+    create: (o) => new GccEstimator({ startBps: o.startBps, maxBps: o.maxBps }),
+  },
+} as const satisfies Record<string, EstimatorEntry>;
+
+/** A built-in estimator's name. */
+export type BuiltinEstimatorName = keyof typeof BUILTIN_ESTIMATORS;
+/** An estimator's registry name: a built-in one or one added with {@link registerEstimator}. */
+export type EstimatorName = BuiltinEstimatorName | (string & {});
+
+/** Thrown for an unknown name, or a bad or taken name at registration. */
+export class EstimatorRegistryError extends Error {
+  constructor(
+    readonly code: 'unknown-estimator' | 'invalid-name',
+    message: string,
+  ) {
+    super(message);
+    this.name = 'EstimatorRegistryError';
+  }
+}
+
+const registry = new Registry<EstimatorEntry>(
+  'bandwidth estimator',
+  BUILTIN_ESTIMATORS,
+  (name, reason) => new EstimatorRegistryError('invalid-name', `bad estimator name ${JSON.stringify(name)}: ${reason}`),
+);
+
+/**
+ * Add an estimator under `name` for every later {@link createEstimator} call.
+ * @throws EstimatorRegistryError `invalid-name` when `name` is not `[a-z0-9-]+` or already registered.
+ */
+export function registerEstimator(name: string, entry: EstimatorEntry): void {
+  registry.register(name, entry);
+}
+
+/** Every registered name (built-ins first). */
+export function estimatorNames(): string[] {
+  return registry.names();
+}
+
+/** Type guard for user input: a registered name. */
+export function isEstimatorName(x: unknown): x is EstimatorName {
+  return registry.has(x);
+}
+
+/**
+ * A fresh estimator for one path.
+ * @throws EstimatorRegistryError `unknown-estimator` for a name not registered.
+ */
+export function createEstimator(name: EstimatorName, opts: EstimatorOptions): BandwidthEstimator {
+  const entry = registry.get(name);
+  if (!entry) throw new EstimatorRegistryError('unknown-estimator', `unknown bandwidth estimator ${JSON.stringify(name)}; known: ${registry.names().join(', ')}`);
+  return entry.create(opts);
+}
