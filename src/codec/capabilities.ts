@@ -13,7 +13,7 @@ import { detectRenderMode, type RenderMode } from './frame-sink.js';
 /** Every codec a call can use, in the order they are probed. */
 export const CALL_CODECS: readonly CodecName[] = ['h264', 'vp8', 'vp9', 'av1'];
 
-/** What works in this browser (see {@link callCapabilities}). */
+/** What works in this browser: `MultipathCall.capabilities()` (src/codec/capabilities.ts callCapabilities). */
 export interface CallCapabilities {
   /** A call can both send and receive video here (send && receive), with at least one codec both ways. */
   supported: boolean;
