@@ -29,6 +29,8 @@ export const DEFAULT_CONVERGE_CONFIG: Readonly<ConvergeConfig> = Object.freeze({
   deadlineEwmaGain: 0.05,
   baseLayerFastPath: true,
   upperLayerSlackMs: 33,
+  delayBudgetMs: 0,
+  delayBudgetMargin: 0.8,
 });
 
 /**
@@ -56,6 +58,8 @@ export function resolveConvergeConfig(config: Partial<ConvergeConfig>): Readonly
   check('deadlineSlackMs', fin(c.deadlineSlackMs) && (c.deadlineSlackMs >= 0 || c.deadlineSlackMs === -1), 'finite >= 0, or -1 (off)');
   check('deadlineEwmaGain', fin(c.deadlineEwmaGain) && c.deadlineEwmaGain > 0 && c.deadlineEwmaGain <= 1, 'in (0, 1]');
   check('upperLayerSlackMs', fin(c.upperLayerSlackMs) && c.upperLayerSlackMs >= 0, 'finite >= 0');
+  check('delayBudgetMs', fin(c.delayBudgetMs) && c.delayBudgetMs >= 0, 'finite >= 0 (0 = off)');
+  check('delayBudgetMargin', fin(c.delayBudgetMargin) && c.delayBudgetMargin > 0, 'finite > 0');
   if (typeof c.baseLayerFastPath !== 'boolean') throw SchedError.invalidConfig('baseLayerFastPath', c.baseLayerFastPath as unknown as number, 'a boolean');
   return Object.freeze(c);
 }

@@ -103,6 +103,7 @@ import type { Assignment, OutgoingPacket, PathId, PathState, QoeFeedback } from 
 import { MAX_PATHS, Priority } from '../core/types.js';
 import { applyAlpha, applyDeadline, applyLayer, buildEnabledSet, checkReenable, encoderRateFraction, maybeProbe, splitEq1 } from './converge-split.js';
 import { ConvergeState, MAX_ALPHA_SHARE, MAX_PENDING_ALPHA, clamp, resolveConvergeConfig } from './converge-state.js';
+import { DelayBudgetCap } from './delay-budget.js';
 import { FeedbackSeqFilter } from './feedback-filter.js';
 import { completionTimeMs, effectivePriority, isValidPathId, packetBytes } from './path-util.js';
 import type { ConvergeConfig, ConvergeStats, Scheduler } from './types.js';
@@ -124,6 +125,8 @@ export class ConvergeScheduler implements Scheduler {
   readonly config: Readonly<ConvergeConfig>;
   private readonly s: ConvergeState;
   private readonly seqs = new FeedbackSeqFilter(DEDUP_WINDOW);
+  /** LoLa Eq. 2-3 encoder cap (`delayBudgetMs` > 0), else undefined. */
+  private readonly budget: DelayBudgetCap | undefined;
   /**
    * @param config partial {@link ConvergeConfig}; missing fields take
    *   {@link DEFAULT_CONVERGE_CONFIG}.
@@ -132,6 +135,7 @@ export class ConvergeScheduler implements Scheduler {
   constructor(config: Partial<ConvergeConfig> = {}) {
     this.config = resolveConvergeConfig(config);
     this.s = new ConvergeState(this.config);
+    this.budget = this.config.delayBudgetMs > 0 ? new DelayBudgetCap(this.config.delayBudgetMs, this.config.delayBudgetMargin) : undefined;
   }
 
   /** Copy of the counters. */
@@ -267,6 +271,7 @@ export class ConvergeScheduler implements Scheduler {
       this.s.batchRef = this.s.batchRef === 0 ? frameN : this.s.batchRef + this.config.batchEwmaGain * (frameN - this.s.batchRef);
     }
     const ref = this.s.batchRef > 0 ? this.s.batchRef : N;
+    if (this.budget !== undefined && timeOk) this.budget.observe(packets, paths, nowUs, frameN > 0);
     for (let i = 0; i < MAX_PATHS; i++) {
       if (this.s.pendingAlpha[i] !== 0) {
         this.s.alphaShare[i] = clamp(this.s.alphaShare[i] + this.s.pendingAlpha[i] / ref, -MAX_ALPHA_SHARE, MAX_ALPHA_SHARE);
@@ -396,6 +401,7 @@ export class ConvergeScheduler implements Scheduler {
    * best-path floor (see converge-split.ts encoderRateFraction).
    */
   encoderRateFraction(): number {
-    return encoderRateFraction(this.s);
+    const f = encoderRateFraction(this.s);
+    return this.budget === undefined ? f : Math.min(f, this.budget.fraction());
   }
 }

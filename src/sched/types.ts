@@ -121,6 +121,18 @@ export interface ConvergeConfig {
    * ({@link Scheduler.encoderRateFraction}). Default 0.05.
    */
   deadlineEwmaGain: number;
+  /**
+   * Delay-budget encoder cap (LoLa §3.2 Eq. 2 and §3.3 Eq. 3, applied to
+   * Converge's encoder target; src/sched/delay-budget.ts): the encoder may
+   * produce at most margin x what every up path delivers within this
+   * one-way delay budget δ, minus the bytes it already holds (in flight
+   * and queued), per frame interval. It cuts the encoder as soon as the
+   * paths' backlog exceeds the budget, before a late frame freezes the
+   * picture. ms; 0 = off.
+   */
+  delayBudgetMs: number;
+  /** The margin on each path's delay-budget window (LoLa Eq. 3: 0.8). Default 0.8. */
+  delayBudgetMargin: number;
 }
 
 /** Counters of {@link ConvergeScheduler} (monotonic since construction). */
