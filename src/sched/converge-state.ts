@@ -8,7 +8,7 @@
 import type { PathState } from '../core/types.js';
 import { MAX_PATHS } from '../core/types.js';
 import { SchedError } from './errors.js';
-import { deliveryRateBps, isValidPathId, lossFraction, rttMs, sendRateBps } from './path-util.js';
+import { deliveryRateBps, isValidPathId, lossFraction, nonNeg, rttMs, sendRateBps } from './path-util.js';
 import type { ConvergeConfig, ConvergeStats } from './types.js';
 
 /** Defaults of {@link ConvergeConfig}. */
@@ -31,6 +31,7 @@ export const DEFAULT_CONVERGE_CONFIG: Readonly<ConvergeConfig> = Object.freeze({
   upperLayerSlackMs: 33,
   delayBudgetMs: 0,
   delayBudgetMargin: 0.8,
+  inflightSlackMs: 50,
 });
 
 /**
@@ -60,6 +61,7 @@ export function resolveConvergeConfig(config: Partial<ConvergeConfig>): Readonly
   check('upperLayerSlackMs', fin(c.upperLayerSlackMs) && c.upperLayerSlackMs >= 0, 'finite >= 0');
   check('delayBudgetMs', fin(c.delayBudgetMs) && c.delayBudgetMs >= 0, 'finite >= 0 (0 = off)');
   check('delayBudgetMargin', fin(c.delayBudgetMargin) && c.delayBudgetMargin > 0, 'finite > 0');
+  check('inflightSlackMs', fin(c.inflightSlackMs) && (c.inflightSlackMs >= 0 || c.inflightSlackMs === -1), 'finite >= 0, or -1 (off)');
   if (typeof c.baseLayerFastPath !== 'boolean') throw SchedError.invalidConfig('baseLayerFastPath', c.baseLayerFastPath as unknown as number, 'a boolean');
   return Object.freeze(c);
 }
@@ -114,7 +116,7 @@ export class ConvergeState {
   readonly extra = new Uint8Array(MAX_PATHS);
   readonly used = new Int32Array(MAX_PATHS);
   readonly rem = new Int32Array(MAX_PATHS);
-  /** Bytes queued at the sender (pacer + transport buffer) per up path. */
+  /** Bytes queued at the sender (pacer + transport buffer) per up path, plus the network backlog (`inflightSlackMs`). */
   readonly queued = new Float64Array(MAX_PATHS);
   /** EWMA of (packets kept by the deadline) / (Eq. 1+2 target) per path; 1 = never cut. */
   readonly keptFrac = new Float64Array(MAX_PATHS).fill(1);
@@ -169,6 +171,14 @@ export class ConvergeState {
       this.loss[id] = lossFraction(p);
       const q = p.queuedBytes;
       this.queued[id] = typeof q === 'number' && q > 0 && Number.isFinite(q) ? q : 0;
+      const slack = this.config.inflightSlackMs;
+      if (slack >= 0) {
+        // Network backlog: in flight beyond the pipe at min RTT (+ one report interval).
+        const m = p.minRttMs;
+        const pipe = (this.gput[id] * ((Number.isFinite(m) && m > 0 ? m : this.rtt[id]) + slack)) / 8000;
+        const inflight = nonNeg(p.inflightBytes);
+        if (inflight > pipe) this.queued[id] += inflight - pipe;
+      }
     }
     return upCount;
   }

@@ -49,6 +49,10 @@
  *    path is clearly better, Converge sends like that single path plus
  *    probes, and a recovered path gets packets again as soon as they would
  *    arrive in time. `deadlineSlackMs: -1` gives the paper's behaviour.
+ *    The queue also counts the path's network backlog (`inflightSlackMs`,
+ *    after LoLa §3.3 Eq. 4's N_f): bytes in flight beyond delivery rate x
+ *    (min RTT + one report interval). A path whose capacity collapses piles
+ *    them up within one report and stops being the fast path at once.
  * 6c. Temporal layers (OUR EXTENSION, `baseLayerFastPath`; only for frames
  *    whose packets carry `temporalLayer`): before 6b, a base-layer delta
  *    frame goes whole to the fast path and each other path's target becomes
@@ -58,6 +62,18 @@
  *    The base layer, on which every later frame depends, then rides the
  *    best path only; losses on the others cost upper-layer frames, which the
  *    receiver skips without a key frame (src/feedback/frame-buffer.ts).
+ * 6d. Delay-budget encoder cap (from LoLa §3.2 Eq. 2 and §3.3 Eq. 3, not in
+ *    Converge; `delayBudgetMs`, src/sched/delay-budget.ts): the encoder
+ *    target ({@link encoderRateFraction}) is also capped at LoLa's frame
+ *    target, margin x Σ_f (what path f delivers within δ - min RTT_f / 2)
+ *    minus the bytes f already holds (in flight + queued), per frame
+ *    interval. Packets are still split by steps 2-6c; only the encoder
+ *    follows the backlog. When a path's capacity drops, the bytes it holds
+ *    exceed its budget within one report and the encoder backs off before
+ *    the congestion controller has noticed, instead of queueing seconds of
+ *    video behind the drop (the freezes of issue 10). An ablation (LoLa
+ *    with and without its Eq. 3 target, cellular tune half) showed this
+ *    target, not LoLa's split, is what buys LoLa's fewer freezes.
  * 7. Disabled paths: P_i = 0 caused by alpha (the path's adjusted expected
  *    share of a typical batch rounds to 0 packets) disables the path, unless it
  *    is the last enabled up path. A disabled up path gets at most one probe per

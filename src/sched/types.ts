@@ -133,6 +133,20 @@ export interface ConvergeConfig {
   delayBudgetMs: number;
   /** The margin on each path's delay-budget window (LoLa Eq. 3: 0.8). Default 0.8. */
   delayBudgetMargin: number;
+  /**
+   * Network backlog in the completion times (LoLa §3.3 Eq. 4: a frame's
+   * packets on path f arrive after the N_f packets it already holds; our
+   * extension of Algorithm 1's cpt and the best-path floor): the bytes in
+   * flight beyond what the path holds at its base delay, delivery rate x
+   * (min RTT + this slack), count like bytes queued at the sender. The slack
+   * covers the receiver-report interval (packets delivered but not yet
+   * reported). When a path's capacity collapses its in-flight bytes pile up
+   * within one report, so the frame goes to the other path before the
+   * congestion controller or the RTT has reacted. ms; -1 = off (sender
+   * queue only). Only with the best-path floor (`deadlineSlackMs` >= 0).
+   * Default 50.
+   */
+  inflightSlackMs: number;
 }
 
 /** Counters of {@link ConvergeScheduler} (monotonic since construction). */

@@ -124,3 +124,30 @@ describe('Converge delay-budget encoder cap (delayBudgetMs)', () => {
     expect(() => new ConvergeScheduler({ delayBudgetMargin: 0 })).toThrow(SchedError);
   });
 });
+
+describe('Converge network backlog in completion times (inflightSlackMs)', () => {
+  // Path 0 is faster but holds 200 kB in flight, 130 kB beyond its pipe at min RTT + 50 ms (70 kB): 130 ms of backlog.
+  const paths = [path(0, 8, 20, { inflightBytes: 200_000 }), path(1, 4, 40)];
+
+  it('a path whose in-flight bytes exceed its pipe is not the fast path; the frame goes where it arrives first', () => {
+    const out = new ConvergeScheduler().schedule(media(10, { sizeBytes: MTU }), paths, 0);
+    expect(out.filter((a) => !a.probe).every((a) => a.pathId === 1)).toBe(true);
+  });
+
+  it('-1 counts the sender queue only (the frame goes to path 0, as before)', () => {
+    const out = new ConvergeScheduler({ inflightSlackMs: -1 }).schedule(media(10, { sizeBytes: MTU }), paths, 0);
+    expect(out.filter((a) => !a.probe).every((a) => a.pathId === 0)).toBe(true);
+  });
+
+  it('in-flight bytes within the pipe change nothing', () => {
+    const normal = [path(0, 8, 20, { inflightBytes: 60_000 }), path(1, 4, 40)];
+    const a = new ConvergeScheduler().schedule(media(10, { sizeBytes: MTU }), normal, 0).map((x) => x.pathId);
+    const b = new ConvergeScheduler({ inflightSlackMs: -1 }).schedule(media(10, { sizeBytes: MTU }), normal, 0).map((x) => x.pathId);
+    expect(a).toEqual(b);
+  });
+
+  it('rejects a slack below -1 or non-finite', () => {
+    expect(() => new ConvergeScheduler({ inflightSlackMs: -2 })).toThrow(SchedError);
+    expect(() => new ConvergeScheduler({ inflightSlackMs: Number.POSITIVE_INFINITY })).toThrow(SchedError);
+  });
+});
