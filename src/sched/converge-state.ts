@@ -29,7 +29,7 @@ export const DEFAULT_CONVERGE_CONFIG: Readonly<ConvergeConfig> = Object.freeze({
   deadlineEwmaGain: 0.05,
   baseLayerFastPath: true,
   upperLayerSlackMs: 33,
-  delayBudgetMs: 0,
+  delayBudgetMs: 200,
   delayBudgetMargin: 0.8,
   inflightSlackMs: 50,
 });
