@@ -8,7 +8,8 @@
 import type { PathState } from '../core/types.js';
 import { MAX_PATHS } from '../core/types.js';
 import { SchedError } from './errors.js';
-import { deliveryRateBps, isValidPathId, lossFraction, nonNeg, rttMs, sendRateBps } from './path-util.js';
+import { networkBacklogBytes } from './delay-budget.js';
+import { deliveryRateBps, isValidPathId, lossFraction, rttMs, sendRateBps } from './path-util.js';
 import type { ConvergeConfig, ConvergeStats } from './types.js';
 
 /** Defaults of {@link ConvergeConfig}. */
@@ -171,14 +172,7 @@ export class ConvergeState {
       this.loss[id] = lossFraction(p);
       const q = p.queuedBytes;
       this.queued[id] = typeof q === 'number' && q > 0 && Number.isFinite(q) ? q : 0;
-      const slack = this.config.inflightSlackMs;
-      if (slack >= 0) {
-        // Network backlog: in flight beyond the pipe at min RTT (+ one report interval).
-        const m = p.minRttMs;
-        const pipe = (this.gput[id] * ((Number.isFinite(m) && m > 0 ? m : this.rtt[id]) + slack)) / 8000;
-        const inflight = nonNeg(p.inflightBytes);
-        if (inflight > pipe) this.queued[id] += inflight - pipe;
-      }
+      if (this.config.inflightSlackMs >= 0) this.queued[id] += networkBacklogBytes(p, this.config.inflightSlackMs);
     }
     return upCount;
   }

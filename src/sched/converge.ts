@@ -66,8 +66,8 @@
  *    Converge; `delayBudgetMs`, src/sched/delay-budget.ts): the encoder
  *    target ({@link encoderRateFraction}) is also capped at LoLa's frame
  *    target, margin x Σ_f (what path f delivers within δ - min RTT_f / 2)
- *    minus the bytes f already holds (in flight + queued), per frame
- *    interval. Packets are still split by steps 2-6c; only the encoder
+ *    minus the bytes still ahead of a new packet on f (queued at the
+ *    sender + in flight beyond the pipe, see 6b), per frame interval. Packets are still split by steps 2-6c; only the encoder
  *    follows the backlog. When a path's capacity drops, the bytes it holds
  *    exceed its budget within one report and the encoder backs off before
  *    the congestion controller has noticed, instead of queueing seconds of
@@ -151,7 +151,7 @@ export class ConvergeScheduler implements Scheduler {
   constructor(config: Partial<ConvergeConfig> = {}) {
     this.config = resolveConvergeConfig(config);
     this.s = new ConvergeState(this.config);
-    this.budget = this.config.delayBudgetMs > 0 ? new DelayBudgetCap(this.config.delayBudgetMs, this.config.delayBudgetMargin) : undefined;
+    this.budget = this.config.delayBudgetMs > 0 ? new DelayBudgetCap(this.config.delayBudgetMs, this.config.delayBudgetMargin, this.config.inflightSlackMs) : undefined;
   }
 
   /** Copy of the counters. */

@@ -57,6 +57,18 @@ export function backlogPackets(p: PathState): number {
 }
 
 /**
+ * Bytes in flight on `p` beyond its pipe, delivery rate x (min RTT +
+ * `slackMs`): the bytes still ahead of a new packet in the network queue.
+ * In-flight bytes also count packets already delivered whose report is on
+ * its way back (one return trip plus up to one report interval, `slackMs`).
+ */
+export function networkBacklogBytes(p: PathState, slackMs: number): number {
+  const pipe = (deliveryRateBps(p) * (minRttOf(p) + slackMs)) / 8000;
+  const inflight = nonNeg(p.inflightBytes);
+  return inflight > pipe ? inflight - pipe : 0;
+}
+
+/**
  * EWMA of the interval between frames (ms), from the frame ids of the
  * batches a scheduler sees: a batch whose first packet has a new frame id
  * starts a frame. Gaps of 1 s or more (a paused source) are not counted.
@@ -106,10 +118,16 @@ export class DelayBudgetCap {
   /**
    * @param budgetMs δ of Eq. 2 (ms, > 0; LoLa: 100).
    * @param margin the factor on cwnd of Eq. 3 (0 < margin; LoLa: 0.8).
+   * @param pipeSlackMs how N_f reads the bytes in flight: -1 = all of them
+   *   (LoLa's per-packet ACKs); >= 0 = only those beyond the pipe
+   *   ({@link networkBacklogBytes} with this slack), i.e. the packets still
+   *   ahead of a new one, which is what Eq. 4's arrival time counts when
+   *   reports come every ~50 ms and the pipe is long.
    */
   constructor(
     readonly budgetMs: number,
     readonly margin: number,
+    readonly pipeSlackMs = -1,
   ) {}
 
   /**
@@ -126,7 +144,8 @@ export class DelayBudgetCap {
       if (p === undefined) continue;
       const iat = updateIatMs(this.iat, p);
       const cwnd = delayBudgetWindow(this.budgetMs, minRttOf(p), iat);
-      target += Math.max(0, this.margin * cwnd - backlogPackets(p));
+      const held = this.pipeSlackMs >= 0 ? (networkBacklogBytes(p, this.pipeSlackMs) + nonNeg(p.queuedBytes)) / DELAY_BUDGET_MTU : backlogPackets(p);
+      target += Math.max(0, this.margin * cwnd - held);
       rateSum += nonNeg(p.rateBps);
     }
     this.targetBytes = target * DELAY_BUDGET_MTU;

@@ -129,10 +129,11 @@ export interface ConvergeConfig {
    * and queued), per frame interval. It cuts the encoder as soon as the
    * paths' backlog exceeds the budget, before a late frame freezes the
    * picture. ms; 0 = off. Default 200, chosen on the tune half of the
-   * cellular suite as the smallest of 100/150/200 that kept goodput >= 0.95x
-   * the best single path on every pair (LoLa's 100 ms gave 0.70x on a slow,
-   * high-RTT pair: our in-flight bytes include a receiver-report interval
-   * and the return trip, which LoLa's per-packet ACKs do not).
+   * cellular suite (1 seed; 100/150/200/250 tried): LoLa's 100 ms, with
+   * LoLa's literal N_f (all bytes in flight), cut goodput to 0.67-0.70x the
+   * best single path on slow high-RTT pairs; with N_f read after
+   * `inflightSlackMs`, 150 and 200 both kept goodput >= 1.0x on every pair
+   * and 200 froze least.
    */
   delayBudgetMs: number;
   /** The margin on each path's delay-budget window (LoLa Eq. 3: 0.8). Default 0.8. */
@@ -148,7 +149,8 @@ export interface ConvergeConfig {
    * within one report, so the frame goes to the other path before the
    * congestion controller or the RTT has reacted. ms; -1 = off (sender
    * queue only). Only with the best-path floor (`deadlineSlackMs` >= 0).
-   * Default 50.
+   * The delay-budget cap (`delayBudgetMs`) reads N_f the same way; -1 gives
+   * it LoLa's literal N_f (every byte in flight). Default 50.
    */
   inflightSlackMs: number;
 }

@@ -94,8 +94,8 @@ describe('Converge delay-budget encoder cap (delayBudgetMs)', () => {
     expect(s.encoderRateFraction()).toBe(1);
   });
 
-  it('on: the fraction drops while the paths hold more than the budget and comes back once they drain', () => {
-    const s = new ConvergeScheduler({ delayBudgetMs: 100 });
+  it('on, LoLa literal N_f (inflightSlackMs -1): the fraction drops while the paths hold more than the budget and comes back once they drain', () => {
+    const s = new ConvergeScheduler({ delayBudgetMs: 100, inflightSlackMs: -1 });
     let t = frames(s, idle, 0, 20, 0);
     expect(s.encoderRateFraction()).toBe(1);
     t = frames(s, loaded, 20, 20, t);
@@ -116,6 +116,20 @@ describe('Converge delay-budget encoder cap (delayBudgetMs)', () => {
       expect(pb).toEqual(pa);
     }
     expect(b.encoderRateFraction()).toBeLessThanOrEqual(a.encoderRateFraction());
+  });
+
+  it('default N_f counts only the bytes beyond the pipe: a long pipe alone does not cut the encoder, a network backlog does', () => {
+    // 1.2 Mbps, min RTT 40 ms: pipe = 1.2 Mbps x (40 + 50) ms = 13.5 kB (11.25 MTU); window (200 - 20) ms = 22.5 MTU.
+    const s = new ConvergeScheduler({ delayBudgetMs: 200 });
+    const pipeFull = [path(0, 1.2, 40, { inflightBytes: 11 * MTU }), path(1, 1.2, 40, { inflightBytes: 11 * MTU })];
+    let t = frames(s, pipeFull, 0, 20, 0);
+    expect(s.encoderRateFraction()).toBe(1);
+    // 18 MTUs beyond the pipe (> 0.8 x 22.5) on each: the floor.
+    const backlog = [path(0, 1.2, 40, { inflightBytes: 30 * MTU }), path(1, 1.2, 40, { inflightBytes: 11 * MTU, queuedBytes: 19 * MTU })];
+    t = frames(s, backlog, 20, 20, t);
+    expect(s.encoderRateFraction()).toBe(MIN_ENCODER_FRACTION);
+    frames(s, pipeFull, 40, 20, t);
+    expect(s.encoderRateFraction()).toBe(1);
   });
 
   it('rejects a negative or non-finite budget and a non-positive margin', () => {
