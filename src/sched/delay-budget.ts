@@ -17,7 +17,11 @@
  *
  * Signals (our reading, as in lola.ts): ewma_iat_f = MTU · 8 / delivery rate
  * (max(goodput, target x (1 - loss)), `deliveryRateBps`), EWMA gain 1/8 per
- * batch; owd_f = min RTT / 2; N_f = (inflight + queued bytes) / MTU.
+ * batch; owd_f = min RTT / 2; N_f = (inflight + queued bytes) / MTU for
+ * LoLa. Converge reads N_f as the packets still ahead of a new one
+ * (`pipeSlackMs` >= 0, {@link networkBacklogBytes}): our in-flight bytes
+ * include a return trip and up to one report interval of packets already
+ * delivered, which on 80-120 ms paths alone exceed the window of Eq. 2.
  */
 import { MAX_PATHS, type OutgoingPacket, type PathState } from '../core/types.js';
 import { deliveryRateBps, firstUsable, nonNeg, rttMs } from './path-util.js';
