@@ -8,6 +8,7 @@
 import type { PathState } from '../core/types.js';
 import { MAX_PATHS } from '../core/types.js';
 import { SchedError } from './errors.js';
+import { networkBacklogBytes } from './delay-budget.js';
 import { deliveryRateBps, isValidPathId, lossFraction, rttMs, sendRateBps } from './path-util.js';
 import type { ConvergeConfig, ConvergeStats } from './types.js';
 
@@ -29,6 +30,9 @@ export const DEFAULT_CONVERGE_CONFIG: Readonly<ConvergeConfig> = Object.freeze({
   deadlineEwmaGain: 0.05,
   baseLayerFastPath: true,
   upperLayerSlackMs: 33,
+  delayBudgetMs: 200,
+  delayBudgetMargin: 0.8,
+  inflightSlackMs: 50,
 });
 
 /**
@@ -56,6 +60,9 @@ export function resolveConvergeConfig(config: Partial<ConvergeConfig>): Readonly
   check('deadlineSlackMs', fin(c.deadlineSlackMs) && (c.deadlineSlackMs >= 0 || c.deadlineSlackMs === -1), 'finite >= 0, or -1 (off)');
   check('deadlineEwmaGain', fin(c.deadlineEwmaGain) && c.deadlineEwmaGain > 0 && c.deadlineEwmaGain <= 1, 'in (0, 1]');
   check('upperLayerSlackMs', fin(c.upperLayerSlackMs) && c.upperLayerSlackMs >= 0, 'finite >= 0');
+  check('delayBudgetMs', fin(c.delayBudgetMs) && c.delayBudgetMs >= 0, 'finite >= 0 (0 = off)');
+  check('delayBudgetMargin', fin(c.delayBudgetMargin) && c.delayBudgetMargin > 0, 'finite > 0');
+  check('inflightSlackMs', fin(c.inflightSlackMs) && (c.inflightSlackMs >= 0 || c.inflightSlackMs === -1), 'finite >= 0, or -1 (off)');
   if (typeof c.baseLayerFastPath !== 'boolean') throw SchedError.invalidConfig('baseLayerFastPath', c.baseLayerFastPath as unknown as number, 'a boolean');
   return Object.freeze(c);
 }
@@ -110,7 +117,7 @@ export class ConvergeState {
   readonly extra = new Uint8Array(MAX_PATHS);
   readonly used = new Int32Array(MAX_PATHS);
   readonly rem = new Int32Array(MAX_PATHS);
-  /** Bytes queued at the sender (pacer + transport buffer) per up path. */
+  /** Bytes queued at the sender (pacer + transport buffer) per up path, plus the network backlog (`inflightSlackMs`). */
   readonly queued = new Float64Array(MAX_PATHS);
   /** EWMA of (packets kept by the deadline) / (Eq. 1+2 target) per path; 1 = never cut. */
   readonly keptFrac = new Float64Array(MAX_PATHS).fill(1);
@@ -165,6 +172,7 @@ export class ConvergeState {
       this.loss[id] = lossFraction(p);
       const q = p.queuedBytes;
       this.queued[id] = typeof q === 'number' && q > 0 && Number.isFinite(q) ? q : 0;
+      if (this.config.inflightSlackMs >= 0) this.queued[id] += networkBacklogBytes(p, this.config.inflightSlackMs);
     }
     return upCount;
   }

@@ -49,6 +49,10 @@
  *    path is clearly better, Converge sends like that single path plus
  *    probes, and a recovered path gets packets again as soon as they would
  *    arrive in time. `deadlineSlackMs: -1` gives the paper's behaviour.
+ *    The queue also counts the path's network backlog (`inflightSlackMs`,
+ *    after LoLa §3.3 Eq. 4's N_f): bytes in flight beyond delivery rate x
+ *    (min RTT + one report interval). A path whose capacity collapses piles
+ *    them up within one report and stops being the fast path at once.
  * 6c. Temporal layers (OUR EXTENSION, `baseLayerFastPath`; only for frames
  *    whose packets carry `temporalLayer`): before 6b, a base-layer delta
  *    frame goes whole to the fast path and each other path's target becomes
@@ -58,6 +62,18 @@
  *    The base layer, on which every later frame depends, then rides the
  *    best path only; losses on the others cost upper-layer frames, which the
  *    receiver skips without a key frame (src/feedback/frame-buffer.ts).
+ * 6d. Delay-budget encoder cap (from LoLa §3.2 Eq. 2 and §3.3 Eq. 3, not in
+ *    Converge; `delayBudgetMs`, src/sched/delay-budget.ts): the encoder
+ *    target ({@link encoderRateFraction}) is also capped at LoLa's frame
+ *    target, margin x Σ_f (what path f delivers within δ - min RTT_f / 2)
+ *    minus the bytes still ahead of a new packet on f (queued at the
+ *    sender + in flight beyond the pipe, see 6b), per frame interval. Packets are still split by steps 2-6c; only the encoder
+ *    follows the backlog. When a path's capacity drops, the bytes it holds
+ *    exceed its budget within one report and the encoder backs off before
+ *    the congestion controller has noticed, instead of queueing seconds of
+ *    video behind the drop (the freezes of issue 10). An ablation (LoLa
+ *    with and without its Eq. 3 target, cellular tune half) showed this
+ *    target, not LoLa's split, is what buys LoLa's fewer freezes.
  * 7. Disabled paths: P_i = 0 caused by alpha (the path's adjusted expected
  *    share of a typical batch rounds to 0 packets) disables the path, unless it
  *    is the last enabled up path. A disabled up path gets at most one probe per
@@ -103,6 +119,7 @@ import type { Assignment, OutgoingPacket, PathId, PathState, QoeFeedback } from 
 import { MAX_PATHS, Priority } from '../core/types.js';
 import { applyAlpha, applyDeadline, applyLayer, buildEnabledSet, checkReenable, encoderRateFraction, maybeProbe, splitEq1 } from './converge-split.js';
 import { ConvergeState, MAX_ALPHA_SHARE, MAX_PENDING_ALPHA, clamp, resolveConvergeConfig } from './converge-state.js';
+import { DelayBudgetCap } from './delay-budget.js';
 import { FeedbackSeqFilter } from './feedback-filter.js';
 import { completionTimeMs, effectivePriority, isValidPathId, packetBytes } from './path-util.js';
 import type { ConvergeConfig, ConvergeStats, Scheduler } from './types.js';
@@ -124,6 +141,8 @@ export class ConvergeScheduler implements Scheduler {
   readonly config: Readonly<ConvergeConfig>;
   private readonly s: ConvergeState;
   private readonly seqs = new FeedbackSeqFilter(DEDUP_WINDOW);
+  /** LoLa Eq. 2-3 encoder cap (`delayBudgetMs` > 0), else undefined. */
+  private readonly budget: DelayBudgetCap | undefined;
   /**
    * @param config partial {@link ConvergeConfig}; missing fields take
    *   {@link DEFAULT_CONVERGE_CONFIG}.
@@ -132,6 +151,7 @@ export class ConvergeScheduler implements Scheduler {
   constructor(config: Partial<ConvergeConfig> = {}) {
     this.config = resolveConvergeConfig(config);
     this.s = new ConvergeState(this.config);
+    this.budget = this.config.delayBudgetMs > 0 ? new DelayBudgetCap(this.config.delayBudgetMs, this.config.delayBudgetMargin, this.config.inflightSlackMs) : undefined;
   }
 
   /** Copy of the counters. */
@@ -267,6 +287,7 @@ export class ConvergeScheduler implements Scheduler {
       this.s.batchRef = this.s.batchRef === 0 ? frameN : this.s.batchRef + this.config.batchEwmaGain * (frameN - this.s.batchRef);
     }
     const ref = this.s.batchRef > 0 ? this.s.batchRef : N;
+    if (this.budget !== undefined && timeOk) this.budget.observe(packets, paths, nowUs, frameN > 0);
     for (let i = 0; i < MAX_PATHS; i++) {
       if (this.s.pendingAlpha[i] !== 0) {
         this.s.alphaShare[i] = clamp(this.s.alphaShare[i] + this.s.pendingAlpha[i] / ref, -MAX_ALPHA_SHARE, MAX_ALPHA_SHARE);
@@ -396,6 +417,7 @@ export class ConvergeScheduler implements Scheduler {
    * best-path floor (see converge-split.ts encoderRateFraction).
    */
   encoderRateFraction(): number {
-    return encoderRateFraction(this.s);
+    const f = encoderRateFraction(this.s);
+    return this.budget === undefined ? f : Math.min(f, this.budget.fraction());
   }
 }

@@ -33,19 +33,27 @@
  *   earliest y_f anyway (the {@link Scheduler} contract: never drop).
  */
 import { MAX_PATHS, type Assignment, type OutgoingPacket, type PathId, type PathState } from '../core/types.js';
-import { deliveryRateBps, firstUsable, nonNeg, packetBytes, rttMs } from './path-util.js';
+import { DELAY_BUDGET_MTU as MTU, FrameIntervalMeter, backlogPackets, delayBudgetWindow, minRttOf, targetFraction, updateIatMs } from './delay-budget.js';
+import { firstUsable, nonNeg, packetBytes } from './path-util.js';
 import type { Scheduler } from './types.js';
 
 /** δ, the end-to-end network delay budget of Eq. 2 (ms). */
 export const LOLA_DELAY_BUDGET_MS = 100;
-/** The MTU of Eq. 2-3 (bytes). */
-const MTU = 1200;
-/** EWMA gain of ewma_iat. */
-const IAT_GAIN = 1 / 8;
 /** Eq. 3's noise margin. */
 const TARGET_MARGIN = 0.8;
 /** Eq. 8's cap on the probing interval (ms). */
 const MAX_PROBE_INTERVAL_MS = 1000;
+
+/** Options of {@link LolaScheduler}. */
+export interface LolaOptions {
+  /**
+   * Report Eq. 3's frame target as {@link LolaScheduler.encoderRateFraction}
+   * (default true). false = the scheduler only splits (Eq. 2, 4-8) and the
+   * encoder follows the summed path rates: the ablation that separates what
+   * the encoder target buys from what the split buys.
+   */
+  encoderTarget?: boolean;
+}
 
 export class LolaScheduler implements Scheduler {
   readonly name = 'lola' as const;
@@ -62,10 +70,12 @@ export class LolaScheduler implements Scheduler {
   private readonly given = new Float64Array(MAX_PATHS);
   private rateSumBps = 0;
   private targetBytes = 0;
-  private lastFrameId: number | undefined;
-  private lastFrameUs: number | undefined;
-  /** EWMA of the interval between frames (ms); 0 = unknown. */
-  private frameIntervalMs = 0;
+  private readonly frames = new FrameIntervalMeter();
+  private readonly encoderTarget: boolean;
+
+  constructor(opts: LolaOptions = {}) {
+    this.encoderTarget = opts.encoderTarget !== false;
+  }
 
   schedule(packets: readonly OutgoingPacket[], paths: readonly PathState[], nowUs: number): Assignment[] {
     this.seen.fill(0);
@@ -74,22 +84,18 @@ export class LolaScheduler implements Scheduler {
     for (let i = 0; i < paths.length; i++) {
       const p = firstUsable(paths, i, this.seen);
       if (p === undefined) continue;
-      const rate = deliveryRateBps(p);
-      const sample = rate > 0 ? ((MTU * 8) / rate) * 1000 : 0;
-      const prev = this.iat[p.id];
-      if (sample > 0) this.iat[p.id] = prev > 0 ? prev + IAT_GAIN * (sample - prev) : sample;
-      const iat = this.iat[p.id];
-      const minRtt = Number.isFinite(p.minRttMs) && p.minRttMs > 0 ? p.minRttMs : rttMs(p);
+      const iat = updateIatMs(this.iat, p);
+      const minRtt = minRttOf(p);
       this.ids[n] = p.id;
       this.owd[n] = minRtt / 2;
-      this.inflight[n] = (nonNeg(p.inflightBytes) + nonNeg(p.queuedBytes)) / MTU;
-      this.cwnd[n] = iat > 0 ? Math.max(0, (LOLA_DELAY_BUDGET_MS - minRtt / 2) / iat) : 0;
+      this.inflight[n] = backlogPackets(p);
+      this.cwnd[n] = delayBudgetWindow(LOLA_DELAY_BUDGET_MS, minRtt, iat);
       this.given[n] = 0;
       this.rateSumBps += nonNeg(p.rateBps);
       n++;
     }
     if (n === 0) return [];
-    this.noteFrame(packets, nowUs);
+    this.frames.note(packets, nowUs);
     // Eq. 3 for the next frame.
     let target = 0;
     for (let j = 0; j < n; j++) target += Math.max(0, TARGET_MARGIN * this.cwnd[j] - this.inflight[j]);
@@ -147,26 +153,14 @@ export class LolaScheduler implements Scheduler {
     }
   }
 
-  private noteFrame(packets: readonly OutgoingPacket[], nowUs: number): void {
-    if (packets.length === 0) return;
-    const id = packets[0].frameId;
-    if (id === this.lastFrameId) return;
-    if (this.lastFrameUs !== undefined && nowUs > this.lastFrameUs) {
-      const dt = (nowUs - this.lastFrameUs) / 1000;
-      if (dt < 1000) this.frameIntervalMs = this.frameIntervalMs > 0 ? this.frameIntervalMs + IAT_GAIN * (dt - this.frameIntervalMs) : dt;
-    }
-    this.lastFrameId = id;
-    this.lastFrameUs = nowUs;
-  }
-
   /**
    * Eq. 3's frame target size at the measured frame rate, as a fraction of
-   * the summed path rates (1 until the frame rate and the rates are known).
+   * the summed path rates (1 until the frame rate and the rates are known,
+   * and always 1 with `encoderTarget: false`).
    */
   encoderRateFraction(): number {
-    if (!(this.frameIntervalMs > 0) || !(this.rateSumBps > 0)) return 1;
-    const bps = (this.targetBytes * 8 * 1000) / this.frameIntervalMs;
-    return Math.min(1, Math.max(0.05, bps / this.rateSumBps));
+    if (!this.encoderTarget) return 1;
+    return targetFraction(this.targetBytes, this.frames.intervalMs, this.rateSumBps);
   }
 
   /** Ignored (LoLa has no application QoE feedback). */

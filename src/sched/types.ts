@@ -121,6 +121,38 @@ export interface ConvergeConfig {
    * ({@link Scheduler.encoderRateFraction}). Default 0.05.
    */
   deadlineEwmaGain: number;
+  /**
+   * Delay-budget encoder cap (LoLa §3.2 Eq. 2 and §3.3 Eq. 3, applied to
+   * Converge's encoder target; src/sched/delay-budget.ts): the encoder may
+   * produce at most margin x what every up path delivers within this
+   * one-way delay budget δ, minus the bytes it already holds (in flight
+   * and queued), per frame interval. It cuts the encoder as soon as the
+   * paths' backlog exceeds the budget, before a late frame freezes the
+   * picture. ms; 0 = off. Default 200, chosen on the tune half of the
+   * cellular suite (1 seed; 100/150/200/250 tried): LoLa's 100 ms, with
+   * LoLa's literal N_f (all bytes in flight), cut goodput to 0.67-0.70x the
+   * best single path on slow high-RTT pairs; with N_f read after
+   * `inflightSlackMs`, 150 and 200 both kept goodput >= 1.0x on every pair
+   * and 200 froze least.
+   */
+  delayBudgetMs: number;
+  /** The margin on each path's delay-budget window (LoLa Eq. 3: 0.8). Default 0.8. */
+  delayBudgetMargin: number;
+  /**
+   * Network backlog in the completion times (LoLa §3.3 Eq. 4: a frame's
+   * packets on path f arrive after the N_f packets it already holds; our
+   * extension of Algorithm 1's cpt and the best-path floor): the bytes in
+   * flight beyond what the path holds at its base delay, delivery rate x
+   * (min RTT + this slack), count like bytes queued at the sender. The slack
+   * covers the receiver-report interval (packets delivered but not yet
+   * reported). When a path's capacity collapses its in-flight bytes pile up
+   * within one report, so the frame goes to the other path before the
+   * congestion controller or the RTT has reacted. ms; -1 = off (sender
+   * queue only). Only with the best-path floor (`deadlineSlackMs` >= 0).
+   * The delay-budget cap (`delayBudgetMs`) reads N_f the same way; -1 gives
+   * it LoLa's literal N_f (every byte in flight). Default 50.
+   */
+  inflightSlackMs: number;
 }
 
 /** Counters of {@link ConvergeScheduler} (monotonic since construction). */
