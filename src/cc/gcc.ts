@@ -327,11 +327,6 @@ export class GccEstimator implements BandwidthEstimator {
     this.restoreByProbe = { bps: Math.min(Math.max(rateBps, this.cfg.minBps), this.cfg.maxBps), untilUs: nowUs + PATH_RESTORE_PROBE_US };
   }
 
-  /** Sender time (µs) of the last delay-based (AIMD) decrease, -Infinity before any. */
-  lastDecreaseUs(): number {
-    return this.delay.aimd.lastDecreaseUs();
-  }
-
   /** Bandwidth probing bound to this estimator (BandwidthEstimator.createProber; a {@link GccProber}). */
   createProber(config: { maxBps: number; alrIntervalMs: number }): PathProber {
     const prober = new GccProber(config);

@@ -53,8 +53,6 @@ export interface BandwidthEstimator {
    * (see GccEstimator.onPathRestored); loss until `graceUntilUs` is not congestion.
    */
   onPathRestored?(rateBps: number, nowUs: number, graceUntilUs: number): void;
-  /** Optional: sender time (µs) of the last decrease of the estimate by congestion control, -Infinity before any. */
-  lastDecreaseUs?(): number;
   /**
    * Optional capability: bandwidth probing for this estimator (in libwebrtc
    * the congestion controller owns its ProbeController and ALR detection).

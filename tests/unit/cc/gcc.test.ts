@@ -110,9 +110,3 @@ describe('GccEstimator: wiring', () => {
     expect(new GccEstimator({ startBps: 10 }).targetRateBps()).toBe(100_000);
   });
 });
-
-describe('GccEstimator: lastDecreaseUs', () => {
-  it('is -Infinity before any decrease', () => {
-    expect(new GccEstimator().lastDecreaseUs()).toBe(Number.NEGATIVE_INFINITY);
-  });
-});
