@@ -37,19 +37,11 @@ export class CongestionWindowPushback {
   /**
    * One update from the data window and the bytes outstanding (in flight +
    * queued at the sender), both in bytes. A window <= 0 (no usable path)
-   * leaves the ratio as it is. `freshCut`: a path's congestion controller
-   * cut its rate less than one response time ago; an over-full window then
-   * does not lower the ratio (it may still rise). The bytes outstanding were
-   * sent at the rate before the cut, and the cut (GCC backs off below the
-   * acknowledged rate so the queues drain) is already the answer to them;
-   * lowering the encoder target again for the same bytes stacked a 0.35x
-   * pushback on a halved estimate after a failover. Our deviation from
-   * libwebrtc, whose pushback does not look at the estimator.
+   * leaves the ratio as it is.
    */
-  update(windowBytes: number, outstandingBytes: number, freshCut = false): void {
+  update(windowBytes: number, outstandingBytes: number): void {
     if (windowBytes <= 0) return;
     const fill = outstandingBytes / Math.max(windowBytes, PUSHBACK_MIN_WINDOW_BYTES);
-    if (freshCut && fill > 1) return;
     let r = this.r;
     if (fill > 1.5) r *= 0.9;
     else if (fill > 1) r *= 0.95;

@@ -74,8 +74,6 @@ export class GccEstimator implements BandwidthEstimator {
   private lossGraceUntilUs = Number.NEGATIVE_INFINITY;
   /** After an outage: the rate a probe result may restore the loss-based estimate to, until when (see onPathRestored). */
   private restoreByProbe: { bps: number; untilUs: number } | undefined;
-  /** Sender time (µs) the app-limited period ended, until a packet sent after it is acknowledged (see onApplicationLimitedEnd). */
-  private alrEndedUs: number | undefined;
 
   private readonly counters = {
     packetsSent: 0,
@@ -175,12 +173,6 @@ export class GccEstimator implements BandwidthEstimator {
       const i = idx[k];
       const size = h.sizes[i];
       const at = h.arrivalUs[i];
-      if (this.alrEndedUs !== undefined && h.sendUs[i] > this.alrEndedUs) {
-        // The first packet sent after the app-limited period is acknowledged: let the
-        // acknowledged bitrate follow the new rate (libwebrtc AcknowledgedBitrateEstimator).
-        this.alrEndedUs = undefined;
-        this.acked.expectFastRateChange();
-      }
       this.delay.onPacket(h.sendUs[i], at, size, nowUs);
       this.acked.update(at, size);
     }
@@ -333,31 +325,6 @@ export class GccEstimator implements BandwidthEstimator {
     this.lossLost = 0;
     this.lastTimeoutUs = nowUs;
     this.restoreByProbe = { bps: Math.min(Math.max(rateBps, this.cfg.minBps), this.cfg.maxBps), untilUs: nowUs + PATH_RESTORE_PROBE_US };
-  }
-
-  /**
-   * The path was application-limited (it carried a small share of the call)
-   * and more traffic moved onto it at sender time `nowUs` (µs): another path
-   * failed. The acknowledged bitrate so far measured the old share, not the
-   * path, and over-use soon after the move would back off to beta x that
-   * stale rate. Once the first packet sent after `nowUs` is acknowledged,
-   * the acknowledged-bitrate filter is told to expect a fast change, so it
-   * follows the new rate within a few 150 ms windows.
-   *
-   * SOURCE: libwebrtc acknowledged_bitrate_estimator.cc (SetAlrEndedTime:
-   * when the first packet sent after the ALR ended is acknowledged,
-   * BitrateEstimator::ExpectFastRateChange raises the estimate's
-   * uncertainty); goog_cc_network_control.cc feeds it the ALR end time.
-   * Here the end of the app-limited period is the traffic move itself.
-   * Non-finite input is ignored.
-   */
-  onApplicationLimitedEnd(nowUs: number): void {
-    if (Number.isFinite(nowUs)) this.alrEndedUs = nowUs;
-  }
-
-  /** Sender time (µs) of the last delay-based (AIMD) decrease, -Infinity before any. */
-  lastDecreaseUs(): number {
-    return this.delay.aimd.lastDecreaseUs();
   }
 
   /** Bandwidth probing bound to this estimator (BandwidthEstimator.createProber; a {@link GccProber}). */

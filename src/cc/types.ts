@@ -54,15 +54,6 @@ export interface BandwidthEstimator {
    */
   onPathRestored?(rateBps: number, nowUs: number, graceUntilUs: number): void;
   /**
-   * Optional: the path's application-limited period ended at sender time
-   * `nowUs` (µs) because more traffic moved onto it (another path failed):
-   * the acknowledged bitrate measured so far is the old, app-limited rate,
-   * not a capacity (see GccEstimator.onApplicationLimitedEnd).
-   */
-  onApplicationLimitedEnd?(nowUs: number): void;
-  /** Optional: sender time (µs) of the last decrease of the estimate by congestion control, -Infinity before any. */
-  lastDecreaseUs?(): number;
-  /**
    * Optional capability: bandwidth probing for this estimator (in libwebrtc
    * the congestion controller owns its ProbeController and ALR detection).
    * Estimators without it are never probed.

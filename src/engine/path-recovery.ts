@@ -116,10 +116,7 @@ export class PathRecovery {
     if (!anyLive && paths.size > 0) this.lastTotalOutageUs = nowUs;
     if (lostBps <= 0) return;
     for (const p of paths.values()) {
-      if (p.failedOver) continue;
-      // Its app-limited period ends now: the lost path's load moves onto it.
-      p.estimator.onApplicationLimitedEnd?.(nowUs);
-      if (!p.prober) continue;
+      if (p.failedOver || !p.prober) continue;
       // Probe once the burst of rerouted packets has drained; retry a few times while the estimate stays low.
       p.prober.scheduleFailoverProbe(Math.min(this.host.pathMaxBps(), 2 * p.estimator.targetRateBps() + lostBps), nowUs + 200_000);
     }

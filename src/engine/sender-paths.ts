@@ -23,8 +23,6 @@ const KEEPALIVE_BYTES = 32;
 /** Padding on a demoted path: interval (µs; its loss and RTT stay measured) and size (bytes). */
 const DEMOTED_PADDING_INTERVAL_US = 50_000;
 const DEMOTED_PADDING_BYTES = 100;
-/** A congestion-control cut is fresh for SRTT + this (ms): AimdRateControl's over-use detector delay. */
-const CUT_RESPONSE_EXTRA_MS = 100;
 
 export class SenderPaths {
   /** A path with no receiver report for 500 ms while data was sent on it is down. */
@@ -147,25 +145,17 @@ export class SenderPaths {
 
   /**
    * Congestion window over the usable paths (bytes): sum of S_i x (SRTT_i +
-   * `queueMs`), and the bytes outstanding on them (in flight + queued at the
-   * sender). `freshCut`: some usable path's congestion controller decreased
-   * its estimate less than one response time ago (its SRTT + 100 ms, the
-   * over-use detector's delay in AimdRateControl): the bytes outstanding were
-   * sent at the old rate and the cut already answers them.
+   * `queueMs`), and the bytes outstanding on them (in flight + queued at the sender).
    */
-  congestionWindow(nowUs: number, queueMs: number): { windowBytes: number; outstandingBytes: number; freshCut: boolean } {
+  congestionWindow(nowUs: number, queueMs: number): { windowBytes: number; outstandingBytes: number } {
     let windowBytes = 0;
     let outstandingBytes = 0;
-    let freshCut = false;
     for (const p of this.map.values()) {
       if (!this.isUsable(p, nowUs)) continue;
-      const srttMs = p.estimator.srttMs();
-      windowBytes += (p.rateBps() * (srttMs + queueMs)) / 8000;
+      windowBytes += (p.rateBps() * (p.estimator.srttMs() + queueMs)) / 8000;
       outstandingBytes += p.estimator.inflightBytes() + p.pacer.queuedBytes() + p.sink.bufferedAmount();
-      const cutUs = p.estimator.lastDecreaseUs?.() ?? -Infinity;
-      if (nowUs - cutUs < (srttMs + CUT_RESPONSE_EXTRA_MS) * 1000) freshCut = true;
     }
-    return { windowBytes, outstandingBytes, freshCut };
+    return { windowBytes, outstandingBytes };
   }
 
   /** Shortest time (ms) a usable path needs to drain its sender queue at its rate; Infinity when none is usable. */

@@ -197,7 +197,7 @@ export class SenderEngine {
   private updatePushback(now: number): void {
     if (!this.cfg.cwndPushback || !this.pushback.due(now)) return;
     const w = this.paths.congestionWindow(now, PUSHBACK_QUEUE_MS);
-    this.pushback.update(w.windowBytes, w.outstandingBytes, w.freshCut);
+    this.pushback.update(w.windowBytes, w.outstandingBytes);
   }
 
   /**
