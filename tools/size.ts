@@ -24,10 +24,13 @@ const REPO = resolve(dirname(fileURLToPath(import.meta.url)), '..');
 
 /**
  * Default budget (gzip bytes) for a page that imports MultipathCall: the
- * size today (80.2 kB) plus a little headroom, so growth fails CI. Issue 14's
- * target is 60 kB; our own code is ~75 kB gzip of the 80 (see `--top`).
+ * size today plus a little headroom, so growth fails CI. 80.2 kB after the
+ * static codec and simple-peer-light; 94.0 kB once group calls, audio,
+ * Firefox capture/render and the scheduler registry (every registered
+ * scheduler is in the bundle, since a call picks one by name) landed.
+ * Issue 14's target is 60 kB; our own code is most of it (see `--top`).
  */
-export const DEFAULT_BUDGET_GZIP_BYTES = 84_000;
+export const DEFAULT_BUDGET_GZIP_BYTES = 98_000;
 
 export interface BundleSize {
   minBytes: number;
