@@ -1,5 +1,5 @@
 /**
- * AggDeliv's packet scheduler ("AggDeliv", `../shared/papers/004_…`, §III-B,
+ * AggDeliv's packet scheduler (AggDeliv, §III-B,
  * with §III-C Eq. 3's RTT limiting): each path's *periodical* congestion
  * window (Eq. 1) sets its routing probability (Eq. 2), and every packet is
  * drawn independently onto a path with that probability.

@@ -1,6 +1,5 @@
 /**
- * LoLa's delay-budget encoder target ("LoLa", `../shared/papers/001_…`,
- * §3.2 Eq. 2 and §3.3 Eq. 3), shared by the LoLa scheduler (src/sched/lola.ts)
+ * LoLa's delay-budget encoder target (LoLa §3.2 Eq. 2 and §3.3 Eq. 3), shared by the LoLa scheduler (src/sched/lola.ts)
  * and Converge's encoder cap (src/sched/converge.ts,
  * `ConvergeConfig.delayBudgetMs`).
  *

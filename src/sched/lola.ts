@@ -1,5 +1,5 @@
 /**
- * LoLa's multipath scheduler ("LoLa", `../shared/papers/001_…`, §3.2-3.4,
+ * LoLa's multipath scheduler (LoLa, §3.2-3.4,
  * §3.6): per-subflow congestion window bounded by a delay budget (Eq. 2), a
  * frame target size for the encoder (Eq. 3), a min-max frame-arrival
  * allocation (Eq. 4-7) and adaptive probing (Eq. 8).
