@@ -19,6 +19,7 @@
  *   decoded frame to the end of the call.
  */
 import { percentiles } from '../src/feedback/percentile.js';
+import { decodePacket } from '../src/wire/decode.js';
 import { freezesOf, goodputBps, latencyOf, latencySampleMs, meanFps } from '../src/feedback/qoe-metrics.js';
 
 /** One decoded frame as the simulator's decoder model logs it. */
@@ -167,4 +168,64 @@ export function perSecondQoe(decoded: readonly DecodedFrame[], nSeconds: number)
 /** Mean of numbers (0 when empty). */
 export function mean(a: readonly number[]): number {
   return a.length ? a.reduce((x, y) => x + y, 0) / a.length : 0;
+}
+
+/** Packet transmission time summary (ms) over the media packets that arrived (see {@link PacketTransmission}). */
+export interface PacketTransmissionStats {
+  mean: number;
+  p95: number;
+  max: number;
+  /** Media packets counted. */
+  packets: number;
+}
+
+/** Slots of the duplicate filter: a copy arriving this many flow sequence numbers after the first is counted again (never in practice). */
+const SEEN_SLOTS = 1 << 16;
+
+/**
+ * AggDeliv's *packet transmission time* (AggDeliv §IV-A, "the time needed to
+ * transmit a packet between two devices", averaged over all transmitted
+ * packets; its Fig. 3 and Fig. 9): for each media packet, its arrival at the
+ * receiver minus the moment the application handed its frame to the sender
+ * (the simulator encodes at capture, so the frame's capture time). It
+ * includes the pacer queue, the link queue, serialization and propagation:
+ * what a scheduler's path choice changes. First copies only: retransmissions,
+ * FEC packets, probes' duplicates and copies of a packet already counted are
+ * left out (a packet that never arrives has no transmission time).
+ * Decodes each datagram with the library's own decoder; malformed ones are ignored.
+ */
+export class PacketTransmission {
+  private readonly samples: number[] = [];
+  private readonly seen = new Uint32Array(SEEN_SLOTS);
+
+  /** A datagram arrived at the receiver at `nowSenderUs` (the arrival on the sender's clock, µs). */
+  onArrival(bytes: Uint8Array, nowSenderUs: number): void {
+    const r = decodePacket(bytes);
+    if (!r.ok || r.packet.body.kind !== 'media') return;
+    const m = r.packet.body.media;
+    if (m.retransmission) return;
+    const slot = m.flowSeq & (SEEN_SLOTS - 1);
+    const tag = (m.flowSeq + 1) >>> 0 || 1;
+    if (this.seen[slot] === tag) return;
+    this.seen[slot] = tag;
+    this.samples.push((nowSenderUs - m.captureUs) / 1000);
+  }
+
+  /** Mean, p95 and max (ms) of the packets seen so far (zeros when none). */
+  stats(): PacketTransmissionStats {
+    return packetTransmissionStats(this.samples);
+  }
+
+  /** The samples (ms), for merging streams. */
+  samplesMs(): readonly number[] {
+    return this.samples;
+  }
+}
+
+/** {@link PacketTransmissionStats} of samples in ms (zeros when empty). */
+export function packetTransmissionStats(ms: readonly number[]): PacketTransmissionStats {
+  if (ms.length === 0) return { mean: 0, p95: 0, max: 0, packets: 0 };
+  let max = 0;
+  for (const v of ms) if (v > max) max = v;
+  return { mean: round(mean(ms)), p95: round(percentiles(ms, [95])[0]), max: round(max), packets: ms.length };
 }

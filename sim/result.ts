@@ -5,7 +5,7 @@
  */
 import type { ReceiverStats } from '../src/engine/types.js';
 import type { SimRun, StreamCtx } from './run-loop.js';
-import { frameLatencyMs, freezeStats, latencyCdf, mean, perSecondQoe, round, streamQoe } from './metrics.js';
+import { frameLatencyMs, freezeStats, latencyCdf, mean, packetTransmissionStats, perSecondQoe, round, streamQoe } from './metrics.js';
 import type { SimAudioResult, SimOptions, SimPathResult, SimPerSecond, SimResult, SimStreamResult } from './types.js';
 
 /** The result of the run `run` of `opts`. */
@@ -49,6 +49,7 @@ export function buildResult(opts: SimOptions, run: SimRun): SimResult {
       freezeList: fz.list.slice(0, 50).map((f) => ({ atS: round(f.atUs / 1e6, 3), ms: Math.round(f.ms) })),
       adaptation: c.enc.adaptationStats(),
       targetChanges: c.targetChanges,
+      packetTransmissionMs: c.transmission.stats(),
     };
   });
   const allDecoded = streams.flatMap((c) => c.decoded);
@@ -178,6 +179,7 @@ export function buildResult(opts: SimOptions, run: SimRun): SimResult {
     retransmissions: sum((s) => s.retransmissions),
     decoderViolations: sum((s) => s.decoderViolations),
     latencyCdfMs: latencyCdf(latMs),
+    packetTransmissionMs: nStreams === 1 ? perStream[0].packetTransmissionMs : packetTransmissionStats(streams.flatMap((c) => c.transmission.samplesMs())),
     ...(opts.clockSkewMs !== undefined ? { clock: clockResult(opts.clockSkewMs, rxAll[0].clock) } : {}),
     perStream,
     paths,

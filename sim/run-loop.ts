@@ -26,7 +26,7 @@ import { SctpChannel, type SctpPacket } from './datachannel-model.js';
 import { EncoderModel, makeAnnexB } from './encoder-model.js';
 import { type HeapSampler, heapSampler } from './heap.js';
 import type { DecodedFrame } from './metrics.js';
-import { round } from './metrics.js';
+import { PacketTransmission, round } from './metrics.js';
 import type { SimOptions } from './types.js';
 
 /** UDP (8) + IPv4 (20) header bytes: what the browser's path relay charges per datagram (tools/emulator). */
@@ -83,6 +83,8 @@ export interface StreamCtx {
   qoeDropped: number;
   targets: number[];
   targetChanges: Array<{ atS: number; bps: number }>;
+  /** AggDeliv's packet transmission time of this stream's media packets (sim/metrics.ts {@link PacketTransmission}). */
+  transmission: PacketTransmission;
 }
 
 /** One per-second sample: every stream's sender stats, stream 0's receiver FCD/IFD means (ms), each up link's capacity over the second (bps). */
@@ -212,6 +214,7 @@ export function runLoop(opts: SimOptions, settings: RunSettings): SimRun {
       qoeDropped: 0,
       targets: [],
       targetChanges: [],
+      transmission: new PacketTransmission(),
     };
     for (let i = 0; i < nPaths; i++) {
       sender.addPath(i, sink(up[i], s, true, chUp[i]), 'connected');
@@ -298,7 +301,11 @@ export function runLoop(opts: SimOptions, settings: RunSettings): SimRun {
     for (let i = 0; i < nPaths; i++) {
       if ((up[i].nextEventUs() ?? Infinity) <= now) {
         for (const d of up[i].poll(now)) {
-          for (const g of unwrap(i, true, d.item, now)) streams[g.s].rEp.onDatagram(i, g.bytes);
+          for (const g of unwrap(i, true, d.item, now)) {
+            const c = streams[g.s];
+            c.transmission.onArrival(g.bytes, now + txBaseUs);
+            c.rEp.onDatagram(i, g.bytes);
+          }
         }
       }
       if ((down[i].nextEventUs() ?? Infinity) <= now) {

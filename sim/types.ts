@@ -11,6 +11,7 @@ import type { PerSecond, ReportPath } from '../tools/harness/report.js';
 import type { Scenario } from './net/scenario.js';
 import type { SctpStats } from './datachannel-model.js';
 import type { AdaptationStats, EncoderModelOptions } from './encoder-model.js';
+import type { PacketTransmissionStats } from './metrics.js';
 
 export interface SimOptions {
   scenario: Scenario;
@@ -139,6 +140,8 @@ export interface SimStreamResult {
   adaptation: AdaptationStats;
   /** Every encoder target the engine announced (its `targetBitrate` event: changes > 5%), first MAX_TARGET_CHANGES (sim/run-loop.ts). */
   targetChanges: Array<{ atS: number; bps: number }>;
+  /** AggDeliv's packet transmission time of this stream's media packets (ms; sim/metrics.ts `PacketTransmission`). */
+  packetTransmissionMs: PacketTransmissionStats;
 }
 
 /** The QoE fields a whole call reports the same way as one stream. */
@@ -174,6 +177,8 @@ export interface SimResult extends CallQoe {
   // The CallQoe fields are all streams together (= stream 0 with one stream).
   /** Latency CDF: 51 percentiles 0, 2, ..., 100 (ms). */
   latencyCdfMs: number[];
+  /** AggDeliv's packet transmission time (ms) over every stream's media packets: frame handed to the sender -> packet arrived (sim/metrics.ts `PacketTransmission`). */
+  packetTransmissionMs: PacketTransmissionStats;
   /**
    * With SimOptions.clockSkewMs: stream 0's receiver estimate of the sender's
    * clock offset at the end (ms), its error against the true skew (ms), the

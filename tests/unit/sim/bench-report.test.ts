@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { type Agg, comparePairs, renderPairSuite } from '../../../bench/sim/report.js';
+import { type Agg, comparePairs, renderPairSuite, renderPaperMetrics } from '../../../bench/sim/report.js';
 
 function agg(variant: string, config: string, o: Partial<Agg>): Agg {
   return {
@@ -21,6 +21,9 @@ function agg(variant: string, config: string, o: Partial<Agg>): Agg {
     retransmissions: 0,
     violations: 0,
     sumCapacityBps: 0,
+    ptMean: 0,
+    ptP95: 0,
+    ptMax: 0,
     wallMs: 0,
     ...o,
   };
@@ -52,5 +55,26 @@ describe('cellular suite pair comparison', () => {
     const row = renderPairSuite(aggs).find((l) => l.startsWith('| b |'));
     expect(row).toContain('25.9 / 6.9 ⚠');
     expect(row).toContain('11.0 / 72.0');
+  });
+});
+
+describe("the papers' headline metrics", () => {
+  it('gives goodput against the best single path of the same variant (mean and worst) and the packet transmission time', () => {
+    const aggs = [
+      agg('a', 'aggdeliv', { goodputBps: 6e6, ptMean: 40, ptP95: 90, ptMax: 300 }),
+      agg('a', 'single:0', { goodputBps: 3e6 }),
+      agg('a', 'single:1', { goodputBps: 4e6 }),
+      agg('b', 'aggdeliv', { goodputBps: 1e6, ptMean: 60, ptP95: 110, ptMax: 500 }),
+      agg('b', 'single:0', { goodputBps: 2e6 }),
+    ];
+    const row = renderPaperMetrics(aggs).find((l) => l.startsWith('| aggdeliv |'));
+    // a: 6/4 = 1.5x, b: 1/2 = 0.5x -> mean 1.00x, worst 0.50x; transmission means over variants.
+    expect(row).toBe('| aggdeliv | 80 | 1.00x / 0.50x | 50 / 100 / 400 |');
+  });
+
+  it('is left out with one configuration, and says "-" without a single path to compare', () => {
+    expect(renderPaperMetrics([agg('a', 'converge', {})])).toEqual([]);
+    const rows = renderPaperMetrics([agg('a', 'converge', {}), agg('a', 'lola', {})]);
+    expect(rows.find((l) => l.startsWith('| lola |'))).toContain('| - |');
   });
 });

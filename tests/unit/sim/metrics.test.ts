@@ -1,5 +1,6 @@
 import { describe, expect, it } from 'vitest';
-import { type DecodedFrame, framesDropped, freezeStats, latencyStats, perSecondQoe, streamQoe } from '../../../sim/metrics.js';
+import { type DecodedFrame, framesDropped, freezeStats, latencyStats, PacketTransmission, packetTransmissionStats, perSecondQoe, streamQoe } from '../../../sim/metrics.js';
+import { encodeFec, encodeMedia, encodePacket } from '../../../src/wire/encode.js';
 
 /** Decode times (µs) from a list of intervals (ms), starting at `startUs`. */
 function times(intervalsMs: number[], startUs = 0): number[] {
@@ -85,5 +86,36 @@ describe('other metrics', () => {
     expect(s.map((x) => x.fps)).toEqual([1, 2, 0]);
     expect(s[1].latencyP50Ms).toBe(150);
     expect(s[1].ifdMeanMs).toBe(550); // (900 + 200) / 2
+  });
+});
+
+describe("PacketTransmission (AggDeliv's packet transmission time)", () => {
+  const media = (flowSeq: number, captureUs: number, retransmission = false) =>
+    encodePacket(
+      { pathId: 0, pathSeq: flowSeq, sendTimeUs: captureUs },
+      'media',
+      encodeMedia({ streamId: 0, flowSeq, frameId: 1, fragIndex: 0, fragCount: 1, keyFrame: false, nalClass: 0, priority: 6, captureUs, retransmission, payload: new Uint8Array(100) }),
+    );
+
+  it('counts the first copy of each media packet, arrival - capture, and nothing else', () => {
+    const t = new PacketTransmission();
+    t.onArrival(media(1, 1_000_000), 1_030_000); // 30 ms
+    t.onArrival(media(2, 1_000_000), 1_050_000); // 50 ms
+    t.onArrival(media(2, 1_000_000), 1_020_000); // a duplicate (probe copy): not counted again
+    t.onArrival(media(3, 1_000_000, true), 1_400_000); // a retransmission: not counted
+    t.onArrival(
+      encodePacket(
+        { pathId: 0, pathSeq: 9, sendTimeUs: 0 },
+        'fec',
+        encodeFec({ streamId: 0, baseSeq: 1, mask: new Uint8Array([3]), lengthXor: 0, parity: new Uint8Array(10), protectsPath: 0, fecSeq: 0 }),
+      ),
+      2_000_000,
+    );
+    t.onArrival(new Uint8Array([0xff, 0xff, 0xff]), 2_000_000); // malformed: ignored
+    expect(t.stats()).toEqual({ mean: 40, p95: 49, max: 50, packets: 2 });
+  });
+
+  it('is all zeros without packets', () => {
+    expect(packetTransmissionStats([])).toEqual({ mean: 0, p95: 0, max: 0, packets: 0 });
   });
 });
