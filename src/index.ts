@@ -43,6 +43,8 @@ export type { Scheduler, SchedulerName } from './sched/types.js';
 export { createFecPolicy, registerFecPolicy, fecPolicyNames } from './fec/factory.js';
 export type { FecPolicyEntry } from './fec/factory.js';
 export type { FecPolicy, FecPolicyName } from './fec/types.js';
+export { fecCode, fecCodeNames, registerFecCode, DEFAULT_FEC_CODE } from './fec/codes.js';
+export type { FecCodeDecoder, FecCodeEntry, FecCodeName } from './fec/codes.js';
 export { GccEstimator } from './cc/gcc.js';
 export { createEstimator, registerEstimator, estimatorNames, EstimatorRegistryError } from './cc/registry.js';
 export type { EstimatorEntry, EstimatorName, EstimatorOptions } from './cc/registry.js';

@@ -27,7 +27,7 @@
  * the library's, DEFAULT_TEMPORAL_LAYERS; 1 = none). `--converge K=V,...`
  * overrides ConvergeConfig fields (e.g. `baseLayerFastPath=false`),
  * `--sender K=V,...` SenderEngine fields: frame dropping (e.g. `upperLayerDropFactor=0.5`)
- * and fault handling (`pathHysteresis=false` turns the default hysteresis off, `fastFailover=true` the opt-in fast failover on, `outageRestore=total|any|off`).
+ * and fault handling (`pathHysteresis=false` turns the default hysteresis off, `fastFailover=true` the opt-in fast failover on, `outageRestore=total|any|off`), and the FEC code (`fecCode=xor`, src/fec/codes.ts).
  * `--clock-skew MS` gives the sender a clock MS ahead of the receiver's (any
  * sign; SimOptions.clockSkewMs): latency then rests on the receiver's clock
  * offset estimate, reported in each result's `clock`.
@@ -42,6 +42,7 @@
  * Default DIR: out/bench/<scenario>. Runs in parallel worker threads (`--jobs`,
  * default the number of CPUs); results do not depend on it.
  */
+import { fecCodeNames } from '../../src/fec/codes.js';
 import { mkdirSync, writeFileSync } from 'node:fs';
 import { availableParallelism } from 'node:os';
 import { basename, resolve } from 'node:path';
@@ -64,7 +65,7 @@ import type { SimOptions, SimResult } from '../../sim/simulator.js';
 export const ALL_CONFIGS = [...multipathSchedulers().flatMap((n) => (n === 'converge' ? [n, 'converge-nofb'] : [n])), 'single:0', 'single:1'];
 const DEGRADATION_PREFERENCES: readonly DegradationPreference[] = ['maintain-framerate', 'maintain-resolution', 'balanced'];
 const PLAYOUT_KEYS = ['minDelayMs', 'maxDelayMs', 'maxChangeMsPerS', 'offsetWindowMs', 'nackHoldMs', 'renderDelayMs'] as const;
-const SENDER_KEYS = ['dropQueueFrames', 'maxConsecutiveDrops', 'upperLayerDropFactor', 'cwndPushback', 'pathHysteresis', 'fastFailover', 'outageRestore'];
+const SENDER_KEYS = ['dropQueueFrames', 'maxConsecutiveDrops', 'upperLayerDropFactor', 'cwndPushback', 'pathHysteresis', 'fastFailover', 'outageRestore', 'fecCode'];
 
 const USAGE = `usage: npm run bench -- --scenario FILE.json|NAME [--compare LIST] [--fec LIST] [--streams 1-3] [--seeds N] [--duration S] [--variants N] [--half tune|check] [--degradation PREF] [--datachannel sctp|ideal] [--clock-skew MS] [--playout K=V,...] [--temporal-layers 1-3] [--converge K=V,...] [--sender K=V,...] [--audio on|off] [--jobs N] [--out DIR]
   --compare entries: ${compareEntriesHelp()}, converge-nofb (bench/compare.ts)`;
@@ -144,7 +145,7 @@ function parseOptions(v: CliValues<typeof OPTIONS>): Args {
   const tl = choiceOption('temporal-layers', v['temporal-layers'], ['1', '2', '3']);
   // --converge / --sender key=value,...: ConvergeConfig / SenderEngine overrides (numbers or true/false), for experiments.
   const converge = parseOverrides(v.converge, '--converge', Object.keys(DEFAULT_CONVERGE_CONFIG)) as Partial<ConvergeConfig> | undefined;
-  const sender = parseOverrides(v.sender, '--sender', SENDER_KEYS, { outageRestore: ['total', 'any', 'off'] }) as SimOptions['sender'];
+  const sender = parseOverrides(v.sender, '--sender', SENDER_KEYS, { outageRestore: ['total', 'any', 'off'], fecCode: fecCodeNames() }) as SimOptions['sender'];
   if (v.duration !== undefined && !(Number(v.duration) > 0)) throw new UsageError(`--duration must be > 0 s, got ${v.duration}`);
   return {
     scenario,

@@ -16,7 +16,8 @@ import type { Clock } from '../core/clock.js';
 import { Emitter } from '../core/emitter.js';
 import { MAX_PATHS } from '../core/types.js';
 import type { PathId } from '../core/types.js';
-import { DEFAULT_FEC_DECODER_BYTES, FecDecoder } from '../fec/decoder.js';
+import { BUILTIN_FEC_CODES, type FecCodeDecoder, fecCodeByWireId, sumFecDecoderStats } from '../fec/codes.js';
+import { DEFAULT_FEC_DECODER_BYTES, type FecDecoderOptions } from '../fec/decoder.js';
 import type { RecoveredPacket } from '../fec/types.js';
 import { ClockSync } from '../feedback/clock-sync.js';
 import { DEFAULT_FRAME_BUFFER_BYTES, FrameBuffer } from '../feedback/frame-buffer.js';
@@ -36,6 +37,12 @@ import type { DecodableFrame, ReceiverEngineConfig, ReceiverEvents } from './rec
 import { type PathRx, newReceivePath, receivePathStats } from './receive-path.js';
 import type { PathSink, ReceiverPathStats, ReceiverStats } from './types.js';
 
+/**
+ * FEC codes one receiver decodes at once: XOR and one other. Each decoder has
+ * the whole FEC memory budget (ReceiverMemoryOptions.fecBytes), so this bounds
+ * FEC memory at twice the budget whatever codes a peer sends.
+ */
+const MAX_FEC_CODES = 2;
 export type { DecodableFrame, ReceiverEngineConfig, ReceiverEvents, ReceiverMemoryConfig } from './receiver-config.js';
 
 /** Most decodable frames waiting for their playout time; beyond it the oldest go at once. */
@@ -58,7 +65,9 @@ export class ReceiverEngine {
   private readonly qoe = new QoeMonitor({});
   private readonly nack: NackGenerator;
   private readonly keyframes = new Map<number, KeyframeRequester>();
-  private readonly fecDecoder: FecDecoder;
+  /** One decoder per FEC code seen (by wire id; XOR from the start), at most MAX_FEC_CODES. */
+  private readonly fecDecoders = new Map<number, FecCodeDecoder>();
+  private readonly fecDecoderOptions: FecDecoderOptions;
   private readonly streamStats = new Map<number, StreamQoeStats>();
   private readonly streamInfos = new Map<number, StreamInfoMessage>();
   private readonly events = new Emitter<ReceiverEvents>();
@@ -85,6 +94,7 @@ export class ReceiverEngine {
     retransmissionsReceived: 0,
     recoveredByFec: 0,
     fecPacketsReceived: 0,
+    fecUnknownCode: 0,
     qoeFeedbackSent: 0,
   };
   /** flowSeq -> time (µs) of its first NACK: the retransmission's arrival gives an RTT sample. */
@@ -109,14 +119,15 @@ export class ReceiverEngine {
     this.frameBuffer = new FrameBuffer({ maxBytes: mem.frameBufferBytes ?? DEFAULT_FRAME_BUFFER_BYTES, maxAgeMs: mem.frameBufferMaxAgeMs ?? 3000 });
     this.nack = new NackGenerator({ maxTracked: mem.nackMaxTracked ?? 1000 });
     /** A rebuilt body must decode as the Media message it claims to be (XOR alone cannot tell a forged FEC). */
-    this.fecDecoder = new FecDecoder({
+    this.fecDecoderOptions = {
       maxBytes: mem.fecBytes ?? DEFAULT_FEC_DECODER_BYTES,
       maxAgeMs: mem.fecMaxAgeMs ?? 1000,
       validate: (streamId, flowSeq, body) => {
         const m = decodeMedia(body);
         return m !== undefined && m.streamId === streamId && m.flowSeq === flowSeq;
       },
-    });
+    };
+    this.fecDecoders.set(BUILTIN_FEC_CODES.xor.wireId, BUILTIN_FEC_CODES.xor.createDecoder(this.fecDecoderOptions));
   }
 
   /**
@@ -188,12 +199,14 @@ export class ReceiverEngine {
           this.qoe.setPathDelay(viaPath, p.owdUs / 1000);
         }
         this.onMedia(body.media, viaPath, now, false);
-        this.onRecovered(this.fecDecoder.addMedia(body.media.streamId, body.media.flowSeq, bodyBytes, now), viaPath, now);
+        for (const d of this.fecDecoders.values()) this.onRecovered(d.addMedia(body.media.streamId, body.media.flowSeq, bodyBytes, now), viaPath, now);
         break;
       case 'fec': {
         p.fecPacketsReceived++;
         this.c.fecPacketsReceived++;
-        this.onRecovered(this.fecDecoder.addFec(body.fec, now), viaPath, now);
+        const d = this.fecDecoderFor(body.fec.code ?? 0);
+        if (d) this.onRecovered(d.addFec(body.fec, now), viaPath, now);
+        else this.c.fecUnknownCode++;
         break;
       }
       case 'streamInfo': {
@@ -463,10 +476,21 @@ export class ReceiverEngine {
     }
   }
 
+  /** The decoder of FEC code `wireId`, created on its first packet; undefined for a code this page does not know (or past MAX_FEC_CODES). */
+  private fecDecoderFor(wireId: number): FecCodeDecoder | undefined {
+    const have = this.fecDecoders.get(wireId);
+    if (have) return have;
+    const entry = fecCodeByWireId(wireId);
+    if (!entry || this.fecDecoders.size >= MAX_FEC_CODES) return undefined;
+    const d = entry.createDecoder(this.fecDecoderOptions);
+    this.fecDecoders.set(wireId, d);
+    return d;
+  }
+
   stats(streamId = 0): ReceiverStats {
     const now = this.clock.nowUs();
     const s = this.streamStats.get(streamId)?.snapshot(now);
-    const fec = this.fecDecoder.stats();
+    const fec = sumFecDecoderStats([...this.fecDecoders.values()].map((d) => d.stats()));
     const fbs = this.frameBuffer.stats();
     const dps = this.depacketizer.stats();
     const paths: ReceiverPathStats[] = [...this.paths.values()].map((p) =>

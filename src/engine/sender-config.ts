@@ -5,6 +5,7 @@ import type { EstimatorName } from '../cc/registry.js';
 import type { BandwidthEstimator } from '../cc/types.js';
 import type { Clock } from '../core/clock.js';
 import type { PathId } from '../core/types.js';
+import type { FecCodeEntry, FecCodeName } from '../fec/codes.js';
 import type { FecPolicy, FecPolicyName } from '../fec/types.js';
 import type { AudioPathSelectorOptions } from '../sched/audio-paths.js';
 import type { PathHysteresisConfig } from '../sched/path-hysteresis.js';
@@ -19,8 +20,14 @@ export interface SenderEngineConfig {
   scheduler?: Scheduler | SchedulerName;
   /** For scheduler 'single': the path to use. */
   singlePath?: PathId;
-  /** FEC policy or name (default 'path'). */
+  /** FEC policy or name (default 'path'): how many repair packets. */
   fec?: FecPolicy | FecPolicyName;
+  /**
+   * FEC code name or entry (src/fec/codes.ts; default 'xor'): which erasure
+   * code builds the repair packets. The receiver must know the code too
+   * (built-in, or registered with `registerFecCode` on its page).
+   */
+  fecCode?: FecCodeEntry | FecCodeName;
   /** Whole-datagram MTU in bytes (default 1200). */
   mtuBytes?: number;
   /** App cap on the encoder target (bps, default 8 Mbps). */
@@ -137,7 +144,7 @@ export interface SenderEvents {
 export type ResolvedSenderConfig = Required<
   Omit<
     SenderEngineConfig,
-    'clock' | 'scheduler' | 'fec' | 'singlePath' | 'estimator' | 'createEstimator' | 'pacer' | 'streamId' | 'qoeFeedback' | 'probing' | 'pathHysteresis' | 'pathHealth' | 'audio'
+    'clock' | 'scheduler' | 'fec' | 'fecCode' | 'singlePath' | 'estimator' | 'createEstimator' | 'pacer' | 'streamId' | 'qoeFeedback' | 'probing' | 'pathHysteresis' | 'pathHealth' | 'audio'
   >
 >;
 

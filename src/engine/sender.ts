@@ -26,6 +26,7 @@ import { Emitter } from '../core/emitter.js';
 import type { Clock } from '../core/clock.js';
 import { MAX_PATHS, Priority } from '../core/types.js';
 import type { Assignment, OutgoingPacket, PathId, PathState, PathTransportState, QoeFeedback } from '../core/types.js';
+import { DEFAULT_FEC_CODE, fecCode } from '../fec/codes.js';
 import { PathFecEncoder, type FecEncoder } from '../fec/encoder.js';
 import { createFecPolicy } from '../fec/factory.js';
 import type { FecPolicyName } from '../fec/types.js';
@@ -98,12 +99,19 @@ export class SenderEngine {
     stalePacketsPurged: 0,
   };
 
-  /** @throws RangeError for negative frame-dropping settings or an upperLayerDropFactor outside [0, 1]. */
+  /**
+   * @throws RangeError for negative frame-dropping settings or an upperLayerDropFactor outside [0, 1].
+   * @throws FecError `unknown-code` / `unknown-policy` for a FEC code or policy name not registered.
+   */
   constructor(config: SenderEngineConfig) {
     this.clock = integerClock(config.clock);
     this.streamId = config.streamId ?? 0;
     this.scheduler = typeof config.scheduler === 'object' ? config.scheduler : createScheduler(config.scheduler ?? 'converge', { singlePath: config.singlePath });
-    this.fec = new PathFecEncoder(typeof config.fec === 'object' ? config.fec : createFecPolicy(config.fec ?? 'path'), this.streamId);
+    this.fec = new PathFecEncoder(
+      typeof config.fec === 'object' ? config.fec : createFecPolicy(config.fec ?? 'path'),
+      this.streamId,
+      typeof config.fecCode === 'object' ? config.fecCode : fecCode(config.fecCode ?? DEFAULT_FEC_CODE),
+    );
     this.cfg = resolveSenderConfig(config);
     const h = config.pathHysteresis ?? true;
     const hysteresis = h === false ? undefined : new PathHysteresis(h === true ? {} : h);

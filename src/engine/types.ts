@@ -122,6 +122,8 @@ export interface ReceiverStats {
   retransmissionsReceived: number;
   recoveredByFec: number;
   fecPacketsReceived: number;
+  /** FEC packets of a code this page does not know (src/fec/codes.ts wire id), dropped. */
+  fecUnknownCode: number;
   /** FEC packets that rebuilt a packet / FEC packets received, % (strict; single-parity XOR under random loss tops out near 1/e). */
   fecUtilizationPct: number;
   /** FEC packets that were not redundant on arrival (a protected packet was missing) / received, % (Chrome's fecPacketsDiscarded view). */

@@ -3,15 +3,15 @@
  * media packets it carried since that path's last FEC packet are protected
  * together (a fractional FEC rate emits one FEC packet every few frames,
  * covering all of them); the policy ({@link FecPolicy}) says how many FEC
- * packets, the XOR code (src/fec/xor.ts) builds them.
+ * packets, the FEC code (src/fec/codes.ts; XOR parity by default) builds them.
  * I/O-free: times are passed in (µs). Bounded by {@link FecProtectionWindow}.
  */
 import { Priority } from '../core/types.js';
 import type { Assignment, OutgoingPacket, PathId, PathState } from '../core/types.js';
 import { encodeFec } from '../wire/encode.js';
 import type { FecPolicy, FecPolicyName } from './types.js';
+import { BUILTIN_FEC_CODES, type FecCodeEntry } from './codes.js';
 import { FecProtectionWindow } from './window.js';
-import { makeFecPackets } from './xor.js';
 
 /** Envelope bytes around an FEC body (path id, seq, send time, field tag and length). */
 const FEC_ENVELOPE_BYTES = 24;
@@ -32,14 +32,19 @@ export interface FecEncoder {
   onNack(pathId: PathId, count: number, nowUs: number): void;
 }
 
-/** Converge §4.3 path-specific FEC with a pluggable rate policy. */
+/** Converge §4.3 path-specific FEC with a pluggable rate policy and code. */
 export class PathFecEncoder implements FecEncoder {
   private readonly window = new FecProtectionWindow();
   private fecSeq = 0;
 
+  /**
+   * @param policy how many repair packets (src/fec/factory.ts)
+   * @param code which erasure code builds them (src/fec/codes.ts; default XOR)
+   */
   constructor(
     private readonly policy: FecPolicy,
     private readonly streamId: number,
+    private readonly code: FecCodeEntry = BUILTIN_FEC_CODES.xor,
   ) {}
 
   get name(): FecPolicyName {
@@ -73,7 +78,7 @@ export class PathFecEncoder implements FecEncoder {
       };
       const count = this.policy.fecCount(ctx, nowUs);
       if (count <= 0) continue;
-      const fecs = makeFecPackets({
+      const fecs = this.code.encode({
         streamId: this.streamId,
         packets: this.window.take(pathId, nowUs),
         count,
@@ -83,7 +88,7 @@ export class PathFecEncoder implements FecEncoder {
       });
       this.fecSeq = (this.fecSeq + fecs.length) >>> 0;
       for (const f of fecs) {
-        const body = encodeFec(f);
+        const body = encodeFec(this.code.wireId === 0 ? f : { ...f, code: this.code.wireId });
         out.push({
           streamId: this.streamId,
           flowSeq: f.baseSeq,

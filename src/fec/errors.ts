@@ -5,7 +5,7 @@
  */
 
 /** Stable machine-readable reason of a {@link FecError}. */
-export type FecErrorCode = 'invalid-option' | 'invalid-argument' | 'unknown-policy';
+export type FecErrorCode = 'invalid-option' | 'invalid-argument' | 'unknown-policy' | 'unknown-code';
 
 export class FecError extends Error {
   readonly code: FecErrorCode;
@@ -29,6 +29,11 @@ export class FecError extends Error {
   /** {@link createFecPolicy} got a name it does not know. */
   static unknownPolicy(name: unknown, known: readonly string[]): FecError {
     return new FecError('unknown-policy', `unknown FEC policy "${String(name)}" (expected one of ${known.join(', ')})`);
+  }
+
+  /** `fecCode` (src/fec/codes.ts) got a name it does not know. */
+  static unknownCode(name: unknown, known: readonly string[]): FecError {
+    return new FecError('unknown-code', `unknown FEC code "${String(name)}" (expected one of ${known.join(', ')})`);
   }
 }
 

@@ -231,6 +231,7 @@ export interface FecPb {
   parity: Uint8Array;
   protectsPath: number;
   fecSeq: number;
+  code: number;
 }
 
 /** `Fec` to encode: absent fields and fields at their default are not written. */
@@ -242,6 +243,7 @@ export type FecPbInput = {
   parity?: Uint8Array | undefined;
   protectsPath?: number | undefined;
   fecSeq?: number | undefined;
+  code?: number | undefined;
 };
 
 /** Encodes a `Fec` message (the caller validates values first). */
@@ -275,6 +277,10 @@ export function encodeFec(m: FecPbInput): Uint8Array {
     w.tag(7, 0);
     w.varint(m.fecSeq);
   }
+  if (m.code !== undefined && m.code !== 0) {
+    w.tag(8, 0);
+    w.varint(m.code);
+  }
   return w.finish();
 }
 
@@ -291,6 +297,7 @@ export function decodeFec(r: PbReader): FecPb {
     parity: EMPTY,
     protectsPath: 0,
     fecSeq: 0,
+    code: 0,
   };
   while (r.pos < r.end) {
     const t = r.tag();
@@ -322,6 +329,10 @@ export function decodeFec(r: PbReader): FecPb {
       case 7:
         r.expect(t, 0, 'Fec.fecSeq');
         m.fecSeq = r.uint32();
+        break;
+      case 8:
+        r.expect(t, 0, 'Fec.code');
+        m.code = r.uint32();
         break;
       default:
         r.skip(t % 8);

@@ -49,6 +49,8 @@ export interface FecMessage {
   parity: Uint8Array;
   protectsPath: PathId;
   fecSeq: number;
+  /** FEC code wire id (src/fec/codes.ts): absent or 0 = XOR parity (the fields above as documented); 1..255 another registered code. */
+  code?: number;
 }
 
 export interface KeyframeRequestMessage {

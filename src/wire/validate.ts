@@ -94,6 +94,7 @@ export function checkFec(f: FecMessage, lim: WireLimits): string | null {
   if (f.parity.length > lim.maxPacketBytes) return `parity ${f.parity.length} bytes > ${lim.maxPacketBytes}`;
   if (!isPathId(f.protectsPath)) return `protectsPath ${f.protectsPath} not in [0, ${MAX_PATHS})`;
   if (!isU32(f.fecSeq)) return `fecSeq ${f.fecSeq} not a uint32`;
+  if (f.code !== undefined && (!Number.isInteger(f.code) || f.code < 0 || f.code > 255)) return `code ${f.code} not in [0, 255]`;
   return null;
 }
 
