@@ -71,6 +71,11 @@ export function renderSummaryMd(r: BenchResults): string {
     const unused = r.results.flatMap((x) => (x.pathUsage?.problems ?? []).map((p) => `${x.name}: ${p}`));
     if (unused.length) lines.push('', '**An enabled path carried (almost) no media; this run does not measure what it claims:**', ...unused.map((u) => `- ${u}`));
   }
+  const dec = r.results.flatMap((x) => {
+    const d = (x.extras as { decoder?: { decoded?: number; errors?: number } }).decoder;
+    return d && typeof d.errors === 'number' ? [`${x.name} ${d.errors} / ${d.decoded ?? 0}`] : [];
+  });
+  if (dec.length) lines.push('', `Decoder errors / frames decoded (ours; the receiver's WebCodecs decoder, a delta frame without its reference is one): ${dec.join(', ')}.`);
   for (const n of r.notes) lines.push('', `- ${n}`);
   const errs = r.results.filter((x) => x.errors.length);
   if (errs.length) {

@@ -241,6 +241,8 @@ async function runOne(browser: Browser, base: string, cfg: CompareEntry, o: Benc
             sender: (lastS?.stats as { sender?: unknown })?.sender,
             encoder: (lastS?.stats as { encoder?: unknown })?.encoder,
             receiver: (lastR?.stats as { receiver?: unknown })?.receiver,
+            // The receiver's WebCodecs decoder: decoded frames and decoder errors (a delta frame fed without its reference is one).
+            decoder: (lastR?.stats as { decoder?: unknown })?.decoder,
             // Path lifecycle from the sender page's getStats().paths (state, connect time, restarts).
             paths: (lastS?.stats as { paths?: unknown })?.paths,
             // Audio digests: receiver jitter buffer + output, sender path use + encoder.
