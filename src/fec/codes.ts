@@ -37,6 +37,8 @@ export interface FecCodeDecoder {
 
 /** One registry entry. */
 export interface FecCodeEntry {
+  /** Its registry name (`[a-z0-9][a-z0-9-]*`). */
+  readonly name: string;
   /** One line for `--help` texts and docs. */
   readonly summary: string;
   /** The `Fec.code` value on the wire: 0 is XOR; other codes take 1..255, unique. */
@@ -55,6 +57,7 @@ export interface FecCodeEntry {
 /** The FEC codes this library ships. */
 export const BUILTIN_FEC_CODES = {
   xor: {
+    name: 'xor',
     summary: 'XOR parity, row or column masks (ULPFEC RFC 5109 §7-8, FlexFEC RFC 8627 §1.1): one loss per repair packet',
     wireId: 0,
     encode: makeFecPackets,
@@ -74,16 +77,19 @@ const registry = new Registry<FecCodeEntry>('FEC code', BUILTIN_FEC_CODES, (name
 const byWireId = new Map<number, FecCodeEntry>(Object.values(BUILTIN_FEC_CODES).map((e) => [e.wireId, e]));
 
 /**
- * Add a code under `name` for every later sender and receiver of this page.
- * Both ends of a call must register it (the receiver finds it by wire id).
- * @throws FecError `invalid-option` when `name` is not `[a-z0-9-]+` or taken,
- *   or `entry.wireId` is not an integer in 1..255 or is taken.
+ * Add a code (under `entry.name`) for every later sender and receiver of this
+ * page. Both ends of a call must register it (the receiver finds it by wire
+ * id). Registering the same entry again is a no-op.
+ * @throws FecError `invalid-option` when the name is not `[a-z0-9-]+` or taken
+ *   by another entry, or `entry.wireId` is not an integer in 1..255 or is taken.
  */
-export function registerFecCode(name: string, entry: FecCodeEntry): void {
+export function registerFecCode(entry: FecCodeEntry): void {
   const id = entry?.wireId;
   if (!Number.isInteger(id) || id < 1 || id > 255) throw FecError.invalidOption('wireId', id, 'an integer in [1, 255] (0 is XOR)');
-  if (byWireId.has(id)) throw FecError.invalidOption('wireId', id, 'a wire id no other FEC code uses');
-  registry.register(name, entry);
+  const taken = byWireId.get(id);
+  if (taken === entry && registry.get(entry.name) === entry) return;
+  if (taken) throw FecError.invalidOption('wireId', id, 'a wire id no other FEC code uses');
+  registry.register(entry.name, entry);
   byWireId.set(id, entry);
 }
 

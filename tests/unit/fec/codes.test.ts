@@ -76,6 +76,7 @@ describe.each(fecCodeNames())('FEC code %s (conformance)', (name) => {
  */
 const repeatRecovered = { n: 0 };
 const REPEAT: FecCodeEntry = {
+  name: 'repeat',
   summary: 'test: repetition code',
   wireId: 201,
   encode(args) {
@@ -122,15 +123,16 @@ const REPEAT: FecCodeEntry = {
 
 describe('FEC code registry', () => {
   it('refuses a taken name or wire id and a wire id outside 1..255', () => {
-    expect(() => registerFecCode('xor', { ...REPEAT, wireId: 250 })).toThrow(FecError);
-    expect(() => registerFecCode('zero', { ...REPEAT, wireId: 0 })).toThrow(/1, 255/);
-    expect(() => registerFecCode('big', { ...REPEAT, wireId: 256 })).toThrow(FecError);
+    expect(() => registerFecCode({ ...REPEAT, name: 'xor', wireId: 250 })).toThrow(FecError);
+    expect(() => registerFecCode({ ...REPEAT, name: 'zero', wireId: 0 })).toThrow(/1, 255/);
+    expect(() => registerFecCode({ ...REPEAT, name: 'big', wireId: 256 })).toThrow(FecError);
     expect(() => fecCode('nope')).toThrow(/unknown FEC code "nope"/);
   });
 
   it('carries a lossy call with a code registered by the app (sender option fecCode, receiver by wire id)', () => {
-    registerFecCode('repeat', REPEAT);
-    expect(() => registerFecCode('repeat2', { ...REPEAT })).toThrow(/wire id/);
+    registerFecCode(REPEAT);
+    registerFecCode(REPEAT); // the same entry again: a no-op
+    expect(() => registerFecCode({ ...REPEAT, name: 'repeat2' })).toThrow(/wire id/);
     expect(fecCodeByWireId(201)).toBe(REPEAT);
     const c = makeCall(
       [
