@@ -357,10 +357,11 @@ export class CallStatsReport extends Map<string, CallStatsEntry> {
     return out;
   }
 
-  /** Entries about one remote participant (every entry with that `participantId`). */
+  /** Entries about one remote participant: its `transport` and every entry on it (`transportId`). */
   ofParticipant(participantId: string): CallStatsEntry[] {
+    const transportId = `T_${participantId}`;
     const out: CallStatsEntry[] = [];
-    for (const e of this.values()) if ('participantId' in e && e.participantId === participantId && e.type !== 'call') out.push(e);
+    for (const e of this.values()) if (e.id === transportId || ('transportId' in e && e.transportId === transportId)) out.push(e);
     return out;
   }
 
