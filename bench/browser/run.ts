@@ -241,7 +241,7 @@ async function runOne(browser: Browser, base: string, cfg: CompareEntry, o: Benc
             sender: (lastS?.stats as { sender?: unknown })?.sender,
             encoder: (lastS?.stats as { encoder?: unknown })?.encoder,
             receiver: (lastR?.stats as { receiver?: unknown })?.receiver,
-            // Path lifecycle from the sender page's getStats().paths (state, connect time, restarts).
+            // Path lifecycle from the sender page's getStats() `path` entries (state, connect time, restarts).
             paths: (lastS?.stats as { paths?: unknown })?.paths,
             // Audio digests: receiver jitter buffer + output, sender path use + encoder.
             audio: { receiver: (lastR?.stats as { audio?: unknown })?.audio, sender: (lastS?.stats as { audio?: unknown })?.audio },

@@ -349,7 +349,7 @@ export class MultipathCall {
    * Stop sending video and keep the call: the camera encoder stops (frames it
    * still holds are discarded), while the paths, the senders' retransmission
    * history and their FEC stay up, so frames already sent can still be repaired.
-   * `getStats().sender` keeps counting. Idempotent; a later `sendTrack` starts
+   * The video `outbound-rtp` entries keep counting (`active` false). Idempotent; a later `sendTrack` starts
    * a new stream.
    */
   stopSending(): void {
@@ -367,7 +367,7 @@ export class MultipathCall {
    * hysteresis promotes it (clean for its hold time, 3 s doubling per recent
    * fault: src/sched/path-hysteresis.ts), as after any outage. What the
    * remote participant sends on it, and our receiver feedback about that, go on.
-   * `getStats().paths[i].enabled` and `sender.paths[i].up` show it.
+   * getStats()' `path` entries (`enabled`, `up`) show it.
    * @throws CallError 'unknown-path' (not in 0..paths-1), 'unknown-participant', 'closed'.
    */
   setPathEnabled(pathId: PathId, enabled: boolean, participantId?: string): void {
