@@ -302,6 +302,8 @@ export interface InboundAudioStats extends InboundBase {
   maxAudioLevel: number;
   /** (multipath-rtc) Opus frames decoded (count). */
   framesDecoded: number;
+  /** (multipath-rtc) The remote audio track exists (the browser has MediaStreamTrackGenerator for audio). */
+  rendering: boolean;
 }
 
 /** webrtc-stats RTCDataChannelStats of app data with one participant (`MultipathCall.send`); id `D_<participant>`. */

@@ -138,6 +138,16 @@ function sessionEntries(c: CallSnapshot, x: SessionSnapshot, timestamp: number):
   const tx = new Map((snd?.paths ?? []).map((p) => [p.id, p]));
   const rx = new Map(rcv.paths.map((p) => [p.id, p]));
   const entries: CallStatsEntry[] = [];
+  /** The fields every RTP stream entry starts with. */
+  const rtp = <T extends 'outbound-rtp' | 'inbound-rtp', K extends 'video' | 'audio'>(type: T, kind: K, codecId: string | undefined) => ({
+    id: `${type === 'outbound-rtp' ? 'OT' : 'IT'}_${pid}_${kind}`,
+    type,
+    kind,
+    timestamp,
+    participantId: pid,
+    transportId,
+    codecId,
+  });
 
   // Codecs in use with this participant.
   const codecs = new Map<string, CodecStats>();
@@ -270,13 +280,7 @@ function sessionEntries(c: CallSnapshot, x: SessionSnapshot, timestamp: number):
     const riVideo = `RI_${pid}_video`;
     const videoCodecId = codecId(c.sentVideoCodec);
     const video: OutboundVideoStats = {
-      id: otVideo,
-      type: 'outbound-rtp',
-      kind: 'video',
-      timestamp,
-      participantId: pid,
-      transportId,
-      codecId: videoCodecId,
+      ...rtp('outbound-rtp', 'video', videoCodecId),
       mediaSourceId: 'SV',
       remoteId: riVideo,
       active: c.sendingVideo,
@@ -327,13 +331,7 @@ function sessionEntries(c: CallSnapshot, x: SessionSnapshot, timestamp: number):
     if (c.audioEncoder || snd.audio.framesSent > 0) {
       const a = snd.audio;
       const audio: OutboundAudioStats = {
-        id: `OT_${pid}_audio`,
-        type: 'outbound-rtp',
-        kind: 'audio',
-        timestamp,
-        participantId: pid,
-        transportId,
-        codecId: codecId('opus'),
+        ...rtp('outbound-rtp', 'audio', codecId('opus')),
         mediaSourceId: 'SA',
         packetsSent: a.packetsSent - a.duplicatesSent,
         bytesSent: c.audioEncoder?.bytesEncoded ?? 0,
@@ -349,13 +347,7 @@ function sessionEntries(c: CallSnapshot, x: SessionSnapshot, timestamp: number):
   // What we receive from it.
   const videoPackets = rcv.paths.reduce((n, p) => n + p.mediaPacketsReceived, 0);
   const inVideo: InboundVideoStats = {
-    id: `IT_${pid}_video`,
-    type: 'inbound-rtp',
-    kind: 'video',
-    timestamp,
-    participantId: pid,
-    transportId,
-    codecId: codecId(x.receivedVideoCodec),
+    ...rtp('inbound-rtp', 'video', codecId(x.receivedVideoCodec)),
     packetsReceived: videoPackets,
     packetsLost: rcv.paths.reduce((n, p) => n + p.packetsLost, 0),
     bytesReceived: transport.bytesReceived,
@@ -399,13 +391,7 @@ function sessionEntries(c: CallSnapshot, x: SessionSnapshot, timestamp: number):
   if (au.packetsReceived > 0 || au.packetsLost > 0) {
     const o = x.audioOutput;
     const inAudio: InboundAudioStats = {
-      id: `IT_${pid}_audio`,
-      type: 'inbound-rtp',
-      kind: 'audio',
-      timestamp,
-      participantId: pid,
-      transportId,
-      codecId: codecId('opus'),
+      ...rtp('inbound-rtp', 'audio', codecId('opus')),
       packetsReceived: au.packetsReceived,
       packetsLost: au.packetsLost,
       jitterBufferTargetDelay: s(au.targetDelayMs),
@@ -422,6 +408,7 @@ function sessionEntries(c: CallSnapshot, x: SessionSnapshot, timestamp: number):
       audioLevel: o?.rms ?? 0,
       maxAudioLevel: o?.maxRms ?? 0,
       framesDecoded: o?.framesDecoded ?? 0,
+      rendering: o?.rendering ?? false,
     };
     entries.push(inAudio);
   }

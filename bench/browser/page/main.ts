@@ -132,7 +132,7 @@ function oursCounters(): { counters: Counters; stats: unknown } {
         avOffsetMs: ia.avOffset * 1000,
       },
       sender: oa && { framesSent: oa.framesSent, packetsSent: oa.packetsSent + oa.duplicatePacketsSent, duplicatesSent: oa.duplicatePacketsSent, framesUnsent: oa.framesUnsent },
-      output: ia && { framesDecoded: ia.framesDecoded, rms: ia.audioLevel, maxRms: ia.maxAudioLevel },
+      output: ia && { framesDecoded: ia.framesDecoded, rms: ia.audioLevel, maxRms: ia.maxAudioLevel, rendering: ia.rendering },
     },
     paths: v.paths.map((p) => ({ id: p.pathId, state: p.state, stateReason: p.stateReason, connectMs: toMs(p.connectTime), iceRestarts: p.iceRestarts })),
   };

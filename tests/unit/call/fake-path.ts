@@ -1,7 +1,8 @@
 /**
  * An in-memory path for call tests in Node (in place of simple-peer): the
  * offerer registers under a key it signals; the answerer finds it by that key
- * and both connect; datagrams are delivered in a microtask.
+ * and both connect; datagrams are delivered in a microtask. Plus `until`,
+ * the polling wait the call tests share.
  */
 import type { SignalledPath } from '../../../src/call/peer-session.js';
 import { Emitter } from '../../../src/core/emitter.js';
@@ -87,5 +88,14 @@ export class FakePath implements SignalledPath {
       p.peer = undefined;
       p.setState('closed');
     }
+  }
+}
+
+/** Poll `cond` every 10 ms until true; throws after `ms`. */
+export async function until(cond: () => boolean, what: string, ms = 5000): Promise<void> {
+  const t0 = Date.now();
+  while (!cond()) {
+    if (Date.now() - t0 > ms) throw new Error(`timed out waiting for ${what}`);
+    await new Promise((r) => setTimeout(r, 10));
   }
 }

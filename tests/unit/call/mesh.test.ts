@@ -12,7 +12,7 @@ import { CallError, CallEvent, isOfferer, MultipathCall, type MultipathCallOptio
 import type { CreatePath } from '../../../src/call/peer-session.js';
 import type { PathId } from '../../../src/core/types.js';
 import { startSignallingServer, type SignallingServer } from '../../../src/signalling/node.js';
-import { FakePath, offers, registry } from './fake-path.js';
+import { FakePath, offers, registry, until } from './fake-path.js';
 
 let server: SignallingServer | undefined;
 const calls: MultipathCall[] = [];
@@ -30,14 +30,6 @@ function newCall(peerId: string, paths = 2, extra: Partial<MultipathCallOptions>
   const call = new MultipathCall({ signallingUrl: server!.url, room: 'mesh', peerId, paths, candidates: 'all', ...extra }, { WebSocket, createPath });
   calls.push(call);
   return call;
-}
-
-async function until(cond: () => boolean, what: string, ms = 5000): Promise<void> {
-  const t0 = Date.now();
-  while (!cond()) {
-    if (Date.now() - t0 > ms) throw new Error(`timed out waiting for ${what}`);
-    await new Promise((r) => setTimeout(r, 10));
-  }
 }
 
 /** The `path` entries of a call's getStats(), per remote participant (in join order). */

@@ -11,7 +11,7 @@ import type { CreatePath } from '../../../src/call/peer-session.js';
 import type { SignalData } from '../../../src/signalling/protocol.js';
 import type { SignallingTransport, SignallingTransportEvents } from '../../../src/signalling/transport.js';
 import { Emitter } from '../../../src/core/emitter.js';
-import { FakePath, registry } from './fake-path.js';
+import { FakePath, registry, until } from './fake-path.js';
 
 /** One room of an in-memory signalling backend. */
 class Hub {
@@ -80,14 +80,6 @@ function newCall(signalling: MultipathCallOptions['signalling'], peerId: string,
   const c = new MultipathCall({ signalling, room: 'mem', peerId, paths: 2, candidates: 'all', ...extra }, { createPath });
   calls.push(c);
   return c;
-}
-
-async function until(cond: () => boolean, what: string, ms = 5000): Promise<void> {
-  const t0 = Date.now();
-  while (!cond()) {
-    if (Date.now() - t0 > ms) throw new Error(`timed out waiting for ${what}`);
-    await new Promise((r) => setTimeout(r, 10));
-  }
 }
 
 const connectedTo = (c: MultipathCall, n: number): boolean => c.participants.length === n && c.participants.every((p) => p.connected);
