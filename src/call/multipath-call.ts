@@ -241,7 +241,13 @@ export class MultipathCall {
         this.emit(CallEvent.Error, new Error(`candidate probe failed, every path uses every candidate: ${(e as Error).message}`));
       }
     }
-    await this.signalling.connect();
+    try {
+      await this.signalling.connect();
+    } catch (e) {
+      // A failed join may be retried (with a URL or a factory: a transport instance is used once).
+      this.connectStarted = false;
+      throw e;
+    }
     this.schedule();
     this.housekeeping = setInterval(() => this.dropGoneParticipants(), 1000);
   }
