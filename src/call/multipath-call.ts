@@ -461,6 +461,7 @@ export class MultipathCall {
       participantId: this.myPeerId,
       candidatePolicy: this.opts.candidateFilter ? 'app filter' : this.candidatePolicy.describe(this.numPaths),
       disabledPaths: [...this.disabledPaths].sort((a, b) => a - b),
+      droppedSignals: this.signalling.badSignals,
       encoder: this.video.stats(),
       sendingVideo: this.video.running,
       sentVideoCodec: this.video.streamInfo?.codec ?? this.opts.codec ?? 'h264',

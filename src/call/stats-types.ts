@@ -67,6 +67,8 @@ export interface CallEntryStats extends StatsBase {
   candidatePolicy: string;
   /** Paths the app disabled for every participant (`setPathEnabled(id, false)` without a participant), ascending. */
   disabledPathIds: PathId[];
+  /** Signals from the signalling transport dropped as malformed (bad sender id, path id or data) (count). */
+  droppedSignals: number;
 }
 
 /** webrtc-stats RTCVideoSourceStats / RTCAudioSourceStats: what we send, before encoding. Ids `SV` (camera) and `SA` (microphone). */

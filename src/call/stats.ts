@@ -66,6 +66,8 @@ export interface CallSnapshot {
   participantId: string | undefined;
   candidatePolicy: string;
   disabledPaths: PathId[];
+  /** Malformed signals the call's signalling dropped. */
+  droppedSignals: number;
   /** The shared camera encoder, once a video track is sent. */
   encoder: CameraEncoderStats | undefined;
   /** A camera track is being encoded now. */
@@ -108,6 +110,7 @@ export function buildStatsReport(c: CallSnapshot): CallStatsReport {
     remoteParticipantIds: c.sessions.map((x) => x.participantId),
     candidatePolicy: c.candidatePolicy,
     disabledPathIds: [...c.disabledPaths],
+    droppedSignals: c.droppedSignals,
   });
   const enc = c.encoder;
   if (enc) {

@@ -163,6 +163,7 @@ describe('MultipathCall over an app SignallingTransport', () => {
     t.inject({ from: 'x', pathId: 9, data: {} });
     t.inject({ from: 'bad id!', pathId: 0, data: {} });
     expect(b.participants.map((p) => p.id)).toEqual(['a']);
+    expect(b.getStats().ofType('call')[0].droppedSignals).toBe(2);
     expect(() => new MultipathCall({ room: 'r' })).toThrow(expect.objectContaining({ code: 'bad-options' }));
     expect(() => new MultipathCall({ room: 'r', signallingUrl: 'ws://x', signalling: t })).toThrow(expect.objectContaining({ code: 'bad-options' }));
     expect(() => new MultipathCall({ room: 'r', signalling: {} as never })).toThrow(expect.objectContaining({ code: 'bad-options' }));

@@ -15,7 +15,7 @@ import { makeCall } from '../engine/call-helper.js';
 
 /** Fields every entry of a type must have (value may be undefined only where listed in `optional`). */
 const REQUIRED: Record<CallStatsType, string[]> = {
-  call: ['remoteParticipantIds', 'candidatePolicy', 'disabledPathIds'],
+  call: ['remoteParticipantIds', 'candidatePolicy', 'disabledPathIds', 'droppedSignals'],
   'media-source': ['kind', 'frames'],
   transport: ['participantId', 'packetsSent', 'bytesSent', 'packetsReceived', 'bytesReceived', 'candidatePairIds', 'roundTripTime', 'remoteClockOffset', 'samePairPathIds'],
   'candidate-pair': ['transportId', 'pathId', 'state', 'nominated', 'packetsSent', 'bytesSent', 'packetsReceived', 'bytesReceived'],
@@ -98,6 +98,7 @@ function realSnapshot(): { snap: CallSnapshot; session: SessionSnapshot } {
     participantId: 'alice',
     candidatePolicy: 'all candidates on every path',
     disabledPaths: [],
+    droppedSignals: 0,
     encoder,
     sendingVideo: true,
     sentVideoCodec: 'avc1.42e01f',
