@@ -125,7 +125,7 @@ interface OutboundBase extends StatsBase {
   mediaSourceId: string;
   /** Packets of this stream sent for the first time, all paths (count). */
   packetsSent: number;
-  /** (bytes) */
+  /** Bytes sent for it (bytes): video, every datagram our sender paced to this participant (media, FEC, retransmissions, probes); audio, see {@link OutboundAudioStats}. */
   bytesSent: number;
 }
 
@@ -171,6 +171,11 @@ export interface OutboundVideoStats extends OutboundBase {
   encodeUsage: number | undefined;
 }
 
+/**
+ * Audio to one participant. `packetsSent` counts first copies;
+ * `bytesSent` is the Opus payload the one microphone encoder produced for
+ * every participant (frames no path took included: see `framesUnsent`).
+ */
 export interface OutboundAudioStats extends OutboundBase {
   kind: 'audio';
   /** (multipath-rtc) 20 ms Opus frames sent (count). */
