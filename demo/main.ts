@@ -11,7 +11,7 @@
  * port 8787 on this host).
  */
 import { CallEvent, MultipathCall } from '../src/index.js';
-import type { CallStats, CodecName, FecPolicyName, ParticipantStats, SchedulerName } from '../src/index.js';
+import type { CallStatsReport, CodecName, FecPolicyName, SchedulerName } from '../src/index.js';
 import { PATH_COLOURS, type RollingPlot, rollingPlot } from './plots.js';
 
 const $ = <T extends HTMLElement>(id: string) => document.getElementById(id) as T;
@@ -171,58 +171,65 @@ function tileOf(id: string, paths: number): Tile {
 function render(call: MultipathCall, tS: number): void {
   const s = call.getStats();
   renderStatus(call, s);
-  for (const p of s.participants) renderTile(tileOf(p.participantId, numPaths), p, s, tS);
-  const e = s.encoder;
+  const remotes = s.ofType('call')[0]?.remoteParticipantIds ?? [];
+  for (const id of remotes) renderTile(tileOf(id, numPaths), id, s, tS);
+  const e = s.ofType('outbound-rtp').find((x) => x.kind === 'video');
   $('local-live').textContent = e
-    ? `${call.participantId ?? ''}\nsending ${e.width}x${e.height} @ ${e.frameRate} fps, ${(e.bitrateBps / 1e6).toFixed(2)} Mbps (lowest target of ${s.participants.length} session(s))`
+    ? `${call.participantId ?? ''}\nsending ${e.frameWidth}x${e.frameHeight} @ ${e.framesPerSecond} fps, ${(e.encoderBitrate / 1e6).toFixed(2)} Mbps (lowest target of ${remotes.length} session(s))`
     : (call.participantId ?? '');
 }
 
 /** "waiting" only while nobody is connected; the tiles say the rest. */
-function renderStatus(call: MultipathCall, s: CallStats): void {
+function renderStatus(call: MultipathCall, s: CallStatsReport): void {
+  const me = s.ofType('call')[0]?.participantId;
   const room = signalling ? `${$<HTMLInputElement>('room').value} (${signalling}; media goes on)` : $<HTMLInputElement>('room').value;
   const ps = call.participants;
   if (ps.length === 0) {
-    setStatus(`in room ${room} as ${s.participantId ?? '?'}: waiting for others to join`);
+    setStatus(`in room ${room} as ${me ?? '?'}: waiting for others to join`);
     return;
   }
   const connected = ps.filter((p) => p.connected).length;
   const connecting = ps.length - connected;
-  setStatus(`in room ${room} as ${s.participantId ?? '?'} with ${ps.length} other${ps.length > 1 ? 's' : ''}${connecting > 0 ? ` (${connecting} connecting)` : ''}`);
+  setStatus(`in room ${room} as ${me ?? '?'} with ${ps.length} other${ps.length > 1 ? 's' : ''}${connecting > 0 ? ` (${connecting} connecting)` : ''}`);
 }
 
-function renderTile(tile: Tile, p: ParticipantStats, s: CallStats, tS: number): void {
-  const tx = new Map((p.sender?.paths ?? []).map((x) => [x.id, x]));
-  const ids = p.paths.map((x) => x.id);
-  const val = (f: (x: NonNullable<ReturnType<typeof tx.get>>) => number) => ids.map((id) => (tx.has(id) ? f(tx.get(id)!) : null));
+function renderTile(tile: Tile, participantId: string, s: CallStatsReport, tS: number): void {
+  const mine = s.ofParticipant(participantId);
+  const paths = s.ofType('path').filter((x) => x.participantId === participantId);
+  const out = mine.find((x) => x.type === 'outbound-rtp' && x.kind === 'video');
+  const r = mine.find((x) => x.type === 'inbound-rtp' && x.kind === 'video');
+  // Send-side path values exist once we send to it.
+  const val = (f: (x: (typeof paths)[number]) => number | undefined) => paths.map((x) => (out ? (f(x) ?? null) : null));
   tile.plots.rate.push(
     tS,
-    val((x) => x.sendRateBps / 1e6),
+    val((x) => x.sendBitrate / 1e6),
   );
   tile.plots.rtt.push(
     tS,
-    val((x) => x.rttMs),
+    val((x) => (x.roundTripTime === undefined ? undefined : x.roundTripTime * 1000)),
   );
   tile.plots.loss.push(
     tS,
-    val((x) => x.lossPct),
+    val((x) => x.fractionLost * 100),
   );
   tile.plots.share.push(
     tS,
-    val((x) => x.sharePct),
+    val((x) => x.mediaShare * 100),
   );
-  const decoded = p.decoder.decoded;
-  const dtS = tile.lastAtUs > 0 ? (s.timestampUs - tile.lastAtUs) / 1e6 : 0;
+  const inVideo = r?.type === 'inbound-rtp' && r.kind === 'video' ? r : undefined;
+  const decoded = inVideo?.framesDecoded ?? 0;
+  const nowUs = s.ofType('call')[0].timestamp * 1000;
+  const dtS = tile.lastAtUs > 0 ? (nowUs - tile.lastAtUs) / 1e6 : 0;
   const fps = dtS > 0 ? (decoded - tile.lastDecoded) / dtS : 0;
   tile.lastDecoded = decoded;
-  tile.lastAtUs = s.timestampUs;
-  tile.plots.freezes.push(tS, [p.receiver.freezeCount, fps]);
+  tile.lastAtUs = nowUs;
+  tile.plots.freezes.push(tS, [inVideo?.freezeCount ?? 0, fps]);
   tile.plots.video.push(tS, [tile.video.videoHeight || null, tile.video.videoWidth || null]);
-  const pathLine = p.paths.map((x) => `path ${x.id}: ${x.enabled ? x.state : 'disabled'}${tx.get(x.id) ? ` ${(tx.get(x.id)!.sendRateBps / 1e6).toFixed(2)} Mbps` : ''}`).join('  ');
-  const r = p.receiver;
+  const pathLine = paths.map((x) => `path ${x.pathId}: ${x.enabled ? x.state : 'disabled'}${out ? ` ${(x.sendBitrate / 1e6).toFixed(2)} Mbps` : ''}`).join('  ');
+  const target = out?.type === 'outbound-rtp' && out.kind === 'video' ? out.targetBitrate : 0;
   tile.live.textContent =
-    `${tile.video.videoWidth}x${tile.video.videoHeight} @ ${fps.toFixed(0)} fps, ${decoded} frames, freezes ${r.freezeCount} (${r.freezeTotalMs.toFixed(0)} ms)\n` +
-    `latency p50 ${r.latencyMs.p50.toFixed(0)} ms p95 ${r.latencyMs.p95.toFixed(0)} ms, target to it ${((p.targetBitrateBps ?? 0) / 1e6).toFixed(2)} Mbps\n${pathLine}`;
+    `${tile.video.videoWidth}x${tile.video.videoHeight} @ ${fps.toFixed(0)} fps, ${decoded} frames, freezes ${inVideo?.freezeCount ?? 0} (${((inVideo?.totalFreezesDuration ?? 0) * 1000).toFixed(0)} ms)\n` +
+    `latency p50 ${((inVideo?.endToEndLatencyP50 ?? 0) * 1000).toFixed(0)} ms p95 ${((inVideo?.endToEndLatencyP95 ?? 0) * 1000).toFixed(0)} ms, target to it ${(target / 1e6).toFixed(2)} Mbps\n${pathLine}`;
 }
 
 // ?autojoin=1 joins at once (used by the tests).

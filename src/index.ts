@@ -5,21 +5,42 @@
 export { MultipathCall, CallEvent, CallError, MAX_PARTICIPANTS, isOfferer, reconnectDelayMs } from './call/multipath-call.js';
 export type {
   MultipathCallOptions,
-  CallStats,
   CallEventMap,
-  CallPathInfo,
   SendDataOptions,
   CallDataInfo,
   CallErrorCode,
   ParticipantInfo,
-  ParticipantStats,
   RemoteTrackInfo,
-  SessionStats,
   CallDeps,
   ReconnectPolicy,
   SignallingStateInfo,
   CallCapabilities,
 } from './call/multipath-call.js';
+export { CallStatsReport } from './call/stats-types.js';
+export type {
+  CallStatsEntry,
+  CallStatsEntryOf,
+  CallStatsType,
+  StatsBase,
+  CallEntryStats,
+  MediaSourceStats,
+  VideoSourceStats,
+  AudioSourceStats,
+  TransportStats,
+  CandidatePairStats,
+  IceCandidateStats,
+  PathStats,
+  CodecStats,
+  OutboundRtpStats,
+  OutboundVideoStats,
+  OutboundAudioStats,
+  RemoteInboundRtpStats,
+  InboundRtpStats,
+  InboundVideoStats,
+  InboundAudioStats,
+  DataChannelStats,
+} from './call/stats-types.js';
+export type { SignallingTransport, SignallingTransportEvents, SignallingTransportFactory } from './signalling/transport.js';
 export { AppDataChannel, AppDataError } from './engine/app-data.js';
 export type { AppDataOptions, AppDataStats, AppDataInfo, AppDataErrorCode } from './engine/app-data.js';
 export { MAX_APP_DATA_BYTES } from './wire/types.js';

@@ -243,7 +243,7 @@ async function runOne(browser: Browser, base: string, cfg: CompareEntry, o: Benc
             receiver: (lastR?.stats as { receiver?: unknown })?.receiver,
             // The receiver's WebCodecs decoder: decoded frames and decoder errors (a delta frame fed without its reference is one).
             decoder: (lastR?.stats as { decoder?: unknown })?.decoder,
-            // Path lifecycle from the sender page's getStats().paths (state, connect time, restarts).
+            // Path lifecycle from the sender page's getStats() `path` entries (state, connect time, restarts).
             paths: (lastS?.stats as { paths?: unknown })?.paths,
             // Audio digests: receiver jitter buffer + output, sender path use + encoder.
             audio: { receiver: (lastR?.stats as { audio?: unknown })?.audio, sender: (lastS?.stats as { audio?: unknown })?.audio },

@@ -34,7 +34,7 @@ export interface CallSnapshot {
   /** Wall-clock time of the snapshot (ms since the epoch). */
   timestamp: number;
   paths: PathSnapshot[];
-  /** Received video: mean decoded fps since the first decoded frame. */
+  /** Received video: frames decoded over the last second (getStats() inbound-rtp `framesPerSecond`). */
   fps: number;
   framesDecoded: number;
   /** Freezes by the project's one definition (src/feedback/qoe-metrics.ts). */

@@ -4,7 +4,7 @@
  * popup's {@link CallSnapshot}. Kept in one small file so a change of the SDK's
  * API touches nothing else in `extension/`.
  */
-import { CallEvent, MultipathCall } from '../../src/index.js';
+import { CallEvent, type CallStatsReport, MultipathCall } from '../../src/index.js';
 import type { CallSnapshot, PathSnapshot } from './protocol.js';
 
 export interface ExtensionCallOptions {
@@ -45,29 +45,31 @@ export async function joinCall(opts: ExtensionCallOptions): Promise<ExtensionCal
   };
 }
 
-function toSnapshot(s: ReturnType<MultipathCall['getStats']>): Omit<CallSnapshot, 'phase' | 'room' | 'error'> {
-  const tx = new Map((s.sender?.paths ?? []).map((p) => [p.id, p]));
-  const rx = new Map(s.receiver.paths.map((p) => [p.id, p]));
-  const paths: PathSnapshot[] = s.paths.map((info) => {
-    const t = tx.get(info.id);
-    const r = rx.get(info.id);
-    return {
-      id: info.id,
-      state: info.state,
-      rttMs: t?.rttMs,
-      sendRateBps: t?.sendRateBps,
-      estimateBps: t?.rateBps,
-      lossPct: t?.lossPct ?? r?.lossPct,
-      packetsReceived: r?.packetsReceived ?? 0,
-    };
-  });
+function toSnapshot(s: CallStatsReport): Omit<CallSnapshot, 'phase' | 'room' | 'error'> {
+  // The first remote participant (the extension holds 1:1 calls).
+  const pid = s.ofType('call')[0]?.remoteParticipantIds[0];
+  const sending = s.ofType('outbound-rtp').some((x) => x.participantId === pid && x.kind === 'video');
+  const inVideo = s.ofType('inbound-rtp').find((x) => x.participantId === pid && x.kind === 'video');
+  const paths: PathSnapshot[] = s
+    .ofType('path')
+    .filter((p) => p.participantId === pid)
+    .map((p) => ({
+      id: p.pathId,
+      state: p.state,
+      rttMs: sending && p.roundTripTime !== undefined ? p.roundTripTime * 1000 : undefined,
+      sendRateBps: sending ? p.sendBitrate : undefined,
+      estimateBps: sending ? p.targetBitrate : undefined,
+      lossPct: (sending ? p.fractionLost : p.receiveFractionLost) * 100,
+      packetsReceived: p.packetsReceived,
+    }));
+  const encoded = s.ofType('outbound-rtp').find((x) => x.kind === 'video');
   return {
     timestamp: Date.now(),
     paths,
-    fps: s.receiver.fps,
-    framesDecoded: s.receiver.framesDecoded,
-    freezeCount: s.receiver.freezeCount,
-    freezeTotalMs: s.receiver.freezeTotalMs,
-    framesEncoded: s.encoder?.framesEncoded ?? 0,
+    fps: inVideo?.kind === 'video' ? inVideo.framesPerSecond : 0,
+    framesDecoded: inVideo?.kind === 'video' ? inVideo.framesDecoded : 0,
+    freezeCount: inVideo?.kind === 'video' ? inVideo.freezeCount : 0,
+    freezeTotalMs: inVideo?.kind === 'video' ? inVideo.totalFreezesDuration * 1000 : 0,
+    framesEncoded: encoded?.kind === 'video' ? encoded.framesEncoded : 0,
   };
 }

@@ -20,7 +20,7 @@ export interface AudioSendOptions {
   opus?: Pick<OpusEncoderOptions, 'bitrateBps' | 'inbandFec' | 'dtx'>;
 }
 
-/** `getStats().audio`: the local encoder and the first participant's remote output (receive statistics: `receiver.audio`). */
+/** Audio statistics: the local encoder and a participant's remote output (getStats()' audio `media-source` and `inbound-rtp` entries). */
 export interface CallAudioStats {
   encoder?: OpusEncoderStats;
   output?: AudioOutputStats;

@@ -28,7 +28,7 @@
  * call.on(CallEvent.ParticipantLeft, (participantId) => hide(participantId));
  * await call.connect();
  * await call.sendTrack((await navigator.mediaDevices.getUserMedia({ video: true })).getVideoTracks()[0]);
- * console.log(call.getStats().participants);
+ * for (const r of call.getStats().ofType('inbound-rtp')) console.log(r.participantId, r.kind, r.framesPerSecond, r.freezeCount);
  * ```
  */
 import { AudioSend } from '../audio/call-audio.js';
@@ -38,46 +38,34 @@ import { Emitter } from '../core/emitter.js';
 import type { PathId } from '../core/types.js';
 import { callCapabilities, isCallSupported } from '../codec/webcodecs.js';
 import type { CallCapabilities } from '../codec/webcodecs.js';
-import { AppDataChannel, AppDataError } from '../engine/app-data.js';
 import { ReceiverEngine } from '../engine/receiver.js';
 import { SenderEngine } from '../engine/sender.js';
-import { SignallingClient, type WebSocketCtor } from '../signalling/client.js';
+import type { WebSocketCtor } from '../signalling/client.js';
 import { PathCandidatePolicy } from '../transport/candidates.js';
-import type { ParsedCandidate } from '../transport/candidates.js';
 import { probeLocalCandidates } from '../transport/probe.js';
-import { SimplePeerPath } from '../transport/simple-peer-path.js';
-import { type CreatePath, DecoderSlot, PeerSession, type PeerSessionHost } from './peer-session.js';
+import { type CreatePath, DecoderSlot, PeerSession, type PeerSessionHost, simplePeerPaths } from './peer-session.js';
 import { SharedVideoEncoder } from './shared-encoder.js';
-import { reconnectDelayMs, resolveReconnectPolicy } from './reconnect.js';
-import {
-  CallError,
-  CallEvent,
-  type CallEventMap,
-  type CallStats,
-  MAX_PARTICIPANTS,
-  type MultipathCallOptions,
-  type ParticipantInfo,
-  type ParticipantStats,
-  type ReconnectPolicy,
-  type SendDataOptions,
-} from './types.js';
+import { resolveReconnectPolicy } from './reconnect.js';
+import { sendToEach } from './app-send.js';
+import { CallSignalling, rosterHandlers } from './call-signalling.js';
+import { buildStatsReport } from './stats.js';
+import type { CallStatsReport } from './stats-types.js';
+import { CallError, CallEvent, type CallEventMap, MAX_PARTICIPANTS, type MultipathCallOptions, type ParticipantInfo, type SendDataOptions } from './types.js';
 
 export { CallError, CallEvent, MAX_PARTICIPANTS } from './types.js';
 export type {
   CallDataInfo,
   CallErrorCode,
   CallEventMap,
-  CallPathInfo,
-  CallStats,
   MultipathCallOptions,
   ParticipantInfo,
-  ParticipantStats,
   ReconnectPolicy,
   RemoteTrackInfo,
   SignallingStateInfo,
   SendDataOptions,
-  SessionStats,
 } from './types.js';
+export { CallStatsReport } from './stats-types.js';
+export type * from './stats-types.js';
 export { isOfferer } from './peer-session.js';
 export { reconnectDelayMs } from './reconnect.js';
 
@@ -114,22 +102,19 @@ export class MultipathCall {
   private readonly opts: MultipathCallOptions;
   private readonly clock: Clock;
   private readonly numPaths: number;
-  private readonly deps: CallDeps;
   /** Exceptions thrown by handlers are reported as 'error' (those of 'error' handlers are dropped). */
   private readonly events = new Emitter<CallEventMap>({
     onListenerError: (e, event) => {
       if (event !== CallEvent.Error) this.emit(CallEvent.Error, e instanceof Error ? e : new Error(String(e)));
     },
   });
-  private signalling: SignallingClient | undefined;
+  private readonly signalling: CallSignalling;
+  private connectStarted = false;
   private myPeerId: string | undefined;
   /** One session per remote participant, in join order. */
   private readonly sessions = new Map<string, PeerSession>();
   /** The first session's decoder, made now so that `remoteTrack` exists before anyone joins. */
   private firstDecoder: DecoderSlot | undefined = new DecoderSlot();
-  /** Stats before anyone joined (zeros); also validates `playout` in the constructor. */
-  private readonly idleReceiver: ReceiverEngine;
-  private readonly idleAppData: AppDataChannel;
   /** Paths disabled for every participant, present and future. */
   private readonly disabledPaths = new Set<PathId>();
   /** The one camera encoder, feeding every session's sender. */
@@ -137,33 +122,45 @@ export class MultipathCall {
   /** The microphone's Opus encoder, feeding every participant's sender (src/audio/call-audio.ts). */
   private readonly audioSend: AudioSend;
   private timer: ReturnType<typeof setTimeout> | undefined;
-  private reconnectTimer: ReturnType<typeof setTimeout> | undefined;
   private housekeeping: ReturnType<typeof setInterval> | undefined;
-  private readonly reconnectPolicy: Required<ReconnectPolicy> | undefined;
   private readonly graceMs: number;
   private closed = false;
   private candidatePolicy: PathCandidatePolicy = PathCandidatePolicy.all();
   private readonly host: PeerSessionHost;
 
   /**
-   * @throws CallError 'bad-options' (missing signallingUrl / room, paths outside 1..8);
-   *   RangeError for bad `playout` values.
+   * @throws CallError 'bad-options' (missing room, neither or both of
+   *   signallingUrl and signalling, paths outside 1..8); RangeError for bad `playout` values.
    */
   constructor(options: MultipathCallOptions, deps: CallDeps = {}) {
-    if (!options || typeof options.signallingUrl !== 'string' || typeof options.room !== 'string') {
-      throw CallError.badOptions('signallingUrl and room are required');
-    }
+    if (!options || typeof options.room !== 'string') throw CallError.badOptions('room is required');
     const n = options.paths ?? 2;
     if (!Number.isInteger(n) || n < 1 || n > 8) throw CallError.badOptions(`paths must be 1..8, got ${n}`);
     this.opts = options;
     this.numPaths = n;
-    this.reconnectPolicy = resolveReconnectPolicy(options.reconnect);
     this.graceMs = options.participantGraceMs ?? 30_000;
     if (!(this.graceMs >= 0 && Number.isFinite(this.graceMs))) throw CallError.badOptions(`participantGraceMs must be finite and >= 0, got ${this.graceMs}`);
-    this.deps = deps;
     this.clock = options.clock ?? monotonicClock;
-    this.idleReceiver = new ReceiverEngine({ clock: this.clock, ...(options.playout ? { playout: options.playout } : {}) });
-    this.idleAppData = new AppDataChannel({ clock: this.clock, transmit: () => false, deliver: () => undefined });
+    // Bad `playout` values throw here rather than when the first participant joins.
+    void new ReceiverEngine({ clock: this.clock, ...(options.playout ? { playout: options.playout } : {}) });
+    this.signalling = new CallSignalling(
+      options,
+      resolveReconnectPolicy(options.reconnect),
+      {
+        numPaths: n,
+        ...rosterHandlers({
+          sessions: this.sessions,
+          setOwnId: (id) => {
+            this.myPeerId = id;
+          },
+          add: (id) => this.addParticipant(id),
+          remove: (id) => this.removeParticipant(id),
+        }),
+        onState: (state, info) => this.emit(CallEvent.SignallingState, state, info),
+        onError: (e) => this.emit(CallEvent.Error, e),
+      },
+      deps.WebSocket,
+    );
     const call = this;
     this.host = {
       opts: options,
@@ -172,26 +169,14 @@ export class MultipathCall {
       get localId() {
         return call.myPeerId ?? '';
       },
-      createPath: deps.createPath ?? ((a) => this.createSimplePeerPath(a)),
-      sendSignal: (to, pathId, data) => this.signalling?.sendSignal(to, pathId, data),
+      createPath: deps.createPath ?? simplePeerPaths(options, () => this.candidatePolicy),
+      sendSignal: (to, pathId, data) => this.signalling.sendSignal(to, pathId, data),
       emit: (event, ...args) => this.emit(event, ...args),
       onFirstConnected: () => this.video.requestKeyframe(),
       onTargetBitrate: () => this.video.applyBitrate(),
     };
     this.audioSend = new AudioSend({ clock: this.clock, onError: (e) => this.emit(CallEvent.Error, e) });
     this.video = new SharedVideoEncoder({ opts: options, clock: this.clock, sessions: () => this.sessions.values(), onError: (e) => this.emit(CallEvent.Error, e) });
-  }
-
-  private createSimplePeerPath({ pathId, initiator, onSignal }: Parameters<CreatePath>[0]): SimplePeerPath {
-    const o = this.opts;
-    const iceServers = typeof o.iceServers === 'function' ? o.iceServers(pathId) : o.iceServers;
-    return new SimplePeerPath({
-      pathId,
-      initiator,
-      iceServers,
-      candidateFilter: o.candidateFilter ?? ((c: ParsedCandidate, id: PathId) => this.candidatePolicy.allows(c, id)),
-      onSignal,
-    });
   }
 
   /**
@@ -226,12 +211,12 @@ export class MultipathCall {
     return this.myPeerId;
   }
 
-  /** The remote participants in the call, in join order. */
   /** The first remote participant's audio (MediaStreamTrackGenerator of kind 'audio'), once its first frame played; see {@link CallEvent.RemoteTrack} for every participant's. */
   get remoteAudioTrack(): MediaStreamTrack | undefined {
     return this.sessions.values().next().value?.audio.track;
   }
 
+  /** The remote participants in the call, in join order. */
   get participants(): ParticipantInfo[] {
     return [...this.sessions.values()].map((s) => ({ id: s.remoteId, connected: s.connected, videoTrack: s.remoteTrackShown ? s.decoder.track : undefined }));
   }
@@ -246,8 +231,8 @@ export class MultipathCall {
    */
   async connect(): Promise<void> {
     if (this.closed) throw new CallError('closed', 'call is closed');
-    if (this.signalling) throw new CallError('already-connected', 'connect() called twice');
-    const sig = this.newSignallingClient();
+    if (this.connectStarted) throw new CallError('already-connected', 'connect() called twice');
+    this.connectStarted = true;
     if (!this.opts.candidateFilter && (this.opts.candidates ?? 'by-network') === 'by-network') {
       try {
         const iceServers = typeof this.opts.iceServers === 'function' ? this.opts.iceServers(0) : this.opts.iceServers;
@@ -257,103 +242,14 @@ export class MultipathCall {
       }
     }
     try {
-      await sig.connect(this.opts.signallingUrl, this.opts.room, this.opts.peerId, this.opts.token !== undefined ? { token: this.opts.token } : {});
+      await this.signalling.connect();
     } catch (e) {
-      this.signalling = undefined;
-      sig.close();
-      const msg = (e as Error)?.message ?? String(e);
-      throw new CallError(/join refused/.test(msg) ? 'join-refused' : 'signalling-failed', `${this.opts.signallingUrl} room ${this.opts.room}: ${msg}`);
+      // A failed join may be retried (with a URL or a factory: a transport instance is used once).
+      this.connectStarted = false;
+      throw e;
     }
-    this.emit(CallEvent.SignallingState, 'connected', { attempt: 0 });
     this.schedule();
     this.housekeeping = setInterval(() => this.dropGoneParticipants(), 1000);
-  }
-
-  /** A signalling client wired to this call (the first one, and one per reconnect). */
-  private newSignallingClient(): SignallingClient {
-    const sig = new SignallingClient(this.deps.WebSocket ? { WebSocket: this.deps.WebSocket } : {});
-    this.signalling = sig;
-    let joined = false;
-    sig.on('joined', ({ peerId, peers }) => {
-      joined = true;
-      this.myPeerId = peerId;
-      const present = new Set(peers);
-      // After a reconnect: whoever is not back yet is absent until announced (or gone once its paths are down).
-      for (const s of this.sessions.values()) s.setAnnounced(present.has(s.remoteId), Date.now());
-      for (const p of peers) this.addParticipant(p);
-    });
-    sig.on('peer-joined', ({ peerId }) => {
-      const s = this.addParticipant(peerId);
-      s?.setAnnounced(true, Date.now());
-    });
-    sig.on('peer-left', ({ peerId }) => {
-      const s = this.sessions.get(peerId);
-      // Paths still up: its signalling may only have dropped (it reconnects under the same id); media goes on.
-      if (s?.connected) s.setAnnounced(false, Date.now());
-      else this.removeParticipant(peerId);
-    });
-    sig.on('signal', ({ from, pathId, data }) => {
-      // The signalling client passes only signals from peers the server announced.
-      const s = this.sessions.get(from) ?? this.addParticipant(from);
-      s?.onSignal(pathId, data);
-    });
-    sig.on('error', (e) => this.emit(CallEvent.Error, new Error(`signalling: ${e.code}: ${e.message}`)));
-    sig.on('closed', ({ code }) => {
-      if (this.closed || this.signalling !== sig || !joined) return;
-      this.signallingLost(`socket closed (code ${code})`);
-    });
-    return sig;
-  }
-
-  /**
-   * The signalling socket closed under a running call: media goes on over the
-   * paths already up, and the call rejoins the room under its own id with
-   * backoff and jitter ({@link reconnectDelayMs}). Paths that need a restart
-   * meanwhile retry until signalling is back.
-   */
-  private signallingLost(reason: string): void {
-    const policy = this.reconnectPolicy;
-    // No signalling for good: nobody can be announced again; sessions go as their paths do (or after the grace time).
-    const giveUp = (): void => {
-      for (const s of this.sessions.values()) s.setAnnounced(false, Date.now());
-    };
-    if (!policy) {
-      giveUp();
-      this.emit(CallEvent.SignallingState, 'disconnected', { attempt: 0, reason });
-      return;
-    }
-    let attempt = 0;
-    const next = (why: string): void => {
-      if (this.closed) return;
-      attempt++;
-      if (attempt > policy.maxAttempts) {
-        giveUp();
-        this.emit(CallEvent.SignallingState, 'disconnected', { attempt: attempt - 1, reason: why });
-        this.emit(
-          CallEvent.Error,
-          new CallError('signalling-lost', `${this.opts.signallingUrl}: no signalling after ${policy.maxAttempts} reconnect attempts (${why}); media goes on over the paths that are up`),
-        );
-        return;
-      }
-      const delayMs = reconnectDelayMs(attempt, policy.baseDelayMs, policy.maxDelayMs, Math.random());
-      this.emit(CallEvent.SignallingState, 'reconnecting', { attempt, reason: why, delayMs });
-      this.reconnectTimer = setTimeout(() => {
-        this.reconnectTimer = undefined;
-        if (this.closed) return;
-        const sig = this.newSignallingClient();
-        sig.connect(this.opts.signallingUrl, this.opts.room, this.myPeerId ?? this.opts.peerId, this.opts.token !== undefined ? { token: this.opts.token } : {}).then(
-          () => {
-            if (this.closed || this.signalling !== sig) return;
-            this.emit(CallEvent.SignallingState, 'connected', { attempt });
-          },
-          (e: unknown) => {
-            sig.close();
-            if (this.signalling === sig) next((e as Error)?.message ?? String(e));
-          },
-        );
-      }, delayMs);
-    };
-    next(reason);
   }
 
   /**
@@ -459,7 +355,7 @@ export class MultipathCall {
    * Stop sending video and keep the call: the camera encoder stops (frames it
    * still holds are discarded), while the paths, the senders' retransmission
    * history and their FEC stay up, so frames already sent can still be repaired.
-   * `getStats().sender` keeps counting. Idempotent; a later `sendTrack` starts
+   * The video `outbound-rtp` entries keep counting (`active` false). Idempotent; a later `sendTrack` starts
    * a new stream.
    */
   stopSending(): void {
@@ -477,7 +373,7 @@ export class MultipathCall {
    * hysteresis promotes it (clean for its hold time, 3 s doubling per recent
    * fault: src/sched/path-hysteresis.ts), as after any outage. What the
    * remote participant sends on it, and our receiver feedback about that, go on.
-   * `getStats().paths[i].enabled` and `sender.paths[i].up` show it.
+   * getStats()' `path` entries (`enabled`, `up`) show it.
    * @throws CallError 'unknown-path' (not in 0..paths-1), 'unknown-participant', 'closed'.
    */
   setPathEnabled(pathId: PathId, enabled: boolean, participantId?: string): void {
@@ -531,26 +427,7 @@ export class MultipathCall {
       targets = [s];
     } else targets = [...this.sessions.values()];
     if (targets.length === 0) throw new CallError('not-connected', 'send: no remote participant in the call yet (wait for CallEvent.Connected)');
-    let sent = 0;
-    let firstError: CallError | undefined;
-    const errors: CallError[] = [];
-    for (const s of targets) {
-      try {
-        s.appData.send(data, options.reliable ?? true);
-        sent++;
-      } catch (e) {
-        if (!(e instanceof AppDataError)) throw e;
-        const code = e.code === 'too-large' ? 'data-too-large' : e.code === 'window-full' ? 'data-window-full' : e.code === 'no-path' ? 'not-connected' : 'bad-data';
-        const err = new CallError(code, `send to ${s.remoteId}: ${e.message}`);
-        // Size and type are the same for every participant: fail at once.
-        if (code === 'data-too-large' || code === 'bad-data') throw err;
-        firstError ??= err;
-        errors.push(err);
-      }
-    }
-    if (sent === 0 && firstError) throw firstError;
-    for (const e of errors) this.emit(CallEvent.Error, e);
-    return sent;
+    return sendToEach(targets, data, options.reliable ?? true, (e) => this.emit(CallEvent.Error, e));
   }
 
   private schedule(): void {
@@ -572,44 +449,26 @@ export class MultipathCall {
   }
 
   /**
-   * A snapshot of every statistic the call keeps: per participant in
-   * `participants`, and the first participant's at the top level (see {@link CallStats}).
+   * A snapshot of the call's statistics as a W3C webrtc-stats-shaped report
+   * (a `Map` of typed entries: `outbound-rtp`, `inbound-rtp` per participant
+   * and kind, `remote-inbound-rtp`, `candidate-pair` and our `path` per path,
+   * `transport`, `codec`, `media-source`, `data-channel`, `call`). The
+   * contract, with every field's unit, is src/call/stats-types.ts.
    */
-  getStats(): CallStats {
-    const participants: ParticipantStats[] = [...this.sessions.values()].map((s) => s.stats());
-    const first = participants[0];
-    const top = first
-      ? {
-          sender: first.sender,
-          receiver: first.receiver,
-          decoder: first.decoder,
-          paths: first.paths,
-          samePair: first.samePair,
-          malformed: first.malformed,
-          estimators: first.estimators,
-          appData: first.appData,
-          audioOutput: first.audioOutput,
-        }
-      : {
-          sender: undefined,
-          receiver: this.idleReceiver.stats(),
-          decoder: this.firstDecoder?.decoder.stats() ?? { decoded: 0, errors: 0, queue: 0, held: 0, renderMode: 'none', renderErrors: 0 },
-          paths: [],
-          samePair: [],
-          malformed: {},
-          estimators: undefined,
-          appData: this.idleAppData.stats(),
-        };
-    return {
-      timestampUs: this.clock.nowUs(),
+  getStats(): CallStatsReport {
+    return buildStatsReport({
+      timestampMs: this.clock.nowUs() / 1000,
       participantId: this.myPeerId,
-      ...top,
-      encoder: this.video.stats(),
-      audioEncoder: this.audioSend.stats(),
       candidatePolicy: this.opts.candidateFilter ? 'app filter' : this.candidatePolicy.describe(this.numPaths),
-      participants,
       disabledPaths: [...this.disabledPaths].sort((a, b) => a - b),
-    };
+      droppedSignals: this.signalling.badSignals,
+      encoder: this.video.stats(),
+      sendingVideo: this.video.running,
+      sentVideoCodec: this.video.streamInfo?.codec ?? this.opts.codec ?? 'h264',
+      camera: this.video.settings,
+      audioEncoder: this.audioSend.stats(),
+      sessions: [...this.sessions.values()].map((s) => s.snapshot()),
+    });
   }
 
   /** Camera settings of the sent track, once sending. */
@@ -622,14 +481,13 @@ export class MultipathCall {
     if (this.closed) return;
     this.closed = true;
     if (this.timer) clearTimeout(this.timer);
-    if (this.reconnectTimer) clearTimeout(this.reconnectTimer);
     if (this.housekeeping) clearInterval(this.housekeeping);
     this.video.stop();
     this.audioSend.stop();
     this.firstDecoder?.decoder.close();
     for (const s of this.sessions.values()) s.close();
     this.sessions.clear();
-    this.signalling?.close();
+    this.signalling.close();
     this.emit(CallEvent.Closed);
   }
 }

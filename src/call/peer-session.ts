@@ -20,11 +20,17 @@ import { Endpoint } from '../engine/endpoint.js';
 import { RemoteAudio } from '../audio/call-audio.js';
 import { ReceiverEngine } from '../engine/receiver.js';
 import type { SenderEngine } from '../engine/sender.js';
+import type { ParsedCandidate, PathCandidatePolicy } from '../transport/candidates.js';
 import { findSharedPairs } from '../transport/path-set.js';
+import { SimplePeerPath } from '../transport/simple-peer-path.js';
 import { PathSupervisor } from '../transport/path-supervisor.js';
 import type { PathStatus } from '../transport/path-supervisor.js';
 import type { PathTransport, SelectedPair } from '../transport/types.js';
-import { CallError, CallEvent, type CallEventMap, type CallPathInfo, type MultipathCallOptions, type ParticipantStats } from './types.js';
+import type { SessionSnapshot } from './stats.js';
+import { CallError, CallEvent, type CallEventMap, type MultipathCallOptions } from './types.js';
+
+/** Decode times kept for the last-second frame rate (bounds the ring at 240 fps). */
+const RECENT_DECODES = 240;
 
 /** A path transport that takes the remote side's signals (simple-peer's offer / answer / candidates). */
 export interface SignalledPath extends PathTransport {
@@ -46,6 +52,22 @@ export class DecoderSlot {
     onNeedKeyframe: (reason) => this.handlers.onNeedKeyframe(reason),
     onError: (e) => this.handlers.onError?.(e),
   });
+}
+
+/**
+ * The browser's {@link CreatePath}: a simple-peer RTCPeerConnection per path
+ * generation, with the call's ICE servers (all paths or per path) and its
+ * local candidate filter (the app's, else `policy()`'s split).
+ */
+export function simplePeerPaths(o: MultipathCallOptions, policy: () => PathCandidatePolicy): CreatePath {
+  return ({ pathId, initiator, onSignal }) =>
+    new SimplePeerPath({
+      pathId,
+      initiator,
+      iceServers: typeof o.iceServers === 'function' ? o.iceServers(pathId) : o.iceServers,
+      candidateFilter: o.candidateFilter ?? ((c: ParsedCandidate, id: PathId) => policy().allows(c, id)),
+      onSignal,
+    });
 }
 
 /** True when `localId` offers on the paths between the two participants: the smaller id does. */
@@ -104,6 +126,11 @@ export class PeerSession {
   remoteTrackShown = false;
   private connectedEmitted = false;
   private closed = false;
+  /** Decode times (µs, call clock) of the last {@link RECENT_DECODES} frames, ring. */
+  private readonly recentDecodesUs = new Float64Array(RECENT_DECODES).fill(Number.NEGATIVE_INFINITY);
+  private recentDecodesHead = 0;
+  /** WebCodecs codec string of the video received (StreamInfo). */
+  private receivedCodec: string | undefined;
 
   /**
    * @param decoder a decoder to adopt (the call's first one, whose track exists before anyone joins); else a new one.
@@ -134,6 +161,8 @@ export class PeerSession {
     this.decoderSlot.handlers = {
       onDecoded: (info) => {
         this.receiver.onFrameDecoded(info.streamId, info.frameId, info.captureUs, info.bytes);
+        this.recentDecodesUs[this.recentDecodesHead] = clock.nowUs();
+        this.recentDecodesHead = (this.recentDecodesHead + 1) % RECENT_DECODES;
         // The remote video exists from its first decoded frame on.
         const track = this.decoder.track;
         if (track && !this.remoteTrackShown) {
@@ -145,7 +174,10 @@ export class PeerSession {
       onNeedKeyframe: (reason) => this.receiver.requestKeyframe(reason),
       onError: (e) => host.emit(CallEvent.Error, new Error(`decoder (${remoteId}): ${e.message}`)),
     };
-    this.receiver.on('streamInfo', (info) => this.decoder.configure(info.codec));
+    this.receiver.on('streamInfo', (info) => {
+      this.receivedCodec = info.codec;
+      this.decoder.configure(info.codec);
+    });
     this.receiver.on('frame', (f) => this.decoder.decode(f));
 
     const initiator = isOfferer(host.localId, remoteId);
@@ -307,14 +339,21 @@ export class PeerSession {
     return this.endpoint.nextWakeUs();
   }
 
-  stats(): ParticipantStats {
+  /** What getStats() reports about this participant (src/call/stats.ts builds the entries). */
+  snapshot(): SessionSnapshot {
+    const now = this.host.clock.nowUs();
+    let lastSecond = 0;
+    for (const t of this.recentDecodesUs) if (now - t <= 1_000_000) lastSecond++;
+    let malformed = 0;
+    for (const n of Object.values(this.endpoint.malformed) as number[]) malformed += n;
     return {
       participantId: this.remoteId,
-      targetBitrateBps: this.targetBps,
       sender: this._sender?.stats(),
       receiver: this.receiver.stats(),
       decoder: this.decoder.stats(),
-      paths: this.supervisor.statuses().map((st): CallPathInfo => {
+      decodedFpsLastSecond: lastSecond,
+      receivedVideoCodec: this.receivedCodec,
+      paths: this.supervisor.statuses().map((st) => {
         const t = this.transports.get(st.pathId);
         return {
           id: st.pathId,
@@ -330,8 +369,7 @@ export class PeerSession {
         };
       }),
       samePair: this.samePair(),
-      malformed: { ...this.endpoint.malformed } as Record<string, number>,
-      estimators: this._sender?.estimatorStats(),
+      malformedPackets: malformed,
       appData: this.appData.stats(),
       audioOutput: this.audio.stats(),
     };

@@ -1,23 +1,19 @@
 /**
  * Public types of {@link import('./multipath-call.js').MultipathCall}: its
- * events, options, statistics and error.
+ * events, options and error (its statistics: ./stats-types.ts).
  */
-import type { AudioOutputStats } from '../audio/audio-output.js';
-import type { OpusEncoderStats } from '../audio/opus-encoder.js';
 import type { Clock } from '../core/clock.js';
 import type { CodecName, PathId } from '../core/types.js';
-import type { CameraEncoderStats, FrameDecoderStats } from '../codec/webcodecs.js';
 import type { DegradationPreference } from '../adapt/ladder.js';
 import type { PlayoutOptions } from '../feedback/playout.js';
-import type { AppDataInfo, AppDataStats } from '../engine/app-data.js';
-import type { SenderEngine, SenderEngineConfig } from '../engine/sender.js';
-import type { ReceiverStats, SenderStats } from '../engine/types.js';
+import type { AppDataInfo } from '../engine/app-data.js';
+import type { SenderEngineConfig } from '../engine/sender.js';
 import type { FecPolicyName } from '../fec/types.js';
 import type { PathEvent } from '../sched/path-manager.js';
 import type { SchedulerName } from '../sched/types.js';
 import type { ParsedCandidate } from '../transport/candidates.js';
-import type { PathLifecycleState, PathStateReason, PathStatus } from '../transport/path-supervisor.js';
-import type { PathTransportState, SelectedPair } from '../transport/types.js';
+import type { PathLifecycleState, PathStatus } from '../transport/path-supervisor.js';
+import type { SignallingTransport, SignallingTransportFactory } from '../signalling/transport.js';
 
 /** Events of a call (register before connect()). */
 export enum CallEvent {
@@ -84,8 +80,19 @@ export interface CallEventMap {
 }
 
 export interface MultipathCallOptions {
-  /** ws:// or wss:// URL of the signalling server. */
-  signallingUrl: string;
+  /**
+   * ws:// or wss:// URL of the bundled signalling server (`multipath-rtc/server`):
+   * the call uses the bundled WebSocket client. Give this or `signalling`.
+   */
+  signallingUrl?: string;
+  /**
+   * The app's own signalling (src/signalling/transport.ts): a
+   * {@link SignallingTransport} over its backend, or a function making a
+   * fresh one per join. With a function the call rejoins through a new
+   * transport when one closes under it (`reconnect`); with an instance it
+   * cannot, and reports signalling lost. Give this or `signallingUrl`.
+   */
+  signalling?: SignallingTransport | SignallingTransportFactory;
   room: string;
   peerId?: string;
   /** Room credential sent with the join (e.g. from the app server's `signRoomToken`); required when the server runs with `authorize`. */
@@ -111,7 +118,13 @@ export interface MultipathCallOptions {
    * outage. Default: the engine's (path hysteresis on, fast failover off, restore 'total').
    */
   faultHandling?: Pick<SenderEngineConfig, 'pathHysteresis' | 'fastFailover' | 'outageRestore'>;
-  /** ICE servers for all paths, or per path. */
+  /**
+   * ICE servers (STUN / TURN) for all paths, or per path (e.g. a TURN relay
+   * on path 1 only, so one path survives a blocked direct route). Passed to
+   * each path's RTCPeerConnection as `iceServers`; a TURN entry needs
+   * `username` and `credential` (use short-lived credentials from your app
+   * server). With per-path servers set `candidates: 'all'`.
+   */
   iceServers?: RTCIceServer[] | ((pathId: PathId) => RTCIceServer[]);
   /** App-given filter of local candidates per path; overrides `candidates`. */
   candidateFilter?: (candidate: ParsedCandidate, pathId: PathId) => boolean;
@@ -177,7 +190,7 @@ export interface MultipathCallOptions {
    * sends the base layer on the best path (ConvergeConfig.baseLayerFastPath).
    * Trade-off measured in the simulator: less freeze on cellular pairs, less
    * goodput on stable ones (README "Temporal layers").
-   * `getStats().encoder.temporalLayers` says what is in use.
+   * `scalabilityMode` of getStats()'s video `outbound-rtp` entries says what is in use.
    */
   temporalLayers?: number;
 }
@@ -225,71 +238,6 @@ export interface ParticipantInfo {
   connected: boolean;
   /** Its video (MediaStreamTrackGenerator), once its first frame was decoded. */
   videoTrack: MediaStreamTrack | undefined;
-}
-
-export interface CallPathInfo {
-  id: PathId;
-  /** False while the app disabled the path (`MultipathCall.setPathEnabled`): nothing of ours is sent on it. */
-  enabled: boolean;
-  /** The path's state as {@link CallEvent.PathState} reports it. */
-  state: PathLifecycleState;
-  /** Why it is in that state. */
-  stateReason: PathStateReason;
-  /** The current RTCPeerConnection's own transport state. */
-  transportState: PathTransportState | undefined;
-  /** Milliseconds from the path's start to its first connection (undefined until connected). */
-  connectMs: number | undefined;
-  /** Restarts of this path (new RTCPeerConnection, new ICE session) over the call. */
-  iceRestarts: number;
-  /** Restart attempts since the path was last connected. */
-  attempt: number;
-  selectedPair?: SelectedPair;
-  bufferedAmount: number;
-}
-
-/** Statistics of the session with one remote participant (its own paths and engines). */
-export interface SessionStats {
-  /** Our sender engine towards it (once sending). */
-  sender?: SenderStats;
-  /** Our receiver engine for its stream. */
-  receiver: ReceiverStats;
-  decoder: FrameDecoderStats;
-  paths: CallPathInfo[];
-  /** Groups of paths that ended on the same candidate pair. */
-  samePair: PathId[][];
-  malformed: Record<string, number>;
-  estimators?: ReturnType<SenderEngine['estimatorStats']>;
-  /** App data counters (`send` / {@link CallEvent.Data}): messages and bytes sent, received, retransmitted, dropped. */
-  appData: AppDataStats;
-  /** Its remote audio output (once its audio played; receive statistics: `receiver.audio`). */
-  audioOutput?: AudioOutputStats;
-}
-
-/** {@link SessionStats} of one remote participant. */
-export interface ParticipantStats extends SessionStats {
-  participantId: string;
-  /** The encoder target this session's sender asks for (bps; the shared encoder runs at the lowest of them). */
-  targetBitrateBps: number | undefined;
-}
-
-/**
- * What getStats() returns. The top-level {@link SessionStats} fields describe
- * the first remote participant in join order (in a 1:1 call: the remote
- * peer; zeros before anyone joined); `participants` has every one of them.
- * `encoder` is the one camera encoder shared by all sessions.
- */
-export interface CallStats extends SessionStats {
-  timestampUs: number;
-  /** Own participant id (once joined). */
-  participantId: string | undefined;
-  encoder?: CameraEncoderStats;
-  /** The microphone's Opus encoder, once an audio track is sent. */
-  audioEncoder?: OpusEncoderStats;
-  /** How local candidates were split over the paths. */
-  candidatePolicy: string;
-  participants: ParticipantStats[];
-  /** Paths the app disabled for every participant (`setPathEnabled(id, false)` without a participant). */
-  disabledPaths: PathId[];
 }
 
 /** Options of {@link import('./multipath-call.js').MultipathCall.send}. */

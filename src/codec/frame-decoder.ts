@@ -34,6 +34,9 @@ export interface FrameDecoderStats {
   renderMode: RenderMode | 'none';
   /** Decoded frames the render sink could not draw. */
   renderErrors: number;
+  /** Display size of the last decoded frame (px); undefined before the first. */
+  frameWidth: number | undefined;
+  frameHeight: number | undefined;
 }
 
 export interface DecodedFrameInfo {
@@ -57,6 +60,8 @@ export class FrameDecoder {
   /** Last codec asked for, kept across decoder errors. */
   private codec: string | undefined;
   private readonly meta = new Map<number, DecodedFrameInfo>();
+  /** Display size of the last decoded frame (px). */
+  private lastSize: { width: number; height: number } | undefined;
   private readonly sink: FrameSink | undefined;
   private renderErrors = 0;
   private decodedCount = 0;
@@ -194,6 +199,7 @@ export class FrameDecoder {
     this.meta.delete(frame.timestamp);
     if (info) {
       this.decodedCount++;
+      this.lastSize = { width: frame.displayWidth, height: frame.displayHeight };
       this.opts.onDecoded(info);
       this.opts.onFrame?.(frame, info);
     }
@@ -211,7 +217,16 @@ export class FrameDecoder {
   }
 
   stats(): FrameDecoderStats {
-    return { decoded: this.decodedCount, errors: this.errors, queue: this.decoder?.decodeQueueSize ?? 0, held: this.heldFrames, renderMode: this.renderMode, renderErrors: this.renderErrors };
+    return {
+      decoded: this.decodedCount,
+      errors: this.errors,
+      queue: this.decoder?.decodeQueueSize ?? 0,
+      held: this.heldFrames,
+      renderMode: this.renderMode,
+      renderErrors: this.renderErrors,
+      frameWidth: this.lastSize?.width,
+      frameHeight: this.lastSize?.height,
+    };
   }
 
   close(): void {

@@ -49,9 +49,10 @@ export function newReceivePath(id: PathId): PathRx {
 
 /**
  * The path's statistics; `perPath` is the FEC decoder's counters for FEC
- * protecting this path, if any; `rttMs` its clock-exchange RTT (ms), if known.
+ * protecting this path, if any; `rttMs` its clock-exchange RTT (ms), if known;
+ * `clock.offsetMs` the estimated sender - receiver clock offset (ms), if known.
  */
-export function receivePathStats(p: PathRx, perPath: FecPathStats | undefined, rttMs: number | undefined): ReceiverPathStats {
+export function receivePathStats(p: PathRx, perPath: FecPathStats | undefined, rttMs: number | undefined, clock?: { offsetMs: number | undefined }): ReceiverPathStats {
   const expected = p.firstSeq >= 0 ? p.highestSeq - p.firstSeq + 1 : 0;
   return {
     id: p.id,
@@ -62,7 +63,10 @@ export function receivePathStats(p: PathRx, perPath: FecPathStats | undefined, r
     fecUtilizationPct: perPath && perPath.fecReceived > 0 ? (100 * perPath.fecUsed) / perPath.fecReceived : 0,
     latePackets: p.latePackets,
     earlyPackets: p.earlyPackets,
+    packetsLost: Math.max(0, expected - p.seqCount),
     lossPct: expected > 0 ? Math.max(0, (100 * (expected - p.seqCount)) / expected) : 0,
     rttMs: rttMs ?? 0,
+    // Arrival (receiver clock) - send time (sender clock) = delay - offset, offset = sender - receiver.
+    oneWayDelayMs: Number.isFinite(p.owdUs) && clock?.offsetMs !== undefined ? p.owdUs / 1000 + clock.offsetMs : undefined,
   };
 }

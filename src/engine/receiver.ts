@@ -61,7 +61,9 @@ export class ReceiverEngine {
   private readonly jitter = new JitterEstimator();
   private readonly playout: PlayoutTiming;
   /** Decodable frames in decode order, each with the time it goes to the decoder (µs). */
-  private readonly playoutQueue: Array<{ frame: DecodableFrame; atUs: number }> = [];
+  private readonly playoutQueue: Array<{ frame: DecodableFrame; atUs: number; ingestUs: number }> = [];
+  /** webrtc-stats jitterBufferDelay (summed first-packet arrival -> handed to the decoder, µs) and jitterBufferEmittedCount. */
+  private readonly jb = { delayUs: 0, emitted: 0 };
   private readonly qoe = new QoeMonitor({});
   private readonly nack: NackGenerator;
   private readonly keyframes = new Map<number, KeyframeRequester>();
@@ -349,7 +351,7 @@ export class ReceiverEngine {
       this.c.framesDecodable++;
       if (f.keyFrame) this.keyframes.get(f.streamId)?.onKeyframe(now);
       const frame: DecodableFrame = { streamId: f.streamId, frameId: f.frameId, keyFrame: f.keyFrame, captureUs: f.captureUs, data: f.data };
-      this.playoutQueue.push({ frame, atUs: Math.min(latestUs, this.playout.playoutTimeUs(f.captureUs)) });
+      this.playoutQueue.push({ frame, atUs: Math.min(latestUs, this.playout.playoutTimeUs(f.captureUs)), ingestUs: f.firstArrivalUs });
     }
     this.playOut(now);
     for (const streamId of out.keyframeNeededStreams) this.requestKeyframe('frame-buffer', streamId);
@@ -358,8 +360,12 @@ export class ReceiverEngine {
   /** Hand the frames whose playout time has come to the decoder, in decode order. */
   private playOut(now: number): void {
     while (this.playoutQueue.length > 0 && (this.playoutQueue[0].atUs <= now || this.playoutQueue.length > MAX_PLAYOUT_QUEUE)) {
-      const { frame, atUs } = this.playoutQueue.shift()!;
+      const { frame, atUs, ingestUs } = this.playoutQueue.shift()!;
       if (Number.isFinite(atUs) && now - atUs > 20_000) this.playout.countLate();
+      if (Number.isFinite(ingestUs) && now >= ingestUs) {
+        this.jb.delayUs += now - ingestUs;
+        this.jb.emitted++;
+      }
       this.events.emit('frame', frame);
     }
   }
@@ -498,6 +504,7 @@ export class ReceiverEngine {
         p,
         fec.perPath.find((x) => x.pathId === p.id),
         this.clockSync.rttMs(p.id),
+        this.clockSync.stats(),
       ),
     );
     const mean = (a: number[]) => (a.length ? a.reduce((x, y) => x + y, 0) / a.length : 0);
@@ -527,6 +534,8 @@ export class ReceiverEngine {
       ifdTotal: { ...this.ifdTotal },
       jitterMs: this.jitter.jitterMs(),
       playout: { ...this.playout.stats(), queuedFrames: this.playoutQueue.length },
+      jitterBufferDelayMs: this.jb.delayUs / 1000,
+      jitterBufferEmittedCount: this.jb.emitted,
       rttMs: this.rttMs,
       clock: { offsetMs: num(cs.offsetMs), errorBoundMs: num(cs.offsetErrorBoundMs), samples: cs.samples, rejected: cs.rejected },
       paths,

@@ -101,10 +101,18 @@ export interface ReceiverPathStats {
   fecUtilizationPct: number;
   latePackets: number;
   earlyPackets: number;
+  /** Sequence numbers missing in this path's seq space so far (count; RFC 3550 §6.4.1 cumulative lost). */
+  packetsLost: number;
   /** Loss seen in this path's seq space, % (from the report builder's view). */
   lossPct: number;
   /** Smoothed RTT of this path from the report -> clock echo exchange (ms; 0 before the first sample). */
   rttMs: number;
+  /**
+   * One-way delay of the media packets on this path (ms): smoothed arrival -
+   * send time plus the estimated sender - receiver clock offset
+   * (src/feedback/clock-sync.ts); undefined before both are known.
+   */
+  oneWayDelayMs: number | undefined;
 }
 
 export interface ReceiverStats {
@@ -153,6 +161,14 @@ export interface ReceiverStats {
    * after their playout time, frames waiting for it now.
    */
   playout: { currentDelayMs: number; targetDelayMs: number; lateFrames: number; queuedFrames: number };
+  /**
+   * W3C webrtc-stats `jitterBufferDelay` (here in ms) and
+   * `jitterBufferEmittedCount`: the sum, over frames handed to the decoder,
+   * of the time from their first packet's arrival to that moment (ms), and
+   * how many frames that is.
+   */
+  jitterBufferDelayMs: number;
+  jitterBufferEmittedCount: number;
   /**
    * Receiver-side RTT estimate (ms): NACK -> retransmission once a NACK has
    * been answered, before that the smallest per-path RTT of the clock

@@ -24,6 +24,7 @@ import {
   type SignalData,
   type SignallingErrorCode,
 } from './protocol.js';
+import type { SignallingTransport, SignallingTransportEvents } from './transport.js';
 
 /** Event names of {@link SignallingClient}. */
 export enum SignallingEvent {
@@ -77,6 +78,8 @@ export type WebSocketCtor = new (url: string) => WebSocketLike;
 export interface SignallingClientOptions {
   /** WebSocket implementation (default `globalThis.WebSocket`). */
   WebSocket?: WebSocketCtor;
+  /** ws:// or wss:// URL of the server, for {@link SignallingClient.join} (the {@link SignallingTransport} entry point). */
+  url?: string;
 }
 
 /** Lifecycle of a client. */
@@ -98,9 +101,10 @@ const MAX_KNOWN_PEERS = 64;
  * c.sendSignal(peers[0], 0, offer);
  * ```
  */
-export class SignallingClient {
+export class SignallingClient implements SignallingTransport {
   private ws: WebSocketLike | undefined;
   private readonly Ws: WebSocketCtor | undefined;
+  private readonly url: string | undefined;
   /** Listener exceptions are counted and reported as 'error' (those of 'error' listeners are only counted). */
   private readonly events = new Emitter<SignallingClientEvents>({
     onListenerError: (err, event) => {
@@ -122,6 +126,17 @@ export class SignallingClient {
 
   constructor(opts: SignallingClientOptions = {}) {
     this.Ws = opts.WebSocket ?? (globalThis as { WebSocket?: WebSocketCtor }).WebSocket;
+    this.url = opts.url;
+  }
+
+  /**
+   * {@link SignallingTransport.join}: {@link connect} to the `url` given to
+   * the constructor. MultipathCall's default signalling.
+   * @throws Error (rejects) without a `url`, and as {@link connect}.
+   */
+  join(room: string, peerId: string | undefined, opts: { token?: string } = {}): Promise<{ peerId: string; peers: string[] }> {
+    if (this.url === undefined) return Promise.reject(new Error('SignallingClient: join() needs opts.url (or call connect(url, ...))'));
+    return this.connect(this.url, room, peerId, opts);
   }
 
   get state(): SignallingClientState {
@@ -142,9 +157,11 @@ export class SignallingClient {
    * Add a listener; returns a function that removes it.
    * @throws TypeError for an unknown event name (programming error).
    */
-  on<K extends SignallingEventName>(event: K, cb: SignallingClientEvents[`${K}`]): () => void {
+  on<K extends SignallingEventName>(event: K, cb: SignallingClientEvents[`${K}`]): () => void;
+  on<K extends keyof SignallingTransportEvents>(event: K, cb: SignallingTransportEvents[K]): () => void;
+  on(event: SignallingEventName, cb: (ev: never) => void): () => void {
     if (!EVENT_NAMES.has(event)) throw new TypeError(`SignallingClient: unknown event '${String(event)}'`);
-    return this.events.on(`${event}`, cb);
+    return this.events.on(`${event}`, cb as never);
   }
 
   off<K extends SignallingEventName>(event: K, cb: SignallingClientEvents[`${K}`]): void {

@@ -4,4 +4,5 @@
  */
 export * from './protocol.js';
 export * from './client.js';
+export type { SignallingTransport, SignallingTransportEvents, SignallingTransportFactory } from './transport.js';
 export type { AuthorizeContext, AuthorizeResult, SignallingAuthorizer } from './authorize.js';

@@ -11,7 +11,7 @@
  * address and same remote address), pass `{ ignorePorts: true }`: on a
  * loopback address (127.0.0.0/8, ::1), which names no network, the port
  * still counts (emulated paths, e.g. one UDP relay per path, differ only
- * there). MultipathCall's 'same-pair' event and `getStats().samePair` use
+ * there). MultipathCall's 'same-pair' event and the `transport` stats entry's `samePairPathIds` use
  * that route rule.
  */
 import type { PathId } from '../core/types.js';

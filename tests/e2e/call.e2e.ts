@@ -5,6 +5,7 @@
  */
 import { describe, expect, it } from 'vitest';
 import { runCall } from '../../tools/harness/run-call.js';
+import { peerView } from '../../tools/harness/stats-view.js';
 import { describeCall, outDir } from './out-dir.js';
 import { parseScenario } from '../../sim/net/scenario.js';
 import type { Scenario } from '../../sim/net/scenario.js';
@@ -53,8 +54,8 @@ describe('two-path call', () => {
     const data = (events as Array<{ peer: string; type: string; detail: [string, { reliable: boolean }] }>).filter((e) => e.peer === 'receiver' && e.type === 'data');
     expect(data.map((e) => e.detail[0])).toEqual(Array.from({ length: 50 }, (_, i) => (i % 2 === 0 ? `msg ${i}` : `bytes ${i},${255 - i}`)));
     expect(data.every((e) => e.detail[1].reliable)).toBe(true);
-    expect(r.final.receiver?.appData.received).toBe(50);
-    expect(r.final.sender?.appData.inFlight).toBe(0);
+    expect(peerView(r.final.receiver).dataChannel?.messagesReceived).toBe(50);
+    expect(peerView(r.final.sender).dataChannel?.messagesInFlight).toBe(0);
   });
 
   it('survives one path going down for 5 s and resumes on both paths', async () => {
@@ -82,7 +83,10 @@ describe('path restart', () => {
     const scenario = twoPaths({ downPeriods: [[0, 12]] });
     // Round robin: once path 1 is up it carries media whatever the clip needs.
     const { report: r } = await runCall({ out: outDir('call-3'), scenario, durationS: 22, connectTimeoutMs: 4000, scheduler: 'roundrobin' });
-    const p1 = [r.final.sender, r.final.receiver].map((st) => st?.paths.find((p) => p.id === 1));
+    const p1 = [r.final.sender, r.final.receiver].map((st) => {
+      const p = peerView(st).paths.find((x) => x.pathId === 1);
+      return p && { state: p.state, iceRestarts: p.iceRestarts, connectMs: (p.connectTime ?? 0) * 1000 };
+    });
     expect(
       p1.every((p) => p?.state === 'connected'),
       JSON.stringify(p1),

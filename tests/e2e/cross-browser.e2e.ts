@@ -13,6 +13,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { type BrowserName, type CrossBrowserResult, runCrossBrowserCall } from '../../tools/harness/cross-browser.js';
 import { launchFirefox } from '../../tools/harness/firefox.js';
 import { launchChromium, startPageServer, type PageServer } from '../../tools/harness/setup.js';
+import { peerView } from '../../tools/harness/stats-view.js';
 
 const CAPTURE: Record<BrowserName, string> = { chromium: 'track-processor', firefox: 'video-frame-callback' };
 const RENDER: Record<BrowserName, string> = { chromium: 'track-generator', firefox: 'canvas-capture' };
@@ -21,7 +22,9 @@ const UA: Record<BrowserName, RegExp> = { chromium: /Chrome\//, firefox: /Firefo
 /** One line about the call, for assertion messages. */
 function describeRun(r: CrossBrowserResult): string {
   const side = (p: CrossBrowserResult['sender']) =>
-    `${p.browser}: sent ${p.stats.sender?.framesSent ?? 0}, decoded ${p.stats.receiver.framesDecoded}, paths ${p.stats.paths.map((x) => x.state).join('/')}, video ${p.video.width}x${p.video.height}, errors: ${p.errors.slice(0, 3).join(' | ') || 'none'}`;
+    `${p.browser}: sent ${peerView(p.stats).outVideo?.framesSent ?? 0}, decoded ${peerView(p.stats).inVideo?.framesDecoded ?? 0}, paths ${peerView(p.stats)
+      .paths.map((x) => x.state)
+      .join('/')}, video ${p.video.width}x${p.video.height}, errors: ${p.errors.slice(0, 3).join(' | ') || 'none'}`;
   return `${side(r.sender)}; ${side(r.receiver)}; relay packets ${r.relay.map((p) => `${p.up.deliveredPackets}/${p.down.deliveredPackets}`).join(', ')}; ${r.elapsedMs} ms`;
 }
 
@@ -58,7 +61,7 @@ describe('Chromium <-> Firefox call', () => {
       expect(side.capabilities.decode).toEqual(expect.arrayContaining(['h264', 'vp8', 'vp9', 'av1']));
       // Both paths connected on both sides, and nothing failed to start.
       expect(
-        side.stats.paths.map((p) => p.state),
+        peerView(side.stats).paths.map((p) => p.state),
         why,
       ).toEqual(['connected', 'connected']);
       expect(
@@ -66,11 +69,14 @@ describe('Chromium <-> Firefox call', () => {
         why,
       ).toEqual([]);
     }
-    expect(r.sender.stats.encoder?.captureMode, why).toBe(CAPTURE[sender]);
-    expect(r.sender.stats.encoder?.framesEncoded ?? 0, why).toBeGreaterThan(0);
-    expect(r.sender.stats.sender?.framesSent ?? 0, why).toBeGreaterThan(0);
-    expect(r.receiver.stats.decoder.renderMode, why).toBe(RENDER[receiver]);
-    expect(r.receiver.stats.receiver.framesDecoded, why).toBeGreaterThan(0);
+    const snd = peerView(r.sender.stats);
+    const rcv = peerView(r.receiver.stats);
+    const source = r.sender.stats.find((e) => e.type === 'media-source' && e.kind === 'video');
+    expect(source?.type === 'media-source' && source.kind === 'video' ? source.captureMode : undefined, why).toBe(CAPTURE[sender]);
+    expect(snd.outVideo?.framesEncoded ?? 0, why).toBeGreaterThan(0);
+    expect(snd.outVideo?.framesSent ?? 0, why).toBeGreaterThan(0);
+    expect(rcv.inVideo?.renderMode, why).toBe(RENDER[receiver]);
+    expect(rcv.inVideo?.framesDecoded ?? 0, why).toBeGreaterThan(0);
     // The app's <video> plays the remote track: a decoded frame really reached it.
     expect(r.receiver.eventCounts['remote-track'], why).toBe(1);
     expect(r.receiver.video.width, why).toBeGreaterThan(0);

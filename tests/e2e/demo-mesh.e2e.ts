@@ -13,6 +13,7 @@ import { join } from 'node:path';
 import { chromium, type Page } from 'playwright-core';
 import { describe, expect, it } from 'vitest';
 import { startDemo } from '../../demo/serve.js';
+import type { CallStatsEntry } from '../../src/call/stats-types.js';
 import { chromiumArgs, ensureChromium } from '../../tools/harness/chromium.js';
 
 interface Digest {
@@ -25,27 +26,25 @@ interface Digest {
 /** What one page's call says about each remote participant. */
 function digest(page: Page): Promise<Digest | undefined> {
   return page.evaluate(() => {
-    type S = {
-      participantId?: string;
-      participants: Array<{
-        participantId: string;
-        decoder: { decoded: number };
-        paths: Array<{ id: number; enabled: boolean; state: string }>;
-        sender?: { paths: Array<{ id: number; packetsSent: number; mediaPacketsSent: number }> };
-      }>;
-    };
-    const call = (window as unknown as { __demo?: { getStats(): S } }).__demo;
+    const call = (window as unknown as { __demo?: { getStats(): Map<string, CallStatsEntry> } }).__demo;
     if (!call) return undefined;
-    const s = call.getStats();
+    const entries = [...call.getStats().values()];
+    const me = entries.flatMap((e) => (e.type === 'call' ? [e] : []))[0];
     return {
-      me: s.participantId,
-      remotes: s.participants.map((p) => ({
-        id: p.participantId,
-        decoded: p.decoder.decoded,
-        paths: p.paths.map((x) => ({ id: x.id, enabled: x.enabled, state: x.state })),
-        sent: Object.fromEntries((p.sender?.paths ?? []).map((x) => [x.id, x.packetsSent])),
-        media: Object.fromEntries((p.sender?.paths ?? []).map((x) => [x.id, x.mediaPacketsSent])),
-      })),
+      me: me?.participantId,
+      remotes: (me?.remoteParticipantIds ?? []).map((id) => {
+        const paths = entries.flatMap((e) => (e.type === 'path' && e.participantId === id ? [e] : []));
+        const sending = entries.some((e) => e.type === 'outbound-rtp' && e.kind === 'video' && e.participantId === id);
+        let decoded = 0;
+        for (const e of entries) if (e.type === 'inbound-rtp' && e.kind === 'video' && e.participantId === id) decoded = e.framesDecoded;
+        return {
+          id,
+          decoded,
+          paths: paths.map((x) => ({ id: x.pathId, enabled: x.enabled, state: x.state })),
+          sent: Object.fromEntries(sending ? paths.map((x) => [x.pathId, x.packetsSent]) : []),
+          media: Object.fromEntries(sending ? paths.map((x) => [x.pathId, x.mediaPacketsSent]) : []),
+        };
+      }),
       tiles: document.querySelectorAll('.tile.remote').length,
       status: document.getElementById('status')?.textContent ?? '',
     };

@@ -6,6 +6,7 @@
 import { chromium } from 'playwright-core';
 import { describe, expect, it } from 'vitest';
 import { startDemo } from '../../demo/serve.js';
+import type { CallStatsEntry } from '../../src/call/stats-types.js';
 import { chromiumArgs, ensureChromium } from '../../tools/harness/chromium.js';
 
 describe('demo page', () => {
@@ -20,10 +21,14 @@ describe('demo page', () => {
         Promise.all(
           pages.map((p) =>
             p.evaluate(() => {
-              const call = (window as unknown as { __demo?: { getStats(): { receiver: { framesDecoded: number }; paths: Array<{ state: string }>; candidatePolicy: string } } }).__demo;
+              const call = (window as unknown as { __demo?: { getStats(): Map<string, CallStatsEntry> } }).__demo;
               if (!call) return undefined;
-              const s = call.getStats();
-              return { decoded: s.receiver.framesDecoded, states: s.paths.map((x) => x.state), policy: s.candidatePolicy };
+              const entries = [...call.getStats().values()];
+              let decoded = 0;
+              for (const e of entries) if (e.type === 'inbound-rtp' && e.kind === 'video') decoded += e.framesDecoded;
+              const states = entries.flatMap((e) => (e.type === 'path' ? [e.state] : []));
+              const policy = entries.flatMap((e) => (e.type === 'call' ? [e.candidatePolicy] : []))[0];
+              return { decoded, states, policy };
             }),
           ),
         );
@@ -49,8 +54,11 @@ describe('demo page', () => {
         Promise.all(
           pages.map((p) =>
             p.evaluate(() => {
-              const call = (window as unknown as { __demo: { getStats(): { participants: Array<{ paths: Array<{ state: string; iceRestarts: number }> }> } } }).__demo;
-              return { status: document.getElementById('status')?.textContent ?? '', participants: call.getStats().participants };
+              const call = (window as unknown as { __demo: { getStats(): Map<string, CallStatsEntry> } }).__demo;
+              const entries = [...call.getStats().values()];
+              const ids = entries.flatMap((e) => (e.type === 'call' ? e.remoteParticipantIds : []));
+              const participants = ids.map((id) => ({ paths: entries.flatMap((e) => (e.type === 'path' && e.participantId === id ? [{ state: e.state, iceRestarts: e.iceRestarts }] : [])) }));
+              return { status: document.getElementById('status')?.textContent ?? '', participants };
             }),
           ),
         );

@@ -10,7 +10,7 @@ import type { Browser as ChromiumBrowser } from 'playwright-core';
 import type { Browser as FirefoxBrowser } from 'puppeteer-core';
 import { DEFAULT_SCENARIO } from '../../sim/net/scenario.js';
 import type { Scenario } from '../../sim/net/scenario.js';
-import type { CallStats } from '../../src/call/types.js';
+import type { CallStatsEntry } from '../../src/call/stats-types.js';
 import type { CallCapabilities } from '../../src/codec/capabilities.js';
 import { pathTraffic, type PathTraffic } from './path-usage.js';
 import { startPathEnv, type PageServer } from './setup.js';
@@ -27,7 +27,8 @@ interface PeerPage {
 export interface PeerSummary {
   browser: BrowserName;
   userAgent: string;
-  stats: CallStats;
+  /** Its getStats() entries at the end (src/call/stats-types.ts; read them with ./stats-view.ts `peerView`). */
+  stats: CallStatsEntry[];
   /** The page's own error log (CallEvent.Error, start failures) plus page errors. */
   errors: string[];
   /** Events the page recorded, by type (e.g. RemoteTrack, PathState). */
@@ -83,7 +84,7 @@ async function openPage(name: BrowserName, opts: CrossBrowserOptions, url: strin
 }
 
 interface PagePeer {
-  stats(): CallStats;
+  stats(): CallStatsEntry[];
   errors(): string[];
   events(): Array<{ type: string }>;
   capabilities(): Promise<CallCapabilities>;
@@ -96,7 +97,7 @@ async function summarize(name: BrowserName, page: PeerPage, pageErrors: string[]
     return {
       capabilities: await peer.capabilities(),
       userAgent: navigator.userAgent,
-      stats: JSON.parse(JSON.stringify(peer.stats())) as CallStats,
+      stats: JSON.parse(JSON.stringify(peer.stats())) as CallStatsEntry[],
       errors: peer.errors(),
       events: peer.events().map((e) => e.type),
       video: { width: v?.videoWidth ?? 0, height: v?.videoHeight ?? 0, readyState: v?.readyState ?? 0 },
@@ -143,7 +144,8 @@ export async function runCrossBrowserCall(opts: CrossBrowserOptions): Promise<Cr
       const got = await receiver.evaluate(() => {
         const peer = (window as unknown as { __peer: PagePeer }).__peer;
         const v = document.getElementById('remote') as HTMLVideoElement | null;
-        return { decoded: peer.stats().receiver.framesDecoded, shown: (v?.videoWidth ?? 0) > 0 };
+        const inVideo = peer.stats().find((e) => e.type === 'inbound-rtp' && e.kind === 'video');
+        return { decoded: inVideo?.type === 'inbound-rtp' && inVideo.kind === 'video' ? inVideo.framesDecoded : 0, shown: (v?.videoWidth ?? 0) > 0 };
       });
       if ((got.decoded >= minFrames && got.shown) || Date.now() > end) break;
     }

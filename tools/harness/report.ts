@@ -4,12 +4,13 @@
  */
 import { readFileSync } from 'node:fs';
 import { createRequire } from 'node:module';
-import type { CallStats } from '../../src/call/multipath-call.js';
+import type { CallStatsEntry } from '../../src/call/stats-types.js';
 import { percentile } from '../../src/feedback/percentile.js';
 import { latencyOf, meanFps } from '../../src/feedback/qoe-metrics.js';
 import { formatPathTraffic } from './path-usage.js';
 import type { PathTraffic, PathUsageCheck } from './path-usage.js';
 import type { SourceInfo } from './clip.js';
+import { ms, peerView } from './stats-view.js';
 
 export interface FrameLogEntry {
   frameId: number;
@@ -19,7 +20,8 @@ export interface FrameLogEntry {
 
 /** What the harness reads from a page each second. */
 export interface PeerSample {
-  stats: CallStats;
+  /** The page's `getStats()` entries (`report.toJSON()`; src/call/stats-types.ts). */
+  stats: CallStatsEntry[];
   frames: FrameLogEntry[];
   outOfOrder: number;
   camera?: { width: number; height: number; fps: number };
@@ -42,7 +44,7 @@ export interface ReportPath {
   remoteAddress?: string;
   fecUtilizationPct: number;
   latePackets: number;
-  /** Browser calls: the path's state at the end, ms to its first connection, restarts (getStats().paths). */
+  /** Browser calls: the path's state at the end, ms to its first connection, restarts (getStats() `path` entries). */
   state?: string;
   connectMs?: number;
   iceRestarts?: number;
@@ -60,7 +62,7 @@ export interface PerSecond {
   fcdMeanMs: number;
   ifdMeanMs: number;
   /**
-   * The sender's encoder at the end of this second (getStats().encoder; src/adapt):
+   * The sender's encoder at the end of this second (getStats() video `outbound-rtp`; src/adapt):
    * encoded size (px), frames encoded over the last second (fps), why the video is
    * degraded ('none' | 'bandwidth' | 'cpu'). Absent when the page reports no encoder.
    */
@@ -100,7 +102,7 @@ export interface CallReport {
   freezes: { count: number; totalMs: number };
   latencyMs: { mean: number; p50: number; p95: number; p99: number };
   /**
-   * The receiver's own view of the clocks (getStats().receiver.clock,
+   * The receiver's own view of the clocks (getStats() `transport` entry,
    * src/feedback/clock-sync.ts): its estimate of the sender's clock offset
    * (ms), the bound on that estimate's error (ms), the clock exchanges it
    * rests on, its RTT (ms), and the latency it reports with that estimate
@@ -125,8 +127,8 @@ export interface CallReport {
   perSecond: PerSecond[];
   events: unknown[];
   errors: string[];
-  /** Raw final getStats() of both pages (not part of the stable contract; for debugging). */
-  final: { sender?: CallStats; receiver?: CallStats };
+  /** Final getStats() entries of both pages (the stats contract, src/call/stats-types.ts). */
+  final: { sender?: CallStatsEntry[]; receiver?: CallStatsEntry[] };
 }
 
 export interface BuildReportInput {
@@ -150,8 +152,10 @@ const round = (x: number, d = 1): number => Math.round(x * 10 ** d) / 10 ** d;
 export function buildReport(input: BuildReportInput): CallReport {
   const { samples } = input;
   const last = samples[samples.length - 1];
-  const snd = last?.sender.stats.sender;
-  const rcv = last?.receiver.stats.receiver;
+  const sv = peerView(last?.sender.stats);
+  const rv = peerView(last?.receiver.stats);
+  const snd = sv.outVideo;
+  const rcv = rv.inVideo;
   const allFrames = samples.flatMap((s) => s.receiver.frames);
   const lat = latencyOf(allFrames.map((f) => f.latencyMs));
   const decodedIds = new Set(allFrames.map((f) => f.frameId));
@@ -163,46 +167,49 @@ export function buildReport(input: BuildReportInput): CallReport {
   const dropped = Math.max(0, (input.drained ? sent : maxId) - decodedIds.size);
   const firstDecodeS = samples.findIndex((s) => s.receiver.frames.length > 0);
   const camera = last?.sender.camera ?? { width: 0, height: 0, fps: 0 };
-  const intervalMean = (i: number, key: 'fcdTotal' | 'ifdTotal'): number => {
-    const cur = samples[i].receiver.stats.receiver[key];
-    const prev = i > 0 ? samples[i - 1].receiver.stats.receiver[key] : { sumMs: 0, count: 0 };
-    const n = cur.count - prev.count;
-    return n > 0 ? (cur.sumMs - prev.sumMs) / n : 0;
+  const views = samples.map((s) => ({ s: peerView(s.sender.stats), r: peerView(s.receiver.stats) }));
+  // Mean FCD / IFD of the frames completed in second i (ms): difference of running totals.
+  const intervalMean = (i: number, sum: 'totalFcd' | 'totalIfd', count: 'fcdCount' | 'ifdCount'): number => {
+    const cur = views[i].r.inVideo;
+    const prev = i > 0 ? views[i - 1].r.inVideo : undefined;
+    const n = (cur?.[count] ?? 0) - (prev?.[count] ?? 0);
+    return n > 0 ? (1000 * ((cur?.[sum] ?? 0) - (prev?.[sum] ?? 0))) / n : 0;
   };
   const perSecond: PerSecond[] = samples.map((s, i) => {
     const lat = s.receiver.frames.map((f) => f.latencyMs);
-    const ss = s.sender.stats.sender;
-    const r = s.receiver.stats.receiver;
-    const late = new Map(r.paths.map((p) => [p.id, p.latePackets]));
-    const enc = s.sender.stats.encoder;
+    const { s: sNow, r: rNow } = views[i];
+    const ov = sNow.outVideo;
+    const r = rNow.inVideo;
+    const late = new Map(rNow.paths.map((p) => [p.pathId, p.latePackets]));
     return {
       t: s.tS,
       fps: s.receiver.frames.length,
-      framesDecoded: r.framesDecoded,
+      framesDecoded: r?.framesDecoded ?? 0,
       latencyP50Ms: round(percentile(lat, 50)),
       latencyP95Ms: round(percentile(lat, 95)),
-      targetBitrateBps: ss?.targetBitrateBps ?? 0,
-      freezeCount: r.freezeCount,
-      fcdMeanMs: round(intervalMean(i, 'fcdTotal'), 2),
-      ifdMeanMs: round(intervalMean(i, 'ifdTotal'), 2),
-      encoder: enc ? { width: enc.width, height: enc.height, frameRate: round(enc.frameRate, 1), degradationReason: enc.degradationReason } : undefined,
-      paths: (ss?.paths ?? []).map((p) => ({
-        id: p.id,
-        sendRateBps: Math.round(p.sendRateBps),
-        rateBps: Math.round(p.rateBps),
-        goodputBps: Math.round(p.goodputBps),
-        rttMs: round(p.rttMs),
-        lossPct: round(p.lossPct, 2),
+      targetBitrateBps: ov?.targetBitrate ?? 0,
+      freezeCount: r?.freezeCount ?? 0,
+      fcdMeanMs: round(intervalMean(i, 'totalFcd', 'fcdCount'), 2),
+      ifdMeanMs: round(intervalMean(i, 'totalIfd', 'ifdCount'), 2),
+      encoder: ov ? { width: ov.frameWidth, height: ov.frameHeight, frameRate: round(ov.framesPerSecond, 1), degradationReason: ov.qualityLimitationReason } : undefined,
+      // Our send direction exists once the sender page sends (its video outbound-rtp).
+      paths: (ov ? sNow.paths : []).map((p) => ({
+        id: p.pathId,
+        sendRateBps: Math.round(p.sendBitrate),
+        rateBps: Math.round(p.targetBitrate ?? 0),
+        goodputBps: Math.round(p.goodput ?? 0),
+        rttMs: round(ms(p.roundTripTime) ?? 0),
+        lossPct: round(p.fractionLost * 100, 2),
         mediaPackets: p.mediaPacketsSent,
-        keyframePackets: p.keyframePacketsSent,
+        keyframePackets: p.keyFramePacketsSent,
         spsPackets: p.spsPacketsSent,
         ppsPackets: p.ppsPacketsSent,
         fecPackets: p.fecPacketsSent,
-        latePackets: late.get(p.id) ?? 0,
+        latePackets: late.get(p.pathId) ?? 0,
         up: p.up,
         enabled: p.enabled,
       })),
-      qoeFeedback: r.recentFeedback.map((f) => ({ atMs: f.atUs / 1000, pathId: f.pathId, alpha: f.alpha, fcdMs: round(f.fcdMs, 1) })),
+      qoeFeedback: (r?.recentQoeFeedback ?? []).map((f) => ({ atMs: f.timestamp, pathId: f.pathId, alpha: f.alpha, fcdMs: round(f.fcd * 1000, 1) })),
     };
   });
   // Per-second counters become deltas; feedback lists keep only this second's new entries.
@@ -215,36 +222,34 @@ export function buildReport(input: BuildReportInput): CallReport {
     const seen = new Set(perSecond[i - 1].qoeFeedback.map((f) => f.atMs));
     perSecond[i].qoeFeedback = perSecond[i].qoeFeedback.filter((f) => !seen.has(f.atMs));
   }
-  const pairs = new Map((last?.sender.stats.paths ?? []).map((p) => [p.id, p.selectedPair]));
-  // Read defensively: older pages report only id/state/selectedPair.
-  const life = new Map((last?.sender.stats.paths ?? []).map((p) => [p.id, { state: p.state, connectMs: p.connectMs, iceRestarts: p.iceRestarts }]));
-  const rxPaths = new Map((rcv?.paths ?? []).map((p) => [p.id, p]));
-  const paths: ReportPath[] = (snd?.paths ?? []).map((p) => {
-    const pair = pairs.get(p.id);
-    const rp = rxPaths.get(p.id);
+  const rxPaths = new Map(rv.paths.map((p) => [p.pathId, p]));
+  const paths: ReportPath[] = (snd ? sv.paths : []).map((p) => {
+    const route = sv.routes.get(p.pathId);
+    const rp = rxPaths.get(p.pathId);
     return {
-      id: p.id,
+      id: p.pathId,
       packetsSent: p.packetsSent,
       bytesSent: p.bytesSent,
       mediaPacketsSent: p.mediaPacketsSent,
-      sharePct: round(p.sharePct),
-      rttMs: round(p.rttMs),
-      lossPct: round(p.lossPct, 2),
-      rateBps: Math.round(p.rateBps),
-      goodputBps: Math.round(p.goodputBps),
+      sharePct: round(p.mediaShare * 100),
+      rttMs: round(ms(p.roundTripTime) ?? 0),
+      lossPct: round(p.fractionLost * 100, 2),
+      rateBps: Math.round(p.targetBitrate ?? 0),
+      goodputBps: Math.round(p.goodput ?? 0),
       fecPacketsSent: p.fecPacketsSent,
-      retransmissionsSent: p.retransmissionsSent,
-      probesSent: p.probesSent,
-      localAddress: pair ? `${pair.local.address}:${pair.local.port}` : undefined,
-      remoteAddress: pair ? `${pair.remote.address}:${pair.remote.port}` : undefined,
-      fecUtilizationPct: round(rp?.fecUtilizationPct ?? 0),
+      retransmissionsSent: p.retransmittedPacketsSent,
+      probesSent: p.probePacketsSent,
+      localAddress: route ? `${route.local.address}:${route.local.port}` : undefined,
+      remoteAddress: route ? `${route.remote.address}:${route.remote.port}` : undefined,
+      fecUtilizationPct: round((rp?.fecUtilization ?? 0) * 100),
       latePackets: rp?.latePackets ?? 0,
-      state: life.get(p.id)?.state,
-      connectMs: life.get(p.id)?.connectMs,
-      iceRestarts: life.get(p.id)?.iceRestarts,
+      state: p.state,
+      connectMs: ms(p.connectTime),
+      iceRestarts: p.iceRestarts,
     };
   });
   const targets = perSecond.map((p) => p.targetBitrateBps).filter((x) => x > 0);
+  const rt = rv.transport;
   return {
     version: 1,
     durationS: input.durationS,
@@ -256,7 +261,7 @@ export function buildReport(input: BuildReportInput): CallReport {
     frames: { sent, decoded: decodedIds.size, dropped },
     // One definition (src/feedback/qoe-metrics.ts): frames from the first decode to the end; samples are 1 s apart.
     fps: round(meanFps(allFrames.length, firstDecodeS >= 0 ? firstDecodeS * 1000 : undefined, samples.length * 1000)),
-    freezes: { count: rcv?.freezeCount ?? 0, totalMs: Math.round(rcv?.freezeTotalMs ?? 0) },
+    freezes: { count: rcv?.freezeCount ?? 0, totalMs: Math.round((rcv?.totalFreezesDuration ?? 0) * 1000) },
     latencyMs: {
       mean: round(lat.mean ?? 0),
       p50: round(lat.p50 ?? 0),
@@ -264,31 +269,32 @@ export function buildReport(input: BuildReportInput): CallReport {
       p99: round(lat.p99 ?? 0),
     },
     receiverClock: {
-      offsetMs: round(rcv?.clock?.offsetMs ?? 0, 2),
-      errorBoundMs: round(rcv?.clock?.errorBoundMs ?? 0, 2),
-      samples: rcv?.clock?.samples ?? 0,
-      rttMs: round(rcv?.rttMs ?? 0),
-      latencyP50Ms: round(rcv?.latencyMs.p50 ?? 0),
+      offsetMs: round((rt?.remoteClockOffset ?? 0) * 1000, 2),
+      errorBoundMs: round((rt?.remoteClockOffsetErrorBound ?? 0) * 1000, 2),
+      samples: rt?.remoteClockSamples ?? 0,
+      rttMs: round((rt?.roundTripTime ?? 0) * 1000),
+      latencyP50Ms: round((rcv?.endToEndLatencyP50 ?? 0) * 1000),
     },
-    keyframeRequests: rcv?.keyframeRequestsSent ?? 0,
+    keyframeRequests: rcv?.pliCount ?? 0,
     framesOutOfOrder: last?.receiver.outOfOrder ?? 0,
-    encoderTargetBps: { mean: Math.round(mean(targets)), last: snd?.targetBitrateBps ?? 0 },
+    encoderTargetBps: { mean: Math.round(mean(targets)), last: snd?.targetBitrate ?? 0 },
     fec: {
-      overheadPct: round(snd?.fecOverheadPct ?? 0),
-      utilizationPct: round(rcv?.fecUtilizationPct ?? 0),
-      usefulPct: round(rcv?.fecUsefulPct ?? 0),
+      // FEC packets / media packets (the sender engine's fecOverheadPct).
+      overheadPct: round(snd && snd.packetsSent > 0 ? (100 * snd.fecPacketsSent) / snd.packetsSent : 0),
+      utilizationPct: round((rcv?.fecUtilization ?? 0) * 100),
+      usefulPct: round((rcv?.fecUseful ?? 0) * 100),
       packetsSent: snd?.fecPacketsSent ?? 0,
-      recovered: rcv?.recoveredByFec ?? 0,
+      recovered: rcv?.fecRecoveredPackets ?? 0,
     },
     nack: {
-      nacksSent: rcv?.nacksSent ?? 0,
+      nacksSent: rcv?.nackCount ?? 0,
       packetsNacked: rcv?.nackedPackets ?? 0,
-      retransmissionsSent: snd?.retransmissionsSent ?? 0,
-      retransmissionsReceived: rcv?.retransmissionsReceived ?? 0,
+      retransmissionsSent: snd?.retransmittedPacketsSent ?? 0,
+      retransmissionsReceived: rcv?.retransmittedPacketsReceived ?? 0,
     },
     qoeFeedback: { sent: rcv?.qoeFeedbackSent ?? 0, received: snd?.qoeFeedbackReceived ?? 0 },
     paths,
-    samePair: last?.sender.stats.samePair ?? [],
+    samePair: sv.transport?.samePairPathIds ?? [],
     perSecond,
     events: [...input.senderEvents.map((e) => ({ peer: 'sender', ...(e as object) })), ...input.receiverEvents.map((e) => ({ peer: 'receiver', ...(e as object) }))],
     errors: input.errors,

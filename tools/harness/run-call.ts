@@ -16,6 +16,7 @@ import { buildReport, renderReportHtml } from './report.js';
 import { checkPathUsage, pathTraffic } from './path-usage.js';
 import type { SourceInfo } from './clip.js';
 import type { CallReport, PeerSample } from './report.js';
+import { peerView } from './stats-view.js';
 
 export { REPO_ROOT } from './paths.js';
 
@@ -89,7 +90,7 @@ const DRAIN_IDLE_MS = 1000;
 async function drainCall(sender: Page, receiver: Page, last: { sender: PeerSample; receiver: PeerSample } | undefined): Promise<void> {
   if (!last) return;
   await sender.evaluate(() => (window as unknown as { __peer: { stopSending(): void } }).__peer.stopSending());
-  const sent = (await sample(sender)).stats.sender?.framesSent ?? 0;
+  const sent = peerView((await sample(sender)).stats).outVideo?.framesSent ?? 0;
   const frames = [...last.receiver.frames];
   let newest = frames.reduce((m, f) => Math.max(m, f.frameId), 0);
   const start = Date.now();

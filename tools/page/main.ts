@@ -85,7 +85,8 @@ call.on(CallEvent.Data, (data, info) => {
 
 (window as unknown as { __peer: unknown }).__peer = {
   role,
-  stats: () => call.getStats(),
+  /** getStats() entries (a Map does not cross page.evaluate; CallStatsReport.from rebuilds one). */
+  stats: () => call.getStats().toJSON(),
   camera: () => call.camera,
   /** Frames decoded since the last call (the harness drains it every second). */
   drainFrames: () => frameLog.splice(0, frameLog.length),

@@ -11,6 +11,7 @@
  * The harness reads `window.__bench.sample()` once per second.
  */
 import { CallEvent, MultipathCall } from '../../../src/call/multipath-call.js';
+import { peerView } from '../../../tools/harness/stats-view.js';
 import type { CodecName } from '../../../src/core/types.js';
 import type { FecPolicyName } from '../../../src/fec/types.js';
 import type { SchedulerName } from '../../../src/sched/types.js';
@@ -53,69 +54,87 @@ interface Counters {
 }
 
 function oursCounters(): { counters: Counters; stats: unknown } {
-  const s = call!.getStats();
+  // The call's stats contract (src/call/stats-types.ts), read as the call report reads it.
+  const v = peerView(call!.getStats().values());
+  const ov = v.outVideo;
+  const iv = v.inVideo;
+  const ia = v.inAudio;
+  const oa = v.outAudio;
+  const toMs = (s: number | undefined) => (s === undefined ? undefined : s * 1000);
   const counters: Counters = {
-    framesSent: s.encoder?.framesEncoded ?? s.sender?.framesSent ?? 0,
-    framesDecoded: s.decoder.decoded,
-    keyframeRequests: s.receiver.keyframeRequestsSent,
-    bytesReceived: s.receiver.bytesDecoded,
+    framesSent: ov?.framesEncoded ?? ov?.framesSent ?? 0,
+    framesDecoded: iv?.framesDecoded ?? 0,
+    keyframeRequests: iv?.pliCount ?? 0,
+    bytesReceived: iv?.bytesDecoded ?? 0,
   };
-  // A compact digest (the full CallStats is large).
+  // A compact digest in results.json's units (ms, bps, %).
   const stats = {
-    sender: s.sender && {
-      framesSent: s.sender.framesSent,
-      targetBitrateBps: s.sender.targetBitrateBps,
-      bytesSent: s.sender.bytesSent,
-      retransmissionsSent: s.sender.retransmissionsSent,
-      fecPacketsSent: s.sender.fecPacketsSent,
-      fecOverheadPct: s.sender.fecOverheadPct,
-      keyframesSent: s.sender.keyframesSent,
-      keyframeRequestsReceived: s.sender.keyframeRequestsReceived,
-      paths: s.sender.paths.map((p) => ({ id: p.id, sharePct: p.sharePct, rateBps: p.rateBps, sendRateBps: p.sendRateBps, rttMs: p.rttMs, lossPct: p.lossPct })),
+    sender: ov && {
+      framesSent: ov.framesSent,
+      targetBitrateBps: ov.targetBitrate,
+      bytesSent: ov.bytesSent,
+      retransmissionsSent: ov.retransmittedPacketsSent,
+      fecPacketsSent: ov.fecPacketsSent,
+      fecOverheadPct: ov.packetsSent > 0 ? (100 * ov.fecPacketsSent) / ov.packetsSent : 0,
+      keyframesSent: ov.keyFramesSent,
+      keyframeRequestsReceived: ov.pliCount,
+      paths: v.paths.map((p) => ({
+        id: p.pathId,
+        sharePct: p.mediaShare * 100,
+        rateBps: p.targetBitrate ?? 0,
+        sendRateBps: p.sendBitrate,
+        rttMs: toMs(p.roundTripTime) ?? 0,
+        lossPct: p.fractionLost * 100,
+      })),
     },
-    encoder: s.encoder,
-    receiver: {
-      framesDecoded: s.receiver.framesDecoded,
-      framesDropped: s.receiver.framesDropped,
-      freezeCount: s.receiver.freezeCount,
-      freezeTotalMs: s.receiver.freezeTotalMs,
-      keyframeRequestsSent: s.receiver.keyframeRequestsSent,
-      nacksSent: s.receiver.nacksSent,
-      nackedPackets: s.receiver.nackedPackets,
-      recoveredByFec: s.receiver.recoveredByFec,
-      latencyMs: s.receiver.latencyMs,
-      bytesDecoded: s.receiver.bytesDecoded,
-      datagramBytesReceived: s.receiver.paths.reduce((a, p) => a + p.bytesReceived, 0),
-      paths: s.receiver.paths.map((p) => ({ id: p.id, bytesReceived: p.bytesReceived, lossPct: p.lossPct, latePackets: p.latePackets })),
+    encoder: ov && {
+      framesEncoded: ov.framesEncoded,
+      keyFrames: ov.keyFramesEncoded,
+      bitrateBps: ov.encoderBitrate,
+      width: ov.frameWidth,
+      height: ov.frameHeight,
+      frameRate: ov.framesPerSecond,
+      degradationReason: ov.qualityLimitationReason,
+      adaptationChanges: ov.qualityLimitationResolutionChanges,
+      scalabilityMode: ov.scalabilityMode,
+      encodeUsage: ov.encodeUsage,
     },
-    decoder: s.decoder,
+    receiver: iv && {
+      framesDecoded: iv.framesDecoded,
+      framesDropped: iv.framesDropped,
+      freezeCount: iv.freezeCount,
+      freezeTotalMs: iv.totalFreezesDuration * 1000,
+      keyframeRequestsSent: iv.pliCount,
+      nacksSent: iv.nackCount,
+      nackedPackets: iv.nackedPackets,
+      recoveredByFec: iv.fecRecoveredPackets,
+      latencyMs: { mean: iv.endToEndLatencyMean * 1000, p50: iv.endToEndLatencyP50 * 1000, p95: iv.endToEndLatencyP95 * 1000, p99: iv.endToEndLatencyP99 * 1000 },
+      jitterBufferDelayMeanMs: iv.jitterBufferEmittedCount > 0 ? (1000 * iv.jitterBufferDelay) / iv.jitterBufferEmittedCount : null,
+      bytesDecoded: iv.bytesDecoded,
+      datagramBytesReceived: v.transport?.bytesReceived ?? 0,
+      paths: v.paths.map((p) => ({ id: p.pathId, bytesReceived: p.bytesReceived, lossPct: p.receiveFractionLost * 100, latePackets: p.latePackets, oneWayDelayMs: toMs(p.oneWayDelay) })),
+    },
+    decoder: iv && { decoded: iv.framesDecoded, errors: iv.decoderErrors, renderMode: iv.renderMode },
     audio: {
-      receiver: ((a) => ({
-        concealedPct: a.concealedPct,
-        mouthToEarP95Ms: a.mouthToEarP95Ms,
-        mouthToEarMs: a.mouthToEarMs,
-        packetsReceived: a.packetsReceived,
-        packetsLost: a.packetsLost,
-        duplicates: a.duplicates,
-        latePackets: a.latePackets,
-        concealedSamples: a.concealedSamples,
-        totalSamplesReceived: a.totalSamplesReceived,
-        concealmentEvents: a.concealmentEvents,
-        removedSamplesForAcceleration: a.removedSamplesForAcceleration,
-        targetDelayMs: a.targetDelayMs,
-        avOffsetMs: a.avOffsetMs,
-      }))(s.receiver.audio),
-      sender: s.sender && {
-        framesSent: s.sender.audio.framesSent,
-        packetsSent: s.sender.audio.packetsSent,
-        duplicatesSent: s.sender.audio.duplicatesSent,
-        framesUnsent: s.sender.audio.framesUnsent,
-        perPath: s.sender.audio.perPath,
+      receiver: ia && {
+        concealedPct: ia.totalSamplesReceived > 0 ? (100 * ia.concealedSamples) / ia.totalSamplesReceived : 0,
+        mouthToEarP95Ms: ia.mouthToEarP95 * 1000,
+        mouthToEarMs: { mean: ia.mouthToEarMean * 1000, p50: ia.mouthToEarP50 * 1000, p95: ia.mouthToEarP95 * 1000 },
+        packetsReceived: ia.packetsReceived,
+        packetsLost: ia.packetsLost,
+        duplicates: ia.duplicatePacketsReceived,
+        latePackets: ia.latePackets,
+        concealedSamples: ia.concealedSamples,
+        totalSamplesReceived: ia.totalSamplesReceived,
+        concealmentEvents: ia.concealmentEvents,
+        removedSamplesForAcceleration: ia.removedSamplesForAcceleration,
+        targetDelayMs: ia.jitterBufferTargetDelay * 1000,
+        avOffsetMs: ia.avOffset * 1000,
       },
-      encoder: s.audioEncoder,
-      output: s.audioOutput,
+      sender: oa && { framesSent: oa.framesSent, packetsSent: oa.packetsSent + oa.duplicatePacketsSent, duplicatesSent: oa.duplicatePacketsSent, framesUnsent: oa.framesUnsent },
+      output: ia && { framesDecoded: ia.framesDecoded, rms: ia.audioLevel, maxRms: ia.maxAudioLevel, rendering: ia.rendering },
     },
-    paths: s.paths.map((p) => ({ id: p.id, state: p.state, stateReason: p.stateReason, connectMs: p.connectMs, iceRestarts: p.iceRestarts })),
+    paths: v.paths.map((p) => ({ id: p.pathId, state: p.state, stateReason: p.stateReason, connectMs: toMs(p.connectTime), iceRestarts: p.iceRestarts })),
   };
   return { counters, stats };
 }

@@ -8,94 +8,11 @@
  */
 import { afterEach, describe, expect, it } from 'vitest';
 import { WebSocket } from 'ws';
-import { CallError, CallEvent, isOfferer, MultipathCall, type MultipathCallOptions, reconnectDelayMs } from '../../../src/call/multipath-call.js';
-import type { CreatePath, SignalledPath } from '../../../src/call/peer-session.js';
-import { Emitter } from '../../../src/core/emitter.js';
+import { CallError, CallEvent, isOfferer, MultipathCall, type MultipathCallOptions, type PathStats, reconnectDelayMs } from '../../../src/call/multipath-call.js';
+import type { CreatePath } from '../../../src/call/peer-session.js';
 import type { PathId } from '../../../src/core/types.js';
 import { startSignallingServer, type SignallingServer } from '../../../src/signalling/node.js';
-import type { PathTransportEvents, PathTransportState, SelectedPair } from '../../../src/transport/types.js';
-
-/** Every in-memory path by handshake key; offers made, as `offerer>answerer`. */
-const registry = new Map<string, FakePath>();
-const offers: string[] = [];
-let nextKey = 0;
-
-class FakePath implements SignalledPath {
-  state: PathTransportState = 'new';
-  private readonly events = new Emitter<PathTransportEvents>();
-  private peer: FakePath | undefined;
-  private readonly key: string;
-  /** Datagrams sent (counted for the path toggle). */
-  sent = 0;
-
-  constructor(
-    readonly pathId: PathId,
-    private readonly onSignal: (d: Record<string, unknown>) => void,
-    initiator: boolean,
-    local: string,
-    remote: string,
-  ) {
-    this.key = `k${nextKey++}`;
-    if (initiator) {
-      registry.set(this.key, this);
-      offers.push(`${local}>${remote}`);
-      this.state = 'connecting';
-      queueMicrotask(() => this.onSignal({ type: 'offer', key: this.key }));
-    }
-  }
-
-  signal(data: unknown): void {
-    const d = data as { type: string; key: string };
-    if (d.type === 'offer') {
-      const other = registry.get(d.key);
-      if (!other || this.peer) return;
-      this.peer = other;
-      other.peer = this;
-      this.onSignal({ type: 'answer', key: d.key });
-      this.setState('connected');
-    } else if (d.type === 'answer' && d.key === this.key) this.setState('connected');
-  }
-
-  private setState(s: PathTransportState): void {
-    if (this.state === s || this.state === 'closed') return;
-    this.state = s;
-    this.events.emit('state', s);
-  }
-
-  send(bytes: Uint8Array): boolean {
-    const p = this.peer;
-    if (this.state !== 'connected' || !p) return false;
-    this.sent++;
-    const copy = bytes.slice();
-    queueMicrotask(() => {
-      if (p.state === 'connected') p.events.emit('message', copy);
-    });
-    return true;
-  }
-
-  bufferedAmount(): number {
-    return 0;
-  }
-
-  on(event: 'message' | 'state' | 'error', cb: (x: never) => void): () => void {
-    return this.events.on(event, cb as never);
-  }
-
-  async selectedPair(): Promise<SelectedPair | undefined> {
-    return undefined;
-  }
-
-  close(): void {
-    const p = this.peer;
-    this.peer = undefined;
-    this.setState('closed');
-    registry.delete(this.key);
-    if (p && p.peer === this) {
-      p.peer = undefined;
-      p.setState('closed');
-    }
-  }
-}
+import { FakePath, offers, registry, until } from './fake-path.js';
 
 let server: SignallingServer | undefined;
 const calls: MultipathCall[] = [];
@@ -115,17 +32,17 @@ function newCall(peerId: string, paths = 2, extra: Partial<MultipathCallOptions>
   return call;
 }
 
-async function until(cond: () => boolean, what: string, ms = 5000): Promise<void> {
-  const t0 = Date.now();
-  while (!cond()) {
-    if (Date.now() - t0 > ms) throw new Error(`timed out waiting for ${what}`);
-    await new Promise((r) => setTimeout(r, 10));
-  }
-}
+/** The `path` entries of a call's getStats(), per remote participant (in join order). */
+const pathStats = (c: MultipathCall): Map<string, PathStats[]> => {
+  const r = c.getStats();
+  const call = r.ofType('call')[0];
+  const paths = r.ofType('path');
+  return new Map(call.remoteParticipantIds.map((id) => [id, paths.filter((p) => p.participantId === id)]));
+};
 
 const allConnected = (c: MultipathCall, n: number): boolean => {
-  const s = c.getStats();
-  return s.participants.length === n && s.participants.every((p) => p.paths.length > 0 && p.paths.every((x) => x.state === 'connected'));
+  const ps = pathStats(c);
+  return ps.size === n && [...ps.values()].every((p) => p.length > 0 && p.every((x) => x.state === 'connected'));
 };
 
 afterEach(async () => {
@@ -171,10 +88,12 @@ describe('MultipathCall full mesh', () => {
       const others = ids.filter((x) => x !== ids[i]).sort();
       expect(c.participantId).toBe(ids[i]);
       expect(c.participants.map((p) => p.id).sort()).toEqual(others);
+      expect([...c.getStats().ofType('call')[0].remoteParticipantIds].sort()).toEqual(others);
       expect(
         c
           .getStats()
-          .participants.map((p) => p.participantId)
+          .ofType('transport')
+          .map((t) => t.participantId)
           .sort(),
       ).toEqual(others);
       const log = events.get(ids[i])!;
@@ -182,7 +101,7 @@ describe('MultipathCall full mesh', () => {
       expect(log.filter((e) => e.startsWith('joined')).sort()).toEqual(others.map((o) => `joined ${o}`));
     }
     // A second participant's paths did not restart (no glare, no second generation).
-    for (const c of cs) for (const p of c.getStats().participants) for (const x of p.paths) expect(x.iceRestarts).toBe(0);
+    for (const c of cs) for (const x of c.getStats().ofType('path')) expect(x.iceRestarts).toBe(0);
   });
 
   it('app data goes to every participant (or one), tagged with the sender', async () => {
@@ -221,7 +140,7 @@ describe('MultipathCall full mesh', () => {
     await b2.connect();
     await until(() => allConnected(a, 1) && allConnected(b2, 1), 'a-b2 up');
     expect(log).toEqual(['joined b', 'connected b', 'left b', 'joined b', 'connected b']);
-    expect(a.getStats().participants).toHaveLength(1);
+    expect(a.getStats().ofType('transport')).toHaveLength(1);
   });
 
   it('setPathEnabled stops and resumes our traffic on a path, per participant or for all; bad ids throw typed errors', async () => {
@@ -232,9 +151,8 @@ describe('MultipathCall full mesh', () => {
     expect(() => a.setPathEnabled(2, false)).toThrow(expect.objectContaining({ code: 'unknown-path' }));
     expect(() => a.setPathEnabled(0, false, 'zed')).toThrow(expect.objectContaining({ code: 'unknown-participant' }));
     a.setPathEnabled(0, false);
-    let s = a.getStats();
-    expect(s.disabledPaths).toEqual([0]);
-    for (const p of s.participants) expect(p.paths.map((x) => x.enabled)).toEqual([false, true]);
+    expect(a.getStats().ofType('call')[0].disabledPathIds).toEqual([0]);
+    for (const p of pathStats(a).values()) expect(p.map((x) => x.enabled)).toEqual([false, true]);
     // Reliable app data now goes on path 1 only (path 0, the default choice at equal RTT, carries nothing of a's).
     const sentOn = (id: PathId): number =>
       pathsOf
@@ -251,10 +169,17 @@ describe('MultipathCall full mesh', () => {
     expect(sentOn(1)).toBeGreaterThan(before1);
     a.setPathEnabled(0, true);
     a.setPathEnabled(1, false, 'b');
-    s = a.getStats();
-    expect(s.disabledPaths).toEqual([]);
-    expect(s.participants.find((p) => p.participantId === 'b')!.paths.map((x) => x.enabled)).toEqual([true, false]);
-    expect(s.participants.find((p) => p.participantId === 'c')!.paths.map((x) => x.enabled)).toEqual([true, true]);
+    expect(a.getStats().ofType('call')[0].disabledPathIds).toEqual([]);
+    expect(
+      pathStats(a)
+        .get('b')!
+        .map((x) => x.enabled),
+    ).toEqual([true, false]);
+    expect(
+      pathStats(a)
+        .get('c')!
+        .map((x) => x.enabled),
+    ).toEqual([true, true]);
     const mid1 = sentOn(1);
     for (let i = 0; i < 20; i++) a.send(`n${i}`, { to: 'b' });
     await until(() => got.length === 40, 'messages on path 0 again');
@@ -301,7 +226,7 @@ describe('MultipathCall full mesh', () => {
     for (const [i, c] of cs.entries()) {
       expect(c.participantId).toBe(ids[i]);
       expect(allConnected(c, 2)).toBe(true);
-      for (const p of c.getStats().participants) for (const x of p.paths) expect(x.iceRestarts).toBe(0);
+      for (const x of c.getStats().ofType('path')) expect(x.iceRestarts).toBe(0);
     }
     // Signalling works again: a fourth participant meshes with all three.
     const d = newCall('d');
@@ -340,7 +265,7 @@ describe('MultipathCall presence', () => {
     for (const x of [a, b, c]) await x.connect();
     await until(() => allConnected(a, 2), 'mesh up');
     // Drop b's and c's signalling sockets only (their paths stay up): the server tells a they left.
-    const sigOf = (x: MultipathCall) => (x as unknown as { signalling: { close(): void } }).signalling;
+    const sigOf = (x: MultipathCall) => (x as unknown as { signalling: { transport: { close(): void } } }).signalling.transport;
     const bBack = new Promise<void>((r) => b.on(CallEvent.SignallingState, (st, info) => st === 'connected' && info.attempt > 0 && r()));
     sigOf(b).close();
     sigOf(c).close();
