@@ -10,7 +10,7 @@ import type { Clock } from '../core/clock.js';
 import type { ReceiverEngine } from '../engine/receiver.js';
 import type { SenderEngine } from '../engine/sender.js';
 import { AudioOutput, type AudioOutputStats } from './audio-output.js';
-import { OpusEncoder, type OpusEncoderOptions, type OpusEncoderStats } from './opus-encoder.js';
+import type { OpusEncoder, OpusEncoderOptions, OpusEncoderStats } from './opus-encoder.js';
 
 /** Options of {@link AudioSend}. */
 export interface AudioSendOptions {
@@ -29,13 +29,16 @@ export interface CallAudioStats {
 /** The microphone: one Opus encoder, each frame to every sender engine that has an up path. */
 export class AudioSend {
   private encoder: OpusEncoder | undefined;
+  /** Bumped by every send() and stop(): a send() whose encoder module arrives late yields to a newer call. */
+  private generation = 0;
 
   constructor(private readonly opts: AudioSendOptions) {}
 
-  /** A microphone track is being sent. */
+  /** A microphone track is being sent (or its encoder is loading). */
   get running(): boolean {
-    return this.encoder !== undefined;
+    return this.encoder !== undefined || this.loading;
   }
+  private loading = false;
 
   /**
    * Encode `track` (kind 'audio') and send each frame through the sender
@@ -45,6 +48,14 @@ export class AudioSend {
    */
   async send(track: MediaStreamTrack, senders: () => Iterable<SenderEngine | undefined>): Promise<void> {
     this.encoder?.stop();
+    this.encoder = undefined;
+    const generation = ++this.generation;
+    // Loaded on the first audio track only: a video-only page does not download the Opus encoder (issue 14, bundle size).
+    this.loading = true;
+    const { OpusEncoder } = await import('./opus-encoder.js').finally(() => {
+      if (generation === this.generation) this.loading = false;
+    });
+    if (generation !== this.generation) return;
     const enc = new OpusEncoder(track, {
       clock: this.opts.clock,
       ...this.opts.opus,
@@ -63,6 +74,8 @@ export class AudioSend {
 
   /** Stop sending audio (remote audio keeps playing). */
   stop(): void {
+    this.generation++;
+    this.loading = false;
     this.encoder?.stop();
     this.encoder = undefined;
   }
