@@ -34,7 +34,10 @@ const REPO = resolve(dirname(fileURLToPath(import.meta.url)), '..');
  * FEC are in a default call's bundle); 88.4 kB up front with the Firefox
  * capture fallback and the Opus encoder as lazy chunks (1.2 and 1.1 kB,
  * loaded where they are used; Vite's preload helper for `import()` costs
- * about 0.6 kB of what they saved).
+ * about 0.6 kB of what they saved); 88.6 kB once measured as an app builds
+ * it (HTML entry, with Vite's modulepreload polyfill). The README quick
+ * start's own app (`npm run walkthrough`) builds to 90.0 kB: its page code
+ * on top.
  * Issue 14's target is 60 kB; our own code is most of it (see `--top`).
  */
 export const DEFAULT_BUDGET_GZIP_BYTES = 90_500;
@@ -59,18 +62,23 @@ export interface BundleSize {
 /** Patterns that need `'unsafe-eval'` under a CSP. */
 const CODEGEN = /\beval\s*\(|\bnew\s+Function\s*\(|(?<![\w$.])Function\s*\(/g;
 
-/** Builds the one-import page and measures it. */
+/**
+ * Builds the one-import page as an app is built (an index.html with a module
+ * script, Vite's defaults: its chunking of an HTML entry and its
+ * modulepreload polyfill) and measures it.
+ */
 export async function measureBundle(): Promise<BundleSize> {
   const dir = mkdtempSync(join(tmpdir(), 'mprtc-size-'));
   try {
-    const entry = join(dir, 'page.ts');
-    writeFileSync(entry, `import { MultipathCall } from ${JSON.stringify(join(REPO, 'src/index.ts'))};\n(globalThis as Record<string, unknown>).MultipathCall = MultipathCall;\n`);
+    writeFileSync(join(dir, 'page.ts'), `import { MultipathCall } from ${JSON.stringify(join(REPO, 'src/index.ts'))};\n(globalThis as Record<string, unknown>).MultipathCall = MultipathCall;\n`);
+    const entry = join(dir, 'index.html');
+    writeFileSync(entry, '<!doctype html>\n<html><body><script type="module" src="./page.ts"></script></body></html>\n');
     const out = await build({
       configFile: join(REPO, 'vite.config.ts'),
       root: dir,
       logLevel: 'silent',
       mode: 'production',
-      build: { write: false, minify: true, modulePreload: false, rollupOptions: { input: entry }, reportCompressedSize: false },
+      build: { write: false, minify: true, rollupOptions: { input: entry }, reportCompressedSize: false },
     });
     type Chunk = { type: string; fileName: string; name?: string; isEntry?: boolean; imports?: string[]; code?: string; modules?: Record<string, { renderedLength: number }> };
     const outputs = (Array.isArray(out) ? out : [out]) as Array<{ output: Chunk[] }>;

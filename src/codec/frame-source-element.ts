@@ -2,8 +2,10 @@
  * The video element capture modes of ./frame-source.ts ('video-frame-callback'
  * and 'video-timer'), for browsers without MediaStreamTrackProcessor
  * (Firefox, Safari). Loaded with `import()` by `openFrameReader` only there.
+ * It imports nothing at run time (its errors come from the caller's
+ * `noCapture`), so a bundler makes it one chunk without splitting a shared one
+ * out of the page's main chunk.
  */
-import { CodecError } from './codec-config.js';
 import type { FrameReader } from './frame-source.js';
 
 /** Without a presented frame for this many frame intervals, requestVideoFrameCallback counts as stalled and the timer captures. */
@@ -34,9 +36,14 @@ export class VideoElementFrameReader implements FrameReader {
   private copyCanvas: OffscreenCanvas | undefined;
   private readonly onEnded = () => this.finish();
 
+  /**
+   * @param noCapture builds the error a failed capture rejects `read()` with
+   *   (./frame-source.ts passes CodecError 'no-capture').
+   */
   constructor(
     private readonly track: MediaStreamTrack,
     readonly mode: 'video-frame-callback' | 'video-timer',
+    private readonly noCapture: (message: string) => Error,
   ) {
     const fps = track.getSettings().frameRate;
     this.intervalMs = 1000 / Math.min(60, Math.max(1, fps !== undefined && Number.isFinite(fps) ? fps : 30));
@@ -47,7 +54,7 @@ export class VideoElementFrameReader implements FrameReader {
     video.srcObject = new MediaStream([track]);
     this.video = video;
     track.addEventListener('ended', this.onEnded);
-    video.play().catch((e: unknown) => this.fail(new CodecError('no-capture', `capture mode ${mode}: the video element does not play the track: ${String((e as Error)?.message ?? e)}`)));
+    video.play().catch((e: unknown) => this.fail(this.noCapture(`capture mode ${mode}: the video element does not play the track: ${String((e as Error)?.message ?? e)}`)));
     this.lastCaptureMs = performance.now();
     if (mode === 'video-frame-callback') {
       const onFrame = (nowMs: number, metadata: VideoFrameCallbackMetadata) => {
@@ -82,7 +89,7 @@ export class VideoElementFrameReader implements FrameReader {
       try {
         frame = this.copyThroughCanvas(ts);
       } catch (e) {
-        this.fail(new CodecError('no-capture', `capture mode ${this.mode}: no VideoFrame from the video element: ${String((e as Error)?.message ?? e)}`));
+        this.fail(this.noCapture(`capture mode ${this.mode}: no VideoFrame from the video element: ${String((e as Error)?.message ?? e)}`));
         return;
       }
     }

@@ -76,5 +76,5 @@ export async function openFrameReader(track: MediaStreamTrack, mode?: CaptureMod
     throw new CodecError('no-capture', 'capture mode video-frame-callback: HTMLVideoElement.requestVideoFrameCallback is not available');
   }
   const { VideoElementFrameReader } = await import('./frame-source-element.js');
-  return new VideoElementFrameReader(track, want);
+  return new VideoElementFrameReader(track, want, (message) => new CodecError('no-capture', message));
 }
