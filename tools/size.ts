@@ -37,10 +37,11 @@ const REPO = resolve(dirname(fileURLToPath(import.meta.url)), '..');
  * about 0.6 kB of what they saved); 88.6 kB once measured as an app builds
  * it (HTML entry, with Vite's modulepreload polyfill). The README quick
  * start's own app (`npm run walkthrough`) builds to 90.0 kB: its page code
- * on top.
+ * on top. 87.7 kB with the remote audio output lazy too (1.3 kB, loaded at
+ * the first remote audio frame).
  * Issue 14's target is 60 kB; our own code is most of it (see `--top`).
  */
-export const DEFAULT_BUDGET_GZIP_BYTES = 90_500;
+export const DEFAULT_BUDGET_GZIP_BYTES = 89_500;
 
 export interface BundleSize {
   /** The JavaScript a page loads up front (the entry chunk and what it imports statically). */
