@@ -20,6 +20,10 @@ import { fecPolicyNames, isFecPolicyName } from '../src/fec/factory.js';
 import { schedulerEntry, schedulerNames } from '../src/sched/factory.js';
 import type { SchedulerName } from '../src/sched/types.js';
 import { UsageError } from '../tools/cli.js';
+import { registerAllStrategies } from '../src/strategies.js';
+
+// Every shipped strategy by name (the library registers only the defaults).
+registerAllStrategies();
 
 /** One configuration of a `--compare` list; `name` is the entry as written (the results' label). */
 export type CompareEntry =

@@ -12,7 +12,11 @@
  */
 import { CallEvent, MultipathCall } from '../src/index.js';
 import type { CallStatsReport, CodecName, FecPolicyName, SchedulerName } from '../src/index.js';
+import { registerAllStrategies } from '../src/strategies.js';
 import { PATH_COLOURS, type RollingPlot, rollingPlot } from './plots.js';
+
+// The form offers every shipped scheduler and FEC policy by name.
+registerAllStrategies();
 
 const $ = <T extends HTMLElement>(id: string) => document.getElementById(id) as T;
 const setStatus = (s: string) => ($('status').textContent = s);

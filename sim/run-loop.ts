@@ -28,6 +28,10 @@ import { type HeapSampler, heapSampler } from './heap.js';
 import type { DecodedFrame } from './metrics.js';
 import { PacketTransmission, round } from './metrics.js';
 import type { SimOptions } from './types.js';
+import { registerAllStrategies } from '../src/strategies.js';
+
+// Every shipped strategy by name (the library registers only the defaults).
+registerAllStrategies();
 
 /** UDP (8) + IPv4 (20) header bytes: what the browser's path relay charges per datagram (tools/emulator). */
 export const UDP_IP_OVERHEAD_BYTES = 28;

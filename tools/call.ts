@@ -18,6 +18,10 @@ import { resolveSource } from './harness/clip.js';
 import { scenarioFile } from '../sim/net/scenario-files.js';
 import { fecPolicyNames, isFecPolicyName } from '../src/fec/factory.js';
 import { isSchedulerName, schedulerEntry, schedulerNames } from '../src/sched/factory.js';
+import { registerAllStrategies } from '../src/strategies.js';
+
+// Every shipped strategy by name (the library registers only the defaults).
+registerAllStrategies();
 
 const USAGE = `usage: npm run call -- [--scenario FILE.json] [--duration S] [--codec h264|vp8|vp9|av1]
        [--scheduler ${schedulerNames().join('|')}] [--single-path N]

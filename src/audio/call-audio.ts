@@ -9,8 +9,9 @@
 import type { Clock } from '../core/clock.js';
 import type { ReceiverEngine } from '../engine/receiver.js';
 import type { SenderEngine } from '../engine/sender.js';
-import { AudioOutput, type AudioOutputStats } from './audio-output.js';
-import { OpusEncoder, type OpusEncoderOptions, type OpusEncoderStats } from './opus-encoder.js';
+import type { AudioOutput, AudioOutputStats } from './audio-output.js';
+import type { AudioPlayoutEvent } from './audio-receiver.js';
+import type { OpusEncoder, OpusEncoderOptions, OpusEncoderStats } from './opus-encoder.js';
 
 /** Options of {@link AudioSend}. */
 export interface AudioSendOptions {
@@ -29,13 +30,16 @@ export interface CallAudioStats {
 /** The microphone: one Opus encoder, each frame to every sender engine that has an up path. */
 export class AudioSend {
   private encoder: OpusEncoder | undefined;
+  /** Bumped by every send() and stop(): a send() whose encoder module arrives late yields to a newer call. */
+  private generation = 0;
 
   constructor(private readonly opts: AudioSendOptions) {}
 
-  /** A microphone track is being sent. */
+  /** A microphone track is being sent (or its encoder is loading). */
   get running(): boolean {
-    return this.encoder !== undefined;
+    return this.encoder !== undefined || this.loading;
   }
+  private loading = false;
 
   /**
    * Encode `track` (kind 'audio') and send each frame through the sender
@@ -45,6 +49,14 @@ export class AudioSend {
    */
   async send(track: MediaStreamTrack, senders: () => Iterable<SenderEngine | undefined>): Promise<void> {
     this.encoder?.stop();
+    this.encoder = undefined;
+    const generation = ++this.generation;
+    // Loaded on the first audio track only: a video-only page does not download the Opus encoder (issue 14, bundle size).
+    this.loading = true;
+    const { OpusEncoder } = await import('./opus-encoder.js').finally(() => {
+      if (generation === this.generation) this.loading = false;
+    });
+    if (generation !== this.generation) return;
     const enc = new OpusEncoder(track, {
       clock: this.opts.clock,
       ...this.opts.opus,
@@ -63,30 +75,70 @@ export class AudioSend {
 
   /** Stop sending audio (remote audio keeps playing). */
   stop(): void {
+    this.generation++;
+    this.loading = false;
     this.encoder?.stop();
     this.encoder = undefined;
   }
 }
 
-/** One remote participant's audio: its receiver's playouts into an output track. */
+/** Playouts held while the audio output module loads (20 ms frames: 1 s); older ones are dropped. */
+const MAX_HELD_PLAYOUTS = 50;
+
+/**
+ * One remote participant's audio: its receiver's playouts into an output
+ * track. The output (WebCodecs AudioDecoder + track writer) is loaded with
+ * `import()` at the first remote audio frame, so a video-only page does not
+ * download it (issue 14, bundle size); the playouts that arrive meanwhile
+ * (at most {@link MAX_HELD_PLAYOUTS}, the newest) are played once it is there.
+ */
 export class RemoteAudio {
   private output: AudioOutput | undefined;
+  private loading: AudioPlayoutEvent[] | undefined;
+  private closed = false;
   private trackEmitted = false;
   private readonly off: () => void;
 
   /**
    * @param onRemoteTrack called once, when the first remote audio frame played.
    */
-  constructor(receiver: ReceiverEngine, onRemoteTrack: (track: MediaStreamTrack) => void, onError: (e: Error) => void) {
+  constructor(
+    receiver: ReceiverEngine,
+    private readonly onRemoteTrack: (track: MediaStreamTrack) => void,
+    private readonly onError: (e: Error) => void,
+  ) {
     this.off = receiver.on('audio', (ev) => {
-      if (!this.output) this.output = new AudioOutput(onError);
-      this.output.play(ev);
-      const track = this.output.track;
-      if (track && !this.trackEmitted) {
-        this.trackEmitted = true;
-        onRemoteTrack(track);
+      if (this.output) return this.play(this.output, ev);
+      if (this.loading) {
+        this.loading.push(ev);
+        if (this.loading.length > MAX_HELD_PLAYOUTS) this.loading.shift();
+        return;
       }
+      this.loading = [ev];
+      import('./audio-output.js').then(
+        ({ AudioOutput }) => {
+          const held = this.loading ?? [];
+          this.loading = undefined;
+          if (this.closed) return;
+          const output = new AudioOutput(this.onError);
+          this.output = output;
+          for (const e of held) this.play(output, e);
+        },
+        (e: unknown) => {
+          this.loading = undefined;
+          this.onError(e instanceof Error ? e : new Error(String(e)));
+        },
+      );
     });
+  }
+
+  private play(output: AudioOutput, ev: AudioPlayoutEvent): void {
+    output.play(ev);
+    const track = output.track;
+    if (track && !this.trackEmitted) {
+      this.trackEmitted = true;
+      this.onRemoteTrack(track);
+    }
   }
 
   /** The remote audio track, once the first remote audio played. */
@@ -99,6 +151,7 @@ export class RemoteAudio {
   }
 
   close(): void {
+    this.closed = true;
     this.off();
     this.output?.close();
   }

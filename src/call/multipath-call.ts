@@ -32,6 +32,9 @@
  * ```
  */
 import { AudioSend } from '../audio/call-audio.js';
+import { estimatorNames, isEstimatorName } from '../cc/registry.js';
+import { fecPolicyNames, isFecPolicyName } from '../fec/factory.js';
+import { isSchedulerName, schedulerNames } from '../sched/factory.js';
 import { monotonicClock } from '../core/clock.js';
 import type { Clock } from '../core/clock.js';
 import { Emitter } from '../core/emitter.js';
@@ -68,6 +71,24 @@ export { CallStatsReport } from './stats-types.js';
 export type * from './stats-types.js';
 export { isOfferer } from './peer-session.js';
 export { reconnectDelayMs } from './reconnect.js';
+
+/**
+ * `scheduler`, `fec` and `estimator` options: a registered name or an entry
+ * with `create` (src/strategies.ts).
+ * @throws CallError 'bad-options' naming the option and how to register a shipped strategy.
+ */
+function checkStrategies(o: MultipathCallOptions): void {
+  const check = (option: string, v: unknown, known: (n: unknown) => boolean, names: () => string[], register: string): void => {
+    if (v === undefined || known(v)) return;
+    if (typeof v === 'object' && v !== null && typeof (v as { create?: unknown }).create === 'function') return;
+    throw CallError.badOptions(
+      `${option}: ${JSON.stringify(v)} is not registered (registered: ${names().join(', ')}); pass an entry (import it from 'multipath-rtc/strategies') or ${register}(entry) first`,
+    );
+  };
+  check('scheduler', o.scheduler, isSchedulerName, schedulerNames, 'registerScheduler');
+  check('fec', o.fec, isFecPolicyName, fecPolicyNames, 'registerFecPolicy');
+  check('estimator', o.estimator, isEstimatorName, estimatorNames, 'registerEstimator');
+}
 
 /**
  * Injected dependencies (tests and Node): a WebSocket implementation for the
@@ -136,6 +157,7 @@ export class MultipathCall {
     if (!options || typeof options.room !== 'string') throw CallError.badOptions('room is required');
     const n = options.paths ?? 2;
     if (!Number.isInteger(n) || n < 1 || n > 8) throw CallError.badOptions(`paths must be 1..8, got ${n}`);
+    checkStrategies(options);
     this.opts = options;
     this.numPaths = n;
     this.graceMs = options.participantGraceMs ?? 30_000;
@@ -299,6 +321,7 @@ export class MultipathCall {
       scheduler: o.scheduler ?? 'converge',
       singlePath: o.singlePath,
       fec: o.fec ?? 'path',
+      estimator: o.estimator ?? 'gcc',
       qoeFeedback: o.qoeFeedback,
       mtuBytes: o.mtuBytes,
       maxBitrateBps: o.maxBitrateBps ?? 6_000_000,

@@ -8,7 +8,10 @@ import type { DegradationPreference } from '../adapt/ladder.js';
 import type { PlayoutOptions } from '../feedback/playout.js';
 import type { AppDataInfo } from '../engine/app-data.js';
 import type { SenderEngineConfig } from '../engine/sender.js';
+import type { EstimatorEntry, EstimatorName } from '../cc/registry.js';
+import type { FecPolicyEntry } from '../fec/factory.js';
 import type { FecPolicyName } from '../fec/types.js';
+import type { SchedulerEntry } from '../sched/factory.js';
 import type { PathEvent } from '../sched/path-manager.js';
 import type { SchedulerName } from '../sched/types.js';
 import type { ParsedCandidate } from '../transport/candidates.js';
@@ -100,10 +103,29 @@ export interface MultipathCallOptions {
   /** Number of paths (default 2, at most 8). */
   paths?: number;
   codec?: CodecName;
-  scheduler?: SchedulerName;
+  /**
+   * The multipath scheduler (default 'converge'): a registered name, or an
+   * entry from `multipath-rtc/strategies` (`import { lola } from
+   * 'multipath-rtc/strategies'`; one instance is made per remote
+   * participant). Only 'converge' is registered from the start; register
+   * others with `registerScheduler(lola)` to use their names. An unknown
+   * name throws CallError 'bad-options' in the constructor.
+   */
+  scheduler?: SchedulerName | SchedulerEntry;
   /** With scheduler 'single': the path to use. */
   singlePath?: PathId;
-  fec?: FecPolicyName;
+  /**
+   * The FEC policy (default 'path'; 'none' also registered): a registered
+   * name or an entry (`webrtcTableFec` of `multipath-rtc/strategies`). An
+   * unknown name throws CallError 'bad-options' in the constructor.
+   */
+  fec?: FecPolicyName | FecPolicyEntry;
+  /**
+   * The per-path bandwidth estimator (default 'gcc'): a registered name or
+   * an entry (src/cc/registry.ts). An unknown name throws CallError
+   * 'bad-options' in the constructor.
+   */
+  estimator?: EstimatorName | EstimatorEntry;
   /** Force a key frame at least this often (ms); default: only on request (PLI, new path). */
   keyframeIntervalMs?: number;
   /** Act on the receiver's QoE feedback (Converge §4.2, default true). */

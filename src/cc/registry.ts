@@ -27,16 +27,23 @@ export interface EstimatorEntry {
   create(opts: EstimatorOptions): BandwidthEstimator;
 }
 
-/** The estimators this library ships. */
-export const BUILTIN_ESTIMATORS = {
-  gcc: {
-    summary: 'Google Congestion Control: trendline delay-based + loss-based AIMD, probing (draft-ietf-rmcat-gcc-02; libwebrtc goog_cc)',
-    create: (o) => new GccEstimator({ startBps: o.startBps, maxBps: o.maxBps }),
-  },
-} as const satisfies Record<string, EstimatorEntry>;
+/** A registry entry with its name: what src/strategies.ts exports and {@link registerEstimator} takes alone. */
+export interface NamedEstimatorEntry extends EstimatorEntry {
+  readonly name: string;
+}
 
-/** A built-in estimator's name. */
-export type BuiltinEstimatorName = keyof typeof BUILTIN_ESTIMATORS;
+/** GCC, the default estimator, always registered. */
+export const gcc = {
+  name: 'gcc',
+  summary: 'Google Congestion Control: trendline delay-based + loss-based AIMD, probing (draft-ietf-rmcat-gcc-02; libwebrtc goog_cc)',
+  create: (o: EstimatorOptions) => new GccEstimator({ startBps: o.startBps, maxBps: o.maxBps }),
+} as const satisfies NamedEstimatorEntry;
+
+/** The estimators registered from the start (the others, if any: src/strategies.ts). */
+export const BUILTIN_ESTIMATORS: Readonly<Record<string, EstimatorEntry>> = { gcc };
+
+/** A shipped estimator's name. */
+export type BuiltinEstimatorName = 'gcc';
 /** An estimator's registry name: a built-in one or one added with {@link registerEstimator}. */
 export type EstimatorName = BuiltinEstimatorName | (string & {});
 
@@ -58,11 +65,16 @@ const registry = new Registry<EstimatorEntry>(
 );
 
 /**
- * Add an estimator under `name` for every later {@link createEstimator} call.
- * @throws EstimatorRegistryError `invalid-name` when `name` is not `[a-z0-9-]+` or already registered.
+ * Add an estimator for every later {@link createEstimator} call:
+ * `registerEstimator(entry)` with a {@link NamedEstimatorEntry}, or
+ * `registerEstimator(name, entry)`. The same entry again is a no-op.
+ * @throws EstimatorRegistryError `invalid-name` when the name is not `[a-z0-9-]+` or taken by another entry.
  */
-export function registerEstimator(name: string, entry: EstimatorEntry): void {
-  registry.register(name, entry);
+export function registerEstimator(entry: NamedEstimatorEntry): void;
+export function registerEstimator(name: string, entry: EstimatorEntry): void;
+export function registerEstimator(a: string | NamedEstimatorEntry, entry?: EstimatorEntry): void {
+  if (typeof a === 'string') registry.register(a, entry as EstimatorEntry);
+  else registry.register(a?.name, a);
 }
 
 /** Every registered name (built-ins first). */
@@ -83,4 +95,17 @@ export function createEstimator(name: EstimatorName, opts: EstimatorOptions): Ba
   const entry = registry.get(name);
   if (!entry) throw new EstimatorRegistryError('unknown-estimator', `unknown bandwidth estimator ${JSON.stringify(name)}; known: ${registry.names().join(', ')}`);
   return entry.create(opts);
+}
+
+/** What an estimator option takes: a registered name or an entry (a factory: one estimator per path). */
+export type EstimatorSpec = EstimatorName | EstimatorEntry;
+
+/**
+ * A fresh estimator for one path from a name or an entry.
+ * @throws EstimatorRegistryError `unknown-estimator` for a name not registered, `invalid-name` for a value that is neither.
+ */
+export function resolveEstimator(spec: EstimatorSpec, opts: EstimatorOptions): BandwidthEstimator {
+  if (typeof spec === 'string') return createEstimator(spec, opts);
+  if (spec && typeof spec.create === 'function') return spec.create(opts);
+  throw new EstimatorRegistryError('invalid-name', `estimator must be a registered name or an entry with create(), got ${String(spec)}`);
 }

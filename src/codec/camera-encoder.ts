@@ -205,7 +205,13 @@ export class CameraEncoder {
       error: (e) => this.opts.onError?.(e instanceof Error ? e : new Error(String(e))),
     });
     this.encoder.configure(this.cfg);
-    this.reader = openFrameReader(this.track, this.opts.captureMode);
+    const reader = await openFrameReader(this.track, this.opts.captureMode);
+    if (this.encoder.state === 'closed') {
+      // stop() came while the capture module loaded.
+      void reader.cancel();
+      return;
+    }
+    this.reader = reader;
     this.s.captureMode = this.reader.mode;
     this.running = true;
     void this.pump();

@@ -24,11 +24,14 @@ export class Registry<E> {
   }
 
   /**
-   * Add `entry` under `name`.
-   * @throws the constructor's `badName` error when `name` is not `[a-z0-9][a-z0-9-]*` or already taken.
+   * Add `entry` under `name`. Registering the same entry object under the
+   * same name again is a no-op (so that `registerScheduler(lola)` in two
+   * modules of one app, or `registerAllStrategies()` twice, is harmless).
+   * @throws the constructor's `badName` error when `name` is not `[a-z0-9][a-z0-9-]*` or taken by another entry.
    */
   register(name: string, entry: E): void {
     if (typeof name !== 'string' || !NAME.test(name)) throw this.badName(String(name), `a ${this.what} name is lowercase letters, digits and dashes`);
+    if (this.entries.get(name) === entry) return;
     if (this.entries.has(name)) throw this.badName(name, `a ${this.what} named ${JSON.stringify(name)} is already registered`);
     this.entries.set(name, entry);
   }

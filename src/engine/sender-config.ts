@@ -1,27 +1,27 @@
 /**
  * Configuration and events of {@link import('./sender.js').SenderEngine}.
  */
-import type { EstimatorName } from '../cc/registry.js';
+import type { EstimatorSpec } from '../cc/registry.js';
 import type { BandwidthEstimator } from '../cc/types.js';
 import type { Clock } from '../core/clock.js';
 import type { PathId } from '../core/types.js';
 import type { FecCodeEntry, FecCodeName } from '../fec/codes.js';
-import type { FecPolicy, FecPolicyName } from '../fec/types.js';
+import type { FecPolicySpec } from '../fec/factory.js';
 import type { AudioPathSelectorOptions } from '../sched/audio-paths.js';
 import type { PathHysteresisConfig } from '../sched/path-hysteresis.js';
 import type { PathHealthConfig } from './path-health.js';
 import type { PathEvent } from '../sched/path-manager.js';
-import type { Scheduler, SchedulerName } from '../sched/types.js';
+import type { SchedulerSpec } from '../sched/factory.js';
 
 export interface SenderEngineConfig {
   clock: Clock;
   streamId?: number;
-  /** Scheduler strategy or name (default 'converge'). */
-  scheduler?: Scheduler | SchedulerName;
+  /** Scheduler: a registered name, an entry (src/strategies.ts) or an instance (default 'converge'). */
+  scheduler?: SchedulerSpec;
   /** For scheduler 'single': the path to use. */
   singlePath?: PathId;
-  /** FEC policy or name (default 'path'): how many repair packets. */
-  fec?: FecPolicy | FecPolicyName;
+  /** FEC policy: a registered name, an entry (src/strategies.ts) or an instance (default 'path'). */
+  fec?: FecPolicySpec;
   /**
    * FEC code name or entry (src/fec/codes.ts; default 'xor'): which erasure
    * code builds the repair packets. The receiver must know the code too
@@ -36,8 +36,8 @@ export interface SenderEngineConfig {
   minBitrateBps?: number;
   /** Initial per-path rate (bps, default 1 Mbps). */
   startBitrateBps?: number;
-  /** Registry name of the per-path bandwidth estimator (src/cc/registry.ts; default 'gcc'). Ignored when `createEstimator` is given. */
-  estimator?: EstimatorName;
+  /** Per-path bandwidth estimator: a registered name or an entry (src/cc/registry.ts; default 'gcc'). Ignored when `createEstimator` is given. */
+  estimator?: EstimatorSpec;
   /** Factory for a per-path estimator (overrides `estimator`). */
   createEstimator?: (pathId: PathId) => BandwidthEstimator;
   /** NACK history per stream in packets (default 4096). */

@@ -18,7 +18,7 @@
  * receiver packets to {@link SenderEngine.onControl}; {@link SenderEngine.tick} runs at {@link SenderEngine.nextWakeUs}.
  */
 import { CongestionWindowPushback, PUSHBACK_QUEUE_MS } from '../cc/congestion-window-pushback.js';
-import { createEstimator } from '../cc/registry.js';
+import { resolveEstimator } from '../cc/registry.js';
 import { ProbeSender } from '../cc/probe-sender.js';
 import type { BandwidthEstimator } from '../cc/types.js';
 import { integerClock } from '../core/clock.js';
@@ -28,10 +28,10 @@ import { MAX_PATHS, Priority } from '../core/types.js';
 import type { Assignment, OutgoingPacket, PathId, PathState, PathTransportState, QoeFeedback } from '../core/types.js';
 import { DEFAULT_FEC_CODE, fecCode } from '../fec/codes.js';
 import { PathFecEncoder, type FecEncoder } from '../fec/encoder.js';
-import { createFecPolicy } from '../fec/factory.js';
+import { resolveFecPolicy } from '../fec/factory.js';
 import type { FecPolicyName } from '../fec/types.js';
 import { NackResponder } from '../feedback/nack-responder.js';
-import { createScheduler } from '../sched/factory.js';
+import { resolveScheduler } from '../sched/factory.js';
 import { FeedbackSeqFilter } from '../sched/feedback-filter.js';
 import { PathHysteresis } from '../sched/path-hysteresis.js';
 import { fastestPath } from '../sched/path-util.js';
@@ -106,12 +106,8 @@ export class SenderEngine {
   constructor(config: SenderEngineConfig) {
     this.clock = integerClock(config.clock);
     this.streamId = config.streamId ?? 0;
-    this.scheduler = typeof config.scheduler === 'object' ? config.scheduler : createScheduler(config.scheduler ?? 'converge', { singlePath: config.singlePath });
-    this.fec = new PathFecEncoder(
-      typeof config.fec === 'object' ? config.fec : createFecPolicy(config.fec ?? 'path'),
-      this.streamId,
-      typeof config.fecCode === 'object' ? config.fecCode : fecCode(config.fecCode ?? DEFAULT_FEC_CODE),
-    );
+    this.scheduler = resolveScheduler(config.scheduler ?? 'converge', { singlePath: config.singlePath });
+    this.fec = new PathFecEncoder(resolveFecPolicy(config.fec ?? 'path'), this.streamId, typeof config.fecCode === 'object' ? config.fecCode : fecCode(config.fecCode ?? DEFAULT_FEC_CODE));
     this.cfg = resolveSenderConfig(config);
     const h = config.pathHysteresis ?? true;
     const hysteresis = h === false ? undefined : new PathHysteresis(h === true ? {} : h);
@@ -119,7 +115,7 @@ export class SenderEngine {
     this.dropper = new FrameDropper(this.cfg);
     this.packetizer = new Packetizer({ mtuBytes: this.cfg.mtuBytes, streamId: this.streamId });
     this.history = new NackResponder(this.cfg.historyPackets);
-    this.createEstimator = config.createEstimator ?? (() => createEstimator(config.estimator ?? 'gcc', { startBps: this.cfg.startBitrateBps, maxBps: this.pathMaxBps() }));
+    this.createEstimator = config.createEstimator ?? (() => resolveEstimator(config.estimator ?? 'gcc', { startBps: this.cfg.startBitrateBps, maxBps: this.pathMaxBps() }));
     this.pacerCfg = config.pacer;
     this.useQoeFeedback = config.qoeFeedback ?? true;
     this.probing = config.probing ?? true;

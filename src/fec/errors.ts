@@ -28,7 +28,10 @@ export class FecError extends Error {
 
   /** {@link createFecPolicy} got a name it does not know. */
   static unknownPolicy(name: unknown, known: readonly string[]): FecError {
-    return new FecError('unknown-policy', `unknown FEC policy "${String(name)}" (expected one of ${known.join(', ')})`);
+    return new FecError(
+      'unknown-policy',
+      `unknown FEC policy "${String(name)}" (registered: ${known.join(', ')}; the others shipped are opt-in: import them from 'multipath-rtc/strategies' and pass one, or register it with registerFecPolicy first)`,
+    );
   }
 
   /** `fecCode` (src/fec/codes.ts) got a name it does not know. */

@@ -3,11 +3,12 @@
  * code itself (which packets each FEC packet protects).
  */
 import type { PathId } from '../core/types.js';
-import type { BuiltinFecPolicyName } from './factory.js';
+import type { BuiltinFecPolicyName } from '../strategies.js';
 
 /**
- * An FEC policy's registry name (src/fec/factory.ts): a built-in one
- * (`BUILTIN_FEC_POLICIES`) or one an app added with `registerFecPolicy`.
+ * An FEC policy's registry name (src/fec/factory.ts): one the library ships
+ * (src/strategies.ts; all but 'path' and 'none' registered on demand) or
+ * one an app added with `registerFecPolicy`.
  */
 export type FecPolicyName = BuiltinFecPolicyName | (string & {});
 

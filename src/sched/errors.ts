@@ -17,9 +17,12 @@ export class SchedError extends Error {
     this.code = code;
   }
 
-  /** `createScheduler` got a name that is not in `SCHEDULER_NAMES`. */
+  /** `createScheduler` got a name that is not registered (src/sched/factory.ts). */
   static unknownScheduler(name: unknown, known: readonly string[]): SchedError {
-    return new SchedError('unknown-scheduler', `unknown scheduler ${JSON.stringify(String(name))}; known: ${known.join(', ')}`);
+    return new SchedError(
+      'unknown-scheduler',
+      `unknown scheduler ${JSON.stringify(String(name))}; registered: ${known.join(', ')} (the others shipped are opt-in: import { ${String(name)} } from 'multipath-rtc/strategies' and pass it, or registerScheduler(${String(name)}) first)`,
+    );
   }
 
   /** The 'single' scheduler was requested without `singlePath`. */

@@ -2,29 +2,21 @@
  * The scheduler registry: one name -> factory table used by `SenderEngine`,
  * `MultipathCall`, the simulator and every CLI (`--compare`, `--scheduler`).
  *
- * Adding a scheduler = its own file implementing {@link Scheduler}, one line
- * in {@link BUILTIN_SCHEDULERS}, and its tests; the conformance suite
- * (tests/unit/sched/conformance.test.ts) runs it automatically. An app can
- * add its own at run time with {@link registerScheduler}.
+ * Only the default, Converge (Converge §4), is registered from the start, so
+ * a page that makes a call with the defaults bundles no other scheduler. The
+ * others the library ships are opt-in objects in src/strategies.ts
+ * (`multipath-rtc/strategies`): pass one as `MultipathCallOptions.scheduler`
+ * or register it by name with {@link registerScheduler}; the simulator, the
+ * CLIs and the conformance suite register them all (`registerAllStrategies`).
  *
- * Built-ins: Converge (Converge §4) and the baselines Converge §6 compares
- * against (SRTT/minRTT, M-TPUT, M-RTP, round robin, single-path WebRTC).
+ * Adding a scheduler = its own file implementing {@link Scheduler}, one entry
+ * in src/strategies.ts, and its tests; the conformance suite
+ * (tests/unit/sched/conformance.test.ts) runs it automatically.
  */
 import type { PathId } from '../core/types.js';
-import { MAX_PATHS } from '../core/types.js';
 import { Registry } from '../core/registry.js';
-import { AggDelivScheduler } from './aggdeliv.js';
-import { BlestScheduler } from './blest.js';
 import { ConvergeScheduler } from './converge.js';
-import { EcfScheduler } from './ecf.js';
-import { LolaScheduler } from './lola.js';
 import { SchedError } from './errors.js';
-import { MinRttScheduler } from './minrtt.js';
-import { MRtpScheduler } from './mrtp.js';
-import { MTputScheduler } from './mtput.js';
-import { isValidPathId } from './path-util.js';
-import { RoundRobinScheduler } from './roundrobin.js';
-import { SinglePathScheduler } from './single.js';
 import type { ConvergeConfig, Scheduler, SchedulerName } from './types.js';
 
 export interface CreateSchedulerOptions {
@@ -61,43 +53,39 @@ export interface SchedulerEntry {
   create(opts: CreateSchedulerOptions): Scheduler;
 }
 
-/** The schedulers this library ships. */
-export const BUILTIN_SCHEDULERS = {
-  converge: { summary: 'Converge: QoE-driven split with path-specific FEC (Converge §4)', maxProbesPerBatch: 1, create: (o) => new ConvergeScheduler(o.converge ?? {}) },
-  minrtt: { summary: 'lowest smoothed RTT first, next path when its window is full (MPTCP default; Converge §6 baseline)', create: () => new MinRttScheduler() },
-  mtput: { summary: 'split in proportion to path rates (Converge §6 baseline M-TPUT)', create: () => new MTputScheduler() },
-  mrtp: { summary: 'MPRTP-style split by rate and loss (Converge §6 baseline M-RTP)', create: () => new MRtpScheduler() },
-  roundrobin: { summary: 'one packet per path in turn, rate-blind (baseline)', rateAware: false, create: () => new RoundRobinScheduler() },
-  ecf: { summary: 'ECF earliest completion first: wait for the fast path when that finishes sooner (Lim et al., CoNEXT 2017)', create: () => new EcfScheduler() },
-  blest: { summary: 'BLEST blocking estimation: skip the slow path when it would block the fast one (Ferlin et al., IFIP Networking 2016)', create: () => new BlestScheduler() },
-  lola: { summary: 'LoLa: delay-budget windows, min-max frame arrival, adaptive probing (LoLa §3.2-3.6)', maxProbesPerBatch: 2 * MAX_PATHS, create: () => new LolaScheduler() },
-  aggdeliv: { summary: 'AggDeliv: periodical-window routing probabilities with RTT limiting (AggDeliv §III-B, Eq. 1-3)', create: () => new AggDelivScheduler() },
-  single: { summary: 'everything on one path (single-path WebRTC; Converge §6 baseline)', needsSinglePath: true, create: singlePath },
-} as const satisfies Record<string, SchedulerEntry>;
+/** A registry entry with its name: what src/strategies.ts exports and {@link registerScheduler} takes alone. */
+export interface NamedSchedulerEntry extends SchedulerEntry {
+  /** Registry name (`[a-z0-9][a-z0-9-]*`); the scheduler's `Scheduler.name`. */
+  readonly name: string;
+}
 
-/** A built-in scheduler's name (`SchedulerName` in types.ts also takes registered ones). */
-export type BuiltinSchedulerName = keyof typeof BUILTIN_SCHEDULERS;
+/** Converge (Converge §4): the default scheduler, always registered. */
+export const converge = {
+  name: 'converge',
+  summary: 'Converge: QoE-driven split with path-specific FEC (Converge §4)',
+  maxProbesPerBatch: 1,
+  create: (o: CreateSchedulerOptions) => new ConvergeScheduler(o.converge ?? {}),
+} as const satisfies NamedSchedulerEntry;
 
-/** Every built-in scheduler name. */
-export const SCHEDULER_NAMES: readonly BuiltinSchedulerName[] = Object.freeze(Object.keys(BUILTIN_SCHEDULERS) as BuiltinSchedulerName[]);
+/** The schedulers registered from the start (the others: src/strategies.ts). */
+export const BUILTIN_SCHEDULERS: Readonly<Record<string, SchedulerEntry>> = { converge };
 
 const registry = new Registry<SchedulerEntry>('scheduler', BUILTIN_SCHEDULERS, (name, reason) => SchedError.invalidConfig('name', name, reason));
 
-function singlePath(o: CreateSchedulerOptions): Scheduler {
-  const id = o.singlePath;
-  if (id === undefined || id === null) throw SchedError.missingSinglePath();
-  if (!isValidPathId(id)) throw SchedError.invalidPathId(id, MAX_PATHS);
-  return new SinglePathScheduler(id);
-}
-
 /**
- * Add a scheduler under `name` for every later {@link createScheduler} call
- * (and so for `MultipathCallOptions.scheduler` and the CLIs of this process).
- * @throws SchedError `invalid-config` when `name` is empty, has characters
- *   other than `[a-z0-9-]`, or is already registered.
+ * Add a scheduler for every later {@link createScheduler} call (and so for
+ * `MultipathCallOptions.scheduler` given as a name, and the CLIs of this
+ * process): `registerScheduler(lola)` with an entry of src/strategies.ts (or
+ * any {@link NamedSchedulerEntry}), or `registerScheduler(name, entry)`.
+ * Registering the same entry under the same name again is a no-op.
+ * @throws SchedError `invalid-config` when the name is empty, has characters
+ *   other than `[a-z0-9-]`, or is taken by another entry.
  */
-export function registerScheduler(name: string, entry: SchedulerEntry): void {
-  registry.register(name, entry);
+export function registerScheduler(entry: NamedSchedulerEntry): void;
+export function registerScheduler(name: string, entry: SchedulerEntry): void;
+export function registerScheduler(a: string | NamedSchedulerEntry, entry?: SchedulerEntry): void {
+  if (typeof a === 'string') registry.register(a, entry as SchedulerEntry);
+  else registry.register(a?.name, a);
 }
 
 /** Every registered name (built-ins first, then the app's, in registration order). */
@@ -120,6 +108,21 @@ export function createScheduler(name: string, opts: CreateSchedulerOptions = {})
   const entry = registry.get(name);
   if (!entry) throw SchedError.unknownScheduler(name, schedulerNames());
   return entry.create(opts);
+}
+
+/** What a scheduler option takes: a registered name, an entry (a factory, one instance per call and peer) or, for one engine, an instance. */
+export type SchedulerSpec = SchedulerName | SchedulerEntry | Scheduler;
+
+/**
+ * The scheduler `spec` stands for: the instance itself, a fresh one from an
+ * entry, or {@link createScheduler} of a name.
+ * @throws SchedError as {@link createScheduler}, and `invalid-config` for a value that is none of these.
+ */
+export function resolveScheduler(spec: SchedulerSpec, opts: CreateSchedulerOptions = {}): Scheduler {
+  if (typeof spec === 'string') return createScheduler(spec, opts);
+  if (spec && typeof (spec as SchedulerEntry).create === 'function') return (spec as SchedulerEntry).create(opts);
+  if (spec && typeof (spec as Scheduler).schedule === 'function') return spec as Scheduler;
+  throw SchedError.invalidConfig('scheduler', spec, 'a registered name, a scheduler entry (create) or a Scheduler');
 }
 
 /** Type guard for user input (CLI flags, URL parameters): a registered name. */

@@ -5,11 +5,12 @@
  * paths, and gets back one path per packet (plus optional probe duplicates).
  */
 import type { Assignment, OutgoingPacket, PathId, PathState, QoeFeedback } from '../core/types.js';
-import type { BuiltinSchedulerName } from './factory.js';
+import type { BuiltinSchedulerName } from '../strategies.js';
 
 /**
- * A scheduler's registry name (src/sched/factory.ts): a built-in one
- * (`BUILTIN_SCHEDULERS`) or one an app added with `registerScheduler`.
+ * A scheduler's registry name (src/sched/factory.ts): one the library ships
+ * (src/strategies.ts; all but 'converge' registered on demand) or one an
+ * app added with `registerScheduler`.
  */
 export type SchedulerName = BuiltinSchedulerName | (string & {});
 

@@ -8,6 +8,7 @@ import type { CodecName } from '../../src/core/types.js';
 import { latencySampleMs } from '../../src/feedback/qoe-metrics.js';
 import type { FecPolicyName } from '../../src/fec/types.js';
 import type { SchedulerName } from '../../src/sched/types.js';
+import { registerAllStrategies } from '../../src/strategies.js';
 
 const q = new URLSearchParams(location.search);
 const role = q.get('role') === 'sender' ? 'sender' : 'receiver';
@@ -30,6 +31,8 @@ const errors: string[] = [];
 let lastFrameId = -1;
 let outOfOrder = 0;
 
+// The harness picks strategies by name (?scheduler=lola): register every shipped one.
+registerAllStrategies();
 const call = new MultipathCall({
   signallingUrl: q.get('sig') ?? 'ws://127.0.0.1:8080',
   room: q.get('room') ?? 'call',

@@ -15,6 +15,7 @@ import { peerView } from '../../../tools/harness/stats-view.js';
 import type { CodecName } from '../../../src/core/types.js';
 import type { FecPolicyName } from '../../../src/fec/types.js';
 import type { SchedulerName } from '../../../src/sched/types.js';
+import { registerAllStrategies } from '../../../src/strategies.js';
 import type { DrawEntry } from '../metrics.js';
 import { startNativePeer } from './native.js';
 import type { NativePeer, NativeStats } from './native.js';
@@ -205,6 +206,8 @@ async function main(): Promise<void> {
   const sig = q.get('sig') ?? 'ws://127.0.0.1:8080';
   const room = q.get('room') ?? 'bench';
   if (mode === 'ours') {
+    // Strategies by name (?scheduler=lola): register every shipped one.
+    registerAllStrategies();
     call = new MultipathCall({
       signallingUrl: sig,
       room,

@@ -12,6 +12,10 @@
 import { describe, expect, it } from 'vitest';
 import { createEstimator, estimatorNames } from '../../../src/cc/registry.js';
 import { runScenario } from './link-model.js';
+import { registerAllStrategies } from '../../../src/strategies.js';
+
+// Every shipped strategy by name (the library registers only the defaults).
+registerAllStrategies();
 
 const opts = { startBps: 1_000_000, maxBps: 8_000_000 };
 

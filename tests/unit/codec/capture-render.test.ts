@@ -150,15 +150,15 @@ afterEach(() => {
 });
 
 describe('capture mode detection', () => {
-  it('names what is missing where nothing can capture (Node)', () => {
+  it('names what is missing where nothing can capture (Node)', async () => {
     const d = detectCaptureMode();
     expect(d.mode).toBeUndefined();
     expect(d.missing).toContain('MediaStreamTrackProcessor');
     expect(d.missing.join()).toMatch(/VideoFrame/);
-    expect(() => openFrameReader(new FakeTrack() as never)).toThrow(/cannot read camera frames.*MediaStreamTrackProcessor/);
+    await expect(openFrameReader(new FakeTrack() as never)).rejects.toThrow(/cannot read camera frames.*MediaStreamTrackProcessor/);
   });
 
-  it('prefers MediaStreamTrackProcessor, then requestVideoFrameCallback, then a timer', () => {
+  it('prefers MediaStreamTrackProcessor, then requestVideoFrameCallback, then a timer', async () => {
     stubWindow({ rvfc: true });
     expect(detectCaptureMode().mode).toBe('video-frame-callback');
     vi.stubGlobal('MediaStreamTrackProcessor', class {});
@@ -167,8 +167,8 @@ describe('capture mode detection', () => {
     stubWindow({ rvfc: false });
     expect(detectCaptureMode().mode).toBe('video-timer');
     // Asking for a mode the browser lacks is an error, not a silent substitute.
-    expect(() => openFrameReader(new FakeTrack() as never, 'video-frame-callback')).toThrow(CodecError);
-    expect(() => openFrameReader(new FakeTrack() as never, 'track-processor')).toThrow(/MediaStreamTrackProcessor/);
+    await expect(openFrameReader(new FakeTrack() as never, 'video-frame-callback')).rejects.toThrow(CodecError);
+    await expect(openFrameReader(new FakeTrack() as never, 'track-processor')).rejects.toThrow(/MediaStreamTrackProcessor/);
   });
 });
 
@@ -176,7 +176,7 @@ describe('video element capture (video-frame-callback)', () => {
   it('gives one frame per newly presented frame, increasing timestamps, the latest when the reader is slow', async () => {
     const { videos } = stubWindow();
     const track = new FakeTrack();
-    const reader = openFrameReader(track as never);
+    const reader = await openFrameReader(track as never);
     expect(reader.mode).toBe('video-frame-callback');
     const v = videos[0];
     expect(v.muted).toBe(true);
@@ -203,7 +203,7 @@ describe('video element capture (video-frame-callback)', () => {
   it('ends when the track ends, also for a read already waiting', async () => {
     stubWindow();
     const track = new FakeTrack();
-    const reader = openFrameReader(track as never);
+    const reader = await openFrameReader(track as never);
     const pending = reader.read();
     track.end();
     expect((await pending).done).toBe(true);
@@ -221,7 +221,7 @@ describe('video element capture (video-frame-callback)', () => {
         }
       },
     );
-    const reader = openFrameReader(new FakeTrack() as never);
+    const reader = await openFrameReader(new FakeTrack() as never);
     for (let i = 1; i <= 5; i++) {
       videos[0].present(1000 + 33 * i, i);
       videos[0].present(1001 + 33 * i, i); // the same presented frame again: no new VideoFrame
@@ -247,7 +247,7 @@ describe('video element capture (video-frame-callback)', () => {
         }
       },
     );
-    const reader = openFrameReader(new FakeTrack() as never);
+    const reader = await openFrameReader(new FakeTrack() as never);
     videos[0].throwOnFrame = true;
     const pending = reader.read();
     videos[0].present(1000, 1);
@@ -261,7 +261,7 @@ describe('video element capture (video-timer)', () => {
   it('captures at the track frame rate without requestVideoFrameCallback, none before the video has data', async () => {
     vi.useFakeTimers({ toFake: ['setInterval', 'clearInterval'] });
     const { videos } = stubWindow({ rvfc: false });
-    const reader = openFrameReader(new FakeTrack() as never);
+    const reader = await openFrameReader(new FakeTrack() as never);
     expect(reader.mode).toBe('video-timer');
     videos[0].readyState = 1;
     vi.advanceTimersByTime(200);

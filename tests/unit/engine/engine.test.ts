@@ -12,6 +12,10 @@ import type { SenderEngineConfig } from '../../../src/engine/sender.js';
 import { ConvergeScheduler } from '../../../src/sched/converge.js';
 import { makeCall } from './call-helper.js';
 import type { PlayoutOptions } from '../../../src/feedback/playout.js';
+import { registerAllStrategies } from '../../../src/strategies.js';
+
+// Every shipped strategy by name (the library registers only the defaults).
+registerAllStrategies();
 
 describe('sender + receiver engines over emulated paths', () => {
   it("scales the encoder target by the scheduler's encoderRateFraction (Eq. 2 moves must not overload a path)", () => {

@@ -2,6 +2,10 @@ import { describe, expect, it } from 'vitest';
 import { ManualClock } from '../../../src/core/clock.js';
 import { SenderEngine } from '../../../src/engine/sender.js';
 import { makeCall } from './call-helper.js';
+import { registerAllStrategies } from '../../../src/strategies.js';
+
+// Every shipped strategy by name (the library registers only the defaults).
+registerAllStrategies();
 
 /** A sender on one path whose receiver never reports (its reverse link is dead); `buffered` is the datachannel's bufferedAmount. */
 function silentSender(buffered: () => number): { clock: ManualClock; sender: SenderEngine; sent: () => number } {

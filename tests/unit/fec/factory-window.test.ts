@@ -6,6 +6,10 @@ import { PathFecPolicy } from '../../../src/fec/path-policy.js';
 import type { FecContext, FecPolicyName } from '../../../src/fec/types.js';
 import { WebRtcTableFecPolicy } from '../../../src/fec/webrtc-table-policy.js';
 import { FecProtectionWindow } from '../../../src/fec/window.js';
+import { registerAllStrategies } from '../../../src/strategies.js';
+
+// Every shipped strategy by name (the library registers only the defaults).
+registerAllStrategies();
 
 const ctx: FecContext = { pathId: 0, mediaCount: 20, isKeyframe: false, lossRate: 0.1, rttMs: 100, rateBps: 3e6, fps: 30, frameBytes: 20000 };
 

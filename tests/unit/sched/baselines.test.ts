@@ -7,6 +7,10 @@ import { RoundRobinScheduler } from '../../../src/sched/roundrobin.js';
 import { SinglePathScheduler } from '../../../src/sched/single.js';
 import { SchedError } from '../../../src/sched/errors.js';
 import { counts, media, path, pkt } from './helpers.js';
+import { registerAllStrategies } from '../../../src/strategies.js';
+
+// Every shipped strategy by name (the library registers only the defaults).
+registerAllStrategies();
 
 describe('single', () => {
   it('uses only its path, nothing when that path is down', () => {

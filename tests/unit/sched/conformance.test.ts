@@ -13,6 +13,10 @@ import { describe, expect, it } from 'vitest';
 import { MAX_PATHS, NalClass, type Priority, type OutgoingPacket, type PathState, type QoeFeedback } from '../../../src/core/types.js';
 import { createScheduler, schedulerEntry, schedulerNames } from '../../../src/sched/factory.js';
 import type { Assignment } from '../../../src/core/types.js';
+import { registerAllStrategies } from '../../../src/strategies.js';
+
+// Every shipped strategy by name (the library registers only the defaults).
+registerAllStrategies();
 
 const num = fc.oneof({ weight: 8, arbitrary: fc.double({ min: 0, max: 1e8, noNaN: true }) }, { weight: 1, arbitrary: fc.constantFrom(0, Number.NaN, -5, Number.POSITIVE_INFINITY) });
 

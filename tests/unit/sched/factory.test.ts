@@ -1,13 +1,34 @@
 import { describe, expect, it } from 'vitest';
 import type { ConvergeScheduler } from '../../../src/sched/converge.js';
 import { SchedError } from '../../../src/sched/errors.js';
-import { createScheduler, isSchedulerName, registerScheduler, SCHEDULER_NAMES, schedulerNames } from '../../../src/sched/factory.js';
+import { createScheduler, isSchedulerName, registerScheduler, resolveScheduler, schedulerNames } from '../../../src/sched/factory.js';
 import { RoundRobinScheduler } from '../../../src/sched/roundrobin.js';
 import type { Scheduler, SchedulerName } from '../../../src/sched/types.js';
+import { lola, registerAllStrategies, roundrobin, SCHEDULER_NAMES } from '../../../src/strategies.js';
+
+describe('scheduler registry before registerAllStrategies', () => {
+  // Runs first in this file (vitest runs a file's tests in order, each file in its own module graph).
+  it('has only the default, and names the way to get the others', () => {
+    expect(schedulerNames()).toEqual(['converge']);
+    expect(isSchedulerName('lola')).toBe(false);
+    expect(() => createScheduler('lola')).toThrow(/multipath-rtc\/strategies/);
+    // An entry works without registering it; an instance passes through.
+    expect(resolveScheduler(lola).name).toBe('lola');
+    const rr = new RoundRobinScheduler();
+    expect(resolveScheduler(rr)).toBe(rr);
+    expect(() => resolveScheduler({} as Scheduler)).toThrow(SchedError);
+    registerScheduler(roundrobin);
+    registerScheduler(roundrobin); // the same entry again: no-op
+    expect(schedulerNames()).toEqual(['converge', 'roundrobin']);
+    expect(() => registerScheduler('roundrobin', { summary: 'another', create: () => new RoundRobinScheduler() })).toThrow(/already registered/);
+  });
+});
 
 describe('createScheduler', () => {
   it('builds every named scheduler', () => {
+    registerAllStrategies();
     expect([...SCHEDULER_NAMES].sort()).toEqual(['aggdeliv', 'blest', 'converge', 'ecf', 'lola', 'minrtt', 'mrtp', 'mtput', 'roundrobin', 'single']);
+    expect(schedulerNames()).toEqual(expect.arrayContaining([...SCHEDULER_NAMES]));
     for (const name of SCHEDULER_NAMES) {
       expect(createScheduler(name, { singlePath: 0 }).name).toBe(name);
     }
@@ -48,8 +69,7 @@ describe('createScheduler', () => {
       return { name: 'test-reverse', schedule: (b, p, n) => inner.schedule(b, p, n), onQoeFeedback: () => {}, isEnabled: (id) => inner.isEnabled(id) };
     };
     registerScheduler('test-reverse', { summary: 'test', create: make });
-    expect(schedulerNames().slice(0, SCHEDULER_NAMES.length)).toEqual([...SCHEDULER_NAMES]);
-    expect(schedulerNames()).toContain('test-reverse');
+    expect(schedulerNames().at(-1)).toBe('test-reverse');
     expect(isSchedulerName('test-reverse')).toBe(true);
     expect(createScheduler('test-reverse').name).toBe('test-reverse');
     expect(() => registerScheduler('test-reverse', { summary: 'again', create: make })).toThrow(/already registered/);

@@ -14,5 +14,26 @@ describe('MultipathCall bundle', () => {
     expect(b.code).toContain('ClockEcho'); // ... including the wire codec
     expect(b.codegen).toEqual([]);
     expect(b.modules.some((m) => m.id === 'protobufjs' || m.id === 'long')).toBe(false);
+    // Only the default strategies (Converge, GCC, path / none FEC): the others are opt-in (src/strategies.ts).
+    const ids = b.modules.map((m) => m.id);
+    expect(ids).toContain('src/sched/converge.ts');
+    expect(ids).toContain('src/cc/gcc.ts');
+    // Rare paths come as lazy chunks, not up front: the Firefox capture fallback, the Opus encoder, the audio output.
+    const lazy = b.lazy.flatMap((l) => l.modules);
+    for (const m of ['src/codec/frame-source-element.ts', 'src/audio/opus-encoder.ts', 'src/audio/audio-output.ts']) {
+      expect(lazy).toContain(m);
+      expect(ids).not.toContain(m);
+    }
+    for (const optIn of [
+      'src/strategies.ts',
+      'src/sched/lola.ts',
+      'src/sched/aggdeliv.ts',
+      'src/sched/minrtt.ts',
+      'src/sched/roundrobin.ts',
+      'src/fec/webrtc-table-policy.ts',
+      'src/fec/fec-rate-table.ts',
+    ]) {
+      expect(ids).not.toContain(optIn);
+    }
   }, 60_000);
 });
