@@ -9,6 +9,7 @@
  */
 import { Registry } from '../core/registry.js';
 import { GccEstimator } from './gcc.js';
+import { RtcBbrEstimator } from './rtc-bbr.js';
 import type { BandwidthEstimator } from './types.js';
 
 /** What the sender gives every estimator it builds (rates in bps). */
@@ -33,6 +34,12 @@ export const BUILTIN_ESTIMATORS = {
     summary: 'Google Congestion Control: trendline delay-based + loss-based AIMD, probing (draft-ietf-rmcat-gcc-02; libwebrtc goog_cc)',
     create: (o) => new GccEstimator({ startBps: o.startBps, maxBps: o.maxBps }),
   },
+  // --- overlay (issue 16): RTC-BBR ---
+  'rtc-bbr': {
+    summary: 'RTC-BBR: BBR with probe-up gain 1.1, probe-down 0.85 and a randomized 2-8 RTT gain cycle (Zhang & Lei, overlay path selection, §3.1.1 Alg. 1)',
+    create: (o) => new RtcBbrEstimator({ startBps: o.startBps, maxBps: o.maxBps }),
+  },
+  // --- end overlay ---
 } as const satisfies Record<string, EstimatorEntry>;
 
 /** A built-in estimator's name. */

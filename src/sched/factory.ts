@@ -19,6 +19,7 @@ import { ConvergeScheduler } from './converge.js';
 import { EcfScheduler } from './ecf.js';
 import { LolaScheduler } from './lola.js';
 import { SchedError } from './errors.js';
+import { MinLatencyScheduler } from './min-latency.js';
 import { MinRttScheduler } from './minrtt.js';
 import { MRtpScheduler } from './mrtp.js';
 import { MTputScheduler } from './mtput.js';
@@ -55,6 +56,11 @@ export interface SchedulerEntry {
    */
   readonly maxProbesPerBatch?: number;
   /**
+   * The bandwidth estimator (src/cc/registry.ts) the scheduler is designed
+   * with; the sender uses it unless its config names one. Default 'gcc'.
+   */
+  readonly estimator?: string;
+  /**
    * Build a fresh instance (one per call and peer: schedulers keep state).
    * @throws SchedError `invalid-config` for bad options.
    */
@@ -72,6 +78,13 @@ export const BUILTIN_SCHEDULERS = {
   blest: { summary: 'BLEST blocking estimation: skip the slow path when it would block the fast one (Ferlin et al., IFIP Networking 2016)', create: () => new BlestScheduler() },
   lola: { summary: 'LoLa: delay-budget windows, min-max frame arrival, adaptive probing (LoLa §3.2-3.6)', maxProbesPerBatch: 2 * MAX_PATHS, create: () => new LolaScheduler() },
   aggdeliv: { summary: 'AggDeliv: periodical-window routing probabilities with RTT limiting (AggDeliv §III-B, Eq. 1-3)', create: () => new AggDelivScheduler() },
+  // --- overlay (issue 16) ---
+  'overlay-ucb': {
+    summary: 'overlay: min expected latency SRTT/2 + Q/bw per packet over RTC-BBR paths, frames dropped at 400 ms; relays chosen by discounted UCB (Zhang & Lei §3.1.3 Eq. 4-5, §3.2, §3.3 Eq. 14-15)',
+    estimator: 'rtc-bbr',
+    create: () => new MinLatencyScheduler(),
+  },
+  // --- end overlay ---
   single: { summary: 'everything on one path (single-path WebRTC; Converge §6 baseline)', needsSinglePath: true, create: singlePath },
 } as const satisfies Record<string, SchedulerEntry>;
 

@@ -7,7 +7,7 @@ import type { Scheduler, SchedulerName } from '../../../src/sched/types.js';
 
 describe('createScheduler', () => {
   it('builds every named scheduler', () => {
-    expect([...SCHEDULER_NAMES].sort()).toEqual(['aggdeliv', 'blest', 'converge', 'ecf', 'lola', 'minrtt', 'mrtp', 'mtput', 'roundrobin', 'single']);
+    expect([...SCHEDULER_NAMES].sort()).toEqual(['aggdeliv', 'blest', 'converge', 'ecf', 'lola', 'minrtt', 'mrtp', 'mtput', 'overlay-ucb', 'roundrobin', 'single']);
     for (const name of SCHEDULER_NAMES) {
       expect(createScheduler(name, { singlePath: 0 }).name).toBe(name);
     }
