@@ -29,6 +29,8 @@ import { CallError, CallEvent, type CallEventMap, type CallPathInfo, type Multip
 /** A path transport that takes the remote side's signals (simple-peer's offer / answer / candidates). */
 export interface SignalledPath extends PathTransport {
   signal(data: unknown): void;
+  /** Optional: move the path onto other ICE servers by an ICE restart (SimplePeerPath.switchIceServers). */
+  switchIceServers?(iceServers: RTCIceServer[], iceTransportPolicy?: 'all' | 'relay'): boolean;
 }
 
 /** Makes one generation of one path towards one participant; `onSignal` sends a local signal to it. */
@@ -268,6 +270,24 @@ export class PeerSession {
     else this.disabled.add(id);
     this.appData.setPathUp(id, this.linkStates.get(id) === 'connected' && enabled);
     this._sender?.setPathState(id, this.senderState(id));
+  }
+
+  /**
+   * Overlay (issue 16): move path `id` onto TURN server `server` by an ICE
+   * restart (only where this side is the path's offerer); the sender's
+   * estimator of the path forgets the old route. @returns whether it started.
+   */
+  switchRelay(id: PathId, server: RTCIceServer): boolean {
+    const t = this.transports.get(id);
+    if (!t?.switchIceServers?.([server], 'relay')) return false;
+    this._sender?.onPathRouteChanged(id);
+    // The path stays 'connected' through the restart: read the new selected pair once ICE has moved.
+    for (const ms of [500, 1500, 3000, 6000]) {
+      setTimeout(() => {
+        if (!this.closed && this.transports.get(id) === t) void this.refreshPair(id);
+      }, ms);
+    }
+    return true;
   }
 
   isPathEnabled(id: PathId): boolean {

@@ -47,6 +47,8 @@ const call = new MultipathCall({
   connectTimeoutMs: q.has('connectTimeoutMs') ? Number(q.get('connectTimeoutMs')) : undefined,
   mtuBytes: q.has('mtuBytes') ? Number(q.get('mtuBytes')) : undefined,
   playout: q.has('playoutMaxMs') ? { maxDelayMs: Number(q.get('playoutMaxMs')) } : undefined,
+  // Overlay (issue 16): the harness's coturn relays, as JSON RTCIceServer[].
+  relays: q.has('relays') ? (JSON.parse(q.get('relays') as string) as RTCIceServer[]) : undefined,
   clock,
 });
 
@@ -96,6 +98,18 @@ call.on(CallEvent.Data, (data, info) => {
   /** What this browser can do (MultipathCall.capabilities()). */
   capabilities: () => MultipathCall.capabilities(),
   close: () => call.close(),
+  /** Overlay: move a path onto another relay (MultipathCall.switchRelay); returns the sessions switched. */
+  switchRelay: (pathId: number, relay: number) => call.switchRelay(pathId, relay),
+  /** Overlay: each path's selected local candidate (type relay = through a TURN server) and its ICE restarts. */
+  pairs: () =>
+    call
+      .getStats()
+      .paths.map((p) => ({
+        id: p.id,
+        type: p.selectedPair?.local.type,
+        local: p.selectedPair ? `${p.selectedPair.local.address}:${p.selectedPair.local.port}` : undefined,
+        iceRestarts: p.iceRestarts,
+      })),
 };
 
 async function main(): Promise<void> {
