@@ -102,14 +102,12 @@ call.on(CallEvent.Data, (data, info) => {
   switchRelay: (pathId: number, relay: number) => call.switchRelay(pathId, relay),
   /** Overlay: each path's selected local candidate (type relay = through a TURN server) and its ICE restarts. */
   pairs: () =>
-    call
-      .getStats()
-      .paths.map((p) => ({
-        id: p.id,
-        type: p.selectedPair?.local.type,
-        local: p.selectedPair ? `${p.selectedPair.local.address}:${p.selectedPair.local.port}` : undefined,
-        iceRestarts: p.iceRestarts,
-      })),
+    call.getStats().paths.map((p) => ({
+      id: p.id,
+      type: p.selectedPair?.local.type,
+      local: p.selectedPair ? `${p.selectedPair.local.address}:${p.selectedPair.local.port}` : undefined,
+      iceRestarts: p.iceRestarts,
+    })),
 };
 
 async function main(): Promise<void> {
