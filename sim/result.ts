@@ -10,7 +10,7 @@ import type { SimAudioResult, SimOptions, SimPathResult, SimPerSecond, SimResult
 
 /** The result of the run `run` of `opts`. */
 export function buildResult(opts: SimOptions, run: SimRun): SimResult {
-  const { durationS, nStreams, qoeFeedback, dcModel, endUs, streams, up, chUp, chDown, samples, heap, steps, datagramsUp, datagramsDown } = run;
+  const { durationS, nStreams, qoeFeedback, dcModel, endUs, streams, up, chUp, chDown, samples, heap, steps, datagramsUp, datagramsDown, overlay } = run;
   const scenario = opts.scenario;
   const nSec = Math.floor(durationS);
   const perStream: SimStreamResult[] = streams.map((c) => {
@@ -186,6 +186,7 @@ export function buildResult(opts: SimOptions, run: SimRun): SimResult {
     perSecond,
     ...(heap ? { heap: { gc: heap.sampler.collected, samples: heap.samples } } : {}),
     ...(opts.audio ? { audio: audioResult(streams[0]) } : {}),
+    ...(overlay ? { overlay } : {}),
     sim: {
       steps,
       datagramsUp,

@@ -27,6 +27,7 @@ import { EncoderModel, makeAnnexB } from './encoder-model.js';
 import { type HeapSampler, heapSampler } from './heap.js';
 import type { DecodedFrame } from './metrics.js';
 import { PacketTransmission, round } from './metrics.js';
+import { OverlayRoutes, type OverlayResult } from './overlay.js';
 import type { SimOptions } from './types.js';
 import { registerAllStrategies } from '../src/strategies.js';
 
@@ -119,6 +120,8 @@ export interface SimRun extends RunSettings {
   chDown: SctpChannel<Datagram>[];
   samples: Sample[];
   heap?: { sampler: HeapSampler; samples: Array<{ atS: number; usedBytes: number }> };
+  /** Relay routes of an overlay scenario (sim/overlay.ts), undefined without relays. */
+  overlay?: OverlayResult;
   steps: number;
   datagramsUp: number;
   datagramsDown: number;
@@ -152,6 +155,10 @@ export function runLoop(opts: SimOptions, settings: RunSettings): SimRun {
   });
   let datagramsUp = 0;
   let datagramsDown = 0;
+  // Overlay (issue 16): paths with relays switch routes (sim/overlay.ts); 'ideal' datachannel only.
+  const routes = OverlayRoutes.wanted(scenario) ? new OverlayRoutes<Item>(scenario, seed, opts.relayPolicy ?? (opts.scheduler.startsWith('overlay-ucb') ? 'ucb' : 'fixed'), { up, down }) : undefined;
+  if (routes && dcModel === 'sctp') throw new Error('simulate: scenarios with relays need datachannel "ideal"');
+  const relayLinks = routes?.relayLinks() ?? [];
   // One SCTP association per path; each direction's SACKs travel on the other direction's link.
   const onLink = (link: Link<Item>) => (p: SctpPacket<Datagram>, bytes: number) => void link.send({ sctp: p }, bytes + overhead, clock.nowUs());
   const chUp = dcModel === 'sctp' ? up.map((l, i) => new SctpChannel<Datagram>(onLink(l), onLink(down[i]))) : [];
@@ -165,12 +172,13 @@ export function runLoop(opts: SimOptions, settings: RunSettings): SimRun {
     sackCh.onSack(now, item.sctp);
     return [];
   };
-  const sink = (link: Link<Item>, s: number, isUp: boolean, ch?: SctpChannel<Datagram>): PathSink => ({
+  const sink = (i: number, s: number, isUp: boolean, ch?: SctpChannel<Datagram>): PathSink => ({
     send(bytes: Uint8Array): boolean {
       if (isUp) datagramsUp++;
       else datagramsDown++;
       if (ch) return ch.send(clock.nowUs(), { s, bytes }, bytes.length); // false: send buffer full
-      link.send({ s, bytes }, bytes.length + overhead, clock.nowUs());
+      const link = routes ? routes.link(i, isUp, clock.nowUs()) : (isUp ? up : down)[i];
+      link?.send({ s, bytes }, bytes.length + overhead, clock.nowUs());
       return true; // a link drop is network loss, not a refusal by the transport
     },
     bufferedAmount: () => (ch ? ch.bufferedAmount() : 0),
@@ -221,9 +229,9 @@ export function runLoop(opts: SimOptions, settings: RunSettings): SimRun {
       transmission: new PacketTransmission(),
     };
     for (let i = 0; i < nPaths; i++) {
-      sender.addPath(i, sink(up[i], s, true, chUp[i]), 'connected');
-      rev.addPath(i, sink(up[i], s, true, chUp[i]));
-      rx.addPath(i, sink(down[i], s, false, chDown[i]));
+      sender.addPath(i, sink(i, s, true, chUp[i]), 'connected');
+      rev.addPath(i, sink(i, s, true, chUp[i]));
+      rx.addPath(i, sink(i, s, false, chDown[i]));
     }
     sender.setStreamInfo({ codec: 'h264', width: enc.width, height: enc.height, fps: enc.fps });
     sender.on('keyframeNeeded', () => enc.requestKeyframe());
@@ -281,7 +289,7 @@ export function runLoop(opts: SimOptions, settings: RunSettings): SimRun {
       snd: streams.map((c) => c.sender.stats()),
       rxFcd: r0.fcdMs.mean,
       rxIfd: r0.ifdMs.mean,
-      cap: up.map((l) => capacityBps(l, (t - 1) * 1000, t * 1000)),
+      cap: up.map((l, i) => capacityBps(routes ? routes.currentUp(i) : l, (t - 1) * 1000, t * 1000)),
     });
     for (const c of streams) c.targets.push(c.sender.targetBitrateBps());
     nextSampleUs += 1_000_000;
@@ -325,6 +333,27 @@ export function runLoop(opts: SimOptions, settings: RunSettings): SimRun {
           }
         }
       }
+    }
+    for (const r of relayLinks) {
+      if ((r.link.nextEventUs() ?? Infinity) > now) continue;
+      for (const d of r.link.poll(now)) {
+        const g = d.item as Datagram;
+        const c = streams[g.s];
+        if (r.up) c.rEp.onDatagram(r.i, g.bytes);
+        else if (qoeFeedback || !isQoe(g.bytes)) {
+          c.sEp.onDatagram(r.i, g.bytes);
+          c.sWake = Math.min(c.sWake, c.sEp.nextWakeUs() - txBaseUs);
+        } else c.qoeDropped++;
+      }
+    }
+    // Relay decisions (once per slot).
+    if (routes && now >= routes.nextEventUs() && now < endUs) {
+      routes.tick(
+        now,
+        streams.map((c) => c.sender),
+        capacityBps,
+      );
+      for (const c of streams) c.sWake = Math.min(c.sWake, now);
     }
     // SCTP timers (T3-rtx, delayed SACK) due now.
     for (const ch of channels) if ((ch.nextTimerUs() ?? Infinity) <= now) ch.onTimer(now);
@@ -384,6 +413,8 @@ export function runLoop(opts: SimOptions, settings: RunSettings): SimRun {
       if (b !== undefined && b < next) next = b;
     }
     for (const ch of channels) next = Math.min(next, ch.nextTimerUs() ?? Infinity);
+    for (const r of relayLinks) next = Math.min(next, r.link.nextEventUs() ?? Infinity);
+    if (routes) next = Math.min(next, Math.max(routes.nextEventUs(), now + 1));
     if (nextAudioUs < next) next = nextAudioUs;
     for (const c of streams) {
       if (c.nextFrameUs < next) next = c.nextFrameUs;
@@ -394,7 +425,8 @@ export function runLoop(opts: SimOptions, settings: RunSettings): SimRun {
     steps++;
   }
 
-  return { ...settings, streams, up, chUp, chDown, samples, ...(heap ? { heap } : {}), steps, datagramsUp, datagramsDown };
+  const overlay = routes?.result(endUs, capacityBps);
+  return { ...settings, streams, up, chUp, chDown, samples, ...(heap ? { heap } : {}), ...(overlay ? { overlay } : {}), steps, datagramsUp, datagramsDown };
 }
 
 /** Is this datagram a Converge QoE feedback message? (Malformed: no.) */

@@ -17,6 +17,7 @@
  * | `delay-jump` | the same paths; path 0's one-way delay jumps from 30 ms to 250 ms at 20 s and back at 40 s (both ways): a cellular handover to a congested cell or a bufferbloated uplink; 60 s |
  * | `lossy-path` | the same paths; 30% random (Bernoulli) loss on path 0's media direction for the whole call: a WiFi link with heavy interference; 60 s |
  * | `soak` | the `constant` paths for 30 min: long-call stability (no freezes, flat memory; heap sampled every 60 s). No random loss: with 0.5% loss on both paths every lost packet costs a freeze (NACK recovery takes ~250 ms here), which is loss-sweep's subject, not a long call's |
+ * | `overlay` | issue 16: two subflows, each direct or through one of K = 3 relays (own synthetic trace: a seeded per-second random walk, and own delay, 45-95 ms); subflow 0's best relay degrades at {@link OVERLAY.degradeAtS} s; 90 s; see {@link overlayScenario} |
  * | `cellular` | the public cellular suite (issue 10): every pair of the mahimahi uplinks, every wifi-cellular pair, every 5G + LTE uplink pair of the 5G-uplink set; each variant is in the tune or the check half ({@link cellularHalf}) |
  *
  * Traces are read from `../shared/traces` beside the repository (tests and
@@ -62,7 +63,7 @@ export function cellularHalf(label: string): SuiteHalf {
   return (h & 1) === 0 ? 'tune' : 'check';
 }
 
-export const SCENARIO_NAMES = ['collapse', 'loss-sweep', 'carriers', 'wifi-cellular', 'failover', 'constant', 'cellular', 'flap', 'outage', 'delay-jump', 'lossy-path', 'soak'] as const;
+export const SCENARIO_NAMES = ['collapse', 'loss-sweep', 'carriers', 'wifi-cellular', 'failover', 'constant', 'cellular', 'flap', 'outage', 'delay-jump', 'lossy-path', 'soak', 'overlay'] as const;
 export type ScenarioName = (typeof SCENARIO_NAMES)[number];
 
 /** The fault scenarios of issue 11 (each has an acceptance line in summary.md, bench/sim/report.ts). */
@@ -340,6 +341,8 @@ export function namedScenario(name: string): ScenarioVariant[] {
     }
     case 'lossy-path':
       return [{ label: 'lossy-path', scenario: build({ name: 'lossy-path', durationS: 60, paths: faultPaths({ loss: LOSSY_PATH_LOSS }) }) }];
+    case 'overlay':
+      return [{ label: 'overlay', scenario: overlayScenario() }];
     case 'soak':
       return [
         {
@@ -367,4 +370,65 @@ export function resolveScenario(nameOrFile: string): ScenarioVariant[] {
     return [{ label: s.name, scenario: s }];
   }
   return namedScenario(nameOrFile);
+}
+
+// --- overlay (issue 16) ---
+
+/** `overlay`: call length, when relay `r1` of subflow 0 degrades, and to what. */
+export const OVERLAY = { durationS: 90, degradeAtS: 40, degradedMbps: 0.8, degradedDelayMs: 160 } as const;
+
+/**
+ * A synthetic capacity trace as scenario schedule steps: a new rate every
+ * second, a random walk of +/-15 % steps kept within [0.7, 1.3] x the mean
+ * (seeded: the same trace every run).
+ */
+function walkSchedule(meanMbps: number, seed: number, durationS: number): Array<{ atS: number; rateMbps: number }> {
+  const rng = new Rng(seed);
+  let x = 1;
+  const out: Array<{ atS: number; rateMbps: number }> = [];
+  for (let t = 1; t < durationS; t++) {
+    x = Math.min(1.3, Math.max(0.7, x + (rng.next() - 0.5) * 0.3));
+    out.push({ atS: t, rateMbps: Math.round(meanMbps * x * 100) / 100 });
+  }
+  return out;
+}
+
+/**
+ * The `overlay` scenario (Zhang & Lei §4.2's setting, our numbers): two
+ * subflows (multi-homed sender: `wifi`, `lte`), each can go direct or through
+ * one of K = 3 relays. Every route has its own synthetic trace around its mean
+ * rate and its own one-way delay within the paper's 50-100 ms (one direct
+ * route at 45 ms); drop-tail queues of 200 ms. Means (Mbps / one-way ms):
+ *
+ * | subflow | direct | r1 | r2 | r3 |
+ * | --- | --- | --- | --- | --- |
+ * | wifi | 1.5 / 45 | 4 / 60 -> 0.8 / 160 at 40 s | 3 / 70 | 2 / 90 |
+ * | lte | 2 / 55 | 1 / 60 | 3.5 / 80 | 2.5 / 65 |
+ *
+ * Subflow wifi's best relay r1 degrades at {@link OVERLAY.degradeAtS} s
+ * (capacity and delay: an overloaded relay), after which r2 is its best.
+ * A relay switch costs the default gap (DEFAULT_RELAY_SWITCH_MS).
+ */
+export function overlayScenario(): Scenario {
+  const d = OVERLAY.durationS;
+  const route = (name: string, mbps: number, delayMs: number, seed: number, extra: Array<Record<string, unknown>> = []) => ({
+    name,
+    up: {
+      rateMbps: mbps,
+      delayMs,
+      queue: { ms: 200 },
+      schedule: [...walkSchedule(mbps, seed, d).filter((st) => !extra.some((e) => (e.atS as number) <= st.atS)), ...extra],
+    },
+  });
+  const degraded = [{ atS: OVERLAY.degradeAtS, rateMbps: OVERLAY.degradedMbps, delayMs: OVERLAY.degradedDelayMs }];
+  const wifiDirect = route('wifi', 1.5, 45, 101);
+  const lteDirect = route('lte', 2, 55, 201);
+  return build({
+    name: 'overlay',
+    durationS: d,
+    paths: [
+      { ...wifiDirect, relays: [route('wifi:r1', 4, 60, 102, degraded), route('wifi:r2', 3, 70, 103), route('wifi:r3', 2, 90, 104)] },
+      { ...lteDirect, relays: [route('lte:r1', 1, 60, 202), route('lte:r2', 3.5, 80, 203), route('lte:r3', 2.5, 65, 204)] },
+    ],
+  });
 }

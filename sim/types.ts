@@ -76,6 +76,13 @@ export interface SimOptions {
    * Default false (video only, as before audio existed); `npm run bench` turns it on.
    */
   audio?: boolean;
+  /**
+   * Overlay scenarios (paths with `relays`): who picks each path's route per
+   * 1 s slot (sim/overlay.ts): 'fixed' = direct only, 'ucb' = discounted UCB
+   * (src/sched/relay-ucb.ts), 'oracle' = most capacity over the coming slot.
+   * Default 'ucb' for scheduler 'overlay-ucb', else 'fixed'.
+   */
+  relayPolicy?: import('./overlay.js').RelayPolicy;
   /** Free-form label copied into the result (e.g. `converge-nofb`). */
   label?: string;
   /**
@@ -194,6 +201,8 @@ export interface SimResult extends CallQoe {
   heap?: { gc: boolean; samples: Array<{ atS: number; usedBytes: number }> };
   /** The audio stream (SimOptions.audio), undefined without audio. */
   audio?: SimAudioResult;
+  /** Overlay scenarios: routes taken per slot, best routes in hindsight, switches (sim/overlay.ts). */
+  overlay?: import('./overlay.js').OverlayResult;
   /** Simulator bookkeeping: events processed, datagrams carried. */
   sim: { steps: number; datagramsUp: number; datagramsDown: number; qoeDropped: number; datachannel: 'sctp' | 'ideal'; sctp?: Array<{ up: SctpStats; down: SctpStats }> };
 }

@@ -20,7 +20,8 @@
  * (and its line in {@link ALL_SCHEDULERS}), its tests.
  */
 import { gcc } from './cc/registry.js';
-import { registerEstimator } from './cc/registry.js';
+import { type EstimatorOptions, type NamedEstimatorEntry, registerEstimator } from './cc/registry.js';
+import { RtcBbrEstimator } from './cc/rtc-bbr.js';
 import { MAX_PATHS } from './core/types.js';
 import { type NamedFecPolicyEntry, noFec, pathFec, registerFecPolicy } from './fec/factory.js';
 import { WebRtcTableFecPolicy, type WebRtcTableFecPolicyOptions } from './fec/webrtc-table-policy.js';
@@ -30,6 +31,7 @@ import { EcfScheduler } from './sched/ecf.js';
 import { SchedError } from './sched/errors.js';
 import { converge, type CreateSchedulerOptions, type NamedSchedulerEntry, registerScheduler } from './sched/factory.js';
 import { LolaScheduler } from './sched/lola.js';
+import { MinLatencyScheduler } from './sched/min-latency.js';
 import { MinRttScheduler } from './sched/minrtt.js';
 import { MRtpScheduler } from './sched/mrtp.js';
 import { MTputScheduler } from './sched/mtput.js';
@@ -89,6 +91,25 @@ export const aggdeliv = {
   create: () => new AggDelivScheduler(),
 } as const satisfies NamedSchedulerEntry;
 
+/** RTC-BBR (Zhang & Lei, overlay path selection, §3.1.1 Alg. 1): BBR with probe-up gain 1.1, probe-down 0.85, a randomized 2-8 RTT cycle. */
+export const rtcBbr = {
+  name: 'rtc-bbr',
+  summary: 'RTC-BBR: BBR with probe-up gain 1.1, probe-down 0.85 and a randomized 2-8 RTT gain cycle (Zhang & Lei, overlay path selection, §3.1.1 Alg. 1)',
+  create: (o: EstimatorOptions) => new RtcBbrEstimator({ startBps: o.startBps, maxBps: o.maxBps }),
+} as const satisfies NamedEstimatorEntry;
+
+/**
+ * Overlay-MAB's packet distribution (issue 16): minimum expected latency
+ * per packet over RTC-BBR paths, frames dropped at 400 ms; relays chosen by
+ * discounted UCB (src/sched/relay-ucb.ts). Zhang & Lei §3.1.3 Eq. 4-5, §3.2, §3.3 Eq. 14-15.
+ */
+export const overlayUcb = {
+  name: 'overlay-ucb',
+  summary: 'overlay: min expected latency SRTT/2 + Q/bw per packet over RTC-BBR paths, frames dropped at 400 ms; relays chosen by discounted UCB (Zhang & Lei §3.1.3 Eq. 4-5, §3.2, §3.3 Eq. 14-15)',
+  estimator: rtcBbr,
+  create: () => new MinLatencyScheduler(),
+} as const satisfies NamedSchedulerEntry;
+
 /**
  * Everything on one path (single-path WebRTC; a Converge §6 baseline).
  * @throws SchedError `missing-single-path` without `opts.singlePath`, `invalid-path-id` outside [0, MAX_PATHS).
@@ -113,11 +134,11 @@ export const webrtcTableFec = {
 } as const satisfies NamedFecPolicyEntry;
 
 /** Every scheduler the library ships, in listing order (`--help`, `--compare` defaults). */
-export const ALL_SCHEDULERS = [converge, minrtt, mtput, mrtp, roundrobin, ecf, blest, lola, aggdeliv, single] as const;
+export const ALL_SCHEDULERS = [converge, minrtt, mtput, mrtp, roundrobin, ecf, blest, lola, aggdeliv, overlayUcb, single] as const;
 /** Every FEC policy the library ships. */
 export const ALL_FEC_POLICIES = [pathFec, webrtcTableFec, noFec] as const;
 /** Every bandwidth estimator the library ships. */
-export const ALL_ESTIMATORS = [gcc] as const;
+export const ALL_ESTIMATORS = [gcc, rtcBbr] as const;
 
 /** A shipped scheduler's name (`SchedulerName` also takes registered ones). */
 export type BuiltinSchedulerName = (typeof ALL_SCHEDULERS)[number]['name'];

@@ -60,6 +60,7 @@ import { renderHtml } from './report-html.js';
 import { type BenchEntry, renderSummary } from './report.js';
 import { REPO_ROOT, SOAK, type SuiteHalf, resolveScenario } from '../../sim/scenarios.js';
 import type { SimOptions, SimResult } from '../../sim/simulator.js';
+import { OverlayRoutes, renderOverlay } from '../../sim/overlay.js';
 
 /** Default `--compare`: every registered multipath scheduler, converge without feedback, and each path alone. */
 export const ALL_CONFIGS = [...multipathSchedulers().flatMap((n) => (n === 'converge' ? [n, 'converge-nofb'] : [n])), 'single:0', 'single:1'];
@@ -255,6 +256,11 @@ async function main(values: CliValues<typeof OPTIONS>): Promise<number> {
             label,
           });
           meta.push({ variant: v.label, config: label, loss: v.loss, half: v.half });
+          // Overlay (issue 16): each overlay-ucb run gets a twin whose relays an oracle picks (sim/overlay.ts).
+          if (OverlayRoutes.wanted(v.scenario) && c.scheduler === 'overlay-ucb') {
+            jobs.push({ ...jobs[jobs.length - 1], relayPolicy: 'oracle', label: `${label}+oracle` });
+            meta.push({ variant: v.label, config: `${label}+oracle`, loss: v.loss, half: v.half });
+          }
         }
       }
     }
@@ -281,7 +287,7 @@ async function main(values: CliValues<typeof OPTIONS>): Promise<number> {
     return { variant: rest.variant, ...(rest.half ? { half: rest.half } : {}), config: rest.config, ...res, ...(keep ? { perSecond } : {}) };
   });
   writeFileSync(resolve(outDir, 'results.json'), JSON.stringify(json, null, 1) + '\n');
-  const summary = renderSummary(scenarioLabel, entries, { seeds: a.seeds, streams: a.streams, wallS, fec: a.fec });
+  const summary = renderSummary(scenarioLabel, entries, { seeds: a.seeds, streams: a.streams, wallS, fec: a.fec }) + renderOverlay(entries);
   writeFileSync(resolve(outDir, 'summary.md'), summary);
   writeFileSync(resolve(outDir, 'report.html'), renderHtml(scenarioLabel, entries));
   console.log(summary);

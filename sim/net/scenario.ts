@@ -32,6 +32,10 @@
  * - `downPeriods`: `[[startS, endS], ...]` blackholes;
  * - `schedule`: `[{ atS, rateMbps?, delayMs?, loss? }]` step changes;
  *   `rateMbps: null` / `delayMs: null` return to the base trace / delay.
+ *
+ * Overlay (issue 16): a path may list `relays: [{ name?, up, down? }]`,
+ * candidate routes through relays besides its direct one, and the scenario
+ * `relaySwitchMs`, the gap a switch between them costs (sim/run-loop.ts).
  */
 import { existsSync, readFileSync } from 'node:fs';
 import { dirname, extname, resolve } from 'node:path';
@@ -93,14 +97,44 @@ export interface PathSpec {
   up: LinkSpec;
   /** Feedback direction: receiver (peer B) -> sender (peer A). */
   down: LinkSpec;
+  /**
+   * Overlay (issue 16): candidate routes through relays (TURN servers) this
+   * subflow may take instead of its direct route (`up`/`down`, arm 0);
+   * relay k is arm k + 1. Each has its own links (`down` defaulted as for a path).
+   */
+  relays?: RelaySpec[];
 }
+
+/** One candidate relay route of a path (sim/run-loop.ts switches between them). */
+export interface RelaySpec {
+  name: string;
+  up: LinkSpec;
+  down: LinkSpec;
+}
+
+/** Most relays per path. */
+export const MAX_RELAYS_PER_PATH = 8;
 
 /** A validated scenario: names filled in, `down` filled in, trace paths absolute. */
 export interface Scenario {
   name: string;
   durationS?: number;
   paths: PathSpec[];
+  /**
+   * Overlay: what switching a path to another relay costs (ms): the path
+   * carries nothing in either direction for this long (an ICE restart: new
+   * TURN allocation and connectivity checks). Default {@link DEFAULT_RELAY_SWITCH_MS}.
+   */
+  relaySwitchMs?: number;
 }
+
+/**
+ * Default cost of a relay switch (ms): an ICE restart onto a TURN server one
+ * RTT away needs an Allocate (1 RTT, 2 with the 401 nonce round trip),
+ * CreatePermission / ChannelBind and a connectivity check: ~3-4 RTTs of
+ * 50-100 ms. We take 300 ms and no make-before-break.
+ */
+export const DEFAULT_RELAY_SWITCH_MS = 300;
 
 /** A scenario that does not validate; `path` is the JSON path (e.g. `$.paths[1].up.loss`). */
 export class ScenarioError extends Error {
@@ -303,17 +337,30 @@ export function defaultDownSpec(up: LinkSpec): LinkSpec {
  */
 export function parseScenario(v: unknown, baseDir: string, file?: string): Scenario {
   try {
-    const o = obj(v, '$', ['name', 'durationS', 'paths', '$schema', 'description']);
+    const o = obj(v, '$', ['name', 'durationS', 'paths', '$schema', 'description', 'relaySwitchMs']);
     const out: Scenario = { name: str(o.name, '$.name'), paths: [] };
     if (o.durationS !== undefined) out.durationS = num(o.durationS, '$.durationS', { gt: 0 });
+    if (o.relaySwitchMs !== undefined) out.relaySwitchMs = num(o.relaySwitchMs, '$.relaySwitchMs', { min: 0, max: 10_000 });
     if (!Array.isArray(o.paths) || o.paths.length === 0) throw new ScenarioError('$.paths', `must be a non-empty array, got ${describe(o.paths)}`);
     if (o.paths.length > MAX_PATHS) throw new ScenarioError('$.paths', `at most ${MAX_PATHS} paths, got ${o.paths.length}`);
     o.paths.forEach((p: unknown, i: number) => {
       const pp = `$.paths[${i}]`;
-      const po = obj(p, pp, ['name', 'up', 'down']);
+      const po = obj(p, pp, ['name', 'up', 'down', 'relays']);
       const up = parseLinkSpec(po.up, `${pp}.up`, baseDir);
       const down = po.down === undefined ? defaultDownSpec(up) : parseLinkSpec(po.down, `${pp}.down`, baseDir);
-      out.paths.push({ name: po.name === undefined ? `path${i}` : str(po.name, `${pp}.name`), up, down });
+      const path: PathSpec = { name: po.name === undefined ? `path${i}` : str(po.name, `${pp}.name`), up, down };
+      if (po.relays !== undefined) {
+        const rp = `${pp}.relays`;
+        if (!Array.isArray(po.relays) || po.relays.length === 0) throw new ScenarioError(rp, `must be a non-empty array of relays, got ${describe(po.relays)}`);
+        if (po.relays.length > MAX_RELAYS_PER_PATH) throw new ScenarioError(rp, `at most ${MAX_RELAYS_PER_PATH} relays, got ${po.relays.length}`);
+        path.relays = po.relays.map((r: unknown, k: number) => {
+          const ro = obj(r, `${rp}[${k}]`, ['name', 'up', 'down']);
+          const rUp = parseLinkSpec(ro.up, `${rp}[${k}].up`, baseDir);
+          const rDown = ro.down === undefined ? defaultDownSpec(rUp) : parseLinkSpec(ro.down, `${rp}[${k}].down`, baseDir);
+          return { name: ro.name === undefined ? `relay${k}` : str(ro.name, `${rp}[${k}].name`), up: rUp, down: rDown };
+        });
+      }
+      out.paths.push(path);
     });
     return out;
   } catch (e) {

@@ -138,6 +138,8 @@ export class MultipathCall {
   private firstDecoder: DecoderSlot | undefined = new DecoderSlot();
   /** Paths disabled for every participant, present and future. */
   private readonly disabledPaths = new Set<PathId>();
+  /** Overlay: the relay each path runs through, once switchRelay moved it (index in options.relays). */
+  private readonly relayOf = new Map<PathId, number>();
   /** The one camera encoder, feeding every session's sender. */
   private readonly video: SharedVideoEncoder;
   /** The microphone's Opus encoder, feeding every participant's sender (src/audio/call-audio.ts). */
@@ -162,6 +164,9 @@ export class MultipathCall {
     this.numPaths = n;
     this.graceMs = options.participantGraceMs ?? 30_000;
     if (!(this.graceMs >= 0 && Number.isFinite(this.graceMs))) throw CallError.badOptions(`participantGraceMs must be finite and >= 0, got ${this.graceMs}`);
+    if (options.relays !== undefined && (!Array.isArray(options.relays) || options.relays.some((r) => typeof r !== 'object' || r === null || !(typeof r.urls === 'string' || Array.isArray(r.urls))))) {
+      throw CallError.badOptions('relays must be an array of RTCIceServer ({ urls, username?, credential? })');
+    }
     this.clock = options.clock ?? monotonicClock;
     // Bad `playout` values throw here rather than when the first participant joins.
     void new ReceiverEngine({ clock: this.clock, ...(options.playout ? { playout: options.playout } : {}) });
@@ -191,7 +196,13 @@ export class MultipathCall {
       get localId() {
         return call.myPeerId ?? '';
       },
-      createPath: deps.createPath ?? simplePeerPaths(options, () => this.candidatePolicy),
+      createPath:
+        deps.createPath ??
+        simplePeerPaths(
+          options,
+          () => this.candidatePolicy,
+          (pathId) => this.relayIndex(pathId),
+        ),
       sendSignal: (to, pathId, data) => this.signalling.sendSignal(to, pathId, data),
       emit: (event, ...args) => this.emit(event, ...args),
       onFirstConnected: () => this.video.requestKeyframe(),
@@ -412,6 +423,40 @@ export class MultipathCall {
       for (const s of this.sessions.values()) s.setPathEnabled(pathId, enabled);
     }
     this.video.applyBitrate();
+  }
+
+  /**
+   * The index in `MultipathCallOptions.relays` of the TURN relay path
+   * `pathId` runs through (initially `pathId mod relays.length`); undefined
+   * without relays.
+   */
+  relayIndex(pathId: PathId): number {
+    const n = this.opts.relays?.length ?? 0;
+    return this.relayOf.get(pathId) ?? (n > 0 ? pathId % n : Number.NaN);
+  }
+
+  /**
+   * Overlay (issue 16, Zhang & Lei §3.2): move path `pathId` onto relay
+   * `relayIndex` of `MultipathCallOptions.relays`, by an ICE restart with the
+   * new TURN server on that path's RTCPeerConnection (the old route carries
+   * the path until the new one is selected). Only the side that offers the
+   * path (the lower peer id) drives its relay; on the other side nothing
+   * changes. Later restarts of the path (connect timeout) use the new relay.
+   * A relay selector (src/sched/relay-ucb.ts) can drive it from
+   * `getStats()` rates.
+   * @returns how many participants' paths started the switch (0 when this side offers none).
+   * @throws CallError 'closed'; 'unknown-path'; 'bad-options' (no `relays`, or the index is not one of them).
+   */
+  switchRelay(pathId: PathId, relayIndex: number): number {
+    if (this.closed) throw new CallError('closed', 'call is closed');
+    if (!Number.isInteger(pathId) || pathId < 0 || pathId >= this.numPaths) throw new CallError('unknown-path', `switchRelay: path ${pathId} not in 0..${this.numPaths - 1}`);
+    const relays = this.opts.relays ?? [];
+    if (!(Number.isInteger(relayIndex) && relayIndex >= 0 && relayIndex < relays.length))
+      throw CallError.badOptions(`switchRelay: relay ${relayIndex} not in 0..${relays.length - 1} of options.relays`);
+    this.relayOf.set(pathId, relayIndex);
+    let n = 0;
+    for (const s of this.sessions.values()) if (s.switchRelay(pathId, relays[relayIndex])) n++;
+    return n;
   }
 
   /**

@@ -35,6 +35,8 @@ const RECENT_DECODES = 240;
 /** A path transport that takes the remote side's signals (simple-peer's offer / answer / candidates). */
 export interface SignalledPath extends PathTransport {
   signal(data: unknown): void;
+  /** Optional: move the path onto other ICE servers by an ICE restart (SimplePeerPath.switchIceServers). */
+  switchIceServers?(iceServers: RTCIceServer[], iceTransportPolicy?: 'all' | 'relay'): boolean;
 }
 
 /** Makes one generation of one path towards one participant; `onSignal` sends a local signal to it. */
@@ -57,17 +59,24 @@ export class DecoderSlot {
 /**
  * The browser's {@link CreatePath}: a simple-peer RTCPeerConnection per path
  * generation, with the call's ICE servers (all paths or per path) and its
- * local candidate filter (the app's, else `policy()`'s split).
+ * local candidate filter (the app's, else `policy()`'s split). With
+ * `o.relays` (overlay, issue 16) the offerer of each path reaches the other
+ * peer through that path's current relay only (`relayIndex(pathId)`,
+ * `iceTransportPolicy: 'relay'`).
  */
-export function simplePeerPaths(o: MultipathCallOptions, policy: () => PathCandidatePolicy): CreatePath {
-  return ({ pathId, initiator, onSignal }) =>
-    new SimplePeerPath({
+export function simplePeerPaths(o: MultipathCallOptions, policy: () => PathCandidatePolicy, relayIndex: (pathId: PathId) => number = (pathId) => pathId): CreatePath {
+  return ({ pathId, initiator, onSignal }) => {
+    const relays = o.relays ?? [];
+    const relay = initiator && relays.length > 0 ? relays[relayIndex(pathId) % relays.length] : undefined;
+    return new SimplePeerPath({
       pathId,
       initiator,
-      iceServers: typeof o.iceServers === 'function' ? o.iceServers(pathId) : o.iceServers,
+      iceServers: relay ? [relay] : typeof o.iceServers === 'function' ? o.iceServers(pathId) : o.iceServers,
+      ...(relay ? { iceTransportPolicy: 'relay' as const } : {}),
       candidateFilter: o.candidateFilter ?? ((c: ParsedCandidate, id: PathId) => policy().allows(c, id)),
       onSignal,
     });
+  };
 }
 
 /** True when `localId` offers on the paths between the two participants: the smaller id does. */
@@ -300,6 +309,24 @@ export class PeerSession {
     else this.disabled.add(id);
     this.appData.setPathUp(id, this.linkStates.get(id) === 'connected' && enabled);
     this._sender?.setPathState(id, this.senderState(id));
+  }
+
+  /**
+   * Overlay (issue 16): move path `id` onto TURN server `server` by an ICE
+   * restart (only where this side is the path's offerer); the sender's
+   * estimator of the path forgets the old route. @returns whether it started.
+   */
+  switchRelay(id: PathId, server: RTCIceServer): boolean {
+    const t = this.transports.get(id);
+    if (!t?.switchIceServers?.([server], 'relay')) return false;
+    this._sender?.onPathRouteChanged(id);
+    // The path stays 'connected' through the restart: read the new selected pair once ICE has moved.
+    for (const ms of [500, 1500, 3000, 6000]) {
+      setTimeout(() => {
+        if (!this.closed && this.transports.get(id) === t) void this.refreshPair(id);
+      }, ms);
+    }
+    return true;
   }
 
   isPathEnabled(id: PathId): boolean {

@@ -148,6 +148,14 @@ export interface MultipathCallOptions {
    * server). With per-path servers set `candidates: 'all'`.
    */
   iceServers?: RTCIceServer[] | ((pathId: PathId) => RTCIceServer[]);
+  /**
+   * Overlay (issue 16): candidate TURN relays. With them, the offerer of
+   * each path reaches the other peer through exactly one relay
+   * (`iceTransportPolicy: 'relay'`; path i starts on relay i mod n; `iceServers`
+   * is not used on those paths) and `MultipathCall.switchRelay` moves a path
+   * to another relay by an ICE restart. Give the same list on both sides.
+   */
+  relays?: RTCIceServer[];
   /** App-given filter of local candidates per path; overrides `candidates`. */
   candidateFilter?: (candidate: ParsedCandidate, pathId: PathId) => boolean;
   /**

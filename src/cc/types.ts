@@ -54,6 +54,12 @@ export interface BandwidthEstimator {
    */
   onPathRestored?(rateBps: number, nowUs: number, graceUntilUs: number): void;
   /**
+   * Optional: the path now runs over another route (an ICE restart onto
+   * another TURN relay, sender time `nowUs`): forget the old route's
+   * bandwidth and RTT (RtcBbrEstimator restarts its filters).
+   */
+  onRouteChange?(nowUs: number): void;
+  /**
    * Optional capability: bandwidth probing for this estimator (in libwebrtc
    * the congestion controller owns its ProbeController and ALR detection).
    * Estimators without it are never probed.

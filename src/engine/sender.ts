@@ -31,7 +31,8 @@ import { PathFecEncoder, type FecEncoder } from '../fec/encoder.js';
 import { resolveFecPolicy } from '../fec/factory.js';
 import type { FecPolicyName } from '../fec/types.js';
 import { NackResponder } from '../feedback/nack-responder.js';
-import { resolveScheduler } from '../sched/factory.js';
+import { resolveScheduler, schedulerEntry } from '../sched/factory.js';
+import { LatencyFrameDropper } from '../sched/min-latency.js';
 import { FeedbackSeqFilter } from '../sched/feedback-filter.js';
 import { PathHysteresis } from '../sched/path-hysteresis.js';
 import { fastestPath } from '../sched/path-util.js';
@@ -71,6 +72,7 @@ export class SenderEngine {
   private readonly recovery: PathRecovery;
   private readonly audio: AudioSender;
   private readonly dropper: FrameDropper;
+  private readonly latencyDropper = new LatencyFrameDropper();
   private readonly pushback = new CongestionWindowPushback();
   private readonly qoeSeqs = new FeedbackSeqFilter();
   private readonly cfg: ResolvedSenderConfig;
@@ -115,7 +117,9 @@ export class SenderEngine {
     this.dropper = new FrameDropper(this.cfg);
     this.packetizer = new Packetizer({ mtuBytes: this.cfg.mtuBytes, streamId: this.streamId });
     this.history = new NackResponder(this.cfg.historyPackets);
-    this.createEstimator = config.createEstimator ?? (() => resolveEstimator(config.estimator ?? 'gcc', { startBps: this.cfg.startBitrateBps, maxBps: this.pathMaxBps() }));
+    this.createEstimator =
+      config.createEstimator ??
+      (() => resolveEstimator(config.estimator ?? schedulerEntry(this.scheduler.name)?.estimator ?? 'gcc', { startBps: this.cfg.startBitrateBps, maxBps: this.pathMaxBps() }));
     this.pacerCfg = config.pacer;
     this.useQoeFeedback = config.qoeFeedback ?? true;
     this.probing = config.probing ?? true;
@@ -215,7 +219,18 @@ export class SenderEngine {
    *   `upperLayerDropFactor` x the queue budget.
    */
   shouldDropFrame(keyFrame: boolean, temporalLayer?: number): boolean {
+    // Schedulers that predict per-packet latency (overlay-ucb) add their frame-drop rule (Zhang & Lei §3.3 Eq. 15).
+    if (this.scheduler.minExpectedLatencyMs && this.latencyDropper.shouldDrop(0, this.scheduler.minExpectedLatencyMs(this.pathStates()), keyFrame)) return true;
     return this.dropper.shouldDrop(keyFrame, this.fps, () => this.paths.minDrainMs(this.clock.nowUs()), temporalLayer);
+  }
+
+  /**
+   * The route under `pathId` changed while the path stays (an ICE restart
+   * onto another TURN relay): its estimator forgets what it measured on the
+   * old route (BandwidthEstimator.onRouteChange). Unknown ids are ignored.
+   */
+  onPathRouteChanged(pathId: PathId): void {
+    this.paths.get(pathId)?.estimator.onRouteChange?.(this.clock.nowUs());
   }
 
   /** Snapshot of the paths as the scheduler sees them. */

@@ -13,6 +13,7 @@
  * in src/strategies.ts, and its tests; the conformance suite
  * (tests/unit/sched/conformance.test.ts) runs it automatically.
  */
+import type { EstimatorSpec } from '../cc/registry.js';
 import type { PathId } from '../core/types.js';
 import { Registry } from '../core/registry.js';
 import { ConvergeScheduler } from './converge.js';
@@ -46,6 +47,12 @@ export interface SchedulerEntry {
    * (Converge: one per batch; LoLa: a pair per path). Default 0.
    */
   readonly maxProbesPerBatch?: number;
+  /**
+   * The bandwidth estimator (src/cc/registry.ts) the scheduler is designed
+   * with, a registered name or an entry (an entry needs no registration); the
+   * sender uses it unless its config names one. Default 'gcc'.
+   */
+  readonly estimator?: EstimatorSpec;
   /**
    * Build a fresh instance (one per call and peer: schedulers keep state).
    * @throws SchedError `invalid-config` for bad options.

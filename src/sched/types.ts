@@ -40,6 +40,13 @@ export interface Scheduler {
    * periodic path reports. Converge uses it in the Eq. 3 re-enable check.
    */
   onFcd?(fcdMs: number, nowUs: number): void;
+  /**
+   * Optional: the smallest expected latency (ms) a packet scheduled now
+   * would see over `paths` (Zhang & Lei §3.1.3 Eq. 4, overlay-ucb). When
+   * present the sender drops a camera frame before encoding if it exceeds
+   * 400 ms (ibid. §3.3 Eq. 15).
+   */
+  minExpectedLatencyMs?(paths: readonly PathState[]): number;
 }
 
 /**

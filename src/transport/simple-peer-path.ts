@@ -55,6 +55,12 @@ export interface SimplePeerPathOptions {
   /** ICE servers (default `[]`: host candidates only; simple-peer's public STUN defaults are NOT used). */
   iceServers?: IceServerConfig[];
   /**
+   * RTCConfiguration.iceTransportPolicy (default 'all'). 'relay': this side
+   * only offers TURN relay candidates, so the path runs through the TURN
+   * server of `iceServers` (the overlay route of Zhang & Lei §3.2).
+   */
+  iceTransportPolicy?: 'all' | 'relay';
+  /**
    * Keep (true) or withhold (false) each local candidate of this path (called
    * with this path's id); default keeps all. E.g. `policy.allows.bind(policy)`
    * or `policy.filterFor(pathId)` of a {@link PathCandidatePolicy}.
@@ -132,6 +138,9 @@ export class SimplePeerPath implements PathTransport {
   private readonly localNetworkIds = new Map<string, number>();
   private readonly _localCandidates: ParsedCandidate[] = [];
   private _iceState = 'new';
+  private readonly initiator: boolean;
+  /** ICE restarts started by {@link switchIceServers}. */
+  iceRestarts = 0;
   private overLimitReported = false;
 
   /** @throws PathTransportError (code from simple-peer, e.g. ERR_WEBRTC_SUPPORT) when no WebRTC exists. */
@@ -148,8 +157,9 @@ export class SimplePeerPath implements PathTransport {
       trickle: opts.trickle ?? true,
       channelName: opts.channelLabel ?? `mp-path-${opts.pathId}`,
       channelConfig: { ordered: false, maxRetransmits: 0 },
-      config: { iceServers: opts.iceServers ?? [] },
+      config: { iceServers: opts.iceServers ?? [], ...(opts.iceTransportPolicy ? { iceTransportPolicy: opts.iceTransportPolicy } : {}) },
     };
+    this.initiator = opts.initiator;
     if (opts.wrtc !== undefined) peerOpts.wrtc = opts.wrtc;
     try {
       this.peer = new Peer(peerOpts);
@@ -350,6 +360,36 @@ export class SimplePeerPath implements PathTransport {
     } catch {
       return undefined;
     }
+  }
+
+  /**
+   * Move this path onto other ICE servers (e.g. another TURN relay) without
+   * closing it: RTCPeerConnection.setConfiguration with the new `iceServers`
+   * (and `iceTransportPolicy` when given), then an ICE restart
+   * (RTCPeerConnection.restartIce, RFC 8445 §9 / JSEP RFC 8829 §4.1.18)
+   * negotiated by a new offer. The old candidate pair keeps carrying the
+   * datachannel until the new one is selected (make-before-break), so the
+   * path stays 'connected'.
+   *
+   * Only the initiator (offerer) of the path can start it: an answerer's
+   * restartIce() takes effect only in an offer it never makes here.
+   * @returns false (nothing changed) on the answerer side, before the
+   *   RTCPeerConnection exists, after close, or when the browser refuses the
+   *   configuration (the error is reported with an 'error' event).
+   */
+  switchIceServers(iceServers: IceServerConfig[], iceTransportPolicy?: 'all' | 'relay'): boolean {
+    const pc = this.peer._pc;
+    if (!this.initiator || !pc || this.peer.destroyed || this._state === 'closed' || this._state === 'failed') return false;
+    try {
+      pc.setConfiguration({ ...pc.getConfiguration(), iceServers: iceServers as RTCIceServer[], ...(iceTransportPolicy ? { iceTransportPolicy } : {}) });
+      pc.restartIce();
+      (this.peer as SimplePeerInstance & { negotiate(): void }).negotiate();
+    } catch (err) {
+      this.emitError(PathTransportError.from(err, 'ERR_ICE_RESTART'));
+      return false;
+    }
+    this.iceRestarts++;
+    return true;
   }
 
   /** Close the RTCPeerConnection; state becomes 'closed'. Idempotent. */

@@ -11,6 +11,7 @@ import type { Page } from 'playwright-core';
 import { DEFAULT_SCENARIO, loadScenario } from '../../sim/net/scenario.js';
 import type { Scenario } from '../../sim/net/scenario.js';
 import { ensureChromium } from './chromium.js';
+import { startCoturn } from './coturn.js';
 import { launchChromium, startPageServer, startPathEnv } from './setup.js';
 import { buildReport, renderReportHtml } from './report.js';
 import { checkPathUsage, pathTraffic } from './path-usage.js';
@@ -57,11 +58,50 @@ export interface CallRunOptions {
    * `errors` (Chromium logs it as a console error).
    */
   contentSecurityPolicy?: string;
+  /**
+   * Overlay (issue 16): the scenario's paths become the links in front of
+   * as many coturn relays on 127.0.0.1 (tools/harness/coturn.ts): relay k
+   * listens behind emulated link k (its `up` = offerer -> relay, the
+   * receiver page being the offerer of every path), and both pages get the
+   * relays as MultipathCallOptions.relays. The call has `callPaths` paths;
+   * path i starts on relay i. The offerer's route is then receiver -> link k
+   * -> TURN k -> sender: media (sender -> receiver) crosses link k's `down`
+   * direction. One client per relay link (the emulator learns one peer per
+   * side): give more relays than paths.
+   */
+  overlay?: {
+    callPaths: number;
+    /** At `atS` into the call, move path `pathId` to relay `relay` (MultipathCall.switchRelay on both pages). */
+    relaySwitch?: { atS: number; pathId: number; relay: number };
+  };
 }
+
+/** A path's selected local candidate as the page reports it (tools/page/main.ts `pairs`). */
+export interface RelayPair {
+  id: number;
+  type?: string;
+  local?: string;
+  iceRestarts: number;
+}
+
+const readPairs = (pg: Page): Promise<RelayPair[]> => pg.evaluate(() => (window as unknown as { __peer: { pairs(): RelayPair[] } }).__peer.pairs());
 
 export interface CallRunResult {
   report: CallReport;
   outDir?: string;
+  /** With `turnRelays`: the relays' ports and the relay switch made (sessions switched per page). */
+  overlay?: {
+    relayPorts: number[];
+    switched?: { atS: number; receiver: number; sender: number };
+    /** The receiver page's (the offerer's) selected local candidates just before the switch and at the end. */
+    pairsBefore?: RelayPair[];
+    pairsAfter?: RelayPair[];
+    /** Bytes each relay's link carried (both directions) up to the switch, and from the switch to the end of the call. */
+    relayBytesBefore?: number[];
+    relayBytesAfter?: number[];
+    /** Longest gap between decoded frames (ms) from 1 s before the switch to the end of the call (freeze measure of the switch). */
+    maxFrameGapAfterSwitchMs?: number;
+  };
 }
 
 async function waitReady(page: Page, timeoutMs: number): Promise<void> {
@@ -123,11 +163,29 @@ export async function runCall(opts: CallRunOptions = {}): Promise<CallRunResult>
 
   const cleanups: Array<() => Promise<unknown> | unknown> = [];
   try {
-    const env = await startPathEnv(scenario, opts.seed ?? 1);
+    const env = await startPathEnv(scenario, opts.seed ?? 1, { rewrite: !opts.overlay });
     cleanups.push(() => env.close());
     const { emulator, relays } = env;
     log(`emulator: ${relays.map((r) => `path ${r.pathId} A:${r.portA} B:${r.portB}`).join(', ')}`);
     const sig = { url: env.signallingUrl };
+    let turn: Awaited<ReturnType<typeof startCoturn>> | undefined;
+    let relayServers: RTCIceServer[] = [];
+    if (opts.overlay) {
+      const t = await startCoturn(relays.length, { log });
+      turn = t;
+      cleanups.push(() => t.close());
+      // Relay k behind link k: the link's B side is the TURN server; clients reach it at the link's A port.
+      relayServers = relays.map((r, k) => {
+        r.setPeer('b', '127.0.0.1', t.relays[k].port);
+        return { ...t.relays[k].iceServer, urls: `turn:127.0.0.1:${r.portA}?transport=udp` };
+      });
+    }
+    let switched: { atS: number; receiver: number; sender: number } | undefined;
+    let pairsBefore: RelayPair[] | undefined;
+    const linkBytes = (): number[] => relays.map((r) => r.stats().up.deliveredBytes + r.stats().down.deliveredBytes);
+    let relayBytesBefore: number[] | undefined;
+    let switchEpochMs: number | undefined;
+    const decodedAtMs: number[] = [];
 
     const pages = await startPageServer(opts.contentSecurityPolicy ? { headers: { 'Content-Security-Policy': opts.contentSecurityPolicy } } : {});
     cleanups.push(() => pages.close());
@@ -141,7 +199,7 @@ export async function runCall(opts: CallRunOptions = {}): Promise<CallRunResult>
         role,
         room,
         sig: sig.url,
-        paths: String(scenario.paths.length),
+        paths: String(opts.overlay ? opts.overlay.callPaths : scenario.paths.length),
         codec,
         scheduler,
         fec,
@@ -156,6 +214,7 @@ export async function runCall(opts: CallRunOptions = {}): Promise<CallRunResult>
       if (opts.connectTimeoutMs) q.set('connectTimeoutMs', String(opts.connectTimeoutMs));
       if (opts.mtuBytes) q.set('mtuBytes', String(opts.mtuBytes));
       if (opts.playoutMaxMs !== undefined) q.set('playoutMaxMs', String(opts.playoutMaxMs));
+      if (turn) q.set('relays', JSON.stringify(relayServers));
       return `${base}?${q}`;
     };
     const ctxR = await browser.newContext();
@@ -185,8 +244,29 @@ export async function runCall(opts: CallRunOptions = {}): Promise<CallRunResult>
       if (wait > 0) await new Promise((r) => setTimeout(r, wait));
       const [snd, rcv] = await Promise.all([sample(sender), sample(receiver)]);
       samples.push({ tS: s, sender: snd, receiver: rcv, emulator: relays.map((r) => r.stats()) });
+      const sw = opts.overlay?.relaySwitch;
+      if (sw && !switched && s >= sw.atS) {
+        pairsBefore = await readPairs(receiver);
+        relayBytesBefore = linkBytes();
+        switchEpochMs = Date.now();
+        const call = (pg: Page) => pg.evaluate(([p, r]) => (window as unknown as { __peer: { switchRelay(p: number, r: number): number } }).__peer.switchRelay(p, r), [sw.pathId, sw.relay] as const);
+        switched = { atS: s, receiver: await call(receiver), sender: await call(sender) };
+        log(`t=${s}s relay switch: path ${sw.pathId} -> relay ${sw.relay} (sessions switched: receiver ${switched.receiver}, sender ${switched.sender})`);
+      }
+      if (opts.overlay) for (const f of rcv.frames) decodedAtMs.push(f.atMs);
       const last = rcv.frames.length;
       log(`t=${s}s decoded ${last} frames this second`);
+    }
+    const pairsAfter = turn ? await readPairs(receiver) : undefined;
+    const bytesEnd = linkBytes();
+    const relayBytesAfter = relayBytesBefore ? bytesEnd.map((b, k) => b - (relayBytesBefore as number[])[k]) : undefined;
+    let maxFrameGapAfterSwitchMs: number | undefined;
+    if (switchEpochMs !== undefined) {
+      const from = switchEpochMs - 1000;
+      const at = decodedAtMs.filter((t) => t >= from).sort((a, b) => a - b);
+      maxFrameGapAfterSwitchMs = 0;
+      for (let i = 1; i < at.length; i++) maxFrameGapAfterSwitchMs = Math.max(maxFrameGapAfterSwitchMs, Math.round(at[i] - at[i - 1]));
+      if (at.length < 2) maxFrameGapAfterSwitchMs = Number.POSITIVE_INFINITY;
     }
     await drainCall(sender, receiver, samples[samples.length - 1]);
     const extra = await Promise.all(
@@ -213,7 +293,8 @@ export async function runCall(opts: CallRunOptions = {}): Promise<CallRunResult>
     report.relay = pathTraffic(emulator.stats());
     report.source = opts.source ?? (opts.video ? { kind: 'file', file: opts.video } : { kind: 'synthetic' });
     const enabled = scheduler === 'single' ? [opts.singlePath ?? 0] : scenario.paths.map((_, i) => i);
-    report.pathUsage = checkPathUsage(report.relay, scenario, enabled, durationS);
+    // In overlay mode the emulated links are the relays' (some idle by design), not the call's paths.
+    if (!opts.overlay) report.pathUsage = checkPathUsage(report.relay, scenario, enabled, durationS);
     let outDir: string | undefined;
     if (opts.out) {
       outDir = resolve(opts.out);
@@ -221,7 +302,13 @@ export async function runCall(opts: CallRunOptions = {}): Promise<CallRunResult>
       writeFileSync(join(outDir, 'report.json'), JSON.stringify(report, null, 2));
       writeFileSync(join(outDir, 'report.html'), renderReportHtml(report));
     }
-    return { report, outDir };
+    return {
+      report,
+      outDir,
+      ...(turn
+        ? { overlay: { relayPorts: turn.relays.map((r) => r.port), ...(switched ? { switched, pairsBefore, relayBytesBefore, relayBytesAfter, maxFrameGapAfterSwitchMs } : {}), pairsAfter } }
+        : {}),
+    };
   } finally {
     for (const c of cleanups.reverse()) {
       try {

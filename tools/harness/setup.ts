@@ -34,10 +34,15 @@ export interface PathEnv {
   close(): Promise<void>;
 }
 
-/** Start the relays of `scenario` and a signalling server that rewrites candidates onto them. */
-export async function startPathEnv(scenario: Scenario, seed: number): Promise<PathEnv> {
+/**
+ * Start the relays of `scenario` and a signalling server that rewrites candidates onto them.
+ * With `{ rewrite: false }` (overlay mode, tools/harness/coturn.ts) signals pass unchanged: the
+ * emulated links then sit in front of the TURN servers instead of between the peers.
+ */
+export async function startPathEnv(scenario: Scenario, seed: number, opts: { rewrite?: boolean } = {}): Promise<PathEnv> {
   const emulator = await startEmulator(scenario, { seed });
   const relays = emulator.relays;
+  const rewrite = opts.rewrite ?? true;
   let sig: Awaited<ReturnType<typeof startSignallingServer>>;
   try {
     sig = await startSignallingServer({
@@ -45,6 +50,7 @@ export async function startPathEnv(scenario: Scenario, seed: number): Promise<Pa
       // Loopback test rooms: dev mode on purpose (no authorize), without the production warning on every run.
       log: () => undefined,
       rewriteSignal: ({ from, pathId, data }) => {
+        if (!rewrite) return data;
         const relay = relays[pathId];
         if (!relay) return null;
         return rewriteSignalForRelay(data, from === 'sender' ? 'a' : 'b', relay);

@@ -50,6 +50,8 @@ const call = new MultipathCall({
   connectTimeoutMs: q.has('connectTimeoutMs') ? Number(q.get('connectTimeoutMs')) : undefined,
   mtuBytes: q.has('mtuBytes') ? Number(q.get('mtuBytes')) : undefined,
   playout: q.has('playoutMaxMs') ? { maxDelayMs: Number(q.get('playoutMaxMs')) } : undefined,
+  // Overlay (issue 16): the harness's coturn relays, as JSON RTCIceServer[].
+  relays: q.has('relays') ? (JSON.parse(q.get('relays') as string) as RTCIceServer[]) : undefined,
   clock,
 });
 
@@ -100,6 +102,18 @@ call.on(CallEvent.Data, (data, info) => {
   /** What this browser can do (MultipathCall.capabilities()). */
   capabilities: () => MultipathCall.capabilities(),
   close: () => call.close(),
+  /** Overlay: move a path onto another relay (MultipathCall.switchRelay); returns the sessions switched. */
+  switchRelay: (pathId: number, relay: number) => call.switchRelay(pathId, relay),
+  /** Overlay: each path's selected local candidate (type relay = through a TURN server) and its ICE restarts. */
+  pairs: () => {
+    const r = call.getStats();
+    return r.ofType('path').map((p) => {
+      const pair = r.get(p.candidatePairId);
+      const local = pair?.type === 'candidate-pair' && pair.localCandidateId ? r.get(pair.localCandidateId) : undefined;
+      const lc = local?.type === 'local-candidate' ? local : undefined;
+      return { id: p.pathId, participantId: p.participantId, type: lc?.candidateType, local: lc ? `${lc.address}:${lc.port}` : undefined, iceRestarts: p.iceRestarts };
+    });
+  },
 };
 
 async function main(): Promise<void> {

@@ -27,7 +27,7 @@ describe('scheduler registry before registerAllStrategies', () => {
 describe('createScheduler', () => {
   it('builds every named scheduler', () => {
     registerAllStrategies();
-    expect([...SCHEDULER_NAMES].sort()).toEqual(['aggdeliv', 'blest', 'converge', 'ecf', 'lola', 'minrtt', 'mrtp', 'mtput', 'roundrobin', 'single']);
+    expect([...SCHEDULER_NAMES].sort()).toEqual(['aggdeliv', 'blest', 'converge', 'ecf', 'lola', 'minrtt', 'mrtp', 'mtput', 'overlay-ucb', 'roundrobin', 'single']);
     expect(schedulerNames()).toEqual(expect.arrayContaining([...SCHEDULER_NAMES]));
     for (const name of SCHEDULER_NAMES) {
       expect(createScheduler(name, { singlePath: 0 }).name).toBe(name);

@@ -96,7 +96,21 @@ describe('simulate', () => {
 
 describe('named scenarios (short runs, sanity only)', () => {
   it('lists the built-in names and rejects unknown ones', () => {
-    expect([...SCENARIO_NAMES].sort()).toEqual(['carriers', 'cellular', 'collapse', 'constant', 'delay-jump', 'failover', 'flap', 'loss-sweep', 'lossy-path', 'outage', 'soak', 'wifi-cellular']);
+    expect([...SCENARIO_NAMES].sort()).toEqual([
+      'carriers',
+      'cellular',
+      'collapse',
+      'constant',
+      'delay-jump',
+      'failover',
+      'flap',
+      'loss-sweep',
+      'lossy-path',
+      'outage',
+      'overlay',
+      'soak',
+      'wifi-cellular',
+    ]);
     expect(() => resolveScenario('nope')).toThrow(/unknown scenario/);
     expect(namedScenario('loss-sweep').map((v) => v.loss)).toEqual([0, 0.01, 0.02, 0.05, 0.1]);
     expect(namedScenario('wifi-cellular').length).toBeGreaterThanOrEqual(10);

@@ -1,0 +1,237 @@
+/**
+ * Overlay routes of the simulator (issue 16, `overlay` scenario): each path
+ * (subflow) of a scenario with `relays` can run over its direct links (arm 0)
+ * or through one of its relays (arm k + 1), each with its own links. A relay
+ * switch costs what an ICE restart costs: the path carries nothing in either
+ * direction for `relaySwitchMs` (sim/net/scenario.ts), then the new route's
+ * links carry it; datagrams already on the old route still arrive.
+ *
+ * Who picks the route, once per decision slot (1 s, as Zhang & Lei §4.2
+ * "Path manager makes decision ... on every 1 second"):
+ * - `fixed`: the direct route for the whole call (the paper's "default");
+ * - `ucb`: {@link RelayUcbSelector} (src/sched/relay-ucb.ts, Eq. 8-13,
+ *   Alg. 2-4) fed at each slot end with the bandwidth estimate of the route
+ *   in use (the path's estimator target of stream 0);
+ * - `oracle`: the route with the most capacity over the coming slot (the
+ *   paper's "oracle", which knows the future of every trace).
+ * Every slot records the route taken and the best route in hindsight (most
+ * capacity over that slot), for the settle time and time-on-best metrics.
+ */
+import { Rng } from '../src/core/rng.js';
+import type { SenderEngine } from '../src/engine/sender.js';
+import { RelayUcbSelector } from '../src/sched/relay-ucb.js';
+import type { Link } from './net/link.js';
+import { DEFAULT_RELAY_SWITCH_MS, type Scenario, buildLink } from './net/scenario.js';
+
+export type RelayPolicy = 'fixed' | 'ucb' | 'oracle';
+
+/** Decision slot (ms). */
+export const RELAY_SLOT_MS = 1000;
+
+/** What a run with relays reports (SimResult.overlay). */
+export interface OverlayResult {
+  policy: RelayPolicy;
+  /** Route names per path: [direct, relay names...]. */
+  routes: string[][];
+  /** Per slot: start (s), the arm each path used, the arm with the most capacity over the slot. */
+  slots: Array<{ atS: number; arms: number[]; best: number[] }>;
+  switches: number;
+  /** Datagrams dropped because their path was in a switch gap (both directions). */
+  gapDrops: number;
+  switchGapMs: number;
+}
+
+export class OverlayRoutes<T> {
+  /** [path][arm] up / down links; arm 0 is the path's direct links (the caller's). */
+  readonly armUp: Link<T>[][];
+  readonly armDown: Link<T>[][];
+  private readonly cur: number[];
+  private readonly gapUntilUs: number[];
+  private readonly selector: RelayUcbSelector | undefined;
+  private nextSlotUs = 0;
+  private readonly res: OverlayResult;
+
+  constructor(
+    scenario: Scenario,
+    seed: number,
+    readonly policy: RelayPolicy,
+    direct: { up: Link<T>[]; down: Link<T>[] },
+  ) {
+    this.armUp = scenario.paths.map((p, i) => [direct.up[i], ...(p.relays ?? []).map((r, k) => buildLink<T>(r.up, new Rng((seed * 6151 + 97 * i + 2 * k + 1) >>> 0)))]);
+    this.armDown = scenario.paths.map((p, i) => [direct.down[i], ...(p.relays ?? []).map((r, k) => buildLink<T>(r.down, new Rng((seed * 6151 + 97 * i + 2 * k + 2) >>> 0)))]);
+    this.cur = scenario.paths.map(() => 0);
+    this.gapUntilUs = scenario.paths.map(() => 0);
+    this.selector = policy === 'ucb' ? new RelayUcbSelector(this.armUp.map((a) => a.length)) : undefined;
+    this.res = {
+      policy,
+      routes: scenario.paths.map((p) => [`${p.name}:direct`, ...(p.relays ?? []).map((r) => r.name)]),
+      slots: [],
+      switches: 0,
+      gapDrops: 0,
+      switchGapMs: scenario.relaySwitchMs ?? DEFAULT_RELAY_SWITCH_MS,
+    };
+  }
+
+  /** Does any path of `scenario` have relays? */
+  static wanted(scenario: Scenario): boolean {
+    return scenario.paths.some((p) => (p.relays?.length ?? 0) > 0);
+  }
+
+  /** The link path `i` sends on now in this direction, undefined in a switch gap (the datagram is lost, counted). */
+  link(i: number, up: boolean, nowUs: number): Link<T> | undefined {
+    if (nowUs < this.gapUntilUs[i]) {
+      this.res.gapDrops++;
+      return undefined;
+    }
+    return (up ? this.armUp : this.armDown)[i][this.cur[i]];
+  }
+
+  /** The up link of path `i`'s current route (for capacity samples). */
+  currentUp(i: number): Link<T> {
+    return this.armUp[i][this.cur[i]];
+  }
+
+  /** Every relay link (arm >= 1) to poll: path index, direction, link. */
+  relayLinks(): Array<{ i: number; up: boolean; link: Link<T> }> {
+    const out: Array<{ i: number; up: boolean; link: Link<T> }> = [];
+    this.armUp.forEach((arms, i) => {
+      for (let k = 1; k < arms.length; k++) out.push({ i, up: true, link: arms[k] }, { i, up: false, link: this.armDown[i][k] });
+    });
+    return out;
+  }
+
+  /** When the next decision is due (µs). */
+  nextEventUs(): number {
+    return this.nextSlotUs;
+  }
+
+  /**
+   * At a slot boundary: feed the finished slot's bandwidth estimates (ucb),
+   * pick each path's route for the next slot and switch (the sender's
+   * estimators are told, SenderEngine.onPathRouteChanged).
+   * @param capacityBps mean capacity (bps) of a link over [fromMs, toMs)
+   */
+  tick(nowUs: number, senders: readonly SenderEngine[], capacityBps: (link: Link<T>, fromMs: number, toMs: number) => number): void {
+    if (nowUs < this.nextSlotUs) return;
+    const nowMs = nowUs / 1000;
+    const n = this.cur.length;
+    if (this.res.slots.length > 0) {
+      // Best route in hindsight for the slot that just ended.
+      const last = this.res.slots[this.res.slots.length - 1];
+      last.best = this.armUp.map((arms) => argmax(arms.map((l) => capacityBps(l, last.atS * 1000, nowMs))));
+    }
+    let next: number[];
+    if (this.policy === 'ucb' && this.selector) {
+      if (this.res.slots.length > 0) {
+        const est = senders[0].estimatorStats();
+        for (let i = 0; i < n; i++) {
+          const e = est.find((s) => s.id === i);
+          if (e) this.selector.onBandwidthSample(i, this.cur[i], e.targetRateBps, nowMs);
+        }
+      }
+      next = this.selector.decide(nowMs);
+    } else if (this.policy === 'oracle') {
+      next = this.armUp.map((arms) => argmax(arms.map((l) => capacityBps(l, nowMs, nowMs + RELAY_SLOT_MS))));
+    } else next = this.cur.map(() => 0);
+    for (let i = 0; i < n; i++) {
+      if (next[i] === this.cur[i]) continue;
+      this.cur[i] = next[i];
+      this.gapUntilUs[i] = nowUs + this.res.switchGapMs * 1000;
+      this.res.switches++;
+      for (const s of senders) s.onPathRouteChanged(i);
+    }
+    this.res.slots.push({ atS: nowMs / 1000, arms: [...this.cur], best: [] });
+    this.nextSlotUs = nowUs + RELAY_SLOT_MS * 1000;
+  }
+
+  /** The result (the last slot's best route filled in at `endUs`). */
+  result(endUs: number, capacityBps: (link: Link<T>, fromMs: number, toMs: number) => number): OverlayResult {
+    const last = this.res.slots[this.res.slots.length - 1];
+    if (last && last.best.length === 0) last.best = this.armUp.map((arms) => argmax(arms.map((l) => capacityBps(l, last.atS * 1000, Math.max(last.atS * 1000 + 1, endUs / 1000)))));
+    return this.res;
+  }
+}
+
+function argmax(xs: number[]): number {
+  let b = 0;
+  for (let k = 1; k < xs.length; k++) if (xs[k] > xs[b]) b = k;
+  return b;
+}
+
+/**
+ * Settle time after a change at `changeS` for path `path`: seconds from the
+ * change to the start of the first slot from which the route taken equals
+ * the best route in hindsight for `holdSlots` slots in a row. Undefined when
+ * it never settles before the end.
+ */
+export function settleTimeS(r: OverlayResult, path: number, changeS: number, holdSlots = 5): number | undefined {
+  const s = r.slots.filter((x) => x.atS >= changeS - 1e-9 && x.best.length > 0);
+  for (let k = 0; k + holdSlots <= s.length; k++) {
+    let ok = true;
+    for (let m = k; m < k + holdSlots; m++) if (s[m].arms[path] !== s[m].best[path]) ok = false;
+    if (ok) return s[k].atS - changeS;
+  }
+  return undefined;
+}
+
+/** Fraction of slots (from `fromS`) on which path `path` used the best route in hindsight. */
+export function timeOnBest(r: OverlayResult, path: number, fromS = 0): number {
+  const s = r.slots.filter((x) => x.atS >= fromS && x.best.length > 0);
+  if (s.length === 0) return 0;
+  return s.filter((x) => x.arms[path] === x.best[path]).length / s.length;
+}
+
+/** Issue 16's acceptance: settle within this many seconds of a change. */
+export const OVERLAY_SETTLE_TARGET_S = 10;
+/** ... and a p95 latency within this factor of the oracle's. */
+export const OVERLAY_P95_FACTOR = 1.1;
+
+/**
+ * The overlay section of summary.md (`npm run bench -- --scenario overlay`):
+ * per configuration the p95 latency, freezes, goodput, relay switches, time
+ * on the best route and the settle time after each path's worst change, and
+ * issue 16's acceptance for every `X` that has an `X+oracle` twin (its
+ * worst seed). Empty when no run had relays.
+ * @param changeS when the scenario's relay degrades (s)
+ */
+export function renderOverlay(
+  entries: ReadonlyArray<{ config: string; result: { seed: number; latencyMs: { p95: number }; freezes: { count: number; totalMs: number }; goodputBps: number; overlay?: OverlayResult } }>,
+  changeS = 40,
+): string {
+  const runs = entries.filter((e) => e.result.overlay);
+  if (runs.length === 0) return '';
+  const lines = [
+    '',
+    '## Overlay: relay selection',
+    '',
+    `Relay of subflow 0 degrades at ${changeS} s. Settle = seconds from the change until the route taken equals the best route in hindsight (most capacity over the 1 s slot) for 5 slots in a row.`,
+    '',
+  ];
+  lines.push(
+    '| config | seed | p95 latency ms | freezes (total ms) | goodput kbps | switches | on best route (path 0 / 1) | settle s (path 0 / 1) |',
+    '| --- | --- | --- | --- | --- | --- | --- | --- |',
+  );
+  for (const e of runs) {
+    const o = e.result.overlay as OverlayResult;
+    const settle = [0, 1].map((p) => (p < o.routes.length ? (settleTimeS(o, p, changeS)?.toFixed(0) ?? 'never') : '-')).join(' / ');
+    const best = [0, 1].map((p) => (p < o.routes.length ? `${Math.round(100 * timeOnBest(o, p))} %` : '-')).join(' / ');
+    lines.push(
+      `| ${e.config} | ${e.result.seed} | ${e.result.latencyMs.p95.toFixed(0)} | ${e.result.freezes.count} (${e.result.freezes.totalMs.toFixed(0)}) | ${Math.round(e.result.goodputBps / 1000)} | ${o.switches} | ${best} | ${settle} |`,
+    );
+  }
+  lines.push('', '### Acceptance (issue 16)', '');
+  for (const e of runs) {
+    const oracle = runs.find((x) => x.config === `${e.config}+oracle` && x.result.seed === e.result.seed);
+    if (!oracle) continue;
+    const o = e.result.overlay as OverlayResult;
+    const settle = settleTimeS(o, 0, changeS);
+    const p95 = e.result.latencyMs.p95;
+    const op95 = oracle.result.latencyMs.p95;
+    const okSettle = settle !== undefined && settle <= OVERLAY_SETTLE_TARGET_S;
+    const okP95 = p95 <= OVERLAY_P95_FACTOR * op95;
+    lines.push(
+      `- ${e.config} seed ${e.result.seed}: settles on the best relay ${settle === undefined ? 'never' : `${settle.toFixed(0)} s`} after the change (target <= ${OVERLAY_SETTLE_TARGET_S} s): ${okSettle ? 'PASS' : 'FAIL'}; p95 latency ${p95.toFixed(0)} ms vs oracle ${op95.toFixed(0)} ms = ${(p95 / op95).toFixed(2)}x (target <= ${OVERLAY_P95_FACTOR}x): ${okP95 ? 'PASS' : 'FAIL'}`,
+    );
+  }
+  return `${lines.join('\n')}\n`;
+}

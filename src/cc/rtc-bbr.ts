@@ -1,0 +1,425 @@
+/**
+ * RTC-BBR: BBR adapted to real-time video, per path, rate-based.
+ *
+ * SOURCE: Zhang & Lei, "An Online Learning Based Path Selection for Multipath
+ * Video Telephony Service in Overlay", §3.1.1: delivery-rate samples
+ * (Eq. 1), pacing rate = max bandwidth over 10 rounds x pacing gain (Eq. 2),
+ * and ProbeBW's gain cycle replaced by Algorithm 1 (probe up with gain 1.1,
+ * probe down with 0.85 until the bytes in flight match the BDP, cycle length
+ * randomized over 2..8 min RTTs). The states StartUp / Drain / ProbeBW /
+ * ProbeRTT and their constants come from BBR (Cardwell et al., "BBR:
+ * Congestion-Based Congestion Control", ACM Queue 2016;
+ * draft-cardwell-iccrg-bbr-congestion-control-02 §4.3); the delivery-rate
+ * sample is draft-cheng-iccrg-delivery-rate-estimation-02 §3 (interval =
+ * max(send elapsed, ack elapsed)).
+ *
+ * Adaptations to a rate-based media sender whose "acks" are the receiver's
+ * per-path reports (every 50-100 ms), each documented where it is made:
+ * - the target rate (what the sender paces and the encoder follows) is the
+ *   pacing rate of Eq. 2; before the first delivery sample it is the start rate;
+ * - BBR's cwnd (2 x BDP) becomes a cap: while the bytes in flight exceed it the
+ *   target is the latest delivery rate (when lower than the max) x the
+ *   probe-down gain 0.85;
+ * - ProbeRTT does not collapse to 4 packets (that would freeze the video): it
+ *   paces at 0.5 x the bandwidth for max(200 ms, one min RTT), enough to drain
+ *   the bottleneck queue once every 10 s when the min RTT went stale;
+ * - the max filter runs over 10 rounds and at most 10 min RTTs of time (a
+ *   queue that builds after a capacity drop stretches rounds), and restarts on a route change ({@link RtcBbrEstimator.onRouteChange}:
+ *   an ICE restart onto another relay);
+ * - with bytes in flight and no report for 1 s the target is cut by 20 % once
+ *   per second (as GccEstimator's feedback timeout).
+ *
+ * I/O-free: times are the sender's clock (µs), randomness is a seeded Rng.
+ */
+import { Rng } from '../core/rng.js';
+import type { PathReport } from '../core/types.js';
+import { RttEstimator, rttFromReport } from './rtt.js';
+import { SentPacketHistory } from './sent-history.js';
+import type { BandwidthEstimator, EstimatorStats, SentPacketInfo } from './types.js';
+
+/** Configuration of {@link RtcBbrEstimator}; rates in bps, times in ms. */
+export interface RtcBbrConfig {
+  /** Target before the first delivery-rate sample (bps). Default 1_000_000. */
+  startBps: number;
+  /** Floor of the target (bps). Default 100_000. */
+  minBps: number;
+  /** Ceiling of the target (bps). Default 50_000_000. */
+  maxBps: number;
+  /** Probe-up gain of Algorithm 1 (BBR: 1.25; RTC-BBR §3.1.1: 1.1). */
+  probeUpGain: number;
+  /** Probe-down gain of Algorithm 1 (BBR: 0.75; RTC-BBR: 0.85). */
+  probeDownGain: number;
+  /** kGainCycleLen of Algorithm 1 (8). */
+  gainCycleLen: number;
+  /** CYCLE_RAND of Algorithm 1 (7): cycle length = gainCycleLen - rand() % cycleRand, i.e. 2..8. */
+  cycleRand: number;
+  /** Rounds of the max-bandwidth filter (BBR: 10). */
+  bwFilterRounds: number;
+  /** Min RTT window (ms); a stale min RTT triggers ProbeRTT (BBR: 10 s). */
+  minRttWindowMs: number;
+  /** No report for this long with bytes in flight: cut 20 % (ms). Default 1000. */
+  feedbackTimeoutMs: number;
+  /** Seed of the cycle-length randomization (deterministic runs). Default 1. */
+  seed: number;
+}
+
+export const DEFAULT_RTC_BBR_CONFIG: RtcBbrConfig = {
+  startBps: 1_000_000,
+  minBps: 100_000,
+  maxBps: 50_000_000,
+  probeUpGain: 1.1,
+  probeDownGain: 0.85,
+  gainCycleLen: 8,
+  cycleRand: 7,
+  bwFilterRounds: 10,
+  minRttWindowMs: 10_000,
+  feedbackTimeoutMs: 1000,
+  seed: 1,
+};
+
+/** BBR's StartUp gain 2/ln 2 (draft-cardwell-iccrg-bbr-congestion-control-02 §4.3.1.1). */
+export const BBR_HIGH_GAIN = 2 / Math.LN2;
+/** StartUp ends when the bandwidth grew less than 25 % in this many rounds (BBR full-pipe check). */
+const FULL_BW_ROUNDS = 3;
+const FULL_BW_GROWTH = 1.25;
+/** BBR cwnd gain in ProbeBW: cwnd = 2 x BDP. */
+const CWND_GAIN = 2;
+/** ProbeRTT (our rate-based reading): pace at this fraction of the bandwidth for PROBE_RTT_MS. */
+const PROBE_RTT_GAIN = 0.5;
+const PROBE_RTT_MS = 200;
+/** Bound of the max-filter deque (samples). */
+const MAX_FILTER_SAMPLES = 512;
+
+export type RtcBbrState = 'startup' | 'drain' | 'probe-bw' | 'probe-rtt';
+
+/** {@link EstimatorStats} plus RTC-BBR's own state. */
+export interface RtcBbrStats extends EstimatorStats {
+  state: RtcBbrState;
+  pacingGain: number;
+  /** Windowed max delivery rate bw_es (bps), 0 before the first sample. */
+  bwBps: number;
+  /** Current gain cycle length (min RTTs, 2..8). */
+  cycleLen: number;
+  rounds: number;
+  reports: number;
+  reportsInvalid: number;
+  packetsLost: number;
+  packetsReceived: number;
+  routeChanges: number;
+  feedbackTimeouts: number;
+}
+
+export class RtcBbrEstimator implements BandwidthEstimator {
+  private readonly cfg: RtcBbrConfig;
+  private readonly history = new SentPacketHistory(8192);
+  private readonly rtt: RttEstimator;
+  private readonly rng: Rng;
+  // Per-packet delivery state at send time (draft-cheng §3.2), indexed like the history ring.
+  private readonly pDelivered: Float64Array;
+  private readonly pDeliveredUs: Float64Array;
+  private readonly pFirstSentUs: Float64Array;
+  private readonly mask: number;
+  private delivered = 0;
+  private deliveredUs = Number.NaN;
+  private firstSentUs = Number.NaN;
+  // Rounds (BBR next_round_delivered).
+  private rounds = 0;
+  private nextRoundDelivered = 0;
+  // Max filter: monotonic deque (decreasing bw) of (round, time µs, bw).
+  private readonly fRound = new Float64Array(MAX_FILTER_SAMPLES);
+  private readonly fUs = new Float64Array(MAX_FILTER_SAMPLES);
+  private readonly fBw = new Float64Array(MAX_FILTER_SAMPLES);
+  private fHead = 0;
+  private fLen = 0;
+  private lastSampleBps: number | undefined;
+  // Min RTT as BBR keeps it (value and when it was last refreshed).
+  private minRttUs = Number.POSITIVE_INFINITY;
+  private minRttStampUs = Number.NaN;
+  // State machine.
+  private state: RtcBbrState = 'startup';
+  private gain = BBR_HIGH_GAIN;
+  private fullBw = 0;
+  private fullBwRounds = 0;
+  private fullBwCheckedRound = -1;
+  private cycleStampUs = 0;
+  private cycleLen: number;
+  private probeRttUntilUs = 0;
+  private hasLoss = false;
+  // Output.
+  private target: number;
+  private lastReport: number | undefined;
+  private lastTimeoutUs = Number.NEGATIVE_INFINITY;
+  private lossRateEwma = 0;
+  private readonly c = { reports: 0, reportsInvalid: 0, packetsLost: 0, packetsReceived: 0, routeChanges: 0, feedbackTimeouts: 0 };
+
+  /**
+   * @param config partial {@link RtcBbrConfig}.
+   * @throws RangeError for a rate or time that is not finite and > 0, minBps > maxBps,
+   *   gains outside (0, 2], or cycle constants that are not integers with 1 <= cycleRand <= gainCycleLen - 1.
+   */
+  constructor(config: Partial<RtcBbrConfig> = {}) {
+    const c: RtcBbrConfig = { ...DEFAULT_RTC_BBR_CONFIG, ...config };
+    for (const k of ['startBps', 'minBps', 'maxBps', 'minRttWindowMs', 'feedbackTimeoutMs', 'bwFilterRounds'] as const) {
+      if (!(typeof c[k] === 'number' && Number.isFinite(c[k]) && c[k] > 0)) throw new RangeError(`RtcBbrEstimator: ${k} must be a finite number > 0, got ${c[k]}`);
+    }
+    if (c.minBps > c.maxBps) throw new RangeError(`RtcBbrEstimator: minBps (${c.minBps}) > maxBps (${c.maxBps})`);
+    for (const k of ['probeUpGain', 'probeDownGain'] as const) {
+      if (!(c[k] > 0 && c[k] <= 2)) throw new RangeError(`RtcBbrEstimator: ${k} must be in (0, 2], got ${c[k]}`);
+    }
+    if (!(Number.isInteger(c.gainCycleLen) && Number.isInteger(c.cycleRand) && c.cycleRand >= 1 && c.cycleRand <= c.gainCycleLen - 1)) {
+      throw new RangeError(`RtcBbrEstimator: need integers 1 <= cycleRand <= gainCycleLen - 1, got ${c.cycleRand}, ${c.gainCycleLen}`);
+    }
+    c.startBps = Math.min(Math.max(c.startBps, c.minBps), c.maxBps);
+    this.cfg = c;
+    this.rtt = new RttEstimator({ minRttWindowMs: c.minRttWindowMs });
+    this.rng = new Rng(c.seed);
+    this.cycleLen = c.gainCycleLen;
+    const cap = this.history.capacity;
+    this.mask = cap - 1;
+    this.pDelivered = new Float64Array(cap);
+    this.pDeliveredUs = new Float64Array(cap);
+    this.pFirstSentUs = new Float64Array(cap);
+    this.target = c.startBps;
+  }
+
+  /** Record a sent packet; invalid input is ignored (the history counts nothing it refuses). */
+  onPacketSent(p: SentPacketInfo): void {
+    if (!(Number.isFinite(p?.sendTimeUs) && Number.isFinite(p.sizeBytes) && p.sizeBytes >= 0)) return;
+    if (!this.history.add(p.pathSeq, p.sendTimeUs, Math.ceil(p.sizeBytes))) return;
+    // draft-cheng §3.2 "Transmitting a data packet": with nothing in flight the send and delivery clocks restart here.
+    if (this.history.inflightBytes() <= Math.ceil(p.sizeBytes) || Number.isNaN(this.deliveredUs)) {
+      this.firstSentUs = p.sendTimeUs;
+      this.deliveredUs = p.sendTimeUs;
+    }
+    const i = p.pathSeq & this.mask;
+    this.pDelivered[i] = this.delivered;
+    this.pDeliveredUs[i] = this.deliveredUs;
+    this.pFirstSentUs[i] = this.firstSentUs;
+  }
+
+  /** A receiver report at sender time `nowUs` (µs): delivery-rate samples (Eq. 1), RTT, loss, then the state machine. */
+  onReport(report: PathReport, nowUs: number): void {
+    if (!Number.isFinite(nowUs) || !this.history.applyReport(report)) {
+      this.c.reportsInvalid++;
+      return;
+    }
+    const h = this.history;
+    const o = h.outcome;
+    this.c.reports++;
+    this.c.packetsLost += o.newlyLost - o.recovered;
+    this.c.packetsReceived += o.newlyReceived + o.recovered;
+    this.lastReport = nowUs;
+    const resolved = o.newlyReceived + o.newlyLost;
+    if (resolved > 0) this.lossRateEwma += 0.1 * (Math.max(0, o.newlyLost - o.recovered) / resolved - this.lossRateEwma);
+    this.hasLoss = o.newlyLost > o.recovered;
+
+    if (!Number.isNaN(h.lastArrivalUs)) {
+      const sample = rttFromReport(nowUs, h.lastArrivalSendUs, h.lastArrivalUs, Number(report.reportTimeUs));
+      if (sample !== undefined) {
+        this.rtt.onSample(sample, nowUs);
+        if (sample <= this.minRttUs || !(nowUs - this.minRttStampUs <= this.cfg.minRttWindowMs * 1000)) {
+          this.minRttUs = sample;
+          this.minRttStampUs = nowUs;
+        }
+      }
+    }
+
+    // Eq. 1 per newly acknowledged packet (arrival order): bw = delta delivered / delta t.
+    const idx = h.newIdx;
+    let best = 0;
+    for (let k = 0; k < idx.length; k++) {
+      const i = idx[k];
+      this.delivered += h.sizes[i];
+      this.deliveredUs = nowUs;
+      const sendUs = h.sendUs[i];
+      const j = i & this.mask;
+      const pd = this.pDelivered[j];
+      const sendElapsed = sendUs - this.pFirstSentUs[j];
+      const ackElapsed = nowUs - this.pDeliveredUs[j];
+      this.firstSentUs = sendUs;
+      const interval = Math.max(sendElapsed, ackElapsed);
+      // Samples over less than a min RTT are ack compression, not a rate (draft-cheng §3.3: interval < min_rtt is discarded).
+      if (interval > 0 && interval >= Math.min(this.minRttUs, 1e9)) best = Math.max(best, ((this.delivered - pd) * 8e6) / interval);
+      if (pd >= this.nextRoundDelivered) {
+        this.nextRoundDelivered = this.delivered;
+        this.rounds++;
+      }
+    }
+    if (best > 0) {
+      this.lastSampleBps = best;
+      this.pushBw(best, nowUs);
+    }
+    this.update(nowUs);
+  }
+
+  /** The route under this path changed (ICE restart onto another relay): forget bandwidth and min RTT, start up again from the current target. */
+  onRouteChange(nowUs: number): void {
+    this.c.routeChanges++;
+    this.fLen = 0;
+    this.fHead = 0;
+    this.lastSampleBps = undefined;
+    this.minRttUs = Number.POSITIVE_INFINITY;
+    this.minRttStampUs = Number.NaN;
+    this.fullBw = 0;
+    this.fullBwRounds = 0;
+    this.state = 'startup';
+    this.gain = BBR_HIGH_GAIN;
+    this.cycleStampUs = nowUs;
+    // Until the new route's first sample the target stays (startup from where we are).
+    this.startFrom = this.target;
+  }
+
+  private startFrom: number | undefined;
+
+  onTick(nowUs: number): void {
+    if (!Number.isFinite(nowUs)) return;
+    const last = this.lastReport;
+    if (last !== undefined && this.history.inflightBytes() > 0 && nowUs - last > this.cfg.feedbackTimeoutMs * 1000 && nowUs - this.lastTimeoutUs >= 1_000_000) {
+      this.lastTimeoutUs = nowUs;
+      this.c.feedbackTimeouts++;
+      this.target = Math.max(this.cfg.minBps, this.target * 0.8);
+      // The filter must not restore the old rate when reports resume.
+      this.fLen = 0;
+      this.startFrom = this.target;
+    }
+  }
+
+  private pushBw(bw: number, nowUs: number): void {
+    // Expire by rounds or time: the last bwFilterRounds rounds, and no longer than bwFilterRounds min RTTs
+    // (a queue that builds after a capacity drop stretches the rounds; the time bound keeps the reaction within ~1 s).
+    const windowUs = Number.isFinite(this.minRttUs) ? this.cfg.bwFilterRounds * this.minRttUs : 1_000_000;
+    while (this.fLen > 0 && (this.rounds - this.fRound[this.fHead] >= this.cfg.bwFilterRounds || nowUs - this.fUs[this.fHead] > windowUs)) {
+      this.fHead = (this.fHead + 1) % MAX_FILTER_SAMPLES;
+      this.fLen--;
+    }
+    while (this.fLen > 0 && this.fBw[(this.fHead + this.fLen - 1) % MAX_FILTER_SAMPLES] <= bw) this.fLen--;
+    if (this.fLen === MAX_FILTER_SAMPLES) {
+      this.fHead = (this.fHead + 1) % MAX_FILTER_SAMPLES;
+      this.fLen--;
+    }
+    const at = (this.fHead + this.fLen) % MAX_FILTER_SAMPLES;
+    this.fRound[at] = this.rounds;
+    this.fUs[at] = nowUs;
+    this.fBw[at] = bw;
+    this.fLen++;
+    this.startFrom = undefined;
+  }
+
+  /** bw_es: the windowed max delivery rate (bps), 0 before the first sample. */
+  bwBps(): number {
+    return this.fLen > 0 ? this.fBw[this.fHead] : 0;
+  }
+
+  private bdpBytes(): number {
+    const rtt = Number.isFinite(this.minRttUs) ? this.minRttUs : this.rtt.srttMs() * 1000;
+    return (this.bwBps() * rtt) / 8e6;
+  }
+
+  private update(nowUs: number): void {
+    const bw = this.bwBps();
+    if (bw <= 0) return;
+    const inflight = this.history.inflightBytes();
+    const bdp = this.bdpBytes();
+    const minRttUs = Number.isFinite(this.minRttUs) ? this.minRttUs : this.rtt.srttMs() * 1000;
+    // BBR full-pipe check, once per round.
+    if (this.state === 'startup' && this.rounds !== this.fullBwCheckedRound) {
+      this.fullBwCheckedRound = this.rounds;
+      if (bw >= this.fullBw * FULL_BW_GROWTH) {
+        this.fullBw = bw;
+        this.fullBwRounds = 0;
+      } else if (++this.fullBwRounds >= FULL_BW_ROUNDS || this.hasLoss) {
+        this.state = 'drain';
+        this.gain = 1 / BBR_HIGH_GAIN;
+      }
+    }
+    if (this.state === 'drain' && inflight <= bdp) this.enterProbeBw(nowUs);
+    if (this.state === 'probe-bw') this.updateGainCyclePhase(nowUs, inflight, bdp, minRttUs);
+    // ProbeRTT when the min RTT was not refreshed for minRttWindowMs.
+    if (this.state !== 'probe-rtt' && this.state !== 'startup' && nowUs - this.minRttStampUs > this.cfg.minRttWindowMs * 1000) {
+      this.state = 'probe-rtt';
+      this.gain = PROBE_RTT_GAIN;
+      this.probeRttUntilUs = nowUs + Math.max(PROBE_RTT_MS * 1000, minRttUs);
+    }
+    if (this.state === 'probe-rtt' && nowUs >= this.probeRttUntilUs) {
+      this.minRttStampUs = nowUs; // BBR: the ProbeRTT sample refreshes the stamp
+      this.enterProbeBw(nowUs);
+    }
+    let rate = bw * this.gain;
+    // BBR's cwnd (2 x BDP) as a rate cap: beyond it the bottleneck queues, so pace under the latest delivery rate.
+    if (this.state !== 'startup' && inflight > CWND_GAIN * bdp) rate = Math.min(rate, Math.min(bw, this.lastSampleBps ?? bw) * this.cfg.probeDownGain);
+    this.target = Math.min(this.cfg.maxBps, Math.max(this.cfg.minBps, rate));
+  }
+
+  private enterProbeBw(nowUs: number): void {
+    this.state = 'probe-bw';
+    this.gain = 1;
+    this.cycleStampUs = nowUs;
+    this.cycleLen = this.cfg.gainCycleLen - Math.floor(this.rng.next() * this.cfg.cycleRand);
+  }
+
+  /** RTC-BBR §3.1.1 Algorithm 1 (UpdateGainCyclePhase), line by line. */
+  private updateGainCyclePhase(nowUs: number, inflight: number, bdp: number, rttMinUs: number): void {
+    const elapsed = nowUs - this.cycleStampUs; // 1
+    if (elapsed > this.cycleLen * rttMinUs) {
+      // 2
+      this.cycleStampUs = nowUs; // 3
+      this.cycleLen = this.cfg.gainCycleLen - Math.floor(this.rng.next() * this.cfg.cycleRand); // 4: 8 - rand() % 7
+      this.gain = this.cfg.probeUpGain; // 5
+      return; // 6
+    }
+    if (this.gain === 1) return; // 8-9
+    if (this.gain < 1 && inflight <= bdp) this.gain = 1; // 11-12
+    if (elapsed > rttMinUs && (inflight > this.cfg.probeUpGain * bdp || this.hasLoss)) this.gain = this.cfg.probeDownGain; // 14-15
+  }
+
+  targetRateBps(): number {
+    if (this.startFrom !== undefined) return this.startFrom;
+    return this.target;
+  }
+
+  ackedRateBps(): number | undefined {
+    return this.lastSampleBps;
+  }
+
+  srttMs(): number {
+    return this.rtt.srttMs();
+  }
+
+  minRttMs(): number {
+    return Number.isFinite(this.minRttUs) ? this.minRttUs / 1000 : this.rtt.minRttMs();
+  }
+
+  lossRate(): number {
+    return this.lossRateEwma;
+  }
+
+  inflightBytes(): number {
+    return this.history.inflightBytes();
+  }
+
+  lastReportUs(): number | undefined {
+    return this.lastReport;
+  }
+
+  stats(): RtcBbrStats {
+    return {
+      targetRateBps: this.targetRateBps(),
+      delayBasedBps: this.bwBps(),
+      lossBasedBps: this.bwBps(),
+      ackedRateBps: this.lastSampleBps,
+      srttMs: this.srttMs(),
+      minRttMs: this.minRttMs(),
+      lossRate: this.lossRateEwma,
+      trend: 0,
+      threshold: 0,
+      bandwidthUsage: 'normal',
+      rateControlState: this.state,
+      state: this.state,
+      pacingGain: this.gain,
+      bwBps: this.bwBps(),
+      cycleLen: this.cycleLen,
+      rounds: this.rounds,
+      ...this.c,
+    };
+  }
+}

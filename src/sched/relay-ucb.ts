@@ -1,0 +1,176 @@
+/**
+ * Relay (overlay path) selection per subflow by discounted UCB.
+ *
+ * SOURCE: Zhang & Lei, "An Online Learning Based Path Selection for
+ * Multipath Video Telephony Service in Overlay", §3.2:
+ * - each subflow i has k_i candidate routes (arms): the default (direct)
+ *   route and k_i - 1 routes through relays (TURN servers);
+ * - the reward of a pulled arm is the bandwidth its congestion controller
+ *   estimates; its mean is an exponentially smoothed estimate (Eq. 11,
+ *   α = 0.9: recent rewards weigh most, the "discounting" that suits a
+ *   restless, non-stationary bandit) instead of Eq. 9's plain mean;
+ * - the index of arm j is Eq. 13:
+ *   B̂w(i, j) + Bw(j) · sqrt(2 log(C · T) / N(i, j)), with C the number of
+ *   subflows, T the decision-slot counter, N the pulls of the arm (starting
+ *   at 1) and Bw(j) the largest bandwidth sample of the last
+ *   kObservedTime = 10 s (Eq. 12, Alg. 2-3); once an arm has had no sample
+ *   for 10 s, Bw(j) is the largest sample it ever gave (§3.2 text: "it
+ *   encourages client to choose this path again");
+ * - Alg. 4: per slot, each subflow takes the arm with the largest index and
+ *   its N is incremented; T is incremented once per slot. At the start every
+ *   arm is tried once (§3.2: "all available paths will be exploited"), in order.
+ *
+ * Our reading where the paper is silent: Alg. 3's loop keeps at least one
+ * sample, so its "no sample" branch never runs; we read the text instead (a
+ * newest sample older than the window means "not exploited within the
+ * monitor interval"). Samples are bounded (oldest dropped beyond
+ * `maxSamples`). The caller decides once per slot (the paper: every 1 s)
+ * and feeds samples of the arm in use only.
+ *
+ * I/O-free: times are the caller's clock (ms).
+ */
+
+/** Tuning of {@link RelayUcbSelector}; defaults are the paper's. */
+export interface RelayUcbConfig {
+  /** α of Eq. 11 (weight of the newest sample), (0, 1]. Default 0.9. */
+  alpha: number;
+  /** kObservedTime of Alg. 3 (ms). Default 10_000. */
+  observedWindowMs: number;
+  /** Bound on the samples kept per arm. Default 256. */
+  maxSamples: number;
+}
+
+export const DEFAULT_RELAY_UCB_CONFIG: RelayUcbConfig = { alpha: 0.9, observedWindowMs: 10_000, maxSamples: 256 };
+
+/** One arm's state (paths_info of Alg. 4). */
+export interface ArmState {
+  /** B̂w: smoothed bandwidth (bps, Eq. 11), 0 before the first sample. */
+  bwHat: number;
+  /** Bw: largest sample of the observed window, or the all-time max when the arm went unobserved (bps). */
+  bwMax: number;
+  /** maxBw_: largest sample ever (bps). */
+  maxEver: number;
+  /** N: times pulled (starts at 1). */
+  pulls: number;
+  /** Samples received. */
+  samples: number;
+}
+
+interface Arm extends ArmState {
+  window: Array<{ bw: number; tMs: number }>;
+}
+
+/** Thrown for a bad subflow / arm layout or config. */
+export class RelayUcbError extends RangeError {
+  constructor(message: string) {
+    super(message);
+    this.name = 'RelayUcbError';
+  }
+}
+
+export class RelayUcbSelector {
+  private readonly cfg: RelayUcbConfig;
+  private readonly arms: Arm[][];
+  private readonly chosen: number[];
+  private slot = 1;
+  /** Samples refused (non-finite, negative, unknown subflow or arm). */
+  invalidSamples = 0;
+
+  /**
+   * @param armsPerSubflow k_i for each subflow (each >= 1; arm 0 is the default route).
+   * @throws RelayUcbError for an empty layout, a k_i that is not an integer >= 1, or a bad config.
+   */
+  constructor(armsPerSubflow: readonly number[], config: Partial<RelayUcbConfig> = {}) {
+    const c = { ...DEFAULT_RELAY_UCB_CONFIG, ...config };
+    if (!(c.alpha > 0 && c.alpha <= 1)) throw new RelayUcbError(`RelayUcbSelector: alpha must be in (0, 1], got ${c.alpha}`);
+    if (!(Number.isFinite(c.observedWindowMs) && c.observedWindowMs > 0)) throw new RelayUcbError(`RelayUcbSelector: observedWindowMs must be > 0, got ${c.observedWindowMs}`);
+    if (!(Number.isInteger(c.maxSamples) && c.maxSamples >= 1)) throw new RelayUcbError(`RelayUcbSelector: maxSamples must be an integer >= 1, got ${c.maxSamples}`);
+    if (armsPerSubflow.length === 0) throw new RelayUcbError('RelayUcbSelector: needs at least one subflow');
+    for (const k of armsPerSubflow) if (!(Number.isInteger(k) && k >= 1)) throw new RelayUcbError(`RelayUcbSelector: arms per subflow must be integers >= 1, got ${k}`);
+    this.cfg = c;
+    this.arms = armsPerSubflow.map((k) => Array.from({ length: k }, () => ({ bwHat: 0, bwMax: 0, maxEver: 0, pulls: 1, samples: 0, window: [] })));
+    this.chosen = armsPerSubflow.map(() => 0);
+  }
+
+  /** Alg. 2 OnNewBandwidthSample: a bandwidth estimate (bps) of arm `arm` of subflow `subflow` at `nowMs`. Bad input is counted and ignored. */
+  onBandwidthSample(subflow: number, arm: number, bwBps: number, nowMs: number): void {
+    const a = this.arms[subflow]?.[arm];
+    if (!a || !(Number.isFinite(bwBps) && bwBps >= 0) || !Number.isFinite(nowMs)) {
+      this.invalidSamples++;
+      return;
+    }
+    a.window.push({ bw: bwBps, tMs: nowMs });
+    if (a.window.length > this.cfg.maxSamples) a.window.shift();
+    if (a.samples === 0) {
+      a.bwMax = bwBps;
+      a.maxEver = bwBps;
+      a.bwHat = bwBps;
+    } else a.bwHat = (1 - this.cfg.alpha) * a.bwHat + this.cfg.alpha * bwBps; // Eq. 11
+    if (bwBps > a.maxEver) a.maxEver = bwBps;
+    this.expire(a, nowMs);
+    a.samples++;
+  }
+
+  /** Alg. 3 DeleteObsoleteSamples (with the text's reading of an unobserved arm). */
+  private expire(a: Arm, nowMs: number): void {
+    const w = a.window;
+    while (w.length > 1 && nowMs - w[0].tMs > this.cfg.observedWindowMs) w.shift();
+    if (w.length === 0 || nowMs - w[w.length - 1].tMs > this.cfg.observedWindowMs) {
+      a.bwMax = a.maxEver;
+      return;
+    }
+    let m = 0;
+    for (const s of w) if (s.bw > m) m = s.bw;
+    a.bwMax = m;
+  }
+
+  /** Eq. 13 index of an arm at the current slot (+Infinity for an arm never sampled). */
+  index(subflow: number, arm: number): number {
+    const a = this.arms[subflow]?.[arm];
+    if (!a) return Number.NaN;
+    if (a.samples === 0) return Number.POSITIVE_INFINITY;
+    const c = this.arms.length;
+    return a.bwHat + a.bwMax * Math.sqrt((2 * Math.log(c * this.slot)) / a.pulls);
+  }
+
+  /**
+   * Alg. 4 for one decision slot at `nowMs`: expire samples (Alg. 3), pick
+   * the arm with the largest index per subflow (never-sampled arms first,
+   * lowest index first; ties keep the lower arm), count the pull, advance T.
+   * @returns the chosen arm per subflow
+   */
+  decide(nowMs: number): number[] {
+    for (const arms of this.arms) for (const a of arms) this.expire(a, nowMs);
+    for (let i = 0; i < this.arms.length; i++) {
+      let best = 0;
+      let bestX = Number.NEGATIVE_INFINITY;
+      for (let j = 0; j < this.arms[i].length; j++) {
+        const x = this.index(i, j);
+        if (x > bestX) {
+          bestX = x;
+          best = j;
+        }
+      }
+      this.chosen[i] = best;
+      this.arms[i][best].pulls++;
+    }
+    this.slot++;
+    return [...this.chosen];
+  }
+
+  /** The arm chosen for `subflow` at the last decision (0 before the first). */
+  current(subflow: number): number {
+    return this.chosen[subflow] ?? 0;
+  }
+
+  /** T: decision slots so far + 1. */
+  get slots(): number {
+    return this.slot;
+  }
+
+  /** A copy of an arm's state, undefined for an unknown one. */
+  arm(subflow: number, arm: number): ArmState | undefined {
+    const a = this.arms[subflow]?.[arm];
+    return a && { bwHat: a.bwHat, bwMax: a.bwMax, maxEver: a.maxEver, pulls: a.pulls, samples: a.samples };
+  }
+}
