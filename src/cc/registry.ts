@@ -8,6 +8,7 @@
  * never inferred from its class.
  */
 import { Registry } from '../core/registry.js';
+import { FRACTAL_ESTIMATOR_ENTRY } from './fractal-entry.js';
 import { GccEstimator } from './gcc.js';
 import type { BandwidthEstimator } from './types.js';
 
@@ -17,6 +18,13 @@ export interface EstimatorOptions {
   startBps: number;
   /** Ceiling of the target (bps). */
   maxBps: number;
+  /**
+   * State shared by the estimators of one sender (one map per SenderEngine,
+   * the same for all its paths), keyed by estimator name: coupled estimators
+   * keep their coordinator in it (FRACTaL's MRCM couples the subflows).
+   * Absent: every estimator stands alone.
+   */
+  group?: Map<string, unknown>;
 }
 
 /** One registry entry. */
@@ -33,6 +41,7 @@ export const BUILTIN_ESTIMATORS = {
     summary: 'Google Congestion Control: trendline delay-based + loss-based AIMD, probing (draft-ietf-rmcat-gcc-02; libwebrtc goog_cc)',
     create: (o) => new GccEstimator({ startBps: o.startBps, maxBps: o.maxBps }),
   },
+  fractal: FRACTAL_ESTIMATOR_ENTRY,
 } as const satisfies Record<string, EstimatorEntry>;
 
 /** A built-in estimator's name. */
