@@ -107,6 +107,8 @@ const MON_MAX = 14;
 const BASE_WINDOW_US = 10_000_000;
 /** Send rate window (µs). */
 const SEND_WINDOW_US = 500_000;
+/** Half-life of lossRate() after the last loss window (µs). */
+const LOSS_HALF_LIFE_US = 1_000_000;
 /** Larger "packets" are rejected as garbage (bytes). */
 const MAX_PACKET_BYTES = 1 << 24;
 
@@ -207,6 +209,8 @@ export class FractalEstimator implements BandwidthEstimator {
   private increment = 0;
   private timedOut = false;
   private lossRateEwma = 0;
+  private lossWindowUs = 0;
+  private lastTickUs = 0;
   // Send rate: bytes per 50 ms bucket over the last SEND_WINDOW_US.
   private readonly sendBuckets = new Float64Array(SEND_WINDOW_US / 50_000);
   private sendBucketAt = Number.NaN;
@@ -282,7 +286,8 @@ export class FractalEstimator implements BandwidthEstimator {
     if (this.flExpected >= 10) {
       this.lastFl = Math.min(1, this.flLost / this.flExpected);
       this.fl.push(this.lastFl);
-      this.lossRateEwma += 0.1 * (this.lastFl - this.lossRateEwma);
+      this.lossRateEwma = this.lossRate() + 0.1 * (this.lastFl - this.lossRate());
+      this.lossWindowUs = nowUs;
       this.flExpected = 0;
       this.flLost = 0;
     }
@@ -293,6 +298,7 @@ export class FractalEstimator implements BandwidthEstimator {
 
   onTick(nowUs: number): void {
     if (!Number.isFinite(nowUs)) return;
+    if (nowUs > this.lastTickUs) this.lastTickUs = nowUs;
     this.coupler.touch(this.id, nowUs);
     this.rollSend(nowUs);
     this.coupler.setActual(this.id, this.sendRateBps());
@@ -328,8 +334,14 @@ export class FractalEstimator implements BandwidthEstimator {
     return this.rtt.minRttMs();
   }
 
+  /**
+   * Loss fraction 0..1: EWMA over 10-packet windows, fading with a 1 s
+   * half-life from the last window (a path that carries nothing is not kept
+   * "lossy" for good by stale reports).
+   */
   lossRate(): number {
-    return this.lossRateEwma;
+    const ageUs = Math.max(0, this.lastTickUs - this.lossWindowUs);
+    return this.lossRateEwma * 2 ** (-ageUs / LOSS_HALF_LIFE_US);
   }
 
   inflightBytes(): number {
@@ -354,7 +366,7 @@ export class FractalEstimator implements BandwidthEstimator {
       ackedRateBps: this.acked.bitrateBps(),
       srttMs: this.rtt.srttMs(),
       minRttMs: this.rtt.minRttMs(),
-      lossRate: this.lossRateEwma,
+      lossRate: this.lossRate(),
       trend: this.lastQdMs,
       threshold: this.qdThreshold(1),
       bandwidthUsage: state === 'congested' ? 'overusing' : state === 'underused' ? 'underusing' : 'normal',
