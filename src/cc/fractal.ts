@@ -527,11 +527,7 @@ export class FractalEstimator implements BandwidthEstimator {
   }
 
   private distortion(): boolean {
-    if (this.lastQdMs > this.qdThreshold(1)) return true;
-    // Receiving slower than sending, with a queue building (the receive rate lags the send rate by an RTT
-    // after every step, which alone is no distortion).
-    const rr = this.acked.bitrateBps();
-    return rr !== undefined && rr * 1.1 < this.sendRateBps() && this.lastQdMs > Math.max(QD_MIN_MARGIN_MS / 3, this.qd.median());
+    return this.lastQdMs > this.qdThreshold(1);
   }
 
   /** Approve interval (µs): 0.2 s far from the bottleneck .. 1 s at it. */
