@@ -242,25 +242,7 @@ export function runLoop(opts: SimOptions, settings: RunSettings): SimRun {
     const ctx: StreamCtx = {
       s,
       sender,
-      sEp: new Endpoint(rev, sender),
-      rx,
-      rEp: new Endpoint(rx),
-      enc,
-      sWake: 0,
-      rWake: 0,
-      nextFrameUs: s * 1000, // streams' cameras 1 ms apart
-      frameIndex: 0,
-      cameraFrames: 0,
-      sizes: [],
-      decoded: [],
-      lastDecodedId: -1,
-      refs: [],
-      decodedSinceKey: new Set(),
-      violations: 0,
-      outOfOrder: 0,
-      qoeDropped: 0,
-      targets: [],
-      targetChanges: [],
+      ...freshStreamState(rev, sender, rx, enc, s, 0),
     };
     for (let i = 0; i < nPaths; i++) {
       sender.addPath(i, sink(up[i], s, true, chUp[i]), 'connected');
@@ -303,30 +285,7 @@ export function runLoop(opts: SimOptions, settings: RunSettings): SimRun {
       const enc = new EncoderModel(opts.encoder ?? {}, sender.targetBitrateBps(), new Rng((seed * 104729 + 17 * s + 3) >>> 0));
       const startUs = Math.round(spec.startS * 1e6);
       const stopUs = spec.stopS === undefined ? Number.POSITIVE_INFINITY : Math.round(spec.stopS * 1e6);
-      const ctx: StreamCtx = {
-        s,
-        sender,
-        sEp: new Endpoint(rev, sender),
-        rx,
-        rEp: new Endpoint(rx),
-        enc,
-        sWake: startUs,
-        rWake: startUs,
-        nextFrameUs: startUs + s * 1000,
-        originUs: startUs,
-        frameIndex: 0,
-        cameraFrames: 0,
-        sizes: [],
-        decoded: [],
-        lastDecodedId: -1,
-        refs: [],
-        decodedSinceKey: new Set(),
-        violations: 0,
-        outOfOrder: 0,
-        qoeDropped: 0,
-        targets: [],
-        targetChanges: [],
-      };
+      const ctx: StreamCtx = { s, sender, ...freshStreamState(rev, sender, rx, enc, s, startUs), originUs: startUs };
       sender.addPath(p, sink(up[p], s, true, chUp[p]), 'connected');
       rev.addPath(p, sink(up[p], s, true, chUp[p]));
       rx.addPath(p, sink(down[p], s, false, chDown[p]));
@@ -538,6 +497,31 @@ export function runLoop(opts: SimOptions, settings: RunSettings): SimRun {
   }
 
   return { ...settings, streams, cross, flows, up, chUp, chDown, samples, ...(heap ? { heap } : {}), steps, datagramsUp, datagramsDown };
+}
+
+/** A stream's endpoints and fresh counters; its camera starts at `startUs` (+1 ms per stream index). */
+function freshStreamState(rev: ReceiverEngine, sender: SenderEngine, rx: ReceiverEngine, enc: EncoderModel, s: number, startUs: number): Omit<StreamCtx, 's' | 'sender'> {
+  return {
+    sEp: new Endpoint(rev, sender),
+    rx,
+    rEp: new Endpoint(rx),
+    enc,
+    sWake: startUs,
+    rWake: startUs,
+    nextFrameUs: startUs + s * 1000, // streams' cameras 1 ms apart
+    frameIndex: 0,
+    cameraFrames: 0,
+    sizes: [],
+    decoded: [],
+    lastDecodedId: -1,
+    refs: [],
+    decodedSinceKey: new Set(),
+    violations: 0,
+    outOfOrder: 0,
+    qoeDropped: 0,
+    targets: [],
+    targetChanges: [],
+  };
 }
 
 /** Is this datagram a Converge QoE feedback message? (Malformed: no.) */

@@ -420,8 +420,7 @@ export class FractalEstimator implements BandwidthEstimator {
           return;
         }
         if (this.distortion()) {
-          this.c.distortions++;
-          this.lastDistortedUs = now;
+          this.noteDistortion(now);
           const rr = this.acked.bitrateBps() ?? this.target;
           this.setTarget(Math.min(this.target, rr) - clamp(this.cfg.rampMinBps, this.cfg.rampMaxBps, 0.1 * this.target));
           this.settle(now);
@@ -441,8 +440,7 @@ export class FractalEstimator implements BandwidthEstimator {
           return;
         }
         if (this.distortion()) {
-          this.c.distortions++;
-          this.lastDistortedUs = now;
+          this.noteDistortion(now);
           this.setTarget(this.target - this.increment);
           this.settle(now);
           this.enter('keep', now);
@@ -481,6 +479,11 @@ export class FractalEstimator implements BandwidthEstimator {
     this.stage = stage;
     this.stageSinceUs = now;
     this.approveSinceUs = undefined;
+  }
+
+  private noteDistortion(now: number): void {
+    this.c.distortions++;
+    this.lastDistortedUs = now;
   }
 
   private undershoot(now: number): void {

@@ -96,10 +96,27 @@ describe('simulate', () => {
 
 describe('named scenarios (short runs, sanity only)', () => {
   it('lists the built-in names and rejects unknown ones', () => {
-    expect([...SCENARIO_NAMES].sort()).toEqual(['carriers', 'cellular', 'collapse', 'constant', 'delay-jump', 'failover', 'flap', 'loss-sweep', 'lossy-path', 'outage', 'soak', 'wifi-cellular']);
+    expect([...SCENARIO_NAMES].sort()).toEqual([
+      'carriers',
+      'cellular',
+      'collapse',
+      'constant',
+      'delay-jump',
+      'failover',
+      'fairness',
+      'flap',
+      'loss-sweep',
+      'lossy-path',
+      'outage',
+      'soak',
+      'wifi-cellular',
+    ]);
     expect(() => resolveScenario('nope')).toThrow(/unknown scenario/);
     expect(namedScenario('loss-sweep').map((v) => v.loss)).toEqual([0, 0.01, 0.02, 0.05, 0.1]);
     expect(namedScenario('wifi-cellular').length).toBeGreaterThanOrEqual(10);
+    const fair = namedScenario('fairness');
+    expect(fair.map((v) => `${v.label}/${v.half}`)).toEqual(['rtp-shared/tune', 'rtp-both/check', 'tcp-cubic/tune', 'tcp-reno/check']);
+    expect(fair.every((v) => (v.scenario.crossTraffic?.length ?? 0) > 0 && v.scenario.paths.length === 2)).toBe(true);
   });
 
   it('builds the cellular suite from every pair kind and splits it into two stable halves', () => {
