@@ -533,10 +533,14 @@ export class FractalEstimator implements BandwidthEstimator {
     return this.lastQdMs > this.qdThreshold(1);
   }
 
-  /** Approve interval (µs): 0.2 s far from the bottleneck .. 1 s at it. */
+  /**
+   * Approve interval (µs): 0.2 s far from the bottleneck .. 1 s at it, and at
+   * least one SRTT plus a report interval (100 ms): a step is only approved
+   * once the reports can show what it did to the queue.
+   */
   private approveIntervalUs(): number {
     const a = this.distanceFromBottleneck();
-    return APPROVE_MIN_US * a + APPROVE_MAX_US * (1 - a);
+    return Math.max(APPROVE_MIN_US * a + APPROVE_MAX_US * (1 - a), this.rtt.srttMs() * 1000 + 100_000);
   }
 
   /** Monitoring interval (packets per FEC packet): 2 far from the bottleneck .. 14 at it. */
