@@ -15,7 +15,9 @@
  *   IFD/FCD, latency CDFs).
  *
  * Configurations (`--compare`, default all): converge, converge-nofb
- * (QoE feedback dropped), minrtt, mtput, mrtp, roundrobin, single:N.
+ * (QoE feedback dropped), minrtt, mtput, mrtp, roundrobin, single:N; also
+ * `fractal` (the MPRTP paper's sender: mrtp scheduler + fractal estimator) and
+ * SCHED+EST pairs (e.g. converge+fractal), not in the default list.
  * `--fec` (default `path`; for loss-sweep `path,webrtc-table,none`).
  * `--variants N` runs only the first N variants (e.g. wifi-cellular pairs).
  * `--half tune|check` runs only that half of a split suite (`cellular`, see
@@ -67,7 +69,7 @@ const PLAYOUT_KEYS = ['minDelayMs', 'maxDelayMs', 'maxChangeMsPerS', 'offsetWind
 const SENDER_KEYS = ['dropQueueFrames', 'maxConsecutiveDrops', 'upperLayerDropFactor', 'cwndPushback', 'pathHysteresis', 'fastFailover', 'outageRestore'];
 
 const USAGE = `usage: npm run bench -- --scenario FILE.json|NAME [--compare LIST] [--fec LIST] [--streams 1-3] [--seeds N] [--duration S] [--variants N] [--half tune|check] [--degradation PREF] [--datachannel sctp|ideal] [--clock-skew MS] [--playout K=V,...] [--temporal-layers 1-3] [--converge K=V,...] [--sender K=V,...] [--audio on|off] [--jobs N] [--out DIR]
-  --compare entries: ${compareEntriesHelp()}, converge-nofb, ${estimatorEntries().join('|')} (converge with that estimator) (bench/compare.ts)`;
+  --compare entries: ${compareEntriesHelp()}, converge-nofb, ${estimatorEntries().join('|')} (that estimator with its paper's scheduler: fractal = mrtp + fractal), SCHED+EST (e.g. converge+fractal) (bench/compare.ts)`;
 
 const OPTIONS = {
   scenario: { type: 'string' },
