@@ -8,6 +8,15 @@
  *   single:N                                        our engine on path N only (registry entries
  *                                                   with needsSinglePath take `:N`)
  *   converge-nofb                                   converge with its QoE feedback dropped (simulator only)
+ *   fractal                                         the MPRTP paper's whole sender (simulator only): the
+ *                                                   `fractal` estimator (FRACTaL per subflow, Alg. 1 coupled
+ *                                                   ramp-up, Eq. 1 transient rates) with the paper's own
+ *                                                   packet scheduler, Alg. 2 = our `mrtp` scheduler (largest
+ *                                                   deficit of a path's rate over what it was sent; the
+ *                                                   estimator hands it SR_transient as the path rate)
+ *   SCHED+EST (e.g. converge+fractal)               any scheduler above with any registered estimator
+ *                                                   (src/cc/registry.ts) instead of GCC (simulator only)
+ *   other estimator names                           converge's scheduler with that estimator (simulator only)
  *   native-webrtc:N                                 plain Chromium WebRTC over path N only (browser only)
  *
  * An optional `@fec` suffix pins our FEC policy for that entry
@@ -17,6 +26,7 @@
 import { MAX_PATHS } from '../src/core/types.js';
 import type { FecPolicyName } from '../src/fec/types.js';
 import { fecPolicyNames, isFecPolicyName } from '../src/fec/factory.js';
+import { type EstimatorName, estimatorNames } from '../src/cc/registry.js';
 import { schedulerEntry, schedulerNames } from '../src/sched/factory.js';
 import type { SchedulerName } from '../src/sched/types.js';
 import { UsageError } from '../tools/cli.js';
@@ -36,6 +46,8 @@ export type CompareEntry =
       fec?: FecPolicyName;
       /** false for `converge-nofb`: the receiver's QoE feedback is dropped. */
       qoeFeedback?: false;
+      /** An estimator entry (`fractal`): the per-path bandwidth estimator; absent = the engine's default (gcc). */
+      estimator?: EstimatorName;
     }
   | { name: string; kind: 'native'; path: number };
 
@@ -47,6 +59,19 @@ export function multipathSchedulers(): string[] {
 /** The registered schedulers that run on one path, written `NAME:N`. */
 export function singlePathSchedulers(): string[] {
   return schedulerNames().filter((n) => schedulerEntry(n)?.needsSinglePath === true);
+}
+
+/**
+ * The scheduler a bare estimator entry runs with: the paper's own where the
+ * estimator comes from a paper that defines one (MPRTP Alg. 2 = `mrtp`),
+ * else converge.
+ */
+export const ESTIMATOR_SCHEDULER: Readonly<Record<string, SchedulerName>> = { fractal: 'mrtp' };
+
+/** The registered estimators a `--compare` entry may name as is: all but the default gcc and scheduler names. */
+export function estimatorEntries(): string[] {
+  const sched = new Set(schedulerNames());
+  return estimatorNames().filter((n) => n !== 'gcc' && !sched.has(n));
 }
 
 /** `--help` text of the entries our engine runs: `converge|minrtt|...[@fec], single:N[@fec]`. */
@@ -65,6 +90,8 @@ export interface CompareOptions {
   native?: boolean;
   /** Accept `converge-nofb` (the simulator, which can drop feedback on the link). */
   noFeedback?: boolean;
+  /** Accept estimator entries (`fractal`: converge + that estimator; the simulator). */
+  estimators?: boolean;
 }
 
 /**
@@ -76,7 +103,13 @@ export interface CompareOptions {
 export function parseCompare(list: string, opts: CompareOptions = {}): CompareEntry[] {
   const numPaths = opts.numPaths ?? MAX_PATHS;
   if (opts.defaultFec !== undefined && !isFec(opts.defaultFec)) throw new UsageError(`--fec: FEC policy must be one of ${fecPolicyNames().join(', ')}, got ${opts.defaultFec}`);
-  const known = [...multipathSchedulers(), ...singlePathSchedulers().map((n) => `${n}:N`), ...(opts.noFeedback ? ['converge-nofb'] : []), ...(opts.native ? ['native-webrtc:N'] : [])];
+  const known = [
+    ...multipathSchedulers(),
+    ...singlePathSchedulers().map((n) => `${n}:N`),
+    ...(opts.noFeedback ? ['converge-nofb'] : []),
+    ...(opts.estimators ? [...estimatorEntries(), 'SCHED+EST'] : []),
+    ...(opts.native ? ['native-webrtc:N'] : []),
+  ];
   const out: CompareEntry[] = [];
   const names = new Set<string>();
   const pathIndex = (s: string, entry: string): number => {
@@ -105,6 +138,13 @@ export function parseCompare(list: string, opts: CompareOptions = {}): CompareEn
       out.push({ name: entry, kind: 'multipath', scheduler: 'converge', ...withFec, qoeFeedback: false });
     } else if (multipathSchedulers().includes(kind) && arg === undefined) {
       out.push({ name: entry, kind: 'multipath', scheduler: kind, ...withFec });
+    } else if (opts.estimators && estimatorEntries().includes(kind) && arg === undefined) {
+      out.push({ name: entry, kind: 'multipath', scheduler: ESTIMATOR_SCHEDULER[kind] ?? 'converge', estimator: kind, ...withFec });
+    } else if (opts.estimators && kind.includes('+') && arg === undefined) {
+      const [sched, est] = kind.split('+');
+      if (!multipathSchedulers().includes(sched)) throw new UsageError(`--compare ${entry}: unknown multipath scheduler ${JSON.stringify(sched)} (use ${multipathSchedulers().join(', ')})`);
+      if (!estimatorNames().includes(est)) throw new UsageError(`--compare ${entry}: unknown estimator ${JSON.stringify(est)} (use ${estimatorNames().join(', ')})`);
+      out.push({ name: entry, kind: 'multipath', scheduler: sched, estimator: est, ...withFec });
     } else {
       throw new UsageError(`--compare: unknown configuration ${JSON.stringify(entry)} (use ${known.join(', ')}, optionally with @fec)`);
     }

@@ -4,6 +4,7 @@
  * with the metric definitions of sim/metrics.ts.
  */
 import type { ReceiverStats } from '../src/engine/types.js';
+import { fairness } from './fairness.js';
 import type { SimRun, StreamCtx } from './run-loop.js';
 import { frameLatencyMs, freezeStats, latencyCdf, mean, packetTransmissionStats, perSecondQoe, round, streamQoe } from './metrics.js';
 import type { SimAudioResult, SimOptions, SimPathResult, SimPerSecond, SimResult, SimStreamResult } from './types.js';
@@ -143,6 +144,7 @@ export function buildResult(opts: SimOptions, run: SimRun): SimResult {
 
   const framesSum = { sent: sum((s) => s.frames.sent), decoded: sum((s) => s.frames.decoded), dropped: sum((s) => s.frames.dropped) };
   const fzAll = perStream.map((s) => s.freezes);
+  const cross = crossResult(opts, run);
   return {
     version: 1,
     scenario: scenario.name,
@@ -187,6 +189,8 @@ export function buildResult(opts: SimOptions, run: SimRun): SimResult {
     ...(heap ? { heap: { gc: heap.sampler.collected, samples: heap.samples } } : {}),
     ...(opts.audio ? { audio: audioResult(streams[0]) } : {}),
     ...(overlay ? { overlay } : {}),
+    ...(opts.estimator !== undefined ? { estimator: opts.estimator } : {}),
+    ...cross,
     sim: {
       steps,
       datagramsUp,
@@ -199,6 +203,78 @@ export function buildResult(opts: SimOptions, run: SimRun): SimResult {
 }
 
 /** Stream 0's receiver clock-offset estimate against the true skew (SimOptions.clockSkewMs), ms. */
+/** Cross-traffic flows and the fairness metrics (sim/fairness.ts), when the scenario has cross traffic. */
+function crossResult(opts: SimOptions, run: SimRun): Pick<SimResult, 'crossTraffic' | 'fairness'> {
+  const specs = opts.scenario.crossTraffic ?? [];
+  if (specs.length === 0) return {};
+  const { durationS, samples, flows, up } = run;
+  const nPaths = opts.scenario.paths.length;
+  const capacityBps: number[][] = Array.from({ length: nPaths }, () => []);
+  const rates: Array<{ t: number; allocatedBps: number; actualBps: number }> = [];
+  for (const smp of samples) {
+    const t = Math.round(smp.t) - 1; // the sample at t covers the second [t - 1, t)
+    for (let p = 0; p < nPaths; p++) {
+      capacityBps[p][t] = smp.cap[p];
+      let allocatedBps = 0;
+      let actualBps = 0;
+      for (const st of smp.snd) {
+        const ps = st.paths.find((x) => x.id === p);
+        if (ps) {
+          allocatedBps += ps.rateBps;
+          actualBps += ps.sendRateBps;
+        }
+      }
+      if (opts.scheduler !== 'single' || opts.singlePath === p) rates.push({ t, allocatedBps, actualBps });
+    }
+  }
+  const crossTraffic: NonNullable<SimResult['crossTraffic']> = run.cross.map((c, x) => {
+    const spec = specs[x];
+    const stopS = Math.min(durationS, spec.stopS ?? durationS);
+    if (c.kind === 'model') {
+      const st = c.flow.stats();
+      return {
+        kind: spec.kind,
+        path: spec.path,
+        startS: spec.startS,
+        stopS,
+        packetsSent: st.packetsSent,
+        packetsDelivered: st.packetsDelivered,
+        bytesDelivered: st.bytesDelivered,
+        lossEvents: st.lossEvents,
+        timeouts: st.timeouts,
+        cwnd: st.cwnd,
+        srttMs: st.srttMs,
+      };
+    }
+    const snd = c.video.ctx.sender.stats();
+    return {
+      kind: spec.kind,
+      path: spec.path,
+      startS: spec.startS,
+      stopS,
+      packetsSent: flows.crossSent[x],
+      packetsDelivered: flows.crossDelivered[x],
+      bytesDelivered: flows.cross[x].reduce((a, b) => a + b, 0),
+      encoderTargetBps: Math.round(snd.targetBitrateBps),
+      framesDecoded: c.video.ctx.decoded.length,
+    };
+  });
+  const f = fairness({
+    durationS,
+    capacityBps,
+    ours: {
+      paths: opts.scheduler === 'single' && opts.singlePath !== undefined ? [opts.singlePath] : [...Array(nPaths).keys()],
+      bytes: flows.ours,
+      sent: flows.oursSent,
+      delivered: flows.oursDelivered,
+    },
+    cross: crossTraffic.map((c, x) => ({ kind: c.kind, path: c.path, startS: c.startS, stopS: c.stopS, bytes: flows.cross[x], sent: c.packetsSent, delivered: c.packetsDelivered })),
+    rates,
+    queueDelaysMs: up.map((l) => l.stats().queueDelay.recentMs),
+  });
+  return { crossTraffic, ...(f ? { fairness: f } : {}) };
+}
+
 function clockResult(skewMs: number, c: ReceiverStats['clock']): NonNullable<SimResult['clock']> {
   return { skewMs, estimatedOffsetMs: round(c.offsetMs, 3), errorMs: round(c.offsetMs - skewMs, 3), errorBoundMs: round(c.errorBoundMs, 3), samples: c.samples };
 }

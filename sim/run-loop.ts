@@ -20,6 +20,7 @@ import { SenderEngine } from '../src/engine/sender.js';
 import type { PathSink, SenderStats } from '../src/engine/types.js';
 import { ConvergeScheduler } from '../src/sched/converge.js';
 import { decodePacket } from '../src/wire/decode.js';
+import { type CrossFlow, type CrossPacket, createCrossFlow } from './cross-traffic.js';
 import type { Link } from './net/link.js';
 import { buildLink } from './net/scenario.js';
 import { SctpChannel, type SctpPacket } from './datachannel-model.js';
@@ -60,8 +61,8 @@ export interface Datagram {
   s: number;
   bytes: Uint8Array;
 }
-/** What a link carries: an engine datagram ('ideal') or an SCTP packet ('sctp'). */
-export type Item = Datagram | { sctp: SctpPacket<Datagram> };
+/** What a link carries: an engine datagram ('ideal'), an SCTP packet ('sctp') or a cross-traffic packet. */
+export type Item = Datagram | { sctp: SctpPacket<Datagram> } | CrossPacket;
 
 /** One stream's engines, encoder model, decoder model state and counters. */
 export interface StreamCtx {
@@ -90,6 +91,8 @@ export interface StreamCtx {
   targetChanges: Array<{ atS: number; bps: number }>;
   /** AggDeliv's packet transmission time of this stream's media packets (sim/metrics.ts {@link PacketTransmission}). */
   transmission: PacketTransmission;
+  /** Camera start (µs; a gcc-video cross flow's start), default 0. */
+  originUs?: number;
 }
 
 /** One per-second sample: every stream's sender stats, stream 0's receiver FCD/IFD means (ms), each up link's capacity over the second (bps). */
@@ -112,9 +115,35 @@ export interface RunSettings {
   endUs: number;
 }
 
+/**
+ * Link bytes delivered per second (index = second of the call) on the up
+ * links: by our streams per path, and per cross-traffic flow (index of
+ * `scenario.crossTraffic`). With packets (datagrams) sent and delivered.
+ */
+export interface FlowSeries {
+  ours: number[][];
+  cross: number[][];
+  oursSent: number;
+  oursDelivered: number;
+  /** gcc-video cross flows: datagrams sent / delivered on the up link (index = cross flow). */
+  crossSent: number[];
+  crossDelivered: number[];
+}
+
+/** A `gcc-video` cross-traffic flow: a stream of ours on one path, active in [startUs, stopUs). */
+export interface CrossVideo {
+  x: number;
+  ctx: StreamCtx;
+  startUs: number;
+  stopUs: number;
+}
+
 /** What the run loop leaves for the result builder. */
 export interface SimRun extends RunSettings {
   streams: StreamCtx[];
+  /** Cross-traffic flows in `scenario.crossTraffic` order: a model flow or a gcc-video stream. */
+  cross: Array<{ kind: 'model'; flow: CrossFlow } | { kind: 'video'; video: CrossVideo }>;
+  flows: FlowSeries;
   up: Link<Item>[];
   chUp: SctpChannel<Datagram>[];
   chDown: SctpChannel<Datagram>[];
@@ -166,16 +195,35 @@ export function runLoop(opts: SimOptions, settings: RunSettings): SimRun {
   const channels = [...chUp, ...chDown];
   /** The datagrams an arriving link item carries (an SCTP packet is handed to its channel first). */
   const unwrap = (i: number, onUp: boolean, item: Item, now: number): Datagram[] => {
+    if ('x' in item) return [];
     if (!('sctp' in item)) return [item];
     const [dataCh, sackCh] = onUp ? [chUp[i], chDown[i]] : [chDown[i], chUp[i]];
     if (item.sctp.kind === 'data') return dataCh.onData(now, item.sctp);
     sackCh.onSack(now, item.sctp);
     return [];
   };
+  const nSec = Math.ceil(endUs / 1e6) + 1;
+  const crossSpecs = scenario.crossTraffic ?? [];
+  const flows: FlowSeries = {
+    ours: scenario.paths.map(() => new Array<number>(nSec).fill(0)),
+    cross: crossSpecs.map(() => new Array<number>(nSec).fill(0)),
+    oursSent: 0,
+    oursDelivered: 0,
+    crossSent: crossSpecs.map(() => 0),
+    crossDelivered: crossSpecs.map(() => 0),
+  };
+  /** Cross flow index of a stream index (gcc-video streams come after ours), -1 for ours. */
+  const crossOfStream: number[] = new Array<number>(nStreams).fill(-1);
+  const addDelivered = (series: number[], bytes: number, now: number) => {
+    const sec = Math.min(series.length - 1, Math.floor(now / 1e6));
+    series[sec] += bytes;
+  };
   const sink = (i: number, s: number, isUp: boolean, ch?: SctpChannel<Datagram>): PathSink => ({
     send(bytes: Uint8Array): boolean {
       if (isUp) datagramsUp++;
       else datagramsDown++;
+      if (isUp && s < nStreams) flows.oursSent++;
+      else if (isUp) flows.crossSent[crossOfStream[s]]++;
       if (ch) return ch.send(clock.nowUs(), { s, bytes }, bytes.length); // false: send buffer full
       const link = routes ? routes.link(i, isUp, clock.nowUs()) : (isUp ? up : down)[i];
       link?.send({ s, bytes }, bytes.length + overhead, clock.nowUs());
@@ -195,6 +243,7 @@ export function runLoop(opts: SimOptions, settings: RunSettings): SimRun {
       startBitrateBps: opts.startBitrateBps,
       mtuBytes: opts.mtuBytes,
       streamId: s,
+      ...(opts.estimator !== undefined ? { estimator: opts.estimator } : {}),
       ...(opts.sender ?? {}),
     });
     const rev = new ReceiverEngine({ clock: txClock });
@@ -207,26 +256,7 @@ export function runLoop(opts: SimOptions, settings: RunSettings): SimRun {
     const ctx: StreamCtx = {
       s,
       sender,
-      sEp: new Endpoint(rev, sender),
-      rx,
-      rEp: new Endpoint(rx),
-      enc,
-      sWake: 0,
-      rWake: 0,
-      nextFrameUs: s * 1000, // streams' cameras 1 ms apart
-      frameIndex: 0,
-      cameraFrames: 0,
-      sizes: [],
-      decoded: [],
-      lastDecodedId: -1,
-      refs: [],
-      decodedSinceKey: new Set(),
-      violations: 0,
-      outOfOrder: 0,
-      qoeDropped: 0,
-      targets: [],
-      targetChanges: [],
-      transmission: new PacketTransmission(),
+      ...freshStreamState(rev, sender, rx, enc, s, 0),
     };
     for (let i = 0; i < nPaths; i++) {
       sender.addPath(i, sink(i, s, true, chUp[i]), 'connected');
@@ -242,6 +272,60 @@ export function runLoop(opts: SimOptions, settings: RunSettings): SimRun {
     rx.on('frame', (f: DecodableFrame) => onDecodable(ctx, f));
     streams.push(ctx);
   }
+
+  // Cross traffic: gcc-video flows are streams of ours (single scheduler, GCC, one path) after our streams;
+  // the others are model flows (sim/cross-traffic.ts) on the same links.
+  const cross: SimRun['cross'] = [];
+  const all: StreamCtx[] = [...streams];
+  const crossVideo: CrossVideo[] = [];
+  const crossModels: CrossFlow[] = [];
+  crossSpecs.forEach((spec, x) => {
+    const p = spec.path;
+    if (spec.kind === 'gcc-video') {
+      const s = all.length;
+      const sender = new SenderEngine({
+        clock: txClock,
+        scheduler: 'single',
+        singlePath: p,
+        estimator: 'gcc',
+        fec: opts.fec,
+        maxBitrateBps: spec.rateMbps !== undefined ? spec.rateMbps * 1e6 : opts.maxBitrateBps,
+        startBitrateBps: opts.startBitrateBps,
+        mtuBytes: opts.mtuBytes,
+        streamId: s,
+      });
+      const rev = new ReceiverEngine({ clock: txClock });
+      const rx = new ReceiverEngine({ clock: rxClock });
+      const enc = new EncoderModel(opts.encoder ?? {}, sender.targetBitrateBps(), new Rng((seed * 104729 + 17 * s + 3) >>> 0));
+      const startUs = Math.round(spec.startS * 1e6);
+      const stopUs = spec.stopS === undefined ? Number.POSITIVE_INFINITY : Math.round(spec.stopS * 1e6);
+      const ctx: StreamCtx = { s, sender, ...freshStreamState(rev, sender, rx, enc, s, startUs), originUs: startUs };
+      sender.addPath(p, sink(p, s, true, chUp[p]), 'connected');
+      rev.addPath(p, sink(p, s, true, chUp[p]));
+      rx.addPath(p, sink(p, s, false, chDown[p]));
+      sender.setStreamInfo({ codec: 'h264', width: enc.width, height: enc.height, fps: enc.fps });
+      sender.on('keyframeNeeded', () => enc.requestKeyframe());
+      sender.on('targetBitrate', (bps) => enc.setTargetBitrate(bps));
+      rx.on('frame', (f: DecodableFrame) => onDecodable(ctx, f));
+      all.push(ctx);
+      crossOfStream[s] = x;
+      const video = { x, ctx, startUs, stopUs };
+      crossVideo.push(video);
+      cross.push({ kind: 'video', video });
+    } else {
+      const flow = createCrossFlow<Item>(x, spec, { up: up[p], down: down[p], wrap: (pk) => pk }, endUs);
+      crossModels.push(flow);
+      cross.push({ kind: 'model', flow });
+    }
+  });
+  const crossModelsByX: Array<CrossFlow | undefined> = crossSpecs.map((_, x) => crossModels.find((f) => f.index === x));
+  const crossBytes = (pk: CrossPacket): number => crossModelsByX[pk.x]?.packetBytes ?? 0;
+  const videoActive = (c: StreamCtx, now: number): boolean => {
+    const x = crossOfStream[c.s] ?? -1;
+    if (x < 0) return true;
+    const v = crossVideo.find((w) => w.x === x);
+    return v !== undefined && now >= v.startUs && now < v.stopUs;
+  };
 
   function onDecodable(ctx: StreamCtx, f: DecodableFrame): void {
     const id = f.frameId;
@@ -313,17 +397,35 @@ export function runLoop(opts: SimOptions, settings: RunSettings): SimRun {
     for (let i = 0; i < nPaths; i++) {
       if ((up[i].nextEventUs() ?? Infinity) <= now) {
         for (const d of up[i].poll(now)) {
-          for (const g of unwrap(i, true, d.item, now)) {
-            const c = streams[g.s];
-            c.transmission.onArrival(g.bytes, now + txBaseUs);
-            c.rEp.onDatagram(i, g.bytes);
+          const it = d.item;
+          if ('x' in it) {
+            addDelivered(flows.cross[it.x], crossBytes(it), now);
+            crossModelsByX[it.x]?.onDelivered(it, now);
+            continue;
+          }
+          for (const g of unwrap(i, true, it, now)) {
+            const x = crossOfStream[g.s] ?? -1;
+            if (x < 0) {
+              flows.oursDelivered++;
+              addDelivered(flows.ours[i], g.bytes.length + overhead, now);
+            } else {
+              flows.crossDelivered[x]++;
+              addDelivered(flows.cross[x], g.bytes.length + overhead, now);
+            }
+            if (x < 0) all[g.s].transmission.onArrival(g.bytes, now + txBaseUs);
+            all[g.s].rEp.onDatagram(i, g.bytes);
           }
         }
       }
       if ((down[i].nextEventUs() ?? Infinity) <= now) {
         for (const d of down[i].poll(now)) {
-          for (const g of unwrap(i, false, d.item, now)) {
-            const c = streams[g.s];
+          const it = d.item;
+          if ('x' in it) {
+            crossModelsByX[it.x]?.onDelivered(it, now);
+            continue;
+          }
+          for (const g of unwrap(i, false, it, now)) {
+            const c = all[g.s];
             if (!qoeFeedback && isQoe(g.bytes)) {
               c.qoeDropped++;
               continue;
@@ -338,9 +440,11 @@ export function runLoop(opts: SimOptions, settings: RunSettings): SimRun {
       if ((r.link.nextEventUs() ?? Infinity) > now) continue;
       for (const d of r.link.poll(now)) {
         const g = d.item as Datagram;
-        const c = streams[g.s];
-        if (r.up) c.rEp.onDatagram(r.i, g.bytes);
-        else if (qoeFeedback || !isQoe(g.bytes)) {
+        const c = all[g.s];
+        if (r.up) {
+          if (g.s < nStreams) c.transmission.onArrival(g.bytes, now + txBaseUs);
+          c.rEp.onDatagram(r.i, g.bytes);
+        } else if (qoeFeedback || !isQoe(g.bytes)) {
           c.sEp.onDatagram(r.i, g.bytes);
           c.sWake = Math.min(c.sWake, c.sEp.nextWakeUs() - txBaseUs);
         } else c.qoeDropped++;
@@ -360,12 +464,18 @@ export function runLoop(opts: SimOptions, settings: RunSettings): SimRun {
     // Per-second sample (after the deliveries of that instant).
     if (now >= nextSampleUs) takeSample(now);
     if (now >= endUs) break;
+    // Cross-traffic model timers (sends, RTOs).
+    for (const f of crossModels) if (f.nextWakeUs() <= now) f.onTimer(now);
     // 2. Camera frames.
-    for (const c of streams) {
+    for (const c of all) {
       if (c.nextFrameUs <= now) {
+        if (!videoActive(c, now)) {
+          c.nextFrameUs = Number.POSITIVE_INFINITY; // a gcc-video flow past its stop (its first frame is at its start)
+          continue;
+        }
         // Camera ticks and frame ids differ once the encoder's frame-rate cap drops frames (src/adapt).
         c.cameraFrames++;
-        c.nextFrameUs = c.s * 1000 + Math.round((c.cameraFrames * 1e6) / c.enc.fps);
+        c.nextFrameUs = (c.originUs ?? 0) + c.s * 1000 + Math.round((c.cameraFrames * 1e6) / c.enc.fps);
         // Frame dropping before encoding when the path queues are too long (SenderEngine.shouldDropFrame).
         if (c.sender.shouldDropFrame(c.enc.keyframePending, c.enc.nextTemporalLayer)) continue;
         const fr = c.enc.nextFrame(now);
@@ -394,7 +504,7 @@ export function runLoop(opts: SimOptions, settings: RunSettings): SimRun {
       c.sWake = Math.min(c.sWake, c.sEp.nextWakeUs());
     }
     // 3. Endpoint ticks.
-    for (const c of streams) {
+    for (const c of all) {
       if (c.sWake <= now) {
         c.sEp.tick();
         c.sWake = Math.max(c.sEp.nextWakeUs() - txBaseUs, now + MIN_TICK_STEP_US);
@@ -416,7 +526,8 @@ export function runLoop(opts: SimOptions, settings: RunSettings): SimRun {
     for (const r of relayLinks) next = Math.min(next, r.link.nextEventUs() ?? Infinity);
     if (routes) next = Math.min(next, Math.max(routes.nextEventUs(), now + 1));
     if (nextAudioUs < next) next = nextAudioUs;
-    for (const c of streams) {
+    for (const f of crossModels) next = Math.min(next, f.nextWakeUs());
+    for (const c of all) {
       if (c.nextFrameUs < next) next = c.nextFrameUs;
       if (c.sWake < next) next = c.sWake;
       if (c.rWake < next) next = c.rWake;
@@ -426,7 +537,33 @@ export function runLoop(opts: SimOptions, settings: RunSettings): SimRun {
   }
 
   const overlay = routes?.result(endUs, capacityBps);
-  return { ...settings, streams, up, chUp, chDown, samples, ...(heap ? { heap } : {}), ...(overlay ? { overlay } : {}), steps, datagramsUp, datagramsDown };
+  return { ...settings, streams, cross, flows, up, chUp, chDown, samples, ...(heap ? { heap } : {}), ...(overlay ? { overlay } : {}), steps, datagramsUp, datagramsDown };
+}
+
+/** A stream's endpoints and fresh counters; its camera starts at `startUs` (+1 ms per stream index). */
+function freshStreamState(rev: ReceiverEngine, sender: SenderEngine, rx: ReceiverEngine, enc: EncoderModel, s: number, startUs: number): Omit<StreamCtx, 's' | 'sender'> {
+  return {
+    sEp: new Endpoint(rev, sender),
+    rx,
+    rEp: new Endpoint(rx),
+    enc,
+    sWake: startUs,
+    rWake: startUs,
+    nextFrameUs: startUs + s * 1000, // streams' cameras 1 ms apart
+    frameIndex: 0,
+    cameraFrames: 0,
+    sizes: [],
+    decoded: [],
+    lastDecodedId: -1,
+    refs: [],
+    decodedSinceKey: new Set(),
+    violations: 0,
+    outOfOrder: 0,
+    qoeDropped: 0,
+    targets: [],
+    targetChanges: [],
+    transmission: new PacketTransmission(),
+  };
 }
 
 /** Is this datagram a Converge QoE feedback message? (Malformed: no.) */

@@ -18,6 +18,7 @@
  * | `lossy-path` | the same paths; 30% random (Bernoulli) loss on path 0's media direction for the whole call: a WiFi link with heavy interference; 60 s |
  * | `soak` | the `constant` paths for 30 min: long-call stability (no freezes, flat memory; heap sampled every 60 s). No random loss: with 0.5% loss on both paths every lost packet costs a freeze (NACK recovery takes ~250 ms here), which is loss-sweep's subject, not a long call's |
  * | `overlay` | issue 16: two subflows, each direct or through one of K = 3 relays (own synthetic trace: a seeded per-second random walk, and own delay, 45-95 ms); subflow 0's best relay degrades at {@link OVERLAY.degradeAtS} s; 90 s; see {@link overlayScenario} |
+ * | `fairness` | MPRTP §V-B fairness tests: two 2 Mbps / 100 ms / 300 ms-queue paths shared with cross traffic (single-path GCC video, bulk CUBIC or Reno); sim/scenarios-fairness.ts |
  * | `cellular` | the public cellular suite (issue 10): every pair of the mahimahi uplinks, every wifi-cellular pair, every 5G + LTE uplink pair of the 5G-uplink set; each variant is in the tune or the check half ({@link cellularHalf}) |
  *
  * Traces are read from `../shared/traces` beside the repository (tests and
@@ -29,6 +30,7 @@ import { dirname, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { Rng } from '../src/core/rng.js';
 import { type Scenario, loadScenario, parseScenario } from './net/scenario.js';
+import { fairnessVariants } from './scenarios-fairness.js';
 
 /** Repository root (this file is sim/scenarios.ts). */
 export const REPO_ROOT = resolve(dirname(fileURLToPath(import.meta.url)), '..');
@@ -63,7 +65,22 @@ export function cellularHalf(label: string): SuiteHalf {
   return (h & 1) === 0 ? 'tune' : 'check';
 }
 
-export const SCENARIO_NAMES = ['collapse', 'loss-sweep', 'carriers', 'wifi-cellular', 'failover', 'constant', 'cellular', 'flap', 'outage', 'delay-jump', 'lossy-path', 'soak', 'overlay'] as const;
+export const SCENARIO_NAMES = [
+  'collapse',
+  'loss-sweep',
+  'carriers',
+  'wifi-cellular',
+  'failover',
+  'constant',
+  'cellular',
+  'flap',
+  'outage',
+  'delay-jump',
+  'lossy-path',
+  'soak',
+  'overlay',
+  'fairness',
+] as const;
 export type ScenarioName = (typeof SCENARIO_NAMES)[number];
 
 /** The fault scenarios of issue 11 (each has an acceptance line in summary.md, bench/sim/report.ts). */
@@ -357,6 +374,8 @@ export function namedScenario(name: string): ScenarioVariant[] {
           }),
         },
       ];
+    case 'fairness':
+      return fairnessVariants().map((f) => ({ label: f.label, half: f.half, scenario: build(f.scenario) }));
     default:
       throw new Error(`unknown scenario "${name}" (built-in: ${SCENARIO_NAMES.join(', ')}; or give a scenario .json file)`);
   }

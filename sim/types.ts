@@ -2,13 +2,15 @@
  * The simulator's options and result shapes (sim/simulator.ts `simulate`):
  * the result uses the call report's metric names (tools/harness/report.ts).
  */
+import type { EstimatorName } from '../src/cc/registry.js';
 import type { PathId } from '../src/core/types.js';
 import type { SenderEngineConfig } from '../src/engine/sender.js';
 import type { PlayoutOptions } from '../src/feedback/playout.js';
 import type { FecPolicyName } from '../src/fec/types.js';
 import type { ConvergeConfig, SchedulerName } from '../src/sched/types.js';
 import type { PerSecond, ReportPath } from '../tools/harness/report.js';
-import type { Scenario } from './net/scenario.js';
+import type { FairnessResult } from './fairness.js';
+import type { CrossTrafficKind, Scenario } from './net/scenario.js';
 import type { SctpStats } from './datachannel-model.js';
 import type { AdaptationStats, EncoderModelOptions } from './encoder-model.js';
 import type { PacketTransmissionStats } from './metrics.js';
@@ -67,6 +69,8 @@ export interface SimOptions {
   sender?: Partial<
     Pick<SenderEngineConfig, 'dropQueueFrames' | 'maxConsecutiveDrops' | 'upperLayerDropFactor' | 'cwndPushback' | 'pathHysteresis' | 'fastFailover' | 'outageRestore' | 'audio' | 'fecCode'>
   >;
+  /** Per-path bandwidth estimator of our sender (src/cc/registry.ts name; default the engine's, 'gcc'). */
+  estimator?: EstimatorName;
   /** Converge tuning for scheduler 'converge' (default DEFAULT_CONVERGE_CONFIG); for experiments. */
   converge?: Partial<ConvergeConfig>;
   /**
@@ -203,6 +207,29 @@ export interface SimResult extends CallQoe {
   audio?: SimAudioResult;
   /** Overlay scenarios: routes taken per slot, best routes in hindsight, switches (sim/overlay.ts). */
   overlay?: import('./overlay.js').OverlayResult;
+  /** The per-path estimator of our sender (SimOptions.estimator), when one was given. */
+  estimator?: string;
+  /** Cross-traffic flows of the scenario (sim/cross-traffic.ts; gcc-video: our engine on one path): link packets and bytes. */
+  crossTraffic?: Array<{
+    kind: CrossTrafficKind;
+    path: number;
+    startS: number;
+    stopS: number;
+    packetsSent: number;
+    packetsDelivered: number;
+    /** Link bytes delivered over the call. */
+    bytesDelivered: number;
+    /** reno/cubic: loss events, RTO expiries, last cwnd (segments), last SRTT (ms). */
+    lossEvents?: number;
+    timeouts?: number;
+    cwnd?: number;
+    srttMs?: number;
+    /** gcc-video: last encoder target (bps), frames decoded. */
+    encoderTargetBps?: number;
+    framesDecoded?: number;
+  }>;
+  /** MPRTP §V fairness metrics (sim/fairness.ts) when the scenario has cross traffic. */
+  fairness?: FairnessResult;
   /** Simulator bookkeeping: events processed, datagrams carried. */
   sim: { steps: number; datagramsUp: number; datagramsDown: number; qoeDropped: number; datachannel: 'sctp' | 'ideal'; sctp?: Array<{ up: SctpStats; down: SctpStats }> };
 }

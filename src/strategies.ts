@@ -21,6 +21,7 @@
  */
 import { gcc } from './cc/registry.js';
 import { type EstimatorOptions, type NamedEstimatorEntry, registerEstimator } from './cc/registry.js';
+import { FRACTAL_ESTIMATOR_ENTRY } from './cc/fractal-entry.js';
 import { RtcBbrEstimator } from './cc/rtc-bbr.js';
 import { MAX_PATHS } from './core/types.js';
 import { type NamedFecPolicyEntry, noFec, pathFec, registerFecPolicy } from './fec/factory.js';
@@ -91,6 +92,9 @@ export const aggdeliv = {
   create: () => new AggDelivScheduler(),
 } as const satisfies NamedSchedulerEntry;
 
+/** FRACTaL per subflow with the MPRTP coupling (Kreith & Drozdy, Multipath Rate Control for Real-Time Media: Alg. 1, Eq. 1). */
+export const fractal = FRACTAL_ESTIMATOR_ENTRY;
+
 /** RTC-BBR (Zhang & Lei, overlay path selection, §3.1.1 Alg. 1): BBR with probe-up gain 1.1, probe-down 0.85, a randomized 2-8 RTT cycle. */
 export const rtcBbr = {
   name: 'rtc-bbr',
@@ -138,7 +142,7 @@ export const ALL_SCHEDULERS = [converge, minrtt, mtput, mrtp, roundrobin, ecf, b
 /** Every FEC policy the library ships. */
 export const ALL_FEC_POLICIES = [pathFec, webrtcTableFec, noFec] as const;
 /** Every bandwidth estimator the library ships. */
-export const ALL_ESTIMATORS = [gcc, rtcBbr] as const;
+export const ALL_ESTIMATORS = [gcc, rtcBbr, fractal] as const;
 
 /** A shipped scheduler's name (`SchedulerName` also takes registered ones). */
 export type BuiltinSchedulerName = (typeof ALL_SCHEDULERS)[number]['name'];

@@ -15,7 +15,9 @@
  *   IFD/FCD, latency CDFs).
  *
  * Configurations (`--compare`, default all): converge, converge-nofb
- * (QoE feedback dropped), minrtt, mtput, mrtp, roundrobin, single:N.
+ * (QoE feedback dropped), minrtt, mtput, mrtp, roundrobin, single:N; also
+ * `fractal` (the MPRTP paper's sender: mrtp scheduler + fractal estimator) and
+ * SCHED+EST pairs (e.g. converge+fractal), not in the default list.
  * `--fec` (default `path`; for loss-sweep `path,webrtc-table,none`).
  * `--variants N` runs only the first N variants (e.g. wifi-cellular pairs).
  * `--half tune|check` runs only that half of a split suite (`cellular`, see
@@ -55,7 +57,7 @@ import type { FecPolicyName } from '../../src/fec/types.js';
 import { DEFAULT_CONVERGE_CONFIG } from '../../src/sched/converge.js';
 import type { ConvergeConfig } from '../../src/sched/types.js';
 import { type CliValues, UsageError, choiceOption, intOption, numberOption, runCli } from '../../tools/cli.js';
-import { type CompareEntry, compareEntriesHelp, multipathSchedulers, parseCompare } from '../compare.js';
+import { type CompareEntry, compareEntriesHelp, estimatorEntries, multipathSchedulers, parseCompare } from '../compare.js';
 import { renderHtml } from './report-html.js';
 import { type BenchEntry, renderSummary } from './report.js';
 import { REPO_ROOT, SOAK, type SuiteHalf, resolveScenario } from '../../sim/scenarios.js';
@@ -69,7 +71,7 @@ const PLAYOUT_KEYS = ['minDelayMs', 'maxDelayMs', 'maxChangeMsPerS', 'offsetWind
 const SENDER_KEYS = ['dropQueueFrames', 'maxConsecutiveDrops', 'upperLayerDropFactor', 'cwndPushback', 'pathHysteresis', 'fastFailover', 'outageRestore', 'fecCode'];
 
 const USAGE = `usage: npm run bench -- --scenario FILE.json|NAME [--compare LIST] [--fec LIST] [--streams 1-3] [--seeds N] [--duration S] [--variants N] [--half tune|check] [--degradation PREF] [--datachannel sctp|ideal] [--clock-skew MS] [--playout K=V,...] [--temporal-layers 1-3] [--converge K=V,...] [--sender K=V,...] [--audio on|off] [--jobs N] [--out DIR]
-  --compare entries: ${compareEntriesHelp()}, converge-nofb (bench/compare.ts)`;
+  --compare entries: ${compareEntriesHelp()}, converge-nofb, ${estimatorEntries().join('|')} (that estimator with its paper's scheduler: fractal = mrtp + fractal), SCHED+EST (e.g. converge+fractal) (bench/compare.ts)`;
 
 const OPTIONS = {
   scenario: { type: 'string' },
@@ -139,7 +141,7 @@ function parseOptions(v: CliValues<typeof OPTIONS>): Args {
   if (!scenario) throw new UsageError('--scenario is required');
   const isSweep = scenario === 'loss-sweep';
   const defaultCompare = isSweep || scenario === 'soak' ? 'converge' : scenario === 'cellular' ? 'converge,single:0,single:1' : ALL_CONFIGS.join(',');
-  const compare = parseCompare(v.compare ?? defaultCompare, { noFeedback: true });
+  const compare = parseCompare(v.compare ?? defaultCompare, { noFeedback: true, estimators: true });
   const fec = (v.fec ?? (isSweep ? 'path,webrtc-table,none' : 'path')).split(',').filter(Boolean);
   for (const f of fec) if (!isFecPolicyName(f)) throw new UsageError(`unknown FEC policy "${f}" (use ${fecPolicyNames().join(', ')})`);
   const int = (k: keyof typeof OPTIONS, d: number, lo: number, hi: number): number => (v[k] === undefined ? d : intOption(k, v[k] as string, lo, hi));
@@ -246,6 +248,7 @@ async function main(values: CliValues<typeof OPTIONS>): Promise<number> {
             ...(a.degradation || a.temporalLayers
               ? { encoder: { ...(a.degradation ? { degradationPreference: a.degradation } : {}), ...(a.temporalLayers ? { temporalLayers: a.temporalLayers } : {}) } }
               : {}),
+            ...(c.estimator ? { estimator: c.estimator } : {}),
             ...(a.converge ? { converge: a.converge } : {}),
             ...(a.sender ? { sender: a.sender } : {}),
             ...(a.datachannel ? { datachannel: a.datachannel } : {}),

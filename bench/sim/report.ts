@@ -3,6 +3,7 @@
  * 4, the loss-sweep FEC table and the issue's targets); report.html is
  * bench/sim/report-html.ts (uPlot charts, inlined like tools/harness/report.ts).
  */
+import { renderFairness } from './report-fairness.js';
 import { heapSlopeBytesPerMin } from '../../sim/heap.js';
 import { mean, round } from '../../sim/metrics.js';
 import { DELAY_JUMP, FLAP, OUTAGE, SOAK } from '../../sim/scenarios.js';
@@ -506,6 +507,7 @@ export function renderSummary(scenario: string, entries: BenchEntry[], info: { s
   }
   lines.push(...renderPaperMetrics(aggs));
   lines.push(...renderAudio(entries));
+  lines.push(...renderFairness(scenario, entries));
   const fa = faultAcceptance(scenario, entries, aggs);
   if (fa.length) {
     lines.push(

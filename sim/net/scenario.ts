@@ -36,6 +36,14 @@
  * Overlay (issue 16): a path may list `relays: [{ name?, up, down? }]`,
  * candidate routes through relays besides its direct one, and the scenario
  * `relaySwitchMs`, the gap a switch between them costs (sim/run-loop.ts).
+ * Cross traffic (simulator only; sim/cross-traffic.ts has the models):
+ * `crossTraffic: [{ path, kind, startS, stopS, rateMbps? }]` puts a competing
+ * flow on path `path`'s bottleneck queue (its `up` link; its ACKs or reports
+ * ride the `down` link) from `startS` to `stopS` (default: the end of the
+ * call). `path` is a path index or name; `kind` is `"gcc-video"` (our own
+ * single-path sender with the GCC estimator; `rateMbps` caps its encoder),
+ * `"reno"` (RFC 5681), `"cubic"` (RFC 9438) or `"cbr"` (constant `rateMbps`,
+ * required).
  */
 import { existsSync, readFileSync } from 'node:fs';
 import { dirname, extname, resolve } from 'node:path';
@@ -115,6 +123,25 @@ export interface RelaySpec {
 /** Most relays per path. */
 export const MAX_RELAYS_PER_PATH = 8;
 
+/** Kinds of cross-traffic flow (see the module doc). */
+export const CROSS_TRAFFIC_KINDS = ['gcc-video', 'reno', 'cubic', 'cbr'] as const;
+export type CrossTrafficKind = (typeof CROSS_TRAFFIC_KINDS)[number];
+/** At most this many cross-traffic flows per scenario. */
+export const MAX_CROSS_FLOWS = 8;
+
+/** One competing flow on a path's bottleneck (validated: `path` is an index). */
+export interface CrossTrafficSpec {
+  /** Index into `paths`. */
+  path: number;
+  kind: CrossTrafficKind;
+  /** Start (s of the call). */
+  startS: number;
+  /** Stop (s of the call), > startS; undefined = until the end. */
+  stopS?: number;
+  /** cbr: the constant rate (required); gcc-video: encoder cap (default 8). Mbps. */
+  rateMbps?: number;
+}
+
 /** A validated scenario: names filled in, `down` filled in, trace paths absolute. */
 export interface Scenario {
   name: string;
@@ -126,6 +153,8 @@ export interface Scenario {
    * TURN allocation and connectivity checks). Default {@link DEFAULT_RELAY_SWITCH_MS}.
    */
   relaySwitchMs?: number;
+  /** Competing flows on the paths' bottlenecks (simulator only). */
+  crossTraffic?: CrossTrafficSpec[];
 }
 
 /**
@@ -337,7 +366,7 @@ export function defaultDownSpec(up: LinkSpec): LinkSpec {
  */
 export function parseScenario(v: unknown, baseDir: string, file?: string): Scenario {
   try {
-    const o = obj(v, '$', ['name', 'durationS', 'paths', '$schema', 'description', 'relaySwitchMs']);
+    const o = obj(v, '$', ['name', 'durationS', 'paths', 'crossTraffic', '$schema', 'description', 'relaySwitchMs']);
     const out: Scenario = { name: str(o.name, '$.name'), paths: [] };
     if (o.durationS !== undefined) out.durationS = num(o.durationS, '$.durationS', { gt: 0 });
     if (o.relaySwitchMs !== undefined) out.relaySwitchMs = num(o.relaySwitchMs, '$.relaySwitchMs', { min: 0, max: 10_000 });
@@ -362,11 +391,40 @@ export function parseScenario(v: unknown, baseDir: string, file?: string): Scena
       }
       out.paths.push(path);
     });
+    if (o.crossTraffic !== undefined) out.crossTraffic = parseCrossTraffic(o.crossTraffic, out.paths, out.durationS);
     return out;
   } catch (e) {
     if (e instanceof ScenarioError && file && !e.file) throw new ScenarioError(e.path, e.detail, file);
     throw e;
   }
+}
+
+/** Validate `$.crossTraffic` against the scenario's paths. @throws ScenarioError */
+function parseCrossTraffic(v: unknown, paths: readonly PathSpec[], durationS: number | undefined): CrossTrafficSpec[] {
+  const p0 = '$.crossTraffic';
+  if (!Array.isArray(v)) throw new ScenarioError(p0, `must be an array of flows, got ${describe(v)}`);
+  if (v.length > MAX_CROSS_FLOWS) throw new ScenarioError(p0, `at most ${MAX_CROSS_FLOWS} flows, got ${v.length}`);
+  return v.map((f: unknown, i: number) => {
+    const p = `${p0}[${i}]`;
+    const o = obj(f, p, ['path', 'kind', 'startS', 'stopS', 'rateMbps']);
+    let path: number;
+    if (typeof o.path === 'string') {
+      path = paths.findIndex((x) => x.name === o.path);
+      if (path < 0) throw new ScenarioError(`${p}.path`, `no path named ${JSON.stringify(o.path)} (paths: ${paths.map((x) => x.name).join(', ')})`);
+    } else path = num(o.path, `${p}.path`, { min: 0, max: paths.length - 1, int: true });
+    if (!(CROSS_TRAFFIC_KINDS as readonly unknown[]).includes(o.kind)) {
+      throw new ScenarioError(`${p}.kind`, `must be one of ${CROSS_TRAFFIC_KINDS.map((k) => `"${k}"`).join(', ')}, got ${describe(o.kind)}`);
+    }
+    const kind = o.kind as CrossTrafficKind;
+    const out: CrossTrafficSpec = { path, kind, startS: optNum(o.startS, `${p}.startS`, { min: 0 }) ?? 0 };
+    if (o.stopS !== undefined) out.stopS = num(o.stopS, `${p}.stopS`, { gt: out.startS });
+    if (durationS !== undefined && out.startS >= durationS) throw new ScenarioError(`${p}.startS`, `must be < durationS ${durationS}, got ${out.startS}`);
+    if (o.rateMbps !== undefined) {
+      if (kind === 'reno' || kind === 'cubic') throw new ScenarioError(`${p}.rateMbps`, `not allowed for ${kind} (a bulk flow takes what its congestion window gives)`);
+      out.rateMbps = num(o.rateMbps, `${p}.rateMbps`, { gt: 0, max: 10_000 });
+    } else if (kind === 'cbr') throw new ScenarioError(`${p}.rateMbps`, 'required for cbr');
+    return out;
+  });
 }
 
 /** Read, parse and validate a scenario file; traces resolve relative to its folder. @throws ScenarioError */

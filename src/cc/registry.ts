@@ -17,6 +17,13 @@ export interface EstimatorOptions {
   startBps: number;
   /** Ceiling of the target (bps). */
   maxBps: number;
+  /**
+   * State shared by the estimators of one sender (one map per SenderEngine,
+   * the same for all its paths), keyed by estimator name: coupled estimators
+   * keep their coordinator in it (FRACTaL's MRCM couples the subflows).
+   * Absent: every estimator stands alone.
+   */
+  group?: Map<string, unknown>;
 }
 
 /** One registry entry. */

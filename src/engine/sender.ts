@@ -117,9 +117,11 @@ export class SenderEngine {
     this.dropper = new FrameDropper(this.cfg);
     this.packetizer = new Packetizer({ mtuBytes: this.cfg.mtuBytes, streamId: this.streamId });
     this.history = new NackResponder(this.cfg.historyPackets);
+    // One estimator group per sender: coupled estimators (fractal) share their coordinator through it.
+    const group = new Map<string, unknown>();
     this.createEstimator =
       config.createEstimator ??
-      (() => resolveEstimator(config.estimator ?? schedulerEntry(this.scheduler.name)?.estimator ?? 'gcc', { startBps: this.cfg.startBitrateBps, maxBps: this.pathMaxBps() }));
+      (() => resolveEstimator(config.estimator ?? schedulerEntry(this.scheduler.name)?.estimator ?? 'gcc', { startBps: this.cfg.startBitrateBps, maxBps: this.pathMaxBps(), group }));
     this.pacerCfg = config.pacer;
     this.useQoeFeedback = config.qoeFeedback ?? true;
     this.probing = config.probing ?? true;

@@ -159,6 +159,8 @@ export async function runCall(opts: CallRunOptions = {}): Promise<CallRunResult>
   const scheduler = opts.scheduler ?? 'converge';
   const fec = opts.fec ?? 'path';
   const scenario: Scenario = opts.scenario === undefined ? DEFAULT_SCENARIO : typeof opts.scenario === 'string' ? loadScenario(opts.scenario) : opts.scenario;
+  // Cross traffic (issue 16) exists in the simulator only; the path emulator would silently leave it out.
+  if (scenario.crossTraffic?.length) throw new Error(`scenario ${scenario.name}: crossTraffic is simulator-only (npm run bench); the browser path emulator has no cross-traffic flows`);
   ensureChromium(); // fail before starting anything when Chromium is missing
 
   const cleanups: Array<() => Promise<unknown> | unknown> = [];

@@ -120,4 +120,16 @@ describe('parseCompare', () => {
     expect(() => parseCompare('converge-nofb', BROWSER)).toThrow(/unknown configuration/);
     expect(() => parseCompare('single', SIM)).toThrow(/which path/);
   });
+  it('takes estimator entries where the benchmark can run them: fractal = the MPRTP sender (mrtp + fractal), SCHED+EST pairs', () => {
+    const SIM = { noFeedback: true, estimators: true };
+    expect(parseCompare('fractal,converge+fractal,minrtt+gcc@none', SIM)).toEqual([
+      { name: 'fractal', kind: 'multipath', scheduler: 'mrtp', estimator: 'fractal' },
+      { name: 'converge+fractal', kind: 'multipath', scheduler: 'converge', estimator: 'fractal' },
+      { name: 'minrtt+gcc@none', kind: 'multipath', scheduler: 'minrtt', estimator: 'gcc', fec: 'none' },
+    ]);
+    expect(() => parseCompare('fractal', BROWSER)).toThrow(/unknown configuration/);
+    expect(() => parseCompare('converge+fractal', { noFeedback: true })).toThrow(/unknown configuration/);
+    expect(() => parseCompare('single+fractal', SIM)).toThrow(/unknown multipath scheduler/);
+    expect(() => parseCompare('converge+nope', SIM)).toThrow(/unknown estimator/);
+  });
 });

@@ -103,6 +103,7 @@ describe('named scenarios (short runs, sanity only)', () => {
       'constant',
       'delay-jump',
       'failover',
+      'fairness',
       'flap',
       'loss-sweep',
       'lossy-path',
@@ -114,6 +115,9 @@ describe('named scenarios (short runs, sanity only)', () => {
     expect(() => resolveScenario('nope')).toThrow(/unknown scenario/);
     expect(namedScenario('loss-sweep').map((v) => v.loss)).toEqual([0, 0.01, 0.02, 0.05, 0.1]);
     expect(namedScenario('wifi-cellular').length).toBeGreaterThanOrEqual(10);
+    const fair = namedScenario('fairness');
+    expect(fair.map((v) => `${v.label}/${v.half}`)).toEqual(['rtp-shared/tune', 'rtp-both/check', 'tcp-cubic/tune', 'tcp-reno/check']);
+    expect(fair.every((v) => (v.scenario.crossTraffic?.length ?? 0) > 0 && v.scenario.paths.length === 2)).toBe(true);
   });
 
   it('builds the cellular suite from every pair kind and splits it into two stable halves', () => {

@@ -1,0 +1,136 @@
+/**
+ * FRACTaL + the MPRTP coupling (src/cc/fractal.ts, src/cc/fractal-mrcm.ts):
+ * Algorithm 1 and Eq. 1 of "Multipath Rate Control for Real-Time Media"
+ * (Kreith and Drozdy) on hand-computed numbers, and the coupled estimators on
+ * the in-test link model. The paper gives no worked numeric example of
+ * Algorithm 1 or Eq. 1 (its tables are measurements), so the numbers here are
+ * computed by hand from the equations.
+ */
+import { describe, expect, it } from 'vitest';
+import { FractalEstimator } from '../../../src/cc/fractal.js';
+import { FractalCoupler, fractionalDistribution, transientBitrate, transientOffset } from '../../../src/cc/fractal-mrcm.js';
+import { createEstimator } from '../../../src/cc/registry.js';
+import { runScenario } from './link-model.js';
+
+describe('fractional distribution (MPRTP §IV-B Algorithm 1)', () => {
+  it('a congested subflow (estimate <= stable) is allocated its estimate at once (§III-B principle 1)', () => {
+    const ar = fractionalDistribution([
+      { estimatedBps: 600_000, stableBps: 1_000_000, allocatedBps: 1_000_000, rttMs: 100 },
+      { estimatedBps: 1_000_000, stableBps: 1_000_000, allocatedBps: 1_000_000, rttMs: 100 },
+    ]);
+    expect(ar).toEqual([600_000, 1_000_000]);
+  });
+
+  it('one subflow ramping up alone gets its whole estimate', () => {
+    const ar = fractionalDistribution([
+      { estimatedBps: 1_200_000, stableBps: 1_000_000, allocatedBps: 1_000_000, rttMs: 100 },
+      { estimatedBps: 800_000, stableBps: 800_000, allocatedBps: 800_000, rttMs: 50 },
+    ]);
+    expect(ar).toEqual([1_200_000, 800_000]);
+  });
+
+  it('two subflows ramping up share the largest ΔSR by ΔSR/RTT weights (total growth = one flow)', () => {
+    // ΔSR = 200 k and 100 k; RTT 100 and 50 ms -> weights 2000 and 2000 -> each gets 200 k / 2 = 100 k.
+    const ar = fractionalDistribution([
+      { estimatedBps: 1_200_000, stableBps: 1_000_000, allocatedBps: 1_000_000, rttMs: 100 },
+      { estimatedBps: 900_000, stableBps: 800_000, allocatedBps: 800_000, rttMs: 50 },
+    ]);
+    expect(ar[0]).toBeCloseTo(1_100_000, 6);
+    expect(ar[1]).toBeCloseTo(900_000, 6);
+    expect(ar[0] - 1_000_000 + ar[1] - 800_000).toBeCloseTo(200_000, 6);
+  });
+
+  it('a lower RTT ramps up faster; no subflow gets more than its own ΔSR', () => {
+    // Equal ΔSR 200 k, RTT 20 vs 180 ms -> weights 10000 vs 1111 -> 180 k and 20 k of the 200 k total.
+    const ar = fractionalDistribution([
+      { estimatedBps: 700_000, stableBps: 500_000, allocatedBps: 500_000, rttMs: 20 },
+      { estimatedBps: 700_000, stableBps: 500_000, allocatedBps: 500_000, rttMs: 180 },
+    ]);
+    expect(ar[0]).toBeCloseTo(680_000, 6);
+    expect(ar[1]).toBeCloseTo(520_000, 6);
+  });
+
+  it('overlapping ramp-ups keep the smaller of the previous and the new allocation', () => {
+    const ar = fractionalDistribution([
+      { estimatedBps: 1_400_000, stableBps: 1_000_000, allocatedBps: 1_100_000, rttMs: 100 },
+      { estimatedBps: 1_400_000, stableBps: 1_000_000, allocatedBps: 1_300_000, rttMs: 100 },
+    ]);
+    // New: 1.0 M + 400 k / 2 = 1.2 M each; previous 1.1 M wins on subflow 0, the new 1.2 M on subflow 1.
+    expect(ar).toEqual([1_100_000, 1_200_000]);
+  });
+});
+
+describe('transient bitrate (MPRTP §IV-C Eq. 1, Algorithm 2)', () => {
+  it('target^(off) is 0 while the encoder still sends the stable sum and 1 once it sends the demanded rate', () => {
+    expect(transientOffset(2_000_000, 1_500_000, 1_500_000)).toBe(0);
+    expect(transientOffset(2_000_000, 2_000_000, 1_500_000)).toBe(1);
+    expect(transientOffset(2_000_000, 1_750_000, 1_500_000)).toBeCloseTo(0.5, 9);
+    // A reduction: demanded 1.0 M from a stable 1.6 M, the encoder at 1.3 M -> halfway.
+    expect(transientOffset(1_000_000, 1_300_000, 1_600_000)).toBeCloseTo(0.5, 9);
+    // Overshoot is clamped to [0, 1]; no transition -> 1.
+    expect(transientOffset(2_000_000, 900_000, 1_500_000)).toBe(0);
+    expect(transientOffset(1_500_000, 1_000_000, 1_500_000)).toBe(1);
+  });
+
+  it('SR_transient = SR_allocated · off + SR_stable · (1 - off)', () => {
+    expect(transientBitrate(400_000, 1_000_000, 0.25)).toBeCloseTo(850_000, 6);
+  });
+
+  it('after a cut on one subflow the split follows the transient rates and the sum is MR_demanded (no traffic fading)', () => {
+    const c = new FractalCoupler();
+    const a = c.join(1_000_000, 0);
+    const b = c.join(1_000_000, 0);
+    c.update(b, { estimatedBps: 1_000_000, stableBps: 1_000_000, state: 'stable', rttMs: 100, actualBps: 1_000_000 }, 0);
+    // Subflow a congested: estimate 400 k; the encoder still sends 2 M in total.
+    c.update(a, { estimatedBps: 400_000, stableBps: 400_000, state: 'congested', rttMs: 100, actualBps: 1_000_000 }, 1000);
+    // stable sum 1.4 M, demanded 1.4 M -> no transition by Eq. 1's guard: the allocations.
+    expect(c.targetBps(a) + c.targetBps(b)).toBeCloseTo(1_400_000, 3);
+    // Now with SR_stable of a still at its old 1 M (the SM has not settled yet): demanded 1.4 M, stable 2 M, actual 2 M -> off 0:
+    c.update(a, { estimatedBps: 400_000, stableBps: 1_000_000, state: 'congested', rttMs: 100, actualBps: 1_000_000 }, 2000);
+    // the split stays 1:1 (the stable rates), so b is not pushed past its 1 M while the encoder is still at 2 M.
+    expect(c.targetBps(a)).toBeCloseTo(700_000, 3);
+    expect(c.targetBps(b)).toBeCloseTo(700_000, 3);
+  });
+});
+
+describe('FractalEstimator', () => {
+  it('reports the SM path states: underused while increasing, congested after a capacity drop', () => {
+    const e = new FractalEstimator({ startBps: 500_000, maxBps: 8_000_000 });
+    const seen = new Set<string>();
+    const orig = e.onReport.bind(e);
+    e.onReport = (r, now) => {
+      orig(r, now);
+      seen.add(e.pathState());
+    };
+    runScenario(e, { durationMs: 16_000, capacityBps: (t) => (t < 8_000 ? 3_000_000 : 800_000) });
+    expect(seen).toEqual(new Set(['stable', 'underused', 'congested']));
+    expect(e.stats().congestions).toBeGreaterThan(0);
+  });
+
+  it('rejects bad configuration and survives garbage input', () => {
+    expect(() => new FractalEstimator({ startBps: Number.NaN })).toThrow(RangeError);
+    expect(() => new FractalEstimator({ minBps: 2e6, maxBps: 1e6 })).toThrow(RangeError);
+    const e = new FractalEstimator();
+    e.onPacketSent({ pathSeq: -1, sizeBytes: 1200, sendTimeUs: 0 });
+    e.onReport(null as never, 1000);
+    e.onReport({ pathId: 0, beginSeq: 0, endSeq: 3, arrivals: [{ pathSeq: 'x', arrivalUs: 1 } as never], reportTimeUs: 5 }, 2000);
+    e.onTick(Number.NaN);
+    expect(e.stats().sentInvalid).toBe(1);
+    expect(e.stats().reportsInvalid).toBe(1);
+    expect(Number.isFinite(e.targetRateBps())).toBe(true);
+  });
+
+  it('a subflow whose group partner does not ramp up grows like a single-path FRACTaL (Algorithm 1: alone -> its whole ΔSR)', () => {
+    const single = createEstimator('fractal', { startBps: 300_000, maxBps: 8_000_000 });
+    const rs = runScenario(single, { durationMs: 6_000, capacityBps: () => 6_000_000 });
+    const group = new Map<string, unknown>();
+    const a = createEstimator('fractal', { startBps: 300_000, maxBps: 8_000_000, group });
+    const b = createEstimator('fractal', { startBps: 300_000, maxBps: 8_000_000, group });
+    expect(group.size).toBe(1);
+    const ra = runScenario(a, { durationMs: 6_000, capacityBps: () => 6_000_000 });
+    expect(rs.at(5_900) - 300_000).toBeGreaterThan(500_000);
+    // b never reports (its estimate stays at its stable rate): a is the only subflow ramping up.
+    expect(ra.at(5_900)).toBeCloseTo(rs.at(5_900), -4);
+    expect(b.targetRateBps()).toBeGreaterThan(0);
+  });
+});

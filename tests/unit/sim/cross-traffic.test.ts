@@ -1,0 +1,178 @@
+/**
+ * Cross traffic (sim/cross-traffic.ts), its scenario validation
+ * (sim/net/scenario.ts `crossTraffic`) and the fairness metrics
+ * (sim/fairness.ts): the TCP models fill a bottleneck alone and share it
+ * between themselves, CBR keeps its rate, bad specs get JSON-path errors,
+ * Jain's index reproduces the MPRTP paper's Table V/VI numbers, and a
+ * simulated call with cross traffic reports both flows.
+ */
+import { describe, expect, it } from 'vitest';
+import { Rng } from '../../../src/core/rng.js';
+import { type CrossFlow, type CrossPacket, createCrossFlow } from '../../../sim/cross-traffic.js';
+import { fairness, jainIndex, rateErrorPct } from '../../../sim/fairness.js';
+import { Link } from '../../../sim/net/link.js';
+import { type CrossTrafficSpec, ScenarioError, parseScenario } from '../../../sim/net/scenario.js';
+import { constantRate } from '../../../sim/net/traces.js';
+import { simulate } from '../../../sim/simulator.js';
+
+/** Run model flows alone on one path (up: rateBps, delayMs, queueMs; down: 100 Mbps) for durationS. */
+function runFlows(specs: CrossTrafficSpec[], o: { rateBps: number; delayMs: number; queueMs: number; durationS: number }) {
+  const up = new Link<CrossPacket>({ capacity: constantRate(o.rateBps), delay: o.delayMs, queue: { ms: o.queueMs } }, new Rng(1));
+  const down = new Link<CrossPacket>({ capacity: constantRate(100e6), delay: o.delayMs }, new Rng(2));
+  const endUs = o.durationS * 1e6;
+  const flows: CrossFlow[] = specs.map((s, i) => createCrossFlow(i, s, { up, down, wrap: (p) => p }, endUs));
+  let now = 0;
+  while (now < endUs) {
+    for (const f of flows) if (f.nextWakeUs() <= now) f.onTimer(now);
+    for (const d of up.poll(now)) flows[d.item.x].onDelivered(d.item, now);
+    for (const d of down.poll(now)) flows[d.item.x].onDelivered(d.item, now);
+    let next = now + 1000;
+    for (const f of flows) next = Math.min(next, f.nextWakeUs());
+    next = Math.min(next, up.nextEventUs() ?? Infinity, down.nextEventUs() ?? Infinity);
+    now = Math.max(next, now + 1);
+  }
+  return { flows: flows.map((f) => f.stats()), link: up.stats() };
+}
+
+describe('cross-traffic models', () => {
+  it.each(['reno', 'cubic'] as const)('%s alone fills a 2 Mbps / 100 ms / 300 ms-queue bottleneck and sees drop-tail losses', (kind) => {
+    const r = runFlows([{ path: 0, kind, startS: 0 }], { rateBps: 2e6, delayMs: 50, queueMs: 300, durationS: 60 });
+    const bps = (r.flows[0].bytesDelivered * 8) / 60;
+    expect(bps).toBeGreaterThan(0.85 * 2e6);
+    expect(bps).toBeLessThanOrEqual(2e6 * 1.001);
+    expect(r.flows[0].lossEvents).toBeGreaterThan(3);
+    expect(r.link.dropped.queue).toBeGreaterThan(0);
+    expect(r.flows[0].timeouts).toBeLessThan(5);
+  });
+
+  it('two Reno flows share the bottleneck (Jain >= 0.9) and CUBIC does not starve Reno', () => {
+    const rr = runFlows(
+      [
+        { path: 0, kind: 'reno', startS: 0 },
+        { path: 0, kind: 'reno', startS: 5 },
+      ],
+      { rateBps: 4e6, delayMs: 20, queueMs: 100, durationS: 90 },
+    );
+    expect(jainIndex(rr.flows.map((f) => f.bytesDelivered))).toBeGreaterThan(0.9);
+    const rc = runFlows(
+      [
+        { path: 0, kind: 'reno', startS: 0 },
+        { path: 0, kind: 'cubic', startS: 0 },
+      ],
+      { rateBps: 4e6, delayMs: 20, queueMs: 100, durationS: 90 },
+    );
+    expect(rc.flows[0].bytesDelivered).toBeGreaterThan(0.15 * (rc.flows[0].bytesDelivered + rc.flows[1].bytesDelivered));
+  });
+
+  it('cbr sends its rate from start to stop only', () => {
+    const r = runFlows([{ path: 0, kind: 'cbr', startS: 2, stopS: 8, rateMbps: 0.5 }], { rateBps: 2e6, delayMs: 10, queueMs: 100, durationS: 10 });
+    expect((r.flows[0].bytesDelivered * 8) / 6).toBeGreaterThan(0.49e6);
+    expect((r.flows[0].bytesDelivered * 8) / 6).toBeLessThan(0.51e6);
+  });
+});
+
+describe('crossTraffic validation', () => {
+  const base = { name: 'x', durationS: 30, paths: [{ name: 'a', up: { rateMbps: 2 } }, { up: { rateMbps: 2 } }] };
+  const bad = (crossTraffic: unknown, where: string) => {
+    let err: unknown;
+    try {
+      parseScenario({ ...base, crossTraffic }, '.');
+    } catch (e) {
+      err = e;
+    }
+    expect(err).toBeInstanceOf(ScenarioError);
+    expect((err as ScenarioError).path).toBe(where);
+  };
+  it('accepts a valid list (path by index or name) and rejects bad flows with the JSON path', () => {
+    const s = parseScenario(
+      {
+        ...base,
+        crossTraffic: [
+          { path: 'a', kind: 'cubic', startS: 1 },
+          { path: 1, kind: 'cbr', startS: 0, stopS: 10, rateMbps: 1 },
+        ],
+      },
+      '.',
+    );
+    expect(s.crossTraffic).toEqual([
+      { path: 0, kind: 'cubic', startS: 1 },
+      { path: 1, kind: 'cbr', startS: 0, stopS: 10, rateMbps: 1 },
+    ]);
+    bad({}, '$.crossTraffic');
+    bad([{ path: 2, kind: 'reno' }], '$.crossTraffic[0].path');
+    bad([{ path: 'nope', kind: 'reno' }], '$.crossTraffic[0].path');
+    bad([{ path: 0, kind: 'bbr' }], '$.crossTraffic[0].kind');
+    bad([{ path: 0, kind: 'cbr' }], '$.crossTraffic[0].rateMbps');
+    bad([{ path: 0, kind: 'reno', rateMbps: 1 }], '$.crossTraffic[0].rateMbps');
+    bad([{ path: 0, kind: 'reno', startS: 5, stopS: 5 }], '$.crossTraffic[0].stopS');
+    bad([{ path: 0, kind: 'reno', startS: 40 }], '$.crossTraffic[0].startS');
+    bad([{ path: 0, kind: 'reno', extra: 1 }], '$.crossTraffic[0].extra');
+  });
+});
+
+describe('fairness metrics (MPRTP §V)', () => {
+  it("Jain's index: equal shares 1, one of two starved 0.5; bad values throw", () => {
+    expect(jainIndex([0.3, 0.3, 0.3])).toBeCloseTo(1, 12);
+    expect(jainIndex([1, 0])).toBeCloseTo(0.5, 12);
+    expect(jainIndex([])).toBe(1);
+    expect(() => jainIndex([1, -1])).toThrow(RangeError);
+  });
+
+  it('reproduces the paper: Table VI means (RTP 783 of 2000, MPRTP 428 + 975 of 4000) give 0.98 ± 0.03; Table V (one 3000 kbps bottleneck) 0.97 ± 0.03', () => {
+    const t6 = jainIndex([783 / 2000, (428 + 975) / 4000]);
+    expect(Math.abs(t6 - 0.98)).toBeLessThanOrEqual(0.03);
+    const t5 = jainIndex([954 / 3000, (464 + 616) / 3000]);
+    expect(Math.abs(t5 - 0.97)).toBeLessThanOrEqual(0.03);
+  });
+
+  it('rate error (Eq. 2) is the mean |SR_actual - SR_allocated| / SR_allocated in %', () => {
+    expect(
+      rateErrorPct([
+        { actualBps: 1.2e6, allocatedBps: 1e6 },
+        { actualBps: 0.9e6, allocatedBps: 1e6 },
+        { actualBps: 5e5, allocatedBps: 0 },
+      ]),
+    ).toBeCloseTo(15, 9);
+  });
+
+  it('normalises a multipath flow by the aggregate and a single-path flow by its path, over the window all cross flows are active', () => {
+    const sec = (bps: number, n: number) => new Array<number>(n).fill(bps / 8);
+    const f = fairness({
+      durationS: 10,
+      capacityBps: [new Array(10).fill(2e6), new Array(10).fill(2e6)],
+      ours: { paths: [0, 1], bytes: [sec(0.5e6, 10), sec(2e6, 10)], sent: 100, delivered: 99 },
+      cross: [{ kind: 'reno', path: 0, startS: 2, stopS: 8, bytes: sec(1.5e6, 10), sent: 50, delivered: 50 }],
+      rates: [],
+      queueDelaysMs: [[1, 2, 3], []],
+    });
+    expect(f).toBeDefined();
+    expect(f!.fromS).toBe(2);
+    expect(f!.toS).toBe(8);
+    // ours 2.5 / 4 = 0.625, reno 1.5 / 2 = 0.75 -> (1.375)^2 / (2 (0.390625 + 0.5625)) = 0.992
+    expect(f!.jainIndex).toBeCloseTo(0.992, 3);
+    expect(f!.flows[0].lossPct).toBe(1);
+    expect(f!.queueMedianDelayMs).toEqual([2, 0]);
+  });
+});
+
+describe('simulate() with cross traffic', () => {
+  it('reports both flows: a 1 Mbps CBR flow on path 0 keeps its rate and our flow uses the rest', () => {
+    const scenario = parseScenario(
+      {
+        name: 'cbr-share',
+        durationS: 12,
+        paths: [{ up: { rateMbps: 3, delayMs: 20, queue: { ms: 200 } } }, { up: { rateMbps: 3, delayMs: 20, queue: { ms: 200 } } }],
+        crossTraffic: [{ path: 0, kind: 'cbr', startS: 2, rateMbps: 1 }],
+      },
+      '.',
+    );
+    const r = simulate({ scenario, scheduler: 'converge', fec: 'none', seed: 1 });
+    expect(r.crossTraffic).toHaveLength(1);
+    expect(r.fairness).toBeDefined();
+    const [ours, cbr] = r.fairness!.flows;
+    expect(cbr.throughputBps).toBeGreaterThan(0.9e6);
+    expect(cbr.throughputBps).toBeLessThan(1.1e6);
+    expect(ours.throughputBps).toBeGreaterThan(1e6);
+    expect(r.fairness!.fromS).toBe(2);
+  });
+});
