@@ -9,7 +9,10 @@
 import { describe, expect, it } from 'vitest';
 import { FractalEstimator } from '../../../src/cc/fractal.js';
 import { FractalCoupler, fractionalDistribution, transientBitrate, transientOffset } from '../../../src/cc/fractal-mrcm.js';
-import { createEstimator } from '../../../src/cc/registry.js';
+import { createEstimator, registerEstimator } from '../../../src/cc/registry.js';
+import { fractal } from '../../../src/strategies.js';
+
+registerEstimator(fractal);
 import { runScenario } from './link-model.js';
 
 describe('fractional distribution (MPRTP §IV-B Algorithm 1)', () => {
