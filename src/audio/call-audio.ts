@@ -29,6 +29,17 @@ export interface CallAudioStats {
 /** The microphone: one Opus encoder, each frame to every sender engine that has an up path. */
 export class AudioSend {
   private encoder: OpusEncoder | undefined;
+  private _muted = false;
+
+  /** Muted: the microphone is sent as silence (see {@link OpusEncoder.muted}); kept across `send` (a new microphone stays muted). */
+  get muted(): boolean {
+    return this._muted;
+  }
+
+  set muted(m: boolean) {
+    this._muted = m;
+    if (this.encoder) this.encoder.muted = m;
+  }
 
   constructor(private readonly opts: AudioSendOptions) {}
 
@@ -53,6 +64,7 @@ export class AudioSend {
       },
       onError: this.opts.onError,
     });
+    enc.muted = this._muted;
     this.encoder = enc;
     await enc.start();
   }

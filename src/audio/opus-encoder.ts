@@ -36,6 +36,8 @@ export interface OpusEncoderStats {
   errors: number;
   sampleRate: number;
   inputChannels: number;
+  /** Input frames replaced by silence because the microphone was muted ({@link OpusEncoder.muted}). */
+  mutedFrames: number;
 }
 
 /** Opus frame duration (µs). */
@@ -49,7 +51,16 @@ export class OpusEncoder {
   private reader: ReadableStreamDefaultReader<AudioData> | undefined;
   private stopped = false;
   private offsetUs = Infinity;
-  private readonly c: OpusEncoderStats = { inputFrames: 0, framesEncoded: 0, bytesEncoded: 0, errors: 0, sampleRate: 0, inputChannels: 0 };
+  private readonly c: OpusEncoderStats = { inputFrames: 0, framesEncoded: 0, bytesEncoded: 0, errors: 0, sampleRate: 0, inputChannels: 0, mutedFrames: 0 };
+  /**
+   * Muted: every input frame is encoded as digital silence (zeros) instead
+   * of the microphone's samples. The stream goes on (one frame per 20 ms,
+   * tiny at Opus' silence rate), so the receiver's jitter buffer plays
+   * silence and counts neither loss nor concealment; unmuting needs no
+   * resynchronisation. W3C mediacapture-main: a disabled audio track
+   * renders silence, which is what WebRTC sends for it.
+   */
+  muted = false;
 
   constructor(
     private readonly track: MediaStreamTrack,
@@ -98,7 +109,12 @@ export class OpusEncoder {
       this.offsetUs = Math.min(this.offsetUs, now - data.timestamp);
       if (!this.encoder || this.encoder.state === 'closed') this.configure(data.sampleRate);
       this.c.inputChannels = data.numberOfChannels;
-      const mono = data.numberOfChannels === 1 ? data : downmix(data);
+      let mono = data.numberOfChannels === 1 ? data : downmix(data);
+      if (this.muted) {
+        if (mono !== data) mono.close();
+        mono = silence(data);
+        this.c.mutedFrames++;
+      }
       this.encoder!.encode(mono);
       if (mono !== data) mono.close();
     } catch (e) {
@@ -151,6 +167,12 @@ export class OpusEncoder {
     void this.reader?.cancel().catch(() => {});
     if (this.encoder && this.encoder.state !== 'closed') this.encoder.close();
   }
+}
+
+/** Mono digital silence as long as `data`, with its sample rate and timestamp. */
+function silence(data: AudioData): AudioData {
+  const n = data.numberOfFrames;
+  return new AudioData({ format: 'f32-planar', sampleRate: data.sampleRate, numberOfFrames: n, numberOfChannels: 1, timestamp: data.timestamp, data: new Float32Array(n) });
 }
 
 /** The first channel of `data` as a mono f32-planar AudioData (same timestamp). */

@@ -26,6 +26,17 @@ export class SharedVideoEncoder {
   private frameIdBase = 0;
   /** Last frame id handed to the senders. */
   private lastFrameId = 0;
+  private _muted = false;
+
+  /** Muted: the camera is sent as black frames ({@link CameraEncoder.muted}); kept across `start` (a new camera stays muted). */
+  get muted(): boolean {
+    return this._muted;
+  }
+
+  set muted(m: boolean) {
+    this._muted = m;
+    if (this.encoder) this.encoder.muted = m;
+  }
 
   constructor(private readonly deps: SharedVideoEncoderDeps) {}
 
@@ -114,6 +125,7 @@ export class SharedVideoEncoder {
       },
       onError: this.deps.onError,
     });
+    encoder.muted = this._muted;
     this.encoder = encoder;
     await encoder.start();
     const st = encoder.settings;
