@@ -1,7 +1,11 @@
 /**
  * Issue 13: the demo as a three-participant conference (full mesh). Three
  * pages of one browser join a room; each must decode video from both
- * others; participant 0 switches path 1 off with the page's toggle (its
+ * others and hear both (the RMS of each remote audio track as the page
+ * plays it, an AnalyserNode before the speaker, above silence: Chromium's
+ * fake microphone beeps); participant 0 mutes its microphone (the others'
+ * level of it falls to silence while the third participant's stays up) and
+ * unmutes it (its beep comes back); participant 0 switches path 1 off with the page's toggle (its
  * traffic on path 1 stops towards both others) and on again (it resumes).
  * Participant 1 switches camera (replaceTrack) and its video goes on;
  * participant 2 then reloads its tab and comes back under a new id with
@@ -12,12 +16,23 @@ import { mkdirSync } from 'node:fs';
 import { join } from 'node:path';
 import { chromium, type Page } from 'playwright-core';
 import { describe, expect, it } from 'vitest';
+import { AUDIO_RMS_FLOOR } from '../../bench/browser/run.js';
 import { startDemo } from '../../demo/serve.js';
 import { chromiumArgs, ensureChromium } from '../../tools/harness/chromium.js';
 
 interface Digest {
   me: string | undefined;
-  remotes: Array<{ id: string; decoded: number; paths: Array<{ id: number; enabled: boolean; state: string }>; sent: Record<number, number>; media: Record<number, number> }>;
+  remotes: Array<{
+    id: string;
+    decoded: number;
+    paths: Array<{ id: number; enabled: boolean; state: string }>;
+    sent: Record<number, number>;
+    media: Record<number, number>;
+    /** Audio frames received from it, and the RMS of what its decoder gave over the last second. */
+    audio: { received: number; decodedRms: number };
+  }>;
+  /** Opus frames encoded by this page, and those encoded as silence (muted). */
+  audioEncoded: { frames: number; muted: number };
   tiles: number;
   status: string;
 }
@@ -27,9 +42,12 @@ function digest(page: Page): Promise<Digest | undefined> {
   return page.evaluate(() => {
     type S = {
       participantId?: string;
+      audioEncoder?: { framesEncoded: number; mutedFrames: number };
       participants: Array<{
         participantId: string;
         decoder: { decoded: number };
+        receiver: { audio: { packetsReceived: number } };
+        audioOutput?: { rms: number };
         paths: Array<{ id: number; enabled: boolean; state: string }>;
         sender?: { paths: Array<{ id: number; packetsSent: number; mediaPacketsSent: number }> };
       }>;
@@ -45,7 +63,9 @@ function digest(page: Page): Promise<Digest | undefined> {
         paths: p.paths.map((x) => ({ id: x.id, enabled: x.enabled, state: x.state })),
         sent: Object.fromEntries((p.sender?.paths ?? []).map((x) => [x.id, x.packetsSent])),
         media: Object.fromEntries((p.sender?.paths ?? []).map((x) => [x.id, x.mediaPacketsSent])),
+        audio: { received: p.receiver.audio.packetsReceived, decodedRms: p.audioOutput?.rms ?? 0 },
       })),
+      audioEncoded: { frames: s.audioEncoder?.framesEncoded ?? 0, muted: s.audioEncoder?.mutedFrames ?? 0 },
       tiles: document.querySelectorAll('.tile.remote').length,
       status: document.getElementById('status')?.textContent ?? '',
     };
@@ -63,13 +83,19 @@ async function waitFor<T>(what: string, timeoutMs: number, probe: () => Promise<
   return v;
 }
 
+/** Each remote participant's audio level on one page (RMS, full scale 1; the largest of the last second). */
+function levels(page: Page): Promise<Record<string, number>> {
+  return page.evaluate(() => (window as unknown as { __audioLevels?: () => Record<string, number> }).__audioLevels?.() ?? {});
+}
+
 const sentOn = (d: Digest | undefined, pathId: number): number[] => (d?.remotes ?? []).map((r) => r.sent[pathId] ?? 0);
 
 describe('demo page, three participants', () => {
-  it('each sees the two others, a path toggled off stops our traffic on it and on resumes it', { timeout: 90_000 }, async () => {
+  it('each sees and hears the two others, a muted microphone goes silent and comes back, a path toggled off stops our traffic on it and on resumes it', { timeout: 180_000 }, async () => {
     const t0 = Date.now();
     const demo = await startDemo({ signallingPort: 0, pagePort: 0 });
-    const browser = await chromium.launch({ executablePath: ensureChromium(), headless: true, args: chromiumArgs() });
+    // The pages play remote audio through an AudioContext without a user gesture.
+    const browser = await chromium.launch({ executablePath: ensureChromium(), headless: true, args: [...chromiumArgs(), '--autoplay-policy=no-user-gesture-required'] });
     try {
       // Round robin puts media on both paths whatever the content, so "traffic resumes" tests the toggle, not the scheduler.
       const url = `${demo.pageUrl}?autojoin=1&room=mesh3&paths=2&scheduler=roundrobin&sig=${encodeURIComponent(demo.signallingUrl)}`;
@@ -91,6 +117,57 @@ describe('demo page, three participants', () => {
         expect(d!.tiles).toBe(2);
         expect(d!.status).not.toMatch(/waiting/);
       }
+
+      // Every page hears both others: the level of each remote audio, as played, is above silence.
+      // Levels come and go on a loaded machine (late frames are concealed, then faded to silence), so
+      // each check keeps the largest level seen while it polls, never one instant's.
+      const allLevels = () => Promise.all(pages.map(levels));
+      const others = (i: number) => ids.filter((_, j) => j !== i) as string[];
+      const audioState = async () => ({
+        levels: await allLevels(),
+        pages: (await all()).map((d) => ({ me: d?.me, encoded: d?.audioEncoded, from: d?.remotes.map((r) => ({ id: r.id, ...r.audio })) })),
+      });
+      const loudest: Array<Record<string, number>> = pages.map(() => ({}));
+      const keepMax = (ls: Array<Record<string, number>>) => {
+        for (const [i, l] of ls.entries()) for (const [id, v] of Object.entries(l)) loudest[i][id] = Math.max(loudest[i][id] ?? 0, v);
+      };
+      await waitFor('every participant hearing both others', 30_000, audioState, (st) => {
+        keepMax(st.levels);
+        return loudest.every((l, i) => others(i).every((id) => (l[id] ?? 0) > AUDIO_RMS_FLOOR));
+      });
+      process.stdout.write(`demo-mesh: loudest level (RMS) of each remote audio ${JSON.stringify(loudest)}\n`);
+
+      // Participant 0 mutes its microphone: the others hear silence from it (for 2 s in a row, once what was in flight played out) ...
+      const me0 = ids[0]!;
+      await pages[0].click('#mute-audio');
+      expect(await pages[0].evaluate(() => (window as unknown as { __demo: { isMuted(k: string): boolean } }).__demo.isMuted('audio'))).toBe(true);
+      let quiet = 0;
+      await waitFor('participant 0 silent at the others', 20_000, allLevels, (ls) => {
+        quiet = ls.slice(1).every((l) => (l[me0] ?? 1) < AUDIO_RMS_FLOOR) ? quiet + 1 : 0;
+        return quiet >= 4;
+      });
+      // ... and stays silent while each of them hears the third participant.
+      const heardWhileMuted = [0, 0];
+      const mutedMax = [0, 0];
+      await waitFor('the others hearing each other while participant 0 is muted', 20_000, allLevels, (ls) => {
+        for (const k of [0, 1]) {
+          const l = ls[k + 1];
+          mutedMax[k] = Math.max(mutedMax[k], l[me0] ?? 0);
+          heardWhileMuted[k] = Math.max(heardWhileMuted[k], l[ids[k === 0 ? 2 : 1]!] ?? 0);
+        }
+        return heardWhileMuted.every((v) => v > AUDIO_RMS_FLOOR);
+      });
+      expect(Math.max(...mutedMax), 'participant 0 heard while muted').toBeLessThan(AUDIO_RMS_FLOOR);
+      // Unmuted: its beep comes back at both others.
+      await pages[0].click('#mute-audio');
+      const back0 = [0, 0];
+      await waitFor('participant 0 heard again', 20_000, allLevels, (ls) => {
+        for (const k of [0, 1]) back0[k] = Math.max(back0[k], ls[k + 1][me0] ?? 0);
+        return back0.every((v) => v > AUDIO_RMS_FLOOR);
+      });
+      process.stdout.write(
+        `demo-mesh: participant 0 muted: its level at the others <= ${Math.max(...mutedMax)}, the third heard at ${JSON.stringify(heardWhileMuted)}; unmuted: ${JSON.stringify(back0)}\n`,
+      );
 
       // Participant 0 switches path 1 off: after a settling second, nothing more of its goes on path 1.
       await pages[0].click('#path-toggle-1');
