@@ -29,17 +29,8 @@ export interface CallAudioStats {
 /** The microphone: one Opus encoder, each frame to every sender engine that has an up path. */
 export class AudioSend {
   private encoder: OpusEncoder | undefined;
-  private _muted = false;
-
-  /** Muted: the microphone is sent as silence (see {@link OpusEncoder.muted}); kept across `send` (a new microphone stays muted). */
-  get muted(): boolean {
-    return this._muted;
-  }
-
-  set muted(m: boolean) {
-    this._muted = m;
-    if (this.encoder) this.encoder.muted = m;
-  }
+  /** Muted: the microphone is sent as silence (OpusEncoderOptions.isMuted); kept across `send` (a new microphone stays muted). */
+  muted = false;
 
   constructor(private readonly opts: AudioSendOptions) {}
 
@@ -59,12 +50,12 @@ export class AudioSend {
     const enc = new OpusEncoder(track, {
       clock: this.opts.clock,
       ...this.opts.opus,
+      isMuted: () => this.muted,
       onFrame: (f) => {
         for (const s of senders()) if (s?.hasUpPath()) s.sendAudio(f);
       },
       onError: this.opts.onError,
     });
-    enc.muted = this._muted;
     this.encoder = enc;
     await enc.start();
   }

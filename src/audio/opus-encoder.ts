@@ -24,6 +24,15 @@ export interface OpusEncoderOptions {
   inbandFec?: boolean;
   /** Discontinuous transmission. Default false (every 20 ms a frame; the jitter buffer counts every slot). */
   dtx?: boolean;
+  /**
+   * Asked for every input frame: true encodes it as digital silence (zeros)
+   * instead of the microphone's samples (mute). The stream goes on (one
+   * frame per 20 ms, tiny at Opus' silence rate), so the receiver's jitter
+   * buffer plays silence and counts neither loss nor concealment; unmuting
+   * needs no resynchronisation. W3C mediacapture-main: a disabled audio
+   * track renders silence, which is what WebRTC sends for it.
+   */
+  isMuted?: () => boolean;
   onFrame: (frame: AudioFrameInput) => void;
   onError: (e: Error) => void;
 }
@@ -36,7 +45,7 @@ export interface OpusEncoderStats {
   errors: number;
   sampleRate: number;
   inputChannels: number;
-  /** Input frames replaced by silence because the microphone was muted ({@link OpusEncoder.muted}). */
+  /** Input frames replaced by silence because the microphone was muted (`isMuted`). */
   mutedFrames: number;
 }
 
@@ -52,15 +61,6 @@ export class OpusEncoder {
   private stopped = false;
   private offsetUs = Infinity;
   private readonly c: OpusEncoderStats = { inputFrames: 0, framesEncoded: 0, bytesEncoded: 0, errors: 0, sampleRate: 0, inputChannels: 0, mutedFrames: 0 };
-  /**
-   * Muted: every input frame is encoded as digital silence (zeros) instead
-   * of the microphone's samples. The stream goes on (one frame per 20 ms,
-   * tiny at Opus' silence rate), so the receiver's jitter buffer plays
-   * silence and counts neither loss nor concealment; unmuting needs no
-   * resynchronisation. W3C mediacapture-main: a disabled audio track
-   * renders silence, which is what WebRTC sends for it.
-   */
-  muted = false;
 
   constructor(
     private readonly track: MediaStreamTrack,
@@ -110,7 +110,7 @@ export class OpusEncoder {
       if (!this.encoder || this.encoder.state === 'closed') this.configure(data.sampleRate);
       this.c.inputChannels = data.numberOfChannels;
       let mono = data.numberOfChannels === 1 ? data : downmix(data);
-      if (this.muted) {
+      if (this.opts.isMuted?.()) {
         if (mono !== data) mono.close();
         mono = silence(data);
         this.c.mutedFrames++;

@@ -26,17 +26,8 @@ export class SharedVideoEncoder {
   private frameIdBase = 0;
   /** Last frame id handed to the senders. */
   private lastFrameId = 0;
-  private _muted = false;
-
-  /** Muted: the camera is sent as black frames ({@link CameraEncoder.muted}); kept across `start` (a new camera stays muted). */
-  get muted(): boolean {
-    return this._muted;
-  }
-
-  set muted(m: boolean) {
-    this._muted = m;
-    if (this.encoder) this.encoder.muted = m;
-  }
+  /** Muted: the camera is sent as black frames (CameraEncoderOptions.isMuted); kept across `start` (a new camera stays muted). */
+  muted = false;
 
   constructor(private readonly deps: SharedVideoEncoderDeps) {}
 
@@ -123,9 +114,9 @@ export class SharedVideoEncoder {
         this.lastFrameId = frame.frameId;
         for (const s of this.deps.sessions()) if (s.canSend()) s.sender?.sendFrame(frame);
       },
+      isMuted: () => this.muted,
       onError: this.deps.onError,
     });
-    encoder.muted = this._muted;
     this.encoder = encoder;
     await encoder.start();
     const st = encoder.settings;

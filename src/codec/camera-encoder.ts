@@ -64,6 +64,14 @@ export interface CameraEncoderOptions {
   adaptation?: Omit<VideoAdapterOptions, 'degradationPreference'>;
   /** How camera frames are read (default: the best the browser has; see ./frame-source.ts). */
   captureMode?: CaptureMode;
+  /**
+   * Asked for every camera frame that is encoded: true replaces it by a
+   * black one of the encoded size, same timestamp and cadence (mute; W3C
+   * mediacapture-main: a disabled video track renders black frames, and
+   * WebRTC sends them). The stream goes on at a tiny bitrate, so receivers
+   * count no freeze and need no key frame on unmute.
+   */
+  isMuted?: () => boolean;
   onFrame: (frame: EncodedFrameInput) => void;
   onError?: (err: Error) => void;
 }
@@ -103,7 +111,7 @@ export interface CameraEncoderStats {
   framesPerLayer: number[];
   /** How camera frames are read ('track-processor' | 'video-frame-callback' | 'video-timer'), undefined before start(). */
   captureMode: CaptureMode | undefined;
-  /** Camera frames encoded as black because the camera was muted ({@link CameraEncoder.muted}). */
+  /** Camera frames encoded as black because the camera was muted (`isMuted`). */
   mutedFrames: number;
 }
 
@@ -137,14 +145,6 @@ export class CameraEncoder {
   private readonly outTimes: number[] = [];
   /** An I420 black picture, reused while muted and the size does not change. */
   private black: { width: number; height: number; data: Uint8Array } | undefined;
-  /**
-   * Muted: every camera frame is replaced by a black one of the encoded
-   * size, same timestamp and cadence (W3C mediacapture-main: a disabled
-   * video track renders black frames, and WebRTC sends them). The stream
-   * goes on at a tiny bitrate, so receivers count no freeze and need no key
-   * frame on unmute (the encoder's references stay valid).
-   */
-  muted = false;
 
   constructor(
     private readonly track: MediaStreamTrack,
@@ -271,7 +271,7 @@ export class CameraEncoder {
         }
       }
       let input = frame;
-      if (this.muted) {
+      if (this.opts.isMuted?.()) {
         try {
           input = this.blackFrame(frame.timestamp, frame.duration);
           this.s.mutedFrames++;
