@@ -7,8 +7,14 @@
  *
  * Capture time: an input AudioData's timestamp (µs, the track's own clock)
  * maps onto the call's clock with the smallest `now - timestamp` seen when
- * reading (the read latency floor), so a frame's capture time is its first
- * sample's time, as video's is the time the camera frame was read.
+ * reading over the last {@link CAPTURE_OFFSET_WINDOW_US} (the read latency
+ * floor), so a frame's capture time is its first sample's time, as video's
+ * is the time the camera frame was read. The window lets the mapping follow
+ * the audio device's clock when it drifts from the call's (tens of ppm for
+ * real devices: a floor kept for the whole call would let capture times
+ * drift by up to a few hundred ms per hour, moving mouth-to-ear latency and
+ * the A/V offset with them); the same windowed floor as video playout
+ * timing's arrival offset (src/feedback/playout.ts).
  *
  * Browser only (WebCodecs); src/engine never imports it.
  */
@@ -49,6 +55,9 @@ export interface OpusEncoderStats {
   mutedFrames: number;
 }
 
+/** Window of the capture-time mapping's read-latency floor (µs): 2 s. */
+export const CAPTURE_OFFSET_WINDOW_US = 2_000_000;
+
 /** Opus frame duration (µs). */
 export const OPUS_FRAME_US = 20_000;
 
@@ -59,7 +68,8 @@ export class OpusEncoder {
   private encoder: AudioEncoder | undefined;
   private reader: ReadableStreamDefaultReader<AudioData> | undefined;
   private stopped = false;
-  private offsetUs = Infinity;
+  /** Windowed minimum of (read time - timestamp): a deque of increasing offsets, the head is the minimum. */
+  private readonly offsets: Array<{ atUs: number; offsetUs: number }> = [];
   private readonly c: OpusEncoderStats = { inputFrames: 0, framesEncoded: 0, bytesEncoded: 0, errors: 0, sampleRate: 0, inputChannels: 0, mutedFrames: 0 };
 
   constructor(
@@ -106,7 +116,7 @@ export class OpusEncoder {
     try {
       this.c.inputFrames++;
       const now = this.opts.clock.nowUs();
-      this.offsetUs = Math.min(this.offsetUs, now - data.timestamp);
+      this.addOffset(now, now - data.timestamp);
       if (!this.encoder || this.encoder.state === 'closed') this.configure(data.sampleRate);
       this.c.inputChannels = data.numberOfChannels;
       let mono = data.numberOfChannels === 1 ? data : downmix(data);
@@ -147,13 +157,23 @@ export class OpusEncoder {
     chunk.copyTo(data);
     this.c.framesEncoded++;
     this.c.bytesEncoded += data.length;
-    const captureUs = Math.max(0, Math.round(chunk.timestamp + (Number.isFinite(this.offsetUs) ? this.offsetUs : 0)));
+    const offsetUs = this.offsets[0]?.offsetUs ?? 0;
+    const captureUs = Math.max(0, Math.round(chunk.timestamp + offsetUs));
     const durationUs = chunk.duration && chunk.duration > 0 ? Math.min(120_000, Math.round(chunk.duration)) : OPUS_FRAME_US;
     try {
       this.opts.onFrame({ captureUs, durationUs, data });
     } catch (e) {
       this.fail(e);
     }
+  }
+
+  private addOffset(atUs: number, offsetUs: number): void {
+    const q = this.offsets;
+    if (!Number.isFinite(offsetUs)) return;
+    while (q.length > 0 && q[q.length - 1].offsetUs >= offsetUs) q.pop();
+    q.push({ atUs, offsetUs });
+    while (q.length > 1 && q[0].atUs < atUs - CAPTURE_OFFSET_WINDOW_US) q.shift();
+    if (q.length > 512) q.shift();
   }
 
   stats(): OpusEncoderStats {
