@@ -4,11 +4,19 @@
  * participant with its video and live per-path plots (what we send it: rate,
  * RTT, loss, media share; what we receive from it: freezes, resolution, fps),
  * a toggle per path that disables and re-enables it live, and the scheduler
- * and FEC chosen before joining.
+ * and FEC chosen before joining. Each participant sends its camera and
+ * microphone; the remote audio plays through one AudioContext, with a level
+ * meter per tile (RMS of what goes to the speaker, an AnalyserNode on the
+ * remote audio track). Mute buttons (`setMuted`) and camera / microphone
+ * pickers (`replaceTrack`) act live.
  *
  * URL parameters: room, paths, codec, scheduler, fec (preset the form),
  * autojoin=1 (join at once), sig=ws://host:port (signalling server; default
- * port 8787 on this host).
+ * port 8787 on this host), audio=0 (send no microphone).
+ *
+ * For scripts: `window.__demo` is the call, `window.__audioLevels()` the
+ * level (RMS, full scale 1) of each remote participant's audio, the largest
+ * of its last second.
  */
 import { CallEvent, MultipathCall } from '../src/index.js';
 import type { CallStatsReport, CodecName, FecPolicyName, SchedulerName } from '../src/index.js';
@@ -40,6 +48,9 @@ interface Tile {
   plots: { rate: RollingPlot; rtt: RollingPlot; loss: RollingPlot; share: RollingPlot; freezes: RollingPlot; video: RollingPlot };
   lastDecoded: number;
   lastAtUs: number;
+  /** The remote audio's meter: an AnalyserNode on its track, and its recent RMS readings. */
+  audio?: { analyser: AnalyserNode; samples: Float32Array<ArrayBuffer>; recent: number[] };
+  meter: HTMLElement;
 }
 
 const tiles = new Map<string, Tile>();
@@ -72,7 +83,9 @@ async function start(): Promise<void> {
     tiles.delete(id);
   });
   call.on(CallEvent.RemoteTrack, (track, { participantId }) => {
-    tileOf(participantId, paths).video.srcObject = new MediaStream([track]);
+    const tile = tileOf(participantId, paths);
+    if (track.kind === 'audio') playAudio(tile, track);
+    else tile.video.srcObject = new MediaStream([track]);
   });
   call.on(CallEvent.SamePair, (ids, participantId) => console.warn(`paths ${ids.join(', ')} to ${participantId} use the same network route`));
   call.on(CallEvent.Error, (e) => console.warn(e));
@@ -82,34 +95,100 @@ async function start(): Promise<void> {
   makeToggles(call, paths);
   setStatus('joining…');
   await call.connect();
-  const cam = await navigator.mediaDevices.getUserMedia({ video: CAMERA });
-  $<HTMLVideoElement>('local').srcObject = cam;
+  const withAudio = query.get('audio') !== '0';
+  const cam = await navigator.mediaDevices.getUserMedia({ video: CAMERA, audio: withAudio });
+  $<HTMLVideoElement>('local').srcObject = new MediaStream(cam.getVideoTracks());
   await call.sendTrack(cam.getVideoTracks()[0]);
-  void cameraPicker(call, cam.getVideoTracks()[0]);
+  const mic = cam.getAudioTracks()[0];
+  if (mic) await call.sendTrack(mic);
+  makeMuteButtons(call);
+  void devicePicker(call, 'videoinput', cam.getVideoTracks()[0]);
+  if (mic) void devicePicker(call, 'audioinput', mic);
   const t0 = performance.now();
   setInterval(() => render(call, (performance.now() - t0) / 1000), 1000);
+  setInterval(measureLevels, 250);
   render(call, 0);
+}
+
+/** One AudioContext plays every remote participant's audio (created on the first one; resumed on a click if the autoplay policy suspended it). */
+let audioCtx: AudioContext | undefined;
+
+function playAudio(tile: Tile, track: MediaStreamTrack): void {
+  if (!audioCtx) {
+    audioCtx = new AudioContext();
+    document.addEventListener('click', () => void audioCtx?.resume());
+  }
+  const source = audioCtx.createMediaStreamSource(new MediaStream([track]));
+  const analyser = audioCtx.createAnalyser();
+  // The longest window (32768 samples, ~0.7 s) read every 250 ms sees every sample: a short beep is not missed.
+  analyser.fftSize = 32768;
+  source.connect(analyser).connect(audioCtx.destination);
+  tile.audio = { analyser, samples: new Float32Array(analyser.fftSize), recent: [] };
+}
+
+/** RMS of each remote audio's last ~0.7 s; a tile's level is the largest of its last four readings (1 s). */
+function measureLevels(): void {
+  for (const t of tiles.values()) {
+    const a = t.audio;
+    if (!a) continue;
+    a.analyser.getFloatTimeDomainData(a.samples);
+    let sum = 0;
+    for (const x of a.samples) sum += x * x;
+    a.recent.push(Math.sqrt(sum / a.samples.length));
+    if (a.recent.length > 4) a.recent.shift();
+    const level = Math.max(...a.recent);
+    const db = level > 0 ? 20 * Math.log10(level) : -Infinity;
+    t.meter.style.width = `${Math.max(0, Math.min(100, ((db + 60) / 60) * 100))}%`;
+    t.meter.title = `audio ${Number.isFinite(db) ? db.toFixed(0) : '-inf'} dBFS`;
+  }
+}
+
+(window as unknown as { __audioLevels: () => Record<string, number> }).__audioLevels = () =>
+  Object.fromEntries([...tiles].filter(([, t]) => t.audio && t.audio.recent.length > 0).map(([id, t]) => [id, Math.max(...t.audio!.recent)]));
+
+/** Mute buttons for the microphone and the camera (`setMuted`: silence / black frames go on, nothing counts as loss). */
+function makeMuteButtons(call: MultipathCall): void {
+  for (const kind of ['audio', 'video'] as const) {
+    const b = $<HTMLButtonElement>(`mute-${kind}`);
+    const label = () => {
+      const muted = call.isMuted(kind);
+      b.textContent = `${muted ? 'unmute' : 'mute'} ${kind === 'audio' ? 'microphone' : 'camera'}`;
+      b.classList.toggle('muted', muted);
+    };
+    b.disabled = false;
+    b.addEventListener('click', () => {
+      call.setMuted(kind, !call.isMuted(kind));
+      label();
+    });
+    label();
+  }
 }
 
 const CAMERA: MediaTrackConstraints = { width: 640, height: 480, frameRate: 30 };
 
-/** Camera picker: switching calls `replaceTrack` (same stream, a key frame on the switch). */
-async function cameraPicker(call: MultipathCall, first: MediaStreamTrack): Promise<void> {
-  const select = $<HTMLSelectElement>('camera');
-  const cams = (await navigator.mediaDevices.enumerateDevices()).filter((d) => d.kind === 'videoinput');
-  for (const [i, d] of cams.entries()) select.append(new Option(d.label || `camera ${i + 1}`, d.deviceId));
+/**
+ * Camera or microphone picker (`enumerateDevices`): switching calls
+ * `replaceTrack` (the same stream goes on: a key frame on a camera switch,
+ * the next Opus frame from the new microphone); mute settings carry over.
+ */
+async function devicePicker(call: MultipathCall, kind: 'videoinput' | 'audioinput', first: MediaStreamTrack): Promise<void> {
+  const video = kind === 'videoinput';
+  const select = $<HTMLSelectElement>(video ? 'camera' : 'microphone');
+  const devices = (await navigator.mediaDevices.enumerateDevices()).filter((d) => d.kind === kind);
+  for (const [i, d] of devices.entries()) select.append(new Option(d.label || `${video ? 'camera' : 'microphone'} ${i + 1}`, d.deviceId));
   select.value = first.getSettings().deviceId ?? '';
-  select.disabled = cams.length === 0;
+  select.disabled = devices.length === 0;
   let current = first;
   select.addEventListener('change', () => {
     void (async () => {
-      const stream = await navigator.mediaDevices.getUserMedia({ video: { ...CAMERA, deviceId: { exact: select.value } } });
-      const track = stream.getVideoTracks()[0];
+      const constraints = video ? { video: { ...CAMERA, deviceId: { exact: select.value } } } : { audio: { deviceId: { exact: select.value } } };
+      const stream = await navigator.mediaDevices.getUserMedia(constraints);
+      const track = video ? stream.getVideoTracks()[0] : stream.getAudioTracks()[0];
       await call.replaceTrack(track);
       current.stop();
       current = track;
-      $<HTMLVideoElement>('local').srcObject = stream;
-    })().catch((e) => setStatus(`camera switch failed: ${String(e)}`));
+      if (video) $<HTMLVideoElement>('local').srcObject = stream;
+    })().catch((e) => setStatus(`${video ? 'camera' : 'microphone'} switch failed: ${String(e)}`));
   });
 }
 
@@ -147,7 +226,11 @@ function tileOf(id: string, paths: number): Tile {
   video.playsInline = true;
   const live = document.createElement('div');
   live.className = 'live';
-  media.append(name, video, live);
+  const level = document.createElement('div');
+  level.className = 'level';
+  const meter = document.createElement('div');
+  level.append(meter);
+  media.append(name, video, level, live);
   const box = document.createElement('div');
   box.className = 'plots';
   el.append(media, box);
@@ -167,6 +250,7 @@ function tileOf(id: string, paths: number): Tile {
     },
     lastDecoded: 0,
     lastAtUs: 0,
+    meter,
   };
   tiles.set(id, tile);
   return tile;
@@ -181,6 +265,8 @@ function render(call: MultipathCall, tS: number): void {
   $('local-live').textContent = e
     ? `${call.participantId ?? ''}\nsending ${e.frameWidth}x${e.frameHeight} @ ${e.framesPerSecond} fps, ${(e.encoderBitrate / 1e6).toFixed(2)} Mbps (lowest target of ${remotes.length} session(s))`
     : (call.participantId ?? '');
+  const muted = [call.isMuted('audio') ? 'microphone muted' : '', call.isMuted('video') ? 'camera muted' : ''].filter(Boolean).join(', ');
+  if (muted) $('local-live').textContent += `\n${muted}`;
 }
 
 /** "waiting" only while nobody is connected; the tiles say the rest. */
@@ -231,9 +317,14 @@ function renderTile(tile: Tile, participantId: string, s: CallStatsReport, tS: n
   tile.plots.video.push(tS, [tile.video.videoHeight || null, tile.video.videoWidth || null]);
   const pathLine = paths.map((x) => `path ${x.pathId}: ${x.enabled ? x.state : 'disabled'}${out ? ` ${(x.sendBitrate / 1e6).toFixed(2)} Mbps` : ''}`).join('  ');
   const target = out?.type === 'outbound-rtp' && out.kind === 'video' ? out.targetBitrate : 0;
+  const au = mine.find((x) => x.type === 'inbound-rtp' && x.kind === 'audio');
+  const a = au?.type === 'inbound-rtp' && au.kind === 'audio' && au.packetsReceived > 0 ? au : undefined;
+  const audioLine = a
+    ? `\naudio: mouth-to-ear p95 ${(a.mouthToEarP95 * 1000).toFixed(0)} ms, concealed ${((100 * a.concealedSamples) / Math.max(1, a.totalSamplesReceived)).toFixed(1)} %, A/V offset ${(a.avOffset * 1000).toFixed(0)} ms`
+    : '';
   tile.live.textContent =
     `${tile.video.videoWidth}x${tile.video.videoHeight} @ ${fps.toFixed(0)} fps, ${decoded} frames, freezes ${inVideo?.freezeCount ?? 0} (${((inVideo?.totalFreezesDuration ?? 0) * 1000).toFixed(0)} ms)\n` +
-    `latency p50 ${((inVideo?.endToEndLatencyP50 ?? 0) * 1000).toFixed(0)} ms p95 ${((inVideo?.endToEndLatencyP95 ?? 0) * 1000).toFixed(0)} ms, target to it ${(target / 1e6).toFixed(2)} Mbps\n${pathLine}`;
+    `latency p50 ${((inVideo?.endToEndLatencyP50 ?? 0) * 1000).toFixed(0)} ms p95 ${((inVideo?.endToEndLatencyP95 ?? 0) * 1000).toFixed(0)} ms, target to it ${(target / 1e6).toFixed(2)} Mbps${audioLine}\n${pathLine}`;
 }
 
 // ?autojoin=1 joins at once (used by the tests).

@@ -33,6 +33,8 @@ export const MAX_PENDING_SLOTS = 50;
 export interface AudioOutputStats {
   framesDecoded: number;
   framesConcealed: number;
+  /** Deceleration slots (the jitter buffer's 'stretch'): the last decoded frame repeated. */
+  framesStretched: number;
   /** Skipped (acceleration) frames decoded and discarded. */
   framesDiscarded: number;
   decodeErrors: number;
@@ -70,7 +72,7 @@ export class AudioOutput {
   private outTs = 0;
   private readonly level = { sumSq: 0, n: 0, rms: 0, maxRms: 0 };
   private closed = false;
-  private readonly c = { framesDecoded: 0, framesConcealed: 0, framesDiscarded: 0, decodeErrors: 0, writeErrors: 0, slotOverflows: 0 };
+  private readonly c = { framesDecoded: 0, framesConcealed: 0, framesStretched: 0, framesDiscarded: 0, decodeErrors: 0, writeErrors: 0, slotOverflows: 0 };
 
   constructor(private readonly onError: (e: Error) => void = () => {}) {
     const Gen = (globalThis as unknown as { MediaStreamTrackGenerator?: GeneratorCtor }).MediaStreamTrackGenerator;
@@ -107,6 +109,14 @@ export class AudioOutput {
     if (p.kind === 'concealed') {
       this.c.framesConcealed++;
       this.slots.push({ pcm: this.conceal(Math.round((p.durationUs * OUTPUT_SAMPLE_RATE) / 1e6)) });
+    } else if (p.kind === 'stretch') {
+      // Deceleration: the last decoded frame once more at full level (a 20 ms repeat, no fade: nothing was lost).
+      this.c.framesStretched++;
+      const n = Math.round((p.durationUs * OUTPUT_SAMPLE_RATE) / 1e6);
+      const out = new Float32Array(n);
+      const last = this.last;
+      if (last) for (let i = 0; i < n; i++) out[i] = last[i % last.length];
+      this.slots.push({ pcm: out });
     } else {
       const dec = this.ensureDecoder();
       for (const s of p.skipped) if (this.decode(dec, s.payload, s.durationUs)) this.pending.push(undefined);

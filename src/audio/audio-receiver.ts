@@ -76,6 +76,11 @@ export class AudioReceiver {
     return this.jb.insert(msg, nowUs);
   }
 
+  /** Extra playout delay for A/V sync (ms; see {@link AudioJitterBuffer.setExtraDelayMs}). @throws RangeError for a negative value. */
+  setExtraDelayMs(ms: number): void {
+    this.jb.setExtraDelayMs(ms);
+  }
+
   /** When the next playout tick is due (µs), undefined before the first frame. */
   nextWakeUs(): number | undefined {
     return this.nextPullUs;

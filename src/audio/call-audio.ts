@@ -32,6 +32,8 @@ export class AudioSend {
   private encoder: OpusEncoder | undefined;
   /** Bumped by every send() and stop(): a send() whose encoder module arrives late yields to a newer call. */
   private generation = 0;
+  /** Muted: the microphone is sent as silence (OpusEncoderOptions.isMuted); kept across `send` (a new microphone stays muted). */
+  muted = false;
 
   constructor(private readonly opts: AudioSendOptions) {}
 
@@ -60,6 +62,7 @@ export class AudioSend {
     const enc = new OpusEncoder(track, {
       clock: this.opts.clock,
       ...this.opts.opus,
+      isMuted: () => this.muted,
       onFrame: (f) => {
         for (const s of senders()) if (s?.hasUpPath()) s.sendAudio(f);
       },

@@ -7,8 +7,14 @@
  *
  * Capture time: an input AudioData's timestamp (µs, the track's own clock)
  * maps onto the call's clock with the smallest `now - timestamp` seen when
- * reading (the read latency floor), so a frame's capture time is its first
- * sample's time, as video's is the time the camera frame was read.
+ * reading over the last {@link CAPTURE_OFFSET_WINDOW_US} (the read latency
+ * floor), so a frame's capture time is its first sample's time, as video's
+ * is the time the camera frame was read. The window lets the mapping follow
+ * the audio device's clock when it drifts from the call's (tens of ppm for
+ * real devices: a floor kept for the whole call would let capture times
+ * drift by up to a few hundred ms per hour, moving mouth-to-ear latency and
+ * the A/V offset with them); the same windowed floor as video playout
+ * timing's arrival offset (src/feedback/playout.ts).
  *
  * Browser only (WebCodecs); src/engine never imports it.
  */
@@ -24,6 +30,15 @@ export interface OpusEncoderOptions {
   inbandFec?: boolean;
   /** Discontinuous transmission. Default false (every 20 ms a frame; the jitter buffer counts every slot). */
   dtx?: boolean;
+  /**
+   * Asked for every input frame: true encodes it as digital silence (zeros)
+   * instead of the microphone's samples (mute). The stream goes on (one
+   * frame per 20 ms, tiny at Opus' silence rate), so the receiver's jitter
+   * buffer plays silence and counts neither loss nor concealment; unmuting
+   * needs no resynchronisation. W3C mediacapture-main: a disabled audio
+   * track renders silence, which is what WebRTC sends for it.
+   */
+  isMuted?: () => boolean;
   onFrame: (frame: AudioFrameInput) => void;
   onError: (e: Error) => void;
 }
@@ -36,7 +51,12 @@ export interface OpusEncoderStats {
   errors: number;
   sampleRate: number;
   inputChannels: number;
+  /** Input frames replaced by silence because the microphone was muted (`isMuted`). */
+  mutedFrames: number;
 }
+
+/** Window of the capture-time mapping's read-latency floor (µs): 2 s. */
+export const CAPTURE_OFFSET_WINDOW_US = 2_000_000;
 
 /** Opus frame duration (µs). */
 export const OPUS_FRAME_US = 20_000;
@@ -48,8 +68,9 @@ export class OpusEncoder {
   private encoder: AudioEncoder | undefined;
   private reader: ReadableStreamDefaultReader<AudioData> | undefined;
   private stopped = false;
-  private offsetUs = Infinity;
-  private readonly c: OpusEncoderStats = { inputFrames: 0, framesEncoded: 0, bytesEncoded: 0, errors: 0, sampleRate: 0, inputChannels: 0 };
+  /** Windowed minimum of (read time - timestamp): a deque of increasing offsets, the head is the minimum. */
+  private readonly offsets: Array<{ atUs: number; offsetUs: number }> = [];
+  private readonly c: OpusEncoderStats = { inputFrames: 0, framesEncoded: 0, bytesEncoded: 0, errors: 0, sampleRate: 0, inputChannels: 0, mutedFrames: 0 };
 
   constructor(
     private readonly track: MediaStreamTrack,
@@ -95,10 +116,15 @@ export class OpusEncoder {
     try {
       this.c.inputFrames++;
       const now = this.opts.clock.nowUs();
-      this.offsetUs = Math.min(this.offsetUs, now - data.timestamp);
+      this.addOffset(now, now - data.timestamp);
       if (!this.encoder || this.encoder.state === 'closed') this.configure(data.sampleRate);
       this.c.inputChannels = data.numberOfChannels;
-      const mono = data.numberOfChannels === 1 ? data : downmix(data);
+      let mono = data.numberOfChannels === 1 ? data : downmix(data);
+      if (this.opts.isMuted?.()) {
+        if (mono !== data) mono.close();
+        mono = silence(data);
+        this.c.mutedFrames++;
+      }
       this.encoder!.encode(mono);
       if (mono !== data) mono.close();
     } catch (e) {
@@ -131,13 +157,23 @@ export class OpusEncoder {
     chunk.copyTo(data);
     this.c.framesEncoded++;
     this.c.bytesEncoded += data.length;
-    const captureUs = Math.max(0, Math.round(chunk.timestamp + (Number.isFinite(this.offsetUs) ? this.offsetUs : 0)));
+    const offsetUs = this.offsets[0]?.offsetUs ?? 0;
+    const captureUs = Math.max(0, Math.round(chunk.timestamp + offsetUs));
     const durationUs = chunk.duration && chunk.duration > 0 ? Math.min(120_000, Math.round(chunk.duration)) : OPUS_FRAME_US;
     try {
       this.opts.onFrame({ captureUs, durationUs, data });
     } catch (e) {
       this.fail(e);
     }
+  }
+
+  private addOffset(atUs: number, offsetUs: number): void {
+    const q = this.offsets;
+    if (!Number.isFinite(offsetUs)) return;
+    while (q.length > 0 && q[q.length - 1].offsetUs >= offsetUs) q.pop();
+    q.push({ atUs, offsetUs });
+    while (q.length > 1 && q[0].atUs < atUs - CAPTURE_OFFSET_WINDOW_US) q.shift();
+    if (q.length > 512) q.shift();
   }
 
   stats(): OpusEncoderStats {
@@ -151,6 +187,12 @@ export class OpusEncoder {
     void this.reader?.cancel().catch(() => {});
     if (this.encoder && this.encoder.state !== 'closed') this.encoder.close();
   }
+}
+
+/** Mono digital silence as long as `data`, with its sample rate and timestamp. */
+function silence(data: AudioData): AudioData {
+  const n = data.numberOfFrames;
+  return new AudioData({ format: 'f32-planar', sampleRate: data.sampleRate, numberOfFrames: n, numberOfChannels: 1, timestamp: data.timestamp, data: new Float32Array(n) });
 }
 
 /** The first channel of `data` as a mono f32-planar AudioData (same timestamp). */

@@ -386,6 +386,37 @@ export class MultipathCall {
   }
 
   /**
+   * Mute or unmute the microphone (`'audio'`) or the camera (`'video'`),
+   * towards every participant, present and future; the setting outlives
+   * `sendTrack` / `replaceTrack` (a new device stays muted) and may be set
+   * before any track is sent.
+   *
+   * What is sent: a muted microphone sends 20 ms Opus frames of digital
+   * silence, a muted camera black frames at the camera's cadence, as WebRTC
+   * does for a disabled track (W3C mediacapture-main, `enabled`). The
+   * streams never stop, so receivers see neither loss nor concealment nor
+   * freezes, their jitter buffers stay primed, and unmuting is immediate
+   * with no key frame or resynchronisation. Cost while muted: a few hundred
+   * bytes per second for audio, a few kbps for black video (the encoder
+   * still runs). `track.enabled = false` on the sent track has the same
+   * effect in Chromium (its track processor delivers silence / black), but
+   * leaves the local preview to the app; this method does not touch the
+   * track. Encoder stats count the replaced frames (`mutedFrames`).
+   * @throws CallError 'closed'; 'bad-options' for a kind other than 'audio' | 'video'.
+   */
+  setMuted(kind: 'audio' | 'video', muted: boolean): void {
+    if (this.closed) throw new CallError('closed', 'call is closed');
+    if (kind === 'audio') this.audioSend.muted = muted;
+    else if (kind === 'video') this.video.muted = muted;
+    else throw CallError.badOptions(`setMuted: kind must be 'audio' or 'video', got ${JSON.stringify(kind)}`);
+  }
+
+  /** Whether the microphone (`'audio'`) or the camera (`'video'`) is muted ({@link setMuted}). */
+  isMuted(kind: 'audio' | 'video'): boolean {
+    return kind === 'audio' ? this.audioSend.muted : this.video.muted;
+  }
+
+  /**
    * Stop sending video and keep the call: the camera encoder stops (frames it
    * still holds are discarded), while the paths, the senders' retransmission
    * history and their FEC stay up, so frames already sent can still be repaired.

@@ -26,6 +26,8 @@ export class SharedVideoEncoder {
   private frameIdBase = 0;
   /** Last frame id handed to the senders. */
   private lastFrameId = 0;
+  /** Muted: the camera is sent as black frames (CameraEncoderOptions.isMuted); kept across `start` (a new camera stays muted). */
+  muted = false;
 
   constructor(private readonly deps: SharedVideoEncoderDeps) {}
 
@@ -112,6 +114,7 @@ export class SharedVideoEncoder {
         this.lastFrameId = frame.frameId;
         for (const s of this.deps.sessions()) if (s.canSend()) s.sender?.sendFrame(frame);
       },
+      isMuted: () => this.muted,
       onError: this.deps.onError,
     });
     this.encoder = encoder;

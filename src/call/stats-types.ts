@@ -86,6 +86,8 @@ export interface VideoSourceStats extends StatsBase {
   framesPerSecond: number;
   /** (multipath-rtc) How camera frames are read: 'track-processor' | 'video-frame-callback' | 'video-timer'. */
   captureMode: string | undefined;
+  /** (multipath-rtc) Frames sent black because the camera is muted (`MultipathCall.setMuted('video', true)`) (count). */
+  mutedFrames: number;
 }
 
 export interface AudioSourceStats extends StatsBase {
@@ -97,6 +99,10 @@ export interface AudioSourceStats extends StatsBase {
   sampleRate: number;
   /** (multipath-rtc) Channels of the microphone input. */
   channels: number;
+  /** (multipath-rtc) Opus frames encoded (count). */
+  framesEncoded: number;
+  /** (multipath-rtc) Frames sent as digital silence because the microphone is muted (`setMuted('audio', true)`) (count). */
+  mutedFrames: number;
 }
 
 /** webrtc-stats RTCCodecStats; id `CO_<participant>_<mime type>`. No `payloadType`: our wire names the codec, no RTP payload types. */

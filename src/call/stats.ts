@@ -124,10 +124,21 @@ export function buildStatsReport(c: CallSnapshot): CallStatsReport {
       frames: enc.framesIn,
       framesPerSecond: c.camera?.fps ?? enc.fps,
       captureMode: enc.captureMode,
+      mutedFrames: enc.mutedFrames,
     });
   }
   if (c.audioEncoder) {
-    out.push({ id: 'SA', type: 'media-source', kind: 'audio', timestamp, frames: c.audioEncoder.inputFrames, sampleRate: c.audioEncoder.sampleRate, channels: c.audioEncoder.inputChannels });
+    out.push({
+      id: 'SA',
+      type: 'media-source',
+      kind: 'audio',
+      timestamp,
+      frames: c.audioEncoder.inputFrames,
+      sampleRate: c.audioEncoder.sampleRate,
+      channels: c.audioEncoder.inputChannels,
+      framesEncoded: c.audioEncoder.framesEncoded,
+      mutedFrames: c.audioEncoder.mutedFrames,
+    });
   }
   for (const x of c.sessions) out.push(...sessionEntries(c, x, timestamp));
   return CallStatsReport.from(out);

@@ -64,6 +64,14 @@ export interface CameraEncoderOptions {
   adaptation?: Omit<VideoAdapterOptions, 'degradationPreference'>;
   /** How camera frames are read (default: the best the browser has; see ./frame-source.ts). */
   captureMode?: CaptureMode;
+  /**
+   * Asked for every camera frame that is encoded: true replaces it by a
+   * black one of the encoded size, same timestamp and cadence (mute; W3C
+   * mediacapture-main: a disabled video track renders black frames, and
+   * WebRTC sends them). The stream goes on at a tiny bitrate, so receivers
+   * count no freeze and need no key frame on unmute.
+   */
+  isMuted?: () => boolean;
   onFrame: (frame: EncodedFrameInput) => void;
   onError?: (err: Error) => void;
 }
@@ -103,6 +111,8 @@ export interface CameraEncoderStats {
   framesPerLayer: number[];
   /** How camera frames are read ('track-processor' | 'video-frame-callback' | 'video-timer'), undefined before start(). */
   captureMode: CaptureMode | undefined;
+  /** Camera frames encoded as black because the camera was muted (`isMuted`). */
+  mutedFrames: number;
 }
 
 /**
@@ -133,6 +143,8 @@ export class CameraEncoder {
   private scaler: FrameScaler | undefined;
   /** Output times (µs) of the last second's encoded frames, for `frameRate`. */
   private readonly outTimes: number[] = [];
+  /** An I420 black picture, reused while muted and the size does not change. */
+  private black: { width: number; height: number; data: Uint8Array } | undefined;
 
   constructor(
     private readonly track: MediaStreamTrack,
@@ -166,6 +178,7 @@ export class CameraEncoder {
       temporalLayers: 1,
       framesPerLayer: [],
       captureMode: undefined,
+      mutedFrames: 0,
     };
   }
 
@@ -264,7 +277,17 @@ export class CameraEncoder {
         }
       }
       let input = frame;
-      if (frame.displayWidth !== this.adapt.width || frame.displayHeight !== this.adapt.height) {
+      if (this.opts.isMuted?.()) {
+        try {
+          input = this.blackFrame(frame.timestamp, frame.duration);
+          this.s.mutedFrames++;
+        } catch (e) {
+          // Cannot make a black frame here: drop the camera frame rather than send the muted picture.
+          this.opts.onError?.(e as Error);
+          frame.close();
+          continue;
+        }
+      } else if (frame.displayWidth !== this.adapt.width || frame.displayHeight !== this.adapt.height) {
         try {
           this.scaler ??= new FrameScaler();
           input = this.scaler.scale(frame, this.adapt.width, this.adapt.height);
@@ -361,6 +384,22 @@ export class CameraEncoder {
       if (refDistance !== undefined) frame.refDistance = refDistance;
     }
     this.opts.onFrame(frame);
+  }
+
+  /** A black I420 frame of the adapted size (even dimensions), video range (Y 16, U/V 128: ITU-R BT.601). */
+  private blackFrame(timestamp: number, duration: number | null): VideoFrame {
+    const width = Math.max(2, this.adapt.width & ~1);
+    const height = Math.max(2, this.adapt.height & ~1);
+    let b = this.black;
+    if (!b || b.width !== width || b.height !== height) {
+      const ySize = width * height;
+      const data = new Uint8Array(ySize + ySize / 2);
+      data.fill(16, 0, ySize);
+      data.fill(128, ySize);
+      b = { width, height, data };
+      this.black = b;
+    }
+    return new VideoFrame(b.data, { format: 'I420', codedWidth: width, codedHeight: height, timestamp, ...(duration ? { duration } : {}) });
   }
 
   /** The next encoded frame will be a key frame. */

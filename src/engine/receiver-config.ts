@@ -1,6 +1,7 @@
 /** Public types of the {@link import('./receiver.js').ReceiverEngine}: its configuration, output frames and events. */
 import type { AudioPlayoutEvent, AudioReceiverOptions } from '../audio/audio-receiver.js';
 import type { Clock } from '../core/clock.js';
+import type { AvSyncOptions } from '../feedback/av-sync.js';
 import type { PlayoutOptions } from '../feedback/playout.js';
 import type { StreamInfoMessage } from '../wire/types.js';
 
@@ -40,6 +41,13 @@ export interface ReceiverEngineConfig {
   playout?: PlayoutOptions;
   /** Audio jitter buffer and playout (src/audio/jitter-buffer.ts): 20-200 ms adaptive target by default. */
   audio?: AudioReceiverOptions;
+  /**
+   * Lip sync (src/feedback/av-sync.ts, after libwebrtc stream_synchronization.cc):
+   * every second, extra delay for whichever of audio and video plays out
+   * earlier, in steps of at most 80 ms, until their offset is within 30 ms;
+   * at most 500 ms. On by default; `false` turns it off.
+   */
+  avSync?: AvSyncOptions | false;
 }
 
 /** Byte budgets and age bounds of the receiver's buffers (see {@link ReceiverEngineConfig.memory}). */

@@ -19,6 +19,7 @@ import type { PathId } from '../core/types.js';
 import { BUILTIN_FEC_CODES, type FecCodeDecoder, fecCodeByWireId, sumFecDecoderStats } from '../fec/codes.js';
 import { DEFAULT_FEC_DECODER_BYTES, type FecDecoderOptions } from '../fec/decoder.js';
 import type { RecoveredPacket } from '../fec/types.js';
+import { AvSync } from '../feedback/av-sync.js';
 import { ClockSync } from '../feedback/clock-sync.js';
 import { DEFAULT_FRAME_BUFFER_BYTES, FrameBuffer } from '../feedback/frame-buffer.js';
 import { JitterEstimator } from '../feedback/jitter-estimator.js';
@@ -54,7 +55,7 @@ const num = (x: number | undefined): number => (x === undefined || !Number.isFin
 /** See the module comment. */
 export class ReceiverEngine {
   private readonly clock: Clock;
-  private readonly cfg: Required<Omit<ReceiverEngineConfig, 'clock' | 'memory' | 'playout' | 'audio'>>;
+  private readonly cfg: Required<Omit<ReceiverEngineConfig, 'clock' | 'memory' | 'playout' | 'audio' | 'avSync'>>;
   private readonly paths = new Map<PathId, PathRx>();
   private readonly depacketizer: Depacketizer;
   private readonly frameBuffer: FrameBuffer;
@@ -74,6 +75,8 @@ export class ReceiverEngine {
   private readonly streamInfos = new Map<number, StreamInfoMessage>();
   private readonly events = new Emitter<ReceiverEvents>();
   private readonly audio: AudioReceiver;
+  /** Lip sync: extra delay for the audio or the video (src/feedback/av-sync.ts); undefined when turned off. */
+  private readonly avSync: AvSync | undefined;
   private lastReportUs = -Infinity;
   private readonly fcdMs: number[] = [];
   private readonly ifdMs: number[] = [];
@@ -116,6 +119,7 @@ export class ReceiverEngine {
     this.nackRttMs = this.cfg.defaultRttMs;
     this.playout = new PlayoutTiming(config.playout);
     this.audio = new AudioReceiver(config.audio);
+    this.avSync = config.avSync === false ? undefined : new AvSync({ ...config.avSync, canDelayVideo: this.playout.enabled && (config.avSync?.canDelayVideo ?? true) });
     const mem = config.memory ?? {};
     this.depacketizer = new Depacketizer({ maxBytes: mem.depacketizerBytes ?? DEFAULT_DEPACKETIZER_BYTES, maxAgeMs: mem.depacketizerMaxAgeMs ?? 3000 });
     this.frameBuffer = new FrameBuffer({ maxBytes: mem.frameBufferBytes ?? DEFAULT_FRAME_BUFFER_BYTES, maxAgeMs: mem.frameBufferMaxAgeMs ?? 3000 });
@@ -269,7 +273,19 @@ export class ReceiverEngine {
   /** Emit the audio playouts due at `now` (src/audio/audio-receiver.ts). */
   private pollAudio(now: number): void {
     // Same clock offset as onFrameDecoded's latency (one latency definition).
-    for (const ev of this.audio.poll(now, this.senderClockOffsetUs() ?? 0)) this.events.emit('audio', ev);
+    for (const ev of this.audio.poll(now, this.senderClockOffsetUs() ?? 0)) {
+      // Both capture times are on the sender's clock: the clock offset cancels in the A/V difference.
+      if (ev.playout.kind === 'frame') this.avSync?.onAudioDelay((now - ev.playout.frame.captureUs) / 1000, now);
+      this.events.emit('audio', ev);
+    }
+  }
+
+  /** Run the lip-sync controller and apply its extra delays (src/feedback/av-sync.ts). */
+  private syncAv(now: number): void {
+    if (!this.avSync) return;
+    const d = this.avSync.update(now);
+    this.audio.setExtraDelayMs(d.audioExtraDelayMs);
+    this.playout.setExtraDelayMs(d.videoExtraDelayMs);
   }
 
   /** The codec parameters announced for a stream, if any. */
@@ -425,7 +441,9 @@ export class ReceiverEngine {
       this.streamStats.set(streamId, s);
     }
     // Before the first clock exchange the two clocks cannot be compared: no latency sample (NaN is skipped).
-    s.onFrameDecoded(frameId, captureUs, this.clock.nowUs(), this.senderClockOffsetUs() ?? Number.NaN, bytes);
+    const now = this.clock.nowUs();
+    s.onFrameDecoded(frameId, captureUs, now, this.senderClockOffsetUs() ?? Number.NaN, bytes);
+    this.avSync?.onVideoDelay((now - captureUs) / 1000, now);
   }
 
   /** Reports, NACKs, buffered-frame timeouts, QoE feedback. Call every ~10-50 ms. */
@@ -456,6 +474,7 @@ export class ReceiverEngine {
       for (const [seq, at] of this.nackedSeqs) if (now - at > 5_000_000) this.nackedSeqs.delete(seq);
     }
     this.depacketizer.expire(now);
+    this.syncAv(now);
     this.releaseFrames(now);
     this.pollAudio(now);
     const fb = this.qoe.maybeFeedback(now);
@@ -550,7 +569,7 @@ export class ReceiverEngine {
         nackWindowResets: this.nack.stats().windowResets,
       },
       heldBytes: { frameBuffer: fbs.bytes, depacketizer: this.depacketizer.pendingBytes(), fec: fec.storedBytes },
-      audio: { ...audioStats, avOffsetMs: audioStats.packetsReceived > 0 && s?.latency.p50Ms !== undefined ? num(s.latency.p50Ms) - audioStats.mouthToEarMs.p50 : 0 },
+      audio: { ...audioStats, avSync: this.avSync?.stats(), avOffsetMs: audioStats.packetsReceived > 0 && s?.latency.p50Ms !== undefined ? num(s.latency.p50Ms) - audioStats.mouthToEarMs.p50 : 0 },
     };
   }
 }

@@ -2,6 +2,7 @@
  * Contracts between the I/O-free engines and whatever moves their bytes: the
  * browser (RTCDataChannel per path) or the simulator (emulated links).
  */
+import type { AvSyncStats } from '../feedback/av-sync.js';
 import type { AudioReceiverStats } from '../audio/audio-receiver.js';
 import type { AudioSenderStats } from './audio-sender.js';
 import type { PathId } from '../core/types.js';
@@ -211,5 +212,9 @@ export interface ReceiverStats {
    * mouth-to-ear p50 (ms): positive = the picture lags the sound (lip sync;
    * ITU-R BT.1359 finds lags of more than ~125 ms detectable). 0 without both.
    */
-  audio: AudioReceiverStats & { avOffsetMs: number };
+  audio: AudioReceiverStats & {
+    avOffsetMs: number;
+    /** The lip-sync controller: extra delays it asks of audio and video, its last measured offset (undefined when turned off). */
+    avSync: AvSyncStats | undefined;
+  };
 }

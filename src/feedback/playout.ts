@@ -55,6 +55,8 @@ export interface PlayoutStats {
   targetDelayMs: number;
   /** Frames that arrived after their playout time (played at once). */
   lateFrames: number;
+  /** Extra delay asked by A/V sync, included in the target (ms). */
+  extraDelayMs: number;
 }
 
 const DEFAULTS: Required<PlayoutOptions> = {
@@ -84,6 +86,7 @@ export class PlayoutTiming {
   private lastUpdateUs: number | undefined;
   private lastNackUs = -Infinity;
   private late = 0;
+  private extraMs = 0;
 
   /** @throws RangeError for a negative or non-finite option, or minDelayMs > maxDelayMs */
   constructor(opts: PlayoutOptions = {}) {
@@ -108,6 +111,16 @@ export class PlayoutTiming {
     this.expire(arrivalUs);
   }
 
+  /**
+   * Add `ms` to the target (A/V sync: src/feedback/av-sync.ts; libwebrtc
+   * VCMTiming::set_min_playout_delay). The current delay moves there at the
+   * usual rate (`maxChangeMsPerS`). Ignored while playout timing is off.
+   * @throws RangeError for a negative or non-finite value.
+   */
+  setExtraDelayMs(ms: number): void {
+    this.extraMs = checkMs('extra delay', ms);
+  }
+
   /** The receiver sent a NACK: the target includes one RTT for a while (see the module comment). */
   onNackSent(nowUs: number): void {
     this.lastNackUs = nowUs;
@@ -122,7 +135,7 @@ export class PlayoutTiming {
     if (!this.enabled) return;
     const j = Number.isFinite(jitterMs) && jitterMs > 0 ? jitterMs : 0;
     const nack = this.o.nackHoldMs > 0 && nowUs - this.lastNackUs <= this.o.nackHoldMs * 1000 && Number.isFinite(rttMs) && rttMs > 0 ? rttMs : 0;
-    this.targetDelayMs = Math.min(this.o.maxDelayMs, Math.max(this.o.minDelayMs, j + nack + this.o.renderDelayMs));
+    this.targetDelayMs = Math.min(this.o.maxDelayMs, Math.max(this.o.minDelayMs, j + nack + this.o.renderDelayMs)) + this.extraMs;
     const dtS = this.lastUpdateUs === undefined ? 0 : Math.max(0, (nowUs - this.lastUpdateUs) / 1e6);
     this.lastUpdateUs = nowUs;
     const step = this.o.maxChangeMsPerS * dtS;
@@ -146,7 +159,7 @@ export class PlayoutTiming {
   }
 
   stats(): PlayoutStats {
-    return { currentDelayMs: Math.round(this.currentDelayMs * 10) / 10, targetDelayMs: Math.round(this.targetDelayMs * 10) / 10, lateFrames: this.late };
+    return { currentDelayMs: Math.round(this.currentDelayMs * 10) / 10, targetDelayMs: Math.round(this.targetDelayMs * 10) / 10, lateFrames: this.late, extraDelayMs: this.extraMs };
   }
 
   private expire(nowUs: number): void {

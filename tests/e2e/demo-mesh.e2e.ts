@@ -1,7 +1,11 @@
 /**
  * Issue 13: the demo as a three-participant conference (full mesh). Three
  * pages of one browser join a room; each must decode video from both
- * others; participant 0 switches path 1 off with the page's toggle (its
+ * others and hear both (the RMS of each remote audio track as the page
+ * plays it, an AnalyserNode before the speaker, above silence: Chromium's
+ * fake microphone beeps); participant 0 mutes its microphone (the others'
+ * level of it falls to silence while the third participant's stays up) and
+ * unmutes it (its beep comes back); participant 0 switches path 1 off with the page's toggle (its
  * traffic on path 1 stops towards both others) and on again (it resumes).
  * Participant 1 switches camera (replaceTrack) and its video goes on;
  * participant 2 then reloads its tab and comes back under a new id with
@@ -12,63 +16,20 @@ import { mkdirSync } from 'node:fs';
 import { join } from 'node:path';
 import { chromium, type Page } from 'playwright-core';
 import { describe, expect, it } from 'vitest';
+import { AUDIO_RMS_FLOOR } from '../../bench/browser/run.js';
 import { startDemo } from '../../demo/serve.js';
 import type { CallStatsEntry } from '../../src/call/stats-types.js';
 import { chromiumArgs, ensureChromium } from '../../tools/harness/chromium.js';
-
-interface Digest {
-  me: string | undefined;
-  remotes: Array<{ id: string; decoded: number; paths: Array<{ id: number; enabled: boolean; state: string }>; sent: Record<number, number>; media: Record<number, number> }>;
-  tiles: number;
-  status: string;
-}
-
-/** What one page's call says about each remote participant. */
-function digest(page: Page): Promise<Digest | undefined> {
-  return page.evaluate(() => {
-    const call = (window as unknown as { __demo?: { getStats(): Map<string, CallStatsEntry> } }).__demo;
-    if (!call) return undefined;
-    const entries = [...call.getStats().values()];
-    const me = entries.flatMap((e) => (e.type === 'call' ? [e] : []))[0];
-    return {
-      me: me?.participantId,
-      remotes: (me?.remoteParticipantIds ?? []).map((id) => {
-        const paths = entries.flatMap((e) => (e.type === 'path' && e.participantId === id ? [e] : []));
-        const sending = entries.some((e) => e.type === 'outbound-rtp' && e.kind === 'video' && e.participantId === id);
-        let decoded = 0;
-        for (const e of entries) if (e.type === 'inbound-rtp' && e.kind === 'video' && e.participantId === id) decoded = e.framesDecoded;
-        return {
-          id,
-          decoded,
-          paths: paths.map((x) => ({ id: x.pathId, enabled: x.enabled, state: x.state })),
-          sent: Object.fromEntries(sending ? paths.map((x) => [x.pathId, x.packetsSent]) : []),
-          media: Object.fromEntries(sending ? paths.map((x) => [x.pathId, x.mediaPacketsSent]) : []),
-        };
-      }),
-      tiles: document.querySelectorAll('.tile.remote').length,
-      status: document.getElementById('status')?.textContent ?? '',
-    };
-  });
-}
-
-async function waitFor<T>(what: string, timeoutMs: number, probe: () => Promise<T>, ok: (v: T) => boolean): Promise<T> {
-  const t0 = Date.now();
-  let v = await probe();
-  while (!ok(v)) {
-    if (Date.now() - t0 > timeoutMs) throw new Error(`timed out after ${timeoutMs} ms waiting for ${what}: ${JSON.stringify(v)}`);
-    await new Promise((r) => setTimeout(r, 500));
-    v = await probe();
-  }
-  return v;
-}
+import { type Digest, digest, levels, waitFor } from './demo-page.js';
 
 const sentOn = (d: Digest | undefined, pathId: number): number[] => (d?.remotes ?? []).map((r) => r.sent[pathId] ?? 0);
 
 describe('demo page, three participants', () => {
-  it('each sees the two others, a path toggled off stops our traffic on it and on resumes it', { timeout: 90_000 }, async () => {
+  it('each sees and hears the two others, a muted microphone goes silent and comes back, a path toggled off stops our traffic on it and on resumes it', { timeout: 180_000 }, async () => {
     const t0 = Date.now();
     const demo = await startDemo({ signallingPort: 0, pagePort: 0 });
-    const browser = await chromium.launch({ executablePath: ensureChromium(), headless: true, args: chromiumArgs() });
+    // The pages play remote audio through an AudioContext without a user gesture.
+    const browser = await chromium.launch({ executablePath: ensureChromium(), headless: true, args: [...chromiumArgs(), '--autoplay-policy=no-user-gesture-required'] });
     try {
       // Round robin puts media on both paths whatever the content, so "traffic resumes" tests the toggle, not the scheduler.
       const url = `${demo.pageUrl}?autojoin=1&room=mesh3&paths=2&scheduler=roundrobin&sig=${encodeURIComponent(demo.signallingUrl)}`;
@@ -90,6 +51,57 @@ describe('demo page, three participants', () => {
         expect(d!.tiles).toBe(2);
         expect(d!.status).not.toMatch(/waiting/);
       }
+
+      // Every page hears both others: the level of each remote audio, as played, is above silence.
+      // Levels come and go on a loaded machine (late frames are concealed, then faded to silence), so
+      // each check keeps the largest level seen while it polls, never one instant's.
+      const allLevels = () => Promise.all(pages.map(levels));
+      const others = (i: number) => ids.filter((_, j) => j !== i) as string[];
+      const audioState = async () => ({
+        levels: await allLevels(),
+        pages: (await all()).map((d) => ({ me: d?.me, encoded: d?.audioEncoded, from: d?.remotes.map((r) => ({ id: r.id, ...r.audio })) })),
+      });
+      const loudest: Array<Record<string, number>> = pages.map(() => ({}));
+      const keepMax = (ls: Array<Record<string, number>>) => {
+        for (const [i, l] of ls.entries()) for (const [id, v] of Object.entries(l)) loudest[i][id] = Math.max(loudest[i][id] ?? 0, v);
+      };
+      await waitFor('every participant hearing both others', 30_000, audioState, (st) => {
+        keepMax(st.levels);
+        return loudest.every((l, i) => others(i).every((id) => (l[id] ?? 0) > AUDIO_RMS_FLOOR));
+      });
+      process.stdout.write(`demo-mesh: loudest level (RMS) of each remote audio ${JSON.stringify(loudest)}\n`);
+
+      // Participant 0 mutes its microphone: the others hear silence from it (for 2 s in a row, once what was in flight played out) ...
+      const me0 = ids[0]!;
+      await pages[0].click('#mute-audio');
+      expect(await pages[0].evaluate(() => (window as unknown as { __demo: { isMuted(k: string): boolean } }).__demo.isMuted('audio'))).toBe(true);
+      let quiet = 0;
+      await waitFor('participant 0 silent at the others', 20_000, allLevels, (ls) => {
+        quiet = ls.slice(1).every((l) => (l[me0] ?? 1) < AUDIO_RMS_FLOOR) ? quiet + 1 : 0;
+        return quiet >= 4;
+      });
+      // ... and stays silent while each of them hears the third participant.
+      const heardWhileMuted = [0, 0];
+      const mutedMax = [0, 0];
+      await waitFor('the others hearing each other while participant 0 is muted', 20_000, allLevels, (ls) => {
+        for (const k of [0, 1]) {
+          const l = ls[k + 1];
+          mutedMax[k] = Math.max(mutedMax[k], l[me0] ?? 0);
+          heardWhileMuted[k] = Math.max(heardWhileMuted[k], l[ids[k === 0 ? 2 : 1]!] ?? 0);
+        }
+        return heardWhileMuted.every((v) => v > AUDIO_RMS_FLOOR);
+      });
+      expect(Math.max(...mutedMax), 'participant 0 heard while muted').toBeLessThan(AUDIO_RMS_FLOOR);
+      // Unmuted: its beep comes back at both others.
+      await pages[0].click('#mute-audio');
+      const back0 = [0, 0];
+      await waitFor('participant 0 heard again', 20_000, allLevels, (ls) => {
+        for (const k of [0, 1]) back0[k] = Math.max(back0[k], ls[k + 1][me0] ?? 0);
+        return back0.every((v) => v > AUDIO_RMS_FLOOR);
+      });
+      process.stdout.write(
+        `demo-mesh: participant 0 muted: its level at the others <= ${Math.max(...mutedMax)}, the third heard at ${JSON.stringify(heardWhileMuted)}; unmuted: ${JSON.stringify(back0)}\n`,
+      );
 
       // Participant 0 switches path 1 off: after a settling second, nothing more of its goes on path 1.
       await pages[0].click('#path-toggle-1');

@@ -161,3 +161,67 @@ describe('AudioJitterBuffer', () => {
     expect(() => new AudioJitterBuffer({ percentile: 101 })).toThrow(RangeError);
   });
 });
+
+describe('AudioJitterBuffer extra delay (A/V sync) and deceleration', () => {
+  /** Playout lag (ms, pull time - capture) of each played frame, with a constant 30 ms network delay; `extraAt(i)` sets the extra delay before pull i. */
+  function lags(n: number, extraAt: (pull: number) => number | undefined, opts: AudioJitterBufferOptions = {}) {
+    const jb = new AudioJitterBuffer({ startDelayMs: 20, minDelayMs: 20, ...opts });
+    const out: Array<{ pull: number; p: AudioPlayout; lagMs?: number }> = [];
+    let next = 0;
+    for (let i = 0; i < n; i++) {
+      const t = 1_000_000 + i * F + 1000;
+      while (next < n && 1_000_000 + next * F + 30_000 <= t) jb.insert(frame(next), 1_000_000 + next++ * F + 30_000);
+      const x = extraAt(i);
+      if (x !== undefined) jb.setExtraDelayMs(x);
+      const p = jb.pull(t);
+      out.push({ pull: i, p, ...(p.kind === 'frame' ? { lagMs: (t - p.frame.captureUs) / 1000 } : {}) });
+    }
+    return { jb, out };
+  }
+
+  it('an extra delay moves the playout point later by stretching one frame interval at a time, without concealment or loss, and back by acceleration', () => {
+    const { jb, out } = lags(400, (i) => (i === 100 ? 100 : i === 250 ? 0 : undefined));
+    const lagAt = (from: number, to: number) => out.filter((o) => o.pull >= from && o.pull < to && o.lagMs !== undefined).map((o) => o.lagMs!);
+    const before = lagAt(60, 100);
+    const during = lagAt(200, 250);
+    const after = lagAt(360, 400);
+    // Steady: network 30 ms + target 20 ms; with 100 ms extra, 100 ms later (within a frame); back again after.
+    expect(Math.max(...before) - Math.min(...before)).toBeLessThanOrEqual(1);
+    expect(Math.min(...during) - Math.max(...before)).toBeGreaterThanOrEqual(100 - 20);
+    expect(Math.max(...during) - Math.max(...before)).toBeLessThanOrEqual(100 + 20);
+    expect(Math.abs(Math.max(...after) - Math.max(...before))).toBeLessThanOrEqual(20);
+    const s = jb.stats();
+    expect(s.concealedSamples).toBe(0);
+    expect(s.packetsLost).toBe(0);
+    // 100 ms is 5 frames; the playout point stops within a frame of its target (either side), so 4 or 5 stretched in, as many accelerated out.
+    const stretched = out.filter((o) => o.p.kind === 'stretch').length;
+    expect(stretched).toBeGreaterThanOrEqual(4);
+    expect(stretched).toBeLessThanOrEqual(5);
+    expect(s.insertedSamplesForDeceleration).toBe(stretched * 960);
+    expect(Math.abs(s.removedSamplesForAcceleration - s.insertedSamplesForDeceleration)).toBeLessThanOrEqual(960);
+    // Every frame played once, in order.
+    const played = out.flatMap((o) => (o.p.kind === 'frame' ? [...o.p.skipped.map((f) => f.seq), o.p.frame.seq] : []));
+    expect(played).toEqual([...Array(played.length).keys()]);
+    expect(s.extraDelayMs).toBe(0);
+  });
+
+  it('stretches at most one frame per accelerateEveryFrames pulls', () => {
+    const { out } = lags(200, (i) => (i === 50 ? 200 : undefined), { accelerateEveryFrames: 5 });
+    const stretches = out.filter((o) => o.p.kind === 'stretch').map((o) => o.pull);
+    expect(stretches.length).toBeGreaterThanOrEqual(9); // 200 ms, to within a frame
+    expect(stretches.length).toBeLessThanOrEqual(10);
+    for (let k = 1; k < stretches.length; k++) expect(stretches[k] - stretches[k - 1]).toBeGreaterThanOrEqual(5);
+  });
+
+  it('decelerate: false keeps the old behaviour (no stretch: the delay grows only through late frames)', () => {
+    const { jb, out } = lags(200, (i) => (i === 50 ? 100 : undefined), { decelerate: false });
+    expect(out.filter((o) => o.p.kind === 'stretch')).toHaveLength(0);
+    expect(jb.stats().insertedSamplesForDeceleration).toBe(0);
+  });
+
+  it('rejects a negative or non-finite extra delay', () => {
+    const jb = new AudioJitterBuffer();
+    expect(() => jb.setExtraDelayMs(-1)).toThrow(RangeError);
+    expect(() => jb.setExtraDelayMs(Number.NaN)).toThrow(RangeError);
+  });
+});

@@ -199,6 +199,20 @@ describe('MultipathCall full mesh', () => {
     await expect(calls[0].sendTrack({ kind: 'text' } as unknown as MediaStreamTrack)).rejects.toMatchObject({ code: 'unsupported-track' });
   });
 
+  it('setMuted: per kind, before any track, kept until changed; a bad kind or a closed call is a typed error', () => {
+    const c = new MultipathCall({ signallingUrl: 'ws://x', room: 'r', candidates: 'all' }, { WebSocket });
+    calls.push(c);
+    expect([c.isMuted('audio'), c.isMuted('video')]).toEqual([false, false]);
+    c.setMuted('audio', true);
+    expect([c.isMuted('audio'), c.isMuted('video')]).toEqual([true, false]);
+    c.setMuted('video', true);
+    c.setMuted('audio', false);
+    expect([c.isMuted('audio'), c.isMuted('video')]).toEqual([false, true]);
+    expect(() => c.setMuted('screen' as 'audio', true)).toThrow(expect.objectContaining({ code: 'bad-options' }));
+    c.close();
+    expect(() => c.setMuted('audio', true)).toThrow(expect.objectContaining({ code: 'closed' }));
+  });
+
   it('survives a signalling server restart: sessions and media paths stay up, every call rejoins under its id', async () => {
     server = await startSignallingServer();
     const port = Number(new URL(server.url).port);

@@ -56,6 +56,7 @@ const encoder: CameraEncoderStats = {
   temporalLayers: 2,
   framesPerLayer: [145, 145],
   captureMode: 'track-processor',
+  mutedFrames: 0,
 };
 
 function realSnapshot(): { snap: CallSnapshot; session: SessionSnapshot } {

@@ -47,7 +47,7 @@ export interface Call {
   run(ms: number): void;
   framesSent: number;
   /** Audio playouts the receiver emitted (with `audio: true`). */
-  audioPlayouts: Array<{ kind: 'frame' | 'concealed'; atUs: number }>;
+  audioPlayouts: Array<{ kind: 'frame' | 'concealed' | 'stretch'; atUs: number }>;
 }
 
 export function makeCall(
