@@ -125,7 +125,7 @@ export interface SenderEngineConfig {
 
 /** Events the engine reports to its owner. */
 export interface SenderEvents {
-  /** The encoder should produce a key frame ('pli', 'failover', or 'outage': a single path's silence lost what was sent into it). */
+  /** The encoder should produce a key frame ('pli', or 'outage': a single path's silence lost what was sent into it). */
   keyframeNeeded: (reason: string) => void;
   /** The encoder target changed by more than 5% (bps). */
   targetBitrate: (bps: number) => void;

@@ -500,7 +500,7 @@ export class SenderEngine {
       stalePacketsPurged: c.stalePacketsPurged,
       pathRestores: r.pathRestores,
       failoverDuplicates: r.failoverDuplicates,
-      failoverKeyframes: r.failoverKeyframes,
+      failoverSkipped: r.failoverSkipped,
       pushbackRatio: this.pushback.ratio,
       targetBitrateBps: this.targetBitrateBps(),
       fecOverheadPct: c.mediaPacketsSent > 0 ? (100 * c.fecPacketsSent) / c.mediaPacketsSent : 0,

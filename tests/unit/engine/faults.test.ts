@@ -287,7 +287,7 @@ describe('sender: fault handling end to end', () => {
       const s = c.sender.stats();
       const up0 = c.sender.pathStates().find((p) => p.id === 0)!.up;
       c.run(1500);
-      return { up0, dup: s.failoverDuplicates + s.failoverKeyframes, mediaAfter: c.sender.stats().paths[0].mediaPacketsSent - m0, decodedMissing: c.framesSent - c.decoded.length };
+      return { up0, dup: s.failoverDuplicates, mediaAfter: c.sender.stats().paths[0].mediaPacketsSent - m0, decodedMissing: c.framesSent - c.decoded.length };
     };
     const slow = run(false);
     const fast = run(true);
