@@ -74,6 +74,8 @@ export class PathRecovery {
     const h = paths.hysteresis;
     if (!h) return;
     for (const p of paths.values()) {
+      // A path the app switched off is no fault: its hysteresis state waits as it was.
+      if (!p.adminEnabled) continue;
       let bestRtt = Infinity;
       for (const q of paths.values()) if (q !== p && paths.isUsable(q, nowUs)) bestRtt = Math.min(bestRtt, q.estimator.srttMs());
       const rttExcessMs = Number.isFinite(bestRtt) ? p.estimator.srttMs() - bestRtt : undefined;
