@@ -29,7 +29,7 @@
  * the library's, DEFAULT_TEMPORAL_LAYERS; 1 = none). `--converge K=V,...`
  * overrides ConvergeConfig fields (e.g. `baseLayerFastPath=false`),
  * `--sender K=V,...` SenderEngine fields: frame dropping (e.g. `upperLayerDropFactor=0.5`)
- * and fault handling (`pathHysteresis=false` turns the default hysteresis off, `fastFailover=true` the opt-in fast failover on, `outageRestore=total|any|off`), and the FEC code (`fecCode=xor`, src/fec/codes.ts).
+ * and fault handling (`pathHysteresis=false` turns the default hysteresis off, `fastFailover=false` the default fast failover off, `outageRestore=total|any|off`), and the FEC code (`fecCode=xor`, src/fec/codes.ts).
  * `--clock-skew MS` gives the sender a clock MS ahead of the receiver's (any
  * sign; SimOptions.clockSkewMs): latency then rests on the receiver's clock
  * offset estimate, reported in each result's `clock`.

@@ -21,6 +21,7 @@ import { RemoteAudio } from '../audio/call-audio.js';
 import { ReceiverEngine } from '../engine/receiver.js';
 import type { SenderEngine } from '../engine/sender.js';
 import type { ParsedCandidate, PathCandidatePolicy } from '../transport/candidates.js';
+import type { PathSink } from '../engine/types.js';
 import { findSharedPairs } from '../transport/path-set.js';
 import { SimplePeerPath } from '../transport/simple-peer-path.js';
 import { PathSupervisor } from '../transport/path-supervisor.js';
@@ -218,7 +219,7 @@ export class PeerSession {
     for (let id = 0; id < this.host.numPaths; id++) {
       const sink = this.pathSink(id);
       this.receiver.addPath(id, sink);
-      this._sender?.addPath(id, sink, this.senderState(id));
+      this.addSenderPath(id, sink);
       this.supervisor.start(id);
     }
   }
@@ -241,14 +242,20 @@ export class PeerSession {
     }
   }
 
-  /**
-   * What the sender engine is told about a path: its transport state, or
-   * 'closed' while the app disabled it (the engine then schedules nothing on
-   * it and retransmits what it held on the other paths).
-   */
+  /** What the sender engine is told about a path's transport (the app's switch goes to `setPathEnabled`). */
   private senderState(id: PathId): EnginePathState {
-    if (this.disabled.has(id)) return 'closed';
     return this.linkStates.get(id) ?? 'connecting';
+  }
+
+  /**
+   * Add a path to the sender engine with its transport state and the app's
+   * switch: a disabled path gets nothing scheduled, and is no fault for the
+   * engine's hysteresis (SenderEngine.setPathEnabled).
+   */
+  private addSenderPath(id: PathId, sink: PathSink, sender = this._sender): void {
+    if (!sender) return;
+    sender.addPath(id, sink, this.senderState(id));
+    if (this.disabled.has(id)) sender.setPathEnabled(id, false);
   }
 
   /** The engines' view of a path: whatever transport generation is current. */
@@ -289,7 +296,7 @@ export class PeerSession {
     this._sender = sender;
     this.endpoint = new Endpoint(this.receiver, sender, this.appData);
     for (let id = 0; id < this.host.numPaths; id++) {
-      if (this.transports.has(id) || this.linkStates.has(id)) sender.addPath(id, this.pathSink(id), this.senderState(id));
+      if (this.transports.has(id) || this.linkStates.has(id)) this.addSenderPath(id, this.pathSink(id), sender);
     }
     this.targetBps = undefined;
     this.senderUnsubscribe = [
@@ -308,7 +315,7 @@ export class PeerSession {
     if (enabled) this.disabled.delete(id);
     else this.disabled.add(id);
     this.appData.setPathUp(id, this.linkStates.get(id) === 'connected' && enabled);
-    this._sender?.setPathState(id, this.senderState(id));
+    this._sender?.setPathEnabled(id, enabled);
   }
 
   /**

@@ -137,7 +137,7 @@ export interface MultipathCallOptions {
   /**
    * Fault handling of the sender (SenderEngineConfig): path
    * demotion with hysteresis, fast failover, rate restore after a total
-   * outage. Default: the engine's (path hysteresis on, fast failover off, restore 'total').
+   * outage. Default: the engine's (path hysteresis on, fast failover on, restore 'total').
    */
   faultHandling?: Pick<SenderEngineConfig, 'pathHysteresis' | 'fastFailover' | 'outageRestore'>;
   /**

@@ -204,7 +204,7 @@ export class ReceiverEngine {
           p.owdUs = Number.isNaN(p.owdUs) ? d : p.owdUs + (d - p.owdUs) / 8;
           this.qoe.setPathDelay(viaPath, p.owdUs / 1000);
         }
-        this.onMedia(body.media, viaPath, now, false);
+        this.onMedia(body.media, viaPath, now, false, packet.sendTimeUs);
         for (const d of this.fecDecoders.values()) this.onRecovered(d.addMedia(body.media.streamId, body.media.flowSeq, bodyBytes, now), viaPath, now);
         break;
       case 'fec': {
@@ -305,7 +305,8 @@ export class ReceiverEngine {
     }
   }
 
-  private onMedia(m: MediaMessage, pathId: PathId, now: number, recovered: boolean): void {
+  /** @param sentUs the datagram's send time (sender clock, µs); undefined for an FEC rebuild. */
+  private onMedia(m: MediaMessage, pathId: PathId, now: number, recovered: boolean, sentUs?: number): void {
     if (!recovered) {
       const nackedAt = this.nackedSeqs.get(m.flowSeq);
       if (nackedAt !== undefined) {
@@ -314,7 +315,12 @@ export class ReceiverEngine {
         this.onRttSample((now - nackedAt) / 1000);
       }
     }
-    if (this.nack.onPacket(m.streamId, m.flowSeq, now, recovered)) this.requestKeyframe('nack-window', m.streamId);
+    // The latest time (receiver clock) the datagram can have left the sender, as far as the clock offset
+    // is known: NackGenerator tells a late original (sent before its NACK) from a retransmission by it.
+    const off = this.clockSync.offsetUs();
+    const bound = this.clockSync.offsetErrorBoundUs();
+    const sentByUs = sentUs !== undefined && off !== undefined && bound !== undefined ? sentUs - off + bound : undefined;
+    if (this.nack.onPacket(m.streamId, m.flowSeq, now, recovered, sentByUs)) this.requestKeyframe('nack-window', m.streamId);
     const res = this.depacketizer.insert(m, pathId, now, recovered);
     if (res.status !== 'completed' || !res.frame) {
       if (res.status === 'rejected') this.drop('fragment-rejected');

@@ -56,7 +56,17 @@ export interface SendAccounting {
 export class SenderPath {
   /** Per-path sequence number of the next datagram. */
   private pathSeq = 0;
+  /** The transport's state (ICE connected, failed, closed), whatever the app's switch says. */
   linkState: PathTransportState;
+  /**
+   * The app's administrative switch (SenderEngine.setPathEnabled): false =
+   * the app turned the path off; the path manager sees it closed, but it is
+   * no fault: the hysteresis does not count it, and a re-enabled path that
+   * was healthy carries media at once.
+   */
+  adminEnabled = true;
+  /** Estimate (bps) when the app disabled the path: the re-enabled path is probed there. */
+  rateAtDisable: number | undefined;
   lastKeepaliveUs = -Infinity;
   /** Suspect or down at the last check (see SenderEngine failover handling). */
   failedOver = false;

@@ -180,7 +180,37 @@ export class SenderEngine {
     const p = this.paths.get(pathId);
     if (!p) return;
     p.linkState = state;
-    this.paths.manager.onTransportState(pathId, state, this.clock.nowUs());
+    this.paths.manager.onTransportState(pathId, p.adminEnabled ? state : 'closed', this.clock.nowUs());
+  }
+
+  /**
+   * The app's switch for one path (`MultipathCall.setPathEnabled`): a
+   * disabled path carries nothing of ours (the path manager holds it down,
+   * its load moves to the others, which are probed for it as in a
+   * failover). Unlike a transport failure it is no fault: the path
+   * hysteresis neither counts nor demotes it, so a path re-enabled while its
+   * transport is connected is up at once, probed at the rate it had (its
+   * estimator measures it from there) and carries media within an RTT or
+   * two. A path that was demoted for faults of its own before stays demoted
+   * until it proves stable. Unknown paths are ignored.
+   */
+  setPathEnabled(pathId: PathId, enabled: boolean): void {
+    const p = this.paths.get(pathId);
+    if (!p || p.adminEnabled === enabled) return;
+    const now = this.clock.nowUs();
+    p.adminEnabled = enabled;
+    if (!enabled) p.rateAtDisable = p.estimator.targetRateBps();
+    this.paths.manager.onTransportState(pathId, enabled ? p.linkState : 'closed', now);
+    if (enabled && p.linkState === 'connected') {
+      const bps = p.rateAtDisable;
+      p.rateAtDisable = undefined;
+      if (p.prober && bps !== undefined) p.prober.probeFirst(now, Math.min(this.pathMaxBps(), bps));
+    }
+  }
+
+  /** The app's switch of the path (see {@link setPathEnabled}); false for unknown paths. */
+  isPathEnabled(pathId: PathId): boolean {
+    return this.paths.get(pathId)?.adminEnabled === true;
   }
 
   /** Describe the stream (codec, size, frame rate); repeated to the receiver every second. */
@@ -521,7 +551,7 @@ export class SenderEngine {
       stalePacketsPurged: c.stalePacketsPurged,
       pathRestores: r.pathRestores,
       failoverDuplicates: r.failoverDuplicates,
-      failoverKeyframes: r.failoverKeyframes,
+      failoverSkipped: r.failoverSkipped,
       pushbackRatio: this.pushback.ratio,
       targetBitrateBps: this.targetBitrateBps(),
       fecOverheadPct: c.mediaPacketsSent > 0 ? (100 * c.fecPacketsSent) / c.mediaPacketsSent : 0,

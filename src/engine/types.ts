@@ -65,8 +65,8 @@ export interface SenderStats {
   stalePacketsPurged: number;
   /** Media packets duplicated onto another path when their path went silent (SenderEngineConfig.fastFailover). */
   failoverDuplicates: number;
-  /** Key frames asked for when a silent path's media was too much to duplicate in time (fastFailover). */
-  failoverKeyframes: number;
+  /** Path silences whose unreported media was too much to duplicate in time, left to NACK (fastFailover). */
+  failoverSkipped: number;
   /** Paths whose rate was restored when their reports resumed after an outage (GccEstimator.onPathRestored). */
   pathRestores: number;
   /** Congestion-window pushback ratio applied to the encoder target (1 = none). */

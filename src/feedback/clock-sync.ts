@@ -112,6 +112,11 @@ export class ClockSync {
     return this.smoothedUs;
   }
 
+  /** Bound (µs) on the error of {@link offsetUs}: half the RTT of the selected sample; undefined before the first. */
+  offsetErrorBoundUs(): number | undefined {
+    return this.boundUs;
+  }
+
   /** Smoothed RTT of `pathId` (ms); undefined without a sample on it. */
   rttMs(pathId: number): number | undefined {
     const r = this.srttUs.get(pathId);

@@ -17,6 +17,28 @@
  * retransmission), multiplied by 1.2 and decaying with a 10 s time constant,
  * capped by maxReorderWindowMs.
  *
+ * Which late arrivals are reordering samples: a retransmission repeats the
+ * original's bytes (the receiver cannot tell them apart), so a seq that
+ * arrives after its first NACK is ambiguous, as a TCP segment's ACK after a
+ * retransmission is for the RTT (Karn's algorithm: Karn & Partridge,
+ * "Improving Round-Trip Time Estimates in Reliable Transport Protocols",
+ * SIGCOMM 1987; RFC 6298 §3). It is a sample only when it left the
+ * sender before that NACK was sent (its datagram's send time on our clock,
+ * as far as the clock offset's error bound allows; the caller passes it),
+ * or, with no send time, when it came back sooner than half an RTT after
+ * the NACK (too soon for a retransmission). A seq answered ambiguously is
+ * remembered for a while (at most ANSWERED_MAX per stream): when its
+ * original turns up later as a duplicate (a path whose delay jumped: the
+ * retransmission over the fast path came first), the original is the
+ * sample, so the wait still learns a slow path's delay. Counting every answered NACK
+ * as reordering made a failover
+ * inflate the wait to its cap: the retransmissions of the dead path's
+ * packets crossed the slower path (NACK + RTT ~150 ms x 1.2), and every
+ * NACK after that waited 200 ms instead of 30 (seed 3 of the `failover`
+ * scenario: a 622 ms freeze). libwebrtc likewise leaves retransmitted
+ * packets out of its reordering histogram (nack_requester.cc,
+ * UpdateReorderingStatistics only when !is_retransmitted).
+ *
  * Cost bound: missing seqs are kept as runs (ranges sharing one detection time
  * and retry state), so a gap of any size costs O(1) on arrival and a late or
  * recovered packet O(log runs) to find plus one split; a forward jump larger
@@ -69,6 +91,8 @@ export interface NackGeneratorStats {
   reordered: number;
   /** Missing seqs that arrived after a NACK (recovered: retransmission, FEC or late original). */
   recovered: number;
+  /** Originals (sent before their NACK) that arrived after their seq was recovered: reordering samples. */
+  lateOriginals: number;
   /** Seq numbers sent in NACKs (retries included). */
   nacked: number;
   /** First NACKs only. */
@@ -99,12 +123,19 @@ interface MissingRun {
   /** Seqs in the run (>= 1). */
   len: number;
   detectedUs: number;
+  /** Time (µs) of the run's first NACK (0 before it). */
+  firstNackUs: number;
   lastNackUs: number;
   retries: number;
 }
 
+/** Seqs answered after their NACK (ambiguous) remembered per stream, waiting for a late original. */
+const ANSWERED_MAX = 256;
+
 interface StreamNackState {
   highest: number;
+  /** seq -> (detection, first NACK) times (µs) of seqs answered after a NACK by a packet that may have been the retransmission; insertion order, bounded. */
+  answered: Map<number, { detectedUs: number; firstNackUs: number }>;
   /** Runs oldest first (send order); disjoint. */
   runs: MissingRun[];
   /** Sum of run lengths. */
@@ -135,11 +166,14 @@ export class NackGenerator {
   /** Adaptive reorder estimate (ms) and when it was last decayed (µs). */
   private reorderEstMs = 0;
   private reorderEstUs = 0;
+  /** RTT (ms) of the last poll: a seq back sooner than half of it after its first NACK is an original, not a retransmission. */
+  private pollRttMs: number;
   private readonly st = {
     packets: 0,
     missing: 0,
     reordered: 0,
     recovered: 0,
+    lateOriginals: 0,
     nacked: 0,
     firstNacks: 0,
     retries: 0,
@@ -165,6 +199,7 @@ export class NackGenerator {
     this.resyncAfter = posInt(opts.resyncAfterJumps ?? 16, 'resyncAfterJumps');
     this.maxStreams = posInt(opts.maxStreams ?? 16, 'maxStreams');
     this.maxPerNack = posInt(opts.maxSeqsPerNack ?? 256, 'maxSeqsPerNack');
+    this.pollRttMs = this.defaultRttMs;
   }
 
   /**
@@ -172,12 +207,16 @@ export class NackGenerator {
    * `flowSeq` arrived at `nowUs` (receiver clock, µs).
    * @param recovered true for a retransmission or an FEC-rebuilt packet:
    *   it clears the entry but says nothing about reordering.
+   * @param sentByUs the latest time (receiver clock, µs) the packet can have
+   *   left the sender (its send time through the clock offset, plus the
+   *   offset's error bound); undefined when unknown. A seq that arrives after
+   *   its NACK is a reordering sample only if it was sent before that NACK.
    * @returns true when the gap before this packet exceeded the NACK window:
    *   the stream's NACK list was cleared and the caller should request a key
    *   frame (rate-limited by its KeyframeRequester). Never throws; invalid
    *   input is counted.
    */
-  onPacket(streamId: number, flowSeq: number, nowUs: number, recovered = false): boolean {
+  onPacket(streamId: number, flowSeq: number, nowUs: number, recovered = false, sentByUs?: number): boolean {
     if (flowSeq >>> 0 !== flowSeq || streamId >>> 0 !== streamId || !Number.isFinite(nowUs)) {
       this.st.invalid++;
       return false;
@@ -192,7 +231,7 @@ export class NackGenerator {
           this.st.invalid++;
           return false;
         }
-        s = { highest: flowSeq, runs: [], tracked: 0, jumpRun: 0 };
+        s = { highest: flowSeq, runs: [], tracked: 0, jumpRun: 0, answered: new Map() };
         this.streams.set(streamId, s);
         this.lastStreamId = streamId;
         this.lastStream = s;
@@ -209,7 +248,7 @@ export class NackGenerator {
       return false;
     }
     if (d <= 0) {
-      if (s.tracked > 0) this.onLate(s, flowSeq, -d, nowUs, recovered);
+      if (s.tracked > 0 || s.answered.size > 0) this.onLate(s, flowSeq, -d, nowUs, recovered, sentByUs);
       return false;
     }
     if (d > this.maxJump) {
@@ -246,14 +285,14 @@ export class NackGenerator {
       this.st.capped += k;
       if (r.len === 0) s.runs.shift();
     }
-    s.runs.push({ start: seqAdd(flowSeq, -gap), len: gap, detectedUs: nowUs, lastNackUs: 0, retries: 0 });
+    s.runs.push({ start: seqAdd(flowSeq, -gap), len: gap, detectedUs: nowUs, firstNackUs: 0, lastNackUs: 0, retries: 0 });
     s.tracked += gap;
     this.st.missing += gap;
     return false;
   }
 
   /** A seq `back` behind the highest arrived: clear it from its run, if tracked. */
-  private onLate(s: StreamNackState, seq: number, back: number, nowUs: number, recovered: boolean): void {
+  private onLate(s: StreamNackState, seq: number, back: number, nowUs: number, recovered: boolean, sentByUs: number | undefined): void {
     const runs = s.runs;
     // Runs are oldest first, so the distance behind `highest` of a run's newest seq decreases along the array:
     // find the first run whose newest seq is not older than `seq`.
@@ -265,27 +304,47 @@ export class NackGenerator {
       if (seqDiff(seqAdd(r.start, r.len - 1), s.highest) > back) lo = mid + 1;
       else hi = mid;
     }
-    if (lo >= runs.length) return;
-    const r = runs[lo];
-    const k = seqDiff(r.start, seq);
-    if (k < 0 || k >= r.len) return;
+    const r = lo < runs.length ? runs[lo] : undefined;
+    const k = r ? seqDiff(r.start, seq) : -1;
+    if (!r || k < 0 || k >= r.len) {
+      this.onDuplicate(s, seq, nowUs, recovered, sentByUs);
+      return;
+    }
     if (r.len === 1) runs.splice(lo, 1);
     else if (k === 0) {
       r.start = seqAdd(r.start, 1);
       r.len--;
     } else if (k === r.len - 1) r.len--;
     else {
-      runs.splice(lo + 1, 0, { start: seqAdd(seq, 1), len: r.len - k - 1, detectedUs: r.detectedUs, lastNackUs: r.lastNackUs, retries: r.retries });
+      runs.splice(lo + 1, 0, { start: seqAdd(seq, 1), len: r.len - k - 1, detectedUs: r.detectedUs, firstNackUs: r.firstNackUs, lastNackUs: r.lastNackUs, retries: r.retries });
       r.len = k;
     }
     s.tracked--;
     if (r.retries === 0) this.st.reordered++;
     else this.st.recovered++;
-    if (!recovered) this.reorderSample((nowUs - r.detectedUs) / 1000, nowUs);
+    // Karn: after a NACK only a packet sent before it (or back too soon for a retransmission) is known to be the original.
+    const afterNackOriginal = sentByUs !== undefined && Number.isFinite(sentByUs) ? sentByUs < r.firstNackUs : nowUs - r.firstNackUs < (this.pollRttMs * 1000) / 2;
+    const original = !recovered && (r.retries === 0 || afterNackOriginal);
+    if (original) this.reorderSample((nowUs - r.detectedUs) / 1000, nowUs);
+    else if (r.retries > 0) {
+      if (s.answered.size >= ANSWERED_MAX) s.answered.delete(s.answered.keys().next().value as number);
+      s.answered.set(seq, { detectedUs: r.detectedUs, firstNackUs: r.firstNackUs });
+    }
+  }
+
+  /** A seq no longer tracked arrived again: if it was answered ambiguously and this is its original (sent before the NACK), it is a reordering sample. */
+  private onDuplicate(s: StreamNackState, seq: number, nowUs: number, recovered: boolean, sentByUs: number | undefined): void {
+    if (s.answered.size === 0) return;
+    const a = s.answered.get(seq);
+    if (a === undefined || recovered || sentByUs === undefined || !Number.isFinite(sentByUs) || sentByUs >= a.firstNackUs) return;
+    s.answered.delete(seq);
+    this.st.lateOriginals++;
+    this.reorderSample((nowUs - a.detectedUs) / 1000, nowUs);
   }
 
   private clear(s: StreamNackState): void {
     this.st.capped += s.tracked;
+    s.answered.clear();
     s.runs.length = 0;
     s.tracked = 0;
   }
@@ -310,6 +369,7 @@ export class NackGenerator {
     const waitUs = this.reorderWindowMs(nowUs) * 1000;
     const rtt = Number.isFinite(rttMs) && rttMs > 0 ? rttMs : this.defaultRttMs;
     const retryUs = Math.max(rtt, this.minRetryMs) * 1000;
+    this.pollRttMs = rtt;
     for (const [streamId, s] of this.streams) {
       if (s.runs.length === 0) continue;
       let cur: number[] | undefined;
@@ -340,6 +400,7 @@ export class NackGenerator {
         }
         s.runs[keep++] = r;
         if (!send) continue;
+        if (r.retries === 0) r.firstNackUs = nowUs;
         r.retries++;
         r.lastNackUs = nowUs;
         this.st.nacked += r.len;

@@ -6,7 +6,7 @@
 import { describe, expect, it } from 'vitest';
 import { runCall } from '../../tools/harness/run-call.js';
 import { peerView } from '../../tools/harness/stats-view.js';
-import { describeCall, outDir } from './out-dir.js';
+import { describeCall, framesFlowProblem, outDir } from './out-dir.js';
 import { parseScenario } from '../../sim/net/scenario.js';
 import type { Scenario } from '../../sim/net/scenario.js';
 
@@ -26,7 +26,7 @@ const twoPaths = (extra: Record<string, unknown> = {}): Scenario =>
   );
 
 describe('two-path call', () => {
-  it('decodes most frames, in order, with both paths carrying media through their own relays', async () => {
+  it('decodes frames, in order, with both paths carrying media through their own relays', async () => {
     // The transport, not a scheduling policy, is under test: round robin puts every other packet
     // on each path whatever the content needs (Converge uses path 1 only when path 0 cannot
     // carry the video alone, which depends on the clip; bench-paths.e2e.ts checks that on carriers).
@@ -34,7 +34,7 @@ describe('two-path call', () => {
     const r = report;
     expect(r.errors.filter((e) => !/console/.test(e))).toEqual([]);
     expect(r.frames.sent).toBeGreaterThan(100);
-    expect(r.frames.decoded / r.frames.sent, describeCall(r)).toBeGreaterThanOrEqual(0.5);
+    expect(framesFlowProblem(r)).toBe('');
     expect(r.framesOutOfOrder).toBe(0);
     expect(r.paths).toHaveLength(2);
     // Round robin gives ~50/50; a dead or starved path gives ~0.
@@ -62,7 +62,7 @@ describe('two-path call', () => {
     const scenario = twoPaths({ downPeriods: [[8, 13]] });
     // Round robin: media goes on every usable path, so "resumes on both" tests the transport.
     const { report: r } = await runCall({ out: outDir('call-2'), scenario, durationS: 22, scheduler: 'roundrobin' });
-    expect(r.frames.decoded / r.frames.sent, describeCall(r)).toBeGreaterThanOrEqual(0.5);
+    expect(framesFlowProblem(r)).toBe('');
     // Video kept flowing while path 1 was down (emulator seconds 8-13, report seconds ~6-12).
     const during = r.perSecond.filter((s) => s.t >= 9 && s.t <= 12);
     const framesDuring = during.reduce((n, s) => n + s.fps, 0);

@@ -3,15 +3,15 @@
  */
 import { describe, expect, it } from 'vitest';
 import { runCall } from '../../tools/harness/run-call.js';
-import { describeCall, outDir } from './out-dir.js';
+import { framesFlowProblem, outDir } from './out-dir.js';
 
 describe.each(['vp8', 'vp9', 'av1'] as const)('codec %s', (codec) => {
-  it('decodes most frames over two paths', async () => {
+  it('decodes frames over two paths', async () => {
     const { report: r } = await runCall({ out: outDir(`codec-${codec}`), codec, durationS: 8 });
     expect(r.codec).toBe(codec);
     expect(r.frames.sent).toBeGreaterThan(100);
     // Wide margin: a codec that does not work decodes ~0 (issue 11 item 6: no quality thresholds here).
-    expect(r.frames.decoded / r.frames.sent, describeCall(r)).toBeGreaterThanOrEqual(0.5);
+    expect(framesFlowProblem(r)).toBe('');
     expect(r.framesOutOfOrder).toBe(0);
   });
 });

@@ -287,7 +287,7 @@ describe('sender: fault handling end to end', () => {
       const s = c.sender.stats();
       const up0 = c.sender.pathStates().find((p) => p.id === 0)!.up;
       c.run(1500);
-      return { up0, dup: s.failoverDuplicates + s.failoverKeyframes, mediaAfter: c.sender.stats().paths[0].mediaPacketsSent - m0, decodedMissing: c.framesSent - c.decoded.length };
+      return { up0, dup: s.failoverDuplicates, mediaAfter: c.sender.stats().paths[0].mediaPacketsSent - m0, decodedMissing: c.framesSent - c.decoded.length };
     };
     const slow = run(false);
     const fast = run(true);
@@ -297,6 +297,27 @@ describe('sender: fault handling end to end', () => {
     expect(fast.dup).toBeGreaterThan(0);
     expect(fast.mediaAfter).toBeLessThan(slow.mediaAfter);
   });
+  it('fastFailover: media too large to duplicate in time is left to NACK, without a key frame', () => {
+    // Path 0 (fast) blackholes at 3 s while the call runs at ~4 Mbps: its unreported media does not
+    // drain on path 1 within the 150 ms budget. The receiver's NACKs are answered on path 1.
+    const c = makeCall(
+      [
+        { rateMbps: 8, delayMs: 60, down: [[3000, 8000]] },
+        { rateMbps: 2, delayMs: 40 },
+      ],
+      { extra: { fastFailover: true, maxBitrateBps: 8_000_000, qoeFeedback: false } },
+    );
+    c.run(3000);
+    const k0 = c.keyframeRequests;
+    const rtx1 = c.sender.stats().paths[1].retransmissionsSent;
+    c.run(300);
+    const s = c.sender.stats();
+    expect(s.failoverSkipped).toBeGreaterThan(0);
+    expect(s.failoverDuplicates).toBe(0);
+    expect(c.keyframeRequests - k0).toBe(0);
+    expect(s.paths[1].retransmissionsSent - rtx1).toBeGreaterThan(0);
+  });
+
   it('retransmissions avoid a path silent beyond its learned threshold, before it is declared failed', () => {
     // Path 0 (fast) blackholes at 3 s; fast failover is off, so path 0 stays "up" for ~250 ms.
     // The NACKs for its lost packets must be answered on path 1, not into the blackhole.
@@ -305,7 +326,7 @@ describe('sender: fault handling end to end', () => {
         { rateMbps: 8, delayMs: 15, down: [[3000, 8000]] },
         { rateMbps: 8, delayMs: 40 },
       ],
-      { extra: { maxBitrateBps: 2_000_000 } },
+      { extra: { maxBitrateBps: 2_000_000, fastFailover: false } },
     );
     c.run(3000);
     const before = c.sender.stats().paths.map((p) => p.retransmissionsSent);

@@ -79,7 +79,7 @@ describe('NackGenerator', () => {
       n.onPacket(0, base, t);
       n.onPacket(0, base + 2, t);
       expect(seqsOf(n.poll(t + 25_000, 50))).toEqual(k === 0 ? [base + 1] : []);
-      n.onPacket(0, base + 1, t + 100_000); // original, not a retransmission
+      n.onPacket(0, base + 1, t + 100_000, false, t); // original (sent at t, before the NACK), not a retransmission
       t += 200_000;
     }
     expect(n.trackedCount()).toBe(0);
@@ -89,6 +89,55 @@ describe('NackGenerator', () => {
     n.onPacket(0, 15, t);
     n.onPacket(0, 17, t);
     expect(n.poll(t + 90_000, 50)).toEqual([]);
+  });
+
+  it('a seq answered after its NACK is a reordering sample only when it was sent before the NACK (Karn)', () => {
+    // The failover case: a dead path's packets are NACKed and their retransmissions cross a slower path.
+    const n = new NackGenerator({ reorderWindowMs: 30, maxReorderWindowMs: 200 });
+    let t = 0;
+    for (let k = 0; k < 10; k++) {
+      const base = k * 3;
+      n.onPacket(0, base, t, false, t);
+      n.onPacket(0, base + 2, t, false, t);
+      expect(seqsOf(n.poll(t + 31_000, 60))).toEqual([base + 1]);
+      // The retransmission: sent after the NACK reached the sender, back 150 ms later.
+      n.onPacket(0, base + 1, t + 181_000, false, t + 100_000);
+      t += 250_000;
+    }
+    expect(n.reorderWindowMs(t)).toBe(30);
+    expect(n.stats().recovered).toBe(10);
+    // Without a send time, an answer later than half an RTT after the NACK is no sample either ...
+    n.onPacket(0, 30, t);
+    n.onPacket(0, 32, t);
+    expect(seqsOf(n.poll(t + 31_000, 60))).toEqual([31]);
+    n.onPacket(0, 31, t + 100_000);
+    expect(n.reorderWindowMs(t + 100_000)).toBe(30);
+    // ... while one sooner than that is the original (a retransmission cannot be back yet).
+    t += 200_000;
+    n.onPacket(0, 33, t);
+    n.onPacket(0, 35, t);
+    expect(seqsOf(n.poll(t + 31_000, 60))).toEqual([34]);
+    n.onPacket(0, 34, t + 50_000);
+    expect(n.reorderWindowMs(t + 50_000)).toBeGreaterThanOrEqual(50);
+    // A path whose delay jumped: the retransmission (over the fast path) answers the NACK first, and the
+    // original, sent before the NACK, turns up later as a duplicate: it is the sample.
+    t += 200_000;
+    n.onPacket(0, 36, t, false, t);
+    n.onPacket(0, 38, t, false, t);
+    const wait = n.reorderWindowMs(t);
+    expect(seqsOf(n.poll(t + wait * 1000 + 1000, 60))).toEqual([37]);
+    n.onPacket(0, 37, t + 100_000, false, t + 70_000); // the retransmission
+    expect(n.reorderWindowMs(t + 100_000)).toBeLessThan(120);
+    n.onPacket(0, 37, t + 150_000, false, t - 5000); // the original
+    expect(n.stats().lateOriginals).toBe(1);
+    expect(n.reorderWindowMs(t + 150_000)).toBeGreaterThanOrEqual(150);
+    // Retransmissions flagged as recovered never count.
+    const m = new NackGenerator({ reorderWindowMs: 30 });
+    m.onPacket(0, 0, 0);
+    m.onPacket(0, 2, 0);
+    m.onPacket(0, 1, 20_000, true);
+    expect(m.reorderWindowMs(20_000)).toBe(30);
+    expect(m.stats().reordered).toBe(1);
   });
 
   it('handles uint32 wrap-around', () => {
