@@ -18,7 +18,6 @@ import { chromium, type Page } from 'playwright-core';
 import { describe, expect, it } from 'vitest';
 import { AUDIO_RMS_FLOOR } from '../../bench/browser/run.js';
 import { startDemo } from '../../demo/serve.js';
-import type { CallStatsEntry } from '../../src/call/stats-types.js';
 import { chromiumArgs, ensureChromium } from '../../tools/harness/chromium.js';
 import { type Digest, digest, levels, waitFor } from './demo-page.js';
 
