@@ -42,6 +42,7 @@ import type { EncodedFrameInput } from '../wire/packetization.js';
 import { Packetizer } from '../wire/packetizer.js';
 import type { PacketBody, StreamInfoMessage } from '../wire/types.js';
 import { AudioSender, type AudioFrameInput } from './audio-sender.js';
+import { RateMeter } from './rate-meter.js';
 import { FrameDropper } from './frame-dropper.js';
 import { KeyframeRequestGate } from './keyframe-gate.js';
 import { PathHealth } from './path-health.js';
@@ -74,6 +75,12 @@ export class SenderEngine {
   private readonly dropper: FrameDropper;
   private readonly latencyDropper = new LatencyFrameDropper();
   private readonly pushback = new CongestionWindowPushback();
+  /**
+   * Per path: the rate (bps, last second) of the video the scheduler gave it
+   * (media, FEC, retransmissions), without audio, probe copies and padding.
+   * Its application-limited test (see onControl 'report').
+   */
+  private readonly mediaRates = new Map<PathId, RateMeter>();
   private readonly qoeSeqs = new FeedbackSeqFilter();
   private readonly cfg: ResolvedSenderConfig;
   private readonly createEstimator: (pathId: PathId) => BandwidthEstimator;
@@ -172,6 +179,7 @@ export class SenderEngine {
 
   /** Remove a path; its queued packets are dropped (NACK recovers them). */
   removePath(pathId: PathId): void {
+    this.mediaRates.delete(pathId);
     this.paths.remove(pathId, this.clock.nowUs());
   }
 
@@ -359,10 +367,17 @@ export class SenderEngine {
         this.paths.manager.onReport(r.pathId, now);
         if (r.fcdUs !== undefined) this.scheduler.onFcd?.(r.fcdUs / 1000, now);
         this.recovery.learnGap(p, now, gap);
-        // The path is application-limited when it sends well below its estimate:
-        // periodic probes then keep the estimate real (else an idle path's estimate
-        // cannot grow and its Eq. 1 share shrinks for good).
-        p.prober?.onReport(r, now, p.sendRate.rateBps(now) < 0.6 * p.estimator.targetRateBps());
+        // The path is application-limited when the video the scheduler gives it is well
+        // below its estimate: periodic probes then keep the estimate real (else an idle
+        // path's estimate cannot grow and its Eq. 1 share shrinks for good). Audio and the
+        // scheduler's probe copies are left out: they are fixed small streams (~40 kbps of
+        // audio, a packet per 100 ms) that say nothing about the path's capacity. Counted
+        // in, they held an idle backup path's estimate near their own rate after one
+        // overuse episode (GCC raises it by at most 1.5 x acked + 10 kbps, libwebrtc
+        // aimd_rate_control.cc, and at ~0.7 x the estimate the path was not app-limited,
+        // so nothing probed it): when the main path collapsed the backup started from
+        // ~200 kbps on a 35 Mbps link (issue 10: audio cost converge ~6 s of freeze).
+        p.prober?.onReport(r, now, (this.mediaRates.get(p.id)?.rateBps(now) ?? 0) < 0.6 * p.estimator.targetRateBps());
         break;
       }
       case 'nack':
@@ -492,6 +507,12 @@ export class SenderEngine {
       p.stats.probesSent++;
       return;
     }
+    let mr = this.mediaRates.get(p.id);
+    if (mr === undefined) {
+      mr = new RateMeter(1_000_000);
+      this.mediaRates.set(p.id, mr);
+    }
+    mr.add(now, sent.bytes);
     if (item.packet.frameId === this.keyframes.lastKeyFrameId && item.packet.streamId === this.streamId) p.keyTailBytes = p.stats.bytesSent;
     const pr = item.packet.priority;
     if (pr === Priority.Keyframe) p.stats.keyframePacketsSent++;
