@@ -38,10 +38,12 @@ const REPO = resolve(dirname(fileURLToPath(import.meta.url)), '..');
  * it (HTML entry, with Vite's modulepreload polyfill). The README quick
  * start's own app (`npm run walkthrough`) builds to 90.0 kB: its page code
  * on top. 87.7 kB with the remote audio output lazy too (1.3 kB, loaded at
- * the first remote audio frame).
+ * the first remote audio frame). 94.6 kB after the W3C-shaped stats
+ * (src/call/stats*.ts, ~3.6 kB), A/V sync and mute, administrative path
+ * enable, TURN relays per path and the FEC code registry landed together.
  * Issue 14's target is 60 kB; our own code is most of it (see `--top`).
  */
-export const DEFAULT_BUDGET_GZIP_BYTES = 89_500;
+export const DEFAULT_BUDGET_GZIP_BYTES = 96_000;
 
 export interface BundleSize {
   /** The JavaScript a page loads up front (the entry chunk and what it imports statically). */
