@@ -19,6 +19,7 @@
 import { Registry } from '../core/registry.js';
 import type { FecMessage } from '../wire/types.js';
 import { FecDecoder, type FecDecoderOptions } from './decoder.js';
+import { zeroFecDropStats } from './decoder-state.js';
 import { FecError } from './errors.js';
 import type { FecDecoderStats, FecDropStats, FecPathStats, RecoveredPacket } from './types.js';
 import { type MakeFecArgs, makeFecPackets } from './xor.js';
@@ -125,23 +126,7 @@ export function sumFecDecoderStats(all: readonly FecDecoderStats[]): FecDecoderS
     fecDiscarded: 0,
     recovered: 0,
     perPath: [],
-    dropped: {
-      malformedFec: 0,
-      absurdParity: 0,
-      farAwayFec: 0,
-      duplicateFec: 0,
-      inconsistentFec: 0,
-      recoveryRejected: 0,
-      expiredFec: 0,
-      evictedFec: 0,
-      evictedMedia: 0,
-      malformedMedia: 0,
-      staleMedia: 0,
-      duplicateMedia: 0,
-      evictedStreams: 0,
-      evictedBudget: 0,
-      expiredByTime: 0,
-    },
+    dropped: zeroFecDropStats(),
     storedMedia: 0,
     pendingFec: 0,
     storedBytes: 0,

@@ -4,6 +4,7 @@
  * protected packets (libwebrtc's ReceivedFecPacket), and the identities of
  * recently seen FEC packets for deduplication.
  */
+import type { FecDropStats } from './types.js';
 
 /** A received FEC packet still missing two or more of the packets it protects. */
 export interface PendingFec {
@@ -82,4 +83,25 @@ export function newStreamState(id: number): StreamState {
 /** `seen` is the FEC packet with this base, length XOR and parity size (a duplicate, or the one a rejected recovery came from). */
 export function isSameFec(seen: SeenFec | undefined, baseSeq: number, lengthXor: number, parityLen: number): boolean {
   return seen !== undefined && seen.baseSeq === baseSeq && seen.lengthXor === lengthXor && seen.parityLen === parityLen;
+}
+
+/** Every {@link FecDropStats} counter at 0 (a fresh decoder's, and the start of a sum). */
+export function zeroFecDropStats(): FecDropStats {
+  return {
+    malformedFec: 0,
+    absurdParity: 0,
+    farAwayFec: 0,
+    duplicateFec: 0,
+    inconsistentFec: 0,
+    recoveryRejected: 0,
+    expiredFec: 0,
+    evictedFec: 0,
+    evictedMedia: 0,
+    malformedMedia: 0,
+    staleMedia: 0,
+    duplicateMedia: 0,
+    evictedStreams: 0,
+    evictedBudget: 0,
+    expiredByTime: 0,
+  };
 }

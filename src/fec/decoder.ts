@@ -26,7 +26,7 @@ import { seqAdd, seqDiff } from '../core/seq.js';
 import type { FecMessage } from '../wire/types.js';
 import { numOption } from './errors.js';
 import type { FecDecoderStats, FecDropStats, FecPathStats, RecoveredPacket } from './types.js';
-import { type PathCounters, type PendingFec, type StreamState, isSameFec, isU32, newStreamState, unpinned } from './decoder-state.js';
+import { type PathCounters, type PendingFec, type StreamState, isSameFec, isU32, newStreamState, unpinned, zeroFecDropStats } from './decoder-state.js';
 import { FEC_MAX_MASK_BITS, maskOffsets, xorInto } from './xor.js';
 
 export interface FecDecoderOptions {
@@ -76,23 +76,7 @@ export class FecDecoder {
   private readonly validate: FecDecoderOptions['validate'];
   private readonly streams = new Map<number, StreamState>();
   private readonly paths: PathCounters[] = [];
-  private readonly drops: FecDropStats = {
-    malformedFec: 0,
-    absurdParity: 0,
-    farAwayFec: 0,
-    duplicateFec: 0,
-    inconsistentFec: 0,
-    recoveryRejected: 0,
-    expiredFec: 0,
-    evictedFec: 0,
-    evictedMedia: 0,
-    malformedMedia: 0,
-    staleMedia: 0,
-    duplicateMedia: 0,
-    evictedStreams: 0,
-    evictedBudget: 0,
-    expiredByTime: 0,
-  };
+  private readonly drops: FecDropStats = zeroFecDropStats();
   private fecReceived = 0;
   private fecUsed = 0;
   private fecDiscarded = 0;
