@@ -181,6 +181,10 @@ export interface PacketTransmissionStats {
 
 /** Slots of the duplicate filter: a copy arriving this many flow sequence numbers after the first is counted again (never in practice). */
 const SEEN_SLOTS = 1 << 16;
+/** Histogram resolution (ms) and range (ms) of {@link PacketTransmission}; longer times share the last bin (the max stays exact). */
+const BIN_MS = 0.1;
+const RANGE_MS = 10_000;
+const BINS = Math.round(RANGE_MS / BIN_MS) + 1;
 
 /**
  * AggDeliv's *packet transmission time* (AggDeliv §IV-A, "the time needed to
@@ -193,9 +197,16 @@ const SEEN_SLOTS = 1 << 16;
  * FEC packets, probes' duplicates and copies of a packet already counted are
  * left out (a packet that never arrives has no transmission time).
  * Decodes each datagram with the library's own decoder; malformed ones are ignored.
+ *
+ * Memory is constant whatever the call's length (a 30 min soak must not grow
+ * the heap): a 0.1 ms histogram up to 10 s gives the p95 (nearest rank, to
+ * 0.1 ms); mean and max are exact.
  */
 export class PacketTransmission {
-  private readonly samples: number[] = [];
+  private readonly hist = new Uint32Array(BINS);
+  private count = 0;
+  private sumMs = 0;
+  private maxMs = 0;
   private readonly seen = new Uint32Array(SEEN_SLOTS);
 
   /** A datagram arrived at the receiver at `nowSenderUs` (the arrival on the sender's clock, µs). */
@@ -208,24 +219,38 @@ export class PacketTransmission {
     const tag = (m.flowSeq + 1) >>> 0 || 1;
     if (this.seen[slot] === tag) return;
     this.seen[slot] = tag;
-    this.samples.push((nowSenderUs - m.captureUs) / 1000);
+    this.add((nowSenderUs - m.captureUs) / 1000);
+  }
+
+  /** One sample (ms); negative or non-finite ones are ignored. */
+  add(ms: number): void {
+    if (!(ms >= 0) || !Number.isFinite(ms)) return;
+    this.hist[Math.min(BINS - 1, Math.floor(ms / BIN_MS + 1e-9))]++;
+    this.count++;
+    this.sumMs += ms;
+    if (ms > this.maxMs) this.maxMs = ms;
   }
 
   /** Mean, p95 and max (ms) of the packets seen so far (zeros when none). */
   stats(): PacketTransmissionStats {
-    return packetTransmissionStats(this.samples);
+    return PacketTransmission.merged([this]);
   }
 
-  /** The samples (ms), for merging streams. */
-  samplesMs(): readonly number[] {
-    return this.samples;
+  /** The stats of several streams' packets together. */
+  static merged(all: readonly PacketTransmission[]): PacketTransmissionStats {
+    const n = all.reduce((a, t) => a + t.count, 0);
+    if (n === 0) return { mean: 0, p95: 0, max: 0, packets: 0 };
+    const max = Math.max(...all.map((t) => t.maxMs));
+    const rank = Math.ceil(0.95 * n);
+    let seen = 0;
+    let p95 = max;
+    for (let b = 0; b < BINS; b++) {
+      for (const t of all) seen += t.hist[b];
+      if (seen >= rank) {
+        p95 = b === BINS - 1 ? max : Math.min(max, b * BIN_MS);
+        break;
+      }
+    }
+    return { mean: round(all.reduce((a, t) => a + t.sumMs, 0) / n), p95: round(p95), max: round(max), packets: n };
   }
-}
-
-/** {@link PacketTransmissionStats} of samples in ms (zeros when empty). */
-export function packetTransmissionStats(ms: readonly number[]): PacketTransmissionStats {
-  if (ms.length === 0) return { mean: 0, p95: 0, max: 0, packets: 0 };
-  let max = 0;
-  for (const v of ms) if (v > max) max = v;
-  return { mean: round(mean(ms)), p95: round(percentiles(ms, [95])[0]), max: round(max), packets: ms.length };
 }

@@ -6,7 +6,7 @@
 import type { ReceiverStats } from '../src/engine/types.js';
 import { fairness } from './fairness.js';
 import type { SimRun, StreamCtx } from './run-loop.js';
-import { frameLatencyMs, freezeStats, latencyCdf, mean, packetTransmissionStats, perSecondQoe, round, streamQoe } from './metrics.js';
+import { frameLatencyMs, freezeStats, latencyCdf, mean, PacketTransmission, perSecondQoe, round, streamQoe } from './metrics.js';
 import type { SimAudioResult, SimOptions, SimPathResult, SimPerSecond, SimResult, SimStreamResult } from './types.js';
 
 /** The result of the run `run` of `opts`. */
@@ -181,7 +181,7 @@ export function buildResult(opts: SimOptions, run: SimRun): SimResult {
     retransmissions: sum((s) => s.retransmissions),
     decoderViolations: sum((s) => s.decoderViolations),
     latencyCdfMs: latencyCdf(latMs),
-    packetTransmissionMs: nStreams === 1 ? perStream[0].packetTransmissionMs : packetTransmissionStats(streams.flatMap((c) => c.transmission.samplesMs())),
+    packetTransmissionMs: PacketTransmission.merged(streams.map((c) => c.transmission)),
     ...(opts.clockSkewMs !== undefined ? { clock: clockResult(opts.clockSkewMs, rxAll[0].clock) } : {}),
     perStream,
     paths,

@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { type DecodedFrame, framesDropped, freezeStats, latencyStats, PacketTransmission, packetTransmissionStats, perSecondQoe, streamQoe } from '../../../sim/metrics.js';
+import { type DecodedFrame, framesDropped, freezeStats, latencyStats, PacketTransmission, perSecondQoe, streamQoe } from '../../../sim/metrics.js';
 import { encodeFec, encodeMedia, encodePacket } from '../../../src/wire/encode.js';
 
 /** Decode times (µs) from a list of intervals (ms), starting at `startUs`. */
@@ -112,10 +112,23 @@ describe("PacketTransmission (AggDeliv's packet transmission time)", () => {
       2_000_000,
     );
     t.onArrival(new Uint8Array([0xff, 0xff, 0xff]), 2_000_000); // malformed: ignored
-    expect(t.stats()).toEqual({ mean: 40, p95: 49, max: 50, packets: 2 });
+    expect(t.stats()).toEqual({ mean: 40, p95: 50, max: 50, packets: 2 }); // p95: nearest rank
   });
 
   it('is all zeros without packets', () => {
-    expect(packetTransmissionStats([])).toEqual({ mean: 0, p95: 0, max: 0, packets: 0 });
+    expect(new PacketTransmission().stats()).toEqual({ mean: 0, p95: 0, max: 0, packets: 0 });
+  });
+
+  it('keeps constant memory: p95 from a 0.1 ms histogram (nearest rank), exact mean and max, streams merged', () => {
+    const a = new PacketTransmission();
+    const b = new PacketTransmission();
+    for (let i = 1; i <= 100; i++) (i % 2 ? a : b).add(i); // 1..100 ms over two streams
+    b.add(12_345.6); // beyond the histogram's range: the last bin, max exact
+    const s = PacketTransmission.merged([a, b]);
+    expect(s.packets).toBe(101);
+    expect(s.max).toBe(12_345.6);
+    expect(s.p95).toBe(96); // rank ceil(0.95 x 101) = 96
+    expect(s.mean).toBeCloseTo((5050 + 12_345.6) / 101, 1);
+    expect(a.stats().p95).toBe(95); // odd values 1..99: rank 48 -> 95
   });
 });
