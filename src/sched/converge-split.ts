@@ -245,11 +245,17 @@ export function applyDeadline(s: ConvergeState, N: number, kBits: number, mediaB
  * most sum(S) / max_j(load_j / share_j) without overloading any path.
  * Positive alpha (an "early" path takes up to maxBoost x its share from the
  * fast path) does not lower it: it uses headroom the receiver saw.
+ * With `encoderExcludesDisabled`, a path Converge has disabled does not count
+ * at all ({@link enabledRateShare}): the sender sums S over every up path, and
+ * otherwise the encoder keeps producing sum(S) onto the one enabled path
+ * after QoE feedback disabled the other (cellular suite wc:8_2 at 51 s: 8
+ * Mbps onto a 3.2 Mbps path for 350 ms).
  * Computed from the shares and alpha of the last `schedule` call.
  */
 export function encoderRateFraction(s: ConvergeState): number {
   const e = s.eCount;
-  if (e < 2) return 1;
+  const enabled = s.config.encoderExcludesDisabled ? enabledRateShare(s) : 1;
+  if (e < 2) return enabled;
   const { order, share, alphaShare } = s;
   const load = s.load;
   for (let o = 0; o < e; o++) load[order[o]] = share[order[o]];
@@ -266,12 +272,29 @@ export function encoderRateFraction(s: ConvergeState): number {
     const j = order[o];
     if (share[j] > 0 && load[j] / share[j] > worst) worst = load[j] / share[j];
   }
-  if (s.config.deadlineSlackMs < 0) return 1 / worst;
+  if (s.config.deadlineSlackMs < 0) return enabled / worst;
   // Best-path floor: the shares the deadline keeps cutting are not usable
   // rate; the encoder targets the fast path's S plus what the others carry.
   let usable = 0;
   for (let o = 0; o < e; o++) usable += share[order[o]] * (o === 0 ? 1 : s.keptFrac[order[o]]);
-  return Math.min(1 / worst, usable);
+  return enabled * Math.min(1 / worst, usable);
+}
+
+/**
+ * Share of sum(S) over the up paths that the enabled set E holds: a path
+ * Converge has disabled (P_i = 0) carries only probe copies, so its S_i is
+ * no rate the encoder may use. 1 when every up path is enabled or no rate is
+ * known.
+ */
+export function enabledRateShare(s: ConvergeState): number {
+  let sumUp = 0;
+  let sumE = 0;
+  for (let i = 0; i < MAX_PATHS; i++) {
+    if (s.up[i] !== 1) continue;
+    sumUp += s.rate[i];
+    if (s.disabled[i] !== 1) sumE += s.rate[i];
+  }
+  return sumUp > 0 && sumE < sumUp ? sumE / sumUp : 1;
 }
 
 /** Eq. 3 re-enable checks, every `reenableCheckIntervalMs`, with RTT EWMA and hold. */

@@ -33,6 +33,7 @@ export const DEFAULT_CONVERGE_CONFIG: Readonly<ConvergeConfig> = Object.freeze({
   delayBudgetMs: 200,
   delayBudgetMargin: 0.8,
   inflightSlackMs: 50,
+  encoderExcludesDisabled: false,
 });
 
 /**
@@ -63,6 +64,7 @@ export function resolveConvergeConfig(config: Partial<ConvergeConfig>): Readonly
   check('delayBudgetMs', fin(c.delayBudgetMs) && c.delayBudgetMs >= 0, 'finite >= 0 (0 = off)');
   check('delayBudgetMargin', fin(c.delayBudgetMargin) && c.delayBudgetMargin > 0, 'finite > 0');
   check('inflightSlackMs', fin(c.inflightSlackMs) && (c.inflightSlackMs >= 0 || c.inflightSlackMs === -1), 'finite >= 0, or -1 (off)');
+  if (typeof c.encoderExcludesDisabled !== 'boolean') throw SchedError.invalidConfig('encoderExcludesDisabled', c.encoderExcludesDisabled as unknown as number, 'a boolean');
   if (typeof c.baseLayerFastPath !== 'boolean') throw SchedError.invalidConfig('baseLayerFastPath', c.baseLayerFastPath as unknown as number, 'a boolean');
   return Object.freeze(c);
 }

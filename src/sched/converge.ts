@@ -80,7 +80,9 @@
  *    batch and per `probeIntervalMs`: a duplicate of a fast-path packet
  *    (Assignment.probe = true) so its RTT and loss stay measured (§4.2). It is
  *    re-enabled by Eq. 3 (see below) and then restarts from its Eq. 1 share
- *    (alpha reset).
+ *    (alpha reset). With `encoderExcludesDisabled` (off by default) its S_i
+ *    leaves the encoder target while it is disabled (encoderRateFraction:
+ *    the enabled paths' share of sum(S)).
  *
  * Reading of §4.2 (documented choices):
  * - Persistence: Eq. 2 adjusts P_i when feedback arrives and the paper keeps

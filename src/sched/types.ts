@@ -161,6 +161,17 @@ export interface ConvergeConfig {
    * it LoLa's literal N_f (every byte in flight). Default 50.
    */
   inflightSlackMs: number;
+  /**
+   * OUR EXTENSION, experimental: leave a path Converge has disabled (P_i = 0,
+   * probe copies only) out of the encoder target: {@link Scheduler.encoderRateFraction}
+   * is scaled by the enabled paths' share of sum(S) over the up paths (the
+   * sender sums S over every up path). Off by default: on the cellular suite
+   * (1 seed, audio on) it moved the tune half 8.4 -> 8.9 s frozen and the
+   * check half 14.1 -> 13.3 s; 2 seeds: tune 10.0 -> 9.4 s, check 14.8 ->
+   * 14.6 s, pairs within +0.5 s unchanged, all within the suite's noise
+   * (carriers, 2 seeds: 1.26 -> 0.92 s; failover 0.09 -> 0 s). Default false.
+   */
+  encoderExcludesDisabled: boolean;
 }
 
 /** Counters of {@link ConvergeScheduler} (monotonic since construction). */

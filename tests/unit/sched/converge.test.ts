@@ -234,6 +234,33 @@ describe('Converge Eq. 2 QoE feedback (alpha)', () => {
     expect(u.encoderRateFraction()).toBe(1);
   });
 
+  it('encoderExcludesDisabled: a disabled path carries no media, so its S_i leaves the encoder target until it is re-enabled', () => {
+    // Default off: one enabled path, nothing to shift, fraction 1 although path 1 is disabled.
+    const d = new ConvergeScheduler({ reenableMinFcdMs: 0 });
+    d.schedule(media(40), twoPaths(), 0);
+    d.onQoeFeedback(fb(1, -40, 1, 10), 0);
+    d.schedule(media(40), twoPaths(), 33 * MS);
+    expect(d.isEnabled(1)).toBe(false);
+    expect(d.encoderRateFraction()).toBe(1);
+    // Path 1 (5 of 20 Mbps) disabled by alpha: the encoder may use path 0's 15 Mbps only (the sender sums S over the up paths).
+    const s = new ConvergeScheduler({ reenableMinFcdMs: 0, encoderExcludesDisabled: true });
+    let t = 0;
+    s.schedule(media(40), twoPaths(), t);
+    s.onQoeFeedback(fb(1, -40, 1, 10), t);
+    s.schedule(media(40), twoPaths(), (t += 33 * MS));
+    expect(s.isEnabled(1)).toBe(false);
+    expect(s.encoderRateFraction()).toBeCloseTo(15 / 20, 6);
+    // While it stays disabled ((60 - 30) / 2 > FCD 10 ms) the fraction stays there, on a virtual clock.
+    for (let k = 0; k < 30; k++) s.schedule(media(10), twoPaths(), (t += 33 * MS));
+    expect(s.isEnabled(1)).toBe(false);
+    expect(s.encoderRateFraction()).toBeCloseTo(15 / 20, 6);
+    // Once its RTT gap fits the FCD, Eq. 3 re-enables it and its S_i counts again.
+    const near = (): PathState[] => [path(0, 15, 30), path(1, 5, 40)];
+    for (let k = 0; k < 30; k++) s.schedule(media(10), near(), (t += 33 * MS));
+    expect(s.isEnabled(1)).toBe(true);
+    expect(s.encoderRateFraction()).toBeGreaterThan(15 / 20);
+  });
+
   it('ignores duplicate feedback (same seq, sent on every path) and accepts late distinct seqs', () => {
     const s = new ConvergeScheduler(PAPER);
     s.schedule(media(40), twoPaths(), 0);
@@ -419,6 +446,7 @@ describe('Converge config', () => {
       expect((e as SchedError).code).toBe('invalid-config');
     }
     expect(() => new ConvergeScheduler({ ...PAPER, reenableChecks: 1.5 })).toThrow(/reenableChecks/);
+    expect(() => new ConvergeScheduler({ ...PAPER, encoderExcludesDisabled: 1 as unknown as boolean })).toThrow(/encoderExcludesDisabled/);
   });
 });
 
