@@ -3,7 +3,7 @@
  * channel takes the message or says why not; errors map to {@link CallError}
  * codes. Split from ./multipath-call.ts to keep it readable.
  */
-import { AppDataError } from '../engine/app-data.js';
+import { AppDataError } from '../engine/app-data-types.js';
 import type { PeerSession } from './peer-session.js';
 import { CallError } from './types.js';
 

@@ -15,7 +15,7 @@
 import type { Clock } from '../core/clock.js';
 import type { PathId, PathTransportState as EnginePathState } from '../core/types.js';
 import { FrameDecoder } from '../codec/webcodecs.js';
-import { AppDataChannel } from '../engine/app-data.js';
+import { LazyAppData } from './lazy-app-data.js';
 import { Endpoint } from '../engine/endpoint.js';
 import { RemoteAudio } from '../audio/call-audio.js';
 import { ReceiverEngine } from '../engine/receiver.js';
@@ -103,7 +103,7 @@ export interface PeerSessionHost {
 /** See the module comment. */
 export class PeerSession {
   readonly receiver: ReceiverEngine;
-  readonly appData: AppDataChannel;
+  readonly appData: LazyAppData;
   private readonly decoderSlot: DecoderSlot;
   private readonly transports = new Map<PathId, SignalledPath>();
   private readonly selectedPairs = new Map<PathId, SelectedPair>();
@@ -159,13 +159,17 @@ export class PeerSession {
       (track) => host.emit(CallEvent.RemoteTrack, track, { participantId: remoteId, streamId: 0, kind: 'audio' }),
       (e) => host.emit(CallEvent.Error, new Error(`audio output (${remoteId}): ${e.message}`)),
     );
-    this.appData = new AppDataChannel({
-      clock,
-      transmit: (id, bytes) => this.transports.get(id)?.send(bytes) ?? false,
-      deliver: (data, info) => host.emit(CallEvent.Data, data, { ...info, participantId: remoteId }),
-      onAbandon: (seq, bytes) =>
-        host.emit(CallEvent.Error, new CallError('data-lost', `reliable app data message ${seq} (${bytes} bytes) to ${remoteId} unacknowledged after every retransmission: delivery unconfirmed`)),
-    });
+    // Loaded at first use (a send, or data from the peer): calls that never exchange app data never fetch it.
+    this.appData = new LazyAppData(
+      {
+        clock,
+        transmit: (id, bytes) => this.transports.get(id)?.send(bytes) ?? false,
+        deliver: (data, info) => host.emit(CallEvent.Data, data, { ...info, participantId: remoteId }),
+        onAbandon: (seq, bytes) =>
+          host.emit(CallEvent.Error, new CallError('data-lost', `reliable app data message ${seq} (${bytes} bytes) to ${remoteId} unacknowledged after every retransmission: delivery unconfirmed`)),
+      },
+      (e) => host.emit(CallEvent.Error, new CallError('data-lost', `${e.message} (to ${remoteId})`)),
+    );
     this.endpoint = new Endpoint(this.receiver, undefined, this.appData);
     this.decoderSlot = decoder ?? new DecoderSlot();
     this.decoderSlot.handlers = {

@@ -23,7 +23,7 @@ export class Endpoint {
   constructor(
     readonly receiver: ReceiverEngine,
     readonly sender?: SenderEngine,
-    readonly appData?: AppDataChannel,
+    readonly appData?: Pick<AppDataChannel, 'onMessage' | 'tick' | 'nextWakeUs'>,
   ) {}
 
   /** A datagram arrived on `pathId`. Never throws for bad bytes. */
