@@ -19,7 +19,7 @@
  */
 import type { PathId } from '../core/types.js';
 import type { AppDataChannel } from '../engine/app-data.js';
-import { AppDataError, type AppDataOptions, type AppDataStats } from '../engine/app-data-types.js';
+import { AppDataError, type AppDataOptions, type AppDataStats, zeroAppDataCounters } from '../engine/app-data-types.js';
 import { seqAdd } from '../core/seq.js';
 import { MAX_APP_DATA_BYTES, type AppDataAckMessage, type AppDataMessage } from '../wire/types.js';
 
@@ -143,20 +143,12 @@ export class LazyAppData {
       s.dropped.bufferFull += this.earlyDropped;
       return s;
     }
-    const sentBytes = this.sends.reduce((a, s) => a + s.bytes, 0);
+    const counters = zeroAppDataCounters();
+    counters.sent = this.sends.length;
+    counters.sentBytes = this.sends.reduce((a, s) => a + s.bytes, 0);
+    counters.dropped.bufferFull = this.earlyDropped;
     return {
-      sent: this.sends.length,
-      sentBytes,
-      retransmitted: 0,
-      retransmittedBytes: 0,
-      received: 0,
-      receivedBytes: 0,
-      duplicates: 0,
-      abandoned: 0,
-      skipped: 0,
-      dropped: { outOfWindow: 0, bufferFull: this.earlyDropped, badAck: 0, notSent: 0 },
-      acksSent: 0,
-      acksReceived: 0,
+      ...counters,
       inFlight: this.queuedReliable,
       inFlightBytes: this.queuedReliableBytes,
       reorderBuffered: 0,

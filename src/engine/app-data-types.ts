@@ -101,3 +101,24 @@ export interface AppDataStats {
   /** Smoothed RTT per path measured by app data acks (ms; absent before the first sample). */
   srttMs: Record<number, number>;
 }
+
+/** The counters of {@link AppDataStats} (those a channel accumulates), all at zero. */
+export type AppDataCounters = Omit<AppDataStats, 'inFlight' | 'inFlightBytes' | 'reorderBuffered' | 'reorderBufferedBytes' | 'srttMs'>;
+
+/** Fresh {@link AppDataCounters} at zero (a channel that has sent and received nothing yet). */
+export function zeroAppDataCounters(): AppDataCounters {
+  return {
+    sent: 0,
+    sentBytes: 0,
+    retransmitted: 0,
+    retransmittedBytes: 0,
+    received: 0,
+    receivedBytes: 0,
+    duplicates: 0,
+    abandoned: 0,
+    skipped: 0,
+    dropped: { outOfWindow: 0, bufferFull: 0, badAck: 0, notSent: 0 },
+    acksSent: 0,
+    acksReceived: 0,
+  };
+}

@@ -40,7 +40,7 @@ import type { Clock } from '../core/clock.js';
 import { seqAdd, seqDiff } from '../core/seq.js';
 import type { PathId } from '../core/types.js';
 import { encodeControl } from '../wire/encode.js';
-import { AppDataError, type AppDataOptions, type AppDataStats } from './app-data-types.js';
+import { AppDataError, type AppDataOptions, type AppDataStats, zeroAppDataCounters } from './app-data-types.js';
 import { type AppDataAckMessage, type AppDataMessage, MAX_APP_DATA_ACK_RANGES, MAX_APP_DATA_BYTES } from '../wire/types.js';
 
 interface Outstanding {
@@ -101,20 +101,7 @@ export class AppDataChannel {
   private ackOwedSinceUs = -1;
   private ackPath: PathId = 0;
 
-  private readonly counters: Omit<AppDataStats, 'inFlight' | 'inFlightBytes' | 'reorderBuffered' | 'reorderBufferedBytes' | 'srttMs'> = {
-    sent: 0,
-    sentBytes: 0,
-    retransmitted: 0,
-    retransmittedBytes: 0,
-    received: 0,
-    receivedBytes: 0,
-    duplicates: 0,
-    abandoned: 0,
-    skipped: 0,
-    dropped: { outOfWindow: 0, bufferFull: 0, badAck: 0, notSent: 0 },
-    acksSent: 0,
-    acksReceived: 0,
-  };
+  private readonly counters = zeroAppDataCounters();
 
   /** @throws RangeError when an option is out of range (named in the message). */
   constructor(opts: AppDataOptions) {
