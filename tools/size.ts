@@ -49,7 +49,7 @@ const REPO = resolve(dirname(fileURLToPath(import.meta.url)), '..');
  * well-kept library beats our own code there).
  * Issue 14's target is 60 kB; our own code is most of it (see `--top`).
  */
-export const DEFAULT_BUDGET_GZIP_BYTES = 91_000;
+export const DEFAULT_BUDGET_GZIP_BYTES = 94_400;
 
 export interface BundleSize {
   /** The JavaScript a page loads up front (the entry chunk and what it imports statically). */
