@@ -106,6 +106,7 @@ export class PathRecovery {
         p.rateAtFailure = { bps: p.estimator.targetRateBps(), atUs: nowUs };
       }
       p.failedOver = gone;
+      if (gone) p.lastGoneUs = nowUs;
       // Duplicate once per silence, when it outlasts the path's learned threshold
       // (a bursty LTE uplink turns suspect by the fixed rule long before that, and its packets arrive).
       const since = paths.manager.unreportedSinceUs(p.id);

@@ -126,6 +126,16 @@ export interface SenderEngineConfig {
    */
   outageRestore?: 'total' | 'any' | 'off';
   /**
+   * A path the hysteresis demoted yields to another path only if that one
+   * has been live (reporting, neither suspect nor down) for at least this
+   * long (ms) and its SRTT is at most the hysteresis' promoteMaxRttExcessMs
+   * above the demoted path's (SenderPaths.isDemoted). 0 = any live path
+   * (the old rule). Default 0.
+   */
+  fallbackEstablishMs?: number;
+  /** With fallbackEstablishMs > 0: a path gone (suspect or down) within that time is benched like a demoted one. Default false. */
+  probation?: boolean;
+  /**
    * Tuning of the learned silence threshold and the sustained-loss rule
    * (src/engine/path-health.ts) that fast failover and the hysteresis use.
    */
@@ -165,5 +175,7 @@ export function resolveSenderConfig(config: SenderEngineConfig): ResolvedSenderC
     cwndPushback: config.cwndPushback ?? true,
     fastFailover: config.fastFailover ?? true,
     outageRestore: config.outageRestore ?? 'total',
+    fallbackEstablishMs: config.fallbackEstablishMs ?? 0,
+    probation: config.probation ?? false,
   };
 }

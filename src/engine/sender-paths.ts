@@ -40,6 +40,10 @@ export class SenderPaths {
     readonly health: PathHealth,
     /** Fast failover: suspicion after the path's learned silence threshold while another path reports. */
     fastFailover: boolean,
+    /** See {@link isDemoted} (µs; 0 = any live path is an alternative). */
+    private readonly fallbackEstablishUs = 0,
+    /** With fallbackEstablishUs > 0: a path gone (suspect or down) within that time is benched like a demoted one (see isDemoted). */
+    private readonly probation = false,
   ) {
     this.fastFailoverRule = fastFailover ? { isEnabled: (id) => this.scheduler.isEnabled(id), silenceThresholdUs: (id, srttMs) => this.health.silenceThresholdUs(id, srttMs) } : undefined;
   }
@@ -91,12 +95,28 @@ export class SenderPaths {
     return this.manager.isUp(p.id) && !this.isSuspect(p, nowUs);
   }
 
-  /** Demoted by the hysteresis while another live, enabled, not demoted path can carry the call. */
+  /**
+   * Demoted by the hysteresis while another path can carry the call: live,
+   * enabled and not demoted; with {@link fallbackEstablishUs} > 0 also live
+   * (neither suspect nor down) for at least that long, with an SRTT at most
+   * the hysteresis' `promoteMaxRttExcessMs` above this path's. A path whose
+   * reports trickle in after a long silence (a downlink at a packet a
+   * second: it is live for a few hundred ms after each) or that only
+   * delivers far later is no alternative: benching a reporting path for it
+   * moved the whole call, and the encoder target, onto it for those
+   * moments (mm:tmobile+att, 20-28 s: four freezes of 0.2-0.7 s while
+   * T-Mobile delivered 2-5 Mbps).
+   */
   isDemoted(p: SenderPath, nowUs: number): boolean {
     const h = this.hysteresis;
-    if (!h?.isDemoted(p.id)) return false;
+    const est = this.fallbackEstablishUs;
+    const probation = est > 0 && this.probation && nowUs - p.lastGoneUs < est;
+    if (!h?.isDemoted(p.id) && !probation) return false;
+    const excessMs = h?.config.promoteMaxRttExcessMs ?? 100;
     for (const q of this.map.values()) {
-      if (q !== p && !h.isDemoted(q.id) && this.scheduler.isEnabled(q.id) && this.isLive(q, nowUs)) return true;
+      if (q === p || h?.isDemoted(q.id) || !this.scheduler.isEnabled(q.id) || !this.isLive(q, nowUs)) continue;
+      if (est > 0 && (nowUs - q.lastGoneUs < est || q.estimator.srttMs() > p.estimator.srttMs() + excessMs)) continue;
+      return true;
     }
     return false;
   }

@@ -106,6 +106,7 @@ export class SenderEngine {
     qoeFeedbackIgnored: 0,
     keyframeRequestsSuppressed: 0,
     stalePacketsPurged: 0,
+    reportCopiesDropped: 0,
   };
 
   /**
@@ -120,7 +121,7 @@ export class SenderEngine {
     this.cfg = resolveSenderConfig(config);
     const h = config.pathHysteresis ?? true;
     const hysteresis = h === false ? undefined : new PathHysteresis(h === true ? {} : h);
-    this.paths = new SenderPaths(this.scheduler, hysteresis, new PathHealth(config.pathHealth), this.cfg.fastFailover);
+    this.paths = new SenderPaths(this.scheduler, hysteresis, new PathHealth(config.pathHealth), this.cfg.fastFailover, this.cfg.fallbackEstablishMs * 1000, this.cfg.probation);
     this.dropper = new FrameDropper(this.cfg);
     this.packetizer = new Packetizer({ mtuBytes: this.cfg.mtuBytes, streamId: this.streamId });
     this.history = new NackResponder(this.cfg.historyPackets);
@@ -360,6 +361,10 @@ export class SenderEngine {
         const r = body.report;
         const p = this.paths.get(r.pathId);
         if (!p) return;
+        if (!p.acceptReport(r.reportTimeUs)) {
+          this.c.reportCopiesDropped++;
+          return;
+        }
         const gap = this.recovery.reportGap(p, now);
         // Restore first: this report already says what the silence lost.
         this.recovery.onReport(p, now);
@@ -570,6 +575,7 @@ export class SenderEngine {
       keyframeRequestsSuppressed: c.keyframeRequestsSuppressed,
       framesDroppedBeforeEncode: this.dropper.dropped,
       stalePacketsPurged: c.stalePacketsPurged,
+      reportCopiesDropped: c.reportCopiesDropped,
       pathRestores: r.pathRestores,
       failoverDuplicates: r.failoverDuplicates,
       failoverSkipped: r.failoverSkipped,
