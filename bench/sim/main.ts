@@ -164,7 +164,8 @@ function parseOptions(v: CliValues<typeof OPTIONS>): Args {
   const tl = choiceOption('temporal-layers', v['temporal-layers'], ['1', '2', '3']);
   // --converge / --sender key=value,...: ConvergeConfig / SenderEngine overrides (numbers or true/false), for experiments.
   const converge = parseOverrides(v.converge, '--converge', Object.keys(DEFAULT_CONVERGE_CONFIG)) as Partial<ConvergeConfig> | undefined;
-  const sender = parseOverrides(v.sender, '--sender', SENDER_KEYS, { outageRestore: ['total', 'any', 'off'], fecCode: fecCodeNames() }) as SimOptions['sender'];
+  const sender = parseOverrides(v.sender, '--sender', SENDER_KEYS, { outageRestore: ['total', 'any', 'off'], fecCode: fecCodeNames(), probation: ['true', 'false', 'down'] }) as SimOptions['sender'];
+  if (sender?.probation !== undefined && sender.probation !== 'down') sender.probation = (sender.probation as unknown) === 'true';
   if (v.duration !== undefined && !(Number(v.duration) > 0)) throw new UsageError(`--duration must be > 0 s, got ${v.duration}`);
   return {
     scenario,

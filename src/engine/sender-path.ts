@@ -77,6 +77,8 @@ export class SenderPath {
   private reportNext = 0;
   /** Last check (µs, PathRecovery.tick) at which the path was suspect or down; -Infinity = never. */
   lastGoneUs = -Infinity;
+  /** Last check (µs, PathRecovery.tick) at which the path was down (PathManager: silent for downAfterMs while sending, or its transport down); -Infinity = never. */
+  lastDownUs = -Infinity;
   /** The path's rate (bps) when it last went silent, and when (µs): restored when its reports resume. */
   rateAtFailure: { bps: number; atUs: number } | undefined;
   /** `stats.bytesSent` right after the last packet of the latest key frame went into the sink; undefined before (see SenderEngine.keyframeStillQueued). */

@@ -42,8 +42,8 @@ export class SenderPaths {
     fastFailover: boolean,
     /** See {@link isDemoted} (µs; 0 = any live path is an alternative). */
     private readonly fallbackEstablishUs = 0,
-    /** With fallbackEstablishUs > 0: a path gone (suspect or down) within that time is benched like a demoted one (see isDemoted). */
-    private readonly probation = false,
+    /** With fallbackEstablishUs > 0: a path gone (true: suspect or down; 'down': down) within that time is benched like a demoted one (see isDemoted). */
+    private readonly probation: boolean | 'down' = false,
   ) {
     this.fastFailoverRule = fastFailover ? { isEnabled: (id) => this.scheduler.isEnabled(id), silenceThresholdUs: (id, srttMs) => this.health.silenceThresholdUs(id, srttMs) } : undefined;
   }
@@ -96,21 +96,22 @@ export class SenderPaths {
   }
 
   /**
-   * Demoted by the hysteresis while another path can carry the call: live,
-   * enabled and not demoted; with {@link fallbackEstablishUs} > 0 also live
-   * (neither suspect nor down) for at least that long, with an SRTT at most
-   * the hysteresis' `promoteMaxRttExcessMs` above this path's. A path whose
+   * Benched: demoted by the hysteresis, or (with probation) not established,
+   * i.e. gone within {@link fallbackEstablishUs}, while another path can
+   * carry the call: live, enabled, not demoted and, with
+   * fallbackEstablishUs > 0, established too, with an SRTT at most the
+   * hysteresis' `promoteMaxRttExcessMs` above this path's. A path whose
    * reports trickle in after a long silence (a downlink at a packet a
    * second: it is live for a few hundred ms after each) or that only
    * delivers far later is no alternative: benching a reporting path for it
    * moved the whole call, and the encoder target, onto it for those
-   * moments (mm:tmobile+att, 20-28 s: four freezes of 0.2-0.7 s while
-   * T-Mobile delivered 2-5 Mbps).
+   * moments (SenderEngineConfig.fallbackEstablishMs). When no path is
+   * established (both just came back) nobody is benched for it.
    */
   isDemoted(p: SenderPath, nowUs: number): boolean {
     const h = this.hysteresis;
     const est = this.fallbackEstablishUs;
-    const probation = est > 0 && this.probation && nowUs - p.lastGoneUs < est;
+    const probation = est > 0 && this.probation !== false && nowUs - (this.probation === 'down' ? p.lastDownUs : p.lastGoneUs) < est;
     if (!h?.isDemoted(p.id) && !probation) return false;
     const excessMs = h?.config.promoteMaxRttExcessMs ?? 100;
     for (const q of this.map.values()) {

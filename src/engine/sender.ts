@@ -56,6 +56,8 @@ export type { SenderEngineConfig, SenderEvents } from './sender-config.js';
 
 /** No retransmission onto a path whose queue holds more than this (ms at its rate). */
 const MAX_RTX_QUEUE_MS = 300;
+/** A report copy from another path is applied only when the path's own last report is older than this (µs; 2 report intervals). */
+const REPORT_COPY_AFTER_US = 100_000;
 /** Padding bytes of a probe packet (about a full packet with the envelope). */
 const PROBE_PADDING_BYTES = 1150;
 /** A typical frame for the fast-path choice (Converge Algorithm 1): 10 packets of 1200 bytes (bits). */
@@ -361,7 +363,11 @@ export class SenderEngine {
         const r = body.report;
         const p = this.paths.get(r.pathId);
         if (!p) return;
-        if (!p.acceptReport(r.reportTimeUs)) {
+        // A copy that came on another path (ReceiverEngineConfig.reportCopies) only counts while the
+        // path's own reports are overdue: its RTT sample mixes this path's forward delay with the other
+        // path's return delay, which would bias the one-way delay the scheduler derives from SRTT.
+        const copy = viaPath !== r.pathId;
+        if ((copy && now - (p.estimator.lastReportUs() ?? -Infinity) <= REPORT_COPY_AFTER_US) || !p.acceptReport(r.reportTimeUs)) {
           this.c.reportCopiesDropped++;
           return;
         }
@@ -402,8 +408,6 @@ export class SenderEngine {
       case 'qoe':
         this.onQoe(body.qoe, now);
         break;
-      default:
-        void viaPath;
     }
   }
 
