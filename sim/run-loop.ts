@@ -249,6 +249,7 @@ export function runLoop(opts: SimOptions, settings: RunSettings): SimRun {
     const rev = new ReceiverEngine({ clock: txClock });
     const rx = new ReceiverEngine({
       clock: rxClock,
+      ...(opts.receiver ?? {}),
       ...(opts.playout ? { playout: opts.playout } : {}),
       ...(opts.receiverDefaultRttMs !== undefined ? { defaultRttMs: opts.receiverDefaultRttMs } : {}),
     });

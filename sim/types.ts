@@ -4,6 +4,7 @@
  */
 import type { EstimatorName } from '../src/cc/registry.js';
 import type { PathId } from '../src/core/types.js';
+import type { ReceiverEngineConfig } from '../src/engine/receiver-config.js';
 import type { SenderEngineConfig } from '../src/engine/sender.js';
 import type { PlayoutOptions } from '../src/feedback/playout.js';
 import type { FecPolicyName } from '../src/fec/types.js';
@@ -67,8 +68,23 @@ export interface SimOptions {
   receiverDefaultRttMs?: number;
   /** SenderEngine options over the simulator's (frame dropping, temporal-layer dropping, fault handling); for experiments. */
   sender?: Partial<
-    Pick<SenderEngineConfig, 'dropQueueFrames' | 'maxConsecutiveDrops' | 'upperLayerDropFactor' | 'cwndPushback' | 'pathHysteresis' | 'fastFailover' | 'outageRestore' | 'audio' | 'fecCode'>
+    Pick<
+      SenderEngineConfig,
+      | 'dropQueueFrames'
+      | 'maxConsecutiveDrops'
+      | 'upperLayerDropFactor'
+      | 'cwndPushback'
+      | 'pathHysteresis'
+      | 'fastFailover'
+      | 'outageRestore'
+      | 'fallbackEstablishMs'
+      | 'probation'
+      | 'audio'
+      | 'fecCode'
+    >
   >;
+  /** ReceiverEngine options of the media receiver (report copies on every path); for experiments. */
+  receiver?: Partial<Pick<ReceiverEngineConfig, 'reportCopies'>>;
   /** Per-path bandwidth estimator of our sender (src/cc/registry.ts name; default the engine's, 'gcc'). */
   estimator?: EstimatorName;
   /** Converge tuning for scheduler 'converge' (default DEFAULT_CONVERGE_CONFIG); for experiments. */

@@ -1,6 +1,6 @@
 /**
  * `npm run bench -- --scenario FILE.json|NAME [--compare LIST] [--fec LIST] [--streams 1-3]
- *                   [--seeds N] [--duration S] [--variants N] [--half tune|check] [--degradation PREF] [--datachannel sctp|ideal] [--clock-skew MS] [--playout K=V,...] [--temporal-layers 1-3] [--converge K=V,...] [--sender K=V,...] [--audio on|off] [--jobs N] [--out DIR]`
+ *                   [--seeds N] [--duration S] [--variants N] [--half tune|check] [--degradation PREF] [--datachannel sctp|ideal] [--clock-skew MS] [--playout K=V,...] [--temporal-layers 1-3] [--converge K=V,...] [--sender K=V,...] [--receiver K=V,...] [--audio on|off] [--jobs N] [--out DIR]`
  *
  * Runs the simulator (sim/simulator.ts) for every scenario variant x
  * configuration x FEC policy x seed and writes:
@@ -29,7 +29,9 @@
  * the library's, DEFAULT_TEMPORAL_LAYERS; 1 = none). `--converge K=V,...`
  * overrides ConvergeConfig fields (e.g. `baseLayerFastPath=false`),
  * `--sender K=V,...` SenderEngine fields: frame dropping (e.g. `upperLayerDropFactor=0.5`)
- * and fault handling (`pathHysteresis=false` turns the default hysteresis off, `fastFailover=false` the default fast failover off, `outageRestore=total|any|off`), and the FEC code (`fecCode=xor`, src/fec/codes.ts).
+ * and fault handling (`pathHysteresis=false` turns the default hysteresis off, `fastFailover=false` the default fast failover off, `outageRestore=total|any|off`,
+ * `fallbackEstablishMs=1000`, `probation=true`), and the FEC code (`fecCode=xor`, src/fec/codes.ts); `--receiver K=V,...` the media
+ * receiver's ReceiverEngine fields (`reportCopies=true`).
  * `--clock-skew MS` gives the sender a clock MS ahead of the receiver's (any
  * sign; SimOptions.clockSkewMs): latency then rests on the receiver's clock
  * offset estimate, reported in each result's `clock`.
@@ -68,9 +70,21 @@ import { OverlayRoutes, renderOverlay } from '../../sim/overlay.js';
 export const ALL_CONFIGS = [...multipathSchedulers().flatMap((n) => (n === 'converge' ? [n, 'converge-nofb'] : [n])), 'single:0', 'single:1'];
 const DEGRADATION_PREFERENCES: readonly DegradationPreference[] = ['maintain-framerate', 'maintain-resolution', 'balanced'];
 const PLAYOUT_KEYS = ['minDelayMs', 'maxDelayMs', 'maxChangeMsPerS', 'offsetWindowMs', 'nackHoldMs', 'renderDelayMs'] as const;
-const SENDER_KEYS = ['dropQueueFrames', 'maxConsecutiveDrops', 'upperLayerDropFactor', 'cwndPushback', 'pathHysteresis', 'fastFailover', 'outageRestore', 'fecCode'];
+const RECEIVER_KEYS = ['reportCopies'];
+const SENDER_KEYS = [
+  'dropQueueFrames',
+  'maxConsecutiveDrops',
+  'upperLayerDropFactor',
+  'cwndPushback',
+  'pathHysteresis',
+  'fastFailover',
+  'outageRestore',
+  'fallbackEstablishMs',
+  'probation',
+  'fecCode',
+];
 
-const USAGE = `usage: npm run bench -- --scenario FILE.json|NAME [--compare LIST] [--fec LIST] [--streams 1-3] [--seeds N] [--duration S] [--variants N] [--half tune|check] [--degradation PREF] [--datachannel sctp|ideal] [--clock-skew MS] [--playout K=V,...] [--temporal-layers 1-3] [--converge K=V,...] [--sender K=V,...] [--audio on|off] [--jobs N] [--out DIR]
+const USAGE = `usage: npm run bench -- --scenario FILE.json|NAME [--compare LIST] [--fec LIST] [--streams 1-3] [--seeds N] [--duration S] [--variants N] [--half tune|check] [--degradation PREF] [--datachannel sctp|ideal] [--clock-skew MS] [--playout K=V,...] [--temporal-layers 1-3] [--converge K=V,...] [--sender K=V,...] [--receiver K=V,...] [--audio on|off] [--jobs N] [--out DIR]
   --compare entries: ${compareEntriesHelp()}, converge-nofb, ${estimatorEntries().join('|')} (that estimator with its paper's scheduler: fractal = mrtp + fractal), SCHED+EST (e.g. converge+fractal) (bench/compare.ts)`;
 
 const OPTIONS = {
@@ -89,6 +103,7 @@ const OPTIONS = {
   'temporal-layers': { type: 'string' },
   converge: { type: 'string' },
   sender: { type: 'string' },
+  receiver: { type: 'string' },
   audio: { type: 'string' },
   jobs: { type: 'string' },
   out: { type: 'string' },
@@ -109,6 +124,7 @@ interface Args {
   temporalLayers?: number;
   converge?: Partial<ConvergeConfig>;
   sender?: SimOptions['sender'];
+  receiver?: SimOptions['receiver'];
   playout?: PlayoutOptions;
   audio: boolean;
   jobs: number;
@@ -148,7 +164,8 @@ function parseOptions(v: CliValues<typeof OPTIONS>): Args {
   const tl = choiceOption('temporal-layers', v['temporal-layers'], ['1', '2', '3']);
   // --converge / --sender key=value,...: ConvergeConfig / SenderEngine overrides (numbers or true/false), for experiments.
   const converge = parseOverrides(v.converge, '--converge', Object.keys(DEFAULT_CONVERGE_CONFIG)) as Partial<ConvergeConfig> | undefined;
-  const sender = parseOverrides(v.sender, '--sender', SENDER_KEYS, { outageRestore: ['total', 'any', 'off'], fecCode: fecCodeNames() }) as SimOptions['sender'];
+  const sender = parseOverrides(v.sender, '--sender', SENDER_KEYS, { outageRestore: ['total', 'any', 'off'], fecCode: fecCodeNames(), probation: ['true', 'false', 'down'] }) as SimOptions['sender'];
+  if (sender?.probation !== undefined && sender.probation !== 'down') sender.probation = (sender.probation as unknown) === 'true';
   if (v.duration !== undefined && !(Number(v.duration) > 0)) throw new UsageError(`--duration must be > 0 s, got ${v.duration}`);
   return {
     scenario,
@@ -165,6 +182,7 @@ function parseOptions(v: CliValues<typeof OPTIONS>): Args {
     temporalLayers: tl === undefined ? undefined : Number(tl),
     converge,
     sender,
+    receiver: parseOverrides(v.receiver, '--receiver', RECEIVER_KEYS) as SimOptions['receiver'],
     playout: parseOverrides(v.playout, '--playout', [...PLAYOUT_KEYS]) as PlayoutOptions | undefined,
     audio: (choiceOption('audio', v.audio, ['on', 'off'] as const) ?? 'on') === 'on',
     jobs: int('jobs', availableParallelism(), 1, 64),
@@ -251,6 +269,7 @@ async function main(values: CliValues<typeof OPTIONS>): Promise<number> {
             ...(c.estimator ? { estimator: c.estimator } : {}),
             ...(a.converge ? { converge: a.converge } : {}),
             ...(a.sender ? { sender: a.sender } : {}),
+            ...(a.receiver ? { receiver: a.receiver } : {}),
             ...(a.datachannel ? { datachannel: a.datachannel } : {}),
             ...(a.clockSkewMs !== undefined ? { clockSkewMs: a.clockSkewMs } : {}),
             ...(a.playout ? { playout: a.playout } : {}),

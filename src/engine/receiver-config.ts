@@ -9,6 +9,17 @@ export interface ReceiverEngineConfig {
   clock: Clock;
   /** Per-path report interval (ms, default 50; Converge/GCC use 50-100). */
   reportIntervalMs?: number;
+  /**
+   * Send each path's receiver report on every path, not only its own
+   * (default false). A path's reverse direction can stall while its forward
+   * direction delivers (an LTE downlink gap: mm:tmobile+att's ATT downlink
+   * carries a packet a second for 10 s while its uplink works); with its
+   * reports on the other paths the sender still sees the path deliver
+   * instead of declaring it down. The sender applies the first copy of each
+   * report and drops the rest (SenderEngine, report time per path). Costs
+   * one report's bytes per extra path and interval (~50-150 bytes / 50 ms).
+   */
+  reportCopies?: boolean;
   /** RTT assumed until the first report round trip (or NACK) measures one (ms, default 100). */
   defaultRttMs?: number;
   /**

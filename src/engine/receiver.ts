@@ -115,6 +115,7 @@ export class ReceiverEngine {
       defaultRttMs: config.defaultRttMs ?? 100,
       historyFrames: config.historyFrames ?? 2000,
       clockEchoIntervalMs: config.clockEchoIntervalMs ?? 1000,
+      reportCopies: config.reportCopies ?? false,
     };
     this.nackRttMs = this.cfg.defaultRttMs;
     this.playout = new PlayoutTiming(config.playout);
@@ -462,7 +463,10 @@ export class ReceiverEngine {
         const report = p.reports.makeReport(now);
         const fcdMs = this.qoe.smoothedFcdMs();
         if (report && fcdMs !== undefined) report.fcdUs = Math.min(0xffffffff, Math.max(1, Math.round(fcdMs * 1000)));
-        if (report) p.sink.send(encodeControl({ pathId: p.id, pathSeq: 0, sendTimeUs: now }, { kind: 'report', report }));
+        if (!report) continue;
+        p.sink.send(encodeControl({ pathId: p.id, pathSeq: 0, sendTimeUs: now }, { kind: 'report', report }));
+        // ReceiverEngineConfig.reportCopies: the same report on the other paths too (the sender applies the first to arrive).
+        if (this.cfg.reportCopies) for (const q of this.paths.values()) if (q !== p) q.sink?.send(encodeControl({ pathId: q.id, pathSeq: 0, sendTimeUs: now }, { kind: 'report', report }));
       }
     }
     for (const n of this.nack.poll(now, this.rttMs)) {

@@ -126,6 +126,37 @@ export interface SenderEngineConfig {
    */
   outageRestore?: 'total' | 'any' | 'off';
   /**
+   * How long (ms) a path must have been live (reporting: neither suspect
+   * nor down) to count as established (SenderPaths.isDemoted). A path the
+   * hysteresis demoted yields only to an established path whose SRTT is at
+   * most the hysteresis' promoteMaxRttExcessMs above its own; with
+   * {@link probation} a path that is not established is itself benched (no
+   * media, padding keeps it measured) while an established one can carry the
+   * call. A path whose reports arrive in bursts after long silences (an LTE
+   * downlink that delivers a packet a second) is live for a few hundred ms
+   * after each burst: before this rule the call and the encoder target moved
+   * onto it in those moments (mm:tmobile+att, 20-28 s: four freezes of
+   * 0.2-0.7 s while the other path delivered 2-5 Mbps). 1 s is about the
+   * tail of an LTE uplink's delay stalls (src/engine/path-health.ts).
+   * 0 = off (any live path is an alternative, nothing is on probation).
+   * Default 1000. Measured (cellular suite, converge, 3 seeds, this rule
+   * with probation vs off): tune half 7.9 vs 10.0 s frozen (best single
+   * paths 14.1 s), 14/14 vs 13/14 pairs within +0.5 s; check half 12.2 vs
+   * 14.7 s (8.6 s), 13/15 both; goodput >= 0.98x the best single path on
+   * every pair. failover, flap, collapse, constant unchanged (2 seeds);
+   * carriers (6 seeds) 1.01 vs 1.18 s frozen at 4.33 vs 4.68 Mbps.
+   */
+  fallbackEstablishMs?: number;
+  /**
+   * With fallbackEstablishMs > 0, bench a path that is not established
+   * (true: gone, i.e. suspect or down, within fallbackEstablishMs; 'down':
+   * down within it, i.e. silent for the path manager's downAfterMs) like a
+   * demoted one while an established path can carry the call. Default true
+   * ('down' benches less often: 1 seed, tune 7.8 vs 7.1 s, check 11.2 vs
+   * 11.2 s; false keeps only the fallback rule: tune 8.4 s, as off).
+   */
+  probation?: boolean | 'down';
+  /**
    * Tuning of the learned silence threshold and the sustained-loss rule
    * (src/engine/path-health.ts) that fast failover and the hysteresis use.
    */
@@ -165,5 +196,7 @@ export function resolveSenderConfig(config: SenderEngineConfig): ResolvedSenderC
     cwndPushback: config.cwndPushback ?? true,
     fastFailover: config.fastFailover ?? true,
     outageRestore: config.outageRestore ?? 'total',
+    fallbackEstablishMs: config.fallbackEstablishMs ?? 1000,
+    probation: config.probation ?? true,
   };
 }

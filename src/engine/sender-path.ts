@@ -25,6 +25,8 @@ export interface QueuedItem {
 /** The counters of a path that the path itself keeps (the rest of SenderPathStats is computed). */
 export type SenderPathCounters = Omit<SenderPathStats, 'id' | 'up' | 'enabled' | 'demoted' | 'sharePct' | 'rateBps' | 'goodputBps' | 'rttMs' | 'minRttMs' | 'lossPct' | 'queuedBytes' | 'sendRateBps'>;
 
+/** Reports remembered per path to drop copies (one per 50 ms report interval: 0.8 s). */
+const REPORT_MEMORY = 16;
 /** Lowest rate a path is given (bps). */
 export const MIN_PATH_RATE_BPS = 50_000;
 /** Datachannel drain measurement interval (µs) and the backlog that makes it count (bytes). */
@@ -70,6 +72,13 @@ export class SenderPath {
   lastKeepaliveUs = -Infinity;
   /** Suspect or down at the last check (see SenderEngine failover handling). */
   failedOver = false;
+  /** Receiver times (µs) of the last REPORT_MEMORY reports applied (a ring): copies on other paths are dropped (ReceiverEngineConfig.reportCopies). */
+  private readonly reportTimes = new Float64Array(REPORT_MEMORY).fill(Number.NaN);
+  private reportNext = 0;
+  /** Last check (µs, PathRecovery.tick) at which the path was suspect or down; -Infinity = never. */
+  lastGoneUs = -Infinity;
+  /** Last check (µs, PathRecovery.tick) at which the path was down (PathManager: silent for downAfterMs while sending, or its transport down); -Infinity = never. */
+  lastDownUs = -Infinity;
   /** The path's rate (bps) when it last went silent, and when (µs): restored when its reports resume. */
   rateAtFailure: { bps: number; atUs: number } | undefined;
   /** `stats.bytesSent` right after the last packet of the latest key frame went into the sink; undefined before (see SenderEngine.keyframeStillQueued). */
@@ -105,6 +114,19 @@ export class SenderPath {
     this.linkState = state;
     this.lossWindow = { atUs: nowUs, lost: 0, received: 0, rate: 0, graceUntilUs: -Infinity };
     this.drain = { sinceUs: nowUs, sentBytes: 0, buffered: 0, rateBps: undefined, backlogged: false };
+  }
+
+  /**
+   * A report of this path with receiver time `reportTimeUs` arrived: false
+   * when one with that time was applied already (a copy that came on
+   * another path, ReceiverEngineConfig.reportCopies), else remember it and
+   * return true. The receiver makes at most one report per path and time.
+   */
+  acceptReport(reportTimeUs: number): boolean {
+    if (this.reportTimes.includes(reportTimeUs)) return false;
+    this.reportTimes[this.reportNext] = reportTimeUs;
+    this.reportNext = (this.reportNext + 1) % REPORT_MEMORY;
+    return true;
   }
 
   /**

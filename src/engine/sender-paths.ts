@@ -40,6 +40,10 @@ export class SenderPaths {
     readonly health: PathHealth,
     /** Fast failover: suspicion after the path's learned silence threshold while another path reports. */
     fastFailover: boolean,
+    /** See {@link isDemoted} (µs; 0 = any live path is an alternative). */
+    private readonly fallbackEstablishUs = 0,
+    /** With fallbackEstablishUs > 0: a path gone (true: suspect or down; 'down': down) within that time is benched like a demoted one (see isDemoted). */
+    private readonly probation: boolean | 'down' = false,
   ) {
     this.fastFailoverRule = fastFailover ? { isEnabled: (id) => this.scheduler.isEnabled(id), silenceThresholdUs: (id, srttMs) => this.health.silenceThresholdUs(id, srttMs) } : undefined;
   }
@@ -91,12 +95,29 @@ export class SenderPaths {
     return this.manager.isUp(p.id) && !this.isSuspect(p, nowUs);
   }
 
-  /** Demoted by the hysteresis while another live, enabled, not demoted path can carry the call. */
+  /**
+   * Benched: demoted by the hysteresis, or (with probation) not established,
+   * i.e. gone within {@link fallbackEstablishUs}, while another path can
+   * carry the call: live, enabled, not demoted and, with
+   * fallbackEstablishUs > 0, established too, with an SRTT at most the
+   * hysteresis' `promoteMaxRttExcessMs` above this path's. A path whose
+   * reports trickle in after a long silence (a downlink at a packet a
+   * second: it is live for a few hundred ms after each) or that only
+   * delivers far later is no alternative: benching a reporting path for it
+   * moved the whole call, and the encoder target, onto it for those
+   * moments (SenderEngineConfig.fallbackEstablishMs). When no path is
+   * established (both just came back) nobody is benched for it.
+   */
   isDemoted(p: SenderPath, nowUs: number): boolean {
     const h = this.hysteresis;
-    if (!h?.isDemoted(p.id)) return false;
+    const est = this.fallbackEstablishUs;
+    const probation = est > 0 && this.probation !== false && nowUs - (this.probation === 'down' ? p.lastDownUs : p.lastGoneUs) < est;
+    if (!h?.isDemoted(p.id) && !probation) return false;
+    const excessMs = h?.config.promoteMaxRttExcessMs ?? 100;
     for (const q of this.map.values()) {
-      if (q !== p && !h.isDemoted(q.id) && this.scheduler.isEnabled(q.id) && this.isLive(q, nowUs)) return true;
+      if (q === p || h?.isDemoted(q.id) || !this.scheduler.isEnabled(q.id) || !this.isLive(q, nowUs)) continue;
+      if (est > 0 && (nowUs - q.lastGoneUs < est || q.estimator.srttMs() > p.estimator.srttMs() + excessMs)) continue;
+      return true;
     }
     return false;
   }

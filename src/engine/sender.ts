@@ -56,6 +56,8 @@ export type { SenderEngineConfig, SenderEvents } from './sender-config.js';
 
 /** No retransmission onto a path whose queue holds more than this (ms at its rate). */
 const MAX_RTX_QUEUE_MS = 300;
+/** A report copy from another path is applied only when the path's own last report is older than this (µs; 2 report intervals). */
+const REPORT_COPY_AFTER_US = 100_000;
 /** Padding bytes of a probe packet (about a full packet with the envelope). */
 const PROBE_PADDING_BYTES = 1150;
 /** A typical frame for the fast-path choice (Converge Algorithm 1): 10 packets of 1200 bytes (bits). */
@@ -106,6 +108,7 @@ export class SenderEngine {
     qoeFeedbackIgnored: 0,
     keyframeRequestsSuppressed: 0,
     stalePacketsPurged: 0,
+    reportCopiesDropped: 0,
   };
 
   /**
@@ -120,7 +123,7 @@ export class SenderEngine {
     this.cfg = resolveSenderConfig(config);
     const h = config.pathHysteresis ?? true;
     const hysteresis = h === false ? undefined : new PathHysteresis(h === true ? {} : h);
-    this.paths = new SenderPaths(this.scheduler, hysteresis, new PathHealth(config.pathHealth), this.cfg.fastFailover);
+    this.paths = new SenderPaths(this.scheduler, hysteresis, new PathHealth(config.pathHealth), this.cfg.fastFailover, this.cfg.fallbackEstablishMs * 1000, this.cfg.probation);
     this.dropper = new FrameDropper(this.cfg);
     this.packetizer = new Packetizer({ mtuBytes: this.cfg.mtuBytes, streamId: this.streamId });
     this.history = new NackResponder(this.cfg.historyPackets);
@@ -360,6 +363,14 @@ export class SenderEngine {
         const r = body.report;
         const p = this.paths.get(r.pathId);
         if (!p) return;
+        // A copy that came on another path (ReceiverEngineConfig.reportCopies) only counts while the
+        // path's own reports are overdue: its RTT sample mixes this path's forward delay with the other
+        // path's return delay, which would bias the one-way delay the scheduler derives from SRTT.
+        const copy = viaPath !== r.pathId;
+        if ((copy && now - (p.estimator.lastReportUs() ?? -Infinity) <= REPORT_COPY_AFTER_US) || !p.acceptReport(r.reportTimeUs)) {
+          this.c.reportCopiesDropped++;
+          return;
+        }
         const gap = this.recovery.reportGap(p, now);
         // Restore first: this report already says what the silence lost.
         this.recovery.onReport(p, now);
@@ -397,8 +408,6 @@ export class SenderEngine {
       case 'qoe':
         this.onQoe(body.qoe, now);
         break;
-      default:
-        void viaPath;
     }
   }
 
@@ -570,6 +579,7 @@ export class SenderEngine {
       keyframeRequestsSuppressed: c.keyframeRequestsSuppressed,
       framesDroppedBeforeEncode: this.dropper.dropped,
       stalePacketsPurged: c.stalePacketsPurged,
+      reportCopiesDropped: c.reportCopiesDropped,
       pathRestores: r.pathRestores,
       failoverDuplicates: r.failoverDuplicates,
       failoverSkipped: r.failoverSkipped,

@@ -63,6 +63,8 @@ export interface SenderStats {
   framesDroppedBeforeEncode: number;
   /** Queued packets of older frames dropped when a key frame was enqueued. */
   stalePacketsPurged: number;
+  /** Receiver reports dropped as copies of one already applied (they came on another path: ReceiverEngineConfig.reportCopies). */
+  reportCopiesDropped: number;
   /** Media packets duplicated onto another path when their path went silent (SenderEngineConfig.fastFailover). */
   failoverDuplicates: number;
   /** Path silences whose unreported media was too much to duplicate in time, left to NACK (fastFailover). */

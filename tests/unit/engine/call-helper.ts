@@ -7,6 +7,7 @@ import { ManualClock } from '../../../src/core/clock.js';
 import { Rng } from '../../../src/core/rng.js';
 import { Endpoint } from '../../../src/engine/endpoint.js';
 import { ReceiverEngine } from '../../../src/engine/receiver.js';
+import type { ReceiverEngineConfig } from '../../../src/engine/receiver-config.js';
 import type { PlayoutOptions } from '../../../src/feedback/playout.js';
 import { SenderEngine } from '../../../src/engine/sender.js';
 import type { SenderEngineConfig } from '../../../src/engine/sender.js';
@@ -22,6 +23,8 @@ export interface PathSpec {
   loss?: number;
   /** [startMs, endMs) with everything dropped, both directions. */
   down?: Array<[number, number]>;
+  /** [startMs, endMs) with everything dropped on the reverse direction only (receiver -> sender: reports, NACKs). */
+  reverseDown?: Array<[number, number]>;
   /** Extra one-way delay steps: [atMs, delayMs]. */
   delaySteps?: Array<[number, number]>;
 }
@@ -32,7 +35,7 @@ function linkCfg(p: PathSpec, up: boolean): LinkConfig {
     delay: p.delayMs,
     loss: up && p.loss ? { kind: 'bernoulli', p: p.loss } : { kind: 'none' },
     queue: { ms: 300 },
-    downPeriods: p.down,
+    downPeriods: up ? p.down : [...(p.down ?? []), ...(p.reverseDown ?? [])],
     schedule: (p.delaySteps ?? []).map(([atMs, delayMs]) => ({ atMs, delayMs })),
   };
 }
@@ -52,7 +55,16 @@ export interface Call {
 
 export function makeCall(
   paths: PathSpec[],
-  opts: { scheduler?: SchedulerName; fec?: FecPolicyName; seed?: number; frameBytes?: number; extra?: Partial<SenderEngineConfig>; playout?: PlayoutOptions; audio?: boolean } = {},
+  opts: {
+    scheduler?: SchedulerName;
+    fec?: FecPolicyName;
+    seed?: number;
+    frameBytes?: number;
+    extra?: Partial<SenderEngineConfig>;
+    playout?: PlayoutOptions;
+    audio?: boolean;
+    receiver?: Partial<Pick<ReceiverEngineConfig, 'reportCopies'>>;
+  } = {},
 ): Call {
   const clock = new ManualClock(1_000_000);
   const rng = new Rng(opts.seed ?? 1);
@@ -60,7 +72,7 @@ export function makeCall(
   // The sender side's receiver answers the receiver's reports with clock echoes (its latency needs them).
   const senderRx = new ReceiverEngine({ clock });
   const senderEp = new Endpoint(senderRx, sender);
-  const receiver = new ReceiverEngine({ clock, ...(opts.playout ? { playout: opts.playout } : {}) });
+  const receiver = new ReceiverEngine({ clock, ...(opts.playout ? { playout: opts.playout } : {}), ...opts.receiver });
   const receiverEp = new Endpoint(receiver);
   const t0 = clock.nowUs();
   const ups = paths.map((p) => new Link<Uint8Array>(linkCfg(p, true), rng));

@@ -1,0 +1,58 @@
+/**
+ * SenderEngineConfig.fallbackEstablishMs / probation (SenderPaths.isDemoted):
+ * a path whose reports come in bursts with long silences between (an LTE
+ * downlink that delivers a packet a second) is live for a few hundred ms
+ * after each burst. It must neither bench a path the hysteresis demoted but
+ * which reports steadily, nor (with probation) take media in those moments
+ * while a path that has been reporting steadily can carry the call.
+ */
+import { describe, expect, it } from 'vitest';
+import { makeCall, type PathSpec } from './call-helper.js';
+
+/** Reverse direction of a path dead for 800 ms in every second from `fromMs`: its reports arrive in 200 ms bursts. */
+function burstyReports(fromMs: number, toMs: number): Array<[number, number]> {
+  const out: Array<[number, number]> = [];
+  for (let t = fromMs; t < toMs; t += 1000) out.push([t, t + 800]);
+  return out;
+}
+
+describe('sender: paths whose reports come in bursts', () => {
+  it('probation: a path live only in short bursts gets (almost) no media while a steadily reporting path carries the call', () => {
+    const paths: PathSpec[] = [
+      { rateMbps: 6, delayMs: 40 },
+      { rateMbps: 6, delayMs: 20, reverseDown: burstyReports(3000, 12_000) },
+    ];
+    const media1 = (extra: { fallbackEstablishMs?: number; probation?: boolean }): number => {
+      const c = makeCall(paths, { extra: { maxBitrateBps: 3_000_000, ...extra } });
+      c.run(5000);
+      const m = c.sender.stats().paths[1].mediaPacketsSent;
+      c.run(6000);
+      return c.sender.stats().paths[1].mediaPacketsSent - m;
+    };
+    const before = media1({ fallbackEstablishMs: 0 });
+    const after = media1({}); // the defaults: fallbackEstablishMs 1000, probation on
+    expect(before).toBeGreaterThan(100);
+    expect(after).toBeLessThan(0.2 * before);
+  });
+
+  it('fallbackEstablishMs: a demoted path that reports steadily is not benched for a path that is live only in bursts', () => {
+    const paths: PathSpec[] = [
+      // Path 0 fails once (both directions, 3.0-3.5 s): the hysteresis demotes it for its hold (3 s clean).
+      { rateMbps: 6, delayMs: 40, down: [[3000, 3500]] },
+      { rateMbps: 6, delayMs: 20, reverseDown: burstyReports(3000, 12_000) },
+    ];
+    /** 100 ms steps (3.6-7 s, path 0 reporting again) in which path 0 was benched. */
+    const benched0 = (fallbackEstablishMs: number): number => {
+      const c = makeCall(paths, { extra: { maxBitrateBps: 3_000_000, pathHysteresis: { holdMs: 3000 }, fallbackEstablishMs } });
+      c.run(3600);
+      let n = 0;
+      for (let t = 3600; t < 7000; t += 100) {
+        c.run(100);
+        if (c.sender.stats().paths[0].demoted) n++;
+      }
+      return n;
+    };
+    expect(benched0(0)).toBeGreaterThan(5);
+    expect(benched0(1000)).toBe(0);
+  });
+});
