@@ -171,7 +171,9 @@ export class SenderEngine {
     if (this.paths.has(pathId)) throw new RangeError(`path ${pathId} already added`);
     const now = this.clock.nowUs();
     const estimator = this.createEstimator(pathId);
-    const pacer = createPathPacer(estimator.targetRateBps(), this.pacerCfg);
+    // An estimator whose target already is its pacing rate (RTC-BBR) names its own pacing factor; the app's config wins.
+    const pacerCfg = estimator.pacingFactor !== undefined && this.pacerCfg?.pacingFactor === undefined ? { ...this.pacerCfg, pacingFactor: estimator.pacingFactor } : this.pacerCfg;
+    const pacer = createPathPacer(estimator.targetRateBps(), pacerCfg);
     const prober = this.probing ? estimator.createProber?.({ maxBps: this.pathMaxBps(), alrIntervalMs: 5000 }) : undefined;
     this.paths.add(new SenderPath(pathId, sink, estimator, pacer, prober && new ProbeSender(prober, estimator), state, now), now);
     this.lastStreamInfoUs = -Infinity; // announce the stream on the new path soon
