@@ -272,7 +272,11 @@ export class SenderEngine {
    * old route (BandwidthEstimator.onRouteChange). Unknown ids are ignored.
    */
   onPathRouteChanged(pathId: PathId): void {
-    this.paths.get(pathId)?.estimator.onRouteChange?.(this.clock.nowUs());
+    const p = this.paths.get(pathId);
+    if (!p) return;
+    const now = this.clock.nowUs();
+    p.estimator.onRouteChange?.(now);
+    this.recovery.onRouteChange(p, now);
   }
 
   /** Snapshot of the paths as the scheduler sees them. */
@@ -366,6 +370,7 @@ export class SenderEngine {
         // Restore first: this report already says what the silence lost.
         this.recovery.onReport(p, now);
         p.estimator.onReport(r, now);
+        this.recovery.onRouteReport(p, r, now);
         this.paths.manager.onReport(r.pathId, now);
         if (r.fcdUs !== undefined) this.scheduler.onFcd?.(r.fcdUs / 1000, now);
         this.recovery.learnGap(p, now, gap);
