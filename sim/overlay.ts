@@ -11,7 +11,8 @@
  * - `fixed`: the direct route for the whole call (the paper's "default");
  * - `ucb`: {@link RelayUcbSelector} (src/sched/relay-ucb.ts, Eq. 8-13,
  *   Alg. 2-4) fed at each slot end with the bandwidth estimate of the route
- *   in use (the path's estimator target of stream 0);
+ *   in use (stream 0's estimator bandwidth of that path: RTC-BBR's bw_es,
+ *   else its target rate);
  * - `oracle`: the route with the most capacity over the coming slot (the
  *   paper's "oracle", which knows the future of every trace).
  * Every slot records the route taken and the best route in hindsight (most
@@ -126,7 +127,11 @@ export class OverlayRoutes<T> {
         const est = senders[0].estimatorStats();
         for (let i = 0; i < n; i++) {
           const e = est.find((s) => s.id === i);
-          if (e) this.selector.onBandwidthSample(i, this.cur[i], e.targetRateBps, nowMs);
+          // Eq. 11's bw is the congestion controller's bandwidth estimate (RTC-BBR's bw_es, the windowed max
+          // delivery rate), not its pacing rate: a probe-up or drain gain must not move the reward.
+          if (!e) continue;
+          const bw = 'bwBps' in e && typeof e.bwBps === 'number' && e.bwBps > 0 ? e.bwBps : e.targetRateBps;
+          this.selector.onBandwidthSample(i, this.cur[i], bw, nowMs);
         }
       }
       next = this.selector.decide(nowMs);
