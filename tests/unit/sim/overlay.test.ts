@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import { ScenarioError, parseScenario } from '../../../sim/net/scenario.js';
-import { settleTimeS, timeOnBest } from '../../../sim/overlay.js';
+import { overlayChecks, settleTimeS, timeOnBest } from '../../../sim/overlay.js';
 import { OVERLAY, overlayScenario } from '../../../sim/scenarios.js';
 import { simulate } from '../../../sim/simulator.js';
 
@@ -73,5 +73,22 @@ describe('a relay switch mid-call (issue 16)', () => {
     const sent = (t: number) => r.perSecond.find((x) => x.t === t)?.paths[0].sendRateBps ?? 0;
     // Seconds 7-12 on the 4 Mbps relay: well above the 1 Mbps direct route it left.
     for (const t of [8, 9, 10, 11, 12]) expect(sent(t)).toBeGreaterThan(1_500_000);
+  });
+});
+
+describe('overlayChecks (the overlay benchmark checks its own assumptions)', () => {
+  it('holds on an oracle run of the overlay scenario and breaks when the scenario does not degrade', () => {
+    const oracle = simulate({ scenario: overlayScenario(), scheduler: 'overlay-ucb', fec: 'path', seed: 1, durationS: OVERLAY.degradeAtS + 12, relayPolicy: 'oracle' });
+    const o = oracle.overlay;
+    expect(o).toBeDefined();
+    if (!o) return;
+    expect(overlayChecks(o, OVERLAY.degradeAtS)).toEqual([]);
+    // The same run read as if the change were 20 s earlier: nothing degrades then and the oracle does not switch.
+    const wrong = overlayChecks(o, 20);
+    expect(wrong.some((m) => m.includes('does not degrade'))).toBe(true);
+    expect(wrong.some((m) => m.includes('does not switch'))).toBe(true);
+    // A route used for slots that delivered nothing is flagged.
+    const starved = { ...o, armPackets: o.armPackets.map((arms) => arms.map((x) => ({ ...x, delivered: 0 }))) };
+    expect(overlayChecks(starved, OVERLAY.degradeAtS).some((m) => m.includes('carried nothing'))).toBe(true);
   });
 });
