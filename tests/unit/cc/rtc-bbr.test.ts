@@ -112,3 +112,25 @@ describe('RtcBbrEstimator across a relay switch', () => {
     expect(new RtcBbrEstimator({ routeChangeGain: 0 }).stats().state).toBe('startup');
   });
 });
+
+describe('RtcBbrEstimator inflight cap (cwndGain)', () => {
+  // Capacity falls 4 -> 3.4 -> 2.9 -> 2.5 Mbps at 4, 5 and 6 s (a relay's load grows): the max filter runs
+  // ahead of the capacity and the queue is held by the inflight cap alone.
+  const cap = (t: number) => (t < 4000 ? 4e6 : t < 5000 ? 3.4e6 : t < 6000 ? 2.9e6 : 2.5e6);
+  const run = (cwndGain?: number) =>
+    runScenario(new RtcBbrEstimator({ startBps: 1e6, maxBps: 8e6, ...(cwndGain !== undefined ? { cwndGain } : {}) }), {
+      durationMs: 12_000,
+      capacityBps: cap,
+      oneWayDelayMs: 60,
+      queueLimitBytes: 200_000,
+    });
+
+  it('keeps the standing queue well under a BDP once the capacity settled (default 1.25; BBR 2 holds ~a BDP)', () => {
+    const def = run();
+    const bbr = run(2);
+    expect(def.maxQueue(7000, 12_000)).toBeLessThan(80); // min RTT 120 ms
+    expect(bbr.maxQueue(7000, 12_000)).toBeGreaterThan(120);
+    // ... without giving up throughput.
+    expect(def.mean(7000, 12_000)).toBeGreaterThan(0.9 * bbr.mean(7000, 12_000));
+  });
+});
