@@ -83,6 +83,15 @@ export interface RtcBbrConfig {
    */
   routeChangeGain: number;
   /**
+   * StartUp after a route change also ends as soon as the RTT grows
+   * (HyStart++'s delay increase, RFC 9406 §4.2), not only after 3 rounds
+   * without bandwidth growth or on loss. The encoder follows the target, so
+   * each round of StartUp past the new route's capacity is 2/ln 2 x its rate
+   * of video into its queue: a 1-1.7 s freeze 1-1.5 s after most switches of
+   * the `overlay` oracle. Default true.
+   */
+  routeChangeDelayExit: boolean;
+  /**
    * Cap on the bytes in flight in ProbeBW, in BDPs (cwnd = gain x BDP),
    * applied as a rate cap: beyond it the target is the latest delivery
    * rate x the probe-down gain. Default 1.25. BBR and RTC-BBR §3.1.1 use 2,
@@ -112,6 +121,7 @@ export const DEFAULT_RTC_BBR_CONFIG: RtcBbrConfig = {
   feedbackTimeoutMs: 1000,
   seed: 1,
   routeChangeGain: 2 / Math.LN2,
+  routeChangeDelayExit: true,
   cwndGain: 1.25,
 };
 
@@ -185,6 +195,7 @@ export class RtcBbrEstimator implements BandwidthEstimator {
   private cycleLen: number;
   private probeRttUntilUs = 0;
   private hasLoss = false;
+  private lastRttUs = Number.NaN;
   // Output.
   private target: number;
   private lastReport: number | undefined;
@@ -260,6 +271,7 @@ export class RtcBbrEstimator implements BandwidthEstimator {
       const sample = rttFromReport(nowUs, h.lastArrivalSendUs, h.lastArrivalUs, Number(report.reportTimeUs));
       if (sample !== undefined) {
         this.rtt.onSample(sample, nowUs);
+        this.lastRttUs = sample;
         if (sample <= this.minRttUs || !(nowUs - this.minRttStampUs <= this.cfg.minRttWindowMs * 1000)) {
           this.minRttUs = sample;
           this.minRttStampUs = nowUs;
@@ -386,7 +398,7 @@ export class RtcBbrEstimator implements BandwidthEstimator {
       if (bw >= this.fullBw * growth) {
         this.fullBw = bw;
         this.fullBwRounds = 0;
-      } else if (++this.fullBwRounds >= FULL_BW_ROUNDS || this.hasLoss) {
+      } else if (++this.fullBwRounds >= FULL_BW_ROUNDS || this.hasLoss || this.rttGrew()) {
         this.state = 'drain';
         this.gain = 1 / this.startupGain;
       }
@@ -411,6 +423,19 @@ export class RtcBbrEstimator implements BandwidthEstimator {
     // §4.6.2 BBRSetPacingRateWithGain: "if (BBR.filled_pipe || rate > BBR.pacing_rate)"): an early,
     // application-limited sample (a new route's first few packets) must not collapse the rate.
     this.target = this.state === 'startup' ? Math.max(this.target, next) : next;
+  }
+
+  /**
+   * StartUp after a route change ends when the RTT grows (routeChangeDelayExit):
+   * the latest RTT sample exceeds the new route's min RTT by
+   * clamp(min RTT / 8, 4 ms, 16 ms), HyStart++'s delay-increase threshold
+   * (RFC 9406 §4.2; it compares per-round minima, we the latest sample with
+   * the min RTT, which restarted at the change).
+   */
+  private rttGrew(): boolean {
+    if (!this.cfg.routeChangeDelayExit || this.c.routeChanges === 0) return false;
+    const m = this.minRttUs;
+    return Number.isFinite(m) && this.lastRttUs > m + Math.min(16_000, Math.max(4_000, m / 8));
   }
 
   private enterProbeBw(nowUs: number): void {

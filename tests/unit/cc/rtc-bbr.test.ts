@@ -134,3 +134,19 @@ describe('RtcBbrEstimator inflight cap (cwndGain)', () => {
     expect(def.mean(7000, 12_000)).toBeGreaterThan(0.9 * bbr.mean(7000, 12_000));
   });
 });
+
+describe('RtcBbrEstimator StartUp after a route change', () => {
+  it('ends when the RTT grows (RFC 9406 §4.2 threshold): no queue left standing on a smaller route', () => {
+    const run = (routeChangeDelayExit?: boolean) => {
+      const e = new RtcBbrEstimator({ startBps: 1e6, maxBps: 8e6, ...(routeChangeDelayExit !== undefined ? { routeChangeDelayExit } : {}) });
+      const r1 = runScenario(e, { durationMs: 4000, capacityBps: () => 3e6, oneWayDelayMs: 50 });
+      // The new route's clock restarts at 0 in the link model: the change is at 0 (every packet after it is the new route's).
+      e.onRouteChange(0);
+      return runScenario(e, { durationMs: 4000, capacityBps: () => 2.5e6, oneWayDelayMs: 60, firstSeq: r1.sent + 10, queueLimitBytes: 200_000 });
+    };
+    const def = run();
+    expect(def.maxQueue(2000, 4000)).toBeLessThan(100);
+    expect(def.mean(2000, 4000)).toBeGreaterThan(2e6);
+    expect(run(false).maxQueue(2000, 4000)).toBeGreaterThan(300);
+  });
+});
