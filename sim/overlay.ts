@@ -11,7 +11,8 @@
  * - `fixed`: the direct route for the whole call (the paper's "default");
  * - `ucb`: {@link RelayUcbSelector} (src/sched/relay-ucb.ts, Eq. 8-13,
  *   Alg. 2-4) fed at each slot end with the bandwidth estimate of the route
- *   in use (the path's estimator target of stream 0);
+ *   in use (stream 0's estimator bandwidth of that path: RTC-BBR's bw_es,
+ *   else its target rate);
  * - `oracle`: the route with the most capacity over the coming slot (the
  *   paper's "oracle", which knows the future of every trace).
  * Every slot records the route taken and the best route in hindsight (most
@@ -33,8 +34,13 @@ export interface OverlayResult {
   policy: RelayPolicy;
   /** Route names per path: [direct, relay names...]. */
   routes: string[][];
-  /** Per slot: start (s), the arm each path used, the arm with the most capacity over the slot. */
-  slots: Array<{ atS: number; arms: number[]; best: number[] }>;
+  /**
+   * Per slot: start (s), the arm each path used, the arm with the most
+   * capacity over the slot, and every arm's mean capacity over it (kbps, [path][arm]).
+   */
+  slots: Array<{ atS: number; arms: number[]; best: number[]; capKbps: number[][] }>;
+  /** Per path and arm: packets the route's up link delivered, and dropped (queue, loss, blackhole). */
+  armPackets: Array<Array<{ delivered: number; dropped: number }>>;
   switches: number;
   /** Datagrams dropped because their path was in a switch gap (both directions). */
   gapDrops: number;
@@ -66,6 +72,7 @@ export class OverlayRoutes<T> {
       policy,
       routes: scenario.paths.map((p) => [`${p.name}:direct`, ...(p.relays ?? []).map((r) => r.name)]),
       slots: [],
+      armPackets: [],
       switches: 0,
       gapDrops: 0,
       switchGapMs: scenario.relaySwitchMs ?? DEFAULT_RELAY_SWITCH_MS,
@@ -117,8 +124,7 @@ export class OverlayRoutes<T> {
     const n = this.cur.length;
     if (this.res.slots.length > 0) {
       // Best route in hindsight for the slot that just ended.
-      const last = this.res.slots[this.res.slots.length - 1];
-      last.best = this.armUp.map((arms) => argmax(arms.map((l) => capacityBps(l, last.atS * 1000, nowMs))));
+      this.closeSlot(this.res.slots[this.res.slots.length - 1], nowMs, capacityBps);
     }
     let next: number[];
     if (this.policy === 'ucb' && this.selector) {
@@ -126,7 +132,11 @@ export class OverlayRoutes<T> {
         const est = senders[0].estimatorStats();
         for (let i = 0; i < n; i++) {
           const e = est.find((s) => s.id === i);
-          if (e) this.selector.onBandwidthSample(i, this.cur[i], e.targetRateBps, nowMs);
+          // Eq. 11's bw is the congestion controller's bandwidth estimate (RTC-BBR's bw_es, the windowed max
+          // delivery rate), not its pacing rate: a probe-up or drain gain must not move the reward.
+          if (!e) continue;
+          const bw = 'bwBps' in e && typeof e.bwBps === 'number' && e.bwBps > 0 ? e.bwBps : e.targetRateBps;
+          this.selector.onBandwidthSample(i, this.cur[i], bw, nowMs);
         }
       }
       next = this.selector.decide(nowMs);
@@ -140,14 +150,27 @@ export class OverlayRoutes<T> {
       this.res.switches++;
       for (const s of senders) s.onPathRouteChanged(i);
     }
-    this.res.slots.push({ atS: nowMs / 1000, arms: [...this.cur], best: [] });
+    this.res.slots.push({ atS: nowMs / 1000, arms: [...this.cur], best: [], capKbps: [] });
     this.nextSlotUs = nowUs + RELAY_SLOT_MS * 1000;
   }
 
-  /** The result (the last slot's best route filled in at `endUs`). */
+  /** Fill a finished slot's capacities and best routes in hindsight. */
+  private closeSlot(slot: OverlayResult['slots'][number], endMs: number, capacityBps: (link: Link<T>, fromMs: number, toMs: number) => number): void {
+    const to = Math.max(slot.atS * 1000 + 1, endMs);
+    slot.capKbps = this.armUp.map((arms) => arms.map((l) => Math.round(capacityBps(l, slot.atS * 1000, to) / 1000)));
+    slot.best = slot.capKbps.map((caps) => argmax(caps));
+  }
+
+  /** The result (the last slot's best route filled in at `endUs`, every route's packet counts). */
   result(endUs: number, capacityBps: (link: Link<T>, fromMs: number, toMs: number) => number): OverlayResult {
     const last = this.res.slots[this.res.slots.length - 1];
-    if (last && last.best.length === 0) last.best = this.armUp.map((arms) => argmax(arms.map((l) => capacityBps(l, last.atS * 1000, Math.max(last.atS * 1000 + 1, endUs / 1000)))));
+    if (last && last.best.length === 0) this.closeSlot(last, endUs / 1000, capacityBps);
+    this.res.armPackets = this.armUp.map((arms) =>
+      arms.map((l) => {
+        const st = l.stats();
+        return { delivered: st.delivered, dropped: st.dropped.queue + st.dropped.loss + st.dropped.blackhole };
+      }),
+    );
     return this.res;
   }
 }
@@ -179,6 +202,40 @@ export function timeOnBest(r: OverlayResult, path: number, fromS = 0): number {
   const s = r.slots.filter((x) => x.atS >= fromS && x.best.length > 0);
   if (s.length === 0) return 0;
   return s.filter((x) => x.arms[path] === x.best[path]).length / s.length;
+}
+
+/**
+ * What the overlay benchmark assumes of a run, checked on the run itself
+ * (a broken assumption makes its numbers meaningless):
+ * - the degrading route really degrades: path `path`'s arm `arm` has less
+ *   than half its capacity over the 10 s after `changeS` than over the 10 s before;
+ * - every path carried media: each path's routes delivered packets, and every
+ *   route a path used for at least 2 slots delivered some;
+ * - an oracle run really switches path `path` at the change (a different
+ *   route after it than just before), a `fixed` run never switches.
+ * @returns one line per broken assumption ([] when all hold)
+ */
+export function overlayChecks(o: OverlayResult, changeS: number, degrading: { path: number; arm: number } = { path: 0, arm: 1 }): string[] {
+  const out: string[] = [];
+  const mean = (xs: number[]) => (xs.length ? xs.reduce((a, b) => a + b, 0) / xs.length : Number.NaN);
+  const cap = (from: number, to: number) => mean(o.slots.filter((x) => x.atS >= from && x.atS < to && x.capKbps.length > 0).map((x) => x.capKbps[degrading.path]?.[degrading.arm] ?? Number.NaN));
+  const before = cap(changeS - 10, changeS);
+  const after = cap(changeS, changeS + 10);
+  if (!(after < 0.5 * before)) out.push(`route ${o.routes[degrading.path]?.[degrading.arm] ?? '?'} does not degrade at ${changeS} s (${before.toFixed(0)} -> ${after.toFixed(0)} kbps)`);
+  o.armPackets.forEach((arms, i) => {
+    if (arms.reduce((a, x) => a + x.delivered, 0) === 0) out.push(`path ${o.routes[i]?.[0]} carried nothing`);
+    arms.forEach((x, k) => {
+      const used = o.slots.filter((sl) => sl.arms[i] === k).length;
+      if (used >= 2 && x.delivered === 0) out.push(`route ${o.routes[i]?.[k]} was used ${used} slots and delivered nothing`);
+    });
+  });
+  if (o.policy === 'oracle') {
+    const pre = o.slots.filter((x) => x.atS < changeS).at(-1)?.arms[degrading.path];
+    const post = o.slots.find((x) => x.atS >= changeS + 1)?.arms[degrading.path];
+    if (pre === undefined || post === undefined || pre === post) out.push(`the oracle does not switch ${o.routes[degrading.path]?.[0]} at the change (${pre} -> ${post})`);
+  }
+  if (o.policy === 'fixed' && o.switches > 0) out.push(`a fixed run switched ${o.switches} times`);
+  return out;
 }
 
 /** Issue 16's acceptance: settle within this many seconds of a change. */
@@ -219,6 +276,9 @@ export function renderOverlay(
       `| ${e.config} | ${e.result.seed} | ${e.result.latencyMs.p95.toFixed(0)} | ${e.result.freezes.count} (${e.result.freezes.totalMs.toFixed(0)}) | ${Math.round(e.result.goodputBps / 1000)} | ${o.switches} | ${best} | ${settle} |`,
     );
   }
+  lines.push('', '### Assumptions (checked on every run: sim/overlay.ts overlayChecks)', '');
+  const broken = runs.flatMap((e) => overlayChecks(e.result.overlay as OverlayResult, changeS).map((m) => `- BROKEN: ${e.config} seed ${e.result.seed}: ${m}`));
+  lines.push(...(broken.length > 0 ? broken : [`- all hold on ${runs.length} runs: the degrading relay degrades, every path and every route used carried media, the oracle switches at the change`]));
   lines.push('', '### Acceptance (issue 16)', '');
   for (const e of runs) {
     const oracle = runs.find((x) => x.config === `${e.config}+oracle` && x.result.seed === e.result.seed);

@@ -17,15 +17,21 @@
  * per-path reports (every 50-100 ms), each documented where it is made:
  * - the target rate (what the sender paces and the encoder follows) is the
  *   pacing rate of Eq. 2; before the first delivery sample it is the start rate;
- * - BBR's cwnd (2 x BDP) becomes a cap: while the bytes in flight exceed it the
- *   target is the latest delivery rate (when lower than the max) x the
- *   probe-down gain 0.85;
+ * - BBR's cwnd becomes a cap: while the bytes in flight exceed cwndGain x BDP
+ *   (1.25, not BBR's 2: see {@link RtcBbrConfig.cwndGain}) the target is the
+ *   latest delivery rate (when lower than the max) x the probe-down gain 0.85;
  * - ProbeRTT does not collapse to 4 packets (that would freeze the video): it
  *   paces at 0.5 x the bandwidth for max(200 ms, one min RTT), enough to drain
  *   the bottleneck queue once every 10 s when the min RTT went stale;
+ * - the pacer sends at the target as is ({@link RtcBbrEstimator.pacingFactor} = 1,
+ *   Eq. 3), not at the 1.5 x margin the engine gives other estimators: with
+ *   the margin a path the min-latency scheduler favours was sent up to 1.5 x
+ *   its pacing rate, and the excess waited in the bottleneck queue;
  * - the max filter runs over 10 rounds and at most 10 min RTTs of time (a
  *   queue that builds after a capacity drop stretches rounds), and restarts on a route change ({@link RtcBbrEstimator.onRouteChange}:
- *   an ICE restart onto another relay);
+ *   an ICE restart onto another relay); packets sent before the change give
+ *   no delivery-rate or RTT sample (they measured the old route or died in
+ *   the switch gap), and StartUp never lowers the rate (draft §4.6.2);
  * - with bytes in flight and no report for 1 s the target is cut by 20 % once
  *   per second (as GccEstimator's feedback timeout).
  *
@@ -61,6 +67,45 @@ export interface RtcBbrConfig {
   feedbackTimeoutMs: number;
   /** Seed of the cycle-length randomization (deterministic runs). Default 1. */
   seed: number;
+  /**
+   * StartUp gain after a route change ({@link RtcBbrEstimator.onRouteChange});
+   * 0 = no StartUp, go on in ProbeBW from the current rate. Default 1.25.
+   * The path already carries the call at a known rate, and the encoder
+   * follows the target: BBR's 2/ln 2 makes the encoder overshoot the new
+   * route by up to 1.9 BDP per switch (a full 200 ms drop-tail queue per
+   * switch in the `overlay` scenario), while ProbeBW's 1.1 needs seconds to
+   * find a larger route, so the relay selector's reward after one slot says
+   * nothing about the route. 1.25 is BBR's ProbeBW UP gain
+   * (draft-cardwell-iccrg-bbr-congestion-control-02 §4.3.3): +25 % per
+   * round, ~4x per second at a 150 ms RTT, at most 0.25 BDP of overshoot.
+   * The StartUp exit then needs 1 + (gain - 1) / 2 growth per round, and
+   * Drain runs at 1 / gain.
+   */
+  routeChangeGain: number;
+  /**
+   * StartUp after a route change also ends as soon as the RTT grows
+   * (HyStart++'s delay increase, RFC 9406 §4.2), not only after 3 rounds
+   * without bandwidth growth or on loss. The encoder follows the target, so
+   * each round of StartUp past the new route's capacity is 2/ln 2 x its rate
+   * of video into its queue: a 1-1.7 s freeze 1-1.5 s after most switches of
+   * the `overlay` oracle. Default true.
+   */
+  routeChangeDelayExit: boolean;
+  /**
+   * Cap on the bytes in flight in ProbeBW, in BDPs (cwnd = gain x BDP),
+   * applied as a rate cap: beyond it the target is the latest delivery
+   * rate x the probe-down gain. Default 1.25. BBR and RTC-BBR §3.1.1 use 2,
+   * "to guarantee enough packets can be sent during probe up phase" (and, in
+   * BBR, to ride out delayed and aggregated ACKs). Here the cap is checked as
+   * each receiver report arrives, when the bytes in flight are exactly what
+   * the network holds, and RTC-BBR probes up by only 1.1: 1.25 leaves that
+   * probe room, while 2 lets a full BDP queue stand (120-190 ms on the
+   * `overlay` relays) whenever the max filter runs ahead of a falling capacity.
+   * `overlay`, seeds 1-6, oracle twin p95 (ms) 2 -> 1.25:
+   * 347/531/693/491/704/592 -> 511/377/405/367/504/393; overlay-ucb
+   * 804/818/638/703/682/772 -> 709/685/583/509/627/670.
+   */
+  cwndGain: number;
 }
 
 export const DEFAULT_RTC_BBR_CONFIG: RtcBbrConfig = {
@@ -75,6 +120,9 @@ export const DEFAULT_RTC_BBR_CONFIG: RtcBbrConfig = {
   minRttWindowMs: 10_000,
   feedbackTimeoutMs: 1000,
   seed: 1,
+  routeChangeGain: 2 / Math.LN2,
+  routeChangeDelayExit: true,
+  cwndGain: 1.25,
 };
 
 /** BBR's StartUp gain 2/ln 2 (draft-cardwell-iccrg-bbr-congestion-control-02 §4.3.1.1). */
@@ -82,8 +130,6 @@ export const BBR_HIGH_GAIN = 2 / Math.LN2;
 /** StartUp ends when the bandwidth grew less than 25 % in this many rounds (BBR full-pipe check). */
 const FULL_BW_ROUNDS = 3;
 const FULL_BW_GROWTH = 1.25;
-/** BBR cwnd gain in ProbeBW: cwnd = 2 x BDP. */
-const CWND_GAIN = 2;
 /** ProbeRTT (our rate-based reading): pace at this fraction of the bandwidth for PROBE_RTT_MS. */
 const PROBE_RTT_GAIN = 0.5;
 const PROBE_RTT_MS = 200;
@@ -110,6 +156,8 @@ export interface RtcBbrStats extends EstimatorStats {
 }
 
 export class RtcBbrEstimator implements BandwidthEstimator {
+  /** The pacer sends at the target as is: the target is Eq. 2's pacing rate (gain included), paced by Eq. 3. */
+  readonly pacingFactor = 1;
   private readonly cfg: RtcBbrConfig;
   private readonly history = new SentPacketHistory(8192);
   private readonly rtt: RttEstimator;
@@ -138,6 +186,8 @@ export class RtcBbrEstimator implements BandwidthEstimator {
   // State machine.
   private state: RtcBbrState = 'startup';
   private gain = BBR_HIGH_GAIN;
+  /** StartUp's gain: BBR's 2/ln 2 at the start, routeChangeGain after a route change. */
+  private startupGain = BBR_HIGH_GAIN;
   private fullBw = 0;
   private fullBwRounds = 0;
   private fullBwCheckedRound = -1;
@@ -145,6 +195,7 @@ export class RtcBbrEstimator implements BandwidthEstimator {
   private cycleLen: number;
   private probeRttUntilUs = 0;
   private hasLoss = false;
+  private lastRttUs = Number.NaN;
   // Output.
   private target: number;
   private lastReport: number | undefined;
@@ -155,16 +206,19 @@ export class RtcBbrEstimator implements BandwidthEstimator {
   /**
    * @param config partial {@link RtcBbrConfig}.
    * @throws RangeError for a rate or time that is not finite and > 0, minBps > maxBps,
-   *   gains outside (0, 2], or cycle constants that are not integers with 1 <= cycleRand <= gainCycleLen - 1.
+   *   gains outside (0, 2], a routeChangeGain neither 0 nor in (1, 2/ln 2], or cycle constants that are not integers with 1 <= cycleRand <= gainCycleLen - 1.
    */
   constructor(config: Partial<RtcBbrConfig> = {}) {
     const c: RtcBbrConfig = { ...DEFAULT_RTC_BBR_CONFIG, ...config };
-    for (const k of ['startBps', 'minBps', 'maxBps', 'minRttWindowMs', 'feedbackTimeoutMs', 'bwFilterRounds'] as const) {
+    for (const k of ['startBps', 'minBps', 'maxBps', 'minRttWindowMs', 'feedbackTimeoutMs', 'bwFilterRounds', 'cwndGain'] as const) {
       if (!(typeof c[k] === 'number' && Number.isFinite(c[k]) && c[k] > 0)) throw new RangeError(`RtcBbrEstimator: ${k} must be a finite number > 0, got ${c[k]}`);
     }
     if (c.minBps > c.maxBps) throw new RangeError(`RtcBbrEstimator: minBps (${c.minBps}) > maxBps (${c.maxBps})`);
     for (const k of ['probeUpGain', 'probeDownGain'] as const) {
       if (!(c[k] > 0 && c[k] <= 2)) throw new RangeError(`RtcBbrEstimator: ${k} must be in (0, 2], got ${c[k]}`);
+    }
+    if (!(c.routeChangeGain === 0 || (c.routeChangeGain > 1 && c.routeChangeGain <= BBR_HIGH_GAIN))) {
+      throw new RangeError(`RtcBbrEstimator: routeChangeGain must be 0 or in (1, 2/ln 2], got ${c.routeChangeGain}`);
     }
     if (!(Number.isInteger(c.gainCycleLen) && Number.isInteger(c.cycleRand) && c.cycleRand >= 1 && c.cycleRand <= c.gainCycleLen - 1)) {
       throw new RangeError(`RtcBbrEstimator: need integers 1 <= cycleRand <= gainCycleLen - 1, got ${c.cycleRand}, ${c.gainCycleLen}`);
@@ -213,10 +267,11 @@ export class RtcBbrEstimator implements BandwidthEstimator {
     if (resolved > 0) this.lossRateEwma += 0.1 * (Math.max(0, o.newlyLost - o.recovered) / resolved - this.lossRateEwma);
     this.hasLoss = o.newlyLost > o.recovered;
 
-    if (!Number.isNaN(h.lastArrivalUs)) {
+    if (!Number.isNaN(h.lastArrivalUs) && h.lastArrivalSendUs >= this.routeChangeUs) {
       const sample = rttFromReport(nowUs, h.lastArrivalSendUs, h.lastArrivalUs, Number(report.reportTimeUs));
       if (sample !== undefined) {
         this.rtt.onSample(sample, nowUs);
+        this.lastRttUs = sample;
         if (sample <= this.minRttUs || !(nowUs - this.minRttStampUs <= this.cfg.minRttWindowMs * 1000)) {
           this.minRttUs = sample;
           this.minRttStampUs = nowUs;
@@ -229,9 +284,12 @@ export class RtcBbrEstimator implements BandwidthEstimator {
     let best = 0;
     for (let k = 0; k < idx.length; k++) {
       const i = idx[k];
+      const sendUs = h.sendUs[i];
+      // A packet sent before the last route change measured the old route (or died in the switch gap):
+      // it counts neither as delivered on the new route nor as a sample.
+      if (sendUs < this.routeChangeUs) continue;
       this.delivered += h.sizes[i];
       this.deliveredUs = nowUs;
-      const sendUs = h.sendUs[i];
       const j = i & this.mask;
       const pd = this.pDelivered[j];
       const sendElapsed = sendUs - this.pFirstSentUs[j];
@@ -252,7 +310,7 @@ export class RtcBbrEstimator implements BandwidthEstimator {
     this.update(nowUs);
   }
 
-  /** The route under this path changed (ICE restart onto another relay): forget bandwidth and min RTT, start up again from the current target. */
+  /** The route under this path changed (ICE restart onto another relay): forget bandwidth and min RTT; go on from the current target (ProbeBW, or StartUp with `routeChangeStartup`). */
   onRouteChange(nowUs: number): void {
     this.c.routeChanges++;
     this.fLen = 0;
@@ -262,14 +320,26 @@ export class RtcBbrEstimator implements BandwidthEstimator {
     this.minRttStampUs = Number.NaN;
     this.fullBw = 0;
     this.fullBwRounds = 0;
-    this.state = 'startup';
-    this.gain = BBR_HIGH_GAIN;
-    this.cycleStampUs = nowUs;
-    // Until the new route's first sample the target stays (startup from where we are).
+    this.fullBwCheckedRound = -1;
+    if (this.cfg.routeChangeGain > 1) {
+      this.state = 'startup';
+      this.startupGain = this.cfg.routeChangeGain;
+      this.gain = this.startupGain;
+      this.cycleStampUs = nowUs;
+    } else this.enterProbeBw(nowUs);
+    // Until the new route's first sample the target stays (startup from where we are); StartUp
+    // then never lowers it (draft-cardwell-iccrg-bbr-congestion-control-02 §4.6.2, BBRSetPacingRateWithGain).
     this.startFrom = this.target;
+    // Packets sent before now crossed the old route (or the switch gap): their delivery-rate and RTT
+    // samples say nothing about the new one. The delivery clocks restart at the next send, as after
+    // an idle period (draft-cheng-iccrg-delivery-rate-estimation-02 §3.2).
+    this.routeChangeUs = nowUs;
+    this.deliveredUs = Number.NaN;
   }
 
   private startFrom: number | undefined;
+  /** Sender time (µs) of the last route change: packets sent before it measured the old route. */
+  private routeChangeUs = Number.NEGATIVE_INFINITY;
 
   onTick(nowUs: number): void {
     if (!Number.isFinite(nowUs)) return;
@@ -324,12 +394,13 @@ export class RtcBbrEstimator implements BandwidthEstimator {
     // BBR full-pipe check, once per round.
     if (this.state === 'startup' && this.rounds !== this.fullBwCheckedRound) {
       this.fullBwCheckedRound = this.rounds;
-      if (bw >= this.fullBw * FULL_BW_GROWTH) {
+      const growth = this.startupGain === BBR_HIGH_GAIN ? FULL_BW_GROWTH : 1 + (this.startupGain - 1) / 2;
+      if (bw >= this.fullBw * growth) {
         this.fullBw = bw;
         this.fullBwRounds = 0;
-      } else if (++this.fullBwRounds >= FULL_BW_ROUNDS || this.hasLoss) {
+      } else if (++this.fullBwRounds >= FULL_BW_ROUNDS || this.hasLoss || this.rttGrew()) {
         this.state = 'drain';
-        this.gain = 1 / BBR_HIGH_GAIN;
+        this.gain = 1 / this.startupGain;
       }
     }
     if (this.state === 'drain' && inflight <= bdp) this.enterProbeBw(nowUs);
@@ -346,8 +417,25 @@ export class RtcBbrEstimator implements BandwidthEstimator {
     }
     let rate = bw * this.gain;
     // BBR's cwnd (2 x BDP) as a rate cap: beyond it the bottleneck queues, so pace under the latest delivery rate.
-    if (this.state !== 'startup' && inflight > CWND_GAIN * bdp) rate = Math.min(rate, Math.min(bw, this.lastSampleBps ?? bw) * this.cfg.probeDownGain);
-    this.target = Math.min(this.cfg.maxBps, Math.max(this.cfg.minBps, rate));
+    if (this.state !== 'startup' && inflight > this.cfg.cwndGain * bdp) rate = Math.min(rate, Math.min(bw, this.lastSampleBps ?? bw) * this.cfg.probeDownGain);
+    const next = Math.min(this.cfg.maxBps, Math.max(this.cfg.minBps, rate));
+    // Before the pipe is full the pacing rate only grows (draft-cardwell-iccrg-bbr-congestion-control-02
+    // §4.6.2 BBRSetPacingRateWithGain: "if (BBR.filled_pipe || rate > BBR.pacing_rate)"): an early,
+    // application-limited sample (a new route's first few packets) must not collapse the rate.
+    this.target = this.state === 'startup' ? Math.max(this.target, next) : next;
+  }
+
+  /**
+   * StartUp after a route change ends when the RTT grows (routeChangeDelayExit):
+   * the latest RTT sample exceeds the new route's min RTT by
+   * clamp(min RTT / 8, 4 ms, 16 ms), HyStart++'s delay-increase threshold
+   * (RFC 9406 §4.2; it compares per-round minima, we the latest sample with
+   * the min RTT, which restarted at the change).
+   */
+  private rttGrew(): boolean {
+    if (!this.cfg.routeChangeDelayExit || this.c.routeChanges === 0) return false;
+    const m = this.minRttUs;
+    return Number.isFinite(m) && this.lastRttUs > m + Math.min(16_000, Math.max(4_000, m / 8));
   }
 
   private enterProbeBw(nowUs: number): void {

@@ -60,6 +60,13 @@ export interface BandwidthEstimator {
    */
   onRouteChange?(nowUs: number): void;
   /**
+   * Optional: the factor the path's pacer applies to {@link targetRateBps}
+   * (src/cc/pacer.ts, default 1.5 as libwebrtc's pacing factor over the
+   * encoder target). An estimator whose target already is its pacing rate
+   * (RtcBbrEstimator: Zhang & Lei §3.1.1 Eq. 2, paced as is by Eq. 3) says 1.
+   */
+  readonly pacingFactor?: number;
+  /**
    * Optional capability: bandwidth probing for this estimator (in libwebrtc
    * the congestion controller owns its ProbeController and ALR detection).
    * Estimators without it are never probed.

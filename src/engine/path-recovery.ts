@@ -10,10 +10,10 @@
  * - the path hysteresis' inputs (silence, recent loss, RTT excess).
  * I/O-free: times are passed in (µs).
  */
-import { Priority } from '../core/types.js';
+import { type PathReport, Priority } from '../core/types.js';
 import { MAX_RTX_AGE_US, type NackResponder } from '../feedback/nack-responder.js';
 import type { ResolvedSenderConfig } from './sender-config.js';
-import { MIN_PATH_RATE_BPS, type SenderPath } from './sender-path.js';
+import { MIN_PATH_RATE_BPS, ROUTE_SWITCH_MAX_US, type SenderPath } from './sender-path.js';
 import type { SenderPaths } from './sender-paths.js';
 
 /** A single-path call's silence (µs) after which the first report decides on a key frame (see learnGap). */
@@ -76,6 +76,11 @@ export class PathRecovery {
     for (const p of paths.values()) {
       // A path the app switched off is no fault: its hysteresis state waits as it was.
       if (!p.adminEnabled) continue;
+      // A relay switch's gap (silence, lost packets) is the switch's, not the new route's fault.
+      if (this.inRouteGrace(p, nowUs)) {
+        paths.health.takeFailure(p.id);
+        continue;
+      }
       let bestRtt = Infinity;
       for (const q of paths.values()) if (q !== p && paths.isUsable(q, nowUs)) bestRtt = Math.min(bestRtt, q.estimator.srttMs());
       const rttExcessMs = Number.isFinite(bestRtt) ? p.estimator.srttMs() - bestRtt : undefined;
@@ -240,6 +245,46 @@ export class PathRecovery {
     // More of a last-resort silence lost than received: it was a blackhole, the decoder's references
     // are gone; a key frame now saves the receiver a NACK round and a frame-buffer timeout.
     if (g.lastResortSilence && g.before && after && after.lost - g.before.lost > after.received - g.before.received) this.host.requestKeyframe('outage');
+  }
+
+  /**
+   * The route under path `p` changed (an ICE restart onto another TURN
+   * relay, SenderEngine.onPathRouteChanged). The path's fault history
+   * belongs to the old route: its hysteresis state is forgotten. The
+   * switch's own silence and losses are no fault of the new route: the
+   * hysteresis skips the path, and its loss windows count nothing, until
+   * the new route has carried a packet ({@link onRouteReport}) and an RTT
+   * more (as after an outage). A route that never reports is a fault again
+   * after ROUTE_SWITCH_MAX_US.
+   */
+  onRouteChange(p: SenderPath, nowUs: number): void {
+    this.host.paths.hysteresis?.remove(p.id);
+    p.routeChangeUs = nowUs;
+    p.routeChangeSeq = p.nextPathSeq;
+    p.routeGraceUntilUs = Number.POSITIVE_INFINITY;
+    p.lossWindow.graceUntilUs = Number.POSITIVE_INFINITY;
+  }
+
+  /**
+   * A report of path `p` arrived: if it acknowledges a packet sent after
+   * the last route change, the new route works; the grace then runs for
+   * max(OUTAGE_LOSS_GRACE_US, 2 x SRTT + 200 ms) more, so that the
+   * switch's losses (reported by this and the next reports) pass.
+   */
+  onRouteReport(p: SenderPath, report: PathReport, nowUs: number): void {
+    if (p.routeGraceUntilUs !== Number.POSITIVE_INFINITY) return;
+    if (!report.arrivals.some((a) => (a.pathSeq - p.routeChangeSeq) >>> 0 < 0x8000_0000)) return;
+    p.routeGraceUntilUs = nowUs + Math.max(OUTAGE_LOSS_GRACE_US, 2000 * p.estimator.srttMs() + 200_000);
+    p.lossWindow.graceUntilUs = p.routeGraceUntilUs;
+  }
+
+  /** Is path `p` inside a relay switch's grace (see {@link onRouteChange})? A new route that reports nothing for ROUTE_SWITCH_MAX_US ends it. */
+  private inRouteGrace(p: SenderPath, nowUs: number): boolean {
+    if (p.routeGraceUntilUs === Number.POSITIVE_INFINITY && nowUs - p.routeChangeUs > ROUTE_SWITCH_MAX_US) {
+      p.routeGraceUntilUs = nowUs;
+      p.lossWindow.graceUntilUs = nowUs;
+    }
+    return nowUs < p.routeGraceUntilUs;
   }
 
   /**

@@ -55,6 +55,9 @@ export interface SendAccounting {
   drain?: boolean;
 }
 
+/** Longest a relay switch may go unconfirmed by the new route before the path counts as failed (µs). */
+export const ROUTE_SWITCH_MAX_US = 2_000_000;
+
 export class SenderPath {
   /** Per-path sequence number of the next datagram. */
   private pathSeq = 0;
@@ -67,6 +70,11 @@ export class SenderPath {
    * was healthy carries media at once.
    */
   adminEnabled = true;
+  /** When (µs) the path's route last changed (a relay switch), and until when its gap is no fault (+Infinity: until its old packets are resolved; PathRecovery.onRouteChange). */
+  routeChangeUs = -Infinity;
+  routeGraceUntilUs = -Infinity;
+  /** The per-path seq of the first packet sent after the last route change. */
+  routeChangeSeq = 0;
   /** Estimate (bps) when the app disabled the path: the re-enabled path is probed there. */
   rateAtDisable: number | undefined;
   lastKeepaliveUs = -Infinity;
@@ -136,6 +144,11 @@ export class SenderPath {
    * unless `acct` says otherwise). Returns the sequence number used, or
    * undefined when the sink refused it (the number is spent anyway).
    */
+  /** The per-path seq the next datagram gets. */
+  get nextPathSeq(): number {
+    return this.pathSeq;
+  }
+
   send(encode: (pathSeq: number) => Uint8Array, nowUs: number, acct: SendAccounting = {}): { pathSeq: number; bytes: number } | undefined {
     const pathSeq = this.pathSeq;
     this.pathSeq = (this.pathSeq + 1) >>> 0;

@@ -14,7 +14,7 @@ import { PathManager } from '../sched/path-manager.js';
 import type { Scheduler } from '../sched/types.js';
 import { encodeControl } from '../wire/encode.js';
 import type { PacketBody } from '../wire/types.js';
-import { DRAIN_BACKLOG_BYTES, MIN_PATH_RATE_BPS, type SenderPath } from './sender-path.js';
+import { DRAIN_BACKLOG_BYTES, MIN_PATH_RATE_BPS, ROUTE_SWITCH_MAX_US, type SenderPath } from './sender-path.js';
 import type { SenderPathStats } from './types.js';
 
 /** Keepalive padding on a path held down for silence: interval (µs) and size (bytes). */
@@ -122,9 +122,19 @@ export class SenderPaths {
     return false;
   }
 
-  /** Live, enabled by the scheduler and not demoted (or the last resort): a path that carries media and counts in the encoder target. */
+  /**
+   * Switching relays: the path's route changed (SenderEngine.onPathRouteChanged)
+   * and the new route has not acknowledged a packet yet (at most
+   * ROUTE_SWITCH_MAX_US). Media waits for the new route (an ICE restart
+   * that breaks before it makes would lose it); keepalives find it.
+   */
+  isSwitching(p: SenderPath, nowUs: number): boolean {
+    return p.routeGraceUntilUs === Number.POSITIVE_INFINITY && nowUs - p.routeChangeUs <= ROUTE_SWITCH_MAX_US;
+  }
+
+  /** Live, enabled by the scheduler, not demoted and not switching relays (or the last resort): a path that carries media and counts in the encoder target. */
   isUsable(p: SenderPath, nowUs: number): boolean {
-    return (this.isLive(p, nowUs) && this.scheduler.isEnabled(p.id) && !this.isDemoted(p, nowUs)) || p === this.lastResort(nowUs);
+    return (this.isLive(p, nowUs) && this.scheduler.isEnabled(p.id) && !this.isDemoted(p, nowUs) && !this.isSwitching(p, nowUs)) || p === this.lastResort(nowUs);
   }
 
   /**
@@ -198,7 +208,7 @@ export class SenderPaths {
       const e = p.estimator;
       out.push({
         id: p.id,
-        up: (this.isLive(p, nowUs) && !this.isDemoted(p, nowUs)) || p === this.lastResort(nowUs),
+        up: (this.isLive(p, nowUs) && !this.isDemoted(p, nowUs) && !this.isSwitching(p, nowUs)) || p === this.lastResort(nowUs),
         rateBps: p.rateBps(),
         goodputBps: e.ackedRateBps() ?? 0,
         srttMs: e.srttMs(),
@@ -260,7 +270,7 @@ export class SenderPaths {
     const mgr = this.manager;
     for (const p of this.map.values()) {
       const demoted = !mgr.needsKeepalive(p.id) && mgr.isUp(p.id) && this.isDemoted(p, now);
-      if (!demoted && !mgr.needsKeepalive(p.id)) continue;
+      if (!demoted && !mgr.needsKeepalive(p.id) && !this.isSwitching(p, now)) continue;
       if (now - p.lastKeepaliveUs < (demoted ? DEMOTED_PADDING_INTERVAL_US : KEEPALIVE_INTERVAL_US)) continue;
       p.lastKeepaliveUs = now;
       const size = demoted ? DEMOTED_PADDING_BYTES : KEEPALIVE_BYTES;

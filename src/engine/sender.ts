@@ -174,7 +174,9 @@ export class SenderEngine {
     if (this.paths.has(pathId)) throw new RangeError(`path ${pathId} already added`);
     const now = this.clock.nowUs();
     const estimator = this.createEstimator(pathId);
-    const pacer = createPathPacer(estimator.targetRateBps(), this.pacerCfg);
+    // An estimator whose target already is its pacing rate (RTC-BBR) names its own pacing factor; the app's config wins.
+    const pacerCfg = estimator.pacingFactor !== undefined && this.pacerCfg?.pacingFactor === undefined ? { ...this.pacerCfg, pacingFactor: estimator.pacingFactor } : this.pacerCfg;
+    const pacer = createPathPacer(estimator.targetRateBps(), pacerCfg);
     const prober = this.probing ? estimator.createProber?.({ maxBps: this.pathMaxBps(), alrIntervalMs: 5000 }) : undefined;
     this.paths.add(new SenderPath(pathId, sink, estimator, pacer, prober && new ProbeSender(prober, estimator), state, now), now);
     this.lastStreamInfoUs = -Infinity; // announce the stream on the new path soon
@@ -273,7 +275,11 @@ export class SenderEngine {
    * old route (BandwidthEstimator.onRouteChange). Unknown ids are ignored.
    */
   onPathRouteChanged(pathId: PathId): void {
-    this.paths.get(pathId)?.estimator.onRouteChange?.(this.clock.nowUs());
+    const p = this.paths.get(pathId);
+    if (!p) return;
+    const now = this.clock.nowUs();
+    p.estimator.onRouteChange?.(now);
+    this.recovery.onRouteChange(p, now);
   }
 
   /** Snapshot of the paths as the scheduler sees them. */
@@ -375,6 +381,7 @@ export class SenderEngine {
         // Restore first: this report already says what the silence lost.
         this.recovery.onReport(p, now);
         p.estimator.onReport(r, now);
+        this.recovery.onRouteReport(p, r, now);
         this.paths.manager.onReport(r.pathId, now);
         if (r.fcdUs !== undefined) this.scheduler.onFcd?.(r.fcdUs / 1000, now);
         this.recovery.learnGap(p, now, gap);

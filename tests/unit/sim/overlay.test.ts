@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import { ScenarioError, parseScenario } from '../../../sim/net/scenario.js';
-import { settleTimeS, timeOnBest } from '../../../sim/overlay.js';
+import { overlayChecks, settleTimeS, timeOnBest } from '../../../sim/overlay.js';
 import { OVERLAY, overlayScenario } from '../../../sim/scenarios.js';
 import { simulate } from '../../../sim/simulator.js';
 
@@ -41,5 +41,54 @@ describe('overlay routes (issue 16)', () => {
     const r = simulate({ scenario: overlayScenario(), scheduler: 'overlay-ucb', fec: 'path', seed: 1, durationS: 6 });
     expect(r.overlay?.policy).toBe('ucb');
     expect(new Set(r.overlay?.slots.map((s) => s.arms[0]))).toEqual(new Set([0, 1, 2, 3]));
+  });
+});
+
+describe('a relay switch mid-call (issue 16)', () => {
+  // Subflow 0 goes direct (1 Mbps) until its relay grows from 0.5 to 4 Mbps at 5 s; the oracle switches
+  // then (a 300 ms gap). The switch's silence and losses are not the new route's fault: the path must
+  // carry media on the new route at once (it used to be demoted for 3 s and its estimate collapsed to
+  // the audio it still carried, ~20 kbps, for 10 s and more).
+  const scenario = parseScenario(
+    {
+      name: 'switch',
+      durationS: 12,
+      paths: [
+        {
+          name: 'a',
+          up: { rateMbps: 1, delayMs: 40, queue: { ms: 200 } },
+          relays: [{ name: 'a:r', up: { rateMbps: 0.5, delayMs: 50, queue: { ms: 200 }, schedule: [{ atS: 5, rateMbps: 4 }] } }],
+        },
+        { name: 'b', up: { rateMbps: 1.5, delayMs: 50, queue: { ms: 200 } } },
+      ],
+    },
+    '.',
+  );
+
+  it('the switched path carries media on its new route within 2 s', () => {
+    const r = simulate({ scenario, scheduler: 'overlay-ucb', fec: 'path', seed: 1, relayPolicy: 'oracle' });
+    const o = r.overlay;
+    expect(o?.slots.find((s) => s.atS === 5)?.arms[0]).toBe(1);
+    expect(o?.slots.find((s) => s.atS === 4)?.arms[0]).toBe(0);
+    const sent = (t: number) => r.perSecond.find((x) => x.t === t)?.paths[0].sendRateBps ?? 0;
+    // Seconds 7-12 on the 4 Mbps relay: well above the 1 Mbps direct route it left.
+    for (const t of [8, 9, 10, 11, 12]) expect(sent(t)).toBeGreaterThan(1_500_000);
+  });
+});
+
+describe('overlayChecks (the overlay benchmark checks its own assumptions)', () => {
+  it('holds on an oracle run of the overlay scenario and breaks when the scenario does not degrade', () => {
+    const oracle = simulate({ scenario: overlayScenario(), scheduler: 'overlay-ucb', fec: 'path', seed: 1, durationS: OVERLAY.degradeAtS + 12, relayPolicy: 'oracle' });
+    const o = oracle.overlay;
+    expect(o).toBeDefined();
+    if (!o) return;
+    expect(overlayChecks(o, OVERLAY.degradeAtS)).toEqual([]);
+    // The same run read as if the change were 20 s earlier: nothing degrades then and the oracle does not switch.
+    const wrong = overlayChecks(o, 20);
+    expect(wrong.some((m) => m.includes('does not degrade'))).toBe(true);
+    expect(wrong.some((m) => m.includes('does not switch'))).toBe(true);
+    // A route used for slots that delivered nothing is flagged.
+    const starved = { ...o, armPackets: o.armPackets.map((arms) => arms.map((x) => ({ ...x, delivered: 0 }))) };
+    expect(overlayChecks(starved, OVERLAY.degradeAtS).some((m) => m.includes('carried nothing'))).toBe(true);
   });
 });
