@@ -16,6 +16,9 @@ import { launchChromium, startPageServer, startPathEnv } from '../../tools/harne
 import type { Scenario } from '../../sim/net/scenario.js';
 import type { CompareEntry } from '../compare.js';
 import { summarizeRun } from './metrics.js';
+import { linkOutages } from './outages.js';
+import type { Span } from './outages.js';
+import { linkConfigFromSpec } from '../../sim/net/scenario.js';
 import { checkPathUsage, pathTraffic } from '../../tools/harness/path-usage.js';
 import type { BenchAudio, BenchResult, DisplayEntry, DrawEntry, QualityEntry } from './metrics.js';
 import { renderReportHtml, renderSummaryMd } from './render.js';
@@ -189,6 +192,8 @@ async function runOne(browser: Browser, base: string, cfg: CompareEntry, o: Benc
     const checkQ: QualityEntry[] = [];
     const first = await Promise.all([sample(sender), sample(receiver)]);
     const startMs = first[1].tMs;
+    // Scenario time 0 is the emulator's epoch (node's performance clock); the pages stamp host epoch ms.
+    const scenarioAtStartMs = startMs - (performance.timeOrigin + emulator.epochMs);
     draws.push(...first[0].draws);
     let lastS: PageSample | undefined;
     let lastR: PageSample | undefined;
@@ -263,6 +268,7 @@ async function runOne(browser: Browser, base: string, cfg: CompareEntry, o: Benc
         ssimMean: ss.length ? Math.round((ss.reduce((a, b) => a + b, 0) / ss.length) * 10000) / 10000 : null,
       };
     }
+    const outages = enabledOutages(o.scenario, enabled, scenarioAtStartMs + o.durationS * 1000 + 5000);
     const audio = cfg.kind === 'multipath' && o.audio !== false ? benchAudio(lastS, lastR) : null;
     const audioErrors = audio ? audioProblems(audio) : [];
     const result = summarizeRun({
@@ -278,6 +284,8 @@ async function runOne(browser: Browser, base: string, cfg: CompareEntry, o: Benc
       framesSent: lastS?.counters.framesSent ?? 0,
       framesDecoded: lastR?.counters.framesDecoded ?? 0,
       keyframeRequests: lastR?.counters.keyframeRequests ?? 0,
+      scenarioAtStartMs,
+      outages,
       extras,
       errors: [...audioErrors, ...pageErrs[0].map((e) => `sender: ${e}`), ...pageErrs[1].map((e) => `receiver: ${e}`), ...pageErrors].slice(0, 100),
     });
@@ -291,6 +299,19 @@ async function runOne(browser: Browser, base: string, cfg: CompareEntry, o: Benc
       }
     }
   }
+}
+
+/** Outages of the enabled paths' uplinks and downlinks over scenario time [0, toMs) (bench/browser/outages.ts). */
+function enabledOutages(scenario: Scenario, enabled: readonly number[], toMs: number): { uplink: Span[]; downlink: Span[] } {
+  const uplink: Span[] = [];
+  const downlink: Span[] = [];
+  for (const i of enabled) {
+    const p = scenario.paths[i];
+    if (!p) continue;
+    uplink.push(...linkOutages(linkConfigFromSpec(p.up), 0, toMs));
+    downlink.push(...linkOutages(linkConfigFromSpec(p.down), 0, toMs));
+  }
+  return { uplink, downlink };
 }
 
 /** The last audio statistics of both pages (page/main.ts `stats.audio`) as results.json `audio`. */
