@@ -197,6 +197,7 @@ async function runOne(browser: Browser, base: string, cfg: CompareEntry, o: Benc
     draws.push(...first[0].draws);
     let lastS: PageSample | undefined;
     let lastR: PageSample | undefined;
+    const timeline: TimelinePoint[] = [];
     const t0 = Date.now();
     for (let s = 1; s <= o.durationS; s++) {
       const wait = t0 + s * 1000 - Date.now();
@@ -209,6 +210,7 @@ async function runOne(browser: Browser, base: string, cfg: CompareEntry, o: Benc
       bytes.push({ t: s, bytes: rcv.counters.bytesReceived });
       lastS = snd;
       lastR = rcv;
+      timeline.push(timelinePoint(s, cfg.kind, snd, rcv));
       if (s % 5 === 0 || s === o.durationS) {
         const shown = displays.filter((d) => d.tMs >= startMs + (s - 1) * 1000).length;
         o.log(`  ${cfg.name} t=${s}s: ${shown} frames displayed in the last second, ${quality.length} PSNR samples`);
@@ -254,6 +256,7 @@ async function runOne(browser: Browser, base: string, cfg: CompareEntry, o: Benc
             audio: { receiver: (lastR?.stats as { audio?: unknown })?.audio, sender: (lastS?.stats as { audio?: unknown })?.audio },
           };
     extras.emulator = emu;
+    extras.timeline = timeline;
     // This machine's 1-minute load average at start and end: other jobs skew real-time results.
     extras.loadAvg1m = { start: Math.round(loadStart * 100) / 100, end: Math.round(loadavg()[0] * 100) / 100 };
     extras.source = lastS?.source;
@@ -299,6 +302,62 @@ async function runOne(browser: Browser, base: string, cfg: CompareEntry, o: Benc
       }
     }
   }
+}
+
+/**
+ * One second of the sender's and receiver's own view (results.json
+ * `extras.timeline`): what the encoder was told and did, where the media
+ * waited, what the receiver asked for. Counters are cumulative.
+ */
+export interface TimelinePoint {
+  t: number;
+  /** Encoder target (bps). */
+  targetBps: number | null;
+  /** Encoded frame size and frames / key frames encoded so far. */
+  size: string;
+  framesEncoded: number | null;
+  keyFrames: number | null;
+  /** Smoothed RTT of the path carrying the most media (ms). */
+  rttMs: number | null;
+  /** Ours: bytes waiting in the datachannels (sum over paths). */
+  bufferedBytes: number | null;
+  /** Key frame requests the receiver sent so far. */
+  keyframeRequests: number;
+}
+
+function timelinePoint(t: number, kind: CompareEntry['kind'], snd: PageSample, rcv: PageSample): TimelinePoint {
+  const n = (x: unknown): number | null => (typeof x === 'number' && Number.isFinite(x) ? Math.round(x) : null);
+  if (kind === 'native') {
+    const s = (snd.stats ?? {}) as { outbound?: Record<string, number>; remoteInbound?: Record<string, number> };
+    const o = s.outbound ?? {};
+    return {
+      t,
+      targetBps: n(o.targetBitrate),
+      size: `${o.frameWidth ?? 0}x${o.frameHeight ?? 0}`,
+      framesEncoded: n(o.framesEncoded),
+      keyFrames: n(o.keyFramesEncoded),
+      rttMs: s.remoteInbound?.roundTripTime !== undefined ? n(s.remoteInbound.roundTripTime * 1000) : null,
+      bufferedBytes: null,
+      keyframeRequests: rcv.counters.keyframeRequests,
+    };
+  }
+  type Digest = {
+    sender?: { targetBitrateBps?: number; paths?: Array<{ sharePct: number; rttMs: number; bufferedBytes?: number }> };
+    encoder?: { width?: number; height?: number; framesEncoded?: number; keyFrames?: number };
+  };
+  const d = (snd.stats ?? {}) as Digest;
+  const paths = d.sender?.paths ?? [];
+  const main = [...paths].sort((a, b) => b.sharePct - a.sharePct)[0];
+  return {
+    t,
+    targetBps: n(d.sender?.targetBitrateBps),
+    size: `${d.encoder?.width ?? 0}x${d.encoder?.height ?? 0}`,
+    framesEncoded: n(d.encoder?.framesEncoded),
+    keyFrames: n(d.encoder?.keyFrames),
+    rttMs: n(main?.rttMs),
+    bufferedBytes: paths.reduce((a, p) => a + (p.bufferedBytes ?? 0), 0),
+    keyframeRequests: rcv.counters.keyframeRequests,
+  };
 }
 
 /** Outages of the enabled paths' uplinks and downlinks over scenario time [0, toMs) (bench/browser/outages.ts). */

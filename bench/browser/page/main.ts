@@ -86,6 +86,7 @@ function oursCounters(): { counters: Counters; stats: unknown } {
         sendRateBps: p.sendBitrate,
         rttMs: toMs(p.roundTripTime) ?? 0,
         lossPct: p.fractionLost * 100,
+        bufferedBytes: p.bufferedAmount,
       })),
     },
     encoder: ov && {
