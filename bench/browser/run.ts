@@ -257,6 +257,7 @@ async function runOne(browser: Browser, base: string, cfg: CompareEntry, o: Benc
           };
     extras.emulator = emu;
     extras.timeline = timeline;
+    extras.scenarioAtStartMs = Math.round(scenarioAtStartMs);
     // This machine's 1-minute load average at start and end: other jobs skew real-time results.
     extras.loadAvg1m = { start: Math.round(loadStart * 100) / 100, end: Math.round(loadavg()[0] * 100) / 100 };
     extras.source = lastS?.source;
@@ -323,6 +324,8 @@ export interface TimelinePoint {
   bufferedBytes: number | null;
   /** Key frame requests the receiver sent so far. */
   keyframeRequests: number;
+  /** Ours: camera frames not encoded so far, by cause (src/call/stats-types.ts VideoSourceStats.framesNotEncoded). */
+  notEncoded?: Record<string, number>;
 }
 
 function timelinePoint(t: number, kind: CompareEntry['kind'], snd: PageSample, rcv: PageSample): TimelinePoint {
@@ -343,7 +346,7 @@ function timelinePoint(t: number, kind: CompareEntry['kind'], snd: PageSample, r
   }
   type Digest = {
     sender?: { targetBitrateBps?: number; paths?: Array<{ sharePct: number; rttMs: number; bufferedBytes?: number }> };
-    encoder?: { width?: number; height?: number; framesEncoded?: number; keyFrames?: number };
+    encoder?: { width?: number; height?: number; framesEncoded?: number; keyFrames?: number; framesNotEncoded?: Record<string, number> };
   };
   const d = (snd.stats ?? {}) as Digest;
   const paths = d.sender?.paths ?? [];
@@ -357,6 +360,7 @@ function timelinePoint(t: number, kind: CompareEntry['kind'], snd: PageSample, r
     rttMs: n(main?.rttMs),
     bufferedBytes: paths.reduce((a, p) => a + (p.bufferedBytes ?? 0), 0),
     keyframeRequests: rcv.counters.keyframeRequests,
+    ...(d.encoder?.framesNotEncoded ? { notEncoded: d.encoder.framesNotEncoded } : {}),
   };
 }
 

@@ -56,7 +56,10 @@ interface Counters {
 
 function oursCounters(): { counters: Counters; stats: unknown } {
   // The call's stats contract (src/call/stats-types.ts), read as the call report reads it.
-  const v = peerView(call!.getStats().values());
+  const report = call!.getStats();
+  const v = peerView(report.values());
+  const src = [...report.values()].find((e) => e.type === 'media-source' && e.kind === 'video');
+  const notEncoded = src?.type === 'media-source' && src.kind === 'video' ? src.framesNotEncoded : undefined;
   const ov = v.outVideo;
   const iv = v.inVideo;
   const ia = v.inAudio;
@@ -100,6 +103,7 @@ function oursCounters(): { counters: Counters; stats: unknown } {
       adaptationChanges: ov.qualityLimitationResolutionChanges,
       scalabilityMode: ov.scalabilityMode,
       encodeUsage: ov.encodeUsage,
+      framesNotEncoded: notEncoded,
     },
     receiver: iv && {
       framesDecoded: iv.framesDecoded,
