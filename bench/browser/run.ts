@@ -326,6 +326,8 @@ export interface TimelinePoint {
   keyframeRequests: number;
   /** Ours: camera frames not encoded so far, by cause (src/call/stats-types.ts VideoSourceStats.framesNotEncoded). */
   notEncoded?: Record<string, number>;
+  /** Ours: each path's congestion controller internals (SenderEngine.estimatorStats; diagnostic). */
+  estimators?: unknown[];
 }
 
 function timelinePoint(t: number, kind: CompareEntry['kind'], snd: PageSample, rcv: PageSample): TimelinePoint {
@@ -361,6 +363,7 @@ function timelinePoint(t: number, kind: CompareEntry['kind'], snd: PageSample, r
     bufferedBytes: paths.reduce((a, p) => a + (p.bufferedBytes ?? 0), 0),
     keyframeRequests: rcv.counters.keyframeRequests,
     ...(d.encoder?.framesNotEncoded ? { notEncoded: d.encoder.framesNotEncoded } : {}),
+    ...((snd.stats as { estimators?: unknown[] } | null)?.estimators ? { estimators: (snd.stats as { estimators: unknown[] }).estimators } : {}),
   };
 }
 

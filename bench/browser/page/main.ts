@@ -120,6 +120,15 @@ function oursCounters(): { counters: Counters; stats: unknown } {
       datagramBytesReceived: v.transport?.bytesReceived ?? 0,
       paths: v.paths.map((p) => ({ id: p.pathId, bytesReceived: p.bytesReceived, lossPct: p.receiveFractionLost * 100, latePackets: p.latePackets, oneWayDelayMs: toMs(p.oneWayDelay) })),
     },
+    // Diagnostic (bench only): the congestion controllers' internals, through the call's private sessions.
+    estimators: (() => {
+      try {
+        const ss = (call as unknown as { sessions: Map<string, { sender?: { estimatorStats(): unknown[] } }> }).sessions;
+        return [...ss.values()].flatMap((x) => x.sender?.estimatorStats() ?? []);
+      } catch {
+        return undefined;
+      }
+    })(),
     decoder: iv && { decoded: iv.framesDecoded, errors: iv.decoderErrors, renderMode: iv.renderMode },
     audio: {
       receiver: ia && {
