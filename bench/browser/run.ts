@@ -48,6 +48,8 @@ export interface BenchOptions {
   sourceCheck: boolean;
   /** Ours also sends audio (the fake microphone) and reports `audio` (default true). */
   audio?: boolean;
+  /** Chromium's WebRTC also sends that microphone (default false: video only, as before). */
+  nativeAudio?: boolean;
   seed: number;
   out: string;
   log: (line: string) => void;
@@ -115,8 +117,9 @@ async function waitReady(page: Page, timeoutMs: number): Promise<void> {
 /** Digest of native getStats for results.json (last values, plus a few derived means). */
 function nativeExtras(snd: PageSample | undefined, rcv: PageSample | undefined): Record<string, unknown> {
   const s = (snd?.stats ?? {}) as { outbound?: Record<string, number>; remoteInbound?: Record<string, number>; candidatePair?: Record<string, number>; codec?: string };
-  const r = (rcv?.stats ?? {}) as { inbound?: Record<string, number>; codec?: string };
+  const r = (rcv?.stats ?? {}) as { inbound?: Record<string, number>; inboundAudio?: Record<string, number>; codec?: string };
   const inb = r.inbound ?? {};
+  const ia = r.inboundAudio;
   return {
     codec: r.codec ?? s.codec,
     inbound: inb,
@@ -125,6 +128,14 @@ function nativeExtras(snd: PageSample | undefined, rcv: PageSample | undefined):
     candidatePair: s.candidatePair ?? {},
     jitterBufferDelayMeanMs: inb.jitterBufferEmittedCount ? Math.round((inb.jitterBufferDelay / inb.jitterBufferEmittedCount) * 10000) / 10 : null,
     getStatsFreezes: { count: inb.freezeCount ?? 0, totalMs: Math.round((inb.totalFreezesDuration ?? 0) * 1000) },
+    // With --native-audio: the receiver's audio concealment (webrtc-stats concealedSamples / totalSamplesReceived, %).
+    audio: ia
+      ? {
+          packetsReceived: ia.packetsReceived ?? 0,
+          concealedPct: ia.totalSamplesReceived ? Math.round((100 * (ia.concealedSamples ?? 0) * 1000) / ia.totalSamplesReceived) / 1000 : null,
+          jitterBufferDelayMeanMs: ia.jitterBufferEmittedCount ? Math.round((ia.jitterBufferDelay / ia.jitterBufferEmittedCount) * 10000) / 10 : null,
+        }
+      : null,
   };
 }
 
@@ -157,6 +168,7 @@ async function runOne(browser: Browser, base: string, cfg: CompareEntry, o: Benc
       q.set('audio', o.audio === false ? '0' : '1');
       if (cfg.kind === 'native') {
         q.set('mode', 'native');
+        if (o.nativeAudio) q.set('nativeAudio', '1');
         q.set('path', String(cfg.path));
       } else {
         q.set('mode', 'ours');

@@ -8,6 +8,7 @@
  *   quality: sampleEvery (PSNR every N-th source id), ssim=0|1
  *   audio=1|0 (ours only, default 1): the sender also sends the microphone
  *           (Chromium's fake device: a periodic beep) through MultipathCall.sendTrack
+ *   nativeAudio=1 (native only): Chromium's WebRTC sends that microphone too
  * The harness reads `window.__bench.sample()` once per second.
  */
 import { CallEvent, MultipathCall } from '../../../src/call/multipath-call.js';
@@ -258,7 +259,9 @@ async function main(): Promise<void> {
     native = startNativePeer({ signallingUrl: sig, room, role, pathId: Number(q.get('path') ?? 0), codec, maxBitrateBps: maxBitrate });
     if (role === 'sender') {
       sourceTrack = makeTrack();
-      await native.send(sourceTrack.track);
+      // nativeAudio=1: Chromium sends the fake microphone too, the load our call carries with audio.
+      const mic = q.get('nativeAudio') === '1' ? (await navigator.mediaDevices.getUserMedia({ audio: true })).getAudioTracks()[0] : undefined;
+      await native.send(sourceTrack.track, mic);
     } else {
       void native.remoteTrack.then((t) => {
         sink = startSink(t, source, { sampleEvery, ssim });
