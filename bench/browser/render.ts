@@ -89,7 +89,7 @@ export function renderSummaryMd(r: BenchResults): string {
     }
     lines.push(
       '',
-      `Outage: no delivery opportunity on the link for >= ${OUTAGE_MIN_GAP_MS} ms (touching gaps merged), union over the configuration's paths. RTP (native) needs no acknowledgement, so a downlink-only outage costs it nothing; our media rides SCTP, whose sending waits for SACKs on the downlink.`,
+      `Outage: no delivery opportunity on the link for >= ${OUTAGE_MIN_GAP_MS} ms (touching gaps merged), union over the configuration's paths (with several paths, an outage of one while another works still counts as in an outage). Chromium's RTP media needs no acknowledgement, so a downlink-only outage costs it only its feedback (NACK, PLI, transport-cc); our media rides SCTP, whose sending waits for SACKs on the downlink.`,
     );
   }
   const dec = r.results.flatMap((x) => {
