@@ -2,7 +2,7 @@
  * `npm run bench:browser -- --scenario FILE.json|default
  *    [--compare converge,minrtt,native-webrtc:0,native-webrtc:1] [--duration S]
  *    [--video FILE.y4m | --synthetic] [--fec path|webrtc-table|none] [--codec h264|vp8|vp9|av1]
- *    [--max-bitrate BPS] [--track canvas|generator] [--sample-every N] [--no-ssim] [--no-source-check] [--no-audio] [--seed N] [--out DIR]`
+ *    [--max-bitrate BPS] [--track canvas|generator] [--sample-every N] [--no-ssim] [--no-source-check] [--no-audio] [--native-audio] [--seed N] [--out DIR]`
  *
  * Compares our multipath call (one entry per scheduler) with plain Chromium
  * WebRTC over one path at a time, each through the same emulated paths, with
@@ -21,7 +21,8 @@ import { scenarioFile } from '../../sim/net/scenario-files.js';
 const USAGE = `usage: npm run bench:browser -- --scenario FILE.json|default
        [--compare converge,minrtt,native-webrtc:0,native-webrtc:1] [--duration S]
        [--video FILE.y4m | --synthetic] [--fec ${fecPolicyNames().join('|')}] [--codec h264|vp8|vp9|av1]
-       [--max-bitrate BPS] [--track canvas|generator] [--sample-every N] [--no-ssim] [--no-source-check] [--no-audio] [--seed N] [--out DIR]
+       [--max-bitrate BPS] [--track canvas|generator] [--sample-every N] [--no-ssim] [--no-source-check] [--no-audio] [--native-audio] [--seed N] [--out DIR]
+  --native-audio: Chromium's WebRTC sends the fake microphone too (the load our call carries with audio)
   --compare entries: ${compareEntriesHelp()}, native-webrtc:N`;
 
 const OPTIONS = {
@@ -38,6 +39,7 @@ const OPTIONS = {
   'no-ssim': { type: 'boolean', default: false },
   'no-source-check': { type: 'boolean', default: false },
   'no-audio': { type: 'boolean', default: false },
+  'native-audio': { type: 'boolean', default: false },
   width: { type: 'string', default: '640' },
   height: { type: 'string', default: '480' },
   fps: { type: 'string', default: '30' },
@@ -71,6 +73,7 @@ async function main(values: CliValues<typeof OPTIONS>): Promise<number> {
     ssim: !values['no-ssim'],
     sourceCheck: !values['no-source-check'],
     audio: !values['no-audio'],
+    nativeAudio: values['native-audio'],
     seed: num('seed', values.seed, 0, 2 ** 31),
     out: values.out ?? `out/bench-browser/${scenarioName.replace(/[^\w.-]+/g, '_')}`,
     log: (l) => process.stderr.write(`${l}\n`),

@@ -11,6 +11,8 @@ import type { SimAudioResult } from '../../sim/types.js';
 import { percentile } from '../../src/feedback/percentile.js';
 import { freezesOf, goodputBps, latencyOf, latencySampleMs, meanFps } from '../../src/feedback/qoe-metrics.js';
 import type { PathTraffic, PathUsageCheck } from '../../tools/harness/path-usage.js';
+import { splitFreezes } from './outages.js';
+import type { FreezeSplit, Span } from './outages.js';
 
 /** Sender: source frame `id` was drawn at `tMs` (host epoch clock, ms). */
 export interface DrawEntry {
@@ -89,6 +91,13 @@ export interface BenchResult {
   fps: number;
   /** Receiver-side freezes from display times of new frames (libwebrtc rule, `freezesOf`). */
   freezes: { count: number; totalMs: number };
+  /** Each freeze: `atMs` = display time of the frame before it, ms since the start of the run; `ms` = its length. */
+  freezeList: Array<{ atMs: number; ms: number }>;
+  /**
+   * The freeze time split by the enabled paths' link outages (bench/browser/outages.ts);
+   * undefined when the runner knew no outages or the scenario time of the start.
+   */
+  freezeSplit?: FreezeSplit;
   /** Source draw -> receiver display (ms). */
   latencyMs: { mean: number | null; p50: number | null; p95: number | null };
   keyframeRequests: number;
@@ -125,6 +134,12 @@ export interface SummarizeInput {
   framesSent: number;
   framesDecoded: number;
   keyframeRequests: number;
+  /**
+   * Scenario (link) time at `startMs` (ms) and the enabled paths' outages in
+   * scenario time: with both, the result carries `freezeSplit`.
+   */
+  scenarioAtStartMs?: number;
+  outages?: { uplink: Span[]; downlink: Span[] };
   extras?: Record<string, unknown>;
   errors?: string[];
 }
@@ -205,6 +220,17 @@ export function summarizeRun(inp: SummarizeInput): BenchResult {
     },
     fps: round(meanFps(seen.size, firstMs, endMs)),
     freezes: { count: freezes.count, totalMs: Math.round(freezes.totalMs) },
+    freezeList: freezes.list.map((f) => ({ atMs: Math.round(f.at - inp.startMs), ms: Math.round(f.ms) })),
+    ...(inp.outages && inp.scenarioAtStartMs !== undefined
+      ? {
+          freezeSplit: splitFreezes(
+            freezes.list.map((f) => [f.at - inp.startMs + inp.scenarioAtStartMs!, f.at + f.ms - inp.startMs + inp.scenarioAtStartMs!] as const),
+            inp.outages.uplink,
+            inp.outages.downlink,
+            lat.p50 ?? 0,
+          ),
+        }
+      : {}),
     latencyMs: {
       mean: lat.mean !== undefined ? round(lat.mean) : null,
       p50: lat.p50 !== undefined ? round(lat.p50) : null,

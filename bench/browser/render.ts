@@ -7,6 +7,7 @@
 import { readFileSync } from 'node:fs';
 import { createRequire } from 'node:module';
 import type { BenchResult } from './metrics.js';
+import { OUTAGE_MIN_GAP_MS } from './outages.js';
 
 /** What results.json holds. */
 export interface BenchResults {
@@ -70,6 +71,26 @@ export function renderSummaryMd(r: BenchResults): string {
     }
     const unused = r.results.flatMap((x) => (x.pathUsage?.problems ?? []).map((p) => `${x.name}: ${p}`));
     if (unused.length) lines.push('', '**An enabled path carried (almost) no media; this run does not measure what it claims:**', ...unused.map((u) => `- ${u}`));
+  }
+  const split = r.results.filter((x) => x.freezeSplit);
+  if (split.length) {
+    const s = (x: number) => (x / 1000).toFixed(1);
+    lines.push(
+      '',
+      '## Where the freezes fell (s): in an outage of the media uplink, of the feedback downlink only, or outside both',
+      '',
+      '| configuration | frozen | in uplink outage | in downlink-only outage | outside | outages up / down (scenario s, moved by the median latency) |',
+      '| --- | ---: | ---: | ---: | ---: | --- |',
+    );
+    const spans = (l: ReadonlyArray<readonly [number, number]>) => l.map(([a, b]) => `${s(a)}-${s(b)}`).join(', ') || '-';
+    for (const x of split) {
+      const f = x.freezeSplit!;
+      lines.push(`| ${x.name} | ${s(x.freezes.totalMs)} | ${s(f.inUplinkOutageMs)} | ${s(f.inDownlinkOnlyOutageMs)} | ${s(f.outsideMs)} | ${spans(f.uplinkOutages)} / ${spans(f.downlinkOutages)} |`);
+    }
+    lines.push(
+      '',
+      `Outage: no delivery opportunity on the link for >= ${OUTAGE_MIN_GAP_MS} ms (touching gaps merged), union over the configuration's paths (with several paths, an outage of one while another works still counts as in an outage). Chromium's RTP media needs no acknowledgement, so a downlink-only outage costs it only its feedback (NACK, PLI, transport-cc); our media rides SCTP, whose sending waits for SACKs on the downlink.`,
+    );
   }
   const dec = r.results.flatMap((x) => {
     const d = (x.extras as { decoder?: { decoded?: number; errors?: number } }).decoder;

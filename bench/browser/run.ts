@@ -16,6 +16,9 @@ import { launchChromium, startPageServer, startPathEnv } from '../../tools/harne
 import type { Scenario } from '../../sim/net/scenario.js';
 import type { CompareEntry } from '../compare.js';
 import { summarizeRun } from './metrics.js';
+import { linkOutages } from './outages.js';
+import type { Span } from './outages.js';
+import { linkConfigFromSpec } from '../../sim/net/scenario.js';
 import { checkPathUsage, pathTraffic } from '../../tools/harness/path-usage.js';
 import type { BenchAudio, BenchResult, DisplayEntry, DrawEntry, QualityEntry } from './metrics.js';
 import { renderReportHtml, renderSummaryMd } from './render.js';
@@ -45,6 +48,8 @@ export interface BenchOptions {
   sourceCheck: boolean;
   /** Ours also sends audio (the fake microphone) and reports `audio` (default true). */
   audio?: boolean;
+  /** Chromium's WebRTC also sends that microphone (default false: video only, as before). */
+  nativeAudio?: boolean;
   seed: number;
   out: string;
   log: (line: string) => void;
@@ -112,8 +117,9 @@ async function waitReady(page: Page, timeoutMs: number): Promise<void> {
 /** Digest of native getStats for results.json (last values, plus a few derived means). */
 function nativeExtras(snd: PageSample | undefined, rcv: PageSample | undefined): Record<string, unknown> {
   const s = (snd?.stats ?? {}) as { outbound?: Record<string, number>; remoteInbound?: Record<string, number>; candidatePair?: Record<string, number>; codec?: string };
-  const r = (rcv?.stats ?? {}) as { inbound?: Record<string, number>; codec?: string };
+  const r = (rcv?.stats ?? {}) as { inbound?: Record<string, number>; inboundAudio?: Record<string, number>; codec?: string };
   const inb = r.inbound ?? {};
+  const ia = r.inboundAudio;
   return {
     codec: r.codec ?? s.codec,
     inbound: inb,
@@ -122,6 +128,14 @@ function nativeExtras(snd: PageSample | undefined, rcv: PageSample | undefined):
     candidatePair: s.candidatePair ?? {},
     jitterBufferDelayMeanMs: inb.jitterBufferEmittedCount ? Math.round((inb.jitterBufferDelay / inb.jitterBufferEmittedCount) * 10000) / 10 : null,
     getStatsFreezes: { count: inb.freezeCount ?? 0, totalMs: Math.round((inb.totalFreezesDuration ?? 0) * 1000) },
+    // With --native-audio: the receiver's audio concealment (webrtc-stats concealedSamples / totalSamplesReceived, %).
+    audio: ia
+      ? {
+          packetsReceived: ia.packetsReceived ?? 0,
+          concealedPct: ia.totalSamplesReceived ? Math.round((100 * (ia.concealedSamples ?? 0) * 1000) / ia.totalSamplesReceived) / 1000 : null,
+          jitterBufferDelayMeanMs: ia.jitterBufferEmittedCount ? Math.round((ia.jitterBufferDelay / ia.jitterBufferEmittedCount) * 10000) / 10 : null,
+        }
+      : null,
   };
 }
 
@@ -154,6 +168,7 @@ async function runOne(browser: Browser, base: string, cfg: CompareEntry, o: Benc
       q.set('audio', o.audio === false ? '0' : '1');
       if (cfg.kind === 'native') {
         q.set('mode', 'native');
+        if (o.nativeAudio) q.set('nativeAudio', '1');
         q.set('path', String(cfg.path));
       } else {
         q.set('mode', 'ours');
@@ -189,9 +204,12 @@ async function runOne(browser: Browser, base: string, cfg: CompareEntry, o: Benc
     const checkQ: QualityEntry[] = [];
     const first = await Promise.all([sample(sender), sample(receiver)]);
     const startMs = first[1].tMs;
+    // Scenario time 0 is the emulator's epoch (node's performance clock); the pages stamp host epoch ms.
+    const scenarioAtStartMs = startMs - (performance.timeOrigin + emulator.epochMs);
     draws.push(...first[0].draws);
     let lastS: PageSample | undefined;
     let lastR: PageSample | undefined;
+    const timeline: TimelinePoint[] = [];
     const t0 = Date.now();
     for (let s = 1; s <= o.durationS; s++) {
       const wait = t0 + s * 1000 - Date.now();
@@ -204,6 +222,7 @@ async function runOne(browser: Browser, base: string, cfg: CompareEntry, o: Benc
       bytes.push({ t: s, bytes: rcv.counters.bytesReceived });
       lastS = snd;
       lastR = rcv;
+      timeline.push(timelinePoint(s, cfg.kind, snd, rcv));
       if (s % 5 === 0 || s === o.durationS) {
         const shown = displays.filter((d) => d.tMs >= startMs + (s - 1) * 1000).length;
         o.log(`  ${cfg.name} t=${s}s: ${shown} frames displayed in the last second, ${quality.length} PSNR samples`);
@@ -249,6 +268,8 @@ async function runOne(browser: Browser, base: string, cfg: CompareEntry, o: Benc
             audio: { receiver: (lastR?.stats as { audio?: unknown })?.audio, sender: (lastS?.stats as { audio?: unknown })?.audio },
           };
     extras.emulator = emu;
+    extras.timeline = timeline;
+    extras.scenarioAtStartMs = Math.round(scenarioAtStartMs);
     // This machine's 1-minute load average at start and end: other jobs skew real-time results.
     extras.loadAvg1m = { start: Math.round(loadStart * 100) / 100, end: Math.round(loadavg()[0] * 100) / 100 };
     extras.source = lastS?.source;
@@ -263,6 +284,7 @@ async function runOne(browser: Browser, base: string, cfg: CompareEntry, o: Benc
         ssimMean: ss.length ? Math.round((ss.reduce((a, b) => a + b, 0) / ss.length) * 10000) / 10000 : null,
       };
     }
+    const outages = enabledOutages(o.scenario, enabled, scenarioAtStartMs + o.durationS * 1000 + 5000);
     const audio = cfg.kind === 'multipath' && o.audio !== false ? benchAudio(lastS, lastR) : null;
     const audioErrors = audio ? audioProblems(audio) : [];
     const result = summarizeRun({
@@ -278,6 +300,8 @@ async function runOne(browser: Browser, base: string, cfg: CompareEntry, o: Benc
       framesSent: lastS?.counters.framesSent ?? 0,
       framesDecoded: lastR?.counters.framesDecoded ?? 0,
       keyframeRequests: lastR?.counters.keyframeRequests ?? 0,
+      scenarioAtStartMs,
+      outages,
       extras,
       errors: [...audioErrors, ...pageErrs[0].map((e) => `sender: ${e}`), ...pageErrs[1].map((e) => `receiver: ${e}`), ...pageErrors].slice(0, 100),
     });
@@ -291,6 +315,81 @@ async function runOne(browser: Browser, base: string, cfg: CompareEntry, o: Benc
       }
     }
   }
+}
+
+/**
+ * One second of the sender's and receiver's own view (results.json
+ * `extras.timeline`): what the encoder was told and did, where the media
+ * waited, what the receiver asked for. Counters are cumulative.
+ */
+export interface TimelinePoint {
+  t: number;
+  /** Encoder target (bps). */
+  targetBps: number | null;
+  /** Encoded frame size and frames / key frames encoded so far. */
+  size: string;
+  framesEncoded: number | null;
+  keyFrames: number | null;
+  /** Smoothed RTT of the path carrying the most media (ms). */
+  rttMs: number | null;
+  /** Ours: bytes waiting in the datachannels (sum over paths). */
+  bufferedBytes: number | null;
+  /** Key frame requests the receiver sent so far. */
+  keyframeRequests: number;
+  /** Ours: camera frames not encoded so far, by cause (src/call/stats-types.ts VideoSourceStats.framesNotEncoded). */
+  notEncoded?: Record<string, number>;
+  /** Ours: each path's congestion controller internals (SenderEngine.estimatorStats; diagnostic). */
+  estimators?: unknown[];
+}
+
+function timelinePoint(t: number, kind: CompareEntry['kind'], snd: PageSample, rcv: PageSample): TimelinePoint {
+  const n = (x: unknown): number | null => (typeof x === 'number' && Number.isFinite(x) ? Math.round(x) : null);
+  if (kind === 'native') {
+    const s = (snd.stats ?? {}) as { outbound?: Record<string, number>; remoteInbound?: Record<string, number> };
+    const o = s.outbound ?? {};
+    return {
+      t,
+      targetBps: n(o.targetBitrate),
+      size: `${o.frameWidth ?? 0}x${o.frameHeight ?? 0}`,
+      framesEncoded: n(o.framesEncoded),
+      keyFrames: n(o.keyFramesEncoded),
+      rttMs: s.remoteInbound?.roundTripTime !== undefined ? n(s.remoteInbound.roundTripTime * 1000) : null,
+      bufferedBytes: null,
+      keyframeRequests: rcv.counters.keyframeRequests,
+    };
+  }
+  type Digest = {
+    sender?: { targetBitrateBps?: number; paths?: Array<{ sharePct: number; rttMs: number; bufferedBytes?: number }> };
+    encoder?: { width?: number; height?: number; framesEncoded?: number; keyFrames?: number; framesNotEncoded?: Record<string, number> };
+  };
+  const d = (snd.stats ?? {}) as Digest;
+  const paths = d.sender?.paths ?? [];
+  const main = [...paths].sort((a, b) => b.sharePct - a.sharePct)[0];
+  return {
+    t,
+    targetBps: n(d.sender?.targetBitrateBps),
+    size: `${d.encoder?.width ?? 0}x${d.encoder?.height ?? 0}`,
+    framesEncoded: n(d.encoder?.framesEncoded),
+    keyFrames: n(d.encoder?.keyFrames),
+    rttMs: n(main?.rttMs),
+    bufferedBytes: paths.reduce((a, p) => a + (p.bufferedBytes ?? 0), 0),
+    keyframeRequests: rcv.counters.keyframeRequests,
+    ...(d.encoder?.framesNotEncoded ? { notEncoded: d.encoder.framesNotEncoded } : {}),
+    ...((snd.stats as { estimators?: unknown[] } | null)?.estimators ? { estimators: (snd.stats as { estimators: unknown[] }).estimators } : {}),
+  };
+}
+
+/** Outages of the enabled paths' uplinks and downlinks over scenario time [0, toMs) (bench/browser/outages.ts). */
+function enabledOutages(scenario: Scenario, enabled: readonly number[], toMs: number): { uplink: Span[]; downlink: Span[] } {
+  const uplink: Span[] = [];
+  const downlink: Span[] = [];
+  for (const i of enabled) {
+    const p = scenario.paths[i];
+    if (!p) continue;
+    uplink.push(...linkOutages(linkConfigFromSpec(p.up), 0, toMs));
+    downlink.push(...linkOutages(linkConfigFromSpec(p.down), 0, toMs));
+  }
+  return { uplink, downlink };
 }
 
 /** The last audio statistics of both pages (page/main.ts `stats.audio`) as results.json `audio`. */

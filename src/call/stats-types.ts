@@ -88,6 +88,13 @@ export interface VideoSourceStats extends StatsBase {
   captureMode: string | undefined;
   /** (multipath-rtc) Frames sent black because the camera is muted (`MultipathCall.setMuted('video', true)`) (count). */
   mutedFrames: number;
+  /**
+   * (multipath-rtc) Camera frames not encoded, by cause (counts): `pushback` = the path
+   * queues held more than the frame budget (src/engine/frame-dropper.ts); `encoderQueue` =
+   * the encoder fell behind; `fpsCap` = over the adaptation's frame-rate cap; `noPath` = no
+   * path could carry it.
+   */
+  framesNotEncoded: { pushback: number; encoderQueue: number; fpsCap: number; noPath: number };
 }
 
 export interface AudioSourceStats extends StatsBase {

@@ -125,6 +125,7 @@ export function buildStatsReport(c: CallSnapshot): CallStatsReport {
       framesPerSecond: c.camera?.fps ?? enc.fps,
       captureMode: enc.captureMode,
       mutedFrames: enc.mutedFrames,
+      framesNotEncoded: { pushback: enc.framesDroppedByPushback, encoderQueue: enc.framesDroppedBeforeEncode, fpsCap: enc.framesDroppedByFpsCap, noPath: enc.framesSkipped },
     });
   }
   if (c.audioEncoder) {

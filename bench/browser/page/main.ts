@@ -8,6 +8,7 @@
  *   quality: sampleEvery (PSNR every N-th source id), ssim=0|1
  *   audio=1|0 (ours only, default 1): the sender also sends the microphone
  *           (Chromium's fake device: a periodic beep) through MultipathCall.sendTrack
+ *   nativeAudio=1 (native only): Chromium's WebRTC sends that microphone too
  * The harness reads `window.__bench.sample()` once per second.
  */
 import { CallEvent, MultipathCall } from '../../../src/call/multipath-call.js';
@@ -56,7 +57,10 @@ interface Counters {
 
 function oursCounters(): { counters: Counters; stats: unknown } {
   // The call's stats contract (src/call/stats-types.ts), read as the call report reads it.
-  const v = peerView(call!.getStats().values());
+  const report = call!.getStats();
+  const v = peerView(report.values());
+  const src = [...report.values()].find((e) => e.type === 'media-source' && e.kind === 'video');
+  const notEncoded = src?.type === 'media-source' && src.kind === 'video' ? src.framesNotEncoded : undefined;
   const ov = v.outVideo;
   const iv = v.inVideo;
   const ia = v.inAudio;
@@ -86,6 +90,7 @@ function oursCounters(): { counters: Counters; stats: unknown } {
         sendRateBps: p.sendBitrate,
         rttMs: toMs(p.roundTripTime) ?? 0,
         lossPct: p.fractionLost * 100,
+        bufferedBytes: p.bufferedAmount,
       })),
     },
     encoder: ov && {
@@ -99,6 +104,7 @@ function oursCounters(): { counters: Counters; stats: unknown } {
       adaptationChanges: ov.qualityLimitationResolutionChanges,
       scalabilityMode: ov.scalabilityMode,
       encodeUsage: ov.encodeUsage,
+      framesNotEncoded: notEncoded,
     },
     receiver: iv && {
       framesDecoded: iv.framesDecoded,
@@ -115,6 +121,15 @@ function oursCounters(): { counters: Counters; stats: unknown } {
       datagramBytesReceived: v.transport?.bytesReceived ?? 0,
       paths: v.paths.map((p) => ({ id: p.pathId, bytesReceived: p.bytesReceived, lossPct: p.receiveFractionLost * 100, latePackets: p.latePackets, oneWayDelayMs: toMs(p.oneWayDelay) })),
     },
+    // Diagnostic (bench only): the congestion controllers' internals, through the call's private sessions.
+    estimators: (() => {
+      try {
+        const ss = (call as unknown as { sessions: Map<string, { sender?: { estimatorStats(): unknown[] } }> }).sessions;
+        return [...ss.values()].flatMap((x) => x.sender?.estimatorStats() ?? []);
+      } catch {
+        return undefined;
+      }
+    })(),
     decoder: iv && { decoded: iv.framesDecoded, errors: iv.decoderErrors, renderMode: iv.renderMode },
     audio: {
       receiver: ia && {
@@ -244,7 +259,9 @@ async function main(): Promise<void> {
     native = startNativePeer({ signallingUrl: sig, room, role, pathId: Number(q.get('path') ?? 0), codec, maxBitrateBps: maxBitrate });
     if (role === 'sender') {
       sourceTrack = makeTrack();
-      await native.send(sourceTrack.track);
+      // nativeAudio=1: Chromium sends the fake microphone too, the load our call carries with audio.
+      const mic = q.get('nativeAudio') === '1' ? (await navigator.mediaDevices.getUserMedia({ audio: true })).getAudioTracks()[0] : undefined;
+      await native.send(sourceTrack.track, mic);
     } else {
       void native.remoteTrack.then((t) => {
         sink = startSink(t, source, { sampleEvery, ssim });

@@ -20,12 +20,19 @@ export interface NativeOptions {
   maxBitrateBps: number;
 }
 
+/** The audio fields the bench keeps from the receiver's audio inbound-rtp (webrtc-stats). */
+const INBOUND_AUDIO = ['packetsReceived', 'packetsLost', 'concealedSamples', 'totalSamplesReceived', 'jitterBufferDelay', 'jitterBufferEmittedCount'] as const;
+
 export interface NativePeer {
   pc: RTCPeerConnection;
   /** Resolves with the remote video track (receiver). */
   remoteTrack: Promise<MediaStreamTrack>;
-  /** Start sending `track` (sender): negotiates when the receiver is in the room. */
-  send(track: MediaStreamTrack): Promise<void>;
+  /**
+   * Start sending `track` (sender), and `audio` beside it on the same
+   * RTCPeerConnection when given (the fake microphone, so Chromium carries
+   * the same load as our call with audio): negotiates when the receiver is in the room.
+   */
+  send(track: MediaStreamTrack, audio?: MediaStreamTrack): Promise<void>;
   stats(): Promise<NativeStats>;
   errors: string[];
   close(): void;
@@ -38,6 +45,8 @@ export interface NativeStats {
   remoteInbound?: Record<string, number | string | undefined>;
   candidatePair?: Record<string, number | string | undefined>;
   codec?: string;
+  /** Receiver, when audio is sent: its audio inbound-rtp. */
+  inboundAudio?: Record<string, number | string | undefined>;
   connectionState: string;
 }
 
@@ -119,12 +128,20 @@ export function startNativePeer(o: NativeOptions): NativePeer {
   const pendingCandidates: RTCIceCandidateInit[] = [];
   let haveRemoteDescription = false;
   let trackToSend: MediaStreamTrack | undefined;
+  let audioToSend: MediaStreamTrack | undefined;
+  // Receiver: remote audio is played out (decoded and pulled in real time), as our call plays its audio.
+  let audioEl: HTMLAudioElement | undefined;
   let negotiated = false;
   let resolveTrack: (t: MediaStreamTrack) => void = () => undefined;
   const remoteTrack = new Promise<MediaStreamTrack>((r) => (resolveTrack = r));
 
   pc.ontrack = (ev) => {
     if (ev.track.kind === 'video') resolveTrack(ev.track);
+    else if (ev.track.kind === 'audio' && !audioEl) {
+      audioEl = new Audio();
+      audioEl.srcObject = new MediaStream([ev.track]);
+      void audioEl.play().catch((e) => err(`audio play: ${String(e)}`));
+    }
   };
   pc.onicecandidate = (ev) => {
     if (!remote) return;
@@ -141,6 +158,10 @@ export function startNativePeer(o: NativeOptions): NativePeer {
     const stream = new MediaStream([trackToSend]);
     const sendEncodings: RTCRtpEncodingParameters[] = o.maxBitrateBps > 0 ? [{ maxBitrate: o.maxBitrateBps }] : [{}];
     const tr = pc.addTransceiver(trackToSend, { direction: 'sendonly', streams: [stream], sendEncodings });
+    if (audioToSend) {
+      stream.addTrack(audioToSend);
+      pc.addTransceiver(audioToSend, { direction: 'sendonly', streams: [stream] });
+    }
     const caps = RTCRtpSender.getCapabilities('video');
     if (caps && typeof tr.setCodecPreferences === 'function') {
       const want = `video/${o.codec}`.toLowerCase();
@@ -206,9 +227,10 @@ export function startNativePeer(o: NativeOptions): NativePeer {
     pc,
     remoteTrack,
     errors,
-    async send(track) {
+    async send(track, audio) {
       await joined;
       trackToSend = track;
+      audioToSend = audio;
       await negotiate();
     },
     async stats() {
@@ -219,6 +241,7 @@ export function startNativePeer(o: NativeOptions): NativePeer {
         byId.set(r.id as string, r);
       });
       for (const r of byId.values()) {
+        if (r.kind === 'audio' && r.type === 'inbound-rtp') out.inboundAudio = pick(r, INBOUND_AUDIO);
         if (r.kind !== undefined && r.kind !== 'video') continue;
         if (r.type === 'inbound-rtp') {
           out.inbound = pick(r, INBOUND);
@@ -238,6 +261,7 @@ export function startNativePeer(o: NativeOptions): NativePeer {
       return out;
     },
     close() {
+      audioEl?.pause();
       pc.close();
       sig.close();
     },

@@ -90,6 +90,38 @@ describe('summarizeRun', () => {
   });
 });
 
+describe('summarizeRun freeze list and split', () => {
+  it('lists each freeze from the start of the run and splits it by the outages in scenario time', () => {
+    const startMs = 500_000;
+    // 30 fps for 10 s with a 2 s hole after 4 s of display; every frame shown 100 ms after drawing.
+    const ids = Array.from({ length: 300 }, (_, i) => i).filter((i) => i < 120 || i >= 180);
+    const r = summarizeRun({
+      name: 'single:0',
+      kind: 'multipath',
+      codec: 'h264',
+      durationS: 10,
+      startMs,
+      draws: ids.map((i) => ({ id: i, tMs: startMs + i * (1000 / 30) })),
+      displays: ids.map((i) => ({ id: i, tMs: startMs + i * (1000 / 30) + 100, w: 640, h: 480 })),
+      quality: [],
+      bytesReceived: [],
+      framesSent: 240,
+      framesDecoded: 240,
+      keyframeRequests: 0,
+      scenarioAtStartMs: 3_000, // the run started 3 s into the scenario
+      // Downlink out at scenario 6.5-8 s (display 6.6-8.1 s, run 3.6-5.1 s); uplink never.
+      outages: { uplink: [], downlink: [[6_500, 8_000]] },
+    });
+    expect(r.freezes.count).toBe(1);
+    expect(r.freezeList).toEqual([{ atMs: 4067, ms: 2033 }]);
+    // Freeze at run 4.067-6.1 s = scenario 7.067-9.1 s; the outage moved by the 100 ms latency is 6.6-8.1 s.
+    expect(r.freezeSplit?.inUplinkOutageMs).toBe(0);
+    expect(r.freezeSplit?.inDownlinkOnlyOutageMs).toBe(1033);
+    expect(r.freezeSplit?.outsideMs).toBe(1000);
+    expect(r.freezeSplit?.shiftMs).toBe(100);
+  });
+});
+
 describe('parseCompare', () => {
   const BROWSER = { numPaths: 2, defaultFec: 'path', native: true };
   it('parses schedulers, single paths, native paths and per-entry FEC', () => {
