@@ -112,8 +112,10 @@ export class PathRecovery {
       }
       p.failedOver = gone;
       // A path the app switched off is no fault: back on, it is established at once (SenderEngine.setPathEnabled).
-      if (gone && p.adminEnabled) p.lastGoneUs = nowUs;
-      if (!paths.isUp(p) && p.adminEnabled) p.lastDownUs = nowUs;
+      // Nor is a relay switch's gap (onRouteChange): probation after it would starve the new route.
+      const noFault = !p.adminEnabled || this.inRouteGrace(p, nowUs);
+      if (gone && !noFault) p.lastGoneUs = nowUs;
+      if (!paths.isUp(p) && !noFault) p.lastDownUs = nowUs;
       // Duplicate once per silence, when it outlasts the path's learned threshold
       // (a bursty LTE uplink turns suspect by the fixed rule long before that, and its packets arrive).
       const since = paths.manager.unreportedSinceUs(p.id);
