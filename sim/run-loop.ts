@@ -273,7 +273,8 @@ export function runLoop(opts: SimOptions, settings: RunSettings): SimRun {
     streams.push(ctx);
   }
 
-  // Cross traffic: gcc-video flows are streams of ours (single scheduler, GCC, one path) after our streams;
+  // Cross traffic: gcc-video / fractal-video flows are streams of ours (single scheduler, GCC or FRACTaL, one path)
+  // after our streams;
   // the others are model flows (sim/cross-traffic.ts) on the same links.
   const cross: SimRun['cross'] = [];
   const all: StreamCtx[] = [...streams];
@@ -281,13 +282,13 @@ export function runLoop(opts: SimOptions, settings: RunSettings): SimRun {
   const crossModels: CrossFlow[] = [];
   crossSpecs.forEach((spec, x) => {
     const p = spec.path;
-    if (spec.kind === 'gcc-video') {
+    if (spec.kind === 'gcc-video' || spec.kind === 'fractal-video') {
       const s = all.length;
       const sender = new SenderEngine({
         clock: txClock,
         scheduler: 'single',
         singlePath: p,
-        estimator: 'gcc',
+        estimator: spec.kind === 'fractal-video' ? 'fractal' : 'gcc',
         fec: opts.fec,
         maxBitrateBps: spec.rateMbps !== undefined ? spec.rateMbps * 1e6 : opts.maxBitrateBps,
         startBitrateBps: opts.startBitrateBps,

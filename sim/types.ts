@@ -209,7 +209,7 @@ export interface SimResult extends CallQoe {
   overlay?: import('./overlay.js').OverlayResult;
   /** The per-path estimator of our sender (SimOptions.estimator), when one was given. */
   estimator?: string;
-  /** Cross-traffic flows of the scenario (sim/cross-traffic.ts; gcc-video: our engine on one path): link packets and bytes. */
+  /** Cross-traffic flows of the scenario (sim/cross-traffic.ts; gcc-video, fractal-video: our engine on one path): link packets and bytes. */
   crossTraffic?: Array<{
     kind: CrossTrafficKind;
     path: number;
@@ -224,7 +224,7 @@ export interface SimResult extends CallQoe {
     timeouts?: number;
     cwnd?: number;
     srttMs?: number;
-    /** gcc-video: last encoder target (bps), frames decoded. */
+    /** gcc-video, fractal-video: last encoder target (bps), frames decoded. */
     encoderTargetBps?: number;
     framesDecoded?: number;
   }>;

@@ -42,7 +42,9 @@
  * ride the `down` link) from `startS` to `stopS` (default: the end of the
  * call). `path` is a path index or name; `kind` is `"gcc-video"` (our own
  * single-path sender with the GCC estimator; `rateMbps` caps its encoder),
- * `"reno"` (RFC 5681), `"cubic"` (RFC 9438) or `"cbr"` (constant `rateMbps`,
+ * `"fractal-video"` (the same sender with the `fractal` estimator: a
+ * single-path FRACTaL source, the competitor of the MPRTP paper's §V-B
+ * fairness tests), `"reno"` (RFC 5681), `"cubic"` (RFC 9438) or `"cbr"` (constant `rateMbps`,
  * required).
  */
 import { existsSync, readFileSync } from 'node:fs';
@@ -124,7 +126,7 @@ export interface RelaySpec {
 export const MAX_RELAYS_PER_PATH = 8;
 
 /** Kinds of cross-traffic flow (see the module doc). */
-export const CROSS_TRAFFIC_KINDS = ['gcc-video', 'reno', 'cubic', 'cbr'] as const;
+export const CROSS_TRAFFIC_KINDS = ['gcc-video', 'fractal-video', 'reno', 'cubic', 'cbr'] as const;
 export type CrossTrafficKind = (typeof CROSS_TRAFFIC_KINDS)[number];
 /** At most this many cross-traffic flows per scenario. */
 export const MAX_CROSS_FLOWS = 8;
@@ -138,7 +140,7 @@ export interface CrossTrafficSpec {
   startS: number;
   /** Stop (s of the call), > startS; undefined = until the end. */
   stopS?: number;
-  /** cbr: the constant rate (required); gcc-video: encoder cap (default 8). Mbps. */
+  /** cbr: the constant rate (required); gcc-video, fractal-video: encoder cap (default 8). Mbps. */
   rateMbps?: number;
 }
 

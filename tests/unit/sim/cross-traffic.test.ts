@@ -6,7 +6,8 @@
  * Jain's index reproduces the MPRTP paper's Table V/VI numbers, and a
  * simulated call with cross traffic reports both flows.
  */
-import { describe, expect, it } from 'vitest';
+import { describe, expect, it, vi } from 'vitest';
+import { FractalEstimator } from '../../../src/cc/fractal.js';
 import { Rng } from '../../../src/core/rng.js';
 import { type CrossFlow, type CrossPacket, createCrossFlow } from '../../../sim/cross-traffic.js';
 import { fairness, jainIndex, rateErrorPct } from '../../../sim/fairness.js';
@@ -174,5 +175,32 @@ describe('simulate() with cross traffic', () => {
     expect(cbr.throughputBps).toBeLessThan(1.1e6);
     expect(ours.throughputBps).toBeGreaterThan(1e6);
     expect(r.fairness!.fromS).toBe(2);
+  });
+
+  it('a fractal-video flow is a single-path FRACTaL sender (the competitor of the MPRTP paper); gcc-video is GCC', () => {
+    const run = (kind: 'gcc-video' | 'fractal-video') => {
+      const scenario = parseScenario(
+        {
+          name: `x-${kind}`,
+          durationS: 6,
+          paths: [{ up: { rateMbps: 2, delayMs: 20, queue: { ms: 200 } } }, { up: { rateMbps: 2, delayMs: 20, queue: { ms: 200 } } }],
+          crossTraffic: [{ path: 0, kind, startS: 0 }],
+        },
+        '.',
+      );
+      const spy = vi.spyOn(FractalEstimator.prototype, 'onReport');
+      try {
+        // Our flow runs converge with GCC: any FRACTaL report is the cross flow's.
+        const r = simulate({ scenario, scheduler: 'converge', fec: 'none', seed: 1 });
+        return { r, fractalReports: spy.mock.calls.length };
+      } finally {
+        spy.mockRestore();
+      }
+    };
+    const f = run('fractal-video');
+    expect(f.fractalReports).toBeGreaterThan(20);
+    expect(f.r.crossTraffic?.[0]).toMatchObject({ kind: 'fractal-video', path: 0 });
+    expect(f.r.fairness!.flows[1].throughputBps).toBeGreaterThan(200_000);
+    expect(run('gcc-video').fractalReports).toBe(0);
   });
 });
