@@ -227,6 +227,8 @@ export interface SimResult extends CallQoe {
     /** gcc-video, fractal-video: last encoder target (bps), frames decoded. */
     encoderTargetBps?: number;
     framesDecoded?: number;
+    /** gcc-video, fractal-video with SimOptions.audio: audio frames its own audio source sent (a call like ours). */
+    audioFramesSent?: number;
   }>;
   /** MPRTP §V fairness metrics (sim/fairness.ts) when the scenario has cross traffic. */
   fairness?: FairnessResult;

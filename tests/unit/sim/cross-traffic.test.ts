@@ -203,4 +203,22 @@ describe('simulate() with cross traffic', () => {
     expect(f.r.fairness!.flows[1].throughputBps).toBeGreaterThan(200_000);
     expect(run('gcc-video').fractalReports).toBe(0);
   });
+
+  it('a video cross flow is a call like ours: with audio on it sends its own audio (a frame per 20 ms while active), with audio off none', () => {
+    const scenario = parseScenario(
+      {
+        name: 'x-audio',
+        durationS: 5,
+        paths: [{ up: { rateMbps: 2, delayMs: 20, queue: { ms: 200 } } }, { up: { rateMbps: 2, delayMs: 20, queue: { ms: 200 } } }],
+        crossTraffic: [{ path: 1, kind: 'gcc-video', startS: 1, stopS: 4 }],
+      },
+      '.',
+    );
+    const on = simulate({ scenario, scheduler: 'converge', fec: 'none', seed: 1, audio: true });
+    const frames = on.crossTraffic?.[0].audioFramesSent ?? 0;
+    expect(frames).toBeGreaterThanOrEqual(145);
+    expect(frames).toBeLessThanOrEqual(151);
+    const off = simulate({ scenario, scheduler: 'converge', fec: 'none', seed: 1, audio: false });
+    expect(off.crossTraffic?.[0].audioFramesSent).toBeUndefined();
+  });
 });
