@@ -384,7 +384,7 @@ export function runLoop(opts: SimOptions, settings: RunSettings): SimRun {
   const heap = heapEveryUs > 0 ? { sampler: heapSampler(), nextUs: heapEveryUs, samples: [] as Array<{ atS: number; usedBytes: number }> } : undefined;
 
   // Audio source on stream 0 (SimOptions.audio): a frame every 20 ms, 70-110 bytes (Opus ~32 kbps VBR).
-  // A gcc-video / fractal-video cross flow is a call like ours: it gets its own audio source too while active.
+  // A gcc-video / fractal-video cross flow with `audio: true` sends its own audio too while active.
   const audioRng = new Rng((seed * 15485863 + 11) >>> 0);
   const crossAudioRng = crossVideo.map((v) => new Rng((seed * 15485863 + 101 * (v.x + 1)) >>> 0));
   let nextAudioUs = opts.audio ? 500 : Infinity;
@@ -506,7 +506,7 @@ export function runLoop(opts: SimOptions, settings: RunSettings): SimRun {
       nextAudioUs += AUDIO_FRAME_US;
       c.sWake = Math.min(c.sWake, c.sEp.nextWakeUs());
       crossVideo.forEach((v, k) => {
-        if (now < v.startUs || now >= v.stopUs) return;
+        if (!crossSpecs[v.x].audio || now < v.startUs || now >= v.stopUs) return;
         const cv = v.ctx;
         cv.sender.sendAudio({ captureUs: now, durationUs: AUDIO_FRAME_US, data: new Uint8Array(70 + Math.floor(crossAudioRng[k].next() * 41)) });
         cv.sWake = Math.min(cv.sWake, cv.sEp.nextWakeUs() - txBaseUs);

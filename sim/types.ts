@@ -227,7 +227,7 @@ export interface SimResult extends CallQoe {
     /** gcc-video, fractal-video: last encoder target (bps), frames decoded. */
     encoderTargetBps?: number;
     framesDecoded?: number;
-    /** gcc-video, fractal-video with SimOptions.audio: audio frames its own audio source sent (a call like ours). */
+    /** gcc-video, fractal-video with SimOptions.audio: audio frames its own audio source sent (0 without `audio: true`). */
     audioFramesSent?: number;
   }>;
   /** MPRTP §V fairness metrics (sim/fairness.ts) when the scenario has cross traffic. */

@@ -102,6 +102,8 @@ describe('crossTraffic validation', () => {
     bad({}, '$.crossTraffic');
     bad([{ path: 2, kind: 'reno' }], '$.crossTraffic[0].path');
     bad([{ path: 'nope', kind: 'reno' }], '$.crossTraffic[0].path');
+    bad([{ path: 0, kind: 'reno', audio: true }], '$.crossTraffic[0].audio');
+    bad([{ path: 0, kind: 'gcc-video', audio: 1 }], '$.crossTraffic[0].audio');
     bad([{ path: 0, kind: 'bbr' }], '$.crossTraffic[0].kind');
     bad([{ path: 0, kind: 'cbr' }], '$.crossTraffic[0].rateMbps');
     bad([{ path: 0, kind: 'reno', rateMbps: 1 }], '$.crossTraffic[0].rateMbps');
@@ -204,13 +206,16 @@ describe('simulate() with cross traffic', () => {
     expect(run('gcc-video').fractalReports).toBe(0);
   });
 
-  it('a video cross flow is a call like ours: with audio on it sends its own audio (a frame per 20 ms while active), with audio off none', () => {
+  it('a video cross flow with audio: true sends its own audio when the run has audio (a frame per 20 ms while active); without, none', () => {
     const scenario = parseScenario(
       {
         name: 'x-audio',
         durationS: 5,
         paths: [{ up: { rateMbps: 2, delayMs: 20, queue: { ms: 200 } } }, { up: { rateMbps: 2, delayMs: 20, queue: { ms: 200 } } }],
-        crossTraffic: [{ path: 1, kind: 'gcc-video', startS: 1, stopS: 4 }],
+        crossTraffic: [
+          { path: 1, kind: 'gcc-video', startS: 1, stopS: 4, audio: true },
+          { path: 0, kind: 'gcc-video', startS: 1, stopS: 4 },
+        ],
       },
       '.',
     );
@@ -218,6 +223,7 @@ describe('simulate() with cross traffic', () => {
     const frames = on.crossTraffic?.[0].audioFramesSent ?? 0;
     expect(frames).toBeGreaterThanOrEqual(145);
     expect(frames).toBeLessThanOrEqual(151);
+    expect(on.crossTraffic?.[1].audioFramesSent).toBe(0);
     const off = simulate({ scenario, scheduler: 'converge', fec: 'none', seed: 1, audio: false });
     expect(off.crossTraffic?.[0].audioFramesSent).toBeUndefined();
   });
