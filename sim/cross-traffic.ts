@@ -24,7 +24,8 @@
  *   3(1 - β)/(1 + β)), fast convergence (§4.7) and cwnd·β on loss (§4.6).
  * - `cbr`: constant bit rate, 1200-byte payloads (+28 bytes UDP/IP) evenly
  *   spaced, no feedback.
- * - `gcc-video` is not here: it is our own SenderEngine/ReceiverEngine on one
+ * - `gcc-video` and `fractal-video` are not here: they are our own
+ *   SenderEngine/ReceiverEngine (GCC or the `fractal` estimator) on one
  *   path (sim/run-loop.ts builds it like a stream of ours).
  *
  * Deterministic: no randomness; time only from the `nowUs` arguments (µs).
@@ -351,9 +352,9 @@ class TcpFlow<T> extends BaseFlow<T> {
 }
 
 /**
- * Build the model flow of a validated spec (`gcc-video` is built by the run
- * loop, not here).
- * @throws RangeError for `gcc-video`
+ * Build the model flow of a validated spec (`gcc-video` and `fractal-video`
+ * are built by the run loop, not here).
+ * @throws RangeError for `gcc-video` and `fractal-video`
  */
 export function createCrossFlow<T>(index: number, spec: CrossTrafficSpec, links: CrossLinks<T>, endUs: number): CrossFlow {
   switch (spec.kind) {

@@ -257,6 +257,7 @@ function crossResult(opts: SimOptions, run: SimRun): Pick<SimResult, 'crossTraff
       bytesDelivered: flows.cross[x].reduce((a, b) => a + b, 0),
       encoderTargetBps: Math.round(snd.targetBitrateBps),
       framesDecoded: c.video.ctx.decoded.length,
+      ...(opts.audio ? { audioFramesSent: snd.audio.framesSent } : {}),
     };
   });
   const f = fairness({

@@ -274,7 +274,8 @@ export function runLoop(opts: SimOptions, settings: RunSettings): SimRun {
     streams.push(ctx);
   }
 
-  // Cross traffic: gcc-video flows are streams of ours (single scheduler, GCC, one path) after our streams;
+  // Cross traffic: gcc-video / fractal-video flows are streams of ours (single scheduler, GCC or FRACTaL, one path)
+  // after our streams;
   // the others are model flows (sim/cross-traffic.ts) on the same links.
   const cross: SimRun['cross'] = [];
   const all: StreamCtx[] = [...streams];
@@ -282,13 +283,13 @@ export function runLoop(opts: SimOptions, settings: RunSettings): SimRun {
   const crossModels: CrossFlow[] = [];
   crossSpecs.forEach((spec, x) => {
     const p = spec.path;
-    if (spec.kind === 'gcc-video') {
+    if (spec.kind === 'gcc-video' || spec.kind === 'fractal-video') {
       const s = all.length;
       const sender = new SenderEngine({
         clock: txClock,
         scheduler: 'single',
         singlePath: p,
-        estimator: 'gcc',
+        estimator: spec.kind === 'fractal-video' ? 'fractal' : 'gcc',
         fec: opts.fec,
         maxBitrateBps: spec.rateMbps !== undefined ? spec.rateMbps * 1e6 : opts.maxBitrateBps,
         startBitrateBps: opts.startBitrateBps,
@@ -384,7 +385,9 @@ export function runLoop(opts: SimOptions, settings: RunSettings): SimRun {
   const heap = heapEveryUs > 0 ? { sampler: heapSampler(), nextUs: heapEveryUs, samples: [] as Array<{ atS: number; usedBytes: number }> } : undefined;
 
   // Audio source on stream 0 (SimOptions.audio): a frame every 20 ms, 70-110 bytes (Opus ~32 kbps VBR).
+  // A gcc-video / fractal-video cross flow with `audio: true` sends its own audio too while active.
   const audioRng = new Rng((seed * 15485863 + 11) >>> 0);
+  const crossAudioRng = crossVideo.map((v) => new Rng((seed * 15485863 + 101 * (v.x + 1)) >>> 0));
   let nextAudioUs = opts.audio ? 500 : Infinity;
 
   let steps = 0;
@@ -503,6 +506,12 @@ export function runLoop(opts: SimOptions, settings: RunSettings): SimRun {
       c.sender.sendAudio({ captureUs: now, durationUs: AUDIO_FRAME_US, data: new Uint8Array(70 + Math.floor(audioRng.next() * 41)) });
       nextAudioUs += AUDIO_FRAME_US;
       c.sWake = Math.min(c.sWake, c.sEp.nextWakeUs());
+      crossVideo.forEach((v, k) => {
+        if (!crossSpecs[v.x].audio || now < v.startUs || now >= v.stopUs) return;
+        const cv = v.ctx;
+        cv.sender.sendAudio({ captureUs: now, durationUs: AUDIO_FRAME_US, data: new Uint8Array(70 + Math.floor(crossAudioRng[k].next() * 41)) });
+        cv.sWake = Math.min(cv.sWake, cv.sEp.nextWakeUs() - txBaseUs);
+      });
     }
     // 3. Endpoint ticks.
     for (const c of all) {

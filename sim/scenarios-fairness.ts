@@ -12,6 +12,17 @@
  * | `rtp-both` | check | §V-B "two bottlenecks with three media sources" (Table VII): one single-path GCC video source on each path |
  * | `tcp-cubic` | tune | the issue's setup: a bulk CUBIC flow (RFC 9438) on path 0 |
  * | `tcp-reno` | check | the same with a bulk Reno flow (RFC 5681) |
+ * | `fractal-shared` | tune | Table VI as the paper ran it: the single-path source is FRACTaL too (`fractal-video`) |
+ * | `fractal-both` | check | Table VII as the paper ran it: a single-path FRACTaL source on each path |
+ *
+ * The paper's competing "RTP flow" is its own single-path sender (the
+ * authors' test bed, gst-mprtp tests/tester, runs every RTP flow of a test
+ * with the same congestion controller), so its 0.98 ± 0.03 (Table VI) and
+ * 0.95 ± 0.03 (Table VII) are the `fractal-*` setups; the paper leaves
+ * fairness to other single-path controllers out of scope (§IV-B: "fairness
+ * across multiple paths depends on each congestion control algorithm being
+ * fair on a single path"). The `rtp-*` setups (GCC as a browser's sender)
+ * and the `tcp-*` setups (the issue's) are ours.
  *
  * The paper's §V-B one-bottleneck test (both subflows and the single-path
  * source behind ONE queue) has no equivalent here: our paths are disjoint
@@ -52,5 +63,10 @@ export function fairnessVariants(): FairnessVariantSpec[] {
     ]),
     v('tcp-cubic', 'tune', [{ path: 0, kind: 'cubic', startS: 0 }]),
     v('tcp-reno', 'check', [{ path: 0, kind: 'reno', startS: 0 }]),
+    v('fractal-shared', 'tune', [{ path: 0, kind: 'fractal-video', startS: 0 }]),
+    v('fractal-both', 'check', [
+      { path: 0, kind: 'fractal-video', startS: 0 },
+      { path: 1, kind: 'fractal-video', startS: 0 },
+    ]),
   ];
 }

@@ -225,7 +225,7 @@ export interface SimResult extends CallQoe {
   overlay?: import('./overlay.js').OverlayResult;
   /** The per-path estimator of our sender (SimOptions.estimator), when one was given. */
   estimator?: string;
-  /** Cross-traffic flows of the scenario (sim/cross-traffic.ts; gcc-video: our engine on one path): link packets and bytes. */
+  /** Cross-traffic flows of the scenario (sim/cross-traffic.ts; gcc-video, fractal-video: our engine on one path): link packets and bytes. */
   crossTraffic?: Array<{
     kind: CrossTrafficKind;
     path: number;
@@ -240,9 +240,11 @@ export interface SimResult extends CallQoe {
     timeouts?: number;
     cwnd?: number;
     srttMs?: number;
-    /** gcc-video: last encoder target (bps), frames decoded. */
+    /** gcc-video, fractal-video: last encoder target (bps), frames decoded. */
     encoderTargetBps?: number;
     framesDecoded?: number;
+    /** gcc-video, fractal-video with SimOptions.audio: audio frames its own audio source sent (0 without `audio: true`). */
+    audioFramesSent?: number;
   }>;
   /** MPRTP §V fairness metrics (sim/fairness.ts) when the scenario has cross traffic. */
   fairness?: FairnessResult;

@@ -42,7 +42,10 @@
  * ride the `down` link) from `startS` to `stopS` (default: the end of the
  * call). `path` is a path index or name; `kind` is `"gcc-video"` (our own
  * single-path sender with the GCC estimator; `rateMbps` caps its encoder),
- * `"reno"` (RFC 5681), `"cubic"` (RFC 9438) or `"cbr"` (constant `rateMbps`,
+ * `"fractal-video"` (the same sender with the `fractal` estimator: a
+ * single-path FRACTaL source, the competitor of the MPRTP paper's §V-B
+ * fairness tests; `audio: true` gives either video flow an audio source
+ * like ours when the run has audio), `"reno"` (RFC 5681), `"cubic"` (RFC 9438) or `"cbr"` (constant `rateMbps`,
  * required).
  */
 import { existsSync, readFileSync } from 'node:fs';
@@ -124,7 +127,7 @@ export interface RelaySpec {
 export const MAX_RELAYS_PER_PATH = 8;
 
 /** Kinds of cross-traffic flow (see the module doc). */
-export const CROSS_TRAFFIC_KINDS = ['gcc-video', 'reno', 'cubic', 'cbr'] as const;
+export const CROSS_TRAFFIC_KINDS = ['gcc-video', 'fractal-video', 'reno', 'cubic', 'cbr'] as const;
 export type CrossTrafficKind = (typeof CROSS_TRAFFIC_KINDS)[number];
 /** At most this many cross-traffic flows per scenario. */
 export const MAX_CROSS_FLOWS = 8;
@@ -138,8 +141,14 @@ export interface CrossTrafficSpec {
   startS: number;
   /** Stop (s of the call), > startS; undefined = until the end. */
   stopS?: number;
-  /** cbr: the constant rate (required); gcc-video: encoder cap (default 8). Mbps. */
+  /** cbr: the constant rate (required); gcc-video, fractal-video: encoder cap (default 8). Mbps. */
   rateMbps?: number;
+  /**
+   * gcc-video, fractal-video: the call sends its own audio too when the run
+   * has audio (SimOptions.audio), as ours does. Default false (video only,
+   * as the MPRTP paper's flows).
+   */
+  audio?: boolean;
 }
 
 /** A validated scenario: names filled in, `down` filled in, trace paths absolute. */
@@ -406,7 +415,7 @@ function parseCrossTraffic(v: unknown, paths: readonly PathSpec[], durationS: nu
   if (v.length > MAX_CROSS_FLOWS) throw new ScenarioError(p0, `at most ${MAX_CROSS_FLOWS} flows, got ${v.length}`);
   return v.map((f: unknown, i: number) => {
     const p = `${p0}[${i}]`;
-    const o = obj(f, p, ['path', 'kind', 'startS', 'stopS', 'rateMbps']);
+    const o = obj(f, p, ['path', 'kind', 'startS', 'stopS', 'rateMbps', 'audio']);
     let path: number;
     if (typeof o.path === 'string') {
       path = paths.findIndex((x) => x.name === o.path);
@@ -423,6 +432,11 @@ function parseCrossTraffic(v: unknown, paths: readonly PathSpec[], durationS: nu
       if (kind === 'reno' || kind === 'cubic') throw new ScenarioError(`${p}.rateMbps`, `not allowed for ${kind} (a bulk flow takes what its congestion window gives)`);
       out.rateMbps = num(o.rateMbps, `${p}.rateMbps`, { gt: 0, max: 10_000 });
     } else if (kind === 'cbr') throw new ScenarioError(`${p}.rateMbps`, 'required for cbr');
+    if (o.audio !== undefined) {
+      if (kind !== 'gcc-video' && kind !== 'fractal-video') throw new ScenarioError(`${p}.audio`, `only for gcc-video and fractal-video, not ${kind}`);
+      if (typeof o.audio !== 'boolean') throw new ScenarioError(`${p}.audio`, `must be true or false, got ${describe(o.audio)}`);
+      out.audio = o.audio;
+    }
     return out;
   });
 }

@@ -136,4 +136,36 @@ describe('FractalEstimator', () => {
     expect(ra.at(5_900)).toBeCloseTo(rs.at(5_900), -4);
     expect(b.targetRateBps()).toBeGreaterThan(0);
   });
+
+  it('splitStart: the subflows of one sender share the start rate, so the multipath flow starts like one single-path flow (MPTCP "do no harm", MPRTP §II-B)', () => {
+    const coupler = new FractalCoupler();
+    const a = new FractalEstimator({ startBps: 1_000_000, splitStart: true }, coupler);
+    const b = new FractalEstimator({ startBps: 1_000_000, splitStart: true }, coupler);
+    a.onTick(1000);
+    b.onTick(1000);
+    expect(a.targetRateBps()).toBeCloseTo(500_000, -3);
+    expect(b.targetRateBps()).toBeCloseTo(500_000, -3);
+    const alone = new FractalEstimator({ startBps: 1_000_000, splitStart: true });
+    alone.onTick(1000);
+    expect(alone.targetRateBps()).toBe(1_000_000);
+    // Default (off): every subflow starts at the whole start rate.
+    const group = new Map<string, unknown>();
+    const c = createEstimator('fractal', { startBps: 1_000_000, maxBps: 8_000_000, group });
+    const d = createEstimator('fractal', { startBps: 1_000_000, maxBps: 8_000_000, group });
+    c.onTick(1000);
+    d.onTick(1000);
+    expect(c.targetRateBps() + d.targetRateBps()).toBeCloseTo(2_000_000, -3);
+  });
+
+  it('splitStart: once a subflow has measured its path, a later subflow does not reset its rate', () => {
+    const coupler = new FractalCoupler();
+    const a = new FractalEstimator({ startBps: 1_000_000, maxBps: 8_000_000, splitStart: true }, coupler);
+    runScenario(a, { durationMs: 3_000, capacityBps: () => 4_000_000 });
+    const before = a.stats().estimatedBps;
+    const b = new FractalEstimator({ startBps: 1_000_000, maxBps: 8_000_000, splitStart: true }, coupler);
+    b.onTick(3_000_000);
+    a.onTick(3_000_000);
+    expect(a.stats().estimatedBps).toBe(before);
+    expect(b.targetRateBps()).toBeLessThan(1_000_000);
+  });
 });

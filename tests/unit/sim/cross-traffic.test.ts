@@ -6,7 +6,8 @@
  * Jain's index reproduces the MPRTP paper's Table V/VI numbers, and a
  * simulated call with cross traffic reports both flows.
  */
-import { describe, expect, it } from 'vitest';
+import { describe, expect, it, vi } from 'vitest';
+import { FractalEstimator } from '../../../src/cc/fractal.js';
 import { Rng } from '../../../src/core/rng.js';
 import { type CrossFlow, type CrossPacket, createCrossFlow } from '../../../sim/cross-traffic.js';
 import { fairness, jainIndex, rateErrorPct } from '../../../sim/fairness.js';
@@ -101,6 +102,8 @@ describe('crossTraffic validation', () => {
     bad({}, '$.crossTraffic');
     bad([{ path: 2, kind: 'reno' }], '$.crossTraffic[0].path');
     bad([{ path: 'nope', kind: 'reno' }], '$.crossTraffic[0].path');
+    bad([{ path: 0, kind: 'reno', audio: true }], '$.crossTraffic[0].audio');
+    bad([{ path: 0, kind: 'gcc-video', audio: 1 }], '$.crossTraffic[0].audio');
     bad([{ path: 0, kind: 'bbr' }], '$.crossTraffic[0].kind');
     bad([{ path: 0, kind: 'cbr' }], '$.crossTraffic[0].rateMbps');
     bad([{ path: 0, kind: 'reno', rateMbps: 1 }], '$.crossTraffic[0].rateMbps');
@@ -174,5 +177,54 @@ describe('simulate() with cross traffic', () => {
     expect(cbr.throughputBps).toBeLessThan(1.1e6);
     expect(ours.throughputBps).toBeGreaterThan(1e6);
     expect(r.fairness!.fromS).toBe(2);
+  });
+
+  it('a fractal-video flow is a single-path FRACTaL sender (the competitor of the MPRTP paper); gcc-video is GCC', () => {
+    const run = (kind: 'gcc-video' | 'fractal-video') => {
+      const scenario = parseScenario(
+        {
+          name: `x-${kind}`,
+          durationS: 6,
+          paths: [{ up: { rateMbps: 2, delayMs: 20, queue: { ms: 200 } } }, { up: { rateMbps: 2, delayMs: 20, queue: { ms: 200 } } }],
+          crossTraffic: [{ path: 0, kind, startS: 0 }],
+        },
+        '.',
+      );
+      const spy = vi.spyOn(FractalEstimator.prototype, 'onReport');
+      try {
+        // Our flow runs converge with GCC: any FRACTaL report is the cross flow's.
+        const r = simulate({ scenario, scheduler: 'converge', fec: 'none', seed: 1 });
+        return { r, fractalReports: spy.mock.calls.length };
+      } finally {
+        spy.mockRestore();
+      }
+    };
+    const f = run('fractal-video');
+    expect(f.fractalReports).toBeGreaterThan(20);
+    expect(f.r.crossTraffic?.[0]).toMatchObject({ kind: 'fractal-video', path: 0 });
+    expect(f.r.fairness!.flows[1].throughputBps).toBeGreaterThan(200_000);
+    expect(run('gcc-video').fractalReports).toBe(0);
+  });
+
+  it('a video cross flow with audio: true sends its own audio when the run has audio (a frame per 20 ms while active); without, none', () => {
+    const scenario = parseScenario(
+      {
+        name: 'x-audio',
+        durationS: 5,
+        paths: [{ up: { rateMbps: 2, delayMs: 20, queue: { ms: 200 } } }, { up: { rateMbps: 2, delayMs: 20, queue: { ms: 200 } } }],
+        crossTraffic: [
+          { path: 1, kind: 'gcc-video', startS: 1, stopS: 4, audio: true },
+          { path: 0, kind: 'gcc-video', startS: 1, stopS: 4 },
+        ],
+      },
+      '.',
+    );
+    const on = simulate({ scenario, scheduler: 'converge', fec: 'none', seed: 1, audio: true });
+    const frames = on.crossTraffic?.[0].audioFramesSent ?? 0;
+    expect(frames).toBeGreaterThanOrEqual(145);
+    expect(frames).toBeLessThanOrEqual(151);
+    expect(on.crossTraffic?.[1].audioFramesSent).toBe(0);
+    const off = simulate({ scenario, scheduler: 'converge', fec: 'none', seed: 1, audio: false });
+    expect(off.crossTraffic?.[0].audioFramesSent).toBeUndefined();
   });
 });

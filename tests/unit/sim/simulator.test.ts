@@ -116,7 +116,7 @@ describe('named scenarios (short runs, sanity only)', () => {
     expect(namedScenario('loss-sweep').map((v) => v.loss)).toEqual([0, 0.01, 0.02, 0.05, 0.1]);
     expect(namedScenario('wifi-cellular').length).toBeGreaterThanOrEqual(10);
     const fair = namedScenario('fairness');
-    expect(fair.map((v) => `${v.label}/${v.half}`)).toEqual(['rtp-shared/tune', 'rtp-both/check', 'tcp-cubic/tune', 'tcp-reno/check']);
+    expect(fair.map((v) => `${v.label}/${v.half}`)).toEqual(['rtp-shared/tune', 'rtp-both/check', 'tcp-cubic/tune', 'tcp-reno/check', 'fractal-shared/tune', 'fractal-both/check']);
     expect(fair.every((v) => (v.scenario.crossTraffic?.length ?? 0) > 0 && v.scenario.paths.length === 2)).toBe(true);
   });
 

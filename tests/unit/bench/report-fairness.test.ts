@@ -1,0 +1,46 @@
+/**
+ * bench/sim/report-fairness.ts: the issue 16 acceptance lines of summary.md,
+ * on hand-made entries (only `result.fairness` is read).
+ */
+import { describe, expect, it } from 'vitest';
+import type { BenchEntry } from '../../../bench/sim/report.js';
+import { renderFairness } from '../../../bench/sim/report-fairness.js';
+
+const entry = (variant: string, config: string, jainIndex: number): BenchEntry =>
+  ({
+    variant,
+    config,
+    wallMs: 0,
+    result: {
+      fairness: {
+        fromS: 0,
+        toS: 120,
+        jainIndex,
+        rateErrorPct: 10,
+        flows: [
+          { name: 'ours', kind: 'ours', paths: [0, 1], throughputBps: 2e6, capacityBps: 4e6, abuPct: 50, lossPct: 0 },
+          { name: 'cross[0]:fractal-video@0', kind: 'fractal-video', paths: [0], throughputBps: 1e6, capacityBps: 2e6, abuPct: 50, lossPct: 0 },
+        ],
+        queueMedianDelayMs: [10, 10],
+      },
+    },
+  }) as unknown as BenchEntry;
+
+describe('renderFairness acceptance (issue 16)', () => {
+  it("judges every setup on the worst seed and the paper's own setups on the mean over seeds", () => {
+    const es = [
+      entry('rtp-shared', 'fractal', 0.8),
+      entry('fractal-shared', 'fractal', 0.99),
+      entry('fractal-shared', 'fractal', 0.97),
+      entry('fractal-both', 'fractal', 0.96),
+      entry('fractal-both', 'fractal', 0.94),
+    ];
+    const text = renderFairness('fairness', es).join('\n');
+    expect(text).toMatch(/\| fractal: Jain >= 0.95 in every setup \| \*\*no\*\* \| rtp-shared 0.800/);
+    expect(text).toMatch(/paper's own setups[^|]*\| yes \| fractal-shared \(Table VI, 0.98 ± 0.03\) 0.980 \/ 0.970; fractal-both \(Table VII, 0.95 ± 0.03\) 0.950 \/ 0.940/);
+    const low = renderFairness('fairness', [entry('fractal-both', 'fractal', 0.9), entry('fractal-both', 'fractal', 0.94)]).join('\n');
+    expect(low).toMatch(/paper's own setups[^|]*\| \*\*no\*\* \| fractal-both \(Table VII, 0.95 ± 0.03\) 0.920 \/ 0.900/);
+    // Without the paper's setups there is no such line.
+    expect(renderFairness('fairness', [entry('rtp-shared', 'fractal', 0.97)]).join('\n')).not.toMatch(/paper's own setups/);
+  });
+});
