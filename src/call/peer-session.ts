@@ -27,6 +27,7 @@ import { SimplePeerPath } from '../transport/simple-peer-path.js';
 import { PathSupervisor } from '../transport/path-supervisor.js';
 import type { PathStatus } from '../transport/path-supervisor.js';
 import type { PathTransport, SelectedPair } from '../transport/types.js';
+import { RouteHandover } from './route-handover.js';
 import type { SessionSnapshot } from './stats.js';
 import { CallError, CallEvent, type CallEventMap, type MultipathCallOptions } from './types.js';
 
@@ -111,6 +112,8 @@ export class PeerSession {
   private readonly linkStates = new Map<PathId, EnginePathState>();
   /** Paths the app disabled towards this participant (`MultipathCall.setPathEnabled`). */
   private readonly disabled = new Set<PathId>();
+  /** Paths held out of the schedule during an ICE restart (src/call/route-handover.ts). */
+  private readonly handover: RouteHandover;
   private endpoint: Endpoint;
   private _sender: SenderEngine | undefined;
   private senderUnsubscribe: Array<() => void> = [];
@@ -190,6 +193,22 @@ export class PeerSession {
     });
     this.receiver.on('frame', (f) => this.decoder.decode(f));
 
+    this.handover = new RouteHandover({
+      enabled: opts.relayHandover === 'hold',
+      selectedPair: async (id) => this.transports.get(id)?.selectedPair(),
+      knownPair: (id) => this.selectedPairs.get(id),
+      othersUp: (id) => {
+        for (const [other, link] of this.linkStates) if (other !== id && link === 'connected' && !this.disabled.has(other) && !this.handover.isHeld(other)) return true;
+        return false;
+      },
+      hold: (id) => this.applyEnabled(id),
+      onSwitched: (id, pair) => {
+        this.selectedPairs.set(id, pair);
+        this._sender?.onPathRouteChanged(id);
+        void this.refreshPair(id);
+      },
+      report: (id, info) => host.emit(CallEvent.RouteSwitch, id, info, remoteId),
+    });
     const initiator = isOfferer(host.localId, remoteId);
     this.supervisor = new PathSupervisor({
       initiator,
@@ -201,6 +220,10 @@ export class PeerSession {
         const t = host.createPath({ pathId: id, initiator, remoteId, onSignal: (data) => host.sendSignal(remoteId, id, { ...data, gen }) });
         this.transports.set(id, t);
         this.selectedPairs.delete(id);
+        this.handover.forget(id);
+        t.on('iceRestart', (info) => {
+          if (this.transports.get(id) === t && !this.closed) this.handover.begin(id, info.local);
+        });
         t.on('message', (bytes: Uint8Array) => {
           if (this.transports.get(id) === t) this.endpoint.onDatagram(id, bytes);
         });
@@ -230,8 +253,9 @@ export class PeerSession {
     this.host.emit(CallEvent.PathState, id, st.state, st, this.remoteId);
     const link: EnginePathState = st.state === 'connected' ? 'connected' : st.state === 'closed' ? 'closed' : st.state === 'retrying' ? 'failed' : 'connecting';
     this.linkStates.set(id, link);
-    this.appData.setPathUp(id, link === 'connected' && !this.disabled.has(id));
+    this.appData.setPathUp(id, link === 'connected' && this.isScheduled(id));
     this._sender?.setPathState(id, this.senderState(id));
+    this.handover.onOthersChanged();
     if (st.state === 'connected') {
       void this.refreshPair(id);
       if (!this.connectedEmitted) {
@@ -255,7 +279,7 @@ export class PeerSession {
   private addSenderPath(id: PathId, sink: PathSink, sender = this._sender): void {
     if (!sender) return;
     sender.addPath(id, sink, this.senderState(id));
-    if (this.disabled.has(id)) sender.setPathEnabled(id, false);
+    if (!this.isScheduled(id)) sender.setPathEnabled(id, false);
   }
 
   /** The engines' view of a path: whatever transport generation is current. */
@@ -314,26 +338,36 @@ export class PeerSession {
     if (enabled === !this.disabled.has(id)) return;
     if (enabled) this.disabled.delete(id);
     else this.disabled.add(id);
-    this.appData.setPathUp(id, this.linkStates.get(id) === 'connected' && enabled);
-    this._sender?.setPathEnabled(id, enabled);
+    this.handover.onOthersChanged();
+    this.applyEnabled(id);
+  }
+
+  /** The path gets our traffic: the app has not disabled it and no relay switch holds it. */
+  private isScheduled(id: PathId): boolean {
+    return !this.disabled.has(id) && !this.handover.isHeld(id);
+  }
+
+  /** Tell the sender and the app-data channel whether path `id` is scheduled. */
+  private applyEnabled(id: PathId): void {
+    const on = this.isScheduled(id);
+    this.appData.setPathUp(id, this.linkStates.get(id) === 'connected' && on);
+    this._sender?.setPathEnabled(id, on);
   }
 
   /**
    * Overlay (issue 16): move path `id` onto TURN server `server` by an ICE
-   * restart (only where this side is the path's offerer); the sender's
-   * estimator of the path forgets the old route. @returns whether it started.
+   * restart (only where this side is the path's offerer). The restart
+   * (`iceRestart` of the transport, here and on the remote side) holds the
+   * path out of the schedule until the new pair is selected
+   * (src/call/route-handover.ts). @returns whether it started.
    */
   switchRelay(id: PathId, server: RTCIceServer): boolean {
-    const t = this.transports.get(id);
-    if (!t?.switchIceServers?.([server], 'relay')) return false;
-    this._sender?.onPathRouteChanged(id);
-    // The path stays 'connected' through the restart: read the new selected pair once ICE has moved.
-    for (const ms of [500, 1500, 3000, 6000]) {
-      setTimeout(() => {
-        if (!this.closed && this.transports.get(id) === t) void this.refreshPair(id);
-      }, ms);
-    }
-    return true;
+    return this.transports.get(id)?.switchIceServers?.([server], 'relay') === true;
+  }
+
+  /** Whether an ICE restart of path `id` is under way (a relay switch). */
+  isSwitching(id: PathId): boolean {
+    return this.handover.isSwitching(id);
   }
 
   isPathEnabled(id: PathId): boolean {
@@ -413,6 +447,7 @@ export class PeerSession {
   close(): void {
     if (this.closed) return;
     this.closed = true;
+    this.handover.close();
     for (const u of this.senderUnsubscribe) u();
     this.supervisor.close();
     for (const [id, t] of this.transports) {

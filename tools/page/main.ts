@@ -52,6 +52,7 @@ const call = new MultipathCall({
   playout: q.has('playoutMaxMs') ? { maxDelayMs: Number(q.get('playoutMaxMs')) } : undefined,
   // Overlay (issue 16): the harness's coturn relays, as JSON RTCIceServer[].
   relays: q.has('relays') ? (JSON.parse(q.get('relays') as string) as RTCIceServer[]) : undefined,
+  relayHandover: q.get('relayHandover') === 'hold' ? 'hold' : undefined,
   clock,
 });
 
@@ -64,7 +65,16 @@ call.on(CallEvent.RemoteFrame, (info) => {
 call.on(CallEvent.Error, (e) => {
   if (errors.length < 200) errors.push(String(e.message ?? e));
 });
-for (const ev of [CallEvent.PathState, CallEvent.PathEvent, CallEvent.SamePair, CallEvent.Connected, CallEvent.ParticipantJoined, CallEvent.ParticipantLeft, CallEvent.RemoteTrack] as const) {
+for (const ev of [
+  CallEvent.PathState,
+  CallEvent.PathEvent,
+  CallEvent.SamePair,
+  CallEvent.Connected,
+  CallEvent.ParticipantJoined,
+  CallEvent.ParticipantLeft,
+  CallEvent.RemoteTrack,
+  CallEvent.RouteSwitch,
+] as const) {
   call.on(ev, ((...args: unknown[]) => {
     // A MediaStreamTrack does not cross page.evaluate: record its kind.
     const detail = ev === CallEvent.RemoteTrack ? [(args[0] as MediaStreamTrack).kind, args[1]] : args;
