@@ -52,6 +52,8 @@ import { resolveReconnectPolicy } from './reconnect.js';
 import { sendToEach } from './app-send.js';
 import { CallSignalling, rosterHandlers } from './call-signalling.js';
 import { buildStatsReport } from './stats.js';
+import { type ResolvedRelaySelection, resolveRelaySelection } from './relay-selection-config.js';
+import type { RelaySelection } from './relay-selection.js';
 import type { CallStatsReport } from './stats-types.js';
 import { CallError, CallEvent, type CallEventMap, MAX_PARTICIPANTS, type MultipathCallOptions, type ParticipantInfo, type SendDataOptions } from './types.js';
 
@@ -145,6 +147,10 @@ export class MultipathCall {
   /** The microphone's Opus encoder, feeding every participant's sender (src/audio/call-audio.ts). */
   private readonly audioSend: AudioSend;
   private timer: ReturnType<typeof setTimeout> | undefined;
+  /** Automatic relay choice (options.relaySelection), once connected. */
+  private readonly relaySelectionCfg: ResolvedRelaySelection | undefined;
+  private relaySelection: RelaySelection | undefined;
+  private relayTimer: ReturnType<typeof setInterval> | undefined;
   private housekeeping: ReturnType<typeof setInterval> | undefined;
   private readonly graceMs: number;
   private closed = false;
@@ -166,6 +172,13 @@ export class MultipathCall {
     if (!(this.graceMs >= 0 && Number.isFinite(this.graceMs))) throw CallError.badOptions(`participantGraceMs must be finite and >= 0, got ${this.graceMs}`);
     if (options.relays !== undefined && (!Array.isArray(options.relays) || options.relays.some((r) => typeof r !== 'object' || r === null || !(typeof r.urls === 'string' || Array.isArray(r.urls))))) {
       throw CallError.badOptions('relays must be an array of RTCIceServer ({ urls, username?, credential? })');
+    }
+    if (options.relaySelection !== undefined) {
+      try {
+        this.relaySelectionCfg = resolveRelaySelection(options.relaySelection, n, options.relays?.length ?? 0);
+      } catch (e) {
+        throw CallError.badOptions((e as Error).message);
+      }
     }
     this.clock = options.clock ?? monotonicClock;
     // Bad `playout` values throw here rather than when the first participant joins.
@@ -283,6 +296,53 @@ export class MultipathCall {
     }
     this.schedule();
     this.housekeeping = setInterval(() => this.dropGoneParticipants(), 1000);
+    if (this.relaySelectionCfg) void this.startRelaySelection(this.relaySelectionCfg);
+  }
+
+  /** options.relaySelection: the selector (loaded on demand) on a timer; decisions by src/call/relay-selection.ts. */
+  private async startRelaySelection(cfg: ResolvedRelaySelection): Promise<void> {
+    const { RelaySelection } = await import('./relay-selection.js');
+    if (this.closed) return;
+    const nowMs = () => this.clock.nowUs() / 1000;
+    const sel = new RelaySelection(cfg.relaysOf, cfg.minDwellMs, nowMs(), cfg.ucb);
+    this.relaySelection = sel;
+    let busy = false;
+    this.relayTimer = setInterval(() => {
+      if (busy || this.closed) return;
+      busy = true;
+      void this.relaySlot(sel)
+        .catch((e) => this.emit(CallEvent.Error, e instanceof Error ? e : new Error(String(e))))
+        .finally(() => {
+          busy = false;
+        });
+    }, cfg.intervalMs);
+  }
+
+  /** One decision slot: each path's fresh ICE RTT (mean over the participants whose paths this side offers), then the switches chosen. */
+  private async relaySlot(sel: RelaySelection): Promise<void> {
+    const offered = [...this.sessions.values()].filter((s) => s.offers && s.connected);
+    if (offered.length === 0) return;
+    const inputs = await Promise.all(
+      Array.from({ length: this.numPaths }, async (_, pathId) => {
+        const rtts = (await Promise.all(offered.map((s) => s.freshPairRtt(pathId)))).filter((x): x is number => x !== undefined);
+        return {
+          relay: this.relayIndex(pathId),
+          switching: offered.some((s) => s.isSwitching(pathId)),
+          ...(rtts.length > 0 ? { rttMs: rtts.reduce((a, b) => a + b, 0) / rtts.length } : {}),
+        };
+      }),
+    );
+    if (this.closed) return;
+    for (const { pathId, relay } of sel.onSlot(this.clock.nowUs() / 1000, (id) => inputs[id])) this.switchRelay(pathId, relay);
+  }
+
+  /**
+   * The automatic relay choice's view of path `pathId` (options.relaySelection):
+   * per relay it may use, the Eq. 13 index, the smoothed reward (1000 / RTT ms)
+   * and the samples taken; empty without relaySelection or before connect.
+   */
+  relaySelectionState(pathId: PathId): Array<{ relay: number; index: number; reward: number; samples: number }> {
+    return this.relaySelection?.describe(pathId) ?? [];
   }
 
   /**
@@ -581,6 +641,7 @@ export class MultipathCall {
     this.closed = true;
     if (this.timer) clearTimeout(this.timer);
     if (this.housekeeping) clearInterval(this.housekeeping);
+    if (this.relayTimer) clearInterval(this.relayTimer);
     this.video.stop();
     this.audioSend.stop();
     this.firstDecoder?.decoder.close();

@@ -112,6 +112,8 @@ export class PeerSession {
   private readonly linkStates = new Map<PathId, EnginePathState>();
   /** Paths the app disabled towards this participant (`MultipathCall.setPathEnabled`). */
   private readonly disabled = new Set<PathId>();
+  /** Last pair RTT read per path (freshPairRtt). */
+  private readonly rttSeen = new Map<PathId, { key: string; responses: number | undefined }>();
   /** Paths held out of the schedule during an ICE restart (src/call/route-handover.ts). */
   private readonly handover: RouteHandover;
   private endpoint: Endpoint;
@@ -363,6 +365,27 @@ export class PeerSession {
    */
   switchRelay(id: PathId, server: RTCIceServer): boolean {
     return this.transports.get(id)?.switchIceServers?.([server], 'relay') === true;
+  }
+
+  /** This side offers the paths to this participant (and so drives their relays). */
+  get offers(): boolean {
+    return isOfferer(this.host.localId, this.remoteId);
+  }
+
+  /**
+   * A new RTT sample (ms) of path `id`'s selected ICE candidate pair since
+   * the last call (its STUN check responses grew), else undefined. Never rejects.
+   */
+  async freshPairRtt(id: PathId): Promise<number | undefined> {
+    const t = this.transports.get(id);
+    const pair = t ? await t.selectedPair() : undefined;
+    if (!pair || pair.rttMs === undefined || this.closed) return undefined;
+    const key = `${pair.id}|${pair.local.address}:${pair.local.port}`;
+    const seen = this.rttSeen.get(id);
+    this.rttSeen.set(id, { key, responses: pair.rttResponses });
+    // Without a responses count every read is taken as a sample.
+    if (seen && seen.key === key && pair.rttResponses !== undefined && seen.responses === pair.rttResponses) return undefined;
+    return pair.rttMs;
   }
 
   /** Whether an ICE restart of path `id` is under way (a relay switch). */

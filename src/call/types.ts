@@ -17,6 +17,7 @@ import type { SchedulerName } from '../sched/types.js';
 import type { ParsedCandidate } from '../transport/candidates.js';
 import type { PathLifecycleState, PathStatus } from '../transport/path-supervisor.js';
 import type { RouteSwitchInfo } from './route-handover.js';
+import type { RelaySelectionOption } from './relay-selection-config.js';
 import type { SignallingTransport, SignallingTransportFactory } from '../signalling/transport.js';
 
 /** Events of a call (register before connect()). */
@@ -177,6 +178,16 @@ export interface MultipathCallOptions {
    * (`npm run bench:relays`; src/call/route-handover.ts says why).
    */
   relayHandover?: 'hold' | 'none';
+  /**
+   * Let the call choose each path's relay (needs `relays`): 'ucb' is the
+   * discounted UCB of Zhang & Lei §3.2 over each path's ICE round-trip time,
+   * deciding every second and switching a path at most once per 10 s
+   * (src/call/relay-selection.ts); or an object with `intervalMs`,
+   * `minDwellMs`, `relaysOf` (the relays each path may use) and `ucb`
+   * tuning. The side that offers the paths (the lower participant id)
+   * decides. Default: none (the app calls `switchRelay`).
+   */
+  relaySelection?: RelaySelectionOption;
   /** App-given filter of local candidates per path; overrides `candidates`. */
   candidateFilter?: (candidate: ParsedCandidate, pathId: PathId) => boolean;
   /**

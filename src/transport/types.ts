@@ -32,6 +32,10 @@ export interface SelectedPair {
   remote: CandidateInfo;
   /** getStats id of the candidate-pair report. */
   id: string;
+  /** The pair's `currentRoundTripTime` in ms (STUN connectivity / consent checks, W3C webrtc-stats RTCIceCandidatePairStats), when reported. */
+  rttMs?: number;
+  /** The pair's `responsesReceived` (STUN check responses so far): a new RTT sample when it grew. */
+  rttResponses?: number;
 }
 
 /** Error surfaced by a transport; `code` is stable (e.g. simple-peer's 'ERR_ICE_CONNECTION_FAILURE'). */
