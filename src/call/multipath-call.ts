@@ -142,6 +142,8 @@ export class MultipathCall {
   private readonly disabledPaths = new Set<PathId>();
   /** Overlay: the relay each path runs through, once switchRelay moved it (index in options.relays). */
   private readonly relayOf = new Map<PathId, number>();
+  /** The last switchRelay per path (from, to): undone when our restart selects no new pair in time. */
+  private readonly relayBefore = new Map<PathId, { from: number; to: number }>();
   /** The one camera encoder, feeding every session's sender. */
   private readonly video: SharedVideoEncoder;
   /** The microphone's Opus encoder, feeding every participant's sender (src/audio/call-audio.ts). */
@@ -220,6 +222,11 @@ export class MultipathCall {
       emit: (event, ...args) => this.emit(event, ...args),
       onFirstConnected: () => this.video.requestKeyframe(),
       onTargetBitrate: () => this.video.applyBitrate(),
+      onRelaySwitchFailed: (id) => {
+        // The old relay still carries the path: relayIndex (and the selector's samples) follow the route, not the wish.
+        const before = this.relayBefore.get(id);
+        if (before !== undefined && this.relayOf.get(id) === before.to) this.relayOf.set(id, before.from);
+      },
     };
     this.audioSend = new AudioSend({ clock: this.clock, onError: (e) => this.emit(CallEvent.Error, e) });
     this.video = new SharedVideoEncoder({ opts: options, clock: this.clock, sessions: () => this.sessions.values(), onError: (e) => this.emit(CallEvent.Error, e) });
@@ -533,6 +540,9 @@ export class MultipathCall {
    * the path until the new one is selected). Only the side that offers the
    * path (the lower peer id) drives its relay; on the other side nothing
    * changes. Later restarts of the path (connect timeout) use the new relay.
+   * When our restart selects no new candidate pair within 5 s
+   * (CallEvent.RouteSwitch 'timed-out') the path is still on the old relay,
+   * and `relayIndex` says so again.
    * A relay selector (src/sched/relay-ucb.ts) can drive it from
    * `getStats()` rates.
    * @returns how many participants' paths started the switch (0 when this side offers none).
@@ -544,9 +554,11 @@ export class MultipathCall {
     const relays = this.opts.relays ?? [];
     if (!(Number.isInteger(relayIndex) && relayIndex >= 0 && relayIndex < relays.length))
       throw CallError.badOptions(`switchRelay: relay ${relayIndex} not in 0..${relays.length - 1} of options.relays`);
+    const from = this.relayIndex(pathId);
     this.relayOf.set(pathId, relayIndex);
     let n = 0;
     for (const s of this.sessions.values()) if (s.switchRelay(pathId, relays[relayIndex])) n++;
+    if (n > 0) this.relayBefore.set(pathId, { from, to: relayIndex });
     return n;
   }
 

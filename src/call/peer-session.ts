@@ -99,6 +99,8 @@ export interface PeerSessionHost {
   onFirstConnected(session: PeerSession): void;
   /** The sender's target changed (the shared encoder follows the lowest). */
   onTargetBitrate(session: PeerSession): void;
+  /** Our ICE restart of path `id` selected no new pair in time: the path is still on its old route. */
+  onRelaySwitchFailed?(id: PathId): void;
 }
 
 /** See the module comment. */
@@ -209,7 +211,10 @@ export class PeerSession {
         this._sender?.onPathRouteChanged(id);
         void this.refreshPair(id);
       },
-      report: (id, info) => host.emit(CallEvent.RouteSwitch, id, info, remoteId),
+      report: (id, info) => {
+        if (info.phase === 'timed-out' && info.local) host.onRelaySwitchFailed?.(id);
+        host.emit(CallEvent.RouteSwitch, id, info, remoteId);
+      },
     });
     const initiator = isOfferer(host.localId, remoteId);
     this.supervisor = new PathSupervisor({

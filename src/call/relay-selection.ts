@@ -21,7 +21,7 @@
  *   10 s, the paper's kObservedTime) and its relay has at least one sample,
  *   and never during a switch. Ours, not the paper's: a bail-out (after 3 s
  *   on the relay, dwell or not) to the relay with the best smoothed reward
- *   when the relay in use, measured since the switch, earns under half of it:
+ *   when the relay in use earns under half of it by its newest sample since the switch:
  *   early in a call (few pulls) the exploration term of Eq. 13 can keep a
  *   relay whose RTT just grew tenfold for the whole observed window, and the
  *   retry of a relay that is still slow costs seconds, not a dwell.
@@ -49,6 +49,8 @@ interface PathBandit {
   lastSwitchMs: number;
   /** A sample of the relay in use arrived since the last switch. */
   sampledSinceSwitch: boolean;
+  /** Reward of the newest sample of the relay in use. */
+  lastReward: number;
 }
 
 /**
@@ -92,15 +94,17 @@ export class RelaySelection {
     this.minDwellMs = minDwellMs;
     this.bailOutMs = Math.min(bailOutMs, minDwellMs);
     const cfg = { observedWindowMs: DEFAULT_OBSERVED_WINDOW_MS, ...ucb };
-    this.paths = relaysOf.map((arms) => ({ arms: [...arms], ucb: new RelayUcbSelector([arms.length], cfg), lastSwitchMs: startMs, sampledSinceSwitch: false }));
+    this.paths = relaysOf.map((arms) => ({ arms: [...arms], ucb: new RelayUcbSelector([arms.length], cfg), lastSwitchMs: startMs, sampledSinceSwitch: false, lastReward: 0 }));
   }
 
   /**
    * Bail-out: the measured relay with the best smoothed reward when the relay
-   * in use (arm `arm`) earns under BAIL_OUT_RATIO of it, else undefined.
+   * in use (arm `arm`) earns under BAIL_OUT_RATIO of it by its newest sample
+   * (ICE RTT samples come every few seconds: waiting for the smoothed value
+   * to fall costs one more), else undefined.
    */
   private bailOutTarget(b: PathBandit, arm: number): number | undefined {
-    const cur = b.ucb.arm(0, arm)?.bwHat ?? 0;
+    const cur = b.lastReward;
     let best: number | undefined;
     let bestHat = cur / BAIL_OUT_RATIO;
     for (let j = 0; j < b.arms.length; j++) {
@@ -125,7 +129,8 @@ export class RelaySelection {
       if (!x || x.switching || b.arms.length < 2) continue;
       const arm = b.arms.indexOf(x.relay);
       if (arm >= 0 && x.rttMs !== undefined && Number.isFinite(x.rttMs) && x.rttMs >= 0) {
-        b.ucb.onBandwidthSample(0, arm, 1000 / Math.max(1, x.rttMs), nowMs);
+        b.lastReward = 1000 / Math.max(1, x.rttMs);
+        b.ucb.onBandwidthSample(0, arm, b.lastReward, nowMs);
         b.sampledSinceSwitch = true;
       }
       // Never leave a relay of the list before it gave one sample.

@@ -18,6 +18,7 @@ import { checkPathUsage, pathTraffic } from './path-usage.js';
 import type { SourceInfo } from './clip.js';
 import type { CallReport, PeerSample } from './report.js';
 import { peerView } from './stats-view.js';
+import type { RelaySelectionOption } from '../../src/call/relay-selection-config.js';
 
 export { REPO_ROOT } from './paths.js';
 
@@ -75,9 +76,21 @@ export interface CallRunOptions {
     relaySwitch?: RelaySwitchPlan;
     /** More switches (after `relaySwitch`, if given), each at its own second. */
     relaySwitches?: RelaySwitchPlan[];
-    /** MultipathCallOptions.relayHandover on both pages (default: the library's, 'hold'). */
+    /** MultipathCallOptions.relayHandover on both pages (default: the library's, 'none'). */
     relayHandover?: 'hold' | 'none';
+    /** MultipathCallOptions.relaySelection on both pages (the receiver page offers every path and so decides). */
+    relaySelection?: RelaySelectionOption;
   };
+}
+
+/** One second of an overlay call: each path's relay on the receiver page, the emulator's clock, the selector's view (relaySelection). */
+export interface RelayTimelineEntry {
+  tS: number;
+  /** Seconds since the emulator started (scenario schedules run on this clock). */
+  linkS: number;
+  relays: number[];
+  /** Per path, per relay it may use: Eq. 13 index, smoothed reward (1000 / RTT ms), samples (MultipathCall.relaySelectionState). */
+  selector: Array<Array<{ relay: number; index: number; reward: number; samples: number }>>;
 }
 
 /** One planned relay switch of the harness. */
@@ -149,6 +162,8 @@ export interface CallRunResult {
     maxFrameGapAfterSwitchMs?: number;
     /** Every switch made, with the frame gaps around it. */
     switches?: RelaySwitchResult[];
+    /** Every second: the relay of each path on the receiver page (the offerer) and the emulator's clock (s since its start: scenario schedules run on it). */
+    relayTimeline?: RelayTimelineEntry[];
   };
 }
 
@@ -238,6 +253,7 @@ export async function runCall(opts: CallRunOptions = {}): Promise<CallRunResult>
     const decodedAtMs: number[] = [];
     const plans = [...(opts.overlay?.relaySwitch ? [opts.overlay.relaySwitch] : []), ...(opts.overlay?.relaySwitches ?? [])];
     const made: Array<RelaySwitchPlan & { receiver: number; sender: number; epochMs: number }> = [];
+    const relayTimeline: RelayTimelineEntry[] = [];
 
     const pages = await startPageServer(opts.contentSecurityPolicy ? { headers: { 'Content-Security-Policy': opts.contentSecurityPolicy } } : {});
     cleanups.push(() => pages.close());
@@ -268,6 +284,7 @@ export async function runCall(opts: CallRunOptions = {}): Promise<CallRunResult>
       if (opts.playoutMaxMs !== undefined) q.set('playoutMaxMs', String(opts.playoutMaxMs));
       if (turn) q.set('relays', JSON.stringify(relayServers));
       if (opts.overlay?.relayHandover) q.set('relayHandover', opts.overlay.relayHandover);
+      if (opts.overlay?.relaySelection) q.set('relaySelection', JSON.stringify(opts.overlay.relaySelection));
       return `${base}?${q}`;
     };
     const ctxR = await browser.newContext();
@@ -311,7 +328,14 @@ export async function runCall(opts: CallRunOptions = {}): Promise<CallRunResult>
         switched ??= { atS: s, receiver: done.receiver, sender: done.sender };
         log(`t=${s}s relay switch: path ${sw.pathId} -> relay ${sw.relay} (sessions switched: receiver ${done.receiver}, sender ${done.sender})`);
       }
-      if (opts.overlay) for (const f of rcv.frames) decodedAtMs.push(f.atMs);
+      if (opts.overlay) {
+        for (const f of rcv.frames) decodedAtMs.push(f.atMs);
+        const [rl, st] = await receiver.evaluate(() => {
+          const p = (window as unknown as { __peer: { relays(): number[]; relayState(): unknown } }).__peer;
+          return [p.relays(), p.relayState()] as const;
+        });
+        relayTimeline.push({ tS: s, linkS: Math.round(performance.now() - emulator.epochMs) / 1000, relays: rl, selector: st as RelayTimelineEntry['selector'] });
+      }
       const last = rcv.frames.length;
       log(`t=${s}s decoded ${last} frames this second`);
     }
@@ -385,7 +409,14 @@ export async function runCall(opts: CallRunOptions = {}): Promise<CallRunResult>
       report,
       outDir,
       ...(turn
-        ? { overlay: { relayPorts: turn.relays.map((r) => r.port), ...(switched ? { switched, pairsBefore, relayBytesBefore, relayBytesAfter, maxFrameGapAfterSwitchMs, switches } : {}), pairsAfter } }
+        ? {
+            overlay: {
+              relayPorts: turn.relays.map((r) => r.port),
+              ...(switched ? { switched, pairsBefore, relayBytesBefore, relayBytesAfter, maxFrameGapAfterSwitchMs, switches } : {}),
+              pairsAfter,
+              relayTimeline,
+            },
+          }
         : {}),
     };
   } finally {

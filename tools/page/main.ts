@@ -53,6 +53,7 @@ const call = new MultipathCall({
   // Overlay (issue 16): the harness's coturn relays, as JSON RTCIceServer[].
   relays: q.has('relays') ? (JSON.parse(q.get('relays') as string) as RTCIceServer[]) : undefined,
   relayHandover: q.get('relayHandover') === 'hold' ? 'hold' : undefined,
+  relaySelection: q.has('relaySelection') ? JSON.parse(q.get('relaySelection') as string) : undefined,
   clock,
 });
 
@@ -114,6 +115,10 @@ call.on(CallEvent.Data, (data, info) => {
   close: () => call.close(),
   /** Overlay: move a path onto another relay (MultipathCall.switchRelay); returns the sessions switched. */
   switchRelay: (pathId: number, relay: number) => call.switchRelay(pathId, relay),
+  /** Overlay: the relay each path runs through (MultipathCall.relayIndex). */
+  relays: () => Array.from({ length: Number(q.get('paths') ?? 2) }, (_, p) => call.relayIndex(p)),
+  /** Overlay: the relay selector's view of each path (MultipathCall.relaySelectionState). */
+  relayState: () => Array.from({ length: Number(q.get('paths') ?? 2) }, (_, p) => call.relaySelectionState(p)),
   /** Overlay: each path's selected local candidate (type relay = through a TURN server) and its ICE restarts. */
   pairs: () => {
     const r = call.getStats();

@@ -92,5 +92,12 @@ describe('MultipathCall relay switch over in-memory paths', () => {
     await until(() => a.log.length === 2 && b.log.length === 2, 'switched');
     expect(a.log[1]).toBe('1 switched local b');
     expect(b.log[1]).toBe('1 switched remote a');
-  });
+    expect(a.c.relayIndex(1)).toBe(0);
+    // A restart that selects no new pair (the relay refused us) times out after 5 s: the path is still on its old relay.
+    expect(a.c.switchRelay(0, 1)).toBe(1);
+    expect(a.c.relayIndex(0)).toBe(1);
+    await until(() => a.log.length === 4, 'timed out', 7000);
+    expect(a.log.slice(2)).toEqual(['0 started local b', '0 timed-out local b']);
+    expect(a.c.relayIndex(0)).toBe(0);
+  }, 15_000);
 });
