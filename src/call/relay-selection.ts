@@ -63,7 +63,7 @@ interface PathBandit {
  */
 export const DEFAULT_OBSERVED_WINDOW_MS = 30_000;
 
-/** Bail-out: the relay in use is left before the dwell when its smoothed reward is below this fraction of another relay's. */
+/** Bail-out: the relay in use is left (dwell or not) when the reward of its newest sample is below this fraction of another relay's smoothed reward. */
 export const BAIL_OUT_RATIO = 0.5;
 
 /** What one slot needs to know about a path. */

@@ -32,7 +32,10 @@ describe('overlay: TURN relays', () => {
       overlay: { callPaths: 2, relaySwitch: { atS: SWITCH_AT_S, pathId: 0, relay: 2 } },
     });
     const why = `${describeCall(report)}; overlay ${JSON.stringify(overlay)}`;
-    console.log(`relay switch: longest frame gap from 1 s before the switch to the end ${overlay?.maxFrameGapAfterSwitchMs} ms (issue 16 target < 500 ms)`);
+    const sw = overlay?.switches?.[0];
+    console.log(
+      `relay switch: longest frame gap within 3 s after the switch ${sw?.gapMs} ms (3 s before it: ${sw?.controlGapMs} ms; issue 16 target < 500 ms; npm run bench:relays for a distribution), from 1 s before the switch to the end ${overlay?.maxFrameGapAfterSwitchMs} ms`,
+    );
     expect(overlay?.switched?.receiver, why).toBe(1); // the receiver page offers every path and drives its relay
     expect(overlay?.switched?.sender, why).toBe(0);
     // Through TURN before and after, on another relayed address after.
