@@ -29,7 +29,7 @@ const OPTIONS = {
   switches: { type: 'string', default: '5' },
   every: { type: 'string', default: '6' },
   scheduler: { type: 'string', default: 'converge' },
-  handover: { type: 'string', default: 'hold' },
+  handover: { type: 'string', default: 'none' },
   out: { type: 'string', default: 'out/relay-switch' },
 } as const;
 

@@ -53,7 +53,7 @@ import { sendToEach } from './app-send.js';
 import { CallSignalling, rosterHandlers } from './call-signalling.js';
 import { buildStatsReport } from './stats.js';
 import { type ResolvedRelaySelection, resolveRelaySelection } from './relay-selection-config.js';
-import type { RelaySelection } from './relay-selection.js';
+import type { RunningRelaySelection } from './relay-selection.js';
 import type { CallStatsReport } from './stats-types.js';
 import { CallError, CallEvent, type CallEventMap, MAX_PARTICIPANTS, type MultipathCallOptions, type ParticipantInfo, type SendDataOptions } from './types.js';
 
@@ -151,8 +151,7 @@ export class MultipathCall {
   private timer: ReturnType<typeof setTimeout> | undefined;
   /** Automatic relay choice (options.relaySelection), once connected. */
   private readonly relaySelectionCfg: ResolvedRelaySelection | undefined;
-  private relaySelection: RelaySelection | undefined;
-  private relayTimer: ReturnType<typeof setInterval> | undefined;
+  private relaySelection: RunningRelaySelection | undefined;
   private housekeeping: ReturnType<typeof setInterval> | undefined;
   private readonly graceMs: number;
   private closed = false;
@@ -306,41 +305,18 @@ export class MultipathCall {
     if (this.relaySelectionCfg) void this.startRelaySelection(this.relaySelectionCfg);
   }
 
-  /** options.relaySelection: the selector (loaded on demand) on a timer; decisions by src/call/relay-selection.ts. */
+  /** options.relaySelection: the selector and its timer, loaded on demand (src/call/relay-selection.ts). */
   private async startRelaySelection(cfg: ResolvedRelaySelection): Promise<void> {
-    const { RelaySelection } = await import('./relay-selection.js');
+    const { startRelaySelection } = await import('./relay-selection.js');
     if (this.closed) return;
-    const nowMs = () => this.clock.nowUs() / 1000;
-    const sel = new RelaySelection(cfg.relaysOf, cfg.minDwellMs, nowMs(), cfg.ucb);
-    this.relaySelection = sel;
-    let busy = false;
-    this.relayTimer = setInterval(() => {
-      if (busy || this.closed) return;
-      busy = true;
-      void this.relaySlot(sel)
-        .catch((e) => this.emit(CallEvent.Error, e instanceof Error ? e : new Error(String(e))))
-        .finally(() => {
-          busy = false;
-        });
-    }, cfg.intervalMs);
-  }
-
-  /** One decision slot: each path's fresh ICE RTT (mean over the participants whose paths this side offers), then the switches chosen. */
-  private async relaySlot(sel: RelaySelection): Promise<void> {
-    const offered = [...this.sessions.values()].filter((s) => s.offers && s.connected);
-    if (offered.length === 0) return;
-    const inputs = await Promise.all(
-      Array.from({ length: this.numPaths }, async (_, pathId) => {
-        const rtts = (await Promise.all(offered.map((s) => s.freshPairRtt(pathId)))).filter((x): x is number => x !== undefined);
-        return {
-          relay: this.relayIndex(pathId),
-          switching: offered.some((s) => s.isSwitching(pathId)),
-          ...(rtts.length > 0 ? { rttMs: rtts.reduce((a, b) => a + b, 0) / rtts.length } : {}),
-        };
-      }),
-    );
-    if (this.closed) return;
-    for (const { pathId, relay } of sel.onSlot(this.clock.nowUs() / 1000, (id) => inputs[id])) this.switchRelay(pathId, relay);
+    this.relaySelection = startRelaySelection(cfg, {
+      nowMs: () => this.clock.nowUs() / 1000,
+      numPaths: this.numPaths,
+      offered: () => [...this.sessions.values()].filter((s) => s.offers && s.connected),
+      relayIndex: (id) => this.relayIndex(id),
+      switchRelay: (id, relay) => this.switchRelay(id, relay),
+      onError: (e) => this.emit(CallEvent.Error, e),
+    });
   }
 
   /**
@@ -349,7 +325,7 @@ export class MultipathCall {
    * and the samples taken; empty without relaySelection or before connect.
    */
   relaySelectionState(pathId: PathId): Array<{ relay: number; index: number; reward: number; samples: number }> {
-    return this.relaySelection?.describe(pathId) ?? [];
+    return this.relaySelection?.selection.describe(pathId) ?? [];
   }
 
   /**
@@ -653,7 +629,7 @@ export class MultipathCall {
     this.closed = true;
     if (this.timer) clearTimeout(this.timer);
     if (this.housekeeping) clearInterval(this.housekeeping);
-    if (this.relayTimer) clearInterval(this.relayTimer);
+    this.relaySelection?.stop();
     this.video.stop();
     this.audioSend.stop();
     this.firstDecoder?.decoder.close();

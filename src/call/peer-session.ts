@@ -27,7 +27,7 @@ import { SimplePeerPath } from '../transport/simple-peer-path.js';
 import { PathSupervisor } from '../transport/path-supervisor.js';
 import type { PathStatus } from '../transport/path-supervisor.js';
 import type { PathTransport, SelectedPair } from '../transport/types.js';
-import { RouteHandover } from './route-handover.js';
+import type { RouteHandover } from './route-handover.js';
 import type { SessionSnapshot } from './stats.js';
 import { CallError, CallEvent, type CallEventMap, type MultipathCallOptions } from './types.js';
 
@@ -116,8 +116,9 @@ export class PeerSession {
   private readonly disabled = new Set<PathId>();
   /** Last pair RTT read per path (freshPairRtt). */
   private readonly rttSeen = new Map<PathId, { key: string; responses: number | undefined }>();
-  /** Paths held out of the schedule during an ICE restart (src/call/route-handover.ts). */
-  private readonly handover: RouteHandover;
+  /** ICE restarts of the paths (src/call/route-handover.ts), loaded at the first one (most calls have none). */
+  private handover: RouteHandover | undefined;
+  private handoverLoad: Promise<RouteHandover> | undefined;
   private endpoint: Endpoint;
   private _sender: SenderEngine | undefined;
   private senderUnsubscribe: Array<() => void> = [];
@@ -197,25 +198,6 @@ export class PeerSession {
     });
     this.receiver.on('frame', (f) => this.decoder.decode(f));
 
-    this.handover = new RouteHandover({
-      enabled: opts.relayHandover === 'hold',
-      selectedPair: async (id) => this.transports.get(id)?.selectedPair(),
-      knownPair: (id) => this.selectedPairs.get(id),
-      othersUp: (id) => {
-        for (const [other, link] of this.linkStates) if (other !== id && link === 'connected' && !this.disabled.has(other) && !this.handover.isHeld(other)) return true;
-        return false;
-      },
-      hold: (id) => this.applyEnabled(id),
-      onSwitched: (id, pair) => {
-        this.selectedPairs.set(id, pair);
-        this._sender?.onPathRouteChanged(id);
-        void this.refreshPair(id);
-      },
-      report: (id, info) => {
-        if (info.phase === 'timed-out' && info.local) host.onRelaySwitchFailed?.(id);
-        host.emit(CallEvent.RouteSwitch, id, info, remoteId);
-      },
-    });
     const initiator = isOfferer(host.localId, remoteId);
     this.supervisor = new PathSupervisor({
       initiator,
@@ -227,9 +209,11 @@ export class PeerSession {
         const t = host.createPath({ pathId: id, initiator, remoteId, onSignal: (data) => host.sendSignal(remoteId, id, { ...data, gen }) });
         this.transports.set(id, t);
         this.selectedPairs.delete(id);
-        this.handover.forget(id);
+        this.handover?.forget(id);
         t.on('iceRestart', (info) => {
-          if (this.transports.get(id) === t && !this.closed) this.handover.begin(id, info.local);
+          void this.routeHandover().then((h) => {
+            if (this.transports.get(id) === t && !this.closed) h.begin(id, info.local);
+          });
         });
         t.on('message', (bytes: Uint8Array) => {
           if (this.transports.get(id) === t) this.endpoint.onDatagram(id, bytes);
@@ -262,7 +246,7 @@ export class PeerSession {
     this.linkStates.set(id, link);
     this.appData.setPathUp(id, link === 'connected' && this.isScheduled(id));
     this._sender?.setPathState(id, this.senderState(id));
-    this.handover.onOthersChanged();
+    this.handover?.onOthersChanged();
     if (st.state === 'connected') {
       void this.refreshPair(id);
       if (!this.connectedEmitted) {
@@ -345,13 +329,13 @@ export class PeerSession {
     if (enabled === !this.disabled.has(id)) return;
     if (enabled) this.disabled.delete(id);
     else this.disabled.add(id);
-    this.handover.onOthersChanged();
+    this.handover?.onOthersChanged();
     this.applyEnabled(id);
   }
 
   /** The path gets our traffic: the app has not disabled it and no relay switch holds it. */
   private isScheduled(id: PathId): boolean {
-    return !this.disabled.has(id) && !this.handover.isHeld(id);
+    return !this.disabled.has(id) && this.handover?.isHeld(id) !== true;
   }
 
   /** Tell the sender and the app-data channel whether path `id` is scheduled. */
@@ -370,6 +354,35 @@ export class PeerSession {
    */
   switchRelay(id: PathId, server: RTCIceServer): boolean {
     return this.transports.get(id)?.switchIceServers?.([server], 'relay') === true;
+  }
+
+  /** The session's RouteHandover, made at the first ICE restart (its module is loaded then). */
+  private routeHandover(): Promise<RouteHandover> {
+    this.handoverLoad ??= import('./route-handover.js').then(({ RouteHandover }) => {
+      const host = this.host;
+      const h = new RouteHandover({
+        enabled: host.opts.relayHandover === 'hold',
+        selectedPair: async (id) => this.transports.get(id)?.selectedPair(),
+        knownPair: (id) => this.selectedPairs.get(id),
+        othersUp: (id) => {
+          for (const [other, link] of this.linkStates) if (other !== id && link === 'connected' && !this.disabled.has(other) && !h.isHeld(other)) return true;
+          return false;
+        },
+        hold: (id) => this.applyEnabled(id),
+        onSwitched: (id, pair) => {
+          this.selectedPairs.set(id, pair);
+          this._sender?.onPathRouteChanged(id);
+          void this.refreshPair(id);
+        },
+        report: (id, info) => {
+          if (info.phase === 'timed-out' && info.local) host.onRelaySwitchFailed?.(id);
+          host.emit(CallEvent.RouteSwitch, id, info, this.remoteId);
+        },
+      });
+      this.handover = h;
+      return h;
+    });
+    return this.handoverLoad;
   }
 
   /** This side offers the paths to this participant (and so drives their relays). */
@@ -395,7 +408,7 @@ export class PeerSession {
 
   /** Whether an ICE restart of path `id` is under way (a relay switch). */
   isSwitching(id: PathId): boolean {
-    return this.handover.isSwitching(id);
+    return this.handover?.isSwitching(id) === true;
   }
 
   isPathEnabled(id: PathId): boolean {
@@ -475,7 +488,7 @@ export class PeerSession {
   close(): void {
     if (this.closed) return;
     this.closed = true;
-    this.handover.close();
+    this.handover?.close();
     for (const u of this.senderUnsubscribe) u();
     this.supervisor.close();
     for (const [id, t] of this.transports) {

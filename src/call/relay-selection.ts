@@ -35,11 +35,13 @@
  *   observed window (Alg. 3 kObservedTime) is 30 s by default, not the
  *   paper's 10 s ({@link DEFAULT_OBSERVED_WINDOW_MS} says why).
  *
- * This class is the decision logic, driven by the call's timer with the
- * samples it read (testable with a fake clock); no I/O here.
+ * {@link RelaySelection} is the decision logic (testable with a fake clock);
+ * {@link startRelaySelection} drives it from the call on a timer. This module
+ * is loaded only by calls that use `relaySelection`.
  */
 import type { PathId } from '../core/types.js';
 import { type RelayUcbConfig, RelayUcbSelector } from '../sched/relay-ucb.js';
+import type { ResolvedRelaySelection } from './relay-selection-config.js';
 
 export type { RelaySelectionConfig, RelaySelectionOption } from './relay-selection-config.js';
 
@@ -155,4 +157,65 @@ export class RelaySelection {
     if (!b) return [];
     return b.arms.map((relay, j) => ({ relay, index: b.ucb.index(0, j), reward: b.ucb.arm(0, j)?.bwHat ?? 0, samples: b.ucb.arm(0, j)?.samples ?? 0 }));
   }
+}
+
+/** What {@link startRelaySelection} needs from the call. */
+export interface RelaySelectionHost {
+  nowMs(): number;
+  numPaths: number;
+  /** Sessions whose paths this side offers (and so switches), connected. */
+  offered(): Array<{ freshPairRtt(id: PathId): Promise<number | undefined>; isSwitching(id: PathId): boolean }>;
+  relayIndex(id: PathId): number;
+  switchRelay(id: PathId, relay: number): void;
+  onError(e: Error): void;
+}
+
+/** A running selection: its state, and how to stop its timer. */
+export interface RunningRelaySelection {
+  selection: RelaySelection;
+  stop(): void;
+}
+
+/**
+ * Run the selection every `cfg.intervalMs`: per path, the mean fresh ICE
+ * RTT over the participants whose paths this side offers, then the
+ * switches it chooses (MultipathCall.switchRelay). A slot still reading
+ * stats when the next is due is not overlapped.
+ */
+export function startRelaySelection(cfg: ResolvedRelaySelection, host: RelaySelectionHost): RunningRelaySelection {
+  const selection = new RelaySelection(cfg.relaysOf, cfg.minDwellMs, host.nowMs(), cfg.ucb);
+  let busy = false;
+  let stopped = false;
+  const slot = async (): Promise<void> => {
+    const offered = host.offered();
+    if (offered.length === 0) return;
+    const inputs = await Promise.all(
+      Array.from({ length: host.numPaths }, async (_, pathId): Promise<RelaySlotInput> => {
+        const rtts = (await Promise.all(offered.map((s) => s.freshPairRtt(pathId)))).filter((x): x is number => x !== undefined);
+        return {
+          relay: host.relayIndex(pathId),
+          switching: offered.some((s) => s.isSwitching(pathId)),
+          ...(rtts.length > 0 ? { rttMs: rtts.reduce((a, b) => a + b, 0) / rtts.length } : {}),
+        };
+      }),
+    );
+    if (stopped) return;
+    for (const { pathId, relay } of selection.onSlot(host.nowMs(), (id) => inputs[id])) host.switchRelay(pathId, relay);
+  };
+  const timer = setInterval(() => {
+    if (busy || stopped) return;
+    busy = true;
+    slot()
+      .catch((e) => host.onError(e instanceof Error ? e : new Error(String(e))))
+      .finally(() => {
+        busy = false;
+      });
+  }, cfg.intervalMs);
+  return {
+    selection,
+    stop: () => {
+      stopped = true;
+      clearInterval(timer);
+    },
+  };
 }
