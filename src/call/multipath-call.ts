@@ -69,6 +69,8 @@ export type {
   SignallingStateInfo,
   SendDataOptions,
 } from './types.js';
+export type { RouteSwitchInfo, RouteSwitchPhase } from './route-handover.js';
+export type { RelaySelectionConfig, RelaySelectionOption } from './relay-selection-config.js';
 export { CallStatsReport } from './stats-types.js';
 export type * from './stats-types.js';
 export { isOfferer } from './peer-session.js';
