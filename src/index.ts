@@ -15,6 +15,10 @@ export type {
   ReconnectPolicy,
   SignallingStateInfo,
   CallCapabilities,
+  RouteSwitchInfo,
+  RouteSwitchPhase,
+  RelaySelectionConfig,
+  RelaySelectionOption,
 } from './call/multipath-call.js';
 export { CallStatsReport } from './call/stats-types.js';
 export type {

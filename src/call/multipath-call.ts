@@ -52,6 +52,8 @@ import { resolveReconnectPolicy } from './reconnect.js';
 import { sendToEach } from './app-send.js';
 import { CallSignalling, rosterHandlers } from './call-signalling.js';
 import { buildStatsReport } from './stats.js';
+import { type ResolvedRelaySelection, resolveRelaySelection } from './relay-selection-config.js';
+import type { RunningRelaySelection } from './relay-selection.js';
 import type { CallStatsReport } from './stats-types.js';
 import { CallError, CallEvent, type CallEventMap, MAX_PARTICIPANTS, type MultipathCallOptions, type ParticipantInfo, type SendDataOptions } from './types.js';
 
@@ -67,6 +69,8 @@ export type {
   SignallingStateInfo,
   SendDataOptions,
 } from './types.js';
+export type { RouteSwitchInfo, RouteSwitchPhase } from './route-handover.js';
+export type { RelaySelectionConfig, RelaySelectionOption } from './relay-selection-config.js';
 export { CallStatsReport } from './stats-types.js';
 export type * from './stats-types.js';
 export { isOfferer } from './peer-session.js';
@@ -140,11 +144,16 @@ export class MultipathCall {
   private readonly disabledPaths = new Set<PathId>();
   /** Overlay: the relay each path runs through, once switchRelay moved it (index in options.relays). */
   private readonly relayOf = new Map<PathId, number>();
+  /** The last switchRelay per path (from, to): undone when our restart selects no new pair in time. */
+  private readonly relayBefore = new Map<PathId, { from: number; to: number }>();
   /** The one camera encoder, feeding every session's sender. */
   private readonly video: SharedVideoEncoder;
   /** The microphone's Opus encoder, feeding every participant's sender (src/audio/call-audio.ts). */
   private readonly audioSend: AudioSend;
   private timer: ReturnType<typeof setTimeout> | undefined;
+  /** Automatic relay choice (options.relaySelection), once connected. */
+  private readonly relaySelectionCfg: ResolvedRelaySelection | undefined;
+  private relaySelection: RunningRelaySelection | undefined;
   private housekeeping: ReturnType<typeof setInterval> | undefined;
   private readonly graceMs: number;
   private closed = false;
@@ -166,6 +175,13 @@ export class MultipathCall {
     if (!(this.graceMs >= 0 && Number.isFinite(this.graceMs))) throw CallError.badOptions(`participantGraceMs must be finite and >= 0, got ${this.graceMs}`);
     if (options.relays !== undefined && (!Array.isArray(options.relays) || options.relays.some((r) => typeof r !== 'object' || r === null || !(typeof r.urls === 'string' || Array.isArray(r.urls))))) {
       throw CallError.badOptions('relays must be an array of RTCIceServer ({ urls, username?, credential? })');
+    }
+    if (options.relaySelection !== undefined) {
+      try {
+        this.relaySelectionCfg = resolveRelaySelection(options.relaySelection, n, options.relays?.length ?? 0);
+      } catch (e) {
+        throw CallError.badOptions((e as Error).message);
+      }
     }
     this.clock = options.clock ?? monotonicClock;
     // Bad `playout` values throw here rather than when the first participant joins.
@@ -207,6 +223,11 @@ export class MultipathCall {
       emit: (event, ...args) => this.emit(event, ...args),
       onFirstConnected: () => this.video.requestKeyframe(),
       onTargetBitrate: () => this.video.applyBitrate(),
+      onRelaySwitchFailed: (id) => {
+        // The old relay still carries the path: relayIndex (and the selector's samples) follow the route, not the wish.
+        const before = this.relayBefore.get(id);
+        if (before !== undefined && this.relayOf.get(id) === before.to) this.relayOf.set(id, before.from);
+      },
     };
     this.audioSend = new AudioSend({ clock: this.clock, onError: (e) => this.emit(CallEvent.Error, e) });
     this.video = new SharedVideoEncoder({ opts: options, clock: this.clock, sessions: () => this.sessions.values(), onError: (e) => this.emit(CallEvent.Error, e) });
@@ -283,6 +304,30 @@ export class MultipathCall {
     }
     this.schedule();
     this.housekeeping = setInterval(() => this.dropGoneParticipants(), 1000);
+    if (this.relaySelectionCfg) void this.startRelaySelection(this.relaySelectionCfg);
+  }
+
+  /** options.relaySelection: the selector and its timer, loaded on demand (src/call/relay-selection.ts). */
+  private async startRelaySelection(cfg: ResolvedRelaySelection): Promise<void> {
+    const { startRelaySelection } = await import('./relay-selection.js');
+    if (this.closed) return;
+    this.relaySelection = startRelaySelection(cfg, {
+      nowMs: () => this.clock.nowUs() / 1000,
+      numPaths: this.numPaths,
+      offered: () => [...this.sessions.values()].filter((s) => s.offers && s.connected),
+      relayIndex: (id) => this.relayIndex(id),
+      switchRelay: (id, relay) => this.switchRelay(id, relay),
+      onError: (e) => this.emit(CallEvent.Error, e),
+    });
+  }
+
+  /**
+   * The automatic relay choice's view of path `pathId` (options.relaySelection):
+   * per relay it may use, the Eq. 13 index, the smoothed reward (1000 / RTT ms)
+   * and the samples taken; empty without relaySelection or before connect.
+   */
+  relaySelectionState(pathId: PathId): Array<{ relay: number; index: number; reward: number; samples: number }> {
+    return this.relaySelection?.selection.describe(pathId) ?? [];
   }
 
   /**
@@ -473,6 +518,9 @@ export class MultipathCall {
    * the path until the new one is selected). Only the side that offers the
    * path (the lower peer id) drives its relay; on the other side nothing
    * changes. Later restarts of the path (connect timeout) use the new relay.
+   * When our restart selects no new candidate pair within 5 s
+   * (CallEvent.RouteSwitch 'timed-out') the path is still on the old relay,
+   * and `relayIndex` says so again.
    * A relay selector (src/sched/relay-ucb.ts) can drive it from
    * `getStats()` rates.
    * @returns how many participants' paths started the switch (0 when this side offers none).
@@ -484,9 +532,11 @@ export class MultipathCall {
     const relays = this.opts.relays ?? [];
     if (!(Number.isInteger(relayIndex) && relayIndex >= 0 && relayIndex < relays.length))
       throw CallError.badOptions(`switchRelay: relay ${relayIndex} not in 0..${relays.length - 1} of options.relays`);
+    const from = this.relayIndex(pathId);
     this.relayOf.set(pathId, relayIndex);
     let n = 0;
     for (const s of this.sessions.values()) if (s.switchRelay(pathId, relays[relayIndex])) n++;
+    if (n > 0) this.relayBefore.set(pathId, { from, to: relayIndex });
     return n;
   }
 
@@ -581,6 +631,7 @@ export class MultipathCall {
     this.closed = true;
     if (this.timer) clearTimeout(this.timer);
     if (this.housekeeping) clearInterval(this.housekeeping);
+    this.relaySelection?.stop();
     this.video.stop();
     this.audioSend.stop();
     this.firstDecoder?.decoder.close();

@@ -27,6 +27,7 @@ import { SimplePeerPath } from '../transport/simple-peer-path.js';
 import { PathSupervisor } from '../transport/path-supervisor.js';
 import type { PathStatus } from '../transport/path-supervisor.js';
 import type { PathTransport, SelectedPair } from '../transport/types.js';
+import type { RouteHandover } from './route-handover.js';
 import type { SessionSnapshot } from './stats.js';
 import { CallError, CallEvent, type CallEventMap, type MultipathCallOptions } from './types.js';
 
@@ -98,6 +99,8 @@ export interface PeerSessionHost {
   onFirstConnected(session: PeerSession): void;
   /** The sender's target changed (the shared encoder follows the lowest). */
   onTargetBitrate(session: PeerSession): void;
+  /** Our ICE restart of path `id` selected no new pair in time: the path is still on its old route. */
+  onRelaySwitchFailed?(id: PathId): void;
 }
 
 /** See the module comment. */
@@ -111,6 +114,11 @@ export class PeerSession {
   private readonly linkStates = new Map<PathId, EnginePathState>();
   /** Paths the app disabled towards this participant (`MultipathCall.setPathEnabled`). */
   private readonly disabled = new Set<PathId>();
+  /** Last pair RTT read per path (freshPairRtt). */
+  private readonly rttSeen = new Map<PathId, { key: string; responses: number | undefined }>();
+  /** ICE restarts of the paths (src/call/route-handover.ts), loaded at the first one (most calls have none). */
+  private handover: RouteHandover | undefined;
+  private handoverLoad: Promise<RouteHandover> | undefined;
   private endpoint: Endpoint;
   private _sender: SenderEngine | undefined;
   private senderUnsubscribe: Array<() => void> = [];
@@ -205,6 +213,12 @@ export class PeerSession {
         const t = host.createPath({ pathId: id, initiator, remoteId, onSignal: (data) => host.sendSignal(remoteId, id, { ...data, gen }) });
         this.transports.set(id, t);
         this.selectedPairs.delete(id);
+        this.handover?.forget(id);
+        t.on('iceRestart', (info) => {
+          void this.routeHandover().then((h) => {
+            if (this.transports.get(id) === t && !this.closed) h.begin(id, info.local);
+          });
+        });
         t.on('message', (bytes: Uint8Array) => {
           if (this.transports.get(id) === t) this.endpoint.onDatagram(id, bytes);
         });
@@ -234,8 +248,9 @@ export class PeerSession {
     this.host.emit(CallEvent.PathState, id, st.state, st, this.remoteId);
     const link: EnginePathState = st.state === 'connected' ? 'connected' : st.state === 'closed' ? 'closed' : st.state === 'retrying' ? 'failed' : 'connecting';
     this.linkStates.set(id, link);
-    this.appData.setPathUp(id, link === 'connected' && !this.disabled.has(id));
+    this.appData.setPathUp(id, link === 'connected' && this.isScheduled(id));
     this._sender?.setPathState(id, this.senderState(id));
+    this.handover?.onOthersChanged();
     if (st.state === 'connected') {
       void this.refreshPair(id);
       if (!this.connectedEmitted) {
@@ -259,7 +274,7 @@ export class PeerSession {
   private addSenderPath(id: PathId, sink: PathSink, sender = this._sender): void {
     if (!sender) return;
     sender.addPath(id, sink, this.senderState(id));
-    if (this.disabled.has(id)) sender.setPathEnabled(id, false);
+    if (!this.isScheduled(id)) sender.setPathEnabled(id, false);
   }
 
   /** The engines' view of a path: whatever transport generation is current. */
@@ -318,26 +333,86 @@ export class PeerSession {
     if (enabled === !this.disabled.has(id)) return;
     if (enabled) this.disabled.delete(id);
     else this.disabled.add(id);
-    this.appData.setPathUp(id, this.linkStates.get(id) === 'connected' && enabled);
-    this._sender?.setPathEnabled(id, enabled);
+    this.handover?.onOthersChanged();
+    this.applyEnabled(id);
+  }
+
+  /** The path gets our traffic: the app has not disabled it and no relay switch holds it. */
+  private isScheduled(id: PathId): boolean {
+    return !this.disabled.has(id) && this.handover?.isHeld(id) !== true;
+  }
+
+  /** Tell the sender and the app-data channel whether path `id` is scheduled. */
+  private applyEnabled(id: PathId): void {
+    const on = this.isScheduled(id);
+    this.appData.setPathUp(id, this.linkStates.get(id) === 'connected' && on);
+    this._sender?.setPathEnabled(id, on);
   }
 
   /**
    * Overlay (issue 16): move path `id` onto TURN server `server` by an ICE
-   * restart (only where this side is the path's offerer); the sender's
-   * estimator of the path forgets the old route. @returns whether it started.
+   * restart (only where this side is the path's offerer). The restart
+   * (`iceRestart` of the transport, here and on the remote side) holds the
+   * path out of the schedule until the new pair is selected
+   * (src/call/route-handover.ts). @returns whether it started.
    */
   switchRelay(id: PathId, server: RTCIceServer): boolean {
+    return this.transports.get(id)?.switchIceServers?.([server], 'relay') === true;
+  }
+
+  /** The session's RouteHandover, made at the first ICE restart (its module is loaded then). */
+  private routeHandover(): Promise<RouteHandover> {
+    this.handoverLoad ??= import('./route-handover.js').then(({ RouteHandover }) => {
+      const host = this.host;
+      const h = new RouteHandover({
+        enabled: host.opts.relayHandover === 'hold',
+        selectedPair: async (id) => this.transports.get(id)?.selectedPair(),
+        knownPair: (id) => this.selectedPairs.get(id),
+        othersUp: (id) => {
+          for (const [other, link] of this.linkStates) if (other !== id && link === 'connected' && !this.disabled.has(other) && !h.isHeld(other)) return true;
+          return false;
+        },
+        hold: (id) => this.applyEnabled(id),
+        onSwitched: (id, pair) => {
+          this.selectedPairs.set(id, pair);
+          this._sender?.onPathRouteChanged(id);
+          void this.refreshPair(id);
+        },
+        report: (id, info) => {
+          if (info.phase === 'timed-out' && info.local) host.onRelaySwitchFailed?.(id);
+          host.emit(CallEvent.RouteSwitch, id, info, this.remoteId);
+        },
+      });
+      this.handover = h;
+      return h;
+    });
+    return this.handoverLoad;
+  }
+
+  /** This side offers the paths to this participant (and so drives their relays). */
+  get offers(): boolean {
+    return isOfferer(this.host.localId, this.remoteId);
+  }
+
+  /**
+   * A new RTT sample (ms) of path `id`'s selected ICE candidate pair since
+   * the last call (its STUN check responses grew), else undefined. Never rejects.
+   */
+  async freshPairRtt(id: PathId): Promise<number | undefined> {
     const t = this.transports.get(id);
-    if (!t?.switchIceServers?.([server], 'relay')) return false;
-    this._sender?.onPathRouteChanged(id);
-    // The path stays 'connected' through the restart: read the new selected pair once ICE has moved.
-    for (const ms of [500, 1500, 3000, 6000]) {
-      setTimeout(() => {
-        if (!this.closed && this.transports.get(id) === t) void this.refreshPair(id);
-      }, ms);
-    }
-    return true;
+    const pair = t ? await t.selectedPair() : undefined;
+    if (!pair || pair.rttMs === undefined || this.closed) return undefined;
+    const key = `${pair.id}|${pair.local.address}:${pair.local.port}`;
+    const seen = this.rttSeen.get(id);
+    this.rttSeen.set(id, { key, responses: pair.rttResponses });
+    // Without a responses count every read is taken as a sample.
+    if (seen && seen.key === key && pair.rttResponses !== undefined && seen.responses === pair.rttResponses) return undefined;
+    return pair.rttMs;
+  }
+
+  /** Whether an ICE restart of path `id` is under way (a relay switch). */
+  isSwitching(id: PathId): boolean {
+    return this.handover?.isSwitching(id) === true;
   }
 
   isPathEnabled(id: PathId): boolean {
@@ -417,6 +492,7 @@ export class PeerSession {
   close(): void {
     if (this.closed) return;
     this.closed = true;
+    this.handover?.close();
     for (const u of this.senderUnsubscribe) u();
     this.supervisor.close();
     for (const [id, t] of this.transports) {

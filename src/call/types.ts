@@ -16,6 +16,8 @@ import type { PathEvent } from '../sched/path-manager.js';
 import type { SchedulerName } from '../sched/types.js';
 import type { ParsedCandidate } from '../transport/candidates.js';
 import type { PathLifecycleState, PathStatus } from '../transport/path-supervisor.js';
+import type { RouteSwitchInfo } from './route-handover.js';
+import type { RelaySelectionOption } from './relay-selection-config.js';
 import type { SignallingTransport, SignallingTransportFactory } from '../signalling/transport.js';
 
 /** Events of a call (register before connect()). */
@@ -30,6 +32,7 @@ export enum CallEvent {
   RemoteFrame = 'remote-frame',
   Data = 'data',
   SignallingState = 'signalling-state',
+  RouteSwitch = 'route-switch',
   Error = 'error',
   Closed = 'closed',
 }
@@ -78,6 +81,15 @@ export interface CallEventMap {
    * `maxAttempts` failed; a CallError 'signalling-lost' follows).
    */
   [CallEvent.SignallingState]: (state: 'connected' | 'reconnecting' | 'disconnected', info: SignallingStateInfo) => void;
+  /**
+   * An ICE restart moves a path to `participantId` onto another route (a
+   * relay switch, `MultipathCall.switchRelay`, ours or the remote side's):
+   * 'started' (held out of the schedule when another path is up:
+   * `info.held`), then 'switched' (new pair selected: `info.pair`,
+   * `info.elapsedMs`) or 'timed-out' (no new pair within 5 s; the path
+   * is scheduled again anyway). src/call/route-handover.ts.
+   */
+  [CallEvent.RouteSwitch]: (pathId: PathId, info: RouteSwitchInfo, participantId: string) => void;
   [CallEvent.Error]: (err: Error) => void;
   [CallEvent.Closed]: () => void;
 }
@@ -156,6 +168,26 @@ export interface MultipathCallOptions {
    * to another relay by an ICE restart. Give the same list on both sides.
    */
   relays?: RTCIceServer[];
+  /**
+   * What a path does during an ICE restart (a relay switch, either side's):
+   * 'none' (default) keeps sending on it (the old pair carries it until the
+   * browser selects the new one); 'hold' takes it out of the sender's
+   * schedule while another path is up, until the new candidate pair is
+   * selected (at most 5 s), so the other paths carry the frames. 'hold' did
+   * not shorten the freeze around a switch in the browser benchmark
+   * (`npm run bench:relays`; src/call/route-handover.ts says why).
+   */
+  relayHandover?: 'hold' | 'none';
+  /**
+   * Let the call choose each path's relay (needs `relays`): 'ucb' is the
+   * discounted UCB of Zhang & Lei §3.2 over each path's ICE round-trip time,
+   * deciding every second and switching a path at most once per 10 s
+   * (src/call/relay-selection.ts); or an object with `intervalMs`,
+   * `minDwellMs`, `relaysOf` (the relays each path may use) and `ucb`
+   * tuning. The side that offers the paths (the lower participant id)
+   * decides. Default: none (the app calls `switchRelay`).
+   */
+  relaySelection?: RelaySelectionOption;
   /** App-given filter of local candidates per path; overrides `candidates`. */
   candidateFilter?: (candidate: ParsedCandidate, pathId: PathId) => boolean;
   /**

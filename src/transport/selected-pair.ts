@@ -7,7 +7,8 @@
  * 3. else a `candidate-pair` with `nominated: true` and state 'succeeded'.
  * Candidate fields: `address` (older: `ip`, Firefox legacy `ipAddress`),
  * `port` (legacy `portNumber`), `protocol`, `candidateType`. Chrome does not
- * put `network-id` in stats; pass `localNetworkIds` (from the local candidate
+ * put `network-id` in stats; the pair's `currentRoundTripTime` (s) becomes
+ * `rttMs`, its `responsesReceived` `rttResponses`. Pass `localNetworkIds` (from the local candidate
  * lines, see {@link candidateInfoKey}) to fill `networkId`.
  */
 import type { CandidateInfo, SelectedPair } from './types.js';
@@ -69,5 +70,8 @@ export function selectedPairFromStats(stats: Iterable<StatsEntry>, localNetworkI
   const local = toInfo(byId.get(str(pair.localCandidateId) ?? ''), localNetworkIds);
   const remote = toInfo(byId.get(str(pair.remoteCandidateId) ?? ''));
   if (!local || !remote) return undefined;
-  return { local, remote, id: str(pair.id) ?? '' };
+  const out: SelectedPair = { local, remote, id: str(pair.id) ?? '' };
+  if (typeof pair.currentRoundTripTime === 'number' && Number.isFinite(pair.currentRoundTripTime) && pair.currentRoundTripTime >= 0) out.rttMs = pair.currentRoundTripTime * 1000;
+  if (typeof pair.responsesReceived === 'number') out.rttResponses = pair.responsesReceived;
+  return out;
 }

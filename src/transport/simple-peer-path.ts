@@ -142,6 +142,8 @@ export class SimplePeerPath implements PathTransport {
   /** ICE restarts started by {@link switchIceServers}. */
   iceRestarts = 0;
   private overLimitReported = false;
+  /** `a=ice-ufrag` of the last remote description (RFC 8839 §5.4), to tell an ICE restart offer from a renegotiation. */
+  private remoteUfrag: string | undefined;
 
   /** @throws PathTransportError (code from simple-peer, e.g. ERR_WEBRTC_SUPPORT) when no WebRTC exists. */
   constructor(opts: SimplePeerPathOptions) {
@@ -227,11 +229,27 @@ export class SimplePeerPath implements PathTransport {
     }
     this.counters.signalsIn++;
     if (this._state === 'new') this.setState('connecting');
+    const restart = this.isRemoteRestart(data as Record<string, unknown>);
     try {
       this.peer.signal(data);
     } catch (err) {
       this.emitError(PathTransportError.from(err, 'ERR_SIGNALING'));
     }
+    if (restart) this.events.emit('iceRestart', { local: false });
+  }
+
+  /**
+   * True for a remote offer on a connected path whose `a=ice-ufrag` differs
+   * from the previous remote description's: the remote side restarts ICE
+   * (RFC 8445 §9, RFC 8839 §4.4.1.1.1). Remembers the ufrag.
+   */
+  private isRemoteRestart(data: Record<string, unknown>): boolean {
+    if (typeof data.sdp !== 'string') return false;
+    const ufrag = /^a=ice-ufrag:(\S+)/m.exec(data.sdp)?.[1];
+    if (ufrag === undefined) return false;
+    const before = this.remoteUfrag;
+    this.remoteUfrag = ufrag;
+    return data.type === 'offer' && before !== undefined && before !== ufrag && this._state === 'connected';
   }
 
   private checkRemoteSignal(data: unknown): string | undefined {
@@ -389,6 +407,7 @@ export class SimplePeerPath implements PathTransport {
       return false;
     }
     this.iceRestarts++;
+    this.events.emit('iceRestart', { local: true });
     return true;
   }
 

@@ -32,6 +32,10 @@ export interface SelectedPair {
   remote: CandidateInfo;
   /** getStats id of the candidate-pair report. */
   id: string;
+  /** The pair's `currentRoundTripTime` in ms (STUN connectivity / consent checks, W3C webrtc-stats RTCIceCandidatePairStats), when reported. */
+  rttMs?: number;
+  /** The pair's `responsesReceived` (STUN check responses so far): a new RTT sample when it grew. */
+  rttResponses?: number;
 }
 
 /** Error surfaced by a transport; `code` is stable (e.g. simple-peer's 'ERR_ICE_CONNECTION_FAILURE'). */
@@ -59,6 +63,7 @@ export interface PathTransport {
   on(event: 'message', cb: (bytes: Uint8Array) => void): () => void;
   on(event: 'state', cb: (s: PathTransportState) => void): () => void;
   on(event: 'error', cb: (err: PathTransportErrorInfo) => void): () => void;
+  on(event: 'iceRestart', cb: (info: IceRestartInfo) => void): () => void;
   /** Currently selected ICE candidate pair, undefined if not connected or unknown. Never rejects. */
   selectedPair(): Promise<SelectedPair | undefined>;
   /** Close; state becomes 'closed' (idempotent). */
@@ -70,4 +75,17 @@ export interface PathTransportEvents {
   message: (bytes: Uint8Array) => void;
   state: (s: PathTransportState) => void;
   error: (err: PathTransportErrorInfo) => void;
+  /**
+   * An ICE restart of a connected path began (RFC 8445 §9: new ICE
+   * credentials in an offer): this side started it, or the remote offerer's
+   * offer carried a new `ice-ufrag`. The old candidate pair may carry the
+   * path until the new one is selected. Optional: transports without ICE never emit it.
+   */
+  iceRestart: (info: IceRestartInfo) => void;
+}
+
+/** See {@link PathTransportEvents.iceRestart}. */
+export interface IceRestartInfo {
+  /** True when this side started it (its offer), false when the remote offer carried new credentials. */
+  local: boolean;
 }

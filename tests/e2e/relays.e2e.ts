@@ -8,6 +8,8 @@
  * kept flowing on both paths and frames kept being decoded. The freeze
  * around the switch is printed (the issue's 500 ms target is a measurement
  * on a loaded 2-core machine, not an assertion; the test fails only past 2 s).
+ * The second test lets the call choose path 0's relay (relaySelection 'ucb',
+ * src/call/relay-selection.ts) and degrades that relay's link mid-call.
  */
 import { describe, expect, it } from 'vitest';
 import { parseScenario } from '../../sim/net/scenario.js';
@@ -30,7 +32,10 @@ describe('overlay: TURN relays', () => {
       overlay: { callPaths: 2, relaySwitch: { atS: SWITCH_AT_S, pathId: 0, relay: 2 } },
     });
     const why = `${describeCall(report)}; overlay ${JSON.stringify(overlay)}`;
-    console.log(`relay switch: longest frame gap from 1 s before the switch to the end ${overlay?.maxFrameGapAfterSwitchMs} ms (issue 16 target < 500 ms)`);
+    const sw = overlay?.switches?.[0];
+    console.log(
+      `relay switch: longest frame gap within 3 s after the switch ${sw?.gapMs} ms (3 s before it: ${sw?.controlGapMs} ms; issue 16 target < 500 ms; npm run bench:relays for a distribution), from 1 s before the switch to the end ${overlay?.maxFrameGapAfterSwitchMs} ms`,
+    );
     expect(overlay?.switched?.receiver, why).toBe(1); // the receiver page offers every path and drives its relay
     expect(overlay?.switched?.sender, why).toBe(0);
     // Through TURN before and after, on another relayed address after.
@@ -56,6 +61,59 @@ describe('overlay: TURN relays', () => {
       expect(media, `path ${id}: ${why}`).toBeGreaterThan(20);
     }
     expect(overlay?.maxFrameGapAfterSwitchMs, why).toBeLessThan(2000);
+    expect(report.errors, why).toEqual([]);
+  });
+
+  it('relaySelection ucb moves a path onto the faster relay, and starts moving it off once that relay got slow', async () => {
+    // Path 0 may use relays 0 (60 ms one-way) and 2 (10 ms); path 1 only relay 1. Path 0 starts on
+    // relay 0, tries relay 2 (never measured: infinite index, Alg. 4) and stays there (faster). Relay 2's
+    // link gets 250 ms more one-way delay at DEGRADE_AT_S on the emulator's clock; the selector must then
+    // start a switch back to relay 0. That switch does not complete in this harness: every TURN client
+    // behind an emulated link reaches coturn from the emulator's one socket, so coturn refuses a second
+    // allocation on a relay whose first one still lives (RFC 8656 §7.2, 437 Allocation Mismatch); the
+    // call sees its restart time out and keeps relay 2 (relayIndex follows the route).
+    const DEGRADE_AT_S = 26;
+    const link = (k: number, delayMs: number, schedule?: Array<{ atS: number; delayMs: number }>) => ({
+      name: `relay${k}`,
+      up: { rateMbps: 4, delayMs, queue: { ms: 200 }, ...(schedule ? { schedule } : {}) },
+    });
+    const scenario = parseScenario({ name: 'e2e-relay-selection', paths: [link(0, 60), link(1, 15), link(2, 10, [{ atS: DEGRADE_AT_S, delayMs: 260 }])] }, process.cwd());
+    const { report, overlay } = await runCall({
+      out: outDir('relay-selection'),
+      scenario,
+      durationS: 40,
+      overlay: { callPaths: 2, relaySelection: { policy: 'ucb', minDwellMs: 3000, relaysOf: [[0, 2], [1]] } },
+    });
+    const tl = overlay?.relayTimeline ?? [];
+    for (const x of tl)
+      console.log(`t=${x.tS}s link ${x.linkS}s relays ${x.relays.join(',')} path 0: ${x.selector[0]?.map((a) => `relay ${a.relay} n=${a.samples} r=${a.reward.toFixed(1)}`).join('; ')}`);
+    const switches = (report.events as Array<{ peer: string; atMs: number; type: string; detail: unknown[] }>).filter((e) => e.type === 'route-switch' && e.peer === 'receiver' && e.detail[0] === 0);
+    const why = `${describeCall(report)}; relays per second ${JSON.stringify(tl.map((x) => [x.linkS, ...x.relays]))}; path 0 switches ${JSON.stringify(switches.map((e) => [e.atMs, (e.detail[1] as { phase: string }).phase]))}`;
+    const before = tl.filter((x) => x.linkS < DEGRADE_AT_S);
+    console.log(
+      `relay selection: path 0 on relays ${before.map((x) => x.relays[0]).join('')} | degraded | ${tl
+        .filter((x) => x.linkS >= DEGRADE_AT_S)
+        .map((x) => x.relays[0])
+        .join('')}`,
+    );
+    // Onto relay 2 early (a completed switch: the receiver's pair changed), and there at the degradation.
+    expect(
+      switches.some((e) => (e.detail[1] as { phase: string }).phase === 'switched'),
+      why,
+    ).toBe(true);
+    expect(before.at(-1)?.relays[0], why).toBe(2);
+    // A switch off relay 2 starts (relayIndex moves at the switch call) within 12 s of its degradation (an RTT sample every few seconds, the 3 s bail-out, a slot; the machine may be loaded).
+    const degradeIdx = tl.findIndex((x) => x.linkS >= DEGRADE_AT_S);
+    const moved = tl.slice(degradeIdx).find((x) => x.relays[0] !== 2);
+    expect(moved, why).toBeDefined();
+    expect(moved!.linkS - DEGRADE_AT_S, why).toBeLessThan(12);
+    expect(moved!.relays[0], why).toBe(0);
+    // Path 1 has one relay: never moved.
+    expect(
+      tl.every((x) => x.relays[1] === 1),
+      why,
+    ).toBe(true);
+    expect(report.frames.decoded, why).toBeGreaterThan(0);
     expect(report.errors, why).toEqual([]);
   });
 });

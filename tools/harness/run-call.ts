@@ -18,6 +18,7 @@ import { checkPathUsage, pathTraffic } from './path-usage.js';
 import type { SourceInfo } from './clip.js';
 import type { CallReport, PeerSample } from './report.js';
 import { peerView } from './stats-view.js';
+import type { RelaySelectionOption } from '../../src/call/relay-selection-config.js';
 
 export { REPO_ROOT } from './paths.js';
 
@@ -72,8 +73,66 @@ export interface CallRunOptions {
   overlay?: {
     callPaths: number;
     /** At `atS` into the call, move path `pathId` to relay `relay` (MultipathCall.switchRelay on both pages). */
-    relaySwitch?: { atS: number; pathId: number; relay: number };
+    relaySwitch?: RelaySwitchPlan;
+    /** More switches (after `relaySwitch`, if given), each at its own second. */
+    relaySwitches?: RelaySwitchPlan[];
+    /** MultipathCallOptions.relayHandover on both pages (default: the library's, 'none'). */
+    relayHandover?: 'hold' | 'none';
+    /** MultipathCallOptions.relaySelection on both pages (the receiver page offers every path and so decides). */
+    relaySelection?: RelaySelectionOption;
   };
+}
+
+/** One second of an overlay call: each path's relay on the receiver page, the emulator's clock, the selector's view (relaySelection). */
+export interface RelayTimelineEntry {
+  tS: number;
+  /** Seconds since the emulator started (scenario schedules run on this clock). */
+  linkS: number;
+  relays: number[];
+  /** Per path, per relay it may use: Eq. 13 index, smoothed reward (1000 / RTT ms), samples (MultipathCall.relaySelectionState). */
+  selector: Array<Array<{ relay: number; index: number; reward: number; samples: number }>>;
+}
+
+/** One planned relay switch of the harness. */
+export interface RelaySwitchPlan {
+  atS: number;
+  pathId: number;
+  relay: number;
+}
+
+/** Half-width of the windows around a switch in which frame gaps are measured (ms). */
+export const SWITCH_WINDOW_MS = 3000;
+
+/** What one relay switch did to the received video (run-call `overlay.switches`). */
+export interface RelaySwitchResult extends RelaySwitchPlan {
+  /** Sessions that started the switch per page (the offerer drives it). */
+  receiver: number;
+  sender: number;
+  /** Longest gap between decoded frames ending within SWITCH_WINDOW_MS after the switch call (ms). */
+  gapMs: number;
+  /** When that gap ended, ms after the switch call. */
+  gapEndMs: number;
+  /** The same over the SWITCH_WINDOW_MS before it: the machine's own jitter, the control. */
+  controlGapMs: number;
+  /** CallEvent.RouteSwitch outcome on each page: 'switched' / 'timed-out' after elapsedMs, whether the path was held. */
+  routeSender?: { phase: string; elapsedMs: number; held: boolean };
+  routeReceiver?: { phase: string; elapsedMs: number; held: boolean };
+}
+
+/**
+ * Longest gap (ms) between consecutive decode times `at` (sorted) whose later
+ * frame falls in [fromMs, toMs), and when it ended (`endMs`, same clock; NaN when none).
+ */
+export function longestGapEndingIn(at: readonly number[], fromMs: number, toMs: number): { gapMs: number; endMs: number } {
+  let m = 0;
+  let end = Number.NaN;
+  for (let i = 1; i < at.length; i++) {
+    if (at[i] >= fromMs && at[i] < toMs && at[i] - at[i - 1] > m) {
+      m = at[i] - at[i - 1];
+      end = at[i];
+    }
+  }
+  return { gapMs: Math.round(m), endMs: end };
 }
 
 /** A path's selected local candidate as the page reports it (tools/page/main.ts `pairs`). */
@@ -101,6 +160,10 @@ export interface CallRunResult {
     relayBytesAfter?: number[];
     /** Longest gap between decoded frames (ms) from 1 s before the switch to the end of the call (freeze measure of the switch). */
     maxFrameGapAfterSwitchMs?: number;
+    /** Every switch made, with the frame gaps around it. */
+    switches?: RelaySwitchResult[];
+    /** Every second: the relay of each path on the receiver page (the offerer) and the emulator's clock (s since its start: scenario schedules run on it). */
+    relayTimeline?: RelayTimelineEntry[];
   };
 }
 
@@ -188,6 +251,9 @@ export async function runCall(opts: CallRunOptions = {}): Promise<CallRunResult>
     let relayBytesBefore: number[] | undefined;
     let switchEpochMs: number | undefined;
     const decodedAtMs: number[] = [];
+    const plans = [...(opts.overlay?.relaySwitch ? [opts.overlay.relaySwitch] : []), ...(opts.overlay?.relaySwitches ?? [])];
+    const made: Array<RelaySwitchPlan & { receiver: number; sender: number; epochMs: number }> = [];
+    const relayTimeline: RelayTimelineEntry[] = [];
 
     const pages = await startPageServer(opts.contentSecurityPolicy ? { headers: { 'Content-Security-Policy': opts.contentSecurityPolicy } } : {});
     cleanups.push(() => pages.close());
@@ -217,6 +283,8 @@ export async function runCall(opts: CallRunOptions = {}): Promise<CallRunResult>
       if (opts.mtuBytes) q.set('mtuBytes', String(opts.mtuBytes));
       if (opts.playoutMaxMs !== undefined) q.set('playoutMaxMs', String(opts.playoutMaxMs));
       if (turn) q.set('relays', JSON.stringify(relayServers));
+      if (opts.overlay?.relayHandover) q.set('relayHandover', opts.overlay.relayHandover);
+      if (opts.overlay?.relaySelection) q.set('relaySelection', JSON.stringify(opts.overlay.relaySelection));
       return `${base}?${q}`;
     };
     const ctxR = await browser.newContext();
@@ -246,16 +314,28 @@ export async function runCall(opts: CallRunOptions = {}): Promise<CallRunResult>
       if (wait > 0) await new Promise((r) => setTimeout(r, wait));
       const [snd, rcv] = await Promise.all([sample(sender), sample(receiver)]);
       samples.push({ tS: s, sender: snd, receiver: rcv, emulator: relays.map((r) => r.stats()) });
-      const sw = opts.overlay?.relaySwitch;
-      if (sw && !switched && s >= sw.atS) {
-        pairsBefore = await readPairs(receiver);
-        relayBytesBefore = linkBytes();
-        switchEpochMs = Date.now();
+      for (const sw of plans) {
+        if (s !== sw.atS) continue;
+        const epochMs = Date.now();
+        if (!switched) {
+          pairsBefore = await readPairs(receiver);
+          relayBytesBefore = linkBytes();
+          switchEpochMs = epochMs;
+        }
         const call = (pg: Page) => pg.evaluate(([p, r]) => (window as unknown as { __peer: { switchRelay(p: number, r: number): number } }).__peer.switchRelay(p, r), [sw.pathId, sw.relay] as const);
-        switched = { atS: s, receiver: await call(receiver), sender: await call(sender) };
-        log(`t=${s}s relay switch: path ${sw.pathId} -> relay ${sw.relay} (sessions switched: receiver ${switched.receiver}, sender ${switched.sender})`);
+        const done = { ...sw, receiver: await call(receiver), sender: await call(sender), epochMs };
+        made.push(done);
+        switched ??= { atS: s, receiver: done.receiver, sender: done.sender };
+        log(`t=${s}s relay switch: path ${sw.pathId} -> relay ${sw.relay} (sessions switched: receiver ${done.receiver}, sender ${done.sender})`);
       }
-      if (opts.overlay) for (const f of rcv.frames) decodedAtMs.push(f.atMs);
+      if (opts.overlay) {
+        for (const f of rcv.frames) decodedAtMs.push(f.atMs);
+        const [rl, st] = await receiver.evaluate(() => {
+          const p = (window as unknown as { __peer: { relays(): number[]; relayState(): unknown } }).__peer;
+          return [p.relays(), p.relayState()] as const;
+        });
+        relayTimeline.push({ tS: s, linkS: Math.round(performance.now() - emulator.epochMs) / 1000, relays: rl, selector: st as RelayTimelineEntry['selector'] });
+      }
       const last = rcv.frames.length;
       log(`t=${s}s decoded ${last} frames this second`);
     }
@@ -270,6 +350,7 @@ export async function runCall(opts: CallRunOptions = {}): Promise<CallRunResult>
       for (let i = 1; i < at.length; i++) maxFrameGapAfterSwitchMs = Math.max(maxFrameGapAfterSwitchMs, Math.round(at[i] - at[i - 1]));
       if (at.length < 2) maxFrameGapAfterSwitchMs = Number.POSITIVE_INFINITY;
     }
+    const sortedAt = [...decodedAtMs].sort((a, b) => a - b);
     await drainCall(sender, receiver, samples[samples.length - 1]);
     const extra = await Promise.all(
       [sender, receiver].map((p) =>
@@ -279,6 +360,26 @@ export async function runCall(opts: CallRunOptions = {}): Promise<CallRunResult>
         }),
       ),
     );
+    // Each switch's outcome on each page: the first RouteSwitch 'switched' / 'timed-out' event after the switch call.
+    const routeOutcome = (events: unknown[], m: { pathId: number; epochMs: number }) => {
+      for (const e of events as Array<{ atMs: number; type: string; detail: unknown[] }>) {
+        if (e.type !== 'route-switch' || e.atMs < m.epochMs - 50 || e.detail[0] !== m.pathId) continue;
+        const info = e.detail[1] as { phase: string; elapsedMs: number; held: boolean };
+        if (info.phase !== 'started') return { phase: info.phase, elapsedMs: info.elapsedMs, held: info.held };
+      }
+      return undefined;
+    };
+    const switches: RelaySwitchResult[] = made.map((m) => ({
+      atS: m.atS,
+      pathId: m.pathId,
+      relay: m.relay,
+      receiver: m.receiver,
+      sender: m.sender,
+      ...(({ gapMs, endMs }) => ({ gapMs, gapEndMs: Math.round(endMs - m.epochMs) }))(longestGapEndingIn(sortedAt, m.epochMs, m.epochMs + SWITCH_WINDOW_MS)),
+      controlGapMs: longestGapEndingIn(sortedAt, m.epochMs - SWITCH_WINDOW_MS, m.epochMs).gapMs,
+      routeSender: routeOutcome(extra[0].events, m),
+      routeReceiver: routeOutcome(extra[1].events, m),
+    }));
     const report = buildReport({
       durationS,
       codec,
@@ -308,7 +409,14 @@ export async function runCall(opts: CallRunOptions = {}): Promise<CallRunResult>
       report,
       outDir,
       ...(turn
-        ? { overlay: { relayPorts: turn.relays.map((r) => r.port), ...(switched ? { switched, pairsBefore, relayBytesBefore, relayBytesAfter, maxFrameGapAfterSwitchMs } : {}), pairsAfter } }
+        ? {
+            overlay: {
+              relayPorts: turn.relays.map((r) => r.port),
+              ...(switched ? { switched, pairsBefore, relayBytesBefore, relayBytesAfter, maxFrameGapAfterSwitchMs, switches } : {}),
+              pairsAfter,
+              relayTimeline,
+            },
+          }
         : {}),
     };
   } finally {

@@ -52,6 +52,8 @@ const call = new MultipathCall({
   playout: q.has('playoutMaxMs') ? { maxDelayMs: Number(q.get('playoutMaxMs')) } : undefined,
   // Overlay (issue 16): the harness's coturn relays, as JSON RTCIceServer[].
   relays: q.has('relays') ? (JSON.parse(q.get('relays') as string) as RTCIceServer[]) : undefined,
+  relayHandover: q.get('relayHandover') === 'hold' ? 'hold' : undefined,
+  relaySelection: q.has('relaySelection') ? JSON.parse(q.get('relaySelection') as string) : undefined,
   clock,
 });
 
@@ -64,7 +66,16 @@ call.on(CallEvent.RemoteFrame, (info) => {
 call.on(CallEvent.Error, (e) => {
   if (errors.length < 200) errors.push(String(e.message ?? e));
 });
-for (const ev of [CallEvent.PathState, CallEvent.PathEvent, CallEvent.SamePair, CallEvent.Connected, CallEvent.ParticipantJoined, CallEvent.ParticipantLeft, CallEvent.RemoteTrack] as const) {
+for (const ev of [
+  CallEvent.PathState,
+  CallEvent.PathEvent,
+  CallEvent.SamePair,
+  CallEvent.Connected,
+  CallEvent.ParticipantJoined,
+  CallEvent.ParticipantLeft,
+  CallEvent.RemoteTrack,
+  CallEvent.RouteSwitch,
+] as const) {
   call.on(ev, ((...args: unknown[]) => {
     // A MediaStreamTrack does not cross page.evaluate: record its kind.
     const detail = ev === CallEvent.RemoteTrack ? [(args[0] as MediaStreamTrack).kind, args[1]] : args;
@@ -104,6 +115,10 @@ call.on(CallEvent.Data, (data, info) => {
   close: () => call.close(),
   /** Overlay: move a path onto another relay (MultipathCall.switchRelay); returns the sessions switched. */
   switchRelay: (pathId: number, relay: number) => call.switchRelay(pathId, relay),
+  /** Overlay: the relay each path runs through (MultipathCall.relayIndex). */
+  relays: () => Array.from({ length: Number(q.get('paths') ?? 2) }, (_, p) => call.relayIndex(p)),
+  /** Overlay: the relay selector's view of each path (MultipathCall.relaySelectionState). */
+  relayState: () => Array.from({ length: Number(q.get('paths') ?? 2) }, (_, p) => call.relaySelectionState(p)),
   /** Overlay: each path's selected local candidate (type relay = through a TURN server) and its ICE restarts. */
   pairs: () => {
     const r = call.getStats();

@@ -21,6 +21,10 @@ export class FakePath implements SignalledPath {
   private readonly key: string;
   /** Datagrams sent (counted for the path toggle). */
   sent = 0;
+  /** Local port of the selected pair selectedPair() reports once connected (the route); a test changes it to end a relay switch. */
+  routePort: number;
+  /** ICE servers of the last switchIceServers (the relay switch tests). */
+  iceServers: RTCIceServer[] | undefined;
 
   constructor(
     readonly pathId: PathId,
@@ -30,6 +34,7 @@ export class FakePath implements SignalledPath {
     remote: string,
   ) {
     this.key = `k${nextKey++}`;
+    this.routePort = 1000 + pathId;
     if (initiator) {
       registry.set(this.key, this);
       offers.push(`${local}>${remote}`);
@@ -48,6 +53,16 @@ export class FakePath implements SignalledPath {
       this.onSignal({ type: 'answer', key: d.key });
       this.setState('connected');
     } else if (d.type === 'answer' && d.key === this.key) this.setState('connected');
+    else if (d.type === 'restart' && this.state === 'connected') this.events.emit('iceRestart', { local: false });
+  }
+
+  /** As SimplePeerPath: only the offerer restarts; the answerer hears of it through a signal. */
+  switchIceServers(iceServers: RTCIceServer[]): boolean {
+    if (!registry.has(this.key) || this.state !== 'connected') return false;
+    this.iceServers = iceServers;
+    this.events.emit('iceRestart', { local: true });
+    queueMicrotask(() => this.onSignal({ type: 'restart', key: this.key }));
+    return true;
   }
 
   private setState(s: PathTransportState): void {
@@ -71,12 +86,14 @@ export class FakePath implements SignalledPath {
     return 0;
   }
 
-  on(event: 'message' | 'state' | 'error', cb: (x: never) => void): () => void {
+  on(event: 'message' | 'state' | 'error' | 'iceRestart', cb: (x: never) => void): () => void {
     return this.events.on(event, cb as never);
   }
 
   async selectedPair(): Promise<SelectedPair | undefined> {
-    return undefined;
+    if (this.state !== 'connected') return undefined;
+    const c = { address: '127.0.0.1', port: this.routePort, protocol: 'udp', type: 'relay' };
+    return { id: `pair-${this.pathId}`, local: c, remote: c };
   }
 
   close(): void {

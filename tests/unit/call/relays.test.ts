@@ -1,6 +1,13 @@
-/** MultipathCallOptions.relays and MultipathCall.switchRelay argument handling (issue 16); the switch itself runs in tests/e2e/relays.e2e.ts. */
-import { describe, expect, it } from 'vitest';
-import { CallError, MultipathCall } from '../../../src/call/multipath-call.js';
+/**
+ * MultipathCallOptions.relays and MultipathCall.switchRelay (issue 16): argument handling, and the
+ * RouteSwitch phases on both sides over in-memory paths; the switch over real TURN relays runs in tests/e2e/relays.e2e.ts.
+ */
+import { afterEach, describe, expect, it } from 'vitest';
+import { WebSocket } from 'ws';
+import { CallError, CallEvent, MultipathCall } from '../../../src/call/multipath-call.js';
+import type { RouteSwitchInfo } from '../../../src/call/route-handover.js';
+import { startSignallingServer, type SignallingServer } from '../../../src/signalling/node.js';
+import { FakePath, offers, registry, until } from './fake-path.js';
 
 const relays = [
   { urls: 'turn:127.0.0.1:3478', username: 'u', credential: 'c' },
@@ -32,4 +39,65 @@ describe('MultipathCall relays', () => {
     expect(() => call.switchRelay(0, 0)).toThrow(CallError);
     call.close();
   });
+});
+
+describe('MultipathCall relay switch over in-memory paths', () => {
+  let server: SignallingServer | undefined;
+  const calls: MultipathCall[] = [];
+  afterEach(async () => {
+    for (const c of calls.splice(0)) c.close();
+    await server?.close();
+    registry.clear();
+    offers.length = 0;
+  });
+
+  it('the offerer restarts the path on the new relay; both sides report started, then switched once the pair changed', async () => {
+    server = await startSignallingServer();
+    const paths = new Map<string, FakePath[]>();
+    const mk = (peerId: string) => {
+      const c = new MultipathCall(
+        { signallingUrl: server!.url, room: 'relays', peerId, paths: 2, candidates: 'all', relays },
+        {
+          WebSocket,
+          createPath: ({ pathId, initiator, remoteId, onSignal }) => {
+            const p = new FakePath(pathId, onSignal, initiator, peerId, remoteId);
+            paths.set(peerId, [...(paths.get(peerId) ?? []), p]);
+            return p;
+          },
+        },
+      );
+      calls.push(c);
+      const log: string[] = [];
+      c.on(CallEvent.RouteSwitch, (id: number, info: RouteSwitchInfo, who: string) => log.push(`${id} ${info.phase} ${info.local ? 'local' : 'remote'} ${who}`));
+      return { c, log };
+    };
+    const a = mk('a');
+    const b = mk('b');
+    await Promise.all([a.c.connect(), b.c.connect()]);
+    await until(() => a.c.participants[0]?.connected === true && b.c.participants[0]?.connected === true, 'connected');
+    await until(() => (paths.get('a') ?? []).every((p) => p.state === 'connected') && (paths.get('a') ?? []).length === 2, 'both paths');
+    // Let the sessions read the pairs they start on.
+    await new Promise((r) => setTimeout(r, 50));
+    expect(b.c.switchRelay(1, 0)).toBe(0); // b answers every path: it only records the choice
+    expect(a.c.switchRelay(1, 0)).toBe(1);
+    const p1 = (paths.get('a') ?? []).find((p) => p.pathId === 1)!;
+    expect(p1.iceServers).toEqual([relays[0]]);
+    await until(() => b.log.length === 1, 'remote restart seen');
+    expect(a.log).toEqual(['1 started local b']);
+    expect(b.log).toEqual(['1 started remote a']);
+    // Still the old pair: no switch yet.
+    await new Promise((r) => setTimeout(r, 250));
+    expect(a.log.length).toBe(1);
+    for (const p of [...(paths.get('a') ?? []), ...(paths.get('b') ?? [])]) if (p.pathId === 1) p.routePort = 3001;
+    await until(() => a.log.length === 2 && b.log.length === 2, 'switched');
+    expect(a.log[1]).toBe('1 switched local b');
+    expect(b.log[1]).toBe('1 switched remote a');
+    expect(a.c.relayIndex(1)).toBe(0);
+    // A restart that selects no new pair (the relay refused us) times out after 5 s: the path is still on its old relay.
+    expect(a.c.switchRelay(0, 1)).toBe(1);
+    expect(a.c.relayIndex(0)).toBe(1);
+    await until(() => a.log.length === 4, 'timed out', 7000);
+    expect(a.log.slice(2)).toEqual(['0 started local b', '0 timed-out local b']);
+    expect(a.c.relayIndex(0)).toBe(0);
+  }, 15_000);
 });

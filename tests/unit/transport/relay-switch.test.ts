@@ -25,8 +25,13 @@ class Peer implements SimplePeerInstance {
       restartIce: () => this.restarts++,
     };
   }
-  on(): this {
+  readonly handlers = new Map<string, Array<(...a: unknown[]) => void>>();
+  on(event: string, cb: (...a: unknown[]) => void): this {
+    this.handlers.set(event, [...(this.handlers.get(event) ?? []), cb]);
     return this;
+  }
+  emit(event: string, ...args: unknown[]): void {
+    for (const cb of this.handlers.get(event) ?? []) cb(...args);
   }
   signal(): void {}
   destroy(): void {
@@ -70,5 +75,29 @@ describe('SimplePeerPath relay switch', () => {
     expect(bad.switchIceServers([turn(1)])).toBe(false);
     expect(errors).toEqual(['ERR_ICE_RESTART']);
     expect(Peer.last.restarts).toBe(0);
+  });
+
+  it('reports an ICE restart: its own switch, and a remote offer with a new ice-ufrag on a connected path', () => {
+    const off = new SimplePeerPath({ pathId: 0, initiator: true, onSignal: () => undefined, Peer, iceServers: [turn(0)], iceTransportPolicy: 'relay' });
+    const offSeen: boolean[] = [];
+    off.on('iceRestart', (i) => offSeen.push(i.local));
+    Peer.last.emit('connect');
+    off.switchIceServers([turn(1)], 'relay');
+    expect(offSeen).toEqual([true]);
+
+    const ans = new SimplePeerPath({ pathId: 0, initiator: false, onSignal: () => undefined, Peer });
+    const seen: boolean[] = [];
+    ans.on('iceRestart', (i) => seen.push(i.local));
+    const offer = (ufrag: string) => ({ type: 'offer', sdp: `v=0\r\na=ice-ufrag:${ufrag}\r\na=ice-pwd:x\r\n` });
+    ans.signal(offer('aaaa'));
+    Peer.last.emit('connect');
+    expect(seen).toEqual([]);
+    ans.signal(offer('aaaa')); // a renegotiation with the same credentials
+    expect(seen).toEqual([]);
+    ans.signal({ candidate: { candidate: 'candidate:1 1 udp 1 127.0.0.1 9 typ host' } });
+    ans.signal(offer('bbbb'));
+    expect(seen).toEqual([false]);
+    ans.signal({ type: 'answer', sdp: 'v=0\r\na=ice-ufrag:cccc\r\n' }); // not an offer
+    expect(seen).toEqual([false]);
   });
 });
