@@ -172,6 +172,19 @@ export interface ConvergeConfig {
    * (carriers, 2 seeds: 1.26 -> 0.92 s; failover 0.09 -> 0 s). Default false.
    */
   encoderExcludesDisabled: boolean;
+  /**
+   * OUR EXTENSION of Converge §4.2 Eq. 3: a disabled up path is enabled at
+   * once (without Eq. 3's checks and hold) when its completion time
+   * (Algorithm 1's cpt, with its sender queue and network backlog counted)
+   * beats every enabled path's by more than the frame construction delay
+   * (the newest FCD, floored at `reenableMinFcdMs`): the enabled paths then
+   * deliver the frame later than the disabled one would, so keeping it
+   * disabled costs more than the lateness Eq. 2 saw. Cellular suite wc:8_2
+   * at 51 s: QoE feedback disabled the cellular path (cpt ~50 ms) while the
+   * WiFi path it left alone collapsed (cpt 150 -> 1,000 ms); frames and
+   * retransmissions went into WiFi for ~350 ms. Default false.
+   */
+  fastReenable: boolean;
 }
 
 /** Counters of {@link ConvergeScheduler} (monotonic since construction). */
@@ -190,6 +203,8 @@ export interface ConvergeStats {
   pathsEnabled: number;
   /** A disabled path enabled without Eq. 3 because no enabled path was up. */
   forcedEnables: number;
+  /** A disabled path enabled without Eq. 3 because its completion time beat every enabled path's ({@link ConvergeConfig.fastReenable}). */
+  fastReenables: number;
   /** Path snapshots skipped (invalid id, duplicate id). */
   invalidPathStates: number;
   /** Packets the best-path floor moved from a path that would miss the frame deadline to the best path. */
