@@ -95,6 +95,12 @@ export interface SimOptions {
    * `soak` scenario. Measurement only: results do not depend on it. Default off.
    */
   heapSampleS?: number;
+  /**
+   * Attribute each freeze of stream 0 to a cause (sim/freeze-explain.ts) into
+   * `SimResult.freezeCauses`. Measurement only: results do not depend on it.
+   * Default off (it decodes every datagram and keeps per-frame records).
+   */
+  explainFreezes?: boolean;
 }
 
 /** A path of a simulated call: the call report's path fields (no ICE addresses), plus link facts. */
@@ -205,6 +211,8 @@ export interface SimResult extends CallQoe {
   heap?: { gc: boolean; samples: Array<{ atS: number; usedBytes: number }> };
   /** The audio stream (SimOptions.audio), undefined without audio. */
   audio?: SimAudioResult;
+  /** Stream 0's freezes explained (SimOptions.explainFreezes; sim/freeze-explain.ts). */
+  freezeCauses?: import('./freeze-explain.js').FreezeCause[];
   /** Overlay scenarios: routes taken per slot, best routes in hindsight, switches (sim/overlay.ts). */
   overlay?: import('./overlay.js').OverlayResult;
   /** The per-path estimator of our sender (SimOptions.estimator), when one was given. */

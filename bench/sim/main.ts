@@ -1,6 +1,6 @@
 /**
  * `npm run bench -- --scenario FILE.json|NAME [--compare LIST] [--fec LIST] [--streams 1-3]
- *                   [--seeds N] [--duration S] [--variants N] [--half tune|check] [--degradation PREF] [--datachannel sctp|ideal] [--clock-skew MS] [--playout K=V,...] [--temporal-layers 1-3] [--converge K=V,...] [--sender K=V,...] [--audio on|off] [--jobs N] [--out DIR]`
+ *                   [--seeds N] [--duration S] [--variants N] [--half tune|check] [--degradation PREF] [--datachannel sctp|ideal] [--clock-skew MS] [--playout K=V,...] [--temporal-layers 1-3] [--converge K=V,...] [--sender K=V,...] [--audio on|off] [--explain-freezes] [--jobs N] [--out DIR]`
  *
  * Runs the simulator (sim/simulator.ts) for every scenario variant x
  * configuration x FEC policy x seed and writes:
@@ -39,6 +39,10 @@
  * `maxDelayMs=0` = decode at once; default the engine's).
  * `--audio on|off` (default on): an audio source beside the video (SimOptions.audio;
  * 20 ms frames of 70-110 bytes); summary.md gets an audio table, results.json `audio`.
+ * `--explain-freezes`: attribute every freeze of stream 0 to a cause
+ * (sim/freeze-explain.ts, SimOptions.explainFreezes): results.json gets
+ * `freezeCauses` per run, summary.md a "Freeze causes" table per
+ * configuration and the longest freezes of each multipath configuration.
  * `soak` samples the heap every 60 simulated seconds (SimOptions.heapSampleS)
  * and compares converge only by default.
  * Default DIR: out/bench/<scenario>. Runs in parallel worker threads (`--jobs`,
@@ -70,7 +74,7 @@ const DEGRADATION_PREFERENCES: readonly DegradationPreference[] = ['maintain-fra
 const PLAYOUT_KEYS = ['minDelayMs', 'maxDelayMs', 'maxChangeMsPerS', 'offsetWindowMs', 'nackHoldMs', 'renderDelayMs'] as const;
 const SENDER_KEYS = ['dropQueueFrames', 'maxConsecutiveDrops', 'upperLayerDropFactor', 'cwndPushback', 'pathHysteresis', 'fastFailover', 'outageRestore', 'fecCode'];
 
-const USAGE = `usage: npm run bench -- --scenario FILE.json|NAME [--compare LIST] [--fec LIST] [--streams 1-3] [--seeds N] [--duration S] [--variants N] [--half tune|check] [--degradation PREF] [--datachannel sctp|ideal] [--clock-skew MS] [--playout K=V,...] [--temporal-layers 1-3] [--converge K=V,...] [--sender K=V,...] [--audio on|off] [--jobs N] [--out DIR]
+const USAGE = `usage: npm run bench -- --scenario FILE.json|NAME [--compare LIST] [--fec LIST] [--streams 1-3] [--seeds N] [--duration S] [--variants N] [--half tune|check] [--degradation PREF] [--datachannel sctp|ideal] [--clock-skew MS] [--playout K=V,...] [--temporal-layers 1-3] [--converge K=V,...] [--sender K=V,...] [--audio on|off] [--explain-freezes] [--jobs N] [--out DIR]
   --compare entries: ${compareEntriesHelp()}, converge-nofb, ${estimatorEntries().join('|')} (that estimator with its paper's scheduler: fractal = mrtp + fractal), SCHED+EST (e.g. converge+fractal) (bench/compare.ts)`;
 
 const OPTIONS = {
@@ -90,6 +94,7 @@ const OPTIONS = {
   converge: { type: 'string' },
   sender: { type: 'string' },
   audio: { type: 'string' },
+  'explain-freezes': { type: 'boolean' },
   jobs: { type: 'string' },
   out: { type: 'string' },
 } as const;
@@ -111,6 +116,7 @@ interface Args {
   sender?: SimOptions['sender'];
   playout?: PlayoutOptions;
   audio: boolean;
+  explainFreezes: boolean;
   jobs: number;
   out?: string;
 }
@@ -167,6 +173,7 @@ function parseOptions(v: CliValues<typeof OPTIONS>): Args {
     sender,
     playout: parseOverrides(v.playout, '--playout', [...PLAYOUT_KEYS]) as PlayoutOptions | undefined,
     audio: (choiceOption('audio', v.audio, ['on', 'off'] as const) ?? 'on') === 'on',
+    explainFreezes: v['explain-freezes'] === true,
     jobs: int('jobs', availableParallelism(), 1, 64),
     out: v.out,
   };
@@ -256,6 +263,7 @@ async function main(values: CliValues<typeof OPTIONS>): Promise<number> {
             ...(a.playout ? { playout: a.playout } : {}),
             ...(a.scenario === 'soak' ? { heapSampleS: SOAK.heapSampleS } : {}),
             audio: a.audio,
+            ...(a.explainFreezes ? { explainFreezes: true } : {}),
             label,
           });
           meta.push({ variant: v.label, config: label, loss: v.loss, half: v.half });
