@@ -37,8 +37,8 @@ import type { DecodedFrame } from './metrics.js';
 const BIN_US = 10_000;
 /** Interval of the sender-state samples (µs). */
 const STATE_US = 100_000;
-/** Capacity of the freeze window not used by us (bps) for another path to count as usable. */
-const USABLE_SPARE_BPS = 1_000_000;
+/** Capacity of the freeze window not used by us (bps) for another path to count as usable: at least this, and half the encoder target. */
+const USABLE_SPARE_BPS = 300_000;
 
 /** A copy of a packet sent on another path within this time of the first (µs) is a probe copy, not a retransmission. */
 const PROBE_COPY_US = 20_000;
@@ -83,11 +83,13 @@ export interface FreezeCause {
   /** Stuck frame: capture -> its last first transmission on `path` (ms), and that -> the last arrival on `path` (ms; -1 when a packet was lost there). */
   senderMs: number;
   networkMs: number;
+  /** Stuck frame, packets lost on `path`: the longest time from a first transmission to its first retransmission (ms; the NACK round: reorder wait + NACK trip + queue), -1 when none was retransmitted. */
+  resendMs: number;
   /** Packets of the stuck frame whose first transmission on `path` never arrived (recovered later or not). */
   lost: number;
   /** The stuck frame's last packet to arrive was a retransmission. */
   retransmitted: boolean;
-  /** Another path (not `path`) was up in the sender's view with >= 1 Mbps of capacity we did not use during the freeze. */
+  /** Another path (not `path`) was up in the sender's view with capacity we did not use during the freeze of at least max(300 kbps, half the encoder target). */
   otherPathUsable: boolean;
   /** Per path over the freeze window: link capacity and our send rate (Mbps), the sender's view at the freeze start. */
   paths: Array<{ id: number; capacityMbps: number; sentMbps: number; up: boolean; enabled: boolean }>;
@@ -182,7 +184,7 @@ export class FreezeRecorder {
       const endUs = b.decodedUs;
       const stuckId = a.frameId + 1;
       const stuck = this.frames.get(stuckId);
-      const { path, lost, firstSendMs, senderMs, networkMs, rtx } = culprit(stuck);
+      const { path, lost, firstSendMs, senderMs, networkMs, resendMs, rtx } = culprit(stuck);
       let cause: FreezeCause['cause'];
       if (stuck === undefined || stuck.captureUs > a.captureUs + Math.max(100_000, (fz.ms * 1000) / 2)) cause = 'no-frames';
       else if (!decodedIds.has(stuckId)) cause = b.frameId > stuckId && this.frames.get(b.frameId)?.keyFrame === true ? 'keyframe-wait' : 'skipped';
@@ -197,7 +199,8 @@ export class FreezeRecorder {
         up: state?.paths[i]?.up ?? false,
         enabled: state?.paths[i]?.enabled ?? false,
       }));
-      const usable = paths.some((p) => p.id !== path && p.up && (p.capacityMbps - p.sentMbps) * 1e6 >= USABLE_SPARE_BPS);
+      const spareBps = Math.max(USABLE_SPARE_BPS, (state?.targetBps ?? 0) / 2);
+      const usable = paths.some((p) => p.id !== path && p.up && (p.capacityMbps - p.sentMbps) * 1e6 >= spareBps);
       out.push({
         atS: Math.round(fz.atUs / 1000) / 1000,
         ms: Math.round(fz.ms),
@@ -208,6 +211,7 @@ export class FreezeRecorder {
         firstSendMs,
         senderMs,
         networkMs,
+        resendMs,
         lost,
         retransmitted: rtx,
         otherPathUsable: usable,
@@ -263,8 +267,8 @@ function media(bytes: Uint8Array) {
  * frame's times on that path: capture -> first and last first transmission,
  * and last first transmission -> last arrival (-1 when a packet was lost).
  */
-function culprit(f: FrameTrace | undefined): { path: number; lost: number; firstSendMs: number; senderMs: number; networkMs: number; rtx: boolean } {
-  const none = { path: -1, lost: 0, firstSendMs: 0, senderMs: 0, networkMs: 0, rtx: false };
+function culprit(f: FrameTrace | undefined): { path: number; lost: number; firstSendMs: number; senderMs: number; networkMs: number; resendMs: number; rtx: boolean } {
+  const none = { path: -1, lost: 0, firstSendMs: 0, senderMs: 0, networkMs: 0, resendMs: -1, rtx: false };
   if (f === undefined || f.seqs.size === 0) return none;
   const lostOn = new Map<PathId, number>();
   let lastArr: SeqTrace | undefined;
@@ -286,10 +290,12 @@ function culprit(f: FrameTrace | undefined): { path: number; lost: number; first
   let first = Infinity;
   let last = -Infinity;
   let arrived = -Infinity;
+  let resend = -1;
   for (const q of f.seqs.values()) {
     if (q.path === path) {
       first = Math.min(first, q.sentUs);
       last = Math.max(last, q.sentUs);
+      if ((q.arrivedUs < 0 || q.arrivedAfterResend) && q.resendUs >= 0) resend = Math.max(resend, q.resendUs - q.sentUs);
     }
     if (q.arrivedPath === path && q.arrivedUs > arrived) arrived = q.arrivedUs;
   }
@@ -300,6 +306,7 @@ function culprit(f: FrameTrace | undefined): { path: number; lost: number; first
     firstSendMs: ms(first),
     senderMs: ms(last),
     networkMs: lost > 0 || !Number.isFinite(arrived) || !Number.isFinite(last) ? -1 : Math.round((arrived - last) / 1000),
+    resendMs: resend < 0 ? -1 : Math.round(resend / 1000),
     rtx: lastArr?.arrivedAfterResend === true,
   };
 }

@@ -64,6 +64,7 @@ describe('FreezeRecorder (sim/freeze-explain.ts)', () => {
     expect(c.frameId).toBe(10);
     expect(c.lost).toBe(1);
     expect(c.retransmitted).toBe(true);
+    expect(c.resendMs).toBe(319); // sent at 331 ms, resent at 650 ms
     expect(c.otherPathUsable).toBe(true); // path 1: 20 Mbps, nothing sent on it during the freeze
     expect(c.targetMbps).toBe(2);
     expect(causeLabel(c, ['wifi', 'cellular'])).toBe('late:loss:wifi+rtx');
@@ -144,7 +145,7 @@ describe('FreezeRecorder (sim/freeze-explain.ts)', () => {
       result: { seed: 1, scheduler: 'converge', paths: [{ name: 'a' }, { name: 'b' }], freezeCauses: causes } as unknown as SimResult,
     });
     const md = renderFreezeCauses([entry('converge'), entry('converge')]).join('\n');
-    expect(md).toContain('| converge | late:network | 2 | 0.53 | 100 | 2 |');
+    expect(md).toContain('| converge | late:network | 2 | 0.53 | 100 | 2 | - |');
     expect(md).toContain('late:network:a');
     expect(renderFreezeCauses([{ ...entry('x'), result: { seed: 1 } as unknown as SimResult }])).toEqual([]);
   });
