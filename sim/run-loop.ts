@@ -255,6 +255,7 @@ export function runLoop(opts: SimOptions, settings: RunSettings): SimRun {
     const rx = new ReceiverEngine({
       clock: rxClock,
       ...(opts.playout ? { playout: opts.playout } : {}),
+      ...(opts.nack ? { nack: opts.nack } : {}),
       ...(opts.receiverDefaultRttMs !== undefined ? { defaultRttMs: opts.receiverDefaultRttMs } : {}),
     });
     const enc = new EncoderModel(opts.encoder ?? {}, sender.targetBitrateBps(), new Rng((seed * 104729 + 17 * s + 3) >>> 0));

@@ -63,6 +63,8 @@ export interface SimOptions {
    * estimate, as in a real call; `clock` in the result reports the estimate.
    */
   clockSkewMs?: number;
+  /** Receiver NACK timing (ReceiverEngine `nack`: reorderWindowMs, maxReorderWindowMs); default the engine's. For experiments. */
+  nack?: import('../src/engine/receiver-config.js').ReceiverEngineConfig['nack'];
   /** Receiver RTT assumption (ms) passed as ReceiverEngine `defaultRttMs` (engine default 100); for experiments. */
   receiverDefaultRttMs?: number;
   /** SenderEngine options over the simulator's (frame dropping, temporal-layer dropping, fault handling); for experiments. */
