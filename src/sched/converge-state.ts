@@ -33,8 +33,8 @@ export const DEFAULT_CONVERGE_CONFIG: Readonly<ConvergeConfig> = Object.freeze({
   delayBudgetMs: 200,
   delayBudgetMargin: 0.8,
   inflightSlackMs: 50,
-  encoderExcludesDisabled: false,
-  fastReenable: false,
+  encoderExcludesDisabled: true,
+  fastReenable: true,
 });
 
 /**

@@ -162,14 +162,14 @@ export interface ConvergeConfig {
    */
   inflightSlackMs: number;
   /**
-   * OUR EXTENSION, experimental: leave a path Converge has disabled (P_i = 0,
-   * probe copies only) out of the encoder target: {@link Scheduler.encoderRateFraction}
+   * OUR EXTENSION: leave a path Converge has disabled (P_i = 0, probe copies
+   * only) out of the encoder target: {@link Scheduler.encoderRateFraction}
    * is scaled by the enabled paths' share of sum(S) over the up paths (the
-   * sender sums S over every up path). Off by default: on the cellular suite
-   * (1 seed, audio on) it moved the tune half 8.4 -> 8.9 s frozen and the
-   * check half 14.1 -> 13.3 s; 2 seeds: tune 10.0 -> 9.4 s, check 14.8 ->
-   * 14.6 s, pairs within +0.5 s unchanged, all within the suite's noise
-   * (carriers, 2 seeds: 1.26 -> 0.92 s; failover 0.09 -> 0 s). Default false.
+   * sender sums S over every up path). Cellular suite, 3 seeds, audio on:
+   * tune half 10.00 -> 9.63 s frozen, check half 14.73 -> 13.75 s, pairs
+   * within +0.5 s unchanged (1 seed it had lost 0.5 s on the tune half; 2
+   * seeds: tune 10.0 -> 9.4, check 14.8 -> 14.6). With {@link fastReenable}:
+   * tune 8.80 s, check 13.09 s. Default true.
    */
   encoderExcludesDisabled: boolean;
   /**
@@ -182,7 +182,10 @@ export interface ConvergeConfig {
    * disabled costs more than the lateness Eq. 2 saw. Cellular suite wc:8_2
    * at 51 s: QoE feedback disabled the cellular path (cpt ~50 ms) while the
    * WiFi path it left alone collapsed (cpt 150 -> 1,000 ms); frames and
-   * retransmissions went into WiFi for ~350 ms. Default false.
+   * retransmissions went into WiFi for ~350 ms. Cellular suite, 3 seeds,
+   * audio on: tune half 10.00 -> 9.28 s frozen, check half 14.73 -> 13.40 s,
+   * no pair worse by more than 0.07 s (with {@link encoderExcludesDisabled}:
+   * 8.80 / 13.09 s). Default true.
    */
   fastReenable: boolean;
 }

@@ -235,15 +235,15 @@ describe('Converge Eq. 2 QoE feedback (alpha)', () => {
   });
 
   it('encoderExcludesDisabled: a disabled path carries no media, so its S_i leaves the encoder target until it is re-enabled', () => {
-    // Default off: one enabled path, nothing to shift, fraction 1 although path 1 is disabled.
-    const d = new ConvergeScheduler({ reenableMinFcdMs: 0 });
+    // Off: one enabled path, nothing to shift, fraction 1 although path 1 is disabled.
+    const d = new ConvergeScheduler({ reenableMinFcdMs: 0, encoderExcludesDisabled: false });
     d.schedule(media(40), twoPaths(), 0);
     d.onQoeFeedback(fb(1, -40, 1, 10), 0);
     d.schedule(media(40), twoPaths(), 33 * MS);
     expect(d.isEnabled(1)).toBe(false);
     expect(d.encoderRateFraction()).toBe(1);
-    // Path 1 (5 of 20 Mbps) disabled by alpha: the encoder may use path 0's 15 Mbps only (the sender sums S over the up paths).
-    const s = new ConvergeScheduler({ reenableMinFcdMs: 0, encoderExcludesDisabled: true });
+    // On (the default): path 1 (5 of 20 Mbps) disabled by alpha, the encoder may use path 0's 15 Mbps only (the sender sums S over the up paths).
+    const s = new ConvergeScheduler({ reenableMinFcdMs: 0 });
     let t = 0;
     s.schedule(media(40), twoPaths(), t);
     s.onQoeFeedback(fb(1, -40, 1, 10), t);
@@ -268,7 +268,7 @@ describe('Converge Eq. 2 QoE feedback (alpha)', () => {
     const ok = (): PathState[] => [path(0, 3, 40), path(1, 12, 90)];
     const collapsed = (): PathState[] => [path(0, 3, 40, { queuedBytes: 150_000 }), path(1, 12, 90)];
     const run = (fastReenable: boolean) => {
-      const s = new ConvergeScheduler({ fastReenable });
+      const s = new ConvergeScheduler({ fastReenable }); // default true
       let t = 0;
       s.schedule(media(30), ok(), t);
       s.onQoeFeedback(fb(1, -40, 1, 60), t);
