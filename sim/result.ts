@@ -5,7 +5,7 @@
  */
 import type { ReceiverStats } from '../src/engine/types.js';
 import { fairness } from './fairness.js';
-import type { SimRun, StreamCtx } from './run-loop.js';
+import { linkCapacityBps, type SimRun, type StreamCtx } from './run-loop.js';
 import { frameLatencyMs, freezeStats, latencyCdf, mean, PacketTransmission, perSecondQoe, round, streamQoe } from './metrics.js';
 import type { SimAudioResult, SimOptions, SimPathResult, SimPerSecond, SimResult, SimStreamResult } from './types.js';
 
@@ -189,6 +189,11 @@ export function buildResult(opts: SimOptions, run: SimRun): SimResult {
     ...(heap ? { heap: { gc: heap.sampler.collected, samples: heap.samples } } : {}),
     ...(opts.audio ? { audio: audioResult(streams[0]) } : {}),
     ...(overlay ? { overlay } : {}),
+    ...(run.freezeRecorder
+      ? {
+          freezeCauses: run.freezeRecorder.explain(freezeStats(streams[0].decoded.map((f) => f.decodedUs)).list, streams[0].decoded, (i, fromMs, toMs) => linkCapacityBps(up[i], fromMs, toMs)),
+        }
+      : {}),
     ...(opts.estimator !== undefined ? { estimator: opts.estimator } : {}),
     ...cross,
     sim: {

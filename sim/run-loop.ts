@@ -25,6 +25,7 @@ import type { Link } from './net/link.js';
 import { buildLink } from './net/scenario.js';
 import { SctpChannel, type SctpPacket } from './datachannel-model.js';
 import { EncoderModel, makeAnnexB } from './encoder-model.js';
+import { FreezeRecorder } from './freeze-explain.js';
 import { type HeapSampler, heapSampler } from './heap.js';
 import type { DecodedFrame } from './metrics.js';
 import { PacketTransmission, round } from './metrics.js';
@@ -151,6 +152,8 @@ export interface SimRun extends RunSettings {
   heap?: { sampler: HeapSampler; samples: Array<{ atS: number; usedBytes: number }> };
   /** Relay routes of an overlay scenario (sim/overlay.ts), undefined without relays. */
   overlay?: OverlayResult;
+  /** Stream 0's traffic for the freeze attribution (SimOptions.explainFreezes). */
+  freezeRecorder?: FreezeRecorder;
   steps: number;
   datagramsUp: number;
   datagramsDown: number;
@@ -184,6 +187,7 @@ export function runLoop(opts: SimOptions, settings: RunSettings): SimRun {
   });
   let datagramsUp = 0;
   let datagramsDown = 0;
+  const rec = opts.explainFreezes ? new FreezeRecorder(nPaths) : undefined;
   // Overlay (issue 16): paths with relays switch routes (sim/overlay.ts); 'ideal' datachannel only.
   const routes = OverlayRoutes.wanted(scenario) ? new OverlayRoutes<Item>(scenario, seed, opts.relayPolicy ?? (opts.scheduler.startsWith('overlay-ucb') ? 'ucb' : 'fixed'), { up, down }) : undefined;
   if (routes && dcModel === 'sctp') throw new Error('simulate: scenarios with relays need datachannel "ideal"');
@@ -223,6 +227,7 @@ export function runLoop(opts: SimOptions, settings: RunSettings): SimRun {
       if (isUp) datagramsUp++;
       else datagramsDown++;
       if (isUp && s < nStreams) flows.oursSent++;
+      if (rec && isUp && s === 0) rec.onSend(i, bytes, clock.nowUs());
       else if (isUp) flows.crossSent[crossOfStream[s]]++;
       if (ch) return ch.send(clock.nowUs(), { s, bytes }, bytes.length); // false: send buffer full
       const link = routes ? routes.link(i, isUp, clock.nowUs()) : (isUp ? up : down)[i];
@@ -251,6 +256,7 @@ export function runLoop(opts: SimOptions, settings: RunSettings): SimRun {
       clock: rxClock,
       ...(opts.receiver ?? {}),
       ...(opts.playout ? { playout: opts.playout } : {}),
+      ...(opts.nack ? { nack: opts.nack } : {}),
       ...(opts.receiverDefaultRttMs !== undefined ? { defaultRttMs: opts.receiverDefaultRttMs } : {}),
     });
     const enc = new EncoderModel(opts.encoder ?? {}, sender.targetBitrateBps(), new Rng((seed * 104729 + 17 * s + 3) >>> 0));
@@ -265,7 +271,10 @@ export function runLoop(opts: SimOptions, settings: RunSettings): SimRun {
       rx.addPath(i, sink(i, s, false, chDown[i]));
     }
     sender.setStreamInfo({ codec: 'h264', width: enc.width, height: enc.height, fps: enc.fps });
-    sender.on('keyframeNeeded', () => enc.requestKeyframe());
+    sender.on('keyframeNeeded', () => {
+      enc.requestKeyframe();
+      if (rec && s === 0) rec.onKeyframeRequest(clock.nowUs());
+    });
     sender.on('targetBitrate', (bps) => {
       enc.setTargetBitrate(bps);
       if (ctx.targetChanges.length < MAX_TARGET_CHANGES) ctx.targetChanges.push({ atS: round(clock.nowUs() / 1e6, 3), bps: Math.round(bps) });
@@ -360,11 +369,7 @@ export function runLoop(opts: SimOptions, settings: RunSettings): SimRun {
   // Per-second samples.
   const samples: Sample[] = [];
   let nextSampleUs = 1_000_000;
-  const capacityBps = (link: Link<Item>, fromMs: number, toMs: number): number => {
-    let bytes = 0;
-    for (let m = fromMs; m < toMs; m++) if (!link.isDownAt(m * 1000)) bytes += link.capacityAtMs(m);
-    return (bytes * 8 * 1000) / Math.max(1, toMs - fromMs);
-  };
+  const capacityBps = linkCapacityBps;
 
   function takeSample(now: number): void {
     void now;
@@ -417,6 +422,7 @@ export function runLoop(opts: SimOptions, settings: RunSettings): SimRun {
               addDelivered(flows.cross[x], g.bytes.length + overhead, now);
             }
             if (x < 0) all[g.s].transmission.onArrival(g.bytes, now + txBaseUs);
+            if (rec && g.s === 0) rec.onArrival(i, g.bytes, now);
             all[g.s].rEp.onDatagram(i, g.bytes);
           }
         }
@@ -487,6 +493,7 @@ export function runLoop(opts: SimOptions, settings: RunSettings): SimRun {
         const id = c.frameIndex++;
         c.sizes[id] = Math.max(24, fr.sizeBytes);
         c.refs[id] = fr.refDistance;
+        if (rec && c.s === 0) rec.onFrame(id, now + txBaseUs, fr.keyFrame);
         c.sender.sendFrame({
           streamId: c.s,
           frameId: id,
@@ -524,6 +531,7 @@ export function runLoop(opts: SimOptions, settings: RunSettings): SimRun {
         c.rWake = Math.max(c.rEp.nextWakeUs() - rxBaseUs, now + MIN_TICK_STEP_US);
       }
     }
+    if (rec?.sampleDue(now)) rec.sample(now, streams[0].sender.targetBitrateBps(), streams[0].sender.stats().paths);
     // Next event.
     let next = Math.min(now + MAX_STEP_US, endUs, nextSampleUs);
     for (let i = 0; i < nPaths; i++) {
@@ -547,7 +555,29 @@ export function runLoop(opts: SimOptions, settings: RunSettings): SimRun {
   }
 
   const overlay = routes?.result(endUs, capacityBps);
-  return { ...settings, streams, cross, flows, up, chUp, chDown, samples, ...(heap ? { heap } : {}), ...(overlay ? { overlay } : {}), steps, datagramsUp, datagramsDown };
+  return {
+    ...settings,
+    streams,
+    cross,
+    flows,
+    up,
+    chUp,
+    chDown,
+    samples,
+    ...(heap ? { heap } : {}),
+    ...(overlay ? { overlay } : {}),
+    ...(rec ? { freezeRecorder: rec } : {}),
+    steps,
+    datagramsUp,
+    datagramsDown,
+  };
+}
+
+/** Mean capacity (bps) of `link` over [fromMs, toMs) (0 while it is down). */
+export function linkCapacityBps(link: Link<Item>, fromMs: number, toMs: number): number {
+  let bytes = 0;
+  for (let m = fromMs; m < toMs; m++) if (!link.isDownAt(m * 1000)) bytes += link.capacityAtMs(m);
+  return (bytes * 8 * 1000) / Math.max(1, toMs - fromMs);
 }
 
 /** A stream's endpoints and fresh counters; its camera starts at `startUs` (+1 ms per stream index). */

@@ -64,6 +64,8 @@ export interface SimOptions {
    * estimate, as in a real call; `clock` in the result reports the estimate.
    */
   clockSkewMs?: number;
+  /** Receiver NACK timing (ReceiverEngine `nack`: reorderWindowMs, maxReorderWindowMs); default the engine's. For experiments. */
+  nack?: import('../src/engine/receiver-config.js').ReceiverEngineConfig['nack'];
   /** Receiver RTT assumption (ms) passed as ReceiverEngine `defaultRttMs` (engine default 100); for experiments. */
   receiverDefaultRttMs?: number;
   /** SenderEngine options over the simulator's (frame dropping, temporal-layer dropping, fault handling); for experiments. */
@@ -111,6 +113,12 @@ export interface SimOptions {
    * `soak` scenario. Measurement only: results do not depend on it. Default off.
    */
   heapSampleS?: number;
+  /**
+   * Attribute each freeze of stream 0 to a cause (sim/freeze-explain.ts) into
+   * `SimResult.freezeCauses`. Measurement only: results do not depend on it.
+   * Default off (it decodes every datagram and keeps per-frame records).
+   */
+  explainFreezes?: boolean;
 }
 
 /** A path of a simulated call: the call report's path fields (no ICE addresses), plus link facts. */
@@ -221,6 +229,8 @@ export interface SimResult extends CallQoe {
   heap?: { gc: boolean; samples: Array<{ atS: number; usedBytes: number }> };
   /** The audio stream (SimOptions.audio), undefined without audio. */
   audio?: SimAudioResult;
+  /** Stream 0's freezes explained (SimOptions.explainFreezes; sim/freeze-explain.ts). */
+  freezeCauses?: import('./freeze-explain.js').FreezeCause[];
   /** Overlay scenarios: routes taken per slot, best routes in hindsight, switches (sim/overlay.ts). */
   overlay?: import('./overlay.js').OverlayResult;
   /** The per-path estimator of our sender (SimOptions.estimator), when one was given. */

@@ -1,6 +1,6 @@
 /**
  * `npm run bench -- --scenario FILE.json|NAME [--compare LIST] [--fec LIST] [--streams 1-3]
- *                   [--seeds N] [--duration S] [--variants N] [--half tune|check] [--degradation PREF] [--datachannel sctp|ideal] [--clock-skew MS] [--playout K=V,...] [--temporal-layers 1-3] [--converge K=V,...] [--sender K=V,...] [--receiver K=V,...] [--audio on|off] [--jobs N] [--out DIR]`
+ *                   [--seeds N] [--duration S] [--variants N] [--half tune|check] [--degradation PREF] [--datachannel sctp|ideal] [--clock-skew MS] [--playout K=V,...] [--nack K=V,...] [--temporal-layers 1-3] [--converge K=V,...] [--sender K=V,...] [--receiver K=V,...] [--audio on|off] [--explain-freezes] [--jobs N] [--out DIR]`
  *
  * Runs the simulator (sim/simulator.ts) for every scenario variant x
  * configuration x FEC policy x seed and writes:
@@ -38,9 +38,15 @@
  * `--datachannel sctp|ideal` picks the datachannel model (sim/simulator.ts
  * SimOptions.datachannel; default ideal). `--playout K=V,...` sets the
  * receiver's playout timing (src/feedback/playout.ts PlayoutOptions, e.g.
- * `maxDelayMs=0` = decode at once; default the engine's).
+ * `maxDelayMs=0` = decode at once; default the engine's). `--nack K=V,...`
+ * the receiver's NACK timing (ReceiverEngineConfig.nack: `reorderWindowMs`,
+ * `maxReorderWindowMs`).
  * `--audio on|off` (default on): an audio source beside the video (SimOptions.audio;
  * 20 ms frames of 70-110 bytes); summary.md gets an audio table, results.json `audio`.
+ * `--explain-freezes`: attribute every freeze of stream 0 to a cause
+ * (sim/freeze-explain.ts, SimOptions.explainFreezes): results.json gets
+ * `freezeCauses` per run, summary.md a "Freeze causes" table per
+ * configuration and the longest freezes of each multipath configuration.
  * `soak` samples the heap every 60 simulated seconds (SimOptions.heapSampleS)
  * and compares converge only by default.
  * Default DIR: out/bench/<scenario>. Runs in parallel worker threads (`--jobs`,
@@ -84,7 +90,7 @@ const SENDER_KEYS = [
   'fecCode',
 ];
 
-const USAGE = `usage: npm run bench -- --scenario FILE.json|NAME [--compare LIST] [--fec LIST] [--streams 1-3] [--seeds N] [--duration S] [--variants N] [--half tune|check] [--degradation PREF] [--datachannel sctp|ideal] [--clock-skew MS] [--playout K=V,...] [--temporal-layers 1-3] [--converge K=V,...] [--sender K=V,...] [--receiver K=V,...] [--audio on|off] [--jobs N] [--out DIR]
+const USAGE = `usage: npm run bench -- --scenario FILE.json|NAME [--compare LIST] [--fec LIST] [--streams 1-3] [--seeds N] [--duration S] [--variants N] [--half tune|check] [--degradation PREF] [--datachannel sctp|ideal] [--clock-skew MS] [--playout K=V,...] [--nack K=V,...] [--temporal-layers 1-3] [--converge K=V,...] [--sender K=V,...] [--receiver K=V,...] [--audio on|off] [--explain-freezes] [--jobs N] [--out DIR]
   --compare entries: ${compareEntriesHelp()}, converge-nofb, ${estimatorEntries().join('|')} (that estimator with its paper's scheduler: fractal = mrtp + fractal), SCHED+EST (e.g. converge+fractal) (bench/compare.ts)`;
 
 const OPTIONS = {
@@ -100,11 +106,13 @@ const OPTIONS = {
   datachannel: { type: 'string' },
   'clock-skew': { type: 'string' },
   playout: { type: 'string' },
+  nack: { type: 'string' },
   'temporal-layers': { type: 'string' },
   converge: { type: 'string' },
   sender: { type: 'string' },
   receiver: { type: 'string' },
   audio: { type: 'string' },
+  'explain-freezes': { type: 'boolean' },
   jobs: { type: 'string' },
   out: { type: 'string' },
 } as const;
@@ -126,7 +134,9 @@ interface Args {
   sender?: SimOptions['sender'];
   receiver?: SimOptions['receiver'];
   playout?: PlayoutOptions;
+  nack?: SimOptions['nack'];
   audio: boolean;
+  explainFreezes: boolean;
   jobs: number;
   out?: string;
 }
@@ -184,7 +194,9 @@ function parseOptions(v: CliValues<typeof OPTIONS>): Args {
     sender,
     receiver: parseOverrides(v.receiver, '--receiver', RECEIVER_KEYS) as SimOptions['receiver'],
     playout: parseOverrides(v.playout, '--playout', [...PLAYOUT_KEYS]) as PlayoutOptions | undefined,
+    nack: parseOverrides(v.nack, '--nack', ['reorderWindowMs', 'maxReorderWindowMs']) as SimOptions['nack'],
     audio: (choiceOption('audio', v.audio, ['on', 'off'] as const) ?? 'on') === 'on',
+    explainFreezes: v['explain-freezes'] === true,
     jobs: int('jobs', availableParallelism(), 1, 64),
     out: v.out,
   };
@@ -273,8 +285,10 @@ async function main(values: CliValues<typeof OPTIONS>): Promise<number> {
             ...(a.datachannel ? { datachannel: a.datachannel } : {}),
             ...(a.clockSkewMs !== undefined ? { clockSkewMs: a.clockSkewMs } : {}),
             ...(a.playout ? { playout: a.playout } : {}),
+            ...(a.nack ? { nack: a.nack } : {}),
             ...(a.scenario === 'soak' ? { heapSampleS: SOAK.heapSampleS } : {}),
             audio: a.audio,
+            ...(a.explainFreezes ? { explainFreezes: true } : {}),
             label,
           });
           meta.push({ variant: v.label, config: label, loss: v.loss, half: v.half });

@@ -4,6 +4,7 @@
  * bench/sim/report-html.ts (uPlot charts, inlined like tools/harness/report.ts).
  */
 import { renderFairness } from './report-fairness.js';
+import { renderFreezeCauses } from './report-freezes.js';
 import { heapSlopeBytesPerMin } from '../../sim/heap.js';
 import { mean, round } from '../../sim/metrics.js';
 import { DELAY_JUMP, FLAP, OUTAGE, SOAK } from '../../sim/scenarios.js';
@@ -508,6 +509,7 @@ export function renderSummary(scenario: string, entries: BenchEntry[], info: { s
   lines.push(...renderPaperMetrics(aggs));
   lines.push(...renderAudio(entries));
   lines.push(...renderFairness(scenario, entries));
+  lines.push(...renderFreezeCauses(entries));
   const fa = faultAcceptance(scenario, entries, aggs);
   if (fa.length) {
     lines.push(

@@ -2,6 +2,7 @@
 import type { AudioPlayoutEvent, AudioReceiverOptions } from '../audio/audio-receiver.js';
 import type { Clock } from '../core/clock.js';
 import type { AvSyncOptions } from '../feedback/av-sync.js';
+import type { NackGeneratorOptions } from '../feedback/nack.js';
 import type { PlayoutOptions } from '../feedback/playout.js';
 import type { StreamInfoMessage } from '../wire/types.js';
 
@@ -59,6 +60,13 @@ export interface ReceiverEngineConfig {
    * at most 500 ms. On by default; `false` turns it off.
    */
   avSync?: AvSyncOptions | false;
+  /**
+   * NACK timing (src/feedback/nack.ts): the least and the most time a missing
+   * packet waits for a late original before its first NACK (ms; defaults 30
+   * and 200). Between the two the wait follows the reordering the receiver
+   * observed between paths.
+   */
+  nack?: Pick<NackGeneratorOptions, 'reorderWindowMs' | 'maxReorderWindowMs'>;
 }
 
 /** Byte budgets and age bounds of the receiver's buffers (see {@link ReceiverEngineConfig.memory}). */

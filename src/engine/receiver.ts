@@ -55,7 +55,7 @@ const num = (x: number | undefined): number => (x === undefined || !Number.isFin
 /** See the module comment. */
 export class ReceiverEngine {
   private readonly clock: Clock;
-  private readonly cfg: Required<Omit<ReceiverEngineConfig, 'clock' | 'memory' | 'playout' | 'audio' | 'avSync'>>;
+  private readonly cfg: Required<Omit<ReceiverEngineConfig, 'clock' | 'memory' | 'playout' | 'audio' | 'avSync' | 'nack'>>;
   private readonly paths = new Map<PathId, PathRx>();
   private readonly depacketizer: Depacketizer;
   private readonly frameBuffer: FrameBuffer;
@@ -124,7 +124,7 @@ export class ReceiverEngine {
     const mem = config.memory ?? {};
     this.depacketizer = new Depacketizer({ maxBytes: mem.depacketizerBytes ?? DEFAULT_DEPACKETIZER_BYTES, maxAgeMs: mem.depacketizerMaxAgeMs ?? 3000 });
     this.frameBuffer = new FrameBuffer({ maxBytes: mem.frameBufferBytes ?? DEFAULT_FRAME_BUFFER_BYTES, maxAgeMs: mem.frameBufferMaxAgeMs ?? 3000 });
-    this.nack = new NackGenerator({ maxTracked: mem.nackMaxTracked ?? 1000 });
+    this.nack = new NackGenerator({ ...config.nack, maxTracked: mem.nackMaxTracked ?? 1000 });
     /** A rebuilt body must decode as the Media message it claims to be (XOR alone cannot tell a forged FEC). */
     this.fecDecoderOptions = {
       maxBytes: mem.fecBytes ?? DEFAULT_FEC_DECODER_BYTES,

@@ -23,6 +23,7 @@ export function buildEnabledSet(s: ConvergeState, ref: number, _nowUs: number): 
     inE[i] = s.up[i] === 1 && s.disabled[i] !== 1 ? 1 : 0;
     e += inE[i];
   }
+  if (e > 0 && s.config.fastReenable) e += fastReenable(s);
   if (e === 0) {
     // Every up path is disabled: force-enable the one with the lowest cpt.
     let best = -1;
@@ -70,6 +71,27 @@ export function buildEnabledSet(s: ConvergeState, ref: number, _nowUs: number): 
     order[j] = i;
   }
   s.eCount = e;
+}
+
+/**
+ * {@link ConvergeConfig.fastReenable}: enable every disabled up path whose
+ * completion time beats the best enabled path's by more than the frame
+ * construction delay (max(newest FCD, `reenableMinFcdMs`)). Returns the
+ * number of paths enabled (they join `inE`).
+ */
+export function fastReenable(s: ConvergeState): number {
+  let best = Infinity;
+  for (let i = 0; i < MAX_PATHS; i++) if (s.inE[i] === 1 && s.cpt[i] < best) best = s.cpt[i];
+  const margin = Math.max(s.lastFcdMs, s.config.reenableMinFcdMs);
+  let n = 0;
+  for (let i = 0; i < MAX_PATHS; i++) {
+    if (s.up[i] !== 1 || s.disabled[i] !== 1 || !(s.cpt[i] + margin < best)) continue;
+    s.enable(i);
+    s.counters.fastReenables++;
+    s.inE[i] = 1;
+    n++;
+  }
+  return n;
 }
 
 export function computeShares(s: ConvergeState, e: number): void {

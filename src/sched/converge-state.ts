@@ -33,7 +33,8 @@ export const DEFAULT_CONVERGE_CONFIG: Readonly<ConvergeConfig> = Object.freeze({
   delayBudgetMs: 200,
   delayBudgetMargin: 0.8,
   inflightSlackMs: 50,
-  encoderExcludesDisabled: false,
+  encoderExcludesDisabled: true,
+  fastReenable: true,
 });
 
 /**
@@ -65,6 +66,7 @@ export function resolveConvergeConfig(config: Partial<ConvergeConfig>): Readonly
   check('delayBudgetMargin', fin(c.delayBudgetMargin) && c.delayBudgetMargin > 0, 'finite > 0');
   check('inflightSlackMs', fin(c.inflightSlackMs) && (c.inflightSlackMs >= 0 || c.inflightSlackMs === -1), 'finite >= 0, or -1 (off)');
   if (typeof c.encoderExcludesDisabled !== 'boolean') throw SchedError.invalidConfig('encoderExcludesDisabled', c.encoderExcludesDisabled as unknown as number, 'a boolean');
+  if (typeof c.fastReenable !== 'boolean') throw SchedError.invalidConfig('fastReenable', c.fastReenable as unknown as number, 'a boolean');
   if (typeof c.baseLayerFastPath !== 'boolean') throw SchedError.invalidConfig('baseLayerFastPath', c.baseLayerFastPath as unknown as number, 'a boolean');
   return Object.freeze(c);
 }
@@ -145,6 +147,7 @@ export class ConvergeState {
     pathsDisabled: 0,
     pathsEnabled: 0,
     forcedEnables: 0,
+    fastReenables: 0,
     invalidPathStates: 0,
     deadlineMovedPackets: 0,
     baseLayerMovedPackets: 0,

@@ -79,8 +79,10 @@
  *    is the last enabled up path. A disabled up path gets at most one probe per
  *    batch and per `probeIntervalMs`: a duplicate of a fast-path packet
  *    (Assignment.probe = true) so its RTT and loss stay measured (§4.2). It is
- *    re-enabled by Eq. 3 (see below) and then restarts from its Eq. 1 share
- *    (alpha reset). With `encoderExcludesDisabled` (off by default) its S_i
+ *    re-enabled by Eq. 3 (see below), or at once when its completion time
+ *    beats every enabled path's by more than the FCD (`fastReenable`, on by
+ *    default: the path left enabled collapsed), and then restarts from its
+ *    Eq. 1 share (alpha reset). With `encoderExcludesDisabled` (on by default) its S_i
  *    leaves the encoder target while it is disabled (encoderRateFraction:
  *    the enabled paths' share of sum(S)).
  *

@@ -162,16 +162,32 @@ export interface ConvergeConfig {
    */
   inflightSlackMs: number;
   /**
-   * OUR EXTENSION, experimental: leave a path Converge has disabled (P_i = 0,
-   * probe copies only) out of the encoder target: {@link Scheduler.encoderRateFraction}
+   * OUR EXTENSION: leave a path Converge has disabled (P_i = 0, probe copies
+   * only) out of the encoder target: {@link Scheduler.encoderRateFraction}
    * is scaled by the enabled paths' share of sum(S) over the up paths (the
-   * sender sums S over every up path). Off by default: on the cellular suite
-   * (1 seed, audio on) it moved the tune half 8.4 -> 8.9 s frozen and the
-   * check half 14.1 -> 13.3 s; 2 seeds: tune 10.0 -> 9.4 s, check 14.8 ->
-   * 14.6 s, pairs within +0.5 s unchanged, all within the suite's noise
-   * (carriers, 2 seeds: 1.26 -> 0.92 s; failover 0.09 -> 0 s). Default false.
+   * sender sums S over every up path). Cellular suite, 3 seeds, audio on:
+   * tune half 10.00 -> 9.63 s frozen, check half 14.73 -> 13.75 s, pairs
+   * within +0.5 s unchanged (1 seed it had lost 0.5 s on the tune half; 2
+   * seeds: tune 10.0 -> 9.4, check 14.8 -> 14.6). With {@link fastReenable}:
+   * tune 8.80 s, check 13.09 s. Default true.
    */
   encoderExcludesDisabled: boolean;
+  /**
+   * OUR EXTENSION of Converge §4.2 Eq. 3: a disabled up path is enabled at
+   * once (without Eq. 3's checks and hold) when its completion time
+   * (Algorithm 1's cpt, with its sender queue and network backlog counted)
+   * beats every enabled path's by more than the frame construction delay
+   * (the newest FCD, floored at `reenableMinFcdMs`): the enabled paths then
+   * deliver the frame later than the disabled one would, so keeping it
+   * disabled costs more than the lateness Eq. 2 saw. Cellular suite wc:8_2
+   * at 51 s: QoE feedback disabled the cellular path (cpt ~50 ms) while the
+   * WiFi path it left alone collapsed (cpt 150 -> 1,000 ms); frames and
+   * retransmissions went into WiFi for ~350 ms. Cellular suite, 3 seeds,
+   * audio on: tune half 10.00 -> 9.28 s frozen, check half 14.73 -> 13.40 s,
+   * no pair worse by more than 0.07 s (with {@link encoderExcludesDisabled}:
+   * 8.80 / 13.09 s). Default true.
+   */
+  fastReenable: boolean;
 }
 
 /** Counters of {@link ConvergeScheduler} (monotonic since construction). */
@@ -190,6 +206,8 @@ export interface ConvergeStats {
   pathsEnabled: number;
   /** A disabled path enabled without Eq. 3 because no enabled path was up. */
   forcedEnables: number;
+  /** A disabled path enabled without Eq. 3 because its completion time beat every enabled path's ({@link ConvergeConfig.fastReenable}). */
+  fastReenables: number;
   /** Path snapshots skipped (invalid id, duplicate id). */
   invalidPathStates: number;
   /** Packets the best-path floor moved from a path that would miss the frame deadline to the best path. */

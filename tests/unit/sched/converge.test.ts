@@ -235,15 +235,15 @@ describe('Converge Eq. 2 QoE feedback (alpha)', () => {
   });
 
   it('encoderExcludesDisabled: a disabled path carries no media, so its S_i leaves the encoder target until it is re-enabled', () => {
-    // Default off: one enabled path, nothing to shift, fraction 1 although path 1 is disabled.
-    const d = new ConvergeScheduler({ reenableMinFcdMs: 0 });
+    // Off: one enabled path, nothing to shift, fraction 1 although path 1 is disabled.
+    const d = new ConvergeScheduler({ reenableMinFcdMs: 0, encoderExcludesDisabled: false });
     d.schedule(media(40), twoPaths(), 0);
     d.onQoeFeedback(fb(1, -40, 1, 10), 0);
     d.schedule(media(40), twoPaths(), 33 * MS);
     expect(d.isEnabled(1)).toBe(false);
     expect(d.encoderRateFraction()).toBe(1);
-    // Path 1 (5 of 20 Mbps) disabled by alpha: the encoder may use path 0's 15 Mbps only (the sender sums S over the up paths).
-    const s = new ConvergeScheduler({ reenableMinFcdMs: 0, encoderExcludesDisabled: true });
+    // On (the default): path 1 (5 of 20 Mbps) disabled by alpha, the encoder may use path 0's 15 Mbps only (the sender sums S over the up paths).
+    const s = new ConvergeScheduler({ reenableMinFcdMs: 0 });
     let t = 0;
     s.schedule(media(40), twoPaths(), t);
     s.onQoeFeedback(fb(1, -40, 1, 10), t);
@@ -259,6 +259,34 @@ describe('Converge Eq. 2 QoE feedback (alpha)', () => {
     for (let k = 0; k < 30; k++) s.schedule(media(10), near(), (t += 33 * MS));
     expect(s.isEnabled(1)).toBe(true);
     expect(s.encoderRateFraction()).toBeGreaterThan(15 / 20);
+  });
+
+  it('fastReenable: a disabled path comes back at once when its completion time beats the enabled path by more than the FCD', () => {
+    // Path 1 (12 Mbps, 90 ms; a 30-packet frame in 69 ms vs 116 ms on path 0, within FCD 60 ms) is disabled by
+    // QoE feedback; path 0 (3 Mbps, 40 ms) then collapses:
+    // 150 kB pile up in its queue, so a 30-packet frame completes after ~500 ms there and ~50 ms on path 1.
+    const ok = (): PathState[] => [path(0, 3, 40), path(1, 12, 90)];
+    const collapsed = (): PathState[] => [path(0, 3, 40, { queuedBytes: 150_000 }), path(1, 12, 90)];
+    const run = (fastReenable: boolean) => {
+      const s = new ConvergeScheduler({ fastReenable }); // default true
+      let t = 0;
+      s.schedule(media(30), ok(), t);
+      s.onQoeFeedback(fb(1, -40, 1, 60), t);
+      s.schedule(media(30), ok(), (t += 33 * MS));
+      expect(s.isEnabled(1)).toBe(false);
+      // While the enabled path is not slower by more than the FCD, path 1 stays disabled (Eq. 2 holds).
+      s.schedule(media(30), ok(), (t += 33 * MS));
+      expect(s.isEnabled(1)).toBe(false);
+      const out = s.schedule(media(30), collapsed(), (t += 33 * MS));
+      return { s, out };
+    };
+    const off = run(false);
+    expect(off.s.isEnabled(1)).toBe(false);
+    expect(counts(off.out)[1]).toBe(0);
+    const on = run(true);
+    expect(on.s.isEnabled(1)).toBe(true);
+    expect(on.s.stats.fastReenables).toBe(1);
+    expect(counts(on.out)[1]).toBe(30);
   });
 
   it('ignores duplicate feedback (same seq, sent on every path) and accepts late distinct seqs', () => {
@@ -447,6 +475,7 @@ describe('Converge config', () => {
     }
     expect(() => new ConvergeScheduler({ ...PAPER, reenableChecks: 1.5 })).toThrow(/reenableChecks/);
     expect(() => new ConvergeScheduler({ ...PAPER, encoderExcludesDisabled: 1 as unknown as boolean })).toThrow(/encoderExcludesDisabled/);
+    expect(() => new ConvergeScheduler({ ...PAPER, fastReenable: 1 as unknown as boolean })).toThrow(/fastReenable/);
   });
 });
 

@@ -1,0 +1,316 @@
+/**
+ * Freeze attribution for a simulated call (SimOptions.explainFreezes): for
+ * every freeze of stream 0 (the freeze rule of src/feedback/qoe-metrics.ts),
+ * which frame held the picture, on which path its packets were late or lost,
+ * where the time went (sender queue vs network), whether another path had
+ * spare capacity, and what the encoder target was against the paths'
+ * capacity. `npm run bench -- --explain-freezes` sums the causes per
+ * configuration into a table (bench/sim/report.ts), so the biggest remaining
+ * causes across a suite are counted, not guessed.
+ *
+ * The recorder decodes every datagram stream 0 sends and receives on the up
+ * links with the library's own decoder (src/wire/decode.ts) and keeps, per
+ * frame id and path, the packets first sent and received (retransmissions
+ * apart) and the last times; per path the bytes sent per 10 ms; every 100 ms the sender's view
+ * of each path (up, enabled) and its encoder target. Memory grows with the
+ * call (about 100 bytes per frame and path); it is for diagnosis, off by default.
+ *
+ * Causes (the first that applies, for the frame after the last one shown
+ * before the freeze, the "stuck" frame):
+ * - `no-frames`: no frame was encoded for at least half the freeze after the
+ *   last frame shown (frames dropped before encoding, encoder frame-rate cap);
+ * - `keyframe-wait`: the stuck frame was never decoded and the picture came
+ *   back with a key frame (a lost packet without recovery, or a broken
+ *   reference chain);
+ * - `skipped`: the stuck frame was never decoded and the picture came back
+ *   with a later delta frame (temporal-layer skip, a frame the receiver gave up);
+ * - `late`: the stuck frame was decoded, late. Split by where its last packet
+ *   spent the time: `sender` (capture -> last packet handed to the
+ *   transport: pacer and sender queues) or `network` (last packet sent ->
+ *   arrived: link queue, propagation, retransmission).
+ */
+import type { PathId } from '../src/core/types.js';
+import { decodePacket } from '../src/wire/decode.js';
+import type { DecodedFrame } from './metrics.js';
+
+/** Resolution of the per-path send series (µs). */
+const BIN_US = 10_000;
+/** Interval of the sender-state samples (µs). */
+const STATE_US = 100_000;
+/** Capacity of the freeze window not used by us (bps) for another path to count as usable: at least this, and half the encoder target. */
+const USABLE_SPARE_BPS = 300_000;
+
+/** A copy of a packet sent on another path within this time of the first (µs) is a probe copy, not a retransmission. */
+const PROBE_COPY_US = 20_000;
+
+/** One media packet (flow seq) of stream 0: its first transmission, its first resend, its first arrival. */
+interface SeqTrace {
+  path: PathId;
+  sentUs: number;
+  /** First retransmission (µs), -1 none. */
+  resendUs: number;
+  /** First arrival (µs, -1 none), its path, and whether it came after a retransmission was sent. */
+  arrivedUs: number;
+  arrivedPath: PathId;
+  arrivedAfterResend: boolean;
+}
+
+interface FrameTrace {
+  captureUs: number;
+  keyFrame: boolean;
+  seqs: Map<number, SeqTrace>;
+}
+
+/** The sender's view of a path at one state sample. */
+export interface PathView {
+  up: boolean;
+  enabled: boolean;
+}
+
+/** One freeze, explained (see the module comment). */
+export interface FreezeCause {
+  atS: number;
+  ms: number;
+  cause: 'no-frames' | 'keyframe-wait' | 'skipped' | 'late';
+  /** `late`: a packet of the frame was lost on `path` (recovered by retransmission or FEC), else where its last packet spent most of its time. */
+  where?: 'loss' | 'sender' | 'network';
+  /** Path of the stuck frame's lost or last-arriving packet, -1 when none was sent (purged or dropped by the sender). */
+  path: number;
+  /** The stuck frame (the one after the last frame shown). */
+  frameId: number;
+  /** Stuck frame: capture -> its first transmission on `path` (ms). */
+  firstSendMs: number;
+  /** Stuck frame: capture -> its last first transmission on `path` (ms), and that -> the last arrival on `path` (ms; -1 when a packet was lost there). */
+  senderMs: number;
+  networkMs: number;
+  /** Stuck frame, packets lost on `path`: the longest time from a first transmission to its first retransmission (ms; the NACK round: reorder wait + NACK trip + queue), -1 when none was retransmitted. */
+  resendMs: number;
+  /** Packets of the stuck frame whose first transmission on `path` never arrived (recovered later or not). */
+  lost: number;
+  /** The stuck frame's last packet to arrive was a retransmission. */
+  retransmitted: boolean;
+  /** Another path (not `path`) was up in the sender's view with capacity we did not use during the freeze of at least max(300 kbps, half the encoder target). */
+  otherPathUsable: boolean;
+  /** Per path over the freeze window: link capacity and our send rate (Mbps), the sender's view at the freeze start. */
+  paths: Array<{ id: number; capacityMbps: number; sentMbps: number; up: boolean; enabled: boolean }>;
+  /** Encoder target at the freeze start (Mbps). */
+  targetMbps: number;
+  /** Key frames requested (keyframeNeeded) during the freeze. */
+  keyframeRequests: number;
+}
+
+/** The attribution label of a cause, for tables: e.g. `late:network:wifi+rtx`, `keyframe-wait:cellular`. */
+export function causeLabel(c: FreezeCause, pathNames: readonly string[]): string {
+  const p = c.path >= 0 ? `:${pathNames[c.path] ?? c.path}` : ':unsent';
+  if (c.cause === 'late') return `late:${c.where}${p}${c.retransmitted ? '+rtx' : ''}`;
+  if (c.cause === 'no-frames') return 'no-frames';
+  return `${c.cause}${p}`;
+}
+
+/** Records stream 0's traffic for {@link FreezeRecorder.explain}. */
+export class FreezeRecorder {
+  private readonly frames = new Map<number, FrameTrace>();
+  private readonly sentBins: number[][];
+  private readonly states: Array<{ atUs: number; targetBps: number; paths: PathView[] }> = [];
+  private readonly keyframeUs: number[] = [];
+  private nextStateUs = 0;
+
+  constructor(readonly nPaths: number) {
+    this.sentBins = Array.from({ length: nPaths }, () => []);
+  }
+
+  /** Stream 0's encoder produced frame `id` (before the sender may drop or purge it). */
+  onFrame(id: number, captureUs: number, keyFrame: boolean): void {
+    this.frame(id, captureUs, keyFrame);
+  }
+
+  /** A datagram of stream 0 handed to path `i`'s transport at `nowUs`. */
+  onSend(i: PathId, bytes: Uint8Array, nowUs: number): void {
+    const bin = Math.floor(nowUs / BIN_US);
+    const series = this.sentBins[i];
+    while (series.length <= bin) series.push(0);
+    series[bin] += bytes.length;
+    const m = media(bytes);
+    if (m === undefined) return;
+    const f = this.frame(m.frameId, m.captureUs, m.keyFrame);
+    const q = f.seqs.get(m.flowSeq);
+    if (q === undefined) f.seqs.set(m.flowSeq, { path: i, sentUs: nowUs, resendUs: -1, arrivedUs: -1, arrivedPath: -1, arrivedAfterResend: false });
+    else if (q.resendUs < 0 && (m.retransmission || i === q.path || nowUs - q.sentUs > PROBE_COPY_US)) q.resendUs = nowUs;
+  }
+
+  /** A datagram of stream 0 arrived on path `i` at `nowUs`. */
+  onArrival(i: PathId, bytes: Uint8Array, nowUs: number): void {
+    const m = media(bytes);
+    if (m === undefined) return;
+    const q = this.frames.get(m.frameId)?.seqs.get(m.flowSeq);
+    if (q === undefined || q.arrivedUs >= 0) return;
+    q.arrivedUs = nowUs;
+    q.arrivedPath = i;
+    q.arrivedAfterResend = q.resendUs >= 0 && nowUs >= q.resendUs;
+  }
+
+  onKeyframeRequest(nowUs: number): void {
+    this.keyframeUs.push(nowUs);
+  }
+
+  /** True when a sender-state sample is due (call {@link sample} then). */
+  sampleDue(nowUs: number): boolean {
+    return nowUs >= this.nextStateUs;
+  }
+
+  sample(nowUs: number, targetBps: number, paths: ReadonlyArray<{ id: number; up: boolean; enabled: boolean; demoted?: boolean }>): void {
+    const view: PathView[] = Array.from({ length: this.nPaths }, () => ({ up: false, enabled: false }));
+    for (const p of paths) if (p.id >= 0 && p.id < this.nPaths) view[p.id] = { up: p.up && p.demoted !== true, enabled: p.enabled };
+    this.states.push({ atUs: nowUs, targetBps, paths: view });
+    this.nextStateUs = nowUs + STATE_US;
+  }
+
+  /**
+   * Explain each freeze of `decoded` (stream 0's decode log, in decode order).
+   * `capacityBps(i, fromMs, toMs)`: path i's up-link capacity over the window.
+   */
+  explain(freezes: ReadonlyArray<{ atUs: number; ms: number }>, decoded: readonly DecodedFrame[], capacityBps: (i: number, fromMs: number, toMs: number) => number): FreezeCause[] {
+    const byTime = new Map<number, number>();
+    decoded.forEach((f, k) => {
+      if (!byTime.has(f.decodedUs)) byTime.set(f.decodedUs, k);
+    });
+    const decodedIds = new Set(decoded.map((f) => f.frameId));
+    const out: FreezeCause[] = [];
+    for (const fz of freezes) {
+      const k = byTime.get(fz.atUs);
+      if (k === undefined || k + 1 >= decoded.length) continue;
+      const a = decoded[k];
+      const b = decoded[k + 1];
+      const endUs = b.decodedUs;
+      const stuckId = a.frameId + 1;
+      const stuck = this.frames.get(stuckId);
+      const { path, lost, firstSendMs, senderMs, networkMs, resendMs, rtx } = culprit(stuck);
+      let cause: FreezeCause['cause'];
+      if (stuck === undefined || stuck.captureUs > a.captureUs + Math.max(100_000, (fz.ms * 1000) / 2)) cause = 'no-frames';
+      else if (!decodedIds.has(stuckId)) cause = b.frameId > stuckId && this.frames.get(b.frameId)?.keyFrame === true ? 'keyframe-wait' : 'skipped';
+      else cause = 'late';
+      const state = this.stateAt(fz.atUs);
+      const fromMs = Math.floor(fz.atUs / 1000);
+      const toMs = Math.max(fromMs + 1, Math.ceil(endUs / 1000));
+      const paths = Array.from({ length: this.nPaths }, (_, i) => ({
+        id: i,
+        capacityMbps: round2(capacityBps(i, fromMs, toMs) / 1e6),
+        sentMbps: round2(this.sentBps(i, fz.atUs, endUs) / 1e6),
+        up: state?.paths[i]?.up ?? false,
+        enabled: state?.paths[i]?.enabled ?? false,
+      }));
+      const spareBps = Math.max(USABLE_SPARE_BPS, (state?.targetBps ?? 0) / 2);
+      const usable = paths.some((p) => p.id !== path && p.up && (p.capacityMbps - p.sentMbps) * 1e6 >= spareBps);
+      out.push({
+        atS: Math.round(fz.atUs / 1000) / 1000,
+        ms: Math.round(fz.ms),
+        cause,
+        ...(cause === 'late' ? { where: lost > 0 ? ('loss' as const) : senderMs >= networkMs ? ('sender' as const) : ('network' as const) } : {}),
+        path,
+        frameId: stuckId,
+        firstSendMs,
+        senderMs,
+        networkMs,
+        resendMs,
+        lost,
+        retransmitted: rtx,
+        otherPathUsable: usable,
+        paths,
+        targetMbps: round2((state?.targetBps ?? 0) / 1e6),
+        keyframeRequests: this.keyframeUs.filter((t) => t >= fz.atUs && t < endUs).length,
+      });
+    }
+    return out;
+  }
+
+  private frame(id: number, captureUs: number, keyFrame: boolean): FrameTrace {
+    let f = this.frames.get(id);
+    if (f === undefined) {
+      f = { captureUs, keyFrame, seqs: new Map() };
+      this.frames.set(id, f);
+    }
+    return f;
+  }
+
+  private stateAt(atUs: number): (typeof this.states)[number] | undefined {
+    let lo = 0;
+    let hi = this.states.length - 1;
+    let best: number | undefined;
+    while (lo <= hi) {
+      const mid = (lo + hi) >> 1;
+      if (this.states[mid].atUs <= atUs) {
+        best = mid;
+        lo = mid + 1;
+      } else hi = mid - 1;
+    }
+    return best === undefined ? this.states[0] : this.states[best];
+  }
+
+  private sentBps(i: number, fromUs: number, toUs: number): number {
+    const s = this.sentBins[i];
+    let bytes = 0;
+    for (let b = Math.floor(fromUs / BIN_US); b < Math.ceil(toUs / BIN_US) && b < s.length; b++) bytes += s[b];
+    return (bytes * 8e6) / Math.max(BIN_US, toUs - fromUs);
+  }
+}
+
+function media(bytes: Uint8Array) {
+  const r = decodePacket(bytes);
+  if (!r.ok || r.packet.body.kind !== 'media' || r.packet.body.media.streamId !== 0) return undefined;
+  return r.packet.body.media;
+}
+
+/**
+ * The path that held the stuck frame back: the one where most of its
+ * packets' first transmissions were lost (recovered later or not), else the
+ * one whose packet arrived last, else the one it was last sent on; with the
+ * frame's times on that path: capture -> first and last first transmission,
+ * and last first transmission -> last arrival (-1 when a packet was lost).
+ */
+function culprit(f: FrameTrace | undefined): { path: number; lost: number; firstSendMs: number; senderMs: number; networkMs: number; resendMs: number; rtx: boolean } {
+  const none = { path: -1, lost: 0, firstSendMs: 0, senderMs: 0, networkMs: 0, resendMs: -1, rtx: false };
+  if (f === undefined || f.seqs.size === 0) return none;
+  const lostOn = new Map<PathId, number>();
+  let lastArr: SeqTrace | undefined;
+  let lastSent: SeqTrace | undefined;
+  for (const q of f.seqs.values()) {
+    if (q.arrivedUs < 0 || q.arrivedAfterResend) lostOn.set(q.path, (lostOn.get(q.path) ?? 0) + 1);
+    if (q.arrivedUs >= 0 && (lastArr === undefined || q.arrivedUs > lastArr.arrivedUs)) lastArr = q;
+    if (lastSent === undefined || q.sentUs > lastSent.sentUs) lastSent = q;
+  }
+  let path = -1;
+  let lost = 0;
+  for (const [i, n] of lostOn) {
+    if (n > lost) {
+      lost = n;
+      path = i;
+    }
+  }
+  if (path < 0) path = lastArr !== undefined ? lastArr.arrivedPath : (lastSent as SeqTrace).path;
+  let first = Infinity;
+  let last = -Infinity;
+  let arrived = -Infinity;
+  let resend = -1;
+  for (const q of f.seqs.values()) {
+    if (q.path === path) {
+      first = Math.min(first, q.sentUs);
+      last = Math.max(last, q.sentUs);
+      if ((q.arrivedUs < 0 || q.arrivedAfterResend) && q.resendUs >= 0) resend = Math.max(resend, q.resendUs - q.sentUs);
+    }
+    if (q.arrivedPath === path && q.arrivedUs > arrived) arrived = q.arrivedUs;
+  }
+  const ms = (us: number) => (Number.isFinite(us) ? Math.round((us - f.captureUs) / 1000) : -1);
+  return {
+    path,
+    lost,
+    firstSendMs: ms(first),
+    senderMs: ms(last),
+    networkMs: lost > 0 || !Number.isFinite(arrived) || !Number.isFinite(last) ? -1 : Math.round((arrived - last) / 1000),
+    resendMs: resend < 0 ? -1 : Math.round(resend / 1000),
+    rtx: lastArr?.arrivedAfterResend === true,
+  };
+}
+
+function round2(x: number): number {
+  return Number.isFinite(x) ? Math.round(x * 100) / 100 : 0;
+}

@@ -1,0 +1,152 @@
+import { describe, expect, it } from 'vitest';
+import { FreezeRecorder, causeLabel } from '../../../sim/freeze-explain.js';
+import type { DecodedFrame } from '../../../sim/metrics.js';
+import { renderFreezeCauses } from '../../../bench/sim/report-freezes.js';
+import type { BenchEntry } from '../../../bench/sim/report.js';
+import type { SimResult } from '../../../sim/simulator.js';
+import { encodeMedia, encodePacket } from '../../../src/wire/encode.js';
+
+const MS = 1000;
+const pkt = (frameId: number, flowSeq: number, captureUs: number, opts: { key?: boolean; rtx?: boolean; streamId?: number } = {}) =>
+  encodePacket(
+    { pathId: 0, pathSeq: flowSeq, sendTimeUs: captureUs },
+    'media',
+    encodeMedia({
+      streamId: opts.streamId ?? 0,
+      flowSeq,
+      frameId,
+      fragIndex: 0,
+      fragCount: 1,
+      keyFrame: opts.key === true,
+      nalClass: 0,
+      priority: 6,
+      captureUs,
+      retransmission: opts.rtx === true,
+      payload: new Uint8Array(100),
+    }),
+  );
+const dec = (frameId: number, captureMs: number, decodedMs: number): DecodedFrame => ({ frameId, captureUs: captureMs * MS, decodedUs: decodedMs * MS, bytes: 100 });
+const UP = [
+  { id: 0, up: true, enabled: true },
+  { id: 1, up: true, enabled: true },
+];
+/** Path 0: 0.1 Mbps, path 1: 20 Mbps. */
+const capacity = (i: number) => (i === 0 ? 100_000 : 20_000_000);
+
+/** A call at 30 fps: frames 0..n-1 captured every 33 ms, each one packet (seq = id) on `pathOf(id)`, decoded 50 ms later. */
+function steady(rec: FreezeRecorder, n: number, pathOf: (id: number) => number): DecodedFrame[] {
+  const out: DecodedFrame[] = [];
+  for (let id = 0; id < n; id++) {
+    const c = id * 33;
+    rec.onFrame(id, c * MS, id === 0);
+    rec.onSend(pathOf(id), pkt(id, id, c * MS), c * MS);
+    rec.onArrival(pathOf(id), pkt(id, id, c * MS), (c + 40) * MS);
+    out.push(dec(id, c, c + 50));
+  }
+  return out;
+}
+
+describe('FreezeRecorder (sim/freeze-explain.ts)', () => {
+  it('blames a frame lost on a path and recovered by a retransmission on the other: late:loss:<path>+rtx, other path usable', () => {
+    const rec = new FreezeRecorder(2);
+    rec.sample(0, 2_000_000, UP);
+    const d = steady(rec, 10, () => 1);
+    // Frame 10 (captured at 330 ms) is lost on path 0; its retransmission on path 1 arrives at 700 ms.
+    rec.onFrame(10, 330 * MS, false);
+    rec.onSend(0, pkt(10, 10, 330 * MS), 331 * MS);
+    rec.onSend(1, pkt(10, 10, 330 * MS, { rtx: true }), 650 * MS);
+    rec.onArrival(1, pkt(10, 10, 330 * MS, { rtx: true }), 700 * MS);
+    d.push(dec(10, 330, 705));
+    const [c] = rec.explain([{ atUs: d[9].decodedUs, ms: 705 - 347 }], d, capacity);
+    expect(c.cause).toBe('late');
+    expect(c.where).toBe('loss');
+    expect(c.path).toBe(0);
+    expect(c.frameId).toBe(10);
+    expect(c.lost).toBe(1);
+    expect(c.retransmitted).toBe(true);
+    expect(c.resendMs).toBe(319); // sent at 331 ms, resent at 650 ms
+    expect(c.otherPathUsable).toBe(true); // path 1: 20 Mbps, nothing sent on it during the freeze
+    expect(c.targetMbps).toBe(2);
+    expect(causeLabel(c, ['wifi', 'cellular'])).toBe('late:loss:wifi+rtx');
+  });
+
+  it('splits a late frame into sender time and network time, and sees a probe copy as no retransmission', () => {
+    const rec = new FreezeRecorder(2);
+    rec.sample(0, 1_000_000, UP);
+    const d = steady(rec, 10, () => 0);
+    // Frame 10 waits 300 ms at the sender, then takes 40 ms; a probe copy goes on path 1 5 ms later and is lost.
+    rec.onFrame(10, 330 * MS, false);
+    rec.onSend(0, pkt(10, 10, 330 * MS), 630 * MS);
+    rec.onSend(1, pkt(10, 10, 330 * MS), 635 * MS);
+    rec.onArrival(0, pkt(10, 10, 330 * MS), 670 * MS);
+    d.push(dec(10, 330, 675));
+    const [c] = rec.explain([{ atUs: d[9].decodedUs, ms: 675 - 347 }], d, capacity);
+    expect(c.cause).toBe('late');
+    expect(c.where).toBe('sender');
+    expect(c.senderMs).toBe(300);
+    expect(c.networkMs).toBe(40);
+    expect(c.retransmitted).toBe(false);
+    expect(c.path).toBe(0); // the lost probe copy is no loss: the packet arrived on path 0
+    expect(c.lost).toBe(0);
+  });
+
+  it('tells a key-frame wait, a skipped frame and a source that produced no frames apart', () => {
+    const rec = new FreezeRecorder(2);
+    rec.sample(0, 1_000_000, UP);
+    const d = steady(rec, 10, () => 0);
+    // Frame 10 is lost for good; the picture comes back with key frame 11.
+    rec.onFrame(10, 330 * MS, false);
+    rec.onSend(0, pkt(10, 10, 330 * MS), 331 * MS);
+    rec.onFrame(11, 600 * MS, true);
+    rec.onSend(0, pkt(11, 11, 600 * MS, { key: true }), 600 * MS);
+    rec.onArrival(0, pkt(11, 11, 600 * MS, { key: true }), 640 * MS);
+    d.push(dec(11, 600, 650));
+    // No frame encoded from 650 to 1,500 ms; then frame 12.
+    rec.onFrame(12, 1500 * MS, false);
+    rec.onSend(0, pkt(12, 12, 1500 * MS), 1500 * MS);
+    rec.onArrival(0, pkt(12, 12, 1500 * MS), 1540 * MS);
+    d.push(dec(12, 1500, 1550));
+    // Frame 13 lost, 14 (a delta frame) decoded: skipped.
+    rec.onFrame(13, 1533 * MS, false);
+    rec.onSend(1, pkt(13, 13, 1533 * MS), 1533 * MS);
+    rec.onFrame(14, 1566 * MS, false);
+    rec.onSend(0, pkt(14, 14, 1566 * MS), 1566 * MS);
+    rec.onArrival(0, pkt(14, 14, 1566 * MS), 1900 * MS);
+    d.push(dec(14, 1566, 1950));
+    const causes = rec.explain(
+      [
+        { atUs: d[9].decodedUs, ms: 650 - 347 },
+        { atUs: 650 * MS, ms: 900 },
+        { atUs: 1550 * MS, ms: 400 },
+      ],
+      d,
+      capacity,
+    );
+    expect(causes.map((c) => causeLabel(c, ['a', 'b']))).toEqual(['keyframe-wait:a', 'no-frames', 'skipped:b']);
+  });
+
+  it('ignores other streams and malformed datagrams, and the bench sums causes per configuration', () => {
+    const rec = new FreezeRecorder(2);
+    rec.sample(0, 1_000_000, UP);
+    const d = steady(rec, 10, () => 0);
+    rec.onSend(0, new Uint8Array([0xff, 0xff]), 400 * MS);
+    rec.onSend(0, pkt(10, 10, 330 * MS, { streamId: 1 }), 400 * MS);
+    rec.onFrame(10, 330 * MS, false);
+    rec.onSend(0, pkt(10, 99, 330 * MS), 331 * MS);
+    rec.onArrival(0, pkt(10, 99, 330 * MS), 600 * MS);
+    d.push(dec(10, 330, 610));
+    const causes = rec.explain([{ atUs: d[9].decodedUs, ms: 263 }], d, capacity);
+    expect(causes).toHaveLength(1);
+    expect(causes[0].where).toBe('network');
+    const entry = (config: string): BenchEntry => ({
+      variant: 'v',
+      config,
+      wallMs: 0,
+      result: { seed: 1, scheduler: 'converge', paths: [{ name: 'a' }, { name: 'b' }], freezeCauses: causes } as unknown as SimResult,
+    });
+    const md = renderFreezeCauses([entry('converge'), entry('converge')]).join('\n');
+    expect(md).toContain('| converge | late:network | 2 | 0.53 | 100 | 2 | - |');
+    expect(md).toContain('late:network:a');
+    expect(renderFreezeCauses([{ ...entry('x'), result: { seed: 1 } as unknown as SimResult }])).toEqual([]);
+  });
+});
