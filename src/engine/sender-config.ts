@@ -115,6 +115,16 @@ export interface SenderEngineConfig {
    */
   fastFailover?: boolean;
   /**
+   * Resend a media packet as soon as the sender's per-path loss detection
+   * (RACK, RFC 8985 §6.2; src/feedback/path-rack.ts) declares it lost: a
+   * packet sent later on the same path was delivered and a reorder window
+   * (min RTT / 4) has passed. Saves the receiver's NACK reorder wait, which
+   * must cover the delay difference between paths (up to 200 ms). The
+   * resend goes through the NACK rules (best path, once per 0.75 x RTT, at
+   * most 3 times). Default false (see the report of branch rack).
+   */
+  rack?: boolean;
+  /**
    * When a path's reports resume after an outage (>= 700 ms of silence),
    * probe it at the rate it had and let the result restore its estimate
    * (GccEstimator.onPathRestored). 'total': only when no other path carried
@@ -195,6 +205,7 @@ export function resolveSenderConfig(config: SenderEngineConfig): ResolvedSenderC
     upperLayerDropFactor: config.upperLayerDropFactor ?? 1,
     cwndPushback: config.cwndPushback ?? true,
     fastFailover: config.fastFailover ?? true,
+    rack: config.rack ?? false,
     outageRestore: config.outageRestore ?? 'total',
     fallbackEstablishMs: config.fallbackEstablishMs ?? 1000,
     probation: config.probation ?? true,
