@@ -85,6 +85,8 @@ export interface SenderStats {
   rackLost: number;
   /** Retransmissions sent on RACK's word (SenderEngineConfig.rack), before any NACK; included in retransmissionsSent. */
   rackRetransmissionsSent: number;
+  /** RACK detections left to the receiver's NACK: first sent longer ago than the lowest SRTT + 200 ms (SenderEngine.onRackLoss). */
+  rackTooOld: number;
   /** Media packets RACK declared lost that were reported delivered afterwards (spurious detections). */
   rackSpurious: number;
   fecPacketsSent: number;
