@@ -2,6 +2,10 @@ import { describe, expect, it } from 'vitest';
 import { decodePacket } from '../../../src/wire/decode.js';
 import { makeCall } from './call-helper.js';
 import type { PathSpec } from './call-helper.js';
+import { registerAllStrategies } from '../../../src/strategies.js';
+
+// The 'single' scheduler is opt-in.
+registerAllStrategies();
 
 /** A drop rule for the first media original (not a retransmission) sent on the path at or after `afterUs`; `dropped` gets its flowSeq. */
 function dropOneMediaAfter(afterUs: number, dropped: { flowSeq: number }): NonNullable<PathSpec['drop']> {
@@ -56,6 +60,24 @@ describe('sender-side loss detection per path (RACK, RFC 8985 §6.2)', () => {
     expect(st.paths.every((p) => p.mediaPacketsSent > 50)).toBe(true);
     expect(st.rackLost).toBe(0);
     expect(st.rackSpurious).toBe(0);
+    expect(st.rackRetransmissionsSent).toBe(0);
+  });
+
+  it('leaves a loss on a path with a long RTT to the receiver (RACK is no faster than its NACK there)', () => {
+    const dropped = { flowSeq: -1 };
+    // One-way 300 ms on path 1: RACK needs > 600 ms, more than the fast path's SRTT + 200 ms.
+    // The video goes on path 1 alone; path 0 (up, probed) gives the lowest SRTT.
+    const call = makeCall([FAST, { rateMbps: 6, delayMs: 300, drop: dropOneMediaAfter(START_US + 3_000_000, dropped) }], {
+      scheduler: 'single',
+      fec: 'none',
+      extra: { rack: true, singlePath: 1 },
+    });
+    call.run(5_000);
+    const st = call.sender.stats();
+    expect(dropped.flowSeq).toBeGreaterThanOrEqual(0);
+    expect(st.paths[1].mediaPacketsSent).toBeGreaterThan(100);
+    expect(st.rackLost).toBe(1);
+    expect(st.rackTooOld).toBe(1);
     expect(st.rackRetransmissionsSent).toBe(0);
   });
 
