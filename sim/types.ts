@@ -78,6 +78,7 @@ export interface SimOptions {
       | 'cwndPushback'
       | 'pathHysteresis'
       | 'fastFailover'
+      | 'rack'
       | 'outageRestore'
       | 'fallbackEstablishMs'
       | 'probation'
@@ -163,7 +164,8 @@ export interface SimStreamResult {
   goodputBps: number;
   encoderTargetBps: { mean: number; last: number };
   fec: { overheadPct: number; utilizationPct: number; packetsSent: number; recovered: number };
-  nack: { nacksSent: number; packetsNacked: number; retransmissionsSent: number; retransmissionsReceived: number };
+  /** rack*: the sender's per-path RACK loss detection (SenderStats.rackLost / rackRetransmissionsSent / rackSpurious). */
+  nack: { nacksSent: number; packetsNacked: number; retransmissionsSent: number; retransmissionsReceived: number; rackLost: number; rackRetransmissionsSent: number; rackSpurious: number };
   retransmissions: number;
   qoeFeedback: { sent: number; received: number; droppedBySim: number };
   /** Decoder-model reference-chain or payload violations (must be 0). */

@@ -84,6 +84,7 @@ const SENDER_KEYS = [
   'cwndPushback',
   'pathHysteresis',
   'fastFailover',
+  'rack',
   'outageRestore',
   'fallbackEstablishMs',
   'probation',

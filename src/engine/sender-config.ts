@@ -115,6 +115,25 @@ export interface SenderEngineConfig {
    */
   fastFailover?: boolean;
   /**
+   * Resend a media packet as soon as the sender's per-path loss detection
+   * (RACK, RFC 8985 §6.2; src/feedback/path-rack.ts) declares it lost: a
+   * packet sent later on the same path was delivered and a reorder window
+   * (min RTT / 4) has passed. Saves the receiver's NACK reorder wait, which
+   * must cover the delay difference between paths (up to 200 ms). The
+   * resend goes through the NACK rules (best path, once per 0.75 x RTT, at
+   * most 3 times), and only while RACK is ahead of the NACK (first sent at
+   * most the lowest SRTT + 200 ms ago). Default false: measured (converge,
+   * cellular suite, 3 seeds, off -> on) tune half 7.52 -> 7.13 s frozen,
+   * check half 12.29 -> 11.51 s, worst pair wc:7_3 +0.43 s; carriers
+   * 0.75 -> 0.57 s; failover 0 -> 0; no spurious detection. The lost
+   * packets behind the freezes are mostly on paths whose RTT under
+   * queueing is as long as the receiver's reorder wait, where RACK is no
+   * faster (resend after ~275 ms either way). Cost: RACK cannot see FEC
+   * recoveries, so with the webrtc-table FEC it resends what FEC would
+   * repair (loss-sweep retransmitted bytes 0.17 % -> 1.2 % of goodput).
+   */
+  rack?: boolean;
+  /**
    * When a path's reports resume after an outage (>= 700 ms of silence),
    * probe it at the rate it had and let the result restore its estimate
    * (GccEstimator.onPathRestored). 'total': only when no other path carried
@@ -195,6 +214,7 @@ export function resolveSenderConfig(config: SenderEngineConfig): ResolvedSenderC
     upperLayerDropFactor: config.upperLayerDropFactor ?? 1,
     cwndPushback: config.cwndPushback ?? true,
     fastFailover: config.fastFailover ?? true,
+    rack: config.rack ?? false,
     outageRestore: config.outageRestore ?? 'total',
     fallbackEstablishMs: config.fallbackEstablishMs ?? 1000,
     probation: config.probation ?? true,

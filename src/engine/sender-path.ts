@@ -11,6 +11,7 @@ import type { BandwidthEstimator } from '../cc/types.js';
 import { Pacer } from '../cc/pacer.js';
 import type { ProbeSender } from '../cc/probe-sender.js';
 import type { OutgoingPacket, PathId, PathTransportState, Priority } from '../core/types.js';
+import { PathRack } from '../feedback/path-rack.js';
 import { RateMeter } from './rate-meter.js';
 import type { PathSink, SenderPathStats } from './types.js';
 
@@ -53,7 +54,14 @@ export interface SendAccounting {
   rate?: boolean;
   /** Counts in the drain measurement (default true). */
   drain?: boolean;
+  /** The media flowSeq the datagram carries (original or retransmission), for loss detection by RACK; absent for FEC, padding and control. */
+  flowSeq?: number;
+  /** With flowSeq: the datagram is a copy (probe duplicate) whose loss needs no resend. */
+  copy?: boolean;
 }
+
+/** RACK reorder window before the path has an RTT sample (µs). */
+const RACK_DEFAULT_REO_WND_US = 25_000;
 
 /** Longest a relay switch may go unconfirmed by the new route before the path counts as failed (µs). */
 export const ROUTE_SWITCH_MAX_US = 2_000_000;
@@ -107,6 +115,8 @@ export class SenderPath {
     ppsPacketsSent: 0,
   };
   readonly sendRate = new RateMeter(1_000_000);
+  /** Loss detection on this path by RACK (RFC 8985 §6.2), fed by every datagram {@link send} writes and the path's reports. */
+  readonly rack = new PathRack();
   private readonly drain: { sinceUs: number; sentBytes: number; buffered: number; rateBps: number | undefined; backlogged: boolean };
 
   constructor(
@@ -155,11 +165,23 @@ export class SenderPath {
     const bytes = encode(pathSeq);
     if (!this.sink.send(bytes)) return undefined;
     this.estimator.onPacketSent({ pathSeq, sizeBytes: bytes.length, sendTimeUs: nowUs });
+    this.rack.onSent(pathSeq, nowUs, acct.flowSeq ?? -1, acct.copy !== true);
     this.stats.packetsSent++;
     this.stats.bytesSent += bytes.length;
     if (acct.rate !== false) this.sendRate.add(nowUs, bytes.length);
     if (acct.drain !== false) this.drain.sentBytes += bytes.length;
     return { pathSeq, bytes: bytes.length };
+  }
+
+  /**
+   * RACK's reorder window for this path (µs): min RTT / 4, capped at SRTT
+   * (RFC 8985 §6.2 step 4), 25 ms while the path has no RTT sample.
+   */
+  rackReorderWindowUs(): number {
+    const minRtt = this.estimator.minRttMs();
+    const srtt = this.estimator.srttMs();
+    if (!Number.isFinite(minRtt) || minRtt <= 0) return RACK_DEFAULT_REO_WND_US;
+    return 1000 * Math.min(minRtt / 4, Number.isFinite(srtt) && srtt > 0 ? srtt : minRtt);
   }
 
   /** The estimator's cumulative loss counters (GCC's: packets lost / received), undefined for estimators without them. */

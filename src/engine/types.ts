@@ -81,6 +81,14 @@ export interface SenderStats {
   retransmissionsTooOld: number;
   /** Retransmissions not sent because the chosen path's queue was too long. */
   retransmissionsSkipped: number;
+  /** Media packets the per-path RACK loss detection declared lost (src/feedback/path-rack.ts; counted with SenderEngineConfig.rack off too). */
+  rackLost: number;
+  /** Retransmissions sent on RACK's word (SenderEngineConfig.rack), before any NACK; included in retransmissionsSent. */
+  rackRetransmissionsSent: number;
+  /** RACK detections left to the receiver's NACK: first sent longer ago than the lowest SRTT + 200 ms (SenderEngine.onRackLoss). */
+  rackTooOld: number;
+  /** Media packets RACK declared lost that were reported delivered afterwards (spurious detections). */
+  rackSpurious: number;
   fecPacketsSent: number;
   mediaPacketsSent: number;
   /** FEC packets / media packets, %. */

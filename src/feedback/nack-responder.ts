@@ -31,6 +31,8 @@ export interface SentPacketRecord {
   rtxCount: number;
   /** Time of the last retransmission (µs), -Infinity before any. */
   lastRtxUs: number;
+  /** Some copy of it (original, retransmission, probe or failover duplicate) was reported delivered on some path. */
+  delivered: boolean;
 }
 
 /** Counters of {@link NackResponder}. */
@@ -74,6 +76,7 @@ export class NackResponder {
       sentUs: nowUs,
       rtxCount: 0,
       lastRtxUs: -Infinity,
+      delivered: false,
     };
   }
 
@@ -81,6 +84,12 @@ export class NackResponder {
   get(flowSeq: number): SentPacketRecord | undefined {
     const h = this.ring[flowSeq % this.ring.length];
     return h && h.flowSeq === flowSeq ? h : undefined;
+  }
+
+  /** A path's report says a datagram carrying `flowSeq` arrived: the sender's own loss detection no longer resends it. */
+  onDelivered(flowSeq: number): void {
+    const h = this.get(flowSeq);
+    if (h) h.delivered = true;
   }
 
   /** The packet was given up on (too late already): its NACKs are not answered. */
@@ -96,10 +105,15 @@ export class NackResponder {
    * {@link MAX_RTX_PER_PACKET} times, not when older than
    * {@link MAX_RTX_AGE_US}, and not when its frame precedes the newest key
    * frame `lastKeyFrameId` (which no longer needs it).
-   * @param onFirstNack called once per packet NACKed for the first time, with its path (for the FEC policy).
+   * The same rules answer the sender's own loss detection (RACK per path,
+   * src/feedback/path-rack.ts) with `fromNack` false: then the NACKs that
+   * follow for the same packet find it answered within `guardUs`, and a
+   * packet some path already reported delivered (a copy) is not resent.
+   * @param onFirstNack called once per packet NACKed (or detected lost) for the first time, with its path (for the FEC policy).
+   * @param fromNack false when the sequence numbers come from the sender's loss detection (not counted as NACKs received).
    */
-  onNack(seqs: readonly number[], nowUs: number, guardUs: number, lastKeyFrameId: number, streamId: number, onFirstNack: (pathId: PathId) => void): OutgoingPacket[] {
-    this.c.nacksReceived += seqs.length;
+  onNack(seqs: readonly number[], nowUs: number, guardUs: number, lastKeyFrameId: number, streamId: number, onFirstNack: (pathId: PathId) => void, fromNack = true): OutgoingPacket[] {
+    if (fromNack) this.c.nacksReceived += seqs.length;
     const rtx: OutgoingPacket[] = [];
     for (const seq of seqs) {
       const h = this.get(seq);
@@ -107,7 +121,7 @@ export class NackResponder {
         this.c.retransmissionsUnavailable++;
         continue;
       }
-      if (h.rtxCount >= MAX_RTX_PER_PACKET || nowUs - h.lastRtxUs < guardUs) continue;
+      if (h.rtxCount >= MAX_RTX_PER_PACKET || nowUs - h.lastRtxUs < guardUs || (!fromNack && h.delivered)) continue;
       if (nowUs - h.sentUs > MAX_RTX_AGE_US || seqDiff(lastKeyFrameId, h.frameId) < 0) {
         this.c.retransmissionsTooOld++;
         continue;

@@ -27,6 +27,8 @@ export interface PathSpec {
   reverseDown?: Array<[number, number]>;
   /** Extra one-way delay steps: [atMs, delayMs]. */
   delaySteps?: Array<[number, number]>;
+  /** Drop the sender's datagrams on this path for which this returns true (the drop times go to Call.dropsUs). */
+  drop?: (datagram: Uint8Array, nowUs: number) => boolean;
 }
 
 function linkCfg(p: PathSpec, up: boolean): LinkConfig {
@@ -51,6 +53,8 @@ export interface Call {
   framesSent: number;
   /** Audio playouts the receiver emitted (with `audio: true`). */
   audioPlayouts: Array<{ kind: 'frame' | 'concealed' | 'stretch'; atUs: number }>;
+  /** Times (µs) of the datagrams dropped by PathSpec.drop, in order. */
+  dropsUs: number[];
 }
 
 export function makeCall(
@@ -77,8 +81,20 @@ export function makeCall(
   const t0 = clock.nowUs();
   const ups = paths.map((p) => new Link<Uint8Array>(linkCfg(p, true), rng));
   const downs = paths.map((p) => new Link<Uint8Array>(linkCfg(p, false), rng));
-  paths.forEach((_, id) => {
-    sender.addPath(id, { send: (b) => (ups[id].send(b, b.length + 28, clock.nowUs() - t0), true), bufferedAmount: () => 0 }, 'connected');
+  const dropsUs: number[] = [];
+  paths.forEach((spec, id) => {
+    sender.addPath(
+      id,
+      {
+        send: (b) => {
+          if (spec.drop?.(b, clock.nowUs())) dropsUs.push(clock.nowUs());
+          else ups[id].send(b, b.length + 28, clock.nowUs() - t0);
+          return true;
+        },
+        bufferedAmount: () => 0,
+      },
+      'connected',
+    );
     senderRx.addPath(id, { send: (b) => (ups[id].send(b, b.length + 28, clock.nowUs() - t0), true), bufferedAmount: () => 0 });
     receiver.addPath(id, { send: (b) => (downs[id].send(b, b.length + 28, clock.nowUs() - t0), true), bufferedAmount: () => 0 });
   });
@@ -91,6 +107,7 @@ export function makeCall(
     keyframeRequests: 0,
     framesSent: 0,
     audioPlayouts: [],
+    dropsUs,
     run(ms: number) {
       // Like a real encoder: frame sizes follow the target bitrate (or a fixed size when given).
       for (let i = 0; i < ms; i++) {
