@@ -49,12 +49,13 @@ const REPO = resolve(dirname(fileURLToPath(import.meta.url)), '..');
  * well-kept library beats our own code there).
  * 95.2 kB with relay selection and route handover (lazy, but their hooks
  * and RouteSwitch events are up front), probation and route grace in the
- * sender. Issue 14's target is 60 kB; our own code is most of it (see
+ * sender; 96.4 kB with per-path loss detection (RACK, src/feedback/path-rack.ts,
+ * 1.2 kB). Issue 14's target is 60 kB; our own code is most of it (see
  * `--top`): helper size2 measured every API-preserving lever at ~7 kB more,
  * and 60 kB only by taking features (FEC, adaptation, probing, NACK) out of
  * a default call.
  */
-export const DEFAULT_BUDGET_GZIP_BYTES = 96_000;
+export const DEFAULT_BUDGET_GZIP_BYTES = 97_500;
 
 export interface BundleSize {
   /** The JavaScript a page loads up front (the entry chunk and what it imports statically). */

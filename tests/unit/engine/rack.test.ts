@@ -83,7 +83,7 @@ describe('sender-side loss detection per path (RACK, RFC 8985 §6.2)', () => {
 
   it('counts its detections with the switch off but sends nothing on them', () => {
     const dropped = { flowSeq: -1 };
-    const call = makeCall([{ ...FAST, drop: dropOneMediaAfter(START_US + 2_000_000, dropped) }, SLOW], { fec: 'none' });
+    const call = makeCall([{ ...FAST, drop: dropOneMediaAfter(START_US + 2_000_000, dropped) }, SLOW], { fec: 'none', extra: { rack: false } });
     call.run(3_000);
     const st = call.sender.stats();
     expect(st.rackLost).toBe(1);
