@@ -24,6 +24,8 @@ export interface CaseConfig {
   fps: number;
   /** The RTP carrier's path relay (none: direct loopback). */
   relay?: RelayPorts;
+  /** Cap the offered rate at this share of GCC's availableOutgoingBitrate (updated each second). */
+  followEstimate?: number;
   /** Datachannel comparison over its own relay. */
   dc?: { relay: RelayPorts; rateKbps: number; maxBufferedBytes: number; messageBytes: number };
 }
@@ -277,6 +279,8 @@ window.runCase = async (cfg: CaseConfig): Promise<unknown> => {
     await new Promise((r) => setTimeout(r, 1000));
     const row: Record<string, unknown> = { t: Math.round(performance.now() - t0) / 1000, a: await snapshot(a), b: await snapshot(b) };
     if (dc) row.dc = await snapshot(dc.pc);
+    const avail = (row.a as { pair?: { availableOutgoingBitrate?: number } }).pair?.availableOutgoingBitrate;
+    if (cfg.followEstimate && avail) worker.postMessage({ estimateCapKbps: (avail * cfg.followEstimate) / 1000 });
     timeline.push(row);
   }
   const report = await new Promise<unknown>((res) => {

@@ -22,9 +22,9 @@ function summary(name: string, d: Json): void {
   const last = tl[tl.length - 1];
   const out = last.a.out ?? {};
   const inn = last.b.in ?? {};
-  const sent = w.sendLog.length;
-  const got = new Set(w.recvLog.map((r: Json[]) => r[0]));
-  const dupes = w.recvLog.length - got.size;
+  const sent = w.sendLog?.length ?? w.framesSent;
+  const got = new Set((w.recvLog ?? []).map((r: Json[]) => r[0]));
+  const dupes = (w.recvLog?.length ?? 0) - got.size;
   const sizes =
     w.sizes && Object.keys(w.sizes).length
       ? ` sizes ${Object.entries(w.sizes)

@@ -53,6 +53,7 @@ const CASES: Record<string, () => Case> = {
   'sizes-small': () => ({ page: { codec: 'VP8', mode: 'replace', prefix: 'delta', sizes: [100, 300, 1000], durationS: 6, fps: 30 } }),
   'sizes-large': () => ({ page: { codec: 'VP8', mode: 'replace', prefix: 'delta', sizes: [30_000, 60_000], durationS: 6, fps: 30 } }),
   'sizes-vp8-key': () => ({ page: { codec: 'VP8', mode: 'replace', prefix: 'key', sizes: SIZES, durationS: 8, fps: 30 } }),
+  'sizes-key-10fps': () => ({ page: { codec: 'VP8', mode: 'replace', prefix: 'key', sizes: SIZES, durationS: 10, fps: 10 } }),
   'sizes-h264': () => ({ page: { codec: 'H264', mode: 'replace', prefix: 'delta', sizes: SIZES, durationS: 8, fps: 30 } }),
   'sizes-vp8-append': () => ({ page: { codec: 'VP8', mode: 'append', prefix: 'delta', sizes: SIZES, durationS: 8, fps: 30 } }),
   // Q2: 5 % loss on the media direction.
@@ -72,6 +73,11 @@ const CASES: Record<string, () => Case> = {
   'dead-reverse-delta': () => ({ page: { codec: 'VP8', mode: 'replace', prefix: 'delta', rateKbps: 800, durationS: 35, fps: 30 }, link: DEAD_REVERSE, dcRateKbps: 800 }),
   'dead-reverse': () => ({ page: { codec: 'VP8', mode: 'replace', prefix: 'key', rateKbps: 800, durationS: 35, fps: 30 }, link: DEAD_REVERSE, dcRateKbps: 800 }),
   'dead-reverse-append': () => ({ page: { codec: 'VP8', mode: 'append', prefix: 'delta', rateKbps: 800, durationS: 35, fps: 30 }, link: DEAD_REVERSE, dcRateKbps: 800 }),
+  fps60: () => ({
+    page: { codec: 'VP8', mode: 'replace', prefix: 'key', rateKbps: 1000, durationS: 10, fps: 60 },
+    link: { up: { rateMbps: 2, delayMs: 20, queue: { ms: 300 } }, down: { rateMbps: 2, delayMs: 20, queue: { ms: 300 } } },
+  }),
+  'att-follow': () => ({ page: { codec: 'VP8', mode: 'replace', prefix: 'key', rateKbps: 600, followEstimate: 0.9, durationS: 50, fps: 30 }, link: attLink(), dcRateKbps: 600 }),
   att: () => ({ page: { codec: 'VP8', mode: 'replace', prefix: 'key', rateKbps: 600, durationS: 50, fps: 30 }, link: attLink(), dcRateKbps: 600 }),
 };
 

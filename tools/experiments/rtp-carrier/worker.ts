@@ -51,6 +51,8 @@ let lastSeqIn = -1;
 let gaps = 0;
 let reordered = 0;
 let bucketAt = -1;
+/** Cap on the offered rate from the page (GCC's availableOutgoingBitrate), kbps; Infinity: none. */
+let estimateCapKbps = Number.POSITIVE_INFINITY;
 /** Per-frame log (bounded): [seq, bytes, type, rtpTimestamp, ms]. */
 const MAX_LOG = 3000;
 const sendLog: Array<[number, number, string, number, number]> = [];
@@ -72,7 +74,8 @@ function nextSize(o: TransformOptions): number {
   const now = performance.now();
   const dt = bucketAt < 0 ? 33 : Math.min(1000, now - bucketAt);
   bucketAt = now;
-  const bytes = Math.round(((o.rateKbps ?? 500) * 1000 * dt) / 8000);
+  const rate = Math.min(o.rateKbps ?? 500, estimateCapKbps);
+  const bytes = Math.round((rate * 1000 * dt) / 8000);
   return Math.max(MIN_PAYLOAD_BYTES, Math.min(MAX_PAYLOAD_BYTES, bytes));
 }
 
@@ -205,4 +208,5 @@ interface TransformerEvent extends Event {
 
 self.onmessage = (e: MessageEvent): void => {
   if (e.data === 'report') (self as unknown as Worker).postMessage({ report: report() });
+  else if (typeof e.data?.estimateCapKbps === 'number' && e.data.estimateCapKbps > 0) estimateCapKbps = e.data.estimateCapKbps;
 };
