@@ -24,6 +24,10 @@ export interface CaseConfig {
   fps: number;
   /** The RTP carrier's path relay (none: direct loopback). */
   relay?: RelayPorts;
+  /** Feed the track from a MediaStreamTrackGenerator at `fps` instead of canvas.captureStream. */
+  generator?: boolean;
+  /** Negotiate without RTX and without NACK/PLI feedback (Chromium's own repair off). */
+  noNack?: boolean;
   /** Cap the offered rate at this share of GCC's availableOutgoingBitrate (updated each second). */
   followEstimate?: number;
   /** Datachannel comparison over its own relay. */
@@ -59,11 +63,20 @@ function wire(a: RTCPeerConnection, b: RTCPeerConnection, relay?: RelayPorts): v
   };
 }
 
-async function negotiate(a: RTCPeerConnection, b: RTCPeerConnection): Promise<void> {
-  const offer = await a.createOffer();
+/** Remove NACK (and PLI) feedback from an SDP: Chromium then neither asks for nor sends retransmissions. */
+function withoutNack(sdp: string): string {
+  return sdp
+    .split('\r\n')
+    .filter((l) => !/^a=rtcp-fb:\d+ nack( pli)?$/.test(l))
+    .join('\r\n');
+}
+
+async function negotiate(a: RTCPeerConnection, b: RTCPeerConnection, noNack = false): Promise<void> {
+  const munge = (d: RTCSessionDescriptionInit): RTCSessionDescriptionInit => (noNack && d.sdp ? { type: d.type, sdp: withoutNack(d.sdp) } : d);
+  const offer = munge(await a.createOffer());
   await a.setLocalDescription(offer);
   await b.setRemoteDescription(offer);
-  const answer = await b.createAnswer();
+  const answer = munge(await b.createAnswer());
   await b.setLocalDescription(answer);
   await a.setRemoteDescription(answer);
 }
@@ -246,7 +259,19 @@ window.runCase = async (cfg: CaseConfig): Promise<unknown> => {
   };
   draw();
   const drawTimer = setInterval(draw, 1000 / cfg.fps);
-  const track = canvas.captureStream(cfg.fps).getVideoTracks()[0];
+  let track: MediaStreamTrack;
+  let genTimer: ReturnType<typeof setInterval> | undefined;
+  if (cfg.generator) {
+    // Breakout box (Chromium): push a frame whenever we want one, here every 1000/fps ms.
+    const Gen = (window as unknown as { MediaStreamTrackGenerator: new (o: { kind: string }) => MediaStreamTrack & { writable: WritableStream<VideoFrame> } }).MediaStreamTrackGenerator;
+    const gen = new Gen({ kind: 'video' });
+    const writer = gen.writable.getWriter();
+    genTimer = setInterval(() => {
+      const f = new VideoFrame(canvas, { timestamp: Math.round(performance.now() * 1000) });
+      writer.write(f).catch(() => f.close());
+    }, 1000 / cfg.fps);
+    track = gen;
+  } else track = canvas.captureStream(cfg.fps).getVideoTracks()[0];
 
   const a = new RTCPeerConnection();
   const b = new RTCPeerConnection();
@@ -259,7 +284,7 @@ window.runCase = async (cfg: CaseConfig): Promise<unknown> => {
     ...(cfg.rateKbps ? { rateKbps: cfg.rateKbps } : {}),
   };
   const tr = a.addTransceiver(track, { direction: 'sendonly' });
-  tr.setCodecPreferences(pickCodec(cfg.codec));
+  tr.setCodecPreferences(pickCodec(cfg.codec).filter((c) => !(cfg.noNack && c.mimeType === 'video/rtx')));
   (tr.sender as unknown as { transform: unknown }).transform = new window.RTCRtpScriptTransform(worker, { ...base, side: 'send' });
   b.ontrack = (e) => {
     (e.receiver as unknown as { transform: unknown }).transform = new window.RTCRtpScriptTransform(worker, { ...base, side: 'recv' });
@@ -269,7 +294,7 @@ window.runCase = async (cfg: CaseConfig): Promise<unknown> => {
     v.play().catch(() => undefined);
     document.body.appendChild(v);
   };
-  await negotiate(a, b);
+  await negotiate(a, b, cfg.noNack);
   const dcRun = cfg.dc ? startDc(cfg.dc, t0) : undefined;
   await connected(a, 15_000);
   const dc = await dcRun;
@@ -289,8 +314,9 @@ window.runCase = async (cfg: CaseConfig): Promise<unknown> => {
   });
   const dcReport = dc ? await dc.stop() : undefined;
   clearInterval(drawTimer);
+  if (genTimer) clearInterval(genTimer);
   a.close();
   b.close();
   worker.terminate();
-  return { connectedAtS: (tStart - t0) / 1000, timeline, worker: report, dc: dcReport };
+  return { sdpOffer: a.localDescription?.sdp, connectedAtS: (tStart - t0) / 1000, timeline, worker: report, dc: dcReport };
 };

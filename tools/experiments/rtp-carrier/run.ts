@@ -59,6 +59,7 @@ const CASES: Record<string, () => Case> = {
   // Q2: 5 % loss on the media direction.
   'loss-delta': () => ({ page: { codec: 'VP8', mode: 'replace', prefix: 'delta', rateKbps: 800, durationS: 15, fps: 30 }, link: LOSSY }),
   'loss-key': () => ({ page: { codec: 'VP8', mode: 'replace', prefix: 'key', rateKbps: 800, durationS: 15, fps: 30 }, link: LOSSY }),
+  'loss-nonack': () => ({ page: { codec: 'VP8', mode: 'replace', prefix: 'key', rateKbps: 800, durationS: 15, fps: 30, noNack: true }, link: LOSSY }),
   'loss-append': () => ({ page: { codec: 'VP8', mode: 'append', prefix: 'delta', rateKbps: 800, durationS: 15, fps: 30 }, link: LOSSY }),
   // Q3: offered load above what the link takes (rate, pacing, GCC).
   'rate-1m': () => ({
@@ -75,6 +76,10 @@ const CASES: Record<string, () => Case> = {
   'dead-reverse-append': () => ({ page: { codec: 'VP8', mode: 'append', prefix: 'delta', rateKbps: 800, durationS: 35, fps: 30 }, link: DEAD_REVERSE, dcRateKbps: 800 }),
   fps60: () => ({
     page: { codec: 'VP8', mode: 'replace', prefix: 'key', rateKbps: 1000, durationS: 10, fps: 60 },
+    link: { up: { rateMbps: 2, delayMs: 20, queue: { ms: 300 } }, down: { rateMbps: 2, delayMs: 20, queue: { ms: 300 } } },
+  }),
+  gen120: () => ({
+    page: { codec: 'VP8', mode: 'replace', prefix: 'key', rateKbps: 1000, durationS: 10, fps: 120, generator: true },
     link: { up: { rateMbps: 2, delayMs: 20, queue: { ms: 300 } }, down: { rateMbps: 2, delayMs: 20, queue: { ms: 300 } } },
   }),
   'att-follow': () => ({ page: { codec: 'VP8', mode: 'replace', prefix: 'key', rateKbps: 600, followEstimate: 0.9, durationS: 50, fps: 30 }, link: attLink(), dcRateKbps: 600 }),
