@@ -28,6 +28,8 @@ export interface CaseConfig {
   generator?: boolean;
   /** Negotiate without RTX and without NACK/PLI feedback (Chromium's own repair off). */
   noNack?: boolean;
+  /** Negotiate without PLI/FIR feedback (no key frame requests; NACK/RTX kept). */
+  noPli?: boolean;
   /** Cap the offered rate at this share of GCC's availableOutgoingBitrate (updated each second). */
   followEstimate?: number;
   /** Datachannel comparison over its own relay. */
@@ -63,16 +65,21 @@ function wire(a: RTCPeerConnection, b: RTCPeerConnection, relay?: RelayPorts): v
   };
 }
 
-/** Remove NACK (and PLI) feedback from an SDP: Chromium then neither asks for nor sends retransmissions. */
-function withoutNack(sdp: string): string {
+/**
+ * Remove feedback lines from an SDP. `nack`: NACK and PLI (Chromium then neither asks for nor sends
+ * retransmissions); `pli`: PLI and FIR only (no key frame requests, so no key frames and no pacer
+ * key-frame flushes, NACK/RTX kept).
+ */
+function withoutFeedback(sdp: string, what: 'nack' | 'pli'): string {
+  const drop = what === 'nack' ? /^a=rtcp-fb:\d+ nack( pli)?$/ : /^a=rtcp-fb:\d+ (nack pli|ccm fir)$/;
   return sdp
     .split('\r\n')
-    .filter((l) => !/^a=rtcp-fb:\d+ nack( pli)?$/.test(l))
+    .filter((l) => !drop.test(l))
     .join('\r\n');
 }
 
-async function negotiate(a: RTCPeerConnection, b: RTCPeerConnection, noNack = false): Promise<void> {
-  const munge = (d: RTCSessionDescriptionInit): RTCSessionDescriptionInit => (noNack && d.sdp ? { type: d.type, sdp: withoutNack(d.sdp) } : d);
+async function negotiate(a: RTCPeerConnection, b: RTCPeerConnection, strip?: 'nack' | 'pli'): Promise<void> {
+  const munge = (d: RTCSessionDescriptionInit): RTCSessionDescriptionInit => (strip && d.sdp ? { type: d.type, sdp: withoutFeedback(d.sdp, strip) } : d);
   const offer = munge(await a.createOffer());
   await a.setLocalDescription(offer);
   await b.setRemoteDescription(offer);
@@ -294,7 +301,7 @@ window.runCase = async (cfg: CaseConfig): Promise<unknown> => {
     v.play().catch(() => undefined);
     document.body.appendChild(v);
   };
-  await negotiate(a, b, cfg.noNack);
+  await negotiate(a, b, cfg.noNack ? 'nack' : cfg.noPli ? 'pli' : undefined);
   const dcRun = cfg.dc ? startDc(cfg.dc, t0) : undefined;
   await connected(a, 15_000);
   const dc = await dcRun;

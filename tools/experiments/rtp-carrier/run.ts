@@ -82,6 +82,7 @@ const CASES: Record<string, () => Case> = {
     page: { codec: 'VP8', mode: 'replace', prefix: 'key', rateKbps: 1000, durationS: 10, fps: 120, generator: true },
     link: { up: { rateMbps: 2, delayMs: 20, queue: { ms: 300 } }, down: { rateMbps: 2, delayMs: 20, queue: { ms: 300 } } },
   }),
+  'att-follow-nopli': () => ({ page: { codec: 'VP8', mode: 'replace', prefix: 'key', rateKbps: 600, followEstimate: 0.9, noPli: true, durationS: 50, fps: 30 }, link: attLink(), dcRateKbps: 600 }),
   'att-follow': () => ({ page: { codec: 'VP8', mode: 'replace', prefix: 'key', rateKbps: 600, followEstimate: 0.9, durationS: 50, fps: 30 }, link: attLink(), dcRateKbps: 600 }),
   att: () => ({ page: { codec: 'VP8', mode: 'replace', prefix: 'key', rateKbps: 600, durationS: 50, fps: 30 }, link: attLink(), dcRateKbps: 600 }),
 };
