@@ -1,4 +1,3 @@
-/// <reference lib="webworker" />
 /**
  * The encoded-transform worker of the RTP-carrier experiment: one worker runs
  * both the sender's and the receiver's `RTCRtpScriptTransform` (both peers live
