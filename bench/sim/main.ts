@@ -329,9 +329,9 @@ async function main(values: CliValues<typeof OPTIONS>): Promise<number> {
   writeFileSync(resolve(outDir, 'report.html'), renderHtml(scenarioLabel, entries));
   console.log(summary);
   console.log(`wrote ${outDir}/{results.json,summary.md,report.html} in ${wallS.toFixed(1)} s`);
-  // Overlay runs whose own assumptions broke (sim/overlay.ts overlayChecks): their numbers mean nothing.
+  // Runs whose own assumptions broke (sim/overlay.ts overlayChecks, sim/fairness.ts fairnessChecks): their numbers mean nothing.
   if (summary.includes('- BROKEN: ')) {
-    console.error('overlay: broken assumptions (see "Assumptions" in summary.md)');
+    console.error('broken assumptions (see "Assumptions" in summary.md)');
     return 1;
   }
   return 0;
