@@ -240,6 +240,28 @@ describe('simulate() with cross traffic', () => {
     expect(run('gcc-video').fractalReports).toBe(0);
   });
 
+  it('SimOptions.fractal reaches every FRACTaL sender of the run: ours and the fractal-video cross flow', () => {
+    const scenario = parseScenario(
+      {
+        name: 'x-fractal-cfg',
+        durationS: 3,
+        paths: [{ up: { rateMbps: 2, delayMs: 20, queue: { ms: 200 } } }, { up: { rateMbps: 2, delayMs: 20, queue: { ms: 200 } } }],
+        crossTraffic: [{ path: 0, kind: 'fractal-video', startS: 0 }],
+      },
+      '.',
+    );
+    const spy = vi.spyOn(FractalEstimator.prototype, 'onReport');
+    try {
+      simulate({ scenario, scheduler: 'mrtp', estimator: 'fractal', fec: 'none', seed: 1, fractal: { distortionMarginMs: 12 } });
+      const floors = new Set(spy.mock.contexts.map((e) => (e as unknown as { cfg: { distortionMarginMs?: number } }).cfg.distortionMarginMs));
+      // Three estimators (our two subflows and the cross flow's one), all with the option.
+      expect(new Set(spy.mock.contexts).size).toBe(3);
+      expect(floors).toEqual(new Set([12]));
+    } finally {
+      spy.mockRestore();
+    }
+  });
+
   it('a video cross flow with audio: true sends its own audio when the run has audio (a frame per 20 ms while active); without, none', () => {
     const scenario = parseScenario(
       {
