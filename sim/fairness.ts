@@ -12,6 +12,13 @@
  * of the paths it uses. Capacities and throughputs are link-level (bytes on
  * the wire, headers included, for every flow alike), over the window in which
  * every cross flow is active.
+ *
+ * The metrics mean nothing when the run did not do what the setup says, so
+ * {@link fairness} checks it on the run itself ({@link FairnessResult.broken}):
+ * every cross flow sent and got link bytes delivered in every 10 s slice of
+ * the window (it ran throughout, not only at the start), a video cross flow
+ * decoded frames, every path our flow may use carried our media in the
+ * window, and every path had capacity.
  */
 import type { CrossTrafficKind } from './net/scenario.js';
 
@@ -44,7 +51,12 @@ export interface FairnessResult {
   flows: FlowShare[];
   /** QMD: median queueing delay per path over the link's recent samples (ms). */
   queueMedianDelayMs: number[];
+  /** Broken assumptions of the run, one line each ([] when all hold): its numbers mean nothing otherwise. */
+  broken: string[];
 }
+
+/** Slice of the window in which every cross flow must have delivered something (s). */
+export const FAIRNESS_CHECK_SLICE_S = 10;
 
 /**
  * Jain's fairness index (Σx)² / (n · Σx²) of non-negative values.
@@ -91,10 +103,13 @@ export interface FairnessInput {
   durationS: number;
   /** Per path: capacity per second of the call (bps; index t = second [t, t+1)). */
   capacityBps: number[][];
-  /** Our flow: the paths it may use; link bytes delivered per path per second; packets sent / delivered. */
-  ours: { paths: number[]; bytes: number[][]; sent: number; delivered: number };
-  /** Cross flows: kind, path, active window (s), link bytes per second, packets sent / delivered. */
-  cross: Array<{ kind: CrossTrafficKind; path: number; startS: number; stopS: number; bytes: number[]; sent: number; delivered: number }>;
+  /**
+   * Our flow: the paths it may use; link bytes delivered per path per second; packets sent / delivered;
+   * media packets sent per path per second (absent: not checked).
+   */
+  ours: { paths: number[]; bytes: number[][]; sent: number; delivered: number; mediaPackets?: number[][] };
+  /** Cross flows: kind, path, active window (s), link bytes per second, packets sent / delivered, video flows' frames decoded. */
+  cross: Array<{ kind: CrossTrafficKind; path: number; startS: number; stopS: number; bytes: number[]; sent: number; delivered: number; framesDecoded?: number }>;
   /** Our flow's per-path per-second (allocated, actual) rates (bps) for RE, with the second t. */
   rates: Array<{ t: number; allocatedBps: number; actualBps: number }>;
   /** Per path: recent queueing delays (ms). */
@@ -143,5 +158,35 @@ export function fairness(inp: FairnessInput): FairnessResult | undefined {
     rateErrorPct: Math.round(rateErrorPct(inp.rates.filter((r) => r.t >= from && r.t < to)) * 10) / 10,
     flows,
     queueMedianDelayMs: inp.queueDelaysMs.map((q) => Math.round(median(q) * 10) / 10),
+    broken: fairnessChecks(inp, from, to),
   };
+}
+
+/**
+ * The assumptions behind a fairness result, checked on the run (see the module doc), over the window [fromS, toS).
+ * @returns one line per broken assumption ([] when all hold)
+ */
+export function fairnessChecks(inp: FairnessInput, fromS: number, toS: number): string[] {
+  const out: string[] = [];
+  const sum = (xs: readonly number[] | undefined, a: number, b: number) => {
+    let s = 0;
+    for (let t = a; t < b; t++) s += xs?.[t] ?? 0;
+    return s;
+  };
+  const used = new Set([...inp.ours.paths, ...inp.cross.map((c) => c.path)]);
+  for (const p of used) if (!(sum(inp.capacityBps[p], fromS, toS) > 0)) out.push(`path ${p} has no capacity in ${fromS}-${toS} s`);
+  inp.cross.forEach((c, i) => {
+    const name = `cross[${i}] ${c.kind}@${c.path}`;
+    if (!(c.sent > 0)) out.push(`${name} sent nothing`);
+    for (let a = fromS; a < toS; a += FAIRNESS_CHECK_SLICE_S) {
+      const b = Math.min(toS, a + FAIRNESS_CHECK_SLICE_S);
+      if (!(sum(c.bytes, a, b) > 0)) out.push(`${name} delivered nothing in ${a}-${b} s`);
+    }
+    if (c.framesDecoded !== undefined && !(c.framesDecoded > 0)) out.push(`${name} decoded no frame`);
+  });
+  for (const p of inp.ours.paths) {
+    if (!(sum(inp.ours.bytes[p], fromS, toS) > 0)) out.push(`our flow delivered nothing on path ${p} in ${fromS}-${toS} s`);
+    if (inp.ours.mediaPackets && !(sum(inp.ours.mediaPackets[p], fromS, toS) > 0)) out.push(`our flow sent no media on path ${p} in ${fromS}-${toS} s`);
+  }
+  return out;
 }

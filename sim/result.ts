@@ -222,6 +222,17 @@ function crossResult(opts: SimOptions, run: SimRun): Pick<SimResult, 'crossTraff
   const nPaths = opts.scenario.paths.length;
   const capacityBps: number[][] = Array.from({ length: nPaths }, () => []);
   const rates: Array<{ t: number; allocatedBps: number; actualBps: number }> = [];
+  // Our media packets per path per second (the samples' counters are cumulative).
+  const mediaPackets: number[][] = Array.from({ length: nPaths }, () => []);
+  const mediaBefore = new Array<number>(nPaths).fill(0);
+  for (const smp of samples) {
+    const t = Math.round(smp.t) - 1;
+    for (let p = 0; p < nPaths; p++) {
+      const cum = smp.snd.reduce((a, st) => a + (st.paths.find((x) => x.id === p)?.mediaPacketsSent ?? 0), 0);
+      mediaPackets[p][t] = Math.max(0, cum - mediaBefore[p]);
+      mediaBefore[p] = cum;
+    }
+  }
   for (const smp of samples) {
     const t = Math.round(smp.t) - 1; // the sample at t covers the second [t - 1, t)
     for (let p = 0; p < nPaths; p++) {
@@ -279,8 +290,18 @@ function crossResult(opts: SimOptions, run: SimRun): Pick<SimResult, 'crossTraff
       bytes: flows.ours,
       sent: flows.oursSent,
       delivered: flows.oursDelivered,
+      mediaPackets,
     },
-    cross: crossTraffic.map((c, x) => ({ kind: c.kind, path: c.path, startS: c.startS, stopS: c.stopS, bytes: flows.cross[x], sent: c.packetsSent, delivered: c.packetsDelivered })),
+    cross: crossTraffic.map((c, x) => ({
+      kind: c.kind,
+      path: c.path,
+      startS: c.startS,
+      stopS: c.stopS,
+      bytes: flows.cross[x],
+      sent: c.packetsSent,
+      delivered: c.packetsDelivered,
+      ...(c.framesDecoded !== undefined ? { framesDecoded: c.framesDecoded } : {}),
+    })),
     rates,
     queueDelaysMs: up.map((l) => l.stats().queueDelay.recentMs),
   });

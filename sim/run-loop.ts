@@ -20,6 +20,7 @@ import { SenderEngine } from '../src/engine/sender.js';
 import type { PathSink, SenderStats } from '../src/engine/types.js';
 import { ConvergeScheduler } from '../src/sched/converge.js';
 import { decodePacket } from '../src/wire/decode.js';
+import { fractalEstimatorEntry } from '../src/cc/fractal-entry.js';
 import { type CrossFlow, type CrossPacket, createCrossFlow } from './cross-traffic.js';
 import type { Link } from './net/link.js';
 import { buildLink } from './net/scenario.js';
@@ -248,7 +249,7 @@ export function runLoop(opts: SimOptions, settings: RunSettings): SimRun {
       startBitrateBps: opts.startBitrateBps,
       mtuBytes: opts.mtuBytes,
       streamId: s,
-      ...(opts.estimator !== undefined ? { estimator: opts.estimator } : {}),
+      ...(opts.estimator !== undefined ? { estimator: opts.estimator === 'fractal' && opts.fractal ? fractalEstimatorEntry(opts.fractal) : opts.estimator } : {}),
       ...(opts.sender ?? {}),
     });
     const rev = new ReceiverEngine({ clock: txClock });
@@ -298,7 +299,7 @@ export function runLoop(opts: SimOptions, settings: RunSettings): SimRun {
         clock: txClock,
         scheduler: 'single',
         singlePath: p,
-        estimator: spec.kind === 'fractal-video' ? 'fractal' : 'gcc',
+        estimator: spec.kind === 'fractal-video' ? (opts.fractal ? fractalEstimatorEntry(opts.fractal) : 'fractal') : 'gcc',
         fec: opts.fec,
         maxBitrateBps: spec.rateMbps !== undefined ? spec.rateMbps * 1e6 : opts.maxBitrateBps,
         startBitrateBps: opts.startBitrateBps,

@@ -3,6 +3,7 @@
  * the result uses the call report's metric names (tools/harness/report.ts).
  */
 import type { EstimatorName } from '../src/cc/registry.js';
+import type { FractalConfig } from '../src/cc/fractal.js';
 import type { PathId } from '../src/core/types.js';
 import type { ReceiverEngineConfig } from '../src/engine/receiver-config.js';
 import type { SenderEngineConfig } from '../src/engine/sender.js';
@@ -90,6 +91,11 @@ export interface SimOptions {
   receiver?: Partial<Pick<ReceiverEngineConfig, 'reportCopies'>>;
   /** Per-path bandwidth estimator of our sender (src/cc/registry.ts name; default the engine's, 'gcc'). */
   estimator?: EstimatorName;
+  /**
+   * FractalConfig fields (src/cc/fractal.ts) for every FRACTaL sender of the run: ours with estimator
+   * 'fractal' and the `fractal-video` cross flows (the MPRTP test bed runs every flow with one controller); for experiments.
+   */
+  fractal?: Partial<Pick<FractalConfig, 'splitStart' | 'distortionMarginMs'>>;
   /** Converge tuning for scheduler 'converge' (default DEFAULT_CONVERGE_CONFIG); for experiments. */
   converge?: Partial<ConvergeConfig>;
   /**

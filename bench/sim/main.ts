@@ -1,6 +1,6 @@
 /**
  * `npm run bench -- --scenario FILE.json|NAME [--compare LIST] [--fec LIST] [--streams 1-3]
- *                   [--seeds N] [--duration S] [--variants N] [--half tune|check] [--degradation PREF] [--datachannel sctp|ideal] [--clock-skew MS] [--playout K=V,...] [--nack K=V,...] [--temporal-layers 1-3] [--converge K=V,...] [--sender K=V,...] [--receiver K=V,...] [--audio on|off] [--explain-freezes] [--jobs N] [--out DIR]`
+ *                   [--seeds N] [--duration S] [--variants N] [--half tune|check] [--degradation PREF] [--datachannel sctp|ideal] [--clock-skew MS] [--playout K=V,...] [--nack K=V,...] [--temporal-layers 1-3] [--converge K=V,...] [--fractal K=V,...] [--sender K=V,...] [--receiver K=V,...] [--audio on|off] [--explain-freezes] [--jobs N] [--out DIR]`
  *
  * Runs the simulator (sim/simulator.ts) for every scenario variant x
  * configuration x FEC policy x seed and writes:
@@ -27,7 +27,8 @@
  * encoder model's degradation preference (src/adapt; default its default).
  * `--temporal-layers 1|2|3` sets the encoder model's temporal layers (default
  * the library's, DEFAULT_TEMPORAL_LAYERS; 1 = none). `--converge K=V,...`
- * overrides ConvergeConfig fields (e.g. `baseLayerFastPath=false`),
+ * overrides ConvergeConfig fields (e.g. `baseLayerFastPath=false`), `--fractal K=V,...`
+ * FractalConfig fields of every FRACTaL sender of the run (`distortionMarginMs=15`, `splitStart=true`; SimOptions.fractal),
  * `--sender K=V,...` SenderEngine fields: frame dropping (e.g. `upperLayerDropFactor=0.5`)
  * and fault handling (`pathHysteresis=false` turns the default hysteresis off, `fastFailover=false` the default fast failover off, `outageRestore=total|any|off`,
  * `fallbackEstablishMs=1000`, `probation=true`), and the FEC code (`fecCode=xor`, src/fec/codes.ts); `--receiver K=V,...` the media
@@ -91,7 +92,7 @@ const SENDER_KEYS = [
   'fecCode',
 ];
 
-const USAGE = `usage: npm run bench -- --scenario FILE.json|NAME [--compare LIST] [--fec LIST] [--streams 1-3] [--seeds N] [--duration S] [--variants N] [--half tune|check] [--degradation PREF] [--datachannel sctp|ideal] [--clock-skew MS] [--playout K=V,...] [--nack K=V,...] [--temporal-layers 1-3] [--converge K=V,...] [--sender K=V,...] [--receiver K=V,...] [--audio on|off] [--explain-freezes] [--jobs N] [--out DIR]
+const USAGE = `usage: npm run bench -- --scenario FILE.json|NAME [--compare LIST] [--fec LIST] [--streams 1-3] [--seeds N] [--duration S] [--variants N] [--half tune|check] [--degradation PREF] [--datachannel sctp|ideal] [--clock-skew MS] [--playout K=V,...] [--nack K=V,...] [--temporal-layers 1-3] [--converge K=V,...] [--fractal K=V,...] [--sender K=V,...] [--receiver K=V,...] [--audio on|off] [--explain-freezes] [--jobs N] [--out DIR]
   --compare entries: ${compareEntriesHelp()}, converge-nofb, ${estimatorEntries().join('|')} (that estimator with its paper's scheduler: fractal = mrtp + fractal), SCHED+EST (e.g. converge+fractal) (bench/compare.ts)`;
 
 const OPTIONS = {
@@ -110,6 +111,7 @@ const OPTIONS = {
   nack: { type: 'string' },
   'temporal-layers': { type: 'string' },
   converge: { type: 'string' },
+  fractal: { type: 'string' },
   sender: { type: 'string' },
   receiver: { type: 'string' },
   audio: { type: 'string' },
@@ -132,6 +134,7 @@ interface Args {
   clockSkewMs?: number;
   temporalLayers?: number;
   converge?: Partial<ConvergeConfig>;
+  fractal?: SimOptions['fractal'];
   sender?: SimOptions['sender'];
   receiver?: SimOptions['receiver'];
   playout?: PlayoutOptions;
@@ -192,6 +195,7 @@ function parseOptions(v: CliValues<typeof OPTIONS>): Args {
     ...(v['clock-skew'] !== undefined ? { clockSkewMs: numberOption('clock-skew', v['clock-skew'], -86_400_000, 86_400_000) } : {}),
     temporalLayers: tl === undefined ? undefined : Number(tl),
     converge,
+    fractal: parseOverrides(v.fractal, '--fractal', ['splitStart', 'distortionMarginMs']) as SimOptions['fractal'],
     sender,
     receiver: parseOverrides(v.receiver, '--receiver', RECEIVER_KEYS) as SimOptions['receiver'],
     playout: parseOverrides(v.playout, '--playout', [...PLAYOUT_KEYS]) as PlayoutOptions | undefined,
@@ -281,6 +285,7 @@ async function main(values: CliValues<typeof OPTIONS>): Promise<number> {
               : {}),
             ...(c.estimator ? { estimator: c.estimator } : {}),
             ...(a.converge ? { converge: a.converge } : {}),
+            ...(a.fractal ? { fractal: a.fractal } : {}),
             ...(a.sender ? { sender: a.sender } : {}),
             ...(a.receiver ? { receiver: a.receiver } : {}),
             ...(a.datachannel ? { datachannel: a.datachannel } : {}),
@@ -329,9 +334,9 @@ async function main(values: CliValues<typeof OPTIONS>): Promise<number> {
   writeFileSync(resolve(outDir, 'report.html'), renderHtml(scenarioLabel, entries));
   console.log(summary);
   console.log(`wrote ${outDir}/{results.json,summary.md,report.html} in ${wallS.toFixed(1)} s`);
-  // Overlay runs whose own assumptions broke (sim/overlay.ts overlayChecks): their numbers mean nothing.
+  // Runs whose own assumptions broke (sim/overlay.ts overlayChecks, sim/fairness.ts fairnessChecks): their numbers mean nothing.
   if (summary.includes('- BROKEN: ')) {
-    console.error('overlay: broken assumptions (see "Assumptions" in summary.md)');
+    console.error('broken assumptions (see "Assumptions" in summary.md)');
     return 1;
   }
   return 0;

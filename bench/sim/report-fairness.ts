@@ -6,8 +6,10 @@
  * issue 16 acceptance line (FRACTaL's Jain index >= 0.95 in every variant,
  * worst seed) with converge beside it, and the same on the mean over seeds in
  * the paper's own setups (`fractal-shared`, `fractal-both`: the paper
- * reports mean ± sd).
+ * reports mean ± sd); and the runs' broken assumptions (sim/fairness.ts
+ * fairnessChecks), as `- BROKEN: ` lines that make the benchmark fail.
  */
+import { FAIRNESS_CHECK_SLICE_S } from '../../sim/fairness.js';
 import type { BenchEntry } from './report.js';
 
 /** Issue 16: FRACTaL's Jain index in each `fairness` setup, at least. */
@@ -59,6 +61,13 @@ export function renderFairness(scenario: string, entries: readonly BenchEntry[])
       `| ${variant} | ${config} | ${mean(j).toFixed(3)} / ${w.toFixed(3)} | ${mean(f.map((x) => x.rateErrorPct)).toFixed(1)} | ${mbps(mean(ours.map((o) => o.throughputBps)))} (${mean(ours.map((o) => o.abuPct)).toFixed(0)}) | ${cross} | ${qmd} | ${mean(ours.map((o) => o.lossPct)).toFixed(2)} |`,
     );
   }
+  lines.push('');
+  // sim/fairness.ts fairnessChecks: a run whose setup did not happen (a cross flow that never ran, a path without our media) has meaningless numbers.
+  lines.push('### Assumptions (checked on every run: sim/fairness.ts fairnessChecks)', '');
+  const runs = [...groups.values()].flat();
+  const broken = runs.flatMap((e) => (e.result.fairness!.broken ?? []).map((m) => `- BROKEN: ${e.variant} ${e.config} seed ${e.result.seed}: ${m}`));
+  if (broken.length > 0) lines.push(...broken);
+  else lines.push(`- all hold on ${runs.length} run(s): every cross flow delivered in every ${FAIRNESS_CHECK_SLICE_S} s of the window, every path carried our media`);
   lines.push('');
   if (scenario === 'fairness') {
     const fr = worst.get('fractal');

@@ -4,25 +4,36 @@
  * one {@link FractalCoupler} kept in the sender's estimator group
  * (`EstimatorOptions.group`). MPRTP (Kreith and Drozdy) §III-§IV.
  */
-import { FractalEstimator } from './fractal.js';
+import { type FractalConfig, FractalEstimator } from './fractal.js';
 import { FractalCoupler } from './fractal-mrcm.js';
 import type { NamedEstimatorEntry } from './registry.js';
 
 /** Key of the coupler in `EstimatorOptions.group`. */
 const GROUP_KEY = 'fractal';
 
-/** Opt-in (src/strategies.ts `fractal`). */
-export const FRACTAL_ESTIMATOR_ENTRY: NamedEstimatorEntry = {
-  name: 'fractal',
-  summary:
-    'FRACTaL per subflow + MPRTP coupling: fractional ramp-up distribution (Alg. 1), transient rate against traffic fading (Eq. 1) (Kreith & Drozdy, Multipath Rate Control for Real-Time Media)',
-  create: (o) => {
-    let coupler: FractalCoupler | undefined;
-    if (o.group) {
-      const have = o.group.get(GROUP_KEY);
-      coupler = have instanceof FractalCoupler ? have : new FractalCoupler();
-      o.group.set(GROUP_KEY, coupler);
-    }
-    return new FractalEstimator({ startBps: o.startBps, maxBps: o.maxBps }, coupler);
-  },
-};
+const FRACTAL_SUMMARY =
+  'FRACTaL per subflow + MPRTP coupling: fractional ramp-up distribution (Alg. 1), transient rate against traffic fading (Eq. 1) (Kreith & Drozdy, Multipath Rate Control for Real-Time Media)';
+
+/**
+ * A `fractal` registry entry whose estimators take `config` (e.g. the opt-in
+ * {@link FractalConfig.distortionMarginMs}); startBps and maxBps come from
+ * the engine. Pass it as a SenderEngine `estimator` or register it under its own name.
+ */
+export function fractalEstimatorEntry(config: Partial<Omit<FractalConfig, 'startBps' | 'maxBps'>> = {}, name = 'fractal'): NamedEstimatorEntry {
+  return {
+    name,
+    summary: FRACTAL_SUMMARY,
+    create: (o) => {
+      let coupler: FractalCoupler | undefined;
+      if (o.group) {
+        const have = o.group.get(GROUP_KEY);
+        coupler = have instanceof FractalCoupler ? have : new FractalCoupler();
+        o.group.set(GROUP_KEY, coupler);
+      }
+      return new FractalEstimator({ ...config, startBps: o.startBps, maxBps: o.maxBps }, coupler);
+    },
+  };
+}
+
+/** Opt-in (src/strategies.ts `fractal`): the paper's defaults. */
+export const FRACTAL_ESTIMATOR_ENTRY: NamedEstimatorEntry = fractalEstimatorEntry();

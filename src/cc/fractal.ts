@@ -87,6 +87,23 @@ export interface FractalConfig {
    * of where it ends within 120 s.
    */
   splitStart: boolean;
+  /**
+   * Smallest margin (ms) of the distortion threshold, the one PROBE and
+   * INCREASE test a step against (a queue delay above slack·QD_median +
+   * max(this, slack·QD_std) withdraws the step or alleviates the target).
+   * Undefined: 30 ms, the congestion threshold's floor (gst-mprtp). FRACTaL
+   * and MPRTP leave fairness to other single-path controllers out of scope
+   * (MPRTP §IV-B); a delay-gradient controller such as GCC reads a step
+   * that raises the queue by 10-30 ms as overuse (draft-ietf-rmcat-gcc-02
+   * §5.4: adaptive threshold of a few ms on the trendline) and backs off to
+   * 0.85 x its acked rate, so with a 30 ms floor the steps FRACTaL keeps are
+   * the ones GCC yields to. A lower floor keeps FRACTaL's steps below that.
+   * Opt-in: `fairness`, 6 seeds, 15 ms raised the GCC setups' worst seed
+   * (rtp-shared 0.785 -> 0.895, rtp-both 0.761 -> 0.902) but lowered the
+   * check half on seeds 4-6 (rtp-both mean 0.947 -> 0.921, tcp-reno
+   * 0.984 -> 0.977, fractal-both worst 0.909 -> 0.890).
+   */
+  distortionMarginMs?: number;
 }
 
 /** Defaults of {@link FractalConfig}. */
@@ -241,6 +258,9 @@ export class FractalEstimator implements BandwidthEstimator {
     for (const k of ['startBps', 'minBps', 'maxBps', 'rampMinBps', 'rampMaxBps', 'feedbackTimeoutMs'] as const) {
       if (!Number.isFinite(c[k]) || c[k] <= 0) throw new RangeError(`FractalEstimator: ${k} must be a finite number > 0, got ${c[k]}`);
     }
+    if (c.distortionMarginMs !== undefined && !(Number.isFinite(c.distortionMarginMs) && c.distortionMarginMs >= 0 && c.distortionMarginMs <= QD_MAX_MARGIN_MS)) {
+      throw new RangeError(`FractalEstimator: distortionMarginMs must be in [0, ${QD_MAX_MARGIN_MS}] ms, got ${c.distortionMarginMs}`);
+    }
     if (c.minBps > c.maxBps || c.rampMinBps > c.rampMaxBps) throw new RangeError('FractalEstimator: minBps <= maxBps and rampMinBps <= rampMaxBps required');
     this.cfg = c;
     this.target = clamp(c.minBps, c.maxBps, c.startBps);
@@ -384,7 +404,7 @@ export class FractalEstimator implements BandwidthEstimator {
       minRttMs: this.rtt.minRttMs(),
       lossRate: this.lossRate(),
       trend: this.lastQdMs,
-      threshold: this.qdThreshold(1),
+      threshold: this.qdThreshold(1, this.cfg.distortionMarginMs),
       bandwidthUsage: state === 'congested' ? 'overusing' : state === 'underused' ? 'underusing' : 'normal',
       rateControlState: this.stage === 'reduce' ? 'decrease' : this.stage === 'increase' ? 'increase' : 'hold',
       stage: this.stage,
@@ -525,9 +545,9 @@ export class FractalEstimator implements BandwidthEstimator {
     return 1 * a + 2 * (1 - a);
   }
 
-  private qdThreshold(marginScale: number): number {
+  private qdThreshold(marginScale: number, minMarginMs = QD_MIN_MARGIN_MS): number {
     const s = this.slack();
-    return s * this.qd.median() + clamp(QD_MIN_MARGIN_MS, QD_MAX_MARGIN_MS, marginScale * s * this.qd.std());
+    return s * this.qd.median() + clamp(minMarginMs, QD_MAX_MARGIN_MS, marginScale * s * this.qd.std());
   }
 
   /** Bytes in flight beyond what the pipe holds at the receive rate (bytes). */
@@ -546,7 +566,7 @@ export class FractalEstimator implements BandwidthEstimator {
   }
 
   private distortion(): boolean {
-    return this.lastQdMs > this.qdThreshold(1);
+    return this.lastQdMs > this.qdThreshold(1, this.cfg.distortionMarginMs);
   }
 
   /**

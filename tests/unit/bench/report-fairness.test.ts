@@ -6,7 +6,7 @@ import { describe, expect, it } from 'vitest';
 import type { BenchEntry } from '../../../bench/sim/report.js';
 import { renderFairness } from '../../../bench/sim/report-fairness.js';
 
-const entry = (variant: string, config: string, jainIndex: number): BenchEntry =>
+const entry = (variant: string, config: string, jainIndex: number, broken: string[] = []): BenchEntry =>
   ({
     variant,
     config,
@@ -22,7 +22,9 @@ const entry = (variant: string, config: string, jainIndex: number): BenchEntry =
           { name: 'cross[0]:fractal-video@0', kind: 'fractal-video', paths: [0], throughputBps: 1e6, capacityBps: 2e6, abuPct: 50, lossPct: 0 },
         ],
         queueMedianDelayMs: [10, 10],
+        broken,
       },
+      seed: 1,
     },
   }) as unknown as BenchEntry;
 
@@ -42,5 +44,13 @@ describe('renderFairness acceptance (issue 16)', () => {
     expect(low).toMatch(/paper's own setups[^|]*\| \*\*no\*\* \| fractal-both \(Table VII, 0.95 ± 0.03\) 0.920 \/ 0.900/);
     // Without the paper's setups there is no such line.
     expect(renderFairness('fairness', [entry('rtp-shared', 'fractal', 0.97)]).join('\n')).not.toMatch(/paper's own setups/);
+  });
+
+  it('lists broken assumptions as BROKEN lines (the benchmark then fails), else says they hold', () => {
+    const ok = renderFairness('fairness', [entry('rtp-shared', 'fractal', 0.97)]).join('\n');
+    expect(ok).toMatch(/- all hold on 1 run\(s\)/);
+    expect(ok).not.toMatch(/BROKEN/);
+    const bad = renderFairness('fairness', [entry('rtp-shared', 'fractal', 0.97, ['cross[0] gcc-video@0 delivered nothing in 20-30 s'])]).join('\n');
+    expect(bad).toMatch(/- BROKEN: rtp-shared fractal seed 1: cross\[0\] gcc-video@0 delivered nothing in 20-30 s/);
   });
 });

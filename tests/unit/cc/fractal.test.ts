@@ -8,6 +8,7 @@
  */
 import { describe, expect, it } from 'vitest';
 import { FractalEstimator } from '../../../src/cc/fractal.js';
+import { fractalEstimatorEntry } from '../../../src/cc/fractal-entry.js';
 import { FractalCoupler, fractionalDistribution, transientBitrate, transientOffset } from '../../../src/cc/fractal-mrcm.js';
 import { createEstimator, registerEstimator } from '../../../src/cc/registry.js';
 import { fractal } from '../../../src/strategies.js';
@@ -167,5 +168,32 @@ describe('FractalEstimator', () => {
     a.onTick(3_000_000);
     expect(a.stats().estimatedBps).toBe(before);
     expect(b.targetRateBps()).toBeLessThan(1_000_000);
+  });
+
+  it('distortionMarginMs: a lower distortion floor withdraws the steps that raise the queue by 15+ ms, so alone on a link the queue stays short and no congestion is reached', () => {
+    const run = (distortionMarginMs?: number) => {
+      const e = new FractalEstimator({ startBps: 500_000, maxBps: 8_000_000, ...(distortionMarginMs !== undefined ? { distortionMarginMs } : {}) });
+      const r = runScenario(e, { durationMs: 30_000, capacityBps: () => 2_000_000, oneWayDelayMs: 50, queueLimitBytes: 75_000 });
+      return { maxQueueMs: r.maxQueue(10_000, 30_000), meanBps: r.mean(10_000, 30_000), st: e.stats() };
+    };
+    const def = run();
+    const low = run(15);
+    // Default (30 ms floor): steps push the queue to ~150 ms and end in a congestion (REDUCE).
+    expect(def.maxQueueMs).toBeGreaterThan(100);
+    expect(def.st.congestions).toBeGreaterThan(0);
+    // 15 ms: the same link, the queue stays under 80 ms, distortions instead of congestion, no less throughput.
+    expect(low.maxQueueMs).toBeLessThan(80);
+    expect(low.st.congestions).toBe(0);
+    expect(low.st.distortions).toBeGreaterThan(def.st.distortions);
+    expect(low.meanBps).toBeGreaterThan(0.9 * def.meanBps);
+    expect(() => new FractalEstimator({ distortionMarginMs: -1 })).toThrow(RangeError);
+    expect(() => new FractalEstimator({ distortionMarginMs: Number.NaN })).toThrow(RangeError);
+  });
+
+  it('fractalEstimatorEntry passes its config to every estimator it creates (the threshold floor shows before any report)', () => {
+    const opts = { startBps: 1_000_000, maxBps: 8_000_000 };
+    expect(fractalEstimatorEntry({ distortionMarginMs: 12 }).create(opts).stats().threshold).toBe(12);
+    expect(fractalEstimatorEntry().create(opts).stats().threshold).toBe(30);
+    expect(createEstimator('fractal', opts).stats().threshold).toBe(30);
   });
 });

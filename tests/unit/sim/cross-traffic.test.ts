@@ -10,7 +10,7 @@ import { describe, expect, it, vi } from 'vitest';
 import { FractalEstimator } from '../../../src/cc/fractal.js';
 import { Rng } from '../../../src/core/rng.js';
 import { type CrossFlow, type CrossPacket, createCrossFlow } from '../../../sim/cross-traffic.js';
-import { fairness, jainIndex, rateErrorPct } from '../../../sim/fairness.js';
+import { fairness, fairnessChecks, jainIndex, rateErrorPct } from '../../../sim/fairness.js';
 import { Link } from '../../../sim/net/link.js';
 import { type CrossTrafficSpec, ScenarioError, parseScenario } from '../../../sim/net/scenario.js';
 import { constantRate } from '../../../sim/net/traces.js';
@@ -155,6 +155,39 @@ describe('fairness metrics (MPRTP §V)', () => {
     expect(f!.jainIndex).toBeCloseTo(0.992, 3);
     expect(f!.flows[0].lossPct).toBe(1);
     expect(f!.queueMedianDelayMs).toEqual([2, 0]);
+    expect(f!.broken).toEqual([]);
+  });
+
+  it('checks its own assumptions: a cross flow that stopped mid-window, a video flow that decoded nothing, a path without our media, a path without capacity', () => {
+    const sec = (bps: number, n: number) => new Array<number>(n).fill(bps / 8);
+    const base = {
+      durationS: 30,
+      capacityBps: [new Array(30).fill(2e6), new Array(30).fill(2e6)],
+      ours: { paths: [0, 1], bytes: [sec(0.5e6, 30), sec(1e6, 30)], sent: 100, delivered: 100, mediaPackets: [new Array(30).fill(50), new Array(30).fill(80)] },
+      cross: [{ kind: 'gcc-video' as const, path: 0, startS: 0, stopS: 30, bytes: sec(1e6, 30), sent: 80, delivered: 80, framesDecoded: 900 }],
+      rates: [],
+      queueDelaysMs: [[], []],
+    };
+    expect(fairnessChecks(base, 0, 30)).toEqual([]);
+    // The cross flow went silent after 12 s: the slices 20-30 s (and 10-20 s holds 2 s of it) show it.
+    const stopped = { ...base, cross: [{ ...base.cross[0], bytes: [...sec(1e6, 12), ...sec(0, 18)], framesDecoded: 0 }] };
+    expect(fairnessChecks(stopped, 0, 30)).toEqual(['cross[0] gcc-video@0 delivered nothing in 20-30 s', 'cross[0] gcc-video@0 decoded no frame']);
+    const silent = { ...base, cross: [{ ...base.cross[0], sent: 0, bytes: sec(0, 30) }] };
+    expect(fairnessChecks(silent, 0, 30)).toEqual([
+      'cross[0] gcc-video@0 sent nothing',
+      'cross[0] gcc-video@0 delivered nothing in 0-10 s',
+      'cross[0] gcc-video@0 delivered nothing in 10-20 s',
+      'cross[0] gcc-video@0 delivered nothing in 20-30 s',
+    ]);
+    // Path 1 carried bytes (audio, padding) but no media in the window; then nothing at all.
+    const noMedia = { ...base, ours: { ...base.ours, mediaPackets: [base.ours.mediaPackets[0], new Array(30).fill(0)] } };
+    expect(fairnessChecks(noMedia, 0, 30)).toEqual(['our flow sent no media on path 1 in 0-30 s']);
+    const idle = { ...noMedia, ours: { ...noMedia.ours, bytes: [base.ours.bytes[0], sec(0, 30)] } };
+    expect(fairnessChecks(idle, 0, 30)).toEqual(['our flow delivered nothing on path 1 in 0-30 s', 'our flow sent no media on path 1 in 0-30 s']);
+    const dead = { ...base, capacityBps: [base.capacityBps[0], new Array(30).fill(0)] };
+    expect(fairnessChecks(dead, 0, 30)).toEqual(['path 1 has no capacity in 0-30 s']);
+    // fairness() carries them.
+    expect(fairness(stopped)!.broken).toHaveLength(2);
   });
 });
 
@@ -177,6 +210,7 @@ describe('simulate() with cross traffic', () => {
     expect(cbr.throughputBps).toBeLessThan(1.1e6);
     expect(ours.throughputBps).toBeGreaterThan(1e6);
     expect(r.fairness!.fromS).toBe(2);
+    expect(r.fairness!.broken).toEqual([]);
   });
 
   it('a fractal-video flow is a single-path FRACTaL sender (the competitor of the MPRTP paper); gcc-video is GCC', () => {
@@ -204,6 +238,28 @@ describe('simulate() with cross traffic', () => {
     expect(f.r.crossTraffic?.[0]).toMatchObject({ kind: 'fractal-video', path: 0 });
     expect(f.r.fairness!.flows[1].throughputBps).toBeGreaterThan(200_000);
     expect(run('gcc-video').fractalReports).toBe(0);
+  });
+
+  it('SimOptions.fractal reaches every FRACTaL sender of the run: ours and the fractal-video cross flow', () => {
+    const scenario = parseScenario(
+      {
+        name: 'x-fractal-cfg',
+        durationS: 3,
+        paths: [{ up: { rateMbps: 2, delayMs: 20, queue: { ms: 200 } } }, { up: { rateMbps: 2, delayMs: 20, queue: { ms: 200 } } }],
+        crossTraffic: [{ path: 0, kind: 'fractal-video', startS: 0 }],
+      },
+      '.',
+    );
+    const spy = vi.spyOn(FractalEstimator.prototype, 'onReport');
+    try {
+      simulate({ scenario, scheduler: 'mrtp', estimator: 'fractal', fec: 'none', seed: 1, fractal: { distortionMarginMs: 12 } });
+      const floors = new Set(spy.mock.contexts.map((e) => (e as unknown as { cfg: { distortionMarginMs?: number } }).cfg.distortionMarginMs));
+      // Three estimators (our two subflows and the cross flow's one), all with the option.
+      expect(new Set(spy.mock.contexts).size).toBe(3);
+      expect(floors).toEqual(new Set([12]));
+    } finally {
+      spy.mockRestore();
+    }
   });
 
   it('a video cross flow with audio: true sends its own audio when the run has audio (a frame per 20 ms while active); without, none', () => {
