@@ -2,9 +2,13 @@
  * Overlay routes of the simulator (issue 16, `overlay` scenario): each path
  * (subflow) of a scenario with `relays` can run over its direct links (arm 0)
  * or through one of its relays (arm k + 1), each with its own links. A relay
- * switch costs what an ICE restart costs: the path carries nothing in either
- * direction for `relaySwitchMs` (sim/net/scenario.ts), then the new route's
- * links carry it; datagrams already on the old route still arrive.
+ * switch costs what an ICE restart costs, `relaySwitchMs` (sim/net/scenario.ts),
+ * spent as the scenario's `relayHandover` says: `'break'`, the path carries
+ * nothing in either direction meanwhile; `'make-before-break'`, the old route
+ * carries it meanwhile (RFC 8445 §9). Then the new route's links carry it and
+ * the senders are told (SenderEngine.onPathRouteChanged, as the browser's
+ * session does when the new candidate pair is selected); datagrams already on
+ * the old route still arrive.
  *
  * Who picks the route, once per decision slot (1 s, as Zhang & Lei §4.2
  * "Path manager makes decision ... on every 1 second"):
@@ -20,7 +24,7 @@
  */
 import { Rng } from '../src/core/rng.js';
 import type { SenderEngine } from '../src/engine/sender.js';
-import { RelayUcbSelector } from '../src/sched/relay-ucb.js';
+import { type RelayUcbConfig, RelayUcbSelector } from '../src/sched/relay-ucb.js';
 import type { Link } from './net/link.js';
 import { DEFAULT_RELAY_SWITCH_MS, type Scenario, buildLink } from './net/scenario.js';
 
@@ -45,6 +49,16 @@ export interface OverlayResult {
   /** Datagrams dropped because their path was in a switch gap (both directions). */
   gapDrops: number;
   switchGapMs: number;
+  /** How a switch moved the path (Scenario.relayHandover). */
+  handover: 'break' | 'make-before-break';
+}
+
+/** Run options of {@link OverlayRoutes} (SimOptions.relayUcb / relayHandover). */
+export interface OverlayOptions {
+  /** Overrides of the `ucb` policy's selector (src/sched/relay-ucb.ts RelayUcbConfig). */
+  ucb?: Partial<RelayUcbConfig>;
+  /** How a switch moves a path; overrides the scenario's `relayHandover`. */
+  handover?: 'break' | 'make-before-break';
 }
 
 export class OverlayRoutes<T> {
@@ -53,6 +67,9 @@ export class OverlayRoutes<T> {
   readonly armDown: Link<T>[][];
   private readonly cur: number[];
   private readonly gapUntilUs: number[];
+  /** make-before-break: the route each path moves to, and when (µs); undefined when none is pending. */
+  private readonly pending: Array<{ arm: number; atUs: number } | undefined>;
+  private readonly makeBeforeBreak: boolean;
   private readonly selector: RelayUcbSelector | undefined;
   private nextSlotUs = 0;
   private readonly res: OverlayResult;
@@ -62,12 +79,22 @@ export class OverlayRoutes<T> {
     seed: number,
     readonly policy: RelayPolicy,
     direct: { up: Link<T>[]; down: Link<T>[] },
+    options: OverlayOptions = {},
   ) {
     this.armUp = scenario.paths.map((p, i) => [direct.up[i], ...(p.relays ?? []).map((r, k) => buildLink<T>(r.up, new Rng((seed * 6151 + 97 * i + 2 * k + 1) >>> 0)))]);
     this.armDown = scenario.paths.map((p, i) => [direct.down[i], ...(p.relays ?? []).map((r, k) => buildLink<T>(r.down, new Rng((seed * 6151 + 97 * i + 2 * k + 2) >>> 0)))]);
     this.cur = scenario.paths.map(() => 0);
     this.gapUntilUs = scenario.paths.map(() => 0);
-    this.selector = policy === 'ucb' ? new RelayUcbSelector(this.armUp.map((a) => a.length)) : undefined;
+    this.pending = scenario.paths.map(() => undefined);
+    const handover = options.handover ?? scenario.relayHandover ?? 'break';
+    this.makeBeforeBreak = handover === 'make-before-break';
+    this.selector =
+      policy === 'ucb'
+        ? new RelayUcbSelector(
+            this.armUp.map((a) => a.length),
+            options.ucb,
+          )
+        : undefined;
     this.res = {
       policy,
       routes: scenario.paths.map((p) => [`${p.name}:direct`, ...(p.relays ?? []).map((r) => r.name)]),
@@ -76,6 +103,7 @@ export class OverlayRoutes<T> {
       switches: 0,
       gapDrops: 0,
       switchGapMs: scenario.relaySwitchMs ?? DEFAULT_RELAY_SWITCH_MS,
+      handover,
     };
   }
 
@@ -107,9 +135,19 @@ export class OverlayRoutes<T> {
     return out;
   }
 
-  /** When the next decision is due (µs). */
+  /** When the next decision or pending make-before-break move is due (µs). */
   nextEventUs(): number {
-    return this.nextSlotUs;
+    let t = this.nextSlotUs;
+    for (const p of this.pending) if (p && p.atUs < t) t = p.atUs;
+    return t;
+  }
+
+  /** Move path `i` onto arm `arm` now and tell the senders. */
+  private move(i: number, arm: number, nowUs: number, senders: readonly SenderEngine[]): void {
+    this.cur[i] = arm;
+    this.res.switches++;
+    for (const s of senders) s.onPathRouteChanged(i);
+    if (!this.makeBeforeBreak) this.gapUntilUs[i] = nowUs + this.res.switchGapMs * 1000;
   }
 
   /**
@@ -119,6 +157,12 @@ export class OverlayRoutes<T> {
    * @param capacityBps mean capacity (bps) of a link over [fromMs, toMs)
    */
   tick(nowUs: number, senders: readonly SenderEngine[], capacityBps: (link: Link<T>, fromMs: number, toMs: number) => number): void {
+    this.pending.forEach((p, i) => {
+      if (p && nowUs >= p.atUs) {
+        this.pending[i] = undefined;
+        if (p.arm !== this.cur[i]) this.move(i, p.arm, nowUs, senders);
+      }
+    });
     if (nowUs < this.nextSlotUs) return;
     const nowMs = nowUs / 1000;
     const n = this.cur.length;
@@ -144,13 +188,16 @@ export class OverlayRoutes<T> {
       next = this.armUp.map((arms) => argmax(arms.map((l) => capacityBps(l, nowMs, nowMs + RELAY_SLOT_MS))));
     } else next = this.cur.map(() => 0);
     for (let i = 0; i < n; i++) {
-      if (next[i] === this.cur[i]) continue;
-      this.cur[i] = next[i];
-      this.gapUntilUs[i] = nowUs + this.res.switchGapMs * 1000;
-      this.res.switches++;
-      for (const s of senders) s.onPathRouteChanged(i);
+      if (!this.makeBeforeBreak) {
+        if (next[i] !== this.cur[i]) this.move(i, next[i], nowUs, senders);
+        continue;
+      }
+      // make-before-break: the old route carries the path until the new one is set up (a decision
+      // back to the current route cancels a pending move).
+      this.pending[i] = next[i] === this.cur[i] ? undefined : { arm: next[i], atUs: nowUs + this.res.switchGapMs * 1000 };
     }
-    this.res.slots.push({ atS: nowMs / 1000, arms: [...this.cur], best: [], capKbps: [] });
+    // The slot's route is the one decided (with make-before-break the path moves relaySwitchMs into the slot).
+    this.res.slots.push({ atS: nowMs / 1000, arms: [...next], best: [], capKbps: [] });
     this.nextSlotUs = nowUs + RELAY_SLOT_MS * 1000;
   }
 

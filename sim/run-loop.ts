@@ -190,7 +190,9 @@ export function runLoop(opts: SimOptions, settings: RunSettings): SimRun {
   let datagramsDown = 0;
   const rec = opts.explainFreezes ? new FreezeRecorder(nPaths) : undefined;
   // Overlay (issue 16): paths with relays switch routes (sim/overlay.ts); 'ideal' datachannel only.
-  const routes = OverlayRoutes.wanted(scenario) ? new OverlayRoutes<Item>(scenario, seed, opts.relayPolicy ?? (opts.scheduler.startsWith('overlay-ucb') ? 'ucb' : 'fixed'), { up, down }) : undefined;
+  const routes = OverlayRoutes.wanted(scenario)
+    ? new OverlayRoutes<Item>(scenario, seed, opts.relayPolicy ?? (opts.scheduler.startsWith('overlay-ucb') ? 'ucb' : 'fixed'), { up, down }, { ucb: opts.relayUcb, handover: opts.relayHandover })
+    : undefined;
   if (routes && dcModel === 'sctp') throw new Error('simulate: scenarios with relays need datachannel "ideal"');
   const relayLinks = routes?.relayLinks() ?? [];
   // One SCTP association per path; each direction's SACKs travel on the other direction's link.

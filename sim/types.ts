@@ -112,6 +112,10 @@ export interface SimOptions {
    * Default 'ucb' for scheduler 'overlay-ucb', else 'fixed'.
    */
   relayPolicy?: import('./overlay.js').RelayPolicy;
+  /** Overlay scenarios: overrides of the 'ucb' policy's selector (RelayUcbConfig, e.g. `explorationScale`). */
+  relayUcb?: Partial<import('../src/sched/relay-ucb.js').RelayUcbConfig>;
+  /** Overlay scenarios: how a relay switch moves a path (overrides the scenario's `relayHandover`, sim/net/scenario.ts). */
+  relayHandover?: 'break' | 'make-before-break';
   /** Free-form label copied into the result (e.g. `converge-nofb`). */
   label?: string;
   /**

@@ -42,6 +42,10 @@
  * `maxDelayMs=0` = decode at once; default the engine's). `--nack K=V,...`
  * the receiver's NACK timing (ReceiverEngineConfig.nack: `reorderWindowMs`,
  * `maxReorderWindowMs`).
+ * Overlay scenarios: `--relay-ucb K=V,...` overrides the overlay-ucb relay
+ * selector (src/sched/relay-ucb.ts RelayUcbConfig: `alpha`, `observedWindowMs`,
+ * `explorationScale`); `--relay-handover break|make-before-break` how a relay
+ * switch moves a path (sim/overlay.ts; default the scenario's, `break`).
  * `--audio on|off` (default on): an audio source beside the video (SimOptions.audio;
  * 20 ms frames of 70-110 bytes); summary.md gets an audio table, results.json `audio`.
  * `--explain-freezes`: attribute every freeze of stream 0 to a cause
@@ -109,6 +113,8 @@ const OPTIONS = {
   'clock-skew': { type: 'string' },
   playout: { type: 'string' },
   nack: { type: 'string' },
+  'relay-ucb': { type: 'string' },
+  'relay-handover': { type: 'string' },
   'temporal-layers': { type: 'string' },
   converge: { type: 'string' },
   fractal: { type: 'string' },
@@ -139,6 +145,8 @@ interface Args {
   receiver?: SimOptions['receiver'];
   playout?: PlayoutOptions;
   nack?: SimOptions['nack'];
+  relayUcb?: SimOptions['relayUcb'];
+  relayHandover?: SimOptions['relayHandover'];
   audio: boolean;
   explainFreezes: boolean;
   jobs: number;
@@ -200,6 +208,8 @@ function parseOptions(v: CliValues<typeof OPTIONS>): Args {
     receiver: parseOverrides(v.receiver, '--receiver', RECEIVER_KEYS) as SimOptions['receiver'],
     playout: parseOverrides(v.playout, '--playout', [...PLAYOUT_KEYS]) as PlayoutOptions | undefined,
     nack: parseOverrides(v.nack, '--nack', ['reorderWindowMs', 'maxReorderWindowMs']) as SimOptions['nack'],
+    relayUcb: parseOverrides(v['relay-ucb'], '--relay-ucb', ['alpha', 'observedWindowMs', 'explorationScale']) as SimOptions['relayUcb'],
+    relayHandover: choiceOption('relay-handover', v['relay-handover'], ['break', 'make-before-break'] as const),
     audio: (choiceOption('audio', v.audio, ['on', 'off'] as const) ?? 'on') === 'on',
     explainFreezes: v['explain-freezes'] === true,
     jobs: int('jobs', availableParallelism(), 1, 64),
@@ -292,6 +302,8 @@ async function main(values: CliValues<typeof OPTIONS>): Promise<number> {
             ...(a.clockSkewMs !== undefined ? { clockSkewMs: a.clockSkewMs } : {}),
             ...(a.playout ? { playout: a.playout } : {}),
             ...(a.nack ? { nack: a.nack } : {}),
+            ...(a.relayUcb ? { relayUcb: a.relayUcb } : {}),
+            ...(a.relayHandover ? { relayHandover: a.relayHandover } : {}),
             ...(a.scenario === 'soak' ? { heapSampleS: SOAK.heapSampleS } : {}),
             audio: a.audio,
             ...(a.explainFreezes ? { explainFreezes: true } : {}),

@@ -162,6 +162,15 @@ export interface Scenario {
    * TURN allocation and connectivity checks). Default {@link DEFAULT_RELAY_SWITCH_MS}.
    */
   relaySwitchMs?: number;
+  /**
+   * Overlay: how a switch moves the path. `'break'` (default): the path
+   * carries nothing in either direction for `relaySwitchMs`, then the new
+   * route carries it. `'make-before-break'`: the old route carries the path
+   * for `relaySwitchMs` while the new one is set up, then the path moves
+   * without a gap, as an ICE restart does (RFC 8445 §9: the old candidate
+   * pair carries media until the new pair is selected; src/call/route-handover.ts).
+   */
+  relayHandover?: 'break' | 'make-before-break';
   /** Competing flows on the paths' bottlenecks (simulator only). */
   crossTraffic?: CrossTrafficSpec[];
 }
@@ -375,10 +384,15 @@ export function defaultDownSpec(up: LinkSpec): LinkSpec {
  */
 export function parseScenario(v: unknown, baseDir: string, file?: string): Scenario {
   try {
-    const o = obj(v, '$', ['name', 'durationS', 'paths', 'crossTraffic', '$schema', 'description', 'relaySwitchMs']);
+    const o = obj(v, '$', ['name', 'durationS', 'paths', 'crossTraffic', '$schema', 'description', 'relaySwitchMs', 'relayHandover']);
     const out: Scenario = { name: str(o.name, '$.name'), paths: [] };
     if (o.durationS !== undefined) out.durationS = num(o.durationS, '$.durationS', { gt: 0 });
     if (o.relaySwitchMs !== undefined) out.relaySwitchMs = num(o.relaySwitchMs, '$.relaySwitchMs', { min: 0, max: 10_000 });
+    if (o.relayHandover !== undefined) {
+      if (o.relayHandover !== 'break' && o.relayHandover !== 'make-before-break')
+        throw new ScenarioError('$.relayHandover', `must be "break" or "make-before-break", got ${describe(o.relayHandover)}`);
+      out.relayHandover = o.relayHandover;
+    }
     if (!Array.isArray(o.paths) || o.paths.length === 0) throw new ScenarioError('$.paths', `must be a non-empty array, got ${describe(o.paths)}`);
     if (o.paths.length > MAX_PATHS) throw new ScenarioError('$.paths', `at most ${MAX_PATHS} paths, got ${o.paths.length}`);
     o.paths.forEach((p: unknown, i: number) => {

@@ -92,6 +92,31 @@ export interface RtcBbrConfig {
    */
   routeChangeDelayExit: boolean;
   /**
+   * StartUp after a route change also ends as soon as one delivery-rate
+   * sample of the new route was acknowledged more than this many times
+   * slower than it was sent (ack elapsed > ratio x send elapsed,
+   * draft-cheng-iccrg-delivery-rate-estimation-02 §3.3: the sample is then
+   * the bottleneck's rate, not the sender's): the pipe is full (BBR's
+   * full-pipe estimate, draft-cardwell-iccrg-bbr-congestion-control-02
+   * §4.3.1.2, which waits for 3 rounds without growth, on one sample).
+   * Only samples whose delivery clock is an acknowledgement time on the new
+   * route count (the first RTT after a change has none). 0 = off. Default
+   * 1.25, BBR's full-bandwidth growth threshold (a pipe is full when the rate
+   * grows by less than 25 %): a sample sent at R over a route of capacity C
+   * is acknowledged R / C times slower, so the ratio must stay under the
+   * capacity ratios of the routes one switches between (`overlay`: 1.3-2;
+   * 1.5 there: oracle p95 331-449 ms, 2: 392-501 ms, as off).
+   * After a switch StartUp starts from the old route's rate and only grows
+   * (draft §4.6.2): on a smaller route the first samples are its capacity and
+   * StartUp then paced 2/ln 2 x that into its queue until the RTT grew
+   * (one report later at best) or 3 rounds passed: a full 200 ms drop-tail
+   * queue and a loss burst per switch to a smaller route. `overlay`, seeds
+   * 1-6, p95 ms off -> 1.25: oracle 408/393/502/390/378/346 ->
+   * 312/306/334/314/329/316, frozen 9.7-13.8 -> 4.3-6.4 s; overlay-ucb
+   * 597/615/605/645/637/616 -> 511/416/411/333/334/393, frozen 20-29 -> 6.6-18 s.
+   */
+  routeChangeFullPipeRatio: number;
+  /**
    * Cap on the bytes in flight in ProbeBW, in BDPs (cwnd = gain x BDP),
    * applied as a rate cap: beyond it the target is the latest delivery
    * rate x the probe-down gain. Default 1.25. BBR and RTC-BBR §3.1.1 use 2,
@@ -122,6 +147,7 @@ export const DEFAULT_RTC_BBR_CONFIG: RtcBbrConfig = {
   seed: 1,
   routeChangeGain: 2 / Math.LN2,
   routeChangeDelayExit: true,
+  routeChangeFullPipeRatio: 1.25,
   cwndGain: 1.25,
 };
 
@@ -206,7 +232,7 @@ export class RtcBbrEstimator implements BandwidthEstimator {
   /**
    * @param config partial {@link RtcBbrConfig}.
    * @throws RangeError for a rate or time that is not finite and > 0, minBps > maxBps,
-   *   gains outside (0, 2], a routeChangeGain neither 0 nor in (1, 2/ln 2], or cycle constants that are not integers with 1 <= cycleRand <= gainCycleLen - 1.
+   *   gains outside (0, 2], a routeChangeGain neither 0 nor in (1, 2/ln 2], a routeChangeFullPipeRatio neither 0 nor > 1, or cycle constants that are not integers with 1 <= cycleRand <= gainCycleLen - 1.
    */
   constructor(config: Partial<RtcBbrConfig> = {}) {
     const c: RtcBbrConfig = { ...DEFAULT_RTC_BBR_CONFIG, ...config };
@@ -216,6 +242,9 @@ export class RtcBbrEstimator implements BandwidthEstimator {
     if (c.minBps > c.maxBps) throw new RangeError(`RtcBbrEstimator: minBps (${c.minBps}) > maxBps (${c.maxBps})`);
     for (const k of ['probeUpGain', 'probeDownGain'] as const) {
       if (!(c[k] > 0 && c[k] <= 2)) throw new RangeError(`RtcBbrEstimator: ${k} must be in (0, 2], got ${c[k]}`);
+    }
+    if (!(c.routeChangeFullPipeRatio === 0 || (Number.isFinite(c.routeChangeFullPipeRatio) && c.routeChangeFullPipeRatio > 1))) {
+      throw new RangeError(`RtcBbrEstimator: routeChangeFullPipeRatio must be 0 or a finite number > 1, got ${c.routeChangeFullPipeRatio}`);
     }
     if (!(c.routeChangeGain === 0 || (c.routeChangeGain > 1 && c.routeChangeGain <= BBR_HIGH_GAIN))) {
       throw new RangeError(`RtcBbrEstimator: routeChangeGain must be 0 or in (1, 2/ln 2], got ${c.routeChangeGain}`);
@@ -282,6 +311,7 @@ export class RtcBbrEstimator implements BandwidthEstimator {
     // Eq. 1 per newly acknowledged packet (arrival order): bw = delta delivered / delta t.
     const idx = h.newIdx;
     let best = 0;
+    this.pipeFullSample = false;
     for (let k = 0; k < idx.length; k++) {
       const i = idx[k];
       const sendUs = h.sendUs[i];
@@ -290,6 +320,7 @@ export class RtcBbrEstimator implements BandwidthEstimator {
       if (sendUs < this.routeChangeUs) continue;
       this.delivered += h.sizes[i];
       this.deliveredUs = nowUs;
+      if (this.ackClockSinceUs === Number.POSITIVE_INFINITY) this.ackClockSinceUs = nowUs;
       const j = i & this.mask;
       const pd = this.pDelivered[j];
       const sendElapsed = sendUs - this.pFirstSentUs[j];
@@ -297,7 +328,13 @@ export class RtcBbrEstimator implements BandwidthEstimator {
       this.firstSentUs = sendUs;
       const interval = Math.max(sendElapsed, ackElapsed);
       // Samples over less than a min RTT are ack compression, not a rate (draft-cheng §3.3: interval < min_rtt is discarded).
-      if (interval > 0 && interval >= Math.min(this.minRttUs, 1e9)) best = Math.max(best, ((this.delivered - pd) * 8e6) / interval);
+      if (interval > 0 && interval >= Math.min(this.minRttUs, 1e9)) {
+        best = Math.max(best, ((this.delivered - pd) * 8e6) / interval);
+        // The route, not the sender, set this sample's rate: its packets were acknowledged clearly slower than
+        // they were sent (only once the delivery clock is an acknowledgement time on this route).
+        const ratio = this.cfg.routeChangeFullPipeRatio;
+        if (ratio > 0 && sendElapsed > 0 && this.pDeliveredUs[j] >= this.ackClockSinceUs && ackElapsed > ratio * sendElapsed) this.pipeFullSample = true;
+      }
       if (pd >= this.nextRoundDelivered) {
         this.nextRoundDelivered = this.delivered;
         this.rounds++;
@@ -335,9 +372,14 @@ export class RtcBbrEstimator implements BandwidthEstimator {
     // an idle period (draft-cheng-iccrg-delivery-rate-estimation-02 §3.2).
     this.routeChangeUs = nowUs;
     this.deliveredUs = Number.NaN;
+    this.ackClockSinceUs = Number.POSITIVE_INFINITY;
   }
 
   private startFrom: number | undefined;
+  /** The last report had a sample whose rate the route set (see {@link RtcBbrConfig.routeChangeFullPipeRatio}). */
+  private pipeFullSample = false;
+  /** Since when (µs) the delivery clock is an acknowledgement time on the current route (+Infinity until its first ack). */
+  private ackClockSinceUs = 0;
   /** Sender time (µs) of the last route change: packets sent before it measured the old route. */
   private routeChangeUs = Number.NEGATIVE_INFINITY;
 
@@ -402,6 +444,11 @@ export class RtcBbrEstimator implements BandwidthEstimator {
         this.state = 'drain';
         this.gain = 1 / this.startupGain;
       }
+    }
+    // StartUp after a route change: the pipe is full as soon as the new route limits a sample (routeChangeFullPipeRatio).
+    if (this.state === 'startup' && this.c.routeChanges > 0 && this.pipeFullSample) {
+      this.state = 'drain';
+      this.gain = 1 / this.startupGain;
     }
     if (this.state === 'drain' && inflight <= bdp) this.enterProbeBw(nowUs);
     if (this.state === 'probe-bw') this.updateGainCyclePhase(nowUs, inflight, bdp, minRttUs);

@@ -38,9 +38,15 @@ export interface RelayUcbConfig {
   observedWindowMs: number;
   /** Bound on the samples kept per arm. Default 256. */
   maxSamples: number;
+  /**
+   * Scale of the exploration bonus: U = scale x Bw(j) x sqrt(2 log(C T) / N)
+   * (Eq. 12 is scale 1; Eq. 10's B is "a tunable factor", which Eq. 12 sets
+   * to Bw(j)). Default 1.
+   */
+  explorationScale: number;
 }
 
-export const DEFAULT_RELAY_UCB_CONFIG: RelayUcbConfig = { alpha: 0.9, observedWindowMs: 10_000, maxSamples: 256 };
+export const DEFAULT_RELAY_UCB_CONFIG: RelayUcbConfig = { alpha: 0.9, observedWindowMs: 10_000, maxSamples: 256, explorationScale: 1 };
 
 /** One arm's state (paths_info of Alg. 4). */
 export interface ArmState {
@@ -84,6 +90,7 @@ export class RelayUcbSelector {
     const c = { ...DEFAULT_RELAY_UCB_CONFIG, ...config };
     if (!(c.alpha > 0 && c.alpha <= 1)) throw new RelayUcbError(`RelayUcbSelector: alpha must be in (0, 1], got ${c.alpha}`);
     if (!(Number.isFinite(c.observedWindowMs) && c.observedWindowMs > 0)) throw new RelayUcbError(`RelayUcbSelector: observedWindowMs must be > 0, got ${c.observedWindowMs}`);
+    if (!(Number.isFinite(c.explorationScale) && c.explorationScale >= 0)) throw new RelayUcbError(`RelayUcbSelector: explorationScale must be a finite number >= 0, got ${c.explorationScale}`);
     if (!(Number.isInteger(c.maxSamples) && c.maxSamples >= 1)) throw new RelayUcbError(`RelayUcbSelector: maxSamples must be an integer >= 1, got ${c.maxSamples}`);
     if (armsPerSubflow.length === 0) throw new RelayUcbError('RelayUcbSelector: needs at least one subflow');
     for (const k of armsPerSubflow) if (!(Number.isInteger(k) && k >= 1)) throw new RelayUcbError(`RelayUcbSelector: arms per subflow must be integers >= 1, got ${k}`);
@@ -130,7 +137,7 @@ export class RelayUcbSelector {
     if (!a) return Number.NaN;
     if (a.samples === 0) return Number.POSITIVE_INFINITY;
     const c = this.arms.length;
-    return a.bwHat + a.bwMax * Math.sqrt((2 * Math.log(c * this.slot)) / a.pulls);
+    return a.bwHat + this.cfg.explorationScale * a.bwMax * Math.sqrt((2 * Math.log(c * this.slot)) / a.pulls);
   }
 
   /**

@@ -138,7 +138,8 @@ describe('RtcBbrEstimator inflight cap (cwndGain)', () => {
 describe('RtcBbrEstimator StartUp after a route change', () => {
   it('ends when the RTT grows (RFC 9406 §4.2 threshold): no queue left standing on a smaller route', () => {
     const run = (routeChangeDelayExit?: boolean) => {
-      const e = new RtcBbrEstimator({ startBps: 1e6, maxBps: 8e6, ...(routeChangeDelayExit !== undefined ? { routeChangeDelayExit } : {}) });
+      // The full-pipe sample exit is off here so that only the RTT growth ends StartUp.
+      const e = new RtcBbrEstimator({ startBps: 1e6, maxBps: 8e6, routeChangeFullPipeRatio: 0, ...(routeChangeDelayExit !== undefined ? { routeChangeDelayExit } : {}) });
       const r1 = runScenario(e, { durationMs: 4000, capacityBps: () => 3e6, oneWayDelayMs: 50 });
       // The new route's clock restarts at 0 in the link model: the change is at 0 (every packet after it is the new route's).
       e.onRouteChange(0);
@@ -148,5 +149,36 @@ describe('RtcBbrEstimator StartUp after a route change', () => {
     expect(def.maxQueue(2000, 4000)).toBeLessThan(100);
     expect(def.mean(2000, 4000)).toBeGreaterThan(2e6);
     expect(run(false).maxQueue(2000, 4000)).toBeGreaterThan(300);
+  });
+});
+
+describe('RtcBbrEstimator StartUp after a route change: full pipe on one sample (routeChangeFullPipeRatio)', () => {
+  // The RTT-growth exit is off here so that only the full-pipe sample ends StartUp.
+  const run = (fromBps: number, toBps: number, routeChangeFullPipeRatio?: number) => {
+    const e = new RtcBbrEstimator({ startBps: 1e6, maxBps: 8e6, routeChangeDelayExit: false, ...(routeChangeFullPipeRatio !== undefined ? { routeChangeFullPipeRatio } : {}) });
+    const r1 = runScenario(e, { durationMs: 4000, capacityBps: () => fromBps, oneWayDelayMs: 50 });
+    e.onRouteChange(0);
+    return { e, r: runScenario(e, { durationMs: 4000, capacityBps: () => toBps, oneWayDelayMs: 60, firstSeq: r1.sent + 10, queueLimitBytes: 400_000 }) };
+  };
+
+  it('ends StartUp when the smaller new route limits a sample: no flood of its queue', () => {
+    const on = run(4e6, 1.5e6);
+    const off = run(4e6, 1.5e6, 0);
+    expect(on.r.maxQueue(0, 2000)).toBeLessThan(0.6 * off.r.maxQueue(0, 2000));
+    expect(on.r.maxQueue(2000, 4000)).toBeLessThan(100);
+    expect(on.r.mean(2000, 4000)).toBeGreaterThan(1.1e6);
+  });
+
+  it('lets StartUp grow onto a larger new route as before', () => {
+    const on = run(2e6, 5e6);
+    const off = run(2e6, 5e6, 0);
+    expect(on.r.at(2000)).toBeGreaterThan(3.5e6);
+    expect(on.r.mean(1000, 4000)).toBeGreaterThan(0.9 * off.r.mean(1000, 4000));
+  });
+
+  it('rejects a ratio that is neither 0 nor > 1', () => {
+    expect(() => new RtcBbrEstimator({ routeChangeFullPipeRatio: 1 })).toThrow(RangeError);
+    expect(() => new RtcBbrEstimator({ routeChangeFullPipeRatio: Number.NaN })).toThrow(RangeError);
+    expect(new RtcBbrEstimator({ routeChangeFullPipeRatio: 0 }).stats().state).toBe('startup');
   });
 });

@@ -56,6 +56,29 @@ describe('RelayUcbSelector (Zhang & Lei §3.2, Eq. 11-13, Alg. 2-4)', () => {
     expect(on.slice(60, 70).includes(2)).toBe(true);
   });
 
+  it('explorationScale scales the exploration term (Eq. 10 B): fewer pulls of a worse arm', () => {
+    const pullsOfWorse = (explorationScale: number) => {
+      const s = new RelayUcbSelector([2], { explorationScale });
+      let arm = 0;
+      let worse = 0;
+      for (let t = 0; t < 60; t++) {
+        if (t > 0) s.onBandwidthSample(0, arm, arm === 0 ? 3e6 : 2e6, t * 1000);
+        arm = s.decide(t * 1000)[0];
+        if (t >= 2 && arm === 1) worse++;
+      }
+      return worse;
+    };
+    const s = new RelayUcbSelector([1], { explorationScale: 0.5 });
+    s.onBandwidthSample(0, 0, 2e6, 0);
+    expect(s.index(0, 0)).toBeCloseTo(2e6 + 0.5 * 2e6 * Math.sqrt(2 * Math.log(1)), 0);
+    // Eq. 12 as written (scale 1) keeps pulling the 2 Mbps arm now and then; scale 0 is greedy on Eq. 11's mean.
+    expect(pullsOfWorse(1)).toBeGreaterThan(3);
+    expect(pullsOfWorse(0.5)).toBeLessThan(pullsOfWorse(1));
+    expect(pullsOfWorse(0)).toBe(0);
+    expect(() => new RelayUcbSelector([2], { explorationScale: -1 })).toThrow(RelayUcbError);
+    expect(() => new RelayUcbSelector([2], { explorationScale: Number.NaN })).toThrow(RelayUcbError);
+  });
+
   it('rejects bad layouts and counts bad samples', () => {
     expect(() => new RelayUcbSelector([])).toThrow(RelayUcbError);
     expect(() => new RelayUcbSelector([0])).toThrow(RelayUcbError);

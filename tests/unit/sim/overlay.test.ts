@@ -1,6 +1,8 @@
 import { describe, expect, it } from 'vitest';
-import { ScenarioError, parseScenario } from '../../../sim/net/scenario.js';
-import { overlayChecks, settleTimeS, timeOnBest } from '../../../sim/overlay.js';
+import { Rng } from '../../../src/core/rng.js';
+import type { SenderEngine } from '../../../src/engine/sender.js';
+import { ScenarioError, buildLink, parseScenario } from '../../../sim/net/scenario.js';
+import { OverlayRoutes, overlayChecks, settleTimeS, timeOnBest } from '../../../sim/overlay.js';
 import { OVERLAY, overlayScenario } from '../../../sim/scenarios.js';
 import { simulate } from '../../../sim/simulator.js';
 
@@ -41,6 +43,51 @@ describe('overlay routes (issue 16)', () => {
     const r = simulate({ scenario: overlayScenario(), scheduler: 'overlay-ucb', fec: 'path', seed: 1, durationS: 6 });
     expect(r.overlay?.policy).toBe('ucb');
     expect(new Set(r.overlay?.slots.map((s) => s.arms[0]))).toEqual(new Set([0, 1, 2, 3]));
+  });
+});
+
+describe('relay handover (Scenario.relayHandover)', () => {
+  const spec = (relayHandover?: 'break' | 'make-before-break') =>
+    parseScenario({ name: 'h', relaySwitchMs: 300, ...(relayHandover ? { relayHandover } : {}), paths: [{ up: { rateMbps: 1 }, relays: [{ up: { rateMbps: 4, delayMs: 30 } }] }] }, '.');
+  // The oracle moves path 0 onto the relay (4 Mbps > 1 Mbps) at the first slot; record when the sender is told.
+  const run = (relayHandover?: 'break' | 'make-before-break', override?: 'break' | 'make-before-break') => {
+    const s = spec(relayHandover);
+    const direct = { up: [buildLink<number>(s.paths[0].up, new Rng(1))], down: [buildLink<number>(s.paths[0].down, new Rng(2))] };
+    const told: number[] = [];
+    let now = 0;
+    const sender = { onPathRouteChanged: () => told.push(now), estimatorStats: () => [] } as unknown as SenderEngine;
+    const routes = new OverlayRoutes<number>(s, 1, 'oracle', direct, override ? { handover: override } : {});
+    const cap = (l: unknown) => (l === direct.up[0] ? 1e6 : 4e6);
+    const links: Array<{ atMs: number; direct: boolean | undefined }> = [];
+    for (now = 0; now <= 1_000_000; now += 50_000) {
+      if (now >= routes.nextEventUs()) routes.tick(now, [sender], cap);
+      const l = routes.link(0, true, now);
+      links.push({ atMs: now / 1000, direct: l === undefined ? undefined : l === direct.up[0] });
+    }
+    return { told, links, res: routes.result(now, cap), relayUp: routes.armUp[0][1] };
+  };
+
+  it("'break' (default): nothing is carried for relaySwitchMs, the sender is told at the decision", () => {
+    const r = run();
+    expect(r.res.handover).toBe('break');
+    expect(r.told).toEqual([0]);
+    expect(r.links.filter((x) => x.atMs < 300).every((x) => x.direct === undefined)).toBe(true);
+    expect(r.links.filter((x) => x.atMs >= 300).every((x) => x.direct === false)).toBe(true);
+    expect(r.res.gapDrops).toBe(6);
+  });
+
+  it("'make-before-break': the old route carries the path until the new one is up, then the sender is told", () => {
+    for (const r of [run('make-before-break'), run(undefined, 'make-before-break')]) {
+      expect(r.res.handover).toBe('make-before-break');
+      expect(r.told).toEqual([300_000]);
+      expect(r.links.filter((x) => x.atMs < 300).every((x) => x.direct === true)).toBe(true);
+      expect(r.links.filter((x) => x.atMs >= 300).every((x) => x.direct === false)).toBe(true);
+      expect(r.res.gapDrops).toBe(0);
+      expect(r.res.switches).toBe(1);
+      // The slot records the route decided for it.
+      expect(r.res.slots[0].arms).toEqual([1]);
+    }
+    expect(() => parseScenario({ name: 'x', relayHandover: 'soon', paths: [{ up: { rateMbps: 1 } }] }, '.')).toThrow(/relayHandover/);
   });
 });
 
