@@ -102,4 +102,6 @@ export interface ReceiverEvents {
   streamInfo: (info: StreamInfoMessage) => void;
   /** One audio frame interval to play now: a frame to decode, or concealment (src/audio/audio-receiver.ts). */
   audio: (ev: AudioPlayoutEvent) => void;
+  /** A key frame request (PLI) was sent for `streamId` (not the rate-limited ones); `reason` as in KeyframeRequesterStats.byReason. */
+  keyframeRequest: (streamId: number, reason: string) => void;
 }

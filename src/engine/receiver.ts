@@ -377,7 +377,7 @@ export class ReceiverEngine {
       this.playoutQueue.push({ frame, atUs: Math.min(latestUs, this.playout.playoutTimeUs(f.captureUs)), ingestUs: f.firstArrivalUs });
     }
     this.playOut(now);
-    for (const streamId of out.keyframeNeededStreams) this.requestKeyframe('frame-buffer', streamId);
+    for (let k = 0; k < out.keyframeNeededStreams.length; k++) this.requestKeyframe(out.keyframeReasons[k] ?? 'frame-buffer', out.keyframeNeededStreams[k]);
   }
 
   /** Hand the frames whose playout time has come to the decoder, in decode order. */
@@ -430,6 +430,7 @@ export class ReceiverEngine {
     }
     if (!kr.request(now, this.rttMs, reason)) return;
     this.c.keyframeRequestsSent++;
+    this.events.emit('keyframeRequest', streamId, reason);
     this.broadcast({ kind: 'keyframeRequest', keyframeRequest: { streamId, requestId: kr.requestId } });
   }
 
