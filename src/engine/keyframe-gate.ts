@@ -22,6 +22,14 @@ export class KeyframeRequestGate {
   /** Transmit time of the last key frame at the encoder target (µs). */
   private lastKeyFrameTxUs = 0;
 
+  /**
+   * @param coalesceTransmit also coalesce for the key frame's transmit time
+   *   at the encoder target plus an RTT (SenderEngineConfig.keyframeCoalesceTransmit;
+   *   false: only max(500 ms, 2 x RTT), the sender checking separately
+   *   whether the key frame still waits in its queues).
+   */
+  constructor(private readonly coalesceTransmit = true) {}
+
   /** A key frame of `bytes` was sent at `nowUs` while the encoder target was `targetBps`. */
   onKeyFrameSent(frameId: number, bytes: number, targetBps: number, nowUs: number): void {
     this.lastKeyFrameId = frameId;
@@ -35,6 +43,7 @@ export class KeyframeRequestGate {
    * @param minSrttMs the lowest SRTT over the up paths (ms)
    */
   admit(nowUs: number, minSrttMs: number): boolean {
-    return !(nowUs - this.lastKeyFrameUs < Math.max(KEYFRAME_MIN_INTERVAL_US, 2000 * minSrttMs, this.lastKeyFrameTxUs + 1000 * minSrttMs));
+    const txUs = this.coalesceTransmit ? this.lastKeyFrameTxUs + 1000 * minSrttMs : 0;
+    return !(nowUs - this.lastKeyFrameUs < Math.max(KEYFRAME_MIN_INTERVAL_US, 2000 * minSrttMs, txUs));
   }
 }

@@ -21,6 +21,17 @@ export interface ReceiverEngineConfig {
    * one report's bytes per extra path and interval (~50-150 bytes / 50 ms).
    */
   reportCopies?: boolean;
+  /**
+   * Ask for a key frame as soon as the NACK generator gives up on a packet
+   * (retries exhausted or older than its NACK age limit) while a stream's
+   * picture is stalled (KeyframeRequester.stalled), instead of waiting for
+   * the frame buffer's missing-frame timeout, which never starts while no
+   * later frame completes (a path dying with frames in it). libwebrtc's
+   * RtpVideoStreamReceiver2 likewise requests a key frame when its NACK
+   * module drops packets it can no longer recover
+   * (modules/video_coding/nack_requester.cc). Default false.
+   */
+  keyframeOnNackGiveUp?: boolean;
   /** RTT assumed until the first report round trip (or NACK) measures one (ms, default 100). */
   defaultRttMs?: number;
   /**

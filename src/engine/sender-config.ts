@@ -178,6 +178,16 @@ export interface SenderEngineConfig {
    */
   probation?: boolean | 'down';
   /**
+   * Key frame request coalescing (src/engine/keyframe-gate.ts): also answer
+   * requests with the last key frame for its transmit time at the encoder
+   * target plus an RTT after it was sent (true, the default), or only while
+   * it is still held in this sender's pacer or datachannel and for
+   * max(500 ms, 2 x the lowest SRTT) after it was sent (false). The
+   * transmit-time term lasts up to 3 s when the target collapsed while the
+   * key frame was already gone, possibly lost on a dying path.
+   */
+  keyframeCoalesceTransmit?: boolean;
+  /**
    * Tuning of the learned silence threshold and the sustained-loss rule
    * (src/engine/path-health.ts) that fast failover and the hysteresis use.
    */
@@ -220,5 +230,6 @@ export function resolveSenderConfig(config: SenderEngineConfig): ResolvedSenderC
     outageRestore: config.outageRestore ?? 'total',
     fallbackEstablishMs: config.fallbackEstablishMs ?? 1000,
     probation: config.probation ?? true,
+    keyframeCoalesceTransmit: config.keyframeCoalesceTransmit ?? true,
   };
 }
