@@ -29,7 +29,11 @@ export interface ReceiverEngineConfig {
    * later frame completes (a path dying with frames in it). libwebrtc's
    * RtpVideoStreamReceiver2 likewise requests a key frame when its NACK
    * module drops packets it can no longer recover
-   * (modules/video_coding/nack_requester.cc). Default false.
+   * (modules/video_coding/nack_requester.cc). Default true. Measured with
+   * SenderEngineConfig.keyframeCoalesceTransmit false (cellular suite,
+   * converge, 3 seeds): tune half 7.13 -> 5.59 s frozen (time from a
+   * key-frame-wait freeze's start to the request: 7.8 -> 2.6 s summed on
+   * the check half, 2 seeds), check half 11.51 -> 11.07 s.
    */
   keyframeOnNackGiveUp?: boolean;
   /** RTT assumed until the first report round trip (or NACK) measures one (ms, default 100). */

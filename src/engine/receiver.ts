@@ -118,7 +118,7 @@ export class ReceiverEngine {
       historyFrames: config.historyFrames ?? 2000,
       clockEchoIntervalMs: config.clockEchoIntervalMs ?? 1000,
       reportCopies: config.reportCopies ?? false,
-      keyframeOnNackGiveUp: config.keyframeOnNackGiveUp ?? false,
+      keyframeOnNackGiveUp: config.keyframeOnNackGiveUp ?? true,
     };
     this.nackRttMs = this.cfg.defaultRttMs;
     this.playout = new PlayoutTiming(config.playout);

@@ -86,9 +86,9 @@ describe('KeyframeRequester.stalled', () => {
 });
 
 describe('KeyframeRequestGate', () => {
-  it('coalesces for the transmit time at the target by default, only max(500 ms, 2 RTT) without it', () => {
-    const withTx = new KeyframeRequestGate();
-    const noTx = new KeyframeRequestGate(false);
+  it('coalesces for max(500 ms, 2 RTT) by default, and for the transmit time at the target plus an RTT with coalesceTransmit', () => {
+    const withTx = new KeyframeRequestGate(true);
+    const noTx = new KeyframeRequestGate();
     // A 50 kB key frame at 200 kbps: 2 s to transmit.
     for (const g of [withTx, noTx]) g.onKeyFrameSent(7, 50_000, 200_000, 0);
     expect(withTx.admit(400 * MS, 50)).toBe(false);
