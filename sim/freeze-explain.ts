@@ -24,6 +24,11 @@
  *   reference chain);
  * - `skipped`: the stuck frame was never decoded and the picture came back
  *   with a later delta frame (temporal-layer skip, a frame the receiver gave up);
+ *   for these two, {@link KeyframeWait} (`kf`) says why the frame was lost
+ *   (never sent whole, lost, retransmission lost too, arrived after the
+ *   receiver gave up, or complete) and times the receiver's key frame request
+ *   (with its reason, ReceiverEvents.keyframeRequest), the sender's request to
+ *   the encoder and the key frame that ended the freeze;
  * - `late`: the stuck frame was decoded, late. Split by where its last packet
  *   spent the time: `sender` (capture -> last packet handed to the
  *   transport: pacer and sender queues) or `network` (last packet sent ->
