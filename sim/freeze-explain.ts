@@ -24,6 +24,11 @@
  *   reference chain);
  * - `skipped`: the stuck frame was never decoded and the picture came back
  *   with a later delta frame (temporal-layer skip, a frame the receiver gave up);
+ *   for these two, {@link KeyframeWait} (`kf`) says why the frame was lost
+ *   (never sent whole, lost, retransmission lost too, arrived after the
+ *   receiver gave up, or complete) and times the receiver's key frame request
+ *   (with its reason, ReceiverEvents.keyframeRequest), the sender's request to
+ *   the encoder and the key frame that ended the freeze;
  * - `late`: the stuck frame was decoded, late. Split by where its last packet
  *   spent the time: `sender` (capture -> last packet handed to the
  *   transport: pacer and sender queues) or `network` (last packet sent ->
@@ -58,7 +63,51 @@ interface SeqTrace {
 interface FrameTrace {
   captureUs: number;
   keyFrame: boolean;
+  /** Fragments of the frame (from its packets' headers; 0 before one was sent). */
+  fragCount: number;
+  /** Distinct fragments sent (first transmissions). */
+  fragsSent: Set<number>;
+  /** Bytes of the first transmissions (datagrams). */
+  bytes: number;
   seqs: Map<number, SeqTrace>;
+}
+
+/**
+ * Why a `keyframe-wait` / `skipped` freeze's stuck frame was never decoded
+ * and how the key frame that ended it came about (times in ms from the
+ * freeze start, the last frame shown; -1 = did not happen in the window).
+ */
+export interface KeyframeWait {
+  /**
+   * The stuck frame: `unsent` (some fragment never handed to a transport:
+   * purged or dropped by the sender), `lost` (a fragment never arrived and was
+   * never retransmitted), `rtx-lost` (retransmitted, and no copy arrived),
+   * `late` (every fragment arrived, after the receiver asked for a key
+   * frame: it gave up too early), `complete` (every fragment arrived before
+   * the request: a broken reference chain or a frame-buffer drop).
+   */
+  stuck: 'unsent' | 'lost' | 'rtx-lost' | 'late' | 'complete';
+  /** Stuck frame: fragments sent / of the frame, packets retransmitted, last arrival (ms, -1 none). */
+  fragsSent: number;
+  fragCount: number;
+  resent: number;
+  lastArrivalMs: number;
+  /** First key frame request of the receiver from the stuck frame's capture on (ms) and its reason. */
+  requestMs: number;
+  reason: string;
+  /** Receiver key frame requests sent (granted by its rate limit) from the stuck frame's capture to the freeze end. */
+  requests: number;
+  /** First key frame request the sender passed to the encoder (ms; after its coalescing gate). */
+  encoderRequestMs: number;
+  /** The key frame that ended the freeze: captured (ms), bytes, capture -> last first transmission (ms), that -> last arrival (ms), packets lost, path carrying most of it. */
+  keyCaptureMs: number;
+  keyBytes: number;
+  keySendMs: number;
+  keyNetworkMs: number;
+  keyLost: number;
+  keyPath: number;
+  /** Key frames captured between the stuck frame and the one that ended the freeze (not decoded). */
+  keysBefore: number;
 }
 
 /** The sender's view of a path at one state sample. */
@@ -97,6 +146,8 @@ export interface FreezeCause {
   targetMbps: number;
   /** Key frames requested (keyframeNeeded) during the freeze. */
   keyframeRequests: number;
+  /** `keyframe-wait` and `skipped`: why the stuck frame was lost and how the key frame came. */
+  kf?: KeyframeWait;
 }
 
 /** The attribution label of a cause, for tables: e.g. `late:network:wifi+rtx`, `keyframe-wait:cellular`. */
@@ -113,6 +164,7 @@ export class FreezeRecorder {
   private readonly sentBins: number[][];
   private readonly states: Array<{ atUs: number; targetBps: number; paths: PathView[] }> = [];
   private readonly keyframeUs: number[] = [];
+  private readonly rxRequests: Array<{ atUs: number; reason: string }> = [];
   private nextStateUs = 0;
 
   constructor(readonly nPaths: number) {
@@ -133,7 +185,12 @@ export class FreezeRecorder {
     const m = media(bytes);
     if (m === undefined) return;
     const f = this.frame(m.frameId, m.captureUs, m.keyFrame);
+    f.fragCount = m.fragCount;
     const q = f.seqs.get(m.flowSeq);
+    if (q === undefined && !m.retransmission) {
+      f.fragsSent.add(m.fragIndex);
+      f.bytes += bytes.length;
+    }
     if (q === undefined) f.seqs.set(m.flowSeq, { path: i, sentUs: nowUs, resendUs: -1, arrivedUs: -1, arrivedPath: -1, arrivedAfterResend: false });
     else if (q.resendUs < 0 && (m.retransmission || i === q.path || nowUs - q.sentUs > PROBE_COPY_US)) q.resendUs = nowUs;
   }
@@ -149,8 +206,14 @@ export class FreezeRecorder {
     q.arrivedAfterResend = q.resendUs >= 0 && nowUs >= q.resendUs;
   }
 
+  /** The sender asked its encoder for a key frame (after its coalescing gate). */
   onKeyframeRequest(nowUs: number): void {
     this.keyframeUs.push(nowUs);
+  }
+
+  /** The receiver sent a key frame request (ReceiverEvents.keyframeRequest). */
+  onReceiverKeyframeRequest(nowUs: number, reason: string): void {
+    this.rxRequests.push({ atUs: nowUs, reason });
   }
 
   /** True when a sender-state sample is due (call {@link sample} then). */
@@ -218,15 +281,70 @@ export class FreezeRecorder {
         paths,
         targetMbps: round2((state?.targetBps ?? 0) / 1e6),
         keyframeRequests: this.keyframeUs.filter((t) => t >= fz.atUs && t < endUs).length,
+        ...(cause === 'keyframe-wait' || cause === 'skipped' ? { kf: this.keyframeWait(stuckId, stuck as FrameTrace, b.frameId, fz.atUs, endUs) } : {}),
       });
     }
     return out;
   }
 
+  /** {@link KeyframeWait} of a freeze whose stuck frame `stuckId` was never decoded and frame `endId` ended it. */
+  private keyframeWait(stuckId: number, stuck: FrameTrace, endId: number, atUs: number, endUs: number): KeyframeWait {
+    const rel = (us: number) => (us >= 0 && Number.isFinite(us) ? Math.round((us - atUs) / 1000) : -1);
+    let missing = 0;
+    let resent = 0;
+    let lastArr = -1;
+    for (const q of stuck.seqs.values()) {
+      if (q.resendUs >= 0) resent++;
+      if (q.arrivedUs < 0) missing++;
+      else lastArr = Math.max(lastArr, q.arrivedUs);
+    }
+    const from = Math.min(stuck.captureUs, atUs);
+    const reqs = this.rxRequests.filter((r) => r.atUs >= from && r.atUs < endUs);
+    const first = reqs[0];
+    const unsent = stuck.fragCount === 0 || stuck.fragsSent.size < stuck.fragCount;
+    let kind: KeyframeWait['stuck'];
+    if (unsent) kind = 'unsent';
+    else if (missing > 0) kind = [...stuck.seqs.values()].some((q) => q.arrivedUs < 0 && q.resendUs >= 0) ? 'rtx-lost' : 'lost';
+    else kind = first !== undefined && lastArr >= first.atUs ? 'late' : 'complete';
+    const enc = this.keyframeUs.find((t) => t >= from && t < endUs);
+    const key = this.frames.get(endId);
+    let keysBefore = 0;
+    for (let id = stuckId + 1; id < endId; id++) if (this.frames.get(id)?.keyFrame === true) keysBefore++;
+    const k = key?.keyFrame === true ? culprit(key) : undefined;
+    let keyLastSend = -Infinity;
+    let keyLastArr = -Infinity;
+    const byPath = new Map<number, number>();
+    for (const q of key?.seqs.values() ?? []) {
+      keyLastSend = Math.max(keyLastSend, q.sentUs);
+      if (q.arrivedUs >= 0) keyLastArr = Math.max(keyLastArr, q.arrivedUs);
+      byPath.set(q.path, (byPath.get(q.path) ?? 0) + 1);
+    }
+    let keyPath = -1;
+    for (const [p, n] of byPath) if (keyPath < 0 || n > (byPath.get(keyPath) ?? 0)) keyPath = p;
+    return {
+      stuck: kind,
+      fragsSent: stuck.fragsSent.size,
+      fragCount: stuck.fragCount,
+      resent,
+      lastArrivalMs: rel(lastArr),
+      requestMs: first === undefined ? -1 : rel(first.atUs),
+      reason: first?.reason ?? '',
+      requests: reqs.length,
+      encoderRequestMs: enc === undefined ? -1 : rel(enc),
+      keyCaptureMs: key === undefined ? -1 : rel(key.captureUs),
+      keyBytes: key?.bytes ?? 0,
+      keySendMs: key !== undefined && Number.isFinite(keyLastSend) ? Math.round((keyLastSend - key.captureUs) / 1000) : -1,
+      keyNetworkMs: Number.isFinite(keyLastArr) && Number.isFinite(keyLastSend) ? Math.round((keyLastArr - keyLastSend) / 1000) : -1,
+      keyLost: k?.lost ?? 0,
+      keyPath,
+      keysBefore,
+    };
+  }
+
   private frame(id: number, captureUs: number, keyFrame: boolean): FrameTrace {
     let f = this.frames.get(id);
     if (f === undefined) {
-      f = { captureUs, keyFrame, seqs: new Map() };
+      f = { captureUs, keyFrame, fragCount: 0, fragsSent: new Set(), bytes: 0, seqs: new Map() };
       this.frames.set(id, f);
     }
     return f;

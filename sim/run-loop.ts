@@ -283,6 +283,7 @@ export function runLoop(opts: SimOptions, settings: RunSettings): SimRun {
       if (ctx.targetChanges.length < MAX_TARGET_CHANGES) ctx.targetChanges.push({ atS: round(clock.nowUs() / 1e6, 3), bps: Math.round(bps) });
     });
     rx.on('frame', (f: DecodableFrame) => onDecodable(ctx, f));
+    if (rec && s === 0) rx.on('keyframeRequest', (_id, reason) => rec.onReceiverKeyframeRequest(clock.nowUs(), reason));
     streams.push(ctx);
   }
 

@@ -81,7 +81,7 @@ import { OverlayRoutes, renderOverlay } from '../../sim/overlay.js';
 export const ALL_CONFIGS = [...multipathSchedulers().flatMap((n) => (n === 'converge' ? [n, 'converge-nofb'] : [n])), 'single:0', 'single:1'];
 const DEGRADATION_PREFERENCES: readonly DegradationPreference[] = ['maintain-framerate', 'maintain-resolution', 'balanced'];
 const PLAYOUT_KEYS = ['minDelayMs', 'maxDelayMs', 'maxChangeMsPerS', 'offsetWindowMs', 'nackHoldMs', 'renderDelayMs'] as const;
-const RECEIVER_KEYS = ['reportCopies'];
+const RECEIVER_KEYS = ['reportCopies', 'keyframeOnNackGiveUp'];
 const SENDER_KEYS = [
   'dropQueueFrames',
   'maxConsecutiveDrops',
@@ -94,6 +94,7 @@ const SENDER_KEYS = [
   'fallbackEstablishMs',
   'probation',
   'fecCode',
+  'keyframeCoalesceTransmit',
 ];
 
 const USAGE = `usage: npm run bench -- --scenario FILE.json|NAME [--compare LIST] [--fec LIST] [--streams 1-3] [--seeds N] [--duration S] [--variants N] [--half tune|check] [--degradation PREF] [--datachannel sctp|ideal] [--clock-skew MS] [--playout K=V,...] [--nack K=V,...] [--temporal-layers 1-3] [--converge K=V,...] [--fractal K=V,...] [--sender K=V,...] [--receiver K=V,...] [--audio on|off] [--explain-freezes] [--jobs N] [--out DIR]

@@ -87,5 +87,31 @@ export function renderFreezeCauses(entries: readonly BenchEntry[]): string[] {
     }
     lines.push('');
   }
+  lines.push(...renderKeyframeWaits(withCauses));
+  return lines;
+}
+
+/** Every `keyframe-wait` / `skipped` freeze of the multipath configurations with {@link FreezeCause.kf}: why its frame was lost, when the key frame was asked for, made, sent and received. */
+function renderKeyframeWaits(entries: readonly BenchEntry[]): string[] {
+  const all = entries
+    .filter((e) => e.result.scheduler !== 'single')
+    .flatMap((e) => (e.result.freezeCauses ?? []).filter((c) => c.kf !== undefined).map((c) => ({ e, c, kf: c.kf as NonNullable<FreezeCause['kf']> })))
+    .sort((a, b) => b.c.ms - a.c.ms);
+  if (all.length === 0) return [];
+  const lines = [
+    '### Frames never decoded: why, and the key frame that ended the freeze',
+    '',
+    "Times in ms from the freeze start (the last frame shown). Stuck frame: `unsent` (a fragment never sent: purged or dropped by the sender), `lost` (a fragment never arrived, never retransmitted), `rtx-lost` (retransmitted, no copy arrived), `late` (all arrived, after the receiver asked for a key frame), `complete` (all arrived before: reference chain or frame-buffer drop). Request: the receiver's first key frame request (reason), its requests sent, the sender's first request to the encoder. Key frame: captured, kB, capture -> last sent, -> last arrived, packets lost, path; earlier key frames not decoded.",
+    '',
+    '| config | variant | seed | at s | ms | cause | stuck frame (frags sent/of, resent, last arrival) | receiver request at (reason), requests | encoder asked at | key frame at, kB | key: send / network ms, lost, path | keys before |',
+    '| --- | --- | ---: | ---: | ---: | --- | --- | --- | ---: | --- | --- | ---: |',
+  ];
+  for (const { e, c, kf } of all) {
+    const names = e.result.paths.map((p) => p.name);
+    lines.push(
+      `| ${e.config} | ${e.variant} | ${e.result.seed} | ${c.atS.toFixed(2)} | ${c.ms} | ${c.cause} | ${kf.stuck} (${kf.fragsSent}/${kf.fragCount}, ${kf.resent}, ${kf.lastArrivalMs}) | ${kf.requestMs} (${kf.reason || '-'}), ${kf.requests} | ${kf.encoderRequestMs} | ${kf.keyCaptureMs}, ${(kf.keyBytes / 1000).toFixed(1)} | ${kf.keySendMs} / ${kf.keyNetworkMs}, ${kf.keyLost}, ${kf.keyPath >= 0 ? (names[kf.keyPath] ?? kf.keyPath) : '-'} | ${kf.keysBefore} |`,
+    );
+  }
+  lines.push('');
   return lines;
 }

@@ -86,6 +86,8 @@ export class ReceiverEngine {
   /** The sender's clock offset and per-path RTT from PathReport -> ClockEcho exchanges. */
   private readonly clockSync = new ClockSync();
   private lastNackSweepUs = 0;
+  /** NACK give-ups (exhausted + expired) seen so far, for keyframeOnNackGiveUp. */
+  private nackGaveUp = 0;
   private readonly drops: Record<string, number> = {};
   private readonly c = {
     packetsReceived: 0,
@@ -116,6 +118,7 @@ export class ReceiverEngine {
       historyFrames: config.historyFrames ?? 2000,
       clockEchoIntervalMs: config.clockEchoIntervalMs ?? 1000,
       reportCopies: config.reportCopies ?? false,
+      keyframeOnNackGiveUp: config.keyframeOnNackGiveUp ?? true,
     };
     this.nackRttMs = this.cfg.defaultRttMs;
     this.playout = new PlayoutTiming(config.playout);
@@ -372,12 +375,14 @@ export class ReceiverEngine {
     const latestUs = now + Math.ceil(this.playout.stats().currentDelayMs * 1000);
     for (const f of out.decodable) {
       this.c.framesDecodable++;
-      if (f.keyFrame) this.keyframes.get(f.streamId)?.onKeyframe(now);
+      const kr = this.keyframeRequester(f.streamId);
+      kr?.onFrameReleased(now);
+      if (f.keyFrame) kr?.onKeyframe(now);
       const frame: DecodableFrame = { streamId: f.streamId, frameId: f.frameId, keyFrame: f.keyFrame, captureUs: f.captureUs, data: f.data };
       this.playoutQueue.push({ frame, atUs: Math.min(latestUs, this.playout.playoutTimeUs(f.captureUs)), ingestUs: f.firstArrivalUs });
     }
     this.playOut(now);
-    for (const streamId of out.keyframeNeededStreams) this.requestKeyframe('frame-buffer', streamId);
+    for (let k = 0; k < out.keyframeNeededStreams.length; k++) this.requestKeyframe(out.keyframeReasons[k] ?? 'frame-buffer', out.keyframeNeededStreams[k]);
   }
 
   /** Hand the frames whose playout time has come to the decoder, in decode order. */
@@ -419,17 +424,25 @@ export class ReceiverEngine {
     return this.rttMs;
   }
 
-  /** Ask the sender for a key frame (rate-limited per stream). Also used when the decoder fails. */
-  requestKeyframe(reason: string, streamId = 0): void {
-    const now = this.clock.nowUs();
+  /** The stream's key frame requester (created on first use; undefined past 16 streams). */
+  private keyframeRequester(streamId: number): KeyframeRequester | undefined {
     let kr = this.keyframes.get(streamId);
     if (!kr) {
-      if (this.keyframes.size >= 16) return;
+      if (this.keyframes.size >= 16) return undefined;
       kr = new KeyframeRequester({ streamId });
       this.keyframes.set(streamId, kr);
     }
+    return kr;
+  }
+
+  /** Ask the sender for a key frame (rate-limited per stream). Also used when the decoder fails. */
+  requestKeyframe(reason: string, streamId = 0): void {
+    const now = this.clock.nowUs();
+    const kr = this.keyframeRequester(streamId);
+    if (!kr) return;
     if (!kr.request(now, this.rttMs, reason)) return;
     this.c.keyframeRequestsSent++;
+    this.events.emit('keyframeRequest', streamId, reason);
     this.broadcast({ kind: 'keyframeRequest', keyframeRequest: { streamId, requestId: kr.requestId } });
   }
 
@@ -478,6 +491,13 @@ export class ReceiverEngine {
         if (!this.nackedSeqs.has(s) && this.nackedSeqs.size < 4096) this.nackedSeqs.set(s, now);
       }
       this.broadcast({ kind: 'nack', nack: { streamId: n.streamId, flowSeqs: n.flowSeqs } });
+    }
+    if (this.cfg.keyframeOnNackGiveUp) {
+      // ReceiverEngineConfig.keyframeOnNackGiveUp: a packet the NACK gave up on while the picture is stalled.
+      const ns = this.nack.stats();
+      const gaveUp = ns.exhausted + ns.expired;
+      if (gaveUp > this.nackGaveUp) for (const [id, kr] of this.keyframes) if (kr.stalled(now)) this.requestKeyframe('nack-gave-up', id);
+      this.nackGaveUp = gaveUp;
     }
     if (this.nackedSeqs.size > 0 && now - this.lastNackSweepUs > 1_000_000) {
       this.lastNackSweepUs = now;

@@ -93,7 +93,7 @@ export class SenderEngine {
   private streamInfo: StreamInfoMessage | undefined;
   private lastStreamInfoUs = -Infinity;
   private lastTargetBps = 0;
-  private readonly keyframes = new KeyframeRequestGate();
+  private readonly keyframes: KeyframeRequestGate;
   private readonly useQoeFeedback: boolean;
   private readonly probing: boolean;
   private fps = 30;
@@ -126,6 +126,7 @@ export class SenderEngine {
     this.scheduler = resolveScheduler(config.scheduler ?? 'converge', { singlePath: config.singlePath });
     this.fec = new PathFecEncoder(resolveFecPolicy(config.fec ?? 'path'), this.streamId, typeof config.fecCode === 'object' ? config.fecCode : fecCode(config.fecCode ?? DEFAULT_FEC_CODE));
     this.cfg = resolveSenderConfig(config);
+    this.keyframes = new KeyframeRequestGate(this.cfg.keyframeCoalesceTransmit);
     const h = config.pathHysteresis ?? true;
     const hysteresis = h === false ? undefined : new PathHysteresis(h === true ? {} : h);
     this.paths = new SenderPaths(this.scheduler, hysteresis, new PathHealth(config.pathHealth), this.cfg.fastFailover, this.cfg.fallbackEstablishMs * 1000, this.cfg.probation);

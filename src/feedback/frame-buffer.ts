@@ -39,10 +39,10 @@
 import type { AssembledFrame } from '../wire/packetization.js';
 import { seqAdd, seqDiff } from '../core/seq.js';
 import { DecodedFramesHistory } from './decoded-frames-history.js';
-import type { FrameBufferOutput, FrameInsertResult } from './types.js';
+import type { FrameBufferKeyReason, FrameBufferOutput, FrameInsertResult } from './types.js';
 import { FRAGMENT_OVERHEAD_BYTES, FRAME_OVERHEAD_BYTES, type FrameBufferOptions, type FrameBufferStats, type ResolvedFrameBufferOptions, resolveFrameBufferOptions } from './frame-buffer-options.js';
 
-export type { FrameBufferOutput, FrameInsertResult } from './types.js';
+export type { FrameBufferKeyReason, FrameBufferOutput, FrameInsertResult } from './types.js';
 export { DEFAULT_FRAME_BUFFER_BYTES, FRAGMENT_OVERHEAD_BYTES, FRAME_OVERHEAD_BYTES } from './frame-buffer-options.js';
 export type { FrameBufferOptions, FrameBufferStats } from './frame-buffer-options.js';
 
@@ -71,6 +71,8 @@ interface StreamState {
   needKey: boolean;
   /** A key frame should be requested (timeout or overflow while broken). */
   keyRequested: boolean;
+  /** Why the last key frame request was raised (reported with it, see {@link FrameBufferOutput.keyframeReasons}). */
+  keyReason: FrameBufferKeyReason;
   /** Since when (µs) frames are waiting with none decodable. */
   blockedSinceUs: number | undefined;
   /** Consecutive frames far from the anchor. */
@@ -156,6 +158,7 @@ export class FrameBuffer {
         refs: 0,
         needKey: true,
         keyRequested: false,
+        keyReason: 'frame-buffer-start',
         blockedSinceUs: undefined,
         farRun: 0,
       };
@@ -201,6 +204,7 @@ export class FrameBuffer {
       this.droppedSincePoll++;
       s.needKey = true;
       s.keyRequested = true;
+      s.keyReason = 'frame-buffer-budget';
       return 'dropped';
     }
     const decodableNow = frame.keyFrame || (!s.needKey && s.anchor !== undefined && id === seqAdd(s.anchor, 1) && this.refReleased(s, frame));
@@ -209,6 +213,7 @@ export class FrameBuffer {
       // Drop the oldest waiting frame; the incoming one if it is older still and not decodable.
       s.needKey = true;
       s.keyRequested = true;
+      s.keyReason = 'frame-buffer-overflow';
       this.st.droppedOverflow++;
       this.droppedSincePoll++;
       if (!decodableNow && victim !== undefined && seqDiff(victim, id) < 0) return 'dropped';
@@ -229,6 +234,7 @@ export class FrameBuffer {
       this.take(big, victim);
       big.needKey = true;
       big.keyRequested = true;
+      big.keyReason = 'frame-buffer-budget';
       this.st.droppedBudget++;
       this.droppedSincePoll++;
       if (big === s && victim === id) return 'dropped';
@@ -269,6 +275,7 @@ export class FrameBuffer {
       this.droppedSincePoll++;
       s.needKey = true;
       s.keyRequested = true;
+      s.keyReason = 'frame-buffer-age';
     }
   }
 
@@ -285,6 +292,7 @@ export class FrameBuffer {
     const skipWaitUs = this.waitMs(jitterMs, this.o.skipRttFactor * (Number.isFinite(rttMs) && rttMs > 0 ? rttMs : 0)) * 1000;
     const decodable: AssembledFrame[] = [];
     const keyStreams: number[] = [];
+    const keyReasons = new Map<number, FrameBufferKeyReason>();
     for (const [streamId, s] of this.streams) {
       let progressed = false;
       for (;;) {
@@ -330,14 +338,18 @@ export class FrameBuffer {
           s.needKey = true;
         }
         s.keyRequested = true;
+        s.keyReason = 'frame-buffer-timeout';
         s.blockedSinceUs = s.frames.size > 0 ? now : undefined;
       }
-      if (s.needKey && s.keyRequested) keyStreams.push(streamId);
+      if (s.needKey && s.keyRequested) {
+        keyStreams.push(streamId);
+        keyReasons.set(streamId, s.keyReason);
+      }
     }
     keyStreams.sort((a, b) => a - b);
     const dropped = this.droppedSincePoll;
     this.droppedSincePoll = 0;
-    return { decodable, dropped, keyframeNeeded: keyStreams.length > 0, keyframeNeededStreams: keyStreams };
+    return { decodable, dropped, keyframeNeeded: keyStreams.length > 0, keyframeNeededStreams: keyStreams, keyframeReasons: keyStreams.map((id) => keyReasons.get(id) as FrameBufferKeyReason) };
   }
 
   /** frameId of the last frame released for `streamId`, undefined if none. */
@@ -437,6 +449,7 @@ export class FrameBuffer {
     s.anchor = undefined;
     s.needKey = true;
     s.keyRequested = true;
+    s.keyReason = 'frame-buffer-resync';
     s.blockedSinceUs = undefined;
     s.farRun = 0;
   }

@@ -44,6 +44,10 @@ export interface KeyframeRequesterStats {
 }
 
 const MAX_REASONS = 16;
+/** Least time without a released frame that counts as a stall (ms), see {@link KeyframeRequester.stalled}. */
+export const STALL_MIN_MS = 100;
+/** Release gaps longer than this (µs) enter the interval EWMA capped (a freeze must not teach that freezes are normal). */
+const STALL_MAX_INTERVAL_US = 200_000;
 /** Longest key frame response time the requester waits for (ms). */
 export const MAX_RESPONSE_MS = 3000;
 
@@ -64,6 +68,9 @@ export class KeyframeRequester {
   private outstanding = false;
   /** EWMA of request -> key frame received (ms); undefined before the first answered request. */
   private responseMs: number | undefined = undefined;
+  /** Last frame released for decoding (µs) and the smoothed interval between releases (µs). */
+  private lastReleaseUs: number | undefined = undefined;
+  private releaseIntervalUs: number | undefined = undefined;
 
   /** @throws RangeError on a negative/non-finite option or a non-uint32 streamId. */
   constructor(opts: KeyframeRequesterOptions = {}) {
@@ -117,6 +124,31 @@ export class KeyframeRequester {
     this.outstanding = false;
     const ms = Math.min(MAX_RESPONSE_MS, (nowUs - this.lastUs) / 1000);
     this.responseMs = this.responseMs === undefined ? ms : this.responseMs + (ms - this.responseMs) / 4;
+  }
+
+  /**
+   * A frame of the stream was released to the decoder at `nowUs`: feeds
+   * {@link stalled} (release interval EWMA, gain 1/16). Non-finite or
+   * earlier times are ignored.
+   */
+  onFrameReleased(nowUs: number): void {
+    if (!Number.isFinite(nowUs) || (this.lastReleaseUs !== undefined && nowUs < this.lastReleaseUs)) return;
+    if (this.lastReleaseUs !== undefined) {
+      const d = Math.min(STALL_MAX_INTERVAL_US, nowUs - this.lastReleaseUs);
+      this.releaseIntervalUs = this.releaseIntervalUs === undefined ? d : this.releaseIntervalUs + (d - this.releaseIntervalUs) / 16;
+    }
+    this.lastReleaseUs = nowUs;
+  }
+
+  /**
+   * The decode chain is stalled: no frame released for
+   * max({@link STALL_MIN_MS}, 3 x the smoothed release interval) (the shape
+   * of the freeze rule of src/feedback/qoe-metrics.ts). False before the
+   * first released frame.
+   */
+  stalled(nowUs: number): boolean {
+    if (this.lastReleaseUs === undefined || !Number.isFinite(nowUs)) return false;
+    return nowUs - this.lastReleaseUs >= Math.max(STALL_MIN_MS * 1000, 3 * (this.releaseIntervalUs ?? 0));
   }
 
   /** Id of the last granted request (uint32, 0 before the first). */

@@ -16,7 +16,17 @@ export interface FrameBufferOutput {
   keyframeNeeded: boolean;
   /** The streams that need a key frame (subset of known streams, ascending). */
   keyframeNeededStreams: number[];
+  /** Why each of {@link keyframeNeededStreams} needs a key frame (same order). */
+  keyframeReasons: FrameBufferKeyReason[];
 }
+
+/**
+ * Why the frame buffer needs a key frame: no key frame yet (`start`), a
+ * missing frame's wait timed out (`timeout`), a frame waited longer than
+ * `maxAgeMs` (`age`), the frame count (`overflow`) or byte budget (`budget`)
+ * was exceeded, or the frameIds jumped (`resync`).
+ */
+export type FrameBufferKeyReason = 'frame-buffer-start' | 'frame-buffer-timeout' | 'frame-buffer-age' | 'frame-buffer-overflow' | 'frame-buffer-budget' | 'frame-buffer-resync';
 
 /** Result of {@link import('./frame-buffer.js').FrameBuffer.insert}. */
 export type FrameInsertResult = 'stored' | 'duplicate' | 'stale' | 'dropped';

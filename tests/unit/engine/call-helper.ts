@@ -67,7 +67,7 @@ export function makeCall(
     extra?: Partial<SenderEngineConfig>;
     playout?: PlayoutOptions;
     audio?: boolean;
-    receiver?: Partial<Pick<ReceiverEngineConfig, 'reportCopies'>>;
+    receiver?: Partial<Pick<ReceiverEngineConfig, 'reportCopies' | 'keyframeOnNackGiveUp'>>;
   } = {},
 ): Call {
   const clock = new ManualClock(1_000_000);

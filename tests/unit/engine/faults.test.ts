@@ -305,7 +305,8 @@ describe('sender: fault handling end to end', () => {
         { rateMbps: 8, delayMs: 60, down: [[3000, 8000]] },
         { rateMbps: 2, delayMs: 40 },
       ],
-      { extra: { fastFailover: true, maxBitrateBps: 8_000_000, qoeFeedback: false } },
+      // The receiver's key frame on a NACK give-up is off here: this is about the sender's choice (next test).
+      { extra: { fastFailover: true, maxBitrateBps: 8_000_000, qoeFeedback: false }, receiver: { keyframeOnNackGiveUp: false } },
     );
     c.run(3000);
     const k0 = c.keyframeRequests;
@@ -316,6 +317,27 @@ describe('sender: fault handling end to end', () => {
     expect(s.failoverDuplicates).toBe(0);
     expect(c.keyframeRequests - k0).toBe(0);
     expect(s.paths[1].retransmissionsSent - rtx1).toBeGreaterThan(0);
+  });
+
+  it('keyframeOnNackGiveUp: when the NACK gives up on the blackholed media, the key frame comes at once, not after the frame-buffer wait', () => {
+    // Same call: path 1 (2 Mbps) cannot carry the ~4 Mbps backlog's retransmissions in 3 NACK rounds.
+    const decodedIn = (keyframeOnNackGiveUp: boolean) => {
+      const c = makeCall(
+        [
+          { rateMbps: 8, delayMs: 60, down: [[3000, 8000]] },
+          { rateMbps: 2, delayMs: 40 },
+        ],
+        { extra: { fastFailover: true, maxBitrateBps: 8_000_000, qoeFeedback: false }, receiver: { keyframeOnNackGiveUp } },
+      );
+      c.run(3000);
+      const n0 = c.decoded.length;
+      c.run(1500);
+      return c.decoded.length - n0;
+    };
+    const off = decodedIn(false);
+    const on = decodedIn(true);
+    // Measured: 10 frames decoded in the 1.5 s after the blackhole with the rule off (key frame ~1 s in), 37 with it.
+    expect(on).toBeGreaterThan(2 * off);
   });
 
   it('retransmissions avoid a path silent beyond its learned threshold, before it is declared failed', () => {

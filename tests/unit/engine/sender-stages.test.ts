@@ -73,8 +73,8 @@ describe('FeedbackSeqFilter', () => {
 });
 
 describe('KeyframeRequestGate', () => {
-  it('coalesces requests while the last key frame can answer them', () => {
-    const g = new KeyframeRequestGate();
+  it('coalesces requests while the last key frame can answer them (coalesceTransmit: its transmit time at the target)', () => {
+    const g = new KeyframeRequestGate(true);
     expect(g.admit(0, 50)).toBe(true);
     // 100 kB at 400 kbps: 2 s on the wire
     g.onKeyFrameSent(7, 100_000, 400_000, 1_000 * MS);

@@ -66,6 +66,7 @@ describe('FrameBuffer', () => {
     expect(out.dropped).toBe(2);
     expect(out.keyframeNeeded).toBe(true);
     expect(out.keyframeNeededStreams).toEqual([0]);
+    expect(out.keyframeReasons).toEqual(['frame-buffer-timeout']);
     expect(fb.waitingFrames(0)).toBe(0);
     // the late predecessor and further deltas cannot be decoded any more
     fb.insert(mkFrame(1), clock.nowUs());
@@ -142,6 +143,7 @@ describe('FrameBuffer', () => {
     expect(fb.waitingFrames(0)).toBe(120);
     const out = fb.poll(10_002, 0);
     expect(out.keyframeNeeded).toBe(true);
+    expect(out.keyframeReasons).toEqual(['frame-buffer-overflow']);
     expect(out.dropped).toBe(10_000 - 120);
     expect(fb.stats().droppedOverflow).toBe(10_000 - 120);
     // a key frame after the flood restarts decoding

@@ -7,7 +7,7 @@ import type { SimResult } from '../../../sim/simulator.js';
 import { encodeMedia, encodePacket } from '../../../src/wire/encode.js';
 
 const MS = 1000;
-const pkt = (frameId: number, flowSeq: number, captureUs: number, opts: { key?: boolean; rtx?: boolean; streamId?: number } = {}) =>
+const pkt = (frameId: number, flowSeq: number, captureUs: number, opts: { key?: boolean; rtx?: boolean; streamId?: number; frag?: [number, number] } = {}) =>
   encodePacket(
     { pathId: 0, pathSeq: flowSeq, sendTimeUs: captureUs },
     'media',
@@ -15,8 +15,8 @@ const pkt = (frameId: number, flowSeq: number, captureUs: number, opts: { key?: 
       streamId: opts.streamId ?? 0,
       flowSeq,
       frameId,
-      fragIndex: 0,
-      fragCount: 1,
+      fragIndex: opts.frag?.[0] ?? 0,
+      fragCount: opts.frag?.[1] ?? 1,
       keyFrame: opts.key === true,
       nalClass: 0,
       priority: 6,
@@ -123,6 +123,61 @@ describe('FreezeRecorder (sim/freeze-explain.ts)', () => {
       capacity,
     );
     expect(causes.map((c) => causeLabel(c, ['a', 'b']))).toEqual(['keyframe-wait:a', 'no-frames', 'skipped:b']);
+  });
+
+  it('says why a never-decoded frame was lost and times the key frame that ended the freeze', () => {
+    const names = ['a', 'b'];
+    const keyWait = (stuck: (rec: FreezeRecorder) => void) => {
+      const rec = new FreezeRecorder(2);
+      rec.sample(0, 1_000_000, UP);
+      const d = steady(rec, 10, () => 0);
+      rec.onFrame(10, 330 * MS, false);
+      stuck(rec);
+      rec.onReceiverKeyframeRequest(500 * MS, 'frame-buffer-timeout');
+      rec.onKeyframeRequest(520 * MS);
+      rec.onFrame(11, 560 * MS, true);
+      rec.onSend(1, pkt(11, 11, 560 * MS, { key: true }), 600 * MS);
+      rec.onArrival(1, pkt(11, 11, 560 * MS, { key: true }), 680 * MS);
+      d.push(dec(11, 560, 700));
+      const [c] = rec.explain([{ atUs: d[9].decodedUs, ms: 700 - 347 }], d, capacity);
+      expect(causeLabel(c, names).startsWith('keyframe-wait')).toBe(true);
+      return c.kf;
+    };
+    // Two fragments, only one sent: the sender purged the other.
+    expect(keyWait((r) => r.onSend(0, pkt(10, 10, 330 * MS, { frag: [0, 2] }), 331 * MS))?.stuck).toBe('unsent');
+    // Sent whole, lost, never resent.
+    const lost = keyWait((r) => r.onSend(0, pkt(10, 10, 330 * MS), 331 * MS));
+    expect(lost?.stuck).toBe('lost');
+    // Lost, resent, the resend lost too.
+    expect(
+      keyWait((r) => {
+        r.onSend(0, pkt(10, 10, 330 * MS), 331 * MS);
+        r.onSend(0, pkt(10, 10, 330 * MS, { rtx: true }), 450 * MS);
+      })?.stuck,
+    ).toBe('rtx-lost');
+    // Arrived (by its resend) after the receiver had asked for a key frame: it gave up too early.
+    const late = keyWait((r) => {
+      r.onSend(0, pkt(10, 10, 330 * MS), 331 * MS);
+      r.onSend(1, pkt(10, 10, 330 * MS, { rtx: true }), 450 * MS);
+      r.onArrival(1, pkt(10, 10, 330 * MS, { rtx: true }), 510 * MS);
+    });
+    expect(late?.stuck).toBe('late');
+    expect(late?.resent).toBe(1);
+    expect(late?.lastArrivalMs).toBe(510 - 347);
+    // The timeline: request 153 ms after the freeze start, encoder asked at 173, key frame captured at 213, sent 40 ms later, 80 ms in the network, on path b.
+    expect(lost).toMatchObject({
+      requestMs: 153,
+      reason: 'frame-buffer-timeout',
+      requests: 1,
+      encoderRequestMs: 173,
+      keyCaptureMs: 213,
+      keySendMs: 40,
+      keyNetworkMs: 80,
+      keyLost: 0,
+      keyPath: 1,
+      keysBefore: 0,
+    });
+    expect(lost?.keyBytes).toBeGreaterThan(100);
   });
 
   it('ignores other streams and malformed datagrams, and the bench sums causes per configuration', () => {
