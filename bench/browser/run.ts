@@ -342,7 +342,7 @@ export interface TimelinePoint {
   estimators?: unknown[];
   /** Bitrate the encoder is configured with (bps): ours, the WebCodecs encoder's; Chromium's, outbound-rtp targetBitrate. */
   encoderBps?: number | null;
-  /** Bandwidth estimate (bps): ours, the sum of the paths' congestion controller rates; Chromium's, candidate-pair availableOutgoingBitrate. */
+  /** Bandwidth estimate (bps): ours, the sum of the congestion controller rates of the paths that carried media; Chromium's, candidate-pair availableOutgoingBitrate. */
   estimateBps?: number | null;
   /** Media bytes sent so far (cumulative; outbound-rtp bytesSent). */
   bytesSent?: number | null;
@@ -402,7 +402,8 @@ function timelinePoint(t: number, kind: CompareEntry['kind'], snd: PageSample, r
     bufferedBytes: paths.reduce((a, p) => a + (p.bufferedBytes ?? 0), 0),
     keyframeRequests: rcv.counters.keyframeRequests,
     encoderBps: n(d.encoder?.bitrateBps),
-    estimateBps: paths.length ? n(paths.reduce((a, p) => a + (p.rateBps ?? 0), 0)) : null,
+    // Only the paths that carried media (a single-path call's idle path keeps its own estimate).
+    estimateBps: paths.length ? n(paths.filter((p) => p.sharePct > 0).reduce((a, p) => a + (p.rateBps ?? 0), 0)) : null,
     bytesSent: n(d.sender?.bytesSent),
     fps: n(d.encoder?.frameRate),
     limitation: d.encoder?.degradationReason,
