@@ -74,6 +74,7 @@ export interface SimOptions {
       SenderEngineConfig,
       | 'dropQueueFrames'
       | 'maxConsecutiveDrops'
+      | 'holdKeyFrameWhileBuffered'
       | 'upperLayerDropFactor'
       | 'cwndPushback'
       | 'pathHysteresis'

@@ -80,6 +80,7 @@ const RECEIVER_KEYS = ['reportCopies'];
 const SENDER_KEYS = [
   'dropQueueFrames',
   'maxConsecutiveDrops',
+  'holdKeyFrameWhileBuffered',
   'upperLayerDropFactor',
   'cwndPushback',
   'pathHysteresis',
