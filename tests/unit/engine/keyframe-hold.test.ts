@@ -43,9 +43,17 @@ describe('key frame held back while the last one waits in the datachannel (holdK
     expect(x.s.stats().keyFramesHeldBack).toBe(2);
   });
 
-  it('is off by default: the key frame is never dropped', () => {
-    const buffered = [9_000, 0];
+  it('is on by default', () => {
+    const buffered = [0, 0];
     const x = sender({ scheduler: 'single', singlePath: 0 }, buffered);
+    sendKeyFrame(x, 1, 8_000);
+    buffered[0] = 9_000;
+    expect(x.s.shouldDropFrame(true)).toBe(true);
+  });
+
+  it('turned off, the key frame is never dropped', () => {
+    const buffered = [9_000, 0];
+    const x = sender({ scheduler: 'single', singlePath: 0, holdKeyFrameWhileBuffered: false }, buffered);
     buffered[0] = 0;
     sendKeyFrame(x, 1, 8_000);
     buffered[0] = 9_000;
