@@ -75,6 +75,7 @@ export interface SimOptions {
       SenderEngineConfig,
       | 'dropQueueFrames'
       | 'maxConsecutiveDrops'
+      | 'holdKeyFrameWhileBuffered'
       | 'upperLayerDropFactor'
       | 'cwndPushback'
       | 'pathHysteresis'

@@ -340,14 +340,32 @@ export interface TimelinePoint {
   notEncoded?: Record<string, number>;
   /** Ours: each path's congestion controller internals (SenderEngine.estimatorStats; diagnostic). */
   estimators?: unknown[];
+  /** Bitrate the encoder is configured with (bps): ours, the WebCodecs encoder's; Chromium's, outbound-rtp targetBitrate. */
+  encoderBps?: number | null;
+  /** Bandwidth estimate (bps): ours, the sum of the congestion controller rates of the paths that carried media; Chromium's, candidate-pair availableOutgoingBitrate. */
+  estimateBps?: number | null;
+  /** Media bytes sent so far (cumulative; outbound-rtp bytesSent). */
+  bytesSent?: number | null;
+  /** Encoder output frame rate (fps, last second). */
+  fps?: number | null;
+  /** W3C qualityLimitationReason ('none' | 'bandwidth' | 'cpu' | 'other'). */
+  limitation?: string;
+  /** Chromium's: outbound-rtp qpSum so far (cumulative; H.264 QP 0-51), for the mean QP per second. */
+  qpSum?: number | null;
 }
 
 function timelinePoint(t: number, kind: CompareEntry['kind'], snd: PageSample, rcv: PageSample): TimelinePoint {
   const n = (x: unknown): number | null => (typeof x === 'number' && Number.isFinite(x) ? Math.round(x) : null);
   if (kind === 'native') {
-    const s = (snd.stats ?? {}) as { outbound?: Record<string, number>; remoteInbound?: Record<string, number> };
+    const s = (snd.stats ?? {}) as { outbound?: Record<string, number>; remoteInbound?: Record<string, number>; candidatePair?: Record<string, number> };
     const o = s.outbound ?? {};
     return {
+      encoderBps: n(o.targetBitrate),
+      estimateBps: n(s.candidatePair?.availableOutgoingBitrate),
+      bytesSent: n(o.bytesSent),
+      fps: n(o.framesPerSecond),
+      limitation: (o as Record<string, unknown>).qualityLimitationReason as string | undefined,
+      qpSum: n(o.qpSum),
       t,
       targetBps: n(o.targetBitrate),
       size: `${o.frameWidth ?? 0}x${o.frameHeight ?? 0}`,
@@ -359,8 +377,17 @@ function timelinePoint(t: number, kind: CompareEntry['kind'], snd: PageSample, r
     };
   }
   type Digest = {
-    sender?: { targetBitrateBps?: number; paths?: Array<{ sharePct: number; rttMs: number; bufferedBytes?: number }> };
-    encoder?: { width?: number; height?: number; framesEncoded?: number; keyFrames?: number; framesNotEncoded?: Record<string, number> };
+    sender?: { targetBitrateBps?: number; bytesSent?: number; paths?: Array<{ sharePct: number; rttMs: number; bufferedBytes?: number; rateBps?: number }> };
+    encoder?: {
+      width?: number;
+      height?: number;
+      framesEncoded?: number;
+      keyFrames?: number;
+      bitrateBps?: number;
+      frameRate?: number;
+      degradationReason?: string;
+      framesNotEncoded?: Record<string, number>;
+    };
   };
   const d = (snd.stats ?? {}) as Digest;
   const paths = d.sender?.paths ?? [];
@@ -374,6 +401,12 @@ function timelinePoint(t: number, kind: CompareEntry['kind'], snd: PageSample, r
     rttMs: n(main?.rttMs),
     bufferedBytes: paths.reduce((a, p) => a + (p.bufferedBytes ?? 0), 0),
     keyframeRequests: rcv.counters.keyframeRequests,
+    encoderBps: n(d.encoder?.bitrateBps),
+    // Only the paths that carried media (a single-path call's idle path keeps its own estimate).
+    estimateBps: paths.length ? n(paths.filter((p) => p.sharePct > 0).reduce((a, p) => a + (p.rateBps ?? 0), 0)) : null,
+    bytesSent: n(d.sender?.bytesSent),
+    fps: n(d.encoder?.frameRate),
+    limitation: d.encoder?.degradationReason,
     ...(d.encoder?.framesNotEncoded ? { notEncoded: d.encoder.framesNotEncoded } : {}),
     ...((snd.stats as { estimators?: unknown[] } | null)?.estimators ? { estimators: (snd.stats as { estimators: unknown[] }).estimators } : {}),
   };

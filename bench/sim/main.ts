@@ -85,6 +85,7 @@ const RECEIVER_KEYS = ['reportCopies', 'keyframeOnNackGiveUp'];
 const SENDER_KEYS = [
   'dropQueueFrames',
   'maxConsecutiveDrops',
+  'holdKeyFrameWhileBuffered',
   'upperLayerDropFactor',
   'cwndPushback',
   'pathHysteresis',

@@ -317,6 +317,24 @@ export class SenderPaths {
   }
 
   /**
+   * True while the tail of the latest key frame still waits in the
+   * datachannel send buffer of every connected path that `carries` media (and
+   * there is at least one): a new key frame could only queue behind it. A path
+   * in the pacer stage does not count (the pacer purges stale frames for a new
+   * key frame), nor does a path that never took the key frame (it is free to
+   * carry a fresh one).
+   */
+  keyFrameBufferedOnEvery(carries: (id: PathId) => boolean): boolean {
+    let held = false;
+    for (const p of this.map.values()) {
+      if (p.linkState !== 'connected' || !carries(p.id)) continue;
+      if (p.keyTailBytes === undefined || p.sink.bufferedAmount() <= p.stats.bytesSent - p.keyTailBytes) return false;
+      held = true;
+    }
+    return held;
+  }
+
+  /**
    * True while packets of frame `frameId` of stream `streamId` (the latest key frame) still wait at this sender: in
    * a pacer, or in a datachannel's send buffer (more bytes buffered than were
    * written after the key frame's last packet). A stalled datachannel (SCTP

@@ -112,6 +112,7 @@ export class SenderEngine {
     qoeFeedbackReceived: 0,
     qoeFeedbackIgnored: 0,
     keyframeRequestsSuppressed: 0,
+    keyFramesHeldBack: 0,
     stalePacketsPurged: 0,
     reportCopiesDropped: 0,
   };
@@ -268,8 +269,19 @@ export class SenderEngine {
    * @param temporalLayer the layer the frame would be encoded in (temporal
    *   layers; undefined = none): an upper-layer frame is dropped at
    *   `upperLayerDropFactor` x the queue budget.
+   * With `holdKeyFrameWhileBuffered`, a key frame is dropped too while the
+   * last key frame still waits in the datachannel of every connected media
+   * path (counted in `keyFramesHeldBack`); the caller keeps the key frame
+   * pending, so the next camera frame is asked again.
    */
   shouldDropFrame(keyFrame: boolean, temporalLayer?: number): boolean {
+    // Key-frame economy (SenderEngineConfig.holdKeyFrameWhileBuffered): the last key frame still
+    // waits in every media path's datachannel, which cannot discard it; a new one would queue
+    // behind it and arrive later still. The caller keeps the key frame pending for the next frame.
+    if (keyFrame && this.cfg.holdKeyFrameWhileBuffered && this.c.keyframesSent > 0 && this.paths.keyFrameBufferedOnEvery((id) => this.scheduler.name !== 'single' || this.scheduler.isEnabled(id))) {
+      this.c.keyFramesHeldBack++;
+      return true;
+    }
     // Schedulers that predict per-packet latency (overlay-ucb) add their frame-drop rule (Zhang & Lei §3.3 Eq. 15).
     if (this.scheduler.minExpectedLatencyMs && this.latencyDropper.shouldDrop(0, this.scheduler.minExpectedLatencyMs(this.pathStates()), keyFrame)) return true;
     return this.dropper.shouldDrop(keyFrame, this.fps, () => this.paths.minDrainMs(this.clock.nowUs()), temporalLayer);
@@ -635,7 +647,8 @@ export class SenderEngine {
       qoeFeedbackReceived: c.qoeFeedbackReceived,
       qoeFeedbackIgnored: c.qoeFeedbackIgnored,
       keyframeRequestsSuppressed: c.keyframeRequestsSuppressed,
-      framesDroppedBeforeEncode: this.dropper.dropped,
+      framesDroppedBeforeEncode: this.dropper.dropped + c.keyFramesHeldBack,
+      keyFramesHeldBack: c.keyFramesHeldBack,
       stalePacketsPurged: c.stalePacketsPurged,
       reportCopiesDropped: c.reportCopiesDropped,
       pathRestores: r.pathRestores,

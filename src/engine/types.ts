@@ -61,6 +61,8 @@ export interface SenderStats {
   keyframeRequestsSuppressed: number;
   /** Camera frames {@link SenderEngine.shouldDropFrame} told the app to skip (path queues too long). */
   framesDroppedBeforeEncode: number;
+  /** Of those, key frames held back while the last one still waited in every media path's datachannel (SenderEngineConfig.holdKeyFrameWhileBuffered). */
+  keyFramesHeldBack: number;
   /** Queued packets of older frames dropped when a key frame was enqueued. */
   stalePacketsPurged: number;
   /** Receiver reports dropped as copies of one already applied (they came on another path: ReceiverEngineConfig.reportCopies). */
