@@ -40,7 +40,7 @@
  * receiver's playout timing (src/feedback/playout.ts PlayoutOptions, e.g.
  * `maxDelayMs=0` = decode at once; default the engine's). `--nack K=V,...`
  * the receiver's NACK timing (ReceiverEngineConfig.nack: `reorderWindowMs`,
- * `maxReorderWindowMs`).
+ * `maxReorderWindowMs`, `pathGapNack=true|false`, `pathGapAllowanceMs`).
  * `--audio on|off` (default on): an audio source beside the video (SimOptions.audio;
  * 20 ms frames of 70-110 bytes); summary.md gets an audio table, results.json `audio`.
  * `--explain-freezes`: attribute every freeze of stream 0 to a cause
@@ -195,7 +195,7 @@ function parseOptions(v: CliValues<typeof OPTIONS>): Args {
     sender,
     receiver: parseOverrides(v.receiver, '--receiver', RECEIVER_KEYS) as SimOptions['receiver'],
     playout: parseOverrides(v.playout, '--playout', [...PLAYOUT_KEYS]) as PlayoutOptions | undefined,
-    nack: parseOverrides(v.nack, '--nack', ['reorderWindowMs', 'maxReorderWindowMs']) as SimOptions['nack'],
+    nack: parseOverrides(v.nack, '--nack', ['reorderWindowMs', 'maxReorderWindowMs', 'pathGapNack', 'pathGapAllowanceMs']) as SimOptions['nack'],
     audio: (choiceOption('audio', v.audio, ['on', 'off'] as const) ?? 'on') === 'on',
     explainFreezes: v['explain-freezes'] === true,
     jobs: int('jobs', availableParallelism(), 1, 64),
