@@ -209,9 +209,13 @@ function parseOptions(v: CliValues<typeof OPTIONS>): Args {
     sender,
     receiver: parseOverrides(v.receiver, '--receiver', RECEIVER_KEYS) as SimOptions['receiver'],
     playout: parseOverrides(v.playout, '--playout', [...PLAYOUT_KEYS]) as PlayoutOptions | undefined,
+<<<<<<< HEAD
     nack: parseOverrides(v.nack, '--nack', ['reorderWindowMs', 'maxReorderWindowMs']) as SimOptions['nack'],
     relayUcb: parseOverrides(v['relay-ucb'], '--relay-ucb', ['alpha', 'observedWindowMs', 'explorationScale']) as SimOptions['relayUcb'],
     relayHandover: choiceOption('relay-handover', v['relay-handover'], ['break', 'make-before-break'] as const),
+=======
+    nack: parseOverrides(v.nack, '--nack', ['reorderWindowMs', 'maxReorderWindowMs', 'pathGapNack', 'pathGapAllowanceMs']) as SimOptions['nack'],
+>>>>>>> nackw
     audio: (choiceOption('audio', v.audio, ['on', 'off'] as const) ?? 'on') === 'on',
     explainFreezes: v['explain-freezes'] === true,
     jobs: int('jobs', availableParallelism(), 1, 64),
