@@ -82,6 +82,7 @@ export interface SimOptions {
       | 'outageRestore'
       | 'fallbackEstablishMs'
       | 'probation'
+      | 'probeAfterDrop'
       | 'audio'
       | 'fecCode'
     >

@@ -90,6 +90,7 @@ const SENDER_KEYS = [
   'outageRestore',
   'fallbackEstablishMs',
   'probation',
+  'probeAfterDrop',
   'fecCode',
 ];
 
