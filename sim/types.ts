@@ -84,6 +84,7 @@ export interface SimOptions {
       | 'outageRestore'
       | 'fallbackEstablishMs'
       | 'probation'
+      | 'probeAfterDrop'
       | 'audio'
       | 'fecCode'
     >

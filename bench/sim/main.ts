@@ -1,6 +1,6 @@
 /**
  * `npm run bench -- --scenario FILE.json|NAME [--compare LIST] [--fec LIST] [--streams 1-3]
- *                   [--seeds N] [--duration S] [--variants N] [--half tune|check] [--degradation PREF] [--datachannel sctp|ideal] [--clock-skew MS] [--playout K=V,...] [--nack K=V,...] [--temporal-layers 1-3] [--converge K=V,...] [--fractal K=V,...] [--sender K=V,...] [--receiver K=V,...] [--audio on|off] [--explain-freezes] [--jobs N] [--out DIR]`
+ *                   [--seeds N] [--duration S] [--variants N] [--half tune|check] [--only NAME,...] [--degradation PREF] [--datachannel sctp|ideal] [--clock-skew MS] [--playout K=V,...] [--nack K=V,...] [--temporal-layers 1-3] [--converge K=V,...] [--fractal K=V,...] [--sender K=V,...] [--receiver K=V,...] [--audio on|off] [--explain-freezes] [--jobs N] [--out DIR]`
  *
  * Runs the simulator (sim/simulator.ts) for every scenario variant x
  * configuration x FEC policy x seed and writes:
@@ -20,6 +20,8 @@
  * SCHED+EST pairs (e.g. converge+fractal), not in the default list.
  * `--fec` (default `path`; for loss-sweep `path,webrtc-table,none`).
  * `--variants N` runs only the first N variants (e.g. wifi-cellular pairs).
+ * `--only NAME[,NAME]` runs only the variants with those labels (e.g.
+ * `--only wc:21_2,mm:tmobile+att`; an unknown name is an error).
  * `--half tune|check` runs only that half of a split suite (`cellular`, see
  * sim/scenarios.ts cellularHalf); `cellular` compares converge with
  * single:0 and single:1 by default. `--duration S` caps every run at S
@@ -94,11 +96,12 @@ const SENDER_KEYS = [
   'outageRestore',
   'fallbackEstablishMs',
   'probation',
+  'probeAfterDrop',
   'fecCode',
   'keyframeCoalesceTransmit',
 ];
 
-const USAGE = `usage: npm run bench -- --scenario FILE.json|NAME [--compare LIST] [--fec LIST] [--streams 1-3] [--seeds N] [--duration S] [--variants N] [--half tune|check] [--degradation PREF] [--datachannel sctp|ideal] [--clock-skew MS] [--playout K=V,...] [--nack K=V,...] [--temporal-layers 1-3] [--converge K=V,...] [--fractal K=V,...] [--sender K=V,...] [--receiver K=V,...] [--audio on|off] [--explain-freezes] [--jobs N] [--out DIR]
+const USAGE = `usage: npm run bench -- --scenario FILE.json|NAME [--compare LIST] [--fec LIST] [--streams 1-3] [--seeds N] [--duration S] [--variants N] [--half tune|check] [--only NAME,...] [--degradation PREF] [--datachannel sctp|ideal] [--clock-skew MS] [--playout K=V,...] [--nack K=V,...] [--temporal-layers 1-3] [--converge K=V,...] [--fractal K=V,...] [--sender K=V,...] [--receiver K=V,...] [--audio on|off] [--explain-freezes] [--jobs N] [--out DIR]
   --compare entries: ${compareEntriesHelp()}, converge-nofb, ${estimatorEntries().join('|')} (that estimator with its paper's scheduler: fractal = mrtp + fractal), SCHED+EST (e.g. converge+fractal) (bench/compare.ts)`;
 
 const OPTIONS = {
@@ -110,6 +113,7 @@ const OPTIONS = {
   duration: { type: 'string' },
   variants: { type: 'string' },
   half: { type: 'string' },
+  only: { type: 'string' },
   degradation: { type: 'string' },
   datachannel: { type: 'string' },
   'clock-skew': { type: 'string' },
@@ -137,6 +141,7 @@ interface Args {
   duration?: number;
   variants?: number;
   half?: SuiteHalf;
+  only?: string[];
   degradation?: DegradationPreference;
   datachannel?: 'sctp' | 'ideal';
   clockSkewMs?: number;
@@ -200,6 +205,7 @@ function parseOptions(v: CliValues<typeof OPTIONS>): Args {
     duration: v.duration === undefined ? undefined : Number(v.duration),
     variants: v.variants === undefined ? undefined : int('variants', 1, 1, 1000),
     half: choiceOption('half', v.half, ['tune', 'check'] as const),
+    only: v.only === undefined ? undefined : v.only.split(',').filter(Boolean),
     degradation: choiceOption('degradation', v.degradation, DEGRADATION_PREFERENCES),
     datachannel: choiceOption('datachannel', v.datachannel, ['sctp', 'ideal'] as const),
     ...(v['clock-skew'] !== undefined ? { clockSkewMs: numberOption('clock-skew', v['clock-skew'], -86_400_000, 86_400_000) } : {}),
@@ -268,6 +274,12 @@ async function main(values: CliValues<typeof OPTIONS>): Promise<number> {
   if (a.half !== undefined) {
     if (!variants.some((v) => v.half !== undefined)) throw new Error(`--half: scenario "${a.scenario}" is not split into halves`);
     variants = variants.filter((v) => v.half === a.half);
+  }
+  if (a.only !== undefined) {
+    const only = a.only;
+    const unknown = only.filter((n) => !variants.some((v) => v.label === n));
+    if (unknown.length > 0) throw new UsageError(`--only: no variant ${unknown.join(', ')} in "${a.scenario}"${a.half ? ` (half ${a.half})` : ''} (have: ${variants.map((v) => v.label).join(', ')})`);
+    variants = variants.filter((v) => only.includes(v.label));
   }
   if (a.variants !== undefined) variants = variants.slice(0, a.variants);
   const scenarioLabel = a.scenario.endsWith('.json') ? basename(a.scenario, '.json') : a.scenario;

@@ -32,6 +32,7 @@ export const DEFAULT_CONVERGE_CONFIG: Readonly<ConvergeConfig> = Object.freeze({
   upperLayerSlackMs: 33,
   delayBudgetMs: 200,
   delayBudgetMargin: 0.8,
+  budgetQueuedGoodputMs: 0,
   inflightSlackMs: 50,
   encoderExcludesDisabled: true,
   fastReenable: true,
@@ -63,6 +64,7 @@ export function resolveConvergeConfig(config: Partial<ConvergeConfig>): Readonly
   check('deadlineEwmaGain', fin(c.deadlineEwmaGain) && c.deadlineEwmaGain > 0 && c.deadlineEwmaGain <= 1, 'in (0, 1]');
   check('upperLayerSlackMs', fin(c.upperLayerSlackMs) && c.upperLayerSlackMs >= 0, 'finite >= 0');
   check('delayBudgetMs', fin(c.delayBudgetMs) && c.delayBudgetMs >= 0, 'finite >= 0 (0 = off)');
+  check('budgetQueuedGoodputMs', fin(c.budgetQueuedGoodputMs) && c.budgetQueuedGoodputMs >= 0, 'finite >= 0 (0 = off)');
   check('delayBudgetMargin', fin(c.delayBudgetMargin) && c.delayBudgetMargin > 0, 'finite > 0');
   check('inflightSlackMs', fin(c.inflightSlackMs) && (c.inflightSlackMs >= 0 || c.inflightSlackMs === -1), 'finite >= 0, or -1 (off)');
   if (typeof c.encoderExcludesDisabled !== 'boolean') throw SchedError.invalidConfig('encoderExcludesDisabled', c.encoderExcludesDisabled as unknown as number, 'a boolean');

@@ -73,7 +73,10 @@
  *    the congestion controller has noticed, instead of queueing seconds of
  *    video behind the drop (the freezes of issue 10). An ablation (LoLa
  *    with and without its Eq. 3 target, cellular tune half) showed this
- *    target, not LoLa's split, is what buys LoLa's fewer freezes.
+ *    target, not LoLa's split, is what buys LoLa's fewer freezes. Opt-in
+ *    (`budgetQueuedGoodputMs`): a queued path (SRTT over min RTT by more
+ *    than that) is timed at its measured goodput, not at its congestion
+ *    controller's rate, which lags a fading path.
  * 7. Disabled paths: P_i = 0 caused by alpha (the path's adjusted expected
  *    share of a typical batch rounds to 0 packets) disables the path, unless it
  *    is the last enabled up path. A disabled up path gets at most one probe per
@@ -155,7 +158,8 @@ export class ConvergeScheduler implements Scheduler {
   constructor(config: Partial<ConvergeConfig> = {}) {
     this.config = resolveConvergeConfig(config);
     this.s = new ConvergeState(this.config);
-    this.budget = this.config.delayBudgetMs > 0 ? new DelayBudgetCap(this.config.delayBudgetMs, this.config.delayBudgetMargin, this.config.inflightSlackMs) : undefined;
+    this.budget =
+      this.config.delayBudgetMs > 0 ? new DelayBudgetCap(this.config.delayBudgetMs, this.config.delayBudgetMargin, this.config.inflightSlackMs, this.config.budgetQueuedGoodputMs) : undefined;
   }
 
   /** Copy of the counters. */

@@ -15,7 +15,9 @@
  *   delay-based pushback on the encoder, not on the paths.
  *
  * Signals (our reading, as in lola.ts): ewma_iat_f = MTU · 8 / delivery rate
- * (max(goodput, target x (1 - loss)), `deliveryRateBps`), EWMA gain 1/8 per
+ * (max(goodput, target x (1 - loss)), `deliveryRateBps`; for Converge the
+ * goodput alone on a path whose SRTT exceeds its min RTT by more than
+ * `queuedGoodputMs`, ConvergeConfig.budgetQueuedGoodputMs), EWMA gain 1/8 per
  * batch; owd_f = min RTT / 2; N_f = (inflight + queued bytes) / MTU for
  * LoLa. Converge reads N_f as the packets still ahead of a new one
  * (`pipeSlackMs` >= 0, {@link networkBacklogBytes}): our in-flight bytes
@@ -36,8 +38,8 @@ export const MIN_ENCODER_FRACTION = 0.05;
  * Fold one delivery-rate sample of path `p` into `iat[p.id]` (ms per MTU
  * packet; 0 = not measured yet) and return the new value.
  */
-export function updateIatMs(iat: Float64Array, p: PathState): number {
-  const rate = deliveryRateBps(p);
+export function updateIatMs(iat: Float64Array, p: PathState, rateBps: number = deliveryRateBps(p)): number {
+  const rate = rateBps;
   const sample = rate > 0 ? ((DELAY_BUDGET_MTU * 8) / rate) * 1000 : 0;
   const prev = iat[p.id];
   if (sample > 0) iat[p.id] = prev > 0 ? prev + DELAY_BUDGET_EWMA_GAIN * (sample - prev) : sample;
@@ -126,11 +128,14 @@ export class DelayBudgetCap {
    *   ({@link networkBacklogBytes} with this slack), i.e. the packets still
    *   ahead of a new one, which is what Eq. 4's arrival time counts when
    *   reports come every ~50 ms and the pipe is long.
+   * @param queuedGoodputMs > 0: a path whose SRTT exceeds its min RTT by
+   *   more than this (ms) is timed at its goodput alone (ConvergeConfig.budgetQueuedGoodputMs).
    */
   constructor(
     readonly budgetMs: number,
     readonly margin: number,
     readonly pipeSlackMs = -1,
+    readonly queuedGoodputMs = 0,
   ) {}
 
   /**
@@ -145,7 +150,8 @@ export class DelayBudgetCap {
     for (let i = 0; i < paths.length; i++) {
       const p = firstUsable(paths, i, this.seen);
       if (p === undefined) continue;
-      const iat = updateIatMs(this.iat, p);
+      const queued = this.queuedGoodputMs > 0 && nonNeg(p.goodputBps) > 0 && rttMs(p) - minRttOf(p) > this.queuedGoodputMs;
+      const iat = updateIatMs(this.iat, p, queued ? p.goodputBps : deliveryRateBps(p));
       const cwnd = delayBudgetWindow(this.budgetMs, minRttOf(p), iat);
       const held = this.pipeSlackMs >= 0 ? (networkBacklogBytes(p, this.pipeSlackMs) + nonNeg(p.queuedBytes)) / DELAY_BUDGET_MTU : backlogPackets(p);
       target += Math.max(0, this.margin * cwnd - held);

@@ -147,6 +147,29 @@ export interface ConvergeConfig {
   /** The margin on each path's delay-budget window (LoLa Eq. 3: 0.8). Default 0.8. */
   delayBudgetMargin: number;
   /**
+   * The delay-budget cap's packet time (LoLa §3.2 ewma_iat, which LoLa
+   * measures from ACK arrivals) on a queued path: when a path's SRTT exceeds
+   * its min RTT by more than this (ms), its packets are timed at the goodput
+   * it measured alone (it is saturated, so what it delivers is its
+   * capacity), not at max(goodput, S_i x (1 - loss)), which keeps a fading
+   * path's stale S_i. On wc:21_2 WiFi fades from 16 Mbps to 0 in 6 s while
+   * its GCC estimate lags 2x behind: the cap floored the encoder while
+   * WiFi's queue was full, the drained queue read as under-use (GCC held
+   * its stale estimate), and the cap then let the encoder back to that
+   * estimate, 2.5 Mbps into a 1.3 Mbps path. Cellular suite, converge, 3
+   * seeds: tune half 7.13 -> 6.42 s frozen (wc:21_1 1.73 -> 1.38, mm:verizon+att
+   * 2.90 -> 2.63, wc:7_3 1.76 -> 1.67; no pair worse), check half 11.51 ->
+   * 10.91 s (mm:tmobile+att 4.43 -> 4.12, wc:21_2 4.29 -> 4.17); goodput >=
+   * 1.00x the best single path on every pair. But on seeds 4-6 it loses
+   * (tune 6.41 -> 6.52 s, check 13.55 -> 14.09 s; seeds 1-6: tune 6.77 ->
+   * 6.47, check 12.53 -> 12.50), and it is sensitive to the threshold
+   * (tune half, seeds 1-3, at 40 / 50 / 80 / 100 ms: 7.37 / 6.89 / 6.32 /
+   * 8.75 s, the last from mm:verizon+att 2.90 -> 4.72 s), so it is not a
+   * default. Timing every path at its goodput (LoLa's literal reading):
+   * 6.95 s with goodput down to 0.94x. ms; 0 = off. Default 0 (try 60).
+   */
+  budgetQueuedGoodputMs: number;
+  /**
    * Network backlog in the completion times (LoLa §3.3 Eq. 4: a frame's
    * packets on path f arrive after the N_f packets it already holds; our
    * extension of Algorithm 1's cpt and the best-path floor): the bytes in

@@ -58,6 +58,22 @@ describe('delay budget (LoLa Eq. 2-3)', () => {
     expect(cap.fraction()).toBe(1);
   });
 
+  it('queuedGoodputMs: a queued path is timed at its goodput, not at its stale rate; an unqueued one as before', () => {
+    // A fading path: S = 2.4 Mbps (iat 4 ms, cwnd (200 - 15) / 4 = 46 MTU), it delivers 1.2 Mbps (iat 8 ms, cwnd 23 MTU),
+    // SRTT 200 ms over a 30 ms min RTT, 25 MTU in flight.
+    const fading = [path(0, 2.4, 200, { minRttMs: 30, goodputBps: 1.2e6, inflightBytes: 25 * MTU })];
+    const run = (cap: DelayBudgetCap, paths: typeof fading): number => {
+      let t = 0;
+      for (let f = 0; f < 10; f++) cap.observe(media(2, { frameId: f }), paths, (t += 33_000), true);
+      return cap.fraction();
+    };
+    expect(run(new DelayBudgetCap(200, 0.8), fading)).toBe(1); // 0.8 x 46 - 25 = 12 MTU of room per frame
+    expect(run(new DelayBudgetCap(200, 0.8, -1, 60), fading)).toBe(MIN_ENCODER_FRACTION); // 0.8 x 23 - 25 < 0
+    // App-limited, not queued (SRTT = min RTT): goodput says nothing about capacity, S times it either way.
+    const idle = [path(0, 2.4, 30, { goodputBps: 0.6e6, inflightBytes: 25 * MTU })];
+    expect(run(new DelayBudgetCap(200, 0.8, -1, 60), idle)).toBe(run(new DelayBudgetCap(200, 0.8), idle));
+  });
+
   it('non-frame batches (FEC, retransmissions of old frames) do not time the frame interval', () => {
     const cap = new DelayBudgetCap(100, 0.8);
     const paths = [path(0, 1.2, 40, { inflightBytes: 7 * MTU })];
@@ -132,10 +148,22 @@ describe('Converge delay-budget encoder cap (delayBudgetMs)', () => {
     expect(s.encoderRateFraction()).toBe(1);
   });
 
+  it('budgetQueuedGoodputMs (opt-in) times a queued path at its goodput: a fading path cuts the encoder sooner', () => {
+    // Stale S = 2.4 Mbps, goodput 1.2 Mbps, SRTT 200 ms over a 30 ms min RTT, 40 MTU in flight (20 beyond a pipe at S).
+    const fading = (rateMbps: number) => [path(0, rateMbps, 200, { minRttMs: 30, goodputBps: 1.2e6, inflightBytes: 40 * MTU })];
+    const off = new ConvergeScheduler({ delayBudgetMs: 200 });
+    const on = new ConvergeScheduler({ delayBudgetMs: 200, budgetQueuedGoodputMs: 60 });
+    frames(off, fading(2.4), 0, 20, 0);
+    frames(on, fading(2.4), 0, 20, 0);
+    expect(off.encoderRateFraction()).toBe(1);
+    expect(on.encoderRateFraction()).toBe(MIN_ENCODER_FRACTION);
+  });
+
   it('rejects a negative or non-finite budget and a non-positive margin', () => {
     expect(() => new ConvergeScheduler({ delayBudgetMs: -1 })).toThrow(SchedError);
     expect(() => new ConvergeScheduler({ delayBudgetMs: Number.NaN })).toThrow(SchedError);
     expect(() => new ConvergeScheduler({ delayBudgetMargin: 0 })).toThrow(SchedError);
+    expect(() => new ConvergeScheduler({ budgetQueuedGoodputMs: -1 })).toThrow(SchedError);
   });
 });
 
