@@ -54,18 +54,6 @@
  * to keep those rare, nothing is marked when more seqs are missing in the
  * range than datagrams were lost on the path.
  *
- * Why opt-in (cellular suite, 3 seeds, converge, against main a60bc8a): it
- * sends ~1/3 of the first NACKs early and cuts the frozen time of losses
- * recovered by retransmission (tune 12.4 -> 9.7 s, check 15.5 -> 14.3 s
- * over the three seeds), but the total does not follow: tune 7.13 -> 7.39 s
- * per pair, check 11.51 -> 12.55 s, the key-frame waits grow (tune 6.6 ->
- * 9.8 s) and wc:21_1 / wc:21_2 get worse. The losses behind the long
- * freezes are drop-tail drops on a queueing path: the next packet on that
- * path arrives only after the queue (~the reorder wait), so per-path
- * evidence comes no sooner there (mean resend after 258 ms vs ~264 ms).
- * An allowance of RTT / 4 (RACK's reo_wnd) instead of 5 ms was worse
- * (tune 8.80 s).
- *
  * Cost bound: missing seqs are kept as runs (ranges sharing one detection time
  * and retry state), so a gap of any size costs O(1) on arrival and a late or
  * recovered packet O(log runs) to find plus one split; a forward jump larger
