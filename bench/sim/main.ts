@@ -43,7 +43,7 @@
  * receiver's playout timing (src/feedback/playout.ts PlayoutOptions, e.g.
  * `maxDelayMs=0` = decode at once; default the engine's). `--nack K=V,...`
  * the receiver's NACK timing (ReceiverEngineConfig.nack: `reorderWindowMs`,
- * `maxReorderWindowMs`, `pathGapNack=true|false`, `pathGapAllowanceMs`).
+ * `maxReorderWindowMs`).
  * Overlay scenarios: `--relay-ucb K=V,...` overrides the overlay-ucb relay
  * selector (src/sched/relay-ucb.ts RelayUcbConfig: `alpha`, `observedWindowMs`,
  * `explorationScale`); `--relay-handover break|make-before-break` how a relay
@@ -215,7 +215,7 @@ function parseOptions(v: CliValues<typeof OPTIONS>): Args {
     sender,
     receiver: parseOverrides(v.receiver, '--receiver', RECEIVER_KEYS) as SimOptions['receiver'],
     playout: parseOverrides(v.playout, '--playout', [...PLAYOUT_KEYS]) as PlayoutOptions | undefined,
-    nack: parseOverrides(v.nack, '--nack', ['reorderWindowMs', 'maxReorderWindowMs', 'pathGapNack', 'pathGapAllowanceMs']) as SimOptions['nack'],
+    nack: parseOverrides(v.nack, '--nack', ['reorderWindowMs', 'maxReorderWindowMs']) as SimOptions['nack'],
     relayUcb: parseOverrides(v['relay-ucb'], '--relay-ucb', ['alpha', 'observedWindowMs', 'explorationScale']) as SimOptions['relayUcb'],
     relayHandover: choiceOption('relay-handover', v['relay-handover'], ['break', 'make-before-break'] as const),
     audio: (choiceOption('audio', v.audio, ['on', 'off'] as const) ?? 'on') === 'on',

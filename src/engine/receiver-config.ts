@@ -79,11 +79,9 @@ export interface ReceiverEngineConfig {
    * NACK timing (src/feedback/nack.ts): the least and the most time a missing
    * packet waits for a late original before its first NACK (ms; defaults 30
    * and 200). Between the two the wait follows the reordering the receiver
-   * observed between paths. `pathGapNack` (default false) NACKs a missing
-   * packet after only `pathGapAllowanceMs` (default 5) when its path shows a
-   * gap in its path seqs around it (per-path loss evidence).
+   * observed between paths.
    */
-  nack?: Pick<NackGeneratorOptions, 'reorderWindowMs' | 'maxReorderWindowMs' | 'pathGapNack' | 'pathGapAllowanceMs'>;
+  nack?: Pick<NackGeneratorOptions, 'reorderWindowMs' | 'maxReorderWindowMs'>;
 }
 
 /** Byte budgets and age bounds of the receiver's buffers (see {@link ReceiverEngineConfig.memory}). */

@@ -199,7 +199,6 @@ export class ReceiverEngine {
       if (p.firstSeq < 0) p.firstSeq = packet.pathSeq;
       p.seqCount++;
       if (packet.pathSeq > p.highestSeq) p.highestSeq = packet.pathSeq;
-      if (body.kind !== 'media') this.nack.onPathPacket(viaPath, packet.pathSeq, now);
     }
     switch (body.kind) {
       case 'media':
@@ -210,8 +209,6 @@ export class ReceiverEngine {
           this.qoe.setPathDelay(viaPath, p.owdUs / 1000);
         }
         this.onMedia(body.media, viaPath, now, false, packet.sendTimeUs);
-        // Per-path loss evidence for the NACK timing (NackGenerator.onPathPacket), after onMedia created the gap.
-        this.nack.onPathPacket(viaPath, packet.pathSeq, now, body.media);
         for (const d of this.fecDecoders.values()) this.onRecovered(d.addMedia(body.media.streamId, body.media.flowSeq, bodyBytes, now), viaPath, now);
         break;
       case 'fec': {

@@ -39,21 +39,6 @@
  * packets out of its reordering histogram (nack_requester.cc,
  * UpdateReorderingStatistics only when !is_retransmitted).
  *
- * Per-path loss evidence (opt-in, `pathGapNack`): one path is close
- * to FIFO, and every datagram carries its path's sequence number (assigned
- * at send time, so in send order). When a media packet arrives on a path
- * whose previous media arrival had a lower flow seq `a`, and datagrams are
- * missing on that path between the two, something sent between them on that
- * path was lost: the flow seqs still missing between `a` and this packet's
- * `b` are NACKed after only `pathGapAllowanceMs` (a small in-path reorder
- * allowance, RACK's reo_wnd: RFC 8985 §6.2 step 4) instead of the reorder
- * wait that covers the delay difference between paths. The sender-side
- * equivalent is src/feedback/path-rack.ts; this one needs no report round
- * trip. A packet NACKed this way that was in fact in flight on another path
- * (the datagram lost was FEC or padding) costs one duplicate retransmission;
- * to keep those rare, nothing is marked when more seqs are missing in the
- * range than datagrams were lost on the path.
- *
  * Cost bound: missing seqs are kept as runs (ranges sharing one detection time
  * and retry state), so a gap of any size costs O(1) on arrival and a late or
  * recovered packet O(log runs) to find plus one split; a forward jump larger
@@ -95,10 +80,6 @@ export interface NackGeneratorOptions {
   maxStreams?: number;
   /** Most seqs in one returned request; more make several requests (default 256). */
   maxSeqsPerNack?: number;
-  /** NACK a missing seq early when its path shows a gap in its path seqs around it (default false: opt-in until measured; see the module doc). */
-  pathGapNack?: boolean;
-  /** In-path reorder allowance before such an early NACK, ms (default 5). */
-  pathGapAllowanceMs?: number;
 }
 
 /** Counters of {@link NackGenerator} (monotonic except `tracked`). */
@@ -133,10 +114,6 @@ export interface NackGeneratorStats {
   tracked: number;
   /** Current reorder wait (ms). */
   reorderWindowMs: number;
-  /** Missing seqs marked lost by a gap on their path (per-path loss evidence). */
-  pathGapMarked: number;
-  /** First NACKs sent before the reorder wait because of a path gap. */
-  pathGapNacks: number;
 }
 
 /** A run of consecutive missing seqs detected together (they share their NACK state). */
@@ -150,22 +127,7 @@ interface MissingRun {
   firstNackUs: number;
   lastNackUs: number;
   retries: number;
-  /** Time (µs) from which a path gap says the run is lost (Infinity: no such evidence). */
-  lostUs: number;
 }
-
-/** Per-path arrival state for the path-gap rule: highest path seq, datagrams missing since the last media arrival, highest media flow seq. */
-interface PathGapState {
-  lastSeq: number;
-  missing: number;
-  streamId: number;
-  flow: number;
-}
-
-/** A path-seq jump larger than this is a restart of the path's numbering, not a loss. */
-const PATH_GAP_MAX_JUMP = 1000;
-/** Most paths tracked by the path-gap rule. */
-const PATH_GAP_MAX_PATHS = 64;
 
 /** Seqs answered after their NACK (ambiguous) remembered per stream, waiting for a late original. */
 const ANSWERED_MAX = 256;
@@ -198,9 +160,6 @@ export class NackGenerator {
   private readonly resyncAfter: number;
   private readonly maxStreams: number;
   private readonly maxPerNack: number;
-  private readonly pathGap: boolean;
-  private readonly pathGapAllowUs: number;
-  private readonly pathStates = new Map<number, PathGapState>();
   private readonly streams = new Map<number, StreamNackState>();
   private lastStreamId = -1;
   private lastStream: StreamNackState | undefined = undefined;
@@ -225,8 +184,6 @@ export class NackGenerator {
     bogusJumps: 0,
     resyncs: 0,
     invalid: 0,
-    pathGapMarked: 0,
-    pathGapNacks: 0,
   };
 
   /** @throws RangeError on a non-positive/non-finite option. */
@@ -243,92 +200,6 @@ export class NackGenerator {
     this.maxStreams = posInt(opts.maxStreams ?? 16, 'maxStreams');
     this.maxPerNack = posInt(opts.maxSeqsPerNack ?? 256, 'maxSeqsPerNack');
     this.pollRttMs = this.defaultRttMs;
-    this.pathGap = opts.pathGapNack ?? false;
-    this.pathGapAllowUs = nonNeg(opts.pathGapAllowanceMs ?? 5, 'pathGapAllowanceMs') * 1000;
-  }
-
-  /**
-   * A datagram that consumes a path seq (media, FEC, padding, audio) arrived
-   * on `pathId` with `pathSeq`; for media pass its stream and flow seq, after
-   * {@link onPacket} for the same packet. With `pathGapNack`, missing flow
-   * seqs between this media packet and the path's previous one are marked
-   * lost when datagrams between them are missing on this path. Never
-   * throws; invalid input is ignored.
-   */
-  onPathPacket(pathId: number, pathSeq: number, nowUs: number, media?: { streamId: number; flowSeq: number }): void {
-    if (!this.pathGap || pathSeq >>> 0 !== pathSeq || pathId >>> 0 !== pathId || !Number.isFinite(nowUs)) return;
-    let p = this.pathStates.get(pathId);
-    if (p === undefined) {
-      if (this.pathStates.size >= PATH_GAP_MAX_PATHS) return;
-      p = { lastSeq: pathSeq, missing: 0, streamId: -1, flow: 0 };
-      this.pathStates.set(pathId, p);
-    } else {
-      const d = seqDiff(p.lastSeq, pathSeq);
-      if (d > PATH_GAP_MAX_JUMP || d < -PATH_GAP_MAX_JUMP) {
-        // Renumbered path: start over.
-        p.lastSeq = pathSeq;
-        p.missing = 0;
-        p.streamId = -1;
-      } else if (d > 0) {
-        p.missing += d - 1;
-        p.lastSeq = pathSeq;
-      } else if (d < 0 && p.missing > 0) p.missing--; // reordered within the path: fills a gap
-    }
-    if (media === undefined || media.flowSeq >>> 0 !== media.flowSeq) return;
-    if (p.streamId !== media.streamId) {
-      p.streamId = media.streamId;
-      p.flow = media.flowSeq;
-      p.missing = 0;
-      return;
-    }
-    const adv = seqDiff(p.flow, media.flowSeq);
-    if (adv <= 0) return; // an older seq (a retransmission): the gap stays with the next advance
-    if (p.missing > 0 && adv > 1) this.markLost(media.streamId, seqAdd(p.flow, 1), adv - 1, p.missing, nowUs + this.pathGapAllowUs);
-    p.flow = media.flowSeq;
-    p.missing = 0;
-  }
-
-  /**
-   * Mark the `count` seqs from `from` of `streamId` that are still missing and
-   * not yet NACKed as lost from `atUs`, splitting runs at the range's ends;
-   * only when at most `lostOnPath` of them are missing (the path lost that
-   * many datagrams there: more missing seqs cannot all have been on it, and
-   * which ones were is unknown).
-   */
-  private markLost(streamId: number, from: number, count: number, lostOnPath: number, atUs: number): void {
-    const s = this.streams.get(streamId);
-    if (s === undefined || s.runs.length === 0) return;
-    const runs = s.runs;
-    let pending = 0;
-    for (const r of runs) {
-      if (r.retries > 0) continue;
-      const lo = Math.max(0, seqDiff(r.start, from));
-      const hi = Math.min(r.len, seqDiff(r.start, from) + count);
-      if (hi > lo) pending += hi - lo;
-    }
-    if (pending === 0 || pending > lostOnPath) return;
-    for (let i = 0; i < runs.length; i++) {
-      const r = runs[i];
-      if (r.retries > 0) continue;
-      // Overlap of [r.start, r.start + r.len) with [from, from + count), as offsets from r.start.
-      const lo = Math.max(0, seqDiff(r.start, from));
-      const hi = Math.min(r.len, seqDiff(r.start, from) + count);
-      if (lo >= hi) continue;
-      if (hi < r.len) {
-        runs.splice(i + 1, 0, { ...r, start: seqAdd(r.start, hi), len: r.len - hi });
-        r.len = hi;
-      }
-      if (lo > 0) {
-        runs.splice(i + 1, 0, { ...r, start: seqAdd(r.start, lo), len: r.len - lo });
-        r.len = lo;
-        i++;
-      }
-      const m = runs[i];
-      if (atUs < m.lostUs) {
-        if (m.lostUs === Infinity) this.st.pathGapMarked += m.len;
-        m.lostUs = atUs;
-      }
-    }
   }
 
   /**
@@ -414,7 +285,7 @@ export class NackGenerator {
       this.st.capped += k;
       if (r.len === 0) s.runs.shift();
     }
-    s.runs.push({ start: seqAdd(flowSeq, -gap), len: gap, detectedUs: nowUs, firstNackUs: 0, lastNackUs: 0, retries: 0, lostUs: Number.POSITIVE_INFINITY });
+    s.runs.push({ start: seqAdd(flowSeq, -gap), len: gap, detectedUs: nowUs, firstNackUs: 0, lastNackUs: 0, retries: 0 });
     s.tracked += gap;
     this.st.missing += gap;
     return false;
@@ -445,7 +316,7 @@ export class NackGenerator {
       r.len--;
     } else if (k === r.len - 1) r.len--;
     else {
-      runs.splice(lo + 1, 0, { start: seqAdd(seq, 1), len: r.len - k - 1, detectedUs: r.detectedUs, firstNackUs: r.firstNackUs, lastNackUs: r.lastNackUs, retries: r.retries, lostUs: r.lostUs });
+      runs.splice(lo + 1, 0, { start: seqAdd(seq, 1), len: r.len - k - 1, detectedUs: r.detectedUs, firstNackUs: r.firstNackUs, lastNackUs: r.lastNackUs, retries: r.retries });
       r.len = k;
     }
     s.tracked--;
@@ -510,10 +381,8 @@ export class NackGenerator {
           this.st.expired += r.len;
           drop = true;
         } else if (r.retries === 0) {
-          const waited = nowUs - r.detectedUs >= waitUs;
-          if (waited || nowUs >= r.lostUs) {
+          if (nowUs - r.detectedUs >= waitUs) {
             this.st.firstNacks += r.len;
-            if (!waited) this.st.pathGapNacks += r.len;
             send = true;
           }
         } else if (nowUs - r.lastNackUs >= retryUs) {
