@@ -84,7 +84,6 @@ export interface SimOptions {
       | 'outageRestore'
       | 'fallbackEstablishMs'
       | 'probation'
-      | 'probeAfterDrop'
       | 'audio'
       | 'fecCode'
     >

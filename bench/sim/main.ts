@@ -96,7 +96,6 @@ const SENDER_KEYS = [
   'outageRestore',
   'fallbackEstablishMs',
   'probation',
-  'probeAfterDrop',
   'fecCode',
   'keyframeCoalesceTransmit',
 ];

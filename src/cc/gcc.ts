@@ -18,7 +18,7 @@ import { LossBasedBwe } from './loss-based.js';
 import { GccProber } from './probe-controller.js';
 import { RttEstimator, rttFromReport } from './rtt.js';
 import { SentPacketHistory } from './sent-history.js';
-import type { BandwidthEstimator, BandwidthUsage, GccConfig, GccStats, PathProber, PathReport, SentPacketInfo } from './types.js';
+import type { BandwidthEstimator, GccConfig, GccStats, PathProber, PathReport, SentPacketInfo } from './types.js';
 
 /** Loss is measured once at least this many packets were resolved (libwebrtc kLimitNumPackets). */
 const LOSS_MIN_PACKETS = 20;
@@ -328,14 +328,14 @@ export class GccEstimator implements BandwidthEstimator {
   }
 
   /** Bandwidth probing bound to this estimator (BandwidthEstimator.createProber; a {@link GccProber}). */
-  createProber(config: { maxBps: number; alrIntervalMs: number; probeAfterDrop?: boolean }): PathProber {
+  createProber(config: { maxBps: number; alrIntervalMs: number }): PathProber {
     const prober = new GccProber(config);
     return {
       start: (nowUs, startBps) => prober.start(nowUs, startBps),
       onPacketSent: (clusterId, pathSeq, sizeBytes, sendTimeUs) => prober.onPacketSent(clusterId, pathSeq, sizeBytes, sendTimeUs),
       onReport: (report, nowUs) => prober.onReport(report, nowUs, this),
       requestProbe: (nowUs, targetBps) => prober.requestProbe(nowUs, targetBps),
-      setApplicationLimited: (appLimited, nowUs) => prober.setApplicationLimited(appLimited, nowUs),
+      setApplicationLimited: (appLimited) => prober.setApplicationLimited(appLimited),
     };
   }
 
@@ -366,11 +366,6 @@ export class GccEstimator implements BandwidthEstimator {
 
   lastReportUs(): number | undefined {
     return this.lastReport;
-  }
-
-  /** The delay-based detector's hypothesis now. */
-  bandwidthUsage(): BandwidthUsage {
-    return this.delay.usage();
   }
 
   /** Delay-based estimate (bps). */

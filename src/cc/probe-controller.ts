@@ -29,21 +29,7 @@ export const DEFAULT_PROBE_CONFIG: Readonly<ProbeConfig> = Object.freeze({
   minDurationMs: 15,
   alrIntervalMs: 0,
   alrScale: 2,
-  probeAfterDrop: false,
 });
-
-/** A drop of the estimate below this fraction of its previous value is large (libwebrtc kBitrateDropThreshold). */
-export const BITRATE_DROP_THRESHOLD = 0.66;
-/** A large drop is answered by a probe only this long after it (µs; libwebrtc kBitrateDropTimeout 5 s). */
-const BITRATE_DROP_TIMEOUT_US = 5_000_000;
-/** The probe after a drop targets this fraction of the rate before it (libwebrtc kProbeFractionAfterDrop). */
-const PROBE_FRACTION_AFTER_DROP = 0.85;
-/** Expected shortfall of a probe result (libwebrtc kProbeUncertainty). */
-const PROBE_UNCERTAINTY = 0.05;
-/** ALR counts as recent this long after it ended (µs; libwebrtc kAlrEndedTimeout 3 s). */
-const ALR_ENDED_TIMEOUT_US = 3_000_000;
-/** Probes after a drop at most this often (µs; libwebrtc kMinTimeBetweenAlrProbes 5 s). */
-const MIN_TIME_BETWEEN_DROP_PROBES_US = 5_000_000;
 
 /** Controller state (libwebrtc ProbeController::State). */
 export type ProbeState = 'init' | 'waiting' | 'complete';
@@ -70,15 +56,7 @@ export class ProbeController {
   private waitStartUs = 0;
   private lastProbeUs = Number.NEGATIVE_INFINITY;
   private appLimited = false;
-  private alrEndedUs = Number.NEGATIVE_INFINITY;
   private clusters = 0;
-  /** Last estimate seen (bps), the estimate before the last large drop (bps), when it dropped (µs), when a drop was last probed (µs). */
-  private estimateBps = 0;
-  private beforeDropBps = 0;
-  private dropUs = Number.NEGATIVE_INFINITY;
-  private dropProbeUs = Number.NEGATIVE_INFINITY;
-  /** Probes sent after a large drop. */
-  dropProbes = 0;
 
   /**
    * @param config partial {@link ProbeConfig}
@@ -135,11 +113,6 @@ export class ProbeController {
    */
   onEstimate(nowUs: number, estimateBps: number): ProbeCluster[] {
     if (!Number.isFinite(nowUs) || !(Number.isFinite(estimateBps) && estimateBps > 0)) return [];
-    if (estimateBps < BITRATE_DROP_THRESHOLD * this.estimateBps) {
-      this.beforeDropBps = this.estimateBps;
-      this.dropUs = nowUs;
-    }
-    this.estimateBps = estimateBps;
     if (this.st === 'waiting') {
       if (nowUs - this.waitStartUs > this.cfg.maxWaitMs * 1000) {
         this.complete();
@@ -163,30 +136,9 @@ export class ProbeController {
     if (this.st === 'waiting' && resultBps < this.cfg.furtherThreshold * this.lastProbeTargetBps) this.complete();
   }
 
-  /** Whether the sender is application-limited (ALR: sending well below the target) at `nowUs` (µs); enables periodic ALR probes. */
-  setApplicationLimited(appLimited: boolean, nowUs = Number.NEGATIVE_INFINITY): void {
-    const next = appLimited === true;
-    if (this.appLimited && !next) this.alrEndedUs = nowUs;
-    this.appLimited = next;
-  }
-
-  /**
-   * The delay-based detector just left over-use (libwebrtc
-   * GoogCcNetworkController: recovered_from_overuse -> ProbeController::RequestProbe).
-   * With `probeAfterDrop`, returns one cluster at 0.85 x the estimate before
-   * the last large drop when: no probing is under way, the path is
-   * application-limited or was within 3 s, the drop was at most 5 s ago, the
-   * expected result (0.95 x the probe) is above the current estimate, and no
-   * such probe went out in the last 5 s. Else [].
-   */
-  onOveruseRecovered(nowUs: number): ProbeCluster[] {
-    if (!this.cfg.probeAfterDrop || this.st !== 'complete' || !Number.isFinite(nowUs)) return [];
-    if (!this.appLimited && !(nowUs - this.alrEndedUs < ALR_ENDED_TIMEOUT_US)) return [];
-    const probe = PROBE_FRACTION_AFTER_DROP * this.beforeDropBps;
-    if (!((1 - PROBE_UNCERTAINTY) * probe > this.estimateBps) || !(nowUs - this.dropUs < BITRATE_DROP_TIMEOUT_US) || !(nowUs - this.dropProbeUs > MIN_TIME_BETWEEN_DROP_PROBES_US)) return [];
-    this.dropProbeUs = nowUs;
-    this.dropProbes++;
-    return this.initiate(nowUs, [probe], false);
+  /** Whether the sender is application-limited (ALR: sending well below the target); enables periodic ALR probes. */
+  setApplicationLimited(appLimited: boolean): void {
+    this.appLimited = appLimited === true;
   }
 
   private complete(): void {
@@ -269,7 +221,6 @@ export class GccProber {
   readonly estimator: ProbeBitrateEstimator;
   private lastResult: number | undefined;
   private requested = 0;
-  private wasOverusing = false;
 
   /**
    * @param config probe controller settings (set maxBps to the GCC maxBps) and estimator settings
@@ -305,9 +256,6 @@ export class GccProber {
       this.controller.onProbeResult(nowUs, r);
     }
     const out = this.controller.onEstimate(nowUs, gcc.targetRateBps());
-    const overusing = gcc.bandwidthUsage() === 'overusing';
-    if (this.wasOverusing && !overusing && out.length === 0) out.push(...this.controller.onOveruseRecovered(nowUs));
-    this.wasOverusing = overusing;
     for (const c of out) this.estimator.addCluster(c, nowUs);
     return out;
   }
@@ -331,8 +279,8 @@ export class GccProber {
   }
 
   /** See {@link ProbeController.setApplicationLimited}. */
-  setApplicationLimited(appLimited: boolean, nowUs?: number): void {
-    this.controller.setApplicationLimited(appLimited, nowUs);
+  setApplicationLimited(appLimited: boolean): void {
+    this.controller.setApplicationLimited(appLimited);
   }
 
   /** Last probe result (bps), undefined before any. */

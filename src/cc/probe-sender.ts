@@ -38,7 +38,7 @@ export class ProbeSender {
    * @param appLimited the path sends well below its estimate (its ALR probes keep the estimate real)
    */
   onReport(report: PathReport, nowUs: number, appLimited: boolean): void {
-    this.prober.setApplicationLimited(appLimited, nowUs);
+    this.prober.setApplicationLimited(appLimited);
     for (const c of this.prober.onReport(report, nowUs)) if (this.queue.length < MAX_QUEUED_CLUSTERS) this.queue.push(c);
   }
 

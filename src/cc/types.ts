@@ -71,7 +71,7 @@ export interface BandwidthEstimator {
    * the congestion controller owns its ProbeController and ALR detection).
    * Estimators without it are never probed.
    */
-  createProber?(config: { maxBps: number; alrIntervalMs: number; probeAfterDrop?: boolean }): PathProber;
+  createProber?(config: { maxBps: number; alrIntervalMs: number }): PathProber;
   stats(): EstimatorStats;
 }
 
@@ -90,7 +90,7 @@ export interface PathProber {
   /** An extra cluster at `targetBps` (after a failover or an outage), undefined for bad input. */
   requestProbe(nowUs: number, targetBps: number): ProbeCluster | undefined;
   /** The path sends well below its estimate (periodic ALR probes). */
-  setApplicationLimited(appLimited: boolean, nowUs?: number): void;
+  setApplicationLimited(appLimited: boolean): void;
 }
 
 export type { PathReport };
@@ -260,17 +260,6 @@ export interface ProbeConfig {
   alrIntervalMs: number;
   /** ALR probes target this multiple of the estimate (libwebrtc alr_probe_scale 2). Default 2. */
   alrScale: number;
-  /**
-   * Probe after a large drop (libwebrtc probe_controller.cc RequestProbe):
-   * once the delay-based detector leaves over-use, a path that is
-   * application-limited (or was within 3 s) and whose estimate fell below
-   * 0.66 x its value before the drop within the last 5 s is probed once at
-   * 0.85 x that value (at most every 5 s). The result is applied like any
-   * probe's (GccEstimator.onProbeResult: the loss-based estimate restarts
-   * from it only on a clean path; libwebrtc's SetSendBitrate restarts it
-   * always, which lost on the cellular suite). Default false.
-   */
-  probeAfterDrop: boolean;
 }
 
 /** Configuration of {@link import('./probe-estimator.js').ProbeBitrateEstimator}. */

@@ -205,13 +205,6 @@ export interface SenderEngineConfig {
    */
   keyframeCoalesceTransmit?: boolean;
   /**
-   * Probe a path after a large drop of its estimate, once the over-use ends
-   * (libwebrtc probe_controller.cc RequestProbe; src/cc/types.ts
-   * ProbeConfig.probeAfterDrop). Default false: cellular suite, converge, 3
-   * seeds, tune half 7.13 -> 7.62 s frozen (wc:21_1 +0.65 s, wc:8_2 +0.24 s).
-   */
-  probeAfterDrop?: boolean;
-  /**
    * Tuning of the learned silence threshold and the sustained-loss rule
    * (src/engine/path-health.ts) that fast failover and the hysteresis use.
    */
@@ -256,6 +249,5 @@ export function resolveSenderConfig(config: SenderEngineConfig): ResolvedSenderC
     fallbackEstablishMs: config.fallbackEstablishMs ?? 1000,
     probation: config.probation ?? true,
     keyframeCoalesceTransmit: config.keyframeCoalesceTransmit ?? false,
-    probeAfterDrop: config.probeAfterDrop ?? false,
   };
 }

@@ -184,7 +184,7 @@ export class SenderEngine {
     // An estimator whose target already is its pacing rate (RTC-BBR) names its own pacing factor; the app's config wins.
     const pacerCfg = estimator.pacingFactor !== undefined && this.pacerCfg?.pacingFactor === undefined ? { ...this.pacerCfg, pacingFactor: estimator.pacingFactor } : this.pacerCfg;
     const pacer = createPathPacer(estimator.targetRateBps(), pacerCfg);
-    const prober = this.probing ? estimator.createProber?.({ maxBps: this.pathMaxBps(), alrIntervalMs: 5000, probeAfterDrop: this.cfg.probeAfterDrop }) : undefined;
+    const prober = this.probing ? estimator.createProber?.({ maxBps: this.pathMaxBps(), alrIntervalMs: 5000 }) : undefined;
     this.paths.add(new SenderPath(pathId, sink, estimator, pacer, prober && new ProbeSender(prober, estimator), state, now), now);
     this.lastStreamInfoUs = -Infinity; // announce the stream on the new path soon
   }

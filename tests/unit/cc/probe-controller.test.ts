@@ -34,38 +34,6 @@ describe('ProbeController', () => {
     expect(pc.onEstimate(clock.nowUs(), 29_000_000)).toEqual([]);
   });
 
-  it('probeAfterDrop: after a large drop, once over-use ends in ALR, one probe at 0.85 x the rate before the drop', () => {
-    const clock = new ManualClock();
-    const pc = new ProbeController({ probeAfterDrop: true });
-    pc.onStart(clock.nowUs(), 1_000_000);
-    clock.advanceMs(1100);
-    pc.onEstimate(clock.nowUs(), 4_000_000); // waited > 1 s: complete
-    expect(pc.state()).toBe('complete');
-    pc.setApplicationLimited(true, clock.nowUs());
-    clock.advanceMs(100);
-    pc.onEstimate(clock.nowUs(), 1_000_000); // 1 M < 0.66 x 4 M: a large drop
-    clock.advanceMs(300);
-    const c = pc.onOveruseRecovered(clock.nowUs());
-    expect(c.map((x) => x.targetBps)).toEqual([3_400_000]);
-    expect(pc.dropProbes).toBe(1);
-    expect(pc.onOveruseRecovered(clock.nowUs())).toEqual([]); // at most one per 5 s
-    // Not application-limited (and not within 3 s of it): no probe; nor more than 5 s after the drop.
-    const busy = new ProbeController({ probeAfterDrop: true, maxWaitMs: 1 });
-    busy.onStart(0, 1_000_000);
-    busy.onEstimate(10_000, 4_000_000);
-    busy.onEstimate(20_000, 1_000_000);
-    expect(busy.onOveruseRecovered(30_000)).toEqual([]);
-    busy.setApplicationLimited(true, 40_000);
-    expect(busy.onOveruseRecovered(6_000_000)).toEqual([]);
-    // Off by default.
-    const off = new ProbeController({ maxWaitMs: 1 });
-    off.onStart(0, 1_000_000);
-    off.setApplicationLimited(true, 0);
-    off.onEstimate(10_000, 4_000_000);
-    off.onEstimate(20_000, 1_000_000);
-    expect(off.onOveruseRecovered(30_000)).toEqual([]);
-  });
-
   it('stops waiting after 1 s without reaching the threshold', () => {
     const clock = new ManualClock();
     const pc = new ProbeController();
