@@ -50,7 +50,9 @@ const REPO = resolve(dirname(fileURLToPath(import.meta.url)), '..');
  * 95.2 kB with relay selection and route handover (lazy, but their hooks
  * and RouteSwitch events are up front), probation and route grace in the
  * sender; 96.4 kB with per-path loss detection (RACK, src/feedback/path-rack.ts,
- * 1.2 kB). Issue 14's target is 60 kB; our own code is most of it (see
+ * 1.2 kB); 97.0 kB with the key-frame economy and the key-frame hold (two
+ * experiments that lost, a per-path gap NACK and a probe after a large drop,
+ * ~1 kB together, were left on their branches). Issue 14's target is 60 kB; our own code is most of it (see
  * `--top`): helper size2 measured every API-preserving lever at ~7 kB more,
  * and 60 kB only by taking features (FEC, adaptation, probing, NACK) out of
  * a default call.
