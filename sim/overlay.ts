@@ -21,6 +21,30 @@
  *   paper's "oracle", which knows the future of every trace).
  * Every slot records the route taken and the best route in hindsight (most
  * capacity over that slot), for the settle time and time-on-best metrics.
+ *
+ * Probe-based exploration (`ucb` only, our addition, not in Zhang & Lei; on
+ * by default, {@link RelayProbeConfig}): {@link RelayProbeConfig.offsetMs}
+ * into every slot the sender sends a train of `packets` padding datagrams of
+ * `bytes` back to back over every route of every path (the routes not in use
+ * through their relays, as probes over a candidate TURN allocation would
+ * go); the receiver's arrival times give each route's bandwidth by
+ * dispersion (bytes after the first / (last - first arrival); libwebrtc
+ * modules/congestion_controller/goog_cc/probe_bitrate_estimator.cc, without
+ * its send-rate cap: the train leaves at once). At the slot's end each route
+ * not in use gets that sample through {@link RelayUcbSelector.onProbeSample}
+ * (N + 1: explored without moving the media), and the route in use gets its
+ * own train's sample as its Eq. 11 reward instead of the congestion
+ * controller's bw_es (`current`), so that every arm is scored by the same
+ * instrument: bw_es in the slot right after a switch measures the switch gap
+ * and StartUp, not the route (with bw_es for the route in use and trains for
+ * the others, `current: false`, the two instruments disagree and the media
+ * moves 36-40 times a call: p95 339/374/491 ms, seeds 1-3). The selector then
+ * keeps a route unless another beats it by {@link PROBED_UCB_DEFAULTS}'
+ * margin. A train that delivered fewer than 2 packets
+ * scores 0. The report of a train is assumed back before the slot ends (it
+ * leaves `offsetMs` = 500 ms before; one-way delays here are <= 160 ms plus
+ * a 200 ms queue). Probe packets are counted apart (`probe`) and are not
+ * in `armPackets`.
  */
 import { Rng } from '../src/core/rng.js';
 import type { SenderEngine } from '../src/engine/sender.js';
@@ -29,6 +53,44 @@ import type { Link } from './net/link.js';
 import { DEFAULT_RELAY_SWITCH_MS, type Scenario, buildLink } from './net/scenario.js';
 
 export type RelayPolicy = 'fixed' | 'ucb' | 'oracle';
+
+/** Probe-based exploration of the `ucb` policy (our addition; see the module doc). */
+export interface RelayProbeConfig {
+  /**
+   * Packets per train, [2, 100]. Default 5 (libwebrtc's probe clusters send
+   * >= 5, probe_controller.cc). The train of the route in use waits in the
+   * media's queue and delays the media behind it: `overlay` p95 ms (margin
+   * 0.2) with 10 packets 301/320/313 | 313/325/314, with 5 289/305/304 |
+   * 330/310/305 (seeds 1-3 | 4-6).
+   */
+  packets: number;
+  /** Bytes per probe packet (link bytes). Default 1200. */
+  bytes: number;
+  /** When in the slot the trains leave (ms after the decision, in [0, RELAY_SLOT_MS)). Default 500. */
+  offsetMs: number;
+  /** Score the route in use by its own train (true) or by the congestion controller's bw_es (false, the paper's). Default true. */
+  current: boolean;
+}
+
+export const DEFAULT_RELAY_PROBE_CONFIG: RelayProbeConfig = { packets: 5, bytes: 1200, offsetMs: 500, current: true };
+
+/**
+ * The selector's defaults when probe trains score every route (overridable,
+ * OverlayOptions.ucb): switch hysteresis 0.2 (RelayUcbConfig.switchMargin).
+ * Every route is scored each slot, so two close routes (the `overlay` relays'
+ * capacities wander +/-30 % around their means) swap ranks often; each swap
+ * would cost a switch gap and a StartUp. `overlay` p95 ms (seeds 1-3 | 4-6;
+ * oracle 343/291/297 | 304/293/314), 10-packet trains: margin 0
+ * 337/335/343 (11 switches a call), 0.1 302/321/317 (5), 0.2 301/320/313 |
+ * 313/325/314 (3), 0.3 as 0.2; 5-packet trains: 0.1 290/322/338 |
+ * 330/299/296, 0.2 289/305/304 | 330/310/305.
+ */
+export const PROBED_UCB_DEFAULTS: Partial<RelayUcbConfig> = { switchMargin: 0.2 };
+
+/** A probe datagram on a route's up link (never handed to the engines). */
+export interface RelayProbe {
+  probe: { i: number; arm: number; train: number };
+}
 
 /** Decision slot (ms). */
 export const RELAY_SLOT_MS = 1000;
@@ -51,6 +113,8 @@ export interface OverlayResult {
   switchGapMs: number;
   /** How a switch moved the path (Scenario.relayHandover). */
   handover: 'break' | 'make-before-break';
+  /** Probe-based exploration: trains sent, probe packets sent / delivered, probe bytes sent (undefined when off). */
+  probe?: { trains: number; packetsSent: number; packetsDelivered: number; bytesSent: number };
 }
 
 /** Run options of {@link OverlayRoutes} (SimOptions.relayUcb / relayHandover). */
@@ -59,6 +123,8 @@ export interface OverlayOptions {
   ucb?: Partial<RelayUcbConfig>;
   /** How a switch moves a path; overrides the scenario's `relayHandover`. */
   handover?: 'break' | 'make-before-break';
+  /** Probe-based exploration of the `ucb` policy: overrides, or false = off (the paper's: explore by moving the media). Default on. */
+  probe?: Partial<RelayProbeConfig> | false;
 }
 
 export class OverlayRoutes<T> {
@@ -73,6 +139,14 @@ export class OverlayRoutes<T> {
   private readonly selector: RelayUcbSelector | undefined;
   private nextSlotUs = 0;
   private readonly res: OverlayResult;
+  private readonly probeCfg: RelayProbeConfig | undefined;
+  private probeDueUs = Number.POSITIVE_INFINITY;
+  private train = 0;
+  /** This slot's train per [path][arm]: packets delivered, first / last arrival (µs). */
+  private trains: Array<Array<{ n: number; firstUs: number; lastUs: number }>> = [];
+  /** Probe packets per [path][arm] sent / delivered (kept out of armPackets). */
+  private readonly probeSent: number[][];
+  private readonly probeDelivered: number[][];
 
   constructor(
     scenario: Scenario,
@@ -88,13 +162,24 @@ export class OverlayRoutes<T> {
     this.pending = scenario.paths.map(() => undefined);
     const handover = options.handover ?? scenario.relayHandover ?? 'break';
     this.makeBeforeBreak = handover === 'make-before-break';
+    const probing = policy === 'ucb' && options.probe !== false;
     this.selector =
       policy === 'ucb'
         ? new RelayUcbSelector(
             this.armUp.map((a) => a.length),
-            options.ucb,
+            { ...(probing ? PROBED_UCB_DEFAULTS : {}), ...(options.ucb ?? {}) },
           )
         : undefined;
+    if (probing) {
+      const pc = { ...DEFAULT_RELAY_PROBE_CONFIG, ...(options.probe ?? {}) };
+      if (!(Number.isInteger(pc.packets) && pc.packets >= 2 && pc.packets <= 100)) throw new RangeError(`OverlayRoutes: probe packets must be an integer in [2, 100], got ${pc.packets}`);
+      if (!(Number.isFinite(pc.bytes) && pc.bytes >= 100 && pc.bytes <= 1500)) throw new RangeError(`OverlayRoutes: probe bytes must be in [100, 1500], got ${pc.bytes}`);
+      if (!(Number.isFinite(pc.offsetMs) && pc.offsetMs >= 0 && pc.offsetMs < RELAY_SLOT_MS))
+        throw new RangeError(`OverlayRoutes: probe offsetMs must be in [0, ${RELAY_SLOT_MS}), got ${pc.offsetMs}`);
+      this.probeCfg = pc;
+    }
+    this.probeSent = this.armUp.map((a) => a.map(() => 0));
+    this.probeDelivered = this.armUp.map((a) => a.map(() => 0));
     this.res = {
       policy,
       routes: scenario.paths.map((p) => [`${p.name}:direct`, ...(p.relays ?? []).map((r) => r.name)]),
@@ -104,7 +189,50 @@ export class OverlayRoutes<T> {
       gapDrops: 0,
       switchGapMs: scenario.relaySwitchMs ?? DEFAULT_RELAY_SWITCH_MS,
       handover,
+      ...(this.probeCfg ? { probe: { trains: 0, packetsSent: 0, packetsDelivered: 0, bytesSent: 0 } } : {}),
     };
+  }
+
+  /** A probe datagram arrived at the receiver at `nowUs` (the run loop hands every {@link RelayProbe} here). */
+  onProbeArrival(p: RelayProbe, nowUs: number): void {
+    const { i, arm, train } = p.probe;
+    if (this.probeDelivered[i]?.[arm] === undefined) return;
+    this.probeDelivered[i][arm]++;
+    if (this.res.probe) this.res.probe.packetsDelivered++;
+    const t = this.trains[i]?.[arm];
+    if (!t || train !== this.train) return; // a train of an earlier slot
+    if (t.n === 0) t.firstUs = nowUs;
+    t.lastUs = nowUs;
+    t.n++;
+  }
+
+  /** Send this slot's probe trains over every route of every path. */
+  private sendProbes(nowUs: number): void {
+    const pc = this.probeCfg;
+    if (!pc || !this.res.probe) return;
+    this.train++;
+    this.trains = this.armUp.map((arms) => arms.map(() => ({ n: 0, firstUs: 0, lastUs: 0 })));
+    this.armUp.forEach((arms, i) => {
+      arms.forEach((link, arm) => {
+        const item = { probe: { i, arm, train: this.train } } as RelayProbe as unknown as T;
+        for (let k = 0; k < pc.packets; k++) link.send(item, pc.bytes, nowUs);
+        this.probeSent[i][arm] += pc.packets;
+      });
+    });
+    const n = this.armUp.reduce((a, arms) => a + arms.length, 0);
+    this.res.probe.trains += n;
+    this.res.probe.packetsSent += n * pc.packets;
+    this.res.probe.bytesSent += n * pc.packets * pc.bytes;
+  }
+
+  /** The bandwidth (bps) this slot's train measured on path `i`'s arm `arm`: 0 when fewer than 2 packets arrived, undefined when no train went out or its arrivals span no time. */
+  private probeEstimate(i: number, arm: number): number | undefined {
+    const t = this.trains[i]?.[arm];
+    const pc = this.probeCfg;
+    if (!t || !pc) return undefined;
+    if (t.n < 2) return 0;
+    const spanUs = t.lastUs - t.firstUs;
+    return spanUs > 0 ? ((t.n - 1) * pc.bytes * 8 * 1e6) / spanUs : undefined;
   }
 
   /** Does any path of `scenario` have relays? */
@@ -137,7 +265,7 @@ export class OverlayRoutes<T> {
 
   /** When the next decision or pending make-before-break move is due (µs). */
   nextEventUs(): number {
-    let t = this.nextSlotUs;
+    let t = Math.min(this.nextSlotUs, this.probeDueUs);
     for (const p of this.pending) if (p && p.atUs < t) t = p.atUs;
     return t;
   }
@@ -163,6 +291,10 @@ export class OverlayRoutes<T> {
         if (p.arm !== this.cur[i]) this.move(i, p.arm, nowUs, senders);
       }
     });
+    if (nowUs >= this.probeDueUs) {
+      this.probeDueUs = Number.POSITIVE_INFINITY;
+      this.sendProbes(nowUs);
+    }
     if (nowUs < this.nextSlotUs) return;
     const nowMs = nowUs / 1000;
     const n = this.cur.length;
@@ -175,6 +307,17 @@ export class OverlayRoutes<T> {
       if (this.res.slots.length > 0) {
         const est = senders[0].estimatorStats();
         for (let i = 0; i < n; i++) {
+          // Probe-based exploration (our addition): the routes not in use are scored by their trains.
+          for (let k = 0; k < this.armUp[i].length; k++) {
+            if (k === this.cur[i]) continue;
+            const pb = this.probeEstimate(i, k);
+            if (pb !== undefined) this.selector.onProbeSample(i, k, pb, nowMs);
+          }
+          const own = this.probeCfg?.current ? this.probeEstimate(i, this.cur[i]) : undefined;
+          if (own !== undefined) {
+            this.selector.onBandwidthSample(i, this.cur[i], own, nowMs);
+            continue;
+          }
           const e = est.find((s) => s.id === i);
           // Eq. 11's bw is the congestion controller's bandwidth estimate (RTC-BBR's bw_es, the windowed max
           // delivery rate), not its pacing rate: a probe-up or drain gain must not move the reward.
@@ -184,6 +327,7 @@ export class OverlayRoutes<T> {
         }
       }
       next = this.selector.decide(nowMs);
+      if (this.probeCfg) this.probeDueUs = nowUs + this.probeCfg.offsetMs * 1000;
     } else if (this.policy === 'oracle') {
       next = this.armUp.map((arms) => argmax(arms.map((l) => capacityBps(l, nowMs, nowMs + RELAY_SLOT_MS))));
     } else next = this.cur.map(() => 0);
@@ -212,10 +356,12 @@ export class OverlayRoutes<T> {
   result(endUs: number, capacityBps: (link: Link<T>, fromMs: number, toMs: number) => number): OverlayResult {
     const last = this.res.slots[this.res.slots.length - 1];
     if (last && last.best.length === 0) this.closeSlot(last, endUs / 1000, capacityBps);
-    this.res.armPackets = this.armUp.map((arms) =>
-      arms.map((l) => {
+    // Media only: probe packets are taken out (a probe still in flight at the end counts as dropped).
+    this.res.armPackets = this.armUp.map((arms, i) =>
+      arms.map((l, k) => {
         const st = l.stats();
-        return { delivered: st.delivered, dropped: st.dropped.queue + st.dropped.loss + st.dropped.blackhole };
+        const pd = this.probeDelivered[i][k];
+        return { delivered: st.delivered - pd, dropped: Math.max(0, st.dropped.queue + st.dropped.loss + st.dropped.blackhole - (this.probeSent[i][k] - pd)) };
       }),
     );
     return this.res;
@@ -259,7 +405,8 @@ export function timeOnBest(r: OverlayResult, path: number, fromS = 0): number {
  * - every path carried media: each path's routes delivered packets, and every
  *   route a path used for at least 2 slots delivered some;
  * - an oracle run really switches path `path` at the change (a different
- *   route after it than just before), a `fixed` run never switches.
+ *   route after it than just before), a `fixed` run never switches;
+ * - a run with probe trains sent them and most arrived (>= 90 % of the packets).
  * @returns one line per broken assumption ([] when all hold)
  */
 export function overlayChecks(o: OverlayResult, changeS: number, degrading: { path: number; arm: number } = { path: 0, arm: 1 }): string[] {
@@ -282,6 +429,8 @@ export function overlayChecks(o: OverlayResult, changeS: number, degrading: { pa
     if (pre === undefined || post === undefined || pre === post) out.push(`the oracle does not switch ${o.routes[degrading.path]?.[0]} at the change (${pre} -> ${post})`);
   }
   if (o.policy === 'fixed' && o.switches > 0) out.push(`a fixed run switched ${o.switches} times`);
+  if (o.probe && !(o.probe.trains > 0 && o.probe.packetsDelivered >= 0.9 * o.probe.packetsSent))
+    out.push(`probe trains: ${o.probe.trains} sent, ${o.probe.packetsDelivered} of ${o.probe.packetsSent} packets delivered`);
   return out;
 }
 
@@ -322,6 +471,15 @@ export function renderOverlay(
     lines.push(
       `| ${e.config} | ${e.result.seed} | ${e.result.latencyMs.p95.toFixed(0)} | ${e.result.freezes.count} (${e.result.freezes.totalMs.toFixed(0)}) | ${Math.round(e.result.goodputBps / 1000)} | ${o.switches} | ${best} | ${settle} |`,
     );
+  }
+  const probed = runs.filter((e) => e.result.overlay?.probe);
+  if (probed.length > 0) {
+    const kbps = probed.map((e) => {
+      const o = e.result.overlay as OverlayResult;
+      const s = Math.max(1, o.slots.length) * (RELAY_SLOT_MS / 1000);
+      return `${e.config} seed ${e.result.seed} ${Math.round(((o.probe?.bytesSent ?? 0) * 8) / s / 1000)}`;
+    });
+    lines.push('', `Probe trains (probe-based exploration, sim/overlay.ts), kbps over all routes: ${kbps.join(', ')}.`);
   }
   lines.push('', '### Assumptions (checked on every run: sim/overlay.ts overlayChecks)', '');
   const broken = runs.flatMap((e) => overlayChecks(e.result.overlay as OverlayResult, changeS).map((m) => `- BROKEN: ${e.config} seed ${e.result.seed}: ${m}`));

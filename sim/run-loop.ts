@@ -30,7 +30,7 @@ import { FreezeRecorder } from './freeze-explain.js';
 import { type HeapSampler, heapSampler } from './heap.js';
 import type { DecodedFrame } from './metrics.js';
 import { PacketTransmission, round } from './metrics.js';
-import { OverlayRoutes, type OverlayResult } from './overlay.js';
+import { OverlayRoutes, type OverlayResult, type RelayProbe } from './overlay.js';
 import type { SimOptions } from './types.js';
 import { registerAllStrategies } from '../src/strategies.js';
 
@@ -63,8 +63,8 @@ export interface Datagram {
   s: number;
   bytes: Uint8Array;
 }
-/** What a link carries: an engine datagram ('ideal'), an SCTP packet ('sctp') or a cross-traffic packet. */
-export type Item = Datagram | { sctp: SctpPacket<Datagram> } | CrossPacket;
+/** What a link carries: an engine datagram ('ideal'), an SCTP packet ('sctp'), a cross-traffic packet or a relay probe (sim/overlay.ts). */
+export type Item = Datagram | { sctp: SctpPacket<Datagram> } | CrossPacket | RelayProbe;
 
 /** One stream's engines, encoder model, decoder model state and counters. */
 export interface StreamCtx {
@@ -191,7 +191,13 @@ export function runLoop(opts: SimOptions, settings: RunSettings): SimRun {
   const rec = opts.explainFreezes ? new FreezeRecorder(nPaths) : undefined;
   // Overlay (issue 16): paths with relays switch routes (sim/overlay.ts); 'ideal' datachannel only.
   const routes = OverlayRoutes.wanted(scenario)
-    ? new OverlayRoutes<Item>(scenario, seed, opts.relayPolicy ?? (opts.scheduler.startsWith('overlay-ucb') ? 'ucb' : 'fixed'), { up, down }, { ucb: opts.relayUcb, handover: opts.relayHandover })
+    ? new OverlayRoutes<Item>(
+        scenario,
+        seed,
+        opts.relayPolicy ?? (opts.scheduler.startsWith('overlay-ucb') ? 'ucb' : 'fixed'),
+        { up, down },
+        { ucb: opts.relayUcb, handover: opts.relayHandover, ...(opts.relayProbe !== undefined ? { probe: opts.relayProbe } : {}) },
+      )
     : undefined;
   if (routes && dcModel === 'sctp') throw new Error('simulate: scenarios with relays need datachannel "ideal"');
   const relayLinks = routes?.relayLinks() ?? [];
@@ -202,7 +208,7 @@ export function runLoop(opts: SimOptions, settings: RunSettings): SimRun {
   const channels = [...chUp, ...chDown];
   /** The datagrams an arriving link item carries (an SCTP packet is handed to its channel first). */
   const unwrap = (i: number, onUp: boolean, item: Item, now: number): Datagram[] => {
-    if ('x' in item) return [];
+    if ('x' in item || 'probe' in item) return [];
     if (!('sctp' in item)) return [item];
     const [dataCh, sackCh] = onUp ? [chUp[i], chDown[i]] : [chDown[i], chUp[i]];
     if (item.sctp.kind === 'data') return dataCh.onData(now, item.sctp);
@@ -411,6 +417,10 @@ export function runLoop(opts: SimOptions, settings: RunSettings): SimRun {
       if ((up[i].nextEventUs() ?? Infinity) <= now) {
         for (const d of up[i].poll(now)) {
           const it = d.item;
+          if ('probe' in it) {
+            routes?.onProbeArrival(it, d.atUs);
+            continue;
+          }
           if ('x' in it) {
             addDelivered(flows.cross[it.x], crossBytes(it), now);
             crossModelsByX[it.x]?.onDelivered(it, now);
@@ -453,6 +463,10 @@ export function runLoop(opts: SimOptions, settings: RunSettings): SimRun {
     for (const r of relayLinks) {
       if ((r.link.nextEventUs() ?? Infinity) > now) continue;
       for (const d of r.link.poll(now)) {
+        if ('probe' in d.item) {
+          routes?.onProbeArrival(d.item, d.atUs);
+          continue;
+        }
         const g = d.item as Datagram;
         const c = all[g.s];
         if (r.up) {

@@ -115,6 +115,11 @@ export interface SimOptions {
   relayPolicy?: import('./overlay.js').RelayPolicy;
   /** Overlay scenarios: overrides of the 'ucb' policy's selector (RelayUcbConfig, e.g. `explorationScale`). */
   relayUcb?: Partial<import('../src/sched/relay-ucb.js').RelayUcbConfig>;
+  /**
+   * Overlay scenarios: probe-based exploration of the 'ucb' policy (sim/overlay.ts
+   * RelayProbeConfig overrides; false = off, explore by moving the media as Zhang & Lei do). Default on.
+   */
+  relayProbe?: Partial<import('./overlay.js').RelayProbeConfig> | false;
   /** Overlay scenarios: how a relay switch moves a path (overrides the scenario's `relayHandover`, sim/net/scenario.ts). */
   relayHandover?: 'break' | 'make-before-break';
   /** Free-form label copied into the result (e.g. `converge-nofb`). */

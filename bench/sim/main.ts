@@ -46,7 +46,10 @@
  * `maxReorderWindowMs`).
  * Overlay scenarios: `--relay-ucb K=V,...` overrides the overlay-ucb relay
  * selector (src/sched/relay-ucb.ts RelayUcbConfig: `alpha`, `observedWindowMs`,
- * `explorationScale`); `--relay-handover break|make-before-break` how a relay
+ * `explorationScale`, `switchMargin`); `--relay-probe off|K=V,...` the ucb
+ * policy's probe-based exploration (sim/overlay.ts RelayProbeConfig:
+ * `packets`, `bytes`, `offsetMs`, `current`; `off` = explore by moving the
+ * media, the paper's; default on); `--relay-handover break|make-before-break` how a relay
  * switch moves a path (sim/overlay.ts; default the scenario's, `break`).
  * `--audio on|off` (default on): an audio source beside the video (SimOptions.audio;
  * 20 ms frames of 70-110 bytes); summary.md gets an audio table, results.json `audio`.
@@ -119,6 +122,7 @@ const OPTIONS = {
   playout: { type: 'string' },
   nack: { type: 'string' },
   'relay-ucb': { type: 'string' },
+  'relay-probe': { type: 'string' },
   'relay-handover': { type: 'string' },
   'temporal-layers': { type: 'string' },
   converge: { type: 'string' },
@@ -152,6 +156,7 @@ interface Args {
   playout?: PlayoutOptions;
   nack?: SimOptions['nack'];
   relayUcb?: SimOptions['relayUcb'];
+  relayProbe?: SimOptions['relayProbe'];
   relayHandover?: SimOptions['relayHandover'];
   audio: boolean;
   explainFreezes: boolean;
@@ -215,7 +220,8 @@ function parseOptions(v: CliValues<typeof OPTIONS>): Args {
     receiver: parseOverrides(v.receiver, '--receiver', RECEIVER_KEYS) as SimOptions['receiver'],
     playout: parseOverrides(v.playout, '--playout', [...PLAYOUT_KEYS]) as PlayoutOptions | undefined,
     nack: parseOverrides(v.nack, '--nack', ['reorderWindowMs', 'maxReorderWindowMs']) as SimOptions['nack'],
-    relayUcb: parseOverrides(v['relay-ucb'], '--relay-ucb', ['alpha', 'observedWindowMs', 'explorationScale']) as SimOptions['relayUcb'],
+    relayUcb: parseOverrides(v['relay-ucb'], '--relay-ucb', ['alpha', 'observedWindowMs', 'explorationScale', 'switchMargin']) as SimOptions['relayUcb'],
+    relayProbe: v['relay-probe'] === 'off' ? false : (parseOverrides(v['relay-probe'], '--relay-probe', ['packets', 'bytes', 'offsetMs', 'current']) as SimOptions['relayProbe']),
     relayHandover: choiceOption('relay-handover', v['relay-handover'], ['break', 'make-before-break'] as const),
     audio: (choiceOption('audio', v.audio, ['on', 'off'] as const) ?? 'on') === 'on',
     explainFreezes: v['explain-freezes'] === true,
@@ -316,6 +322,7 @@ async function main(values: CliValues<typeof OPTIONS>): Promise<number> {
             ...(a.playout ? { playout: a.playout } : {}),
             ...(a.nack ? { nack: a.nack } : {}),
             ...(a.relayUcb ? { relayUcb: a.relayUcb } : {}),
+            ...(a.relayProbe !== undefined ? { relayProbe: a.relayProbe } : {}),
             ...(a.relayHandover ? { relayHandover: a.relayHandover } : {}),
             ...(a.scenario === 'soak' ? { heapSampleS: SOAK.heapSampleS } : {}),
             audio: a.audio,

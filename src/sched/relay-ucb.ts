@@ -27,6 +27,21 @@
  * `maxSamples`). The caller decides once per slot (the paper: every 1 s)
  * and feeds samples of the arm in use only.
  *
+ * Our additions (not in the paper), both off by default:
+ * - probe-based exploration ({@link RelayUcbSelector.onProbeSample}): an arm
+ *   not in use may be measured with probe traffic (a packet train over its
+ *   relay, its receive-side dispersion as the bandwidth sample) instead of
+ *   moving the media onto it. Such a sample goes through Alg. 2 like any
+ *   other and counts as a pull (N + 1): the probe explored the arm, so
+ *   Eq. 12's bonus shrinks as it would after a pull. Why: a reward taken
+ *   from the congestion controller in the 1 s slot right after a switch
+ *   measures the switch gap and RTC-BBR's StartUp, not the route (`overlay`:
+ *   the LTE subflow's best relay, tried once during ramp-up, scored 0.14 Mbps
+ *   and was never tried again);
+ * - switch hysteresis ({@link RelayUcbConfig.switchMargin}): the arm in use
+ *   is kept unless another arm's Eq. 13 index exceeds its own by that margin
+ *   (each switch costs an ICE restart's gap and a StartUp).
+ *
  * I/O-free: times are the caller's clock (ms).
  */
 
@@ -44,9 +59,15 @@ export interface RelayUcbConfig {
    * to Bw(j)). Default 1.
    */
   explorationScale: number;
+  /**
+   * Switch hysteresis (our addition, not in the paper): the arm chosen at the
+   * previous decision is kept unless the best index exceeds its index x
+   * (1 + switchMargin). >= 0; default 0 (Alg. 4 as written: the largest index wins).
+   */
+  switchMargin: number;
 }
 
-export const DEFAULT_RELAY_UCB_CONFIG: RelayUcbConfig = { alpha: 0.9, observedWindowMs: 10_000, maxSamples: 256, explorationScale: 1 };
+export const DEFAULT_RELAY_UCB_CONFIG: RelayUcbConfig = { alpha: 0.9, observedWindowMs: 10_000, maxSamples: 256, explorationScale: 1, switchMargin: 0 };
 
 /** One arm's state (paths_info of Alg. 4). */
 export interface ArmState {
@@ -58,8 +79,10 @@ export interface ArmState {
   maxEver: number;
   /** N: times pulled (starts at 1). */
   pulls: number;
-  /** Samples received. */
+  /** Samples received (media and probe). */
   samples: number;
+  /** Of which probe samples ({@link RelayUcbSelector.onProbeSample}). */
+  probes: number;
 }
 
 interface Arm extends ArmState {
@@ -91,11 +114,12 @@ export class RelayUcbSelector {
     if (!(c.alpha > 0 && c.alpha <= 1)) throw new RelayUcbError(`RelayUcbSelector: alpha must be in (0, 1], got ${c.alpha}`);
     if (!(Number.isFinite(c.observedWindowMs) && c.observedWindowMs > 0)) throw new RelayUcbError(`RelayUcbSelector: observedWindowMs must be > 0, got ${c.observedWindowMs}`);
     if (!(Number.isFinite(c.explorationScale) && c.explorationScale >= 0)) throw new RelayUcbError(`RelayUcbSelector: explorationScale must be a finite number >= 0, got ${c.explorationScale}`);
+    if (!(Number.isFinite(c.switchMargin) && c.switchMargin >= 0)) throw new RelayUcbError(`RelayUcbSelector: switchMargin must be a finite number >= 0, got ${c.switchMargin}`);
     if (!(Number.isInteger(c.maxSamples) && c.maxSamples >= 1)) throw new RelayUcbError(`RelayUcbSelector: maxSamples must be an integer >= 1, got ${c.maxSamples}`);
     if (armsPerSubflow.length === 0) throw new RelayUcbError('RelayUcbSelector: needs at least one subflow');
     for (const k of armsPerSubflow) if (!(Number.isInteger(k) && k >= 1)) throw new RelayUcbError(`RelayUcbSelector: arms per subflow must be integers >= 1, got ${k}`);
     this.cfg = c;
-    this.arms = armsPerSubflow.map((k) => Array.from({ length: k }, () => ({ bwHat: 0, bwMax: 0, maxEver: 0, pulls: 1, samples: 0, window: [] })));
+    this.arms = armsPerSubflow.map((k) => Array.from({ length: k }, () => ({ bwHat: 0, bwMax: 0, maxEver: 0, pulls: 1, samples: 0, probes: 0, window: [] })));
     this.chosen = armsPerSubflow.map(() => 0);
   }
 
@@ -116,6 +140,22 @@ export class RelayUcbSelector {
     if (bwBps > a.maxEver) a.maxEver = bwBps;
     this.expire(a, nowMs);
     a.samples++;
+  }
+
+  /**
+   * A probe measurement (our addition, see the module doc): bandwidth `bwBps`
+   * (bps) of arm `arm` of subflow `subflow` measured at `nowMs` with probe
+   * traffic while the media used another arm. Alg. 2 on the sample, and the
+   * arm counts as pulled once more (N + 1) unless it is the arm in use (whose
+   * pull {@link decide} already counted). Bad input is counted and ignored.
+   */
+  onProbeSample(subflow: number, arm: number, bwBps: number, nowMs: number): void {
+    const a = this.arms[subflow]?.[arm];
+    const before = this.invalidSamples;
+    this.onBandwidthSample(subflow, arm, bwBps, nowMs);
+    if (!a || this.invalidSamples !== before) return;
+    a.probes++;
+    if (this.chosen[subflow] !== arm) a.pulls++;
   }
 
   /** Alg. 3 DeleteObsoleteSamples (with the text's reading of an unobserved arm). */
@@ -144,6 +184,8 @@ export class RelayUcbSelector {
    * Alg. 4 for one decision slot at `nowMs`: expire samples (Alg. 3), pick
    * the arm with the largest index per subflow (never-sampled arms first,
    * lowest index first; ties keep the lower arm), count the pull, advance T.
+   * With `switchMargin` > 0 the previous arm is kept unless the best index
+   * exceeds its own x (1 + switchMargin) (our addition).
    * @returns the chosen arm per subflow
    */
   decide(nowMs: number): number[] {
@@ -158,6 +200,8 @@ export class RelayUcbSelector {
           best = j;
         }
       }
+      const prev = this.chosen[i];
+      if (this.slot > 1 && best !== prev && this.cfg.switchMargin > 0 && bestX <= (1 + this.cfg.switchMargin) * this.index(i, prev)) best = prev;
       this.chosen[i] = best;
       this.arms[i][best].pulls++;
     }
@@ -178,6 +222,6 @@ export class RelayUcbSelector {
   /** A copy of an arm's state, undefined for an unknown one. */
   arm(subflow: number, arm: number): ArmState | undefined {
     const a = this.arms[subflow]?.[arm];
-    return a && { bwHat: a.bwHat, bwMax: a.bwMax, maxEver: a.maxEver, pulls: a.pulls, samples: a.samples };
+    return a && { bwHat: a.bwHat, bwMax: a.bwMax, maxEver: a.maxEver, pulls: a.pulls, samples: a.samples, probes: a.probes };
   }
 }

@@ -79,6 +79,55 @@ describe('RelayUcbSelector (Zhang & Lei §3.2, Eq. 11-13, Alg. 2-4)', () => {
     expect(() => new RelayUcbSelector([2], { explorationScale: Number.NaN })).toThrow(RelayUcbError);
   });
 
+  it('probe samples (our addition): Alg. 2 on the sample, a pull for an arm not in use', () => {
+    const s = new RelayUcbSelector([3]);
+    expect(s.decide(0)).toEqual([0]);
+    s.onProbeSample(0, 0, 1e6, 900); // the arm in use: decide() already counted its pull
+    s.onProbeSample(0, 1, 4e6, 900);
+    s.onProbeSample(0, 2, 2e6, 900);
+    expect(s.arm(0, 0)).toMatchObject({ pulls: 2, samples: 1, probes: 1, bwHat: 1e6 });
+    expect(s.arm(0, 1)).toMatchObject({ pulls: 2, samples: 1, probes: 1, bwHat: 4e6 });
+    // Every arm measured: no arm is tried just because it was never pulled; the best one wins.
+    expect(s.decide(1000)).toEqual([1]);
+    s.onProbeSample(0, 1, Number.NaN, 1900);
+    s.onProbeSample(0, 7, 1e6, 1900);
+    expect(s.invalidSamples).toBe(2);
+    expect(s.arm(0, 1)?.probes).toBe(1);
+  });
+
+  it('with every arm probed each slot, the media never visits a worse arm and leaves a degraded one at once', () => {
+    const caps = [1e6, 4e6, 2.5e6];
+    const s = new RelayUcbSelector([3]);
+    let arm = s.decide(0)[0];
+    const on: number[] = [];
+    for (let t = 1; t < 120; t++) {
+      if (t === 60) caps[1] = 0.8e6;
+      for (let j = 0; j < 3; j++) {
+        if (j === arm) s.onBandwidthSample(0, j, caps[j], t * 1000);
+        else s.onProbeSample(0, j, caps[j], t * 1000);
+      }
+      arm = s.decide(t * 1000)[0];
+      on.push(arm);
+    }
+    expect(on.slice(0, 59).every((a) => a === 1)).toBe(true);
+    expect(on.slice(59, 119).every((a) => a === 2)).toBe(true);
+  });
+
+  it('switchMargin (our addition) keeps the arm in use unless another index beats it by the margin', () => {
+    const run = (switchMargin: number) => {
+      const s = new RelayUcbSelector([2], { switchMargin, explorationScale: 0 });
+      s.decide(0);
+      s.onBandwidthSample(0, 0, 2e6, 500);
+      s.onProbeSample(0, 1, 2.2e6, 500); // 10 % better
+      return s.decide(1000)[0];
+    };
+    expect(run(0)).toBe(1);
+    expect(run(0.05)).toBe(1);
+    expect(run(0.2)).toBe(0);
+    expect(() => new RelayUcbSelector([2], { switchMargin: -0.1 })).toThrow(RelayUcbError);
+    expect(() => new RelayUcbSelector([2], { switchMargin: Number.POSITIVE_INFINITY })).toThrow(RelayUcbError);
+  });
+
   it('rejects bad layouts and counts bad samples', () => {
     expect(() => new RelayUcbSelector([])).toThrow(RelayUcbError);
     expect(() => new RelayUcbSelector([0])).toThrow(RelayUcbError);

@@ -39,10 +39,30 @@ describe('overlay routes (issue 16)', () => {
     expect(oracle.goodputBps).toBeGreaterThan(fixed.goodputBps);
   });
 
-  it('ucb switches routes from the start (every arm tried)', () => {
-    const r = simulate({ scenario: overlayScenario(), scheduler: 'overlay-ucb', fec: 'path', seed: 1, durationS: 6 });
+  it("ucb without probes (the paper's) explores by moving the media: every arm tried from the start", () => {
+    const r = simulate({ scenario: overlayScenario(), scheduler: 'overlay-ucb', fec: 'path', seed: 1, durationS: 6, relayProbe: false });
     expect(r.overlay?.policy).toBe('ucb');
+    expect(r.overlay?.probe).toBeUndefined();
     expect(new Set(r.overlay?.slots.map((s) => s.arms[0]))).toEqual(new Set([0, 1, 2, 3]));
+  });
+
+  it('ucb with probe trains (default) moves each path straight onto its best route and keeps probe packets apart', () => {
+    const r = simulate({ scenario: overlayScenario(), scheduler: 'overlay-ucb', fec: 'path', seed: 1, durationS: 8 });
+    const o = r.overlay;
+    expect(o?.policy).toBe('ucb');
+    if (!o?.probe) throw new Error('no probe stats');
+    // 8 routes, one 5-packet train each per slot (8 slots).
+    expect(o.probe.trains).toBe(8 * 8);
+    expect(o.probe.packetsSent).toBe(8 * 8 * 5);
+    expect(o.probe.packetsDelivered).toBeGreaterThan(0.9 * o.probe.packetsSent);
+    // wifi: r1 (4 Mbps) is best until 40 s; lte: r2 (3.5 Mbps). Direct first (no sample yet), then the best.
+    expect(o.slots.slice(1).every((s) => s.arms[0] === 1 && s.arms[1] === 2)).toBe(true);
+    expect(o.switches).toBe(2);
+    // Routes never used carried only probes, which armPackets leaves out.
+    expect(o.armPackets[0][2].delivered).toBe(0);
+    expect(o.armPackets[0][3].delivered).toBe(0);
+    expect(o.armPackets[0][1].delivered).toBeGreaterThan(100);
+    expect(() => simulate({ scenario: overlayScenario(), scheduler: 'overlay-ucb', fec: 'path', seed: 1, durationS: 2, relayProbe: { packets: 1 } })).toThrow(RangeError);
   });
 });
 
