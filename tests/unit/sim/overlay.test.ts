@@ -157,5 +157,10 @@ describe('overlayChecks (the overlay benchmark checks its own assumptions)', () 
     // A route used for slots that delivered nothing is flagged.
     const starved = { ...o, armPackets: o.armPackets.map((arms) => arms.map((x) => ({ ...x, delivered: 0 }))) };
     expect(overlayChecks(starved, OVERLAY.degradeAtS).some((m) => m.includes('carried nothing'))).toBe(true);
+    // Probe trains that mostly did not arrive are flagged; none sent too.
+    const lost = { ...o, probe: { trains: 10, packetsSent: 50, packetsDelivered: 20, bytesSent: 60_000 } };
+    expect(overlayChecks(lost, OVERLAY.degradeAtS).some((m) => m.includes('probe trains'))).toBe(true);
+    expect(overlayChecks({ ...o, probe: { trains: 0, packetsSent: 0, packetsDelivered: 0, bytesSent: 0 } }, OVERLAY.degradeAtS).some((m) => m.includes('probe trains'))).toBe(true);
+    expect(overlayChecks({ ...o, probe: { trains: 10, packetsSent: 50, packetsDelivered: 50, bytesSent: 60_000 } }, OVERLAY.degradeAtS)).toEqual([]);
   });
 });
