@@ -83,7 +83,9 @@ export const DEFAULT_RELAY_PROBE_CONFIG: RelayProbeConfig = { packets: 5, bytes:
  * oracle 343/291/297 | 304/293/314), 10-packet trains: margin 0
  * 337/335/343 (11 switches a call), 0.1 302/321/317 (5), 0.2 301/320/313 |
  * 313/325/314 (3), 0.3 as 0.2; 5-packet trains: 0.1 290/322/338 |
- * 330/299/296, 0.2 289/305/304 | 330/310/305.
+ * 330/299/296, 0.15 289/308/306 | 330/314/307, 0.2 289/305/304 |
+ * 330/310/305, 0.3 as 0.2. Without probes the margin alone does not do it
+ * (0.2: 403/351/322, settling 16/31/0 s).
  */
 export const PROBED_UCB_DEFAULTS: Partial<RelayUcbConfig> = { switchMargin: 0.2 };
 
