@@ -88,6 +88,7 @@ const SENDER_KEYS = [
   'dropQueueFrames',
   'maxConsecutiveDrops',
   'holdKeyFrameWhileBuffered',
+  'departureTimes',
   'upperLayerDropFactor',
   'cwndPushback',
   'pathHysteresis',

@@ -79,6 +79,15 @@ export interface SenderEngineConfig {
    */
   holdKeyFrameWhileBuffered?: boolean;
   /**
+   * Time each packet for the estimator when it leaves the datachannel's
+   * buffer for the network, not when it was written into it
+   * (SenderPath.observeDepartures; libwebrtc stamps the send time when the
+   * socket takes the packet). Only a datachannel that holds a backlog
+   * (bufferedAmount) changes anything; the simulator's ideal datachannel has
+   * none. Default false.
+   */
+  departureTimes?: boolean;
+  /**
    * Temporal layers: a frame that would be an upper-layer frame is dropped
    * before encoding once the queues exceed this fraction of `dropQueueFrames`
    * (0..1, default 1 = the same threshold as base-layer frames). Below 1,
@@ -241,6 +250,7 @@ export function resolveSenderConfig(config: SenderEngineConfig): ResolvedSenderC
     dropQueueFrames: config.dropQueueFrames ?? 3,
     maxConsecutiveDrops: config.maxConsecutiveDrops ?? 3,
     holdKeyFrameWhileBuffered: config.holdKeyFrameWhileBuffered ?? true,
+    departureTimes: config.departureTimes ?? false,
     upperLayerDropFactor: config.upperLayerDropFactor ?? 1,
     cwndPushback: config.cwndPushback ?? true,
     fastFailover: config.fastFailover ?? true,
