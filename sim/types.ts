@@ -76,6 +76,7 @@ export interface SimOptions {
       | 'dropQueueFrames'
       | 'maxConsecutiveDrops'
       | 'holdKeyFrameWhileBuffered'
+      | 'departureTimes'
       | 'upperLayerDropFactor'
       | 'cwndPushback'
       | 'pathHysteresis'

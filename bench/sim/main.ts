@@ -91,6 +91,7 @@ const SENDER_KEYS = [
   'dropQueueFrames',
   'maxConsecutiveDrops',
   'holdKeyFrameWhileBuffered',
+  'departureTimes',
   'upperLayerDropFactor',
   'cwndPushback',
   'pathHysteresis',

@@ -93,6 +93,7 @@ export class GccEstimator implements BandwidthEstimator {
     pathRestores: 0,
     probeRestores: 0,
     lossWindowsIgnored: 0,
+    departuresApplied: 0,
   };
 
   /**
@@ -144,6 +145,19 @@ export class GccEstimator implements BandwidthEstimator {
     this.counters.packetsSent++;
     if (Number.isNaN(this.firstSentUs)) this.firstSentUs = packet.sendTimeUs;
     if (!(packet.sendTimeUs <= this.lastSentUs)) this.lastSentUs = packet.sendTimeUs;
+  }
+
+  /**
+   * Packet `pathSeq` left the datachannel's buffer for the network at
+   * `departUs` (µs): its send time in the history moves there (once no
+   * report covered it and the time is later), so the delay-based detector
+   * sees network delay, not the wait in SCTP (libwebrtc stamps the send time
+   * when the socket takes the packet: transport_feedback_adapter.cc
+   * ProcessSentPacket). Counted in `departuresApplied`.
+   */
+  onPacketDeparted(pathSeq: number, departUs: number): void {
+    if (!Number.isInteger(pathSeq) || pathSeq < 0 || pathSeq > UINT32_MAX || !Number.isFinite(departUs)) return;
+    if (this.history.delaySend(pathSeq, departUs)) this.counters.departuresApplied++;
   }
 
   /**

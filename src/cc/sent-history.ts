@@ -117,6 +117,17 @@ export class SentPacketHistory {
   }
 
   /**
+   * Move the send time of `seq` later, to `sendUs` (µs), while no report has
+   * covered it yet. @returns whether it was moved
+   */
+  delaySend(seq: number, sendUs: number): boolean {
+    const i = seq & this.mask;
+    if (this.seqs[i] !== seq || this.status[i] !== UNREPORTED || this.inflight[i] !== 1 || !(sendUs > this.sendUs[i])) return false;
+    this.sendUs[i] = sendUs;
+    return true;
+  }
+
+  /**
    * Apply one report: mark listed packets received, unlisted ones in
    * [beginSeq, endSeq] lost, advance the covered point. Fills {@link newIdx},
    * {@link outcome}, {@link lastArrivalSendUs}/{@link lastArrivalUs}.

@@ -54,6 +54,15 @@ export interface BandwidthEstimator {
    */
   onPathRestored?(rateBps: number, nowUs: number, graceUntilUs: number): void;
   /**
+   * Optional: packet `pathSeq` (sent earlier with {@link onPacketSent}) left
+   * the sender's transport for the network only at `departUs` (µs, sender
+   * clock): it waited in the datachannel's buffer. An estimator that times
+   * packets by their send (GCC's delay-based detector) uses this time
+   * instead, unless a report already covered the packet or the time is not
+   * later (SenderPath.observeDepartures).
+   */
+  onPacketDeparted?(pathSeq: number, departUs: number): void;
+  /**
    * Optional: the path now runs over another route (an ICE restart onto
    * another TURN relay, sender time `nowUs`): forget the old route's
    * bandwidth and RTT (RtcBbrEstimator restarts its filters).
@@ -164,6 +173,8 @@ export interface GccStats extends EstimatorStats {
   probeRestores: number;
   /** Loss windows with losses dropped in the grace time after an outage. */
   lossWindowsIgnored: number;
+  /** Send times moved to the datachannel departure (onPacketDeparted). */
+  departuresApplied: number;
 }
 
 /** Configuration of {@link import('./pacer.js').Pacer}. */

@@ -79,6 +79,18 @@ export interface SenderEngineConfig {
    */
   holdKeyFrameWhileBuffered?: boolean;
   /**
+   * Time each packet for the estimator when it leaves the datachannel's
+   * buffer for the network, not when it was written into it
+   * (SenderPath.observeDepartures; libwebrtc stamps the send time when the
+   * socket takes the packet). Only a datachannel that holds a backlog
+   * (bufferedAmount) changes anything; the simulator's ideal datachannel has
+   * none. Default false: simulator with `--datachannel sctp` (cellular suite,
+   * seed 1, frozen s off -> on) converge tune 7.55 -> 6.01, check 17.57 ->
+   * 15.40, single:1 33.9 -> 32.0 / 37.2 -> 34.0, but single:0 check 87.6 ->
+   * 90.2; the browser runs (load 10-20) could not tell (docs/results.md).
+   */
+  departureTimes?: boolean;
+  /**
    * Temporal layers: a frame that would be an upper-layer frame is dropped
    * before encoding once the queues exceed this fraction of `dropQueueFrames`
    * (0..1, default 1 = the same threshold as base-layer frames). Below 1,
@@ -241,6 +253,7 @@ export function resolveSenderConfig(config: SenderEngineConfig): ResolvedSenderC
     dropQueueFrames: config.dropQueueFrames ?? 3,
     maxConsecutiveDrops: config.maxConsecutiveDrops ?? 3,
     holdKeyFrameWhileBuffered: config.holdKeyFrameWhileBuffered ?? true,
+    departureTimes: config.departureTimes ?? false,
     upperLayerDropFactor: config.upperLayerDropFactor ?? 1,
     cwndPushback: config.cwndPushback ?? true,
     fastFailover: config.fastFailover ?? true,

@@ -60,6 +60,13 @@ export interface SendAccounting {
   copy?: boolean;
 }
 
+/** Packets tracked at once for their departure from the datachannel (see {@link SenderPath.observeDepartures}). */
+const DEPARTURE_QUEUE = 1024;
+/** A packet queued behind at most this many bytes in the datachannel counts as sent at once (bytes; two MTUs). */
+const DEPARTURE_MIN_AHEAD_BYTES = 2_400;
+/** A departure is never put more than this after the send (µs): beyond it the count of bytes is off. */
+const DEPARTURE_MAX_WAIT_US = 2_000_000;
+
 /** RACK reorder window before the path has an RTT sample (µs). */
 const RACK_DEFAULT_REO_WND_US = 25_000;
 
@@ -119,9 +126,34 @@ export class SenderPath {
   readonly rack = new PathRack();
   private readonly drain: { sinceUs: number; sentBytes: number; buffered: number; rateBps: number | undefined; backlogged: boolean };
 
+  /**
+   * The datachannel (or simulated link) of the path, as the engine uses it:
+   * the sink given to the constructor, counting the bytes it accepted
+   * ({@link writtenBytes}) so that bytes that left it can be told from
+   * `bufferedAmount`.
+   */
+  readonly sink: PathSink;
+  /** Bytes the sink accepted through {@link sink} (every kind of datagram). */
+  private writtenBytes = 0;
+  /**
+   * Packets that went into a backlogged datachannel, oldest first (a ring of
+   * DEPARTURE_QUEUE): per-path seq, send time (µs) and the byte count
+   * {@link writtenBytes} reached with it (it has left the channel once
+   * written - bufferedAmount >= that).
+   */
+  private readonly depSeq = new Float64Array(DEPARTURE_QUEUE);
+  private readonly depSendUs = new Float64Array(DEPARTURE_QUEUE);
+  private readonly depEnd = new Float64Array(DEPARTURE_QUEUE);
+  private depHead = 0;
+  private depLen = 0;
+  /** Last look at the channel: when (µs) and how many bytes had left it. */
+  private depLast = { atUs: Number.NaN, departed: 0 };
+  /** Correct send times to the datachannel departure (SenderEngineConfig.departureTimes). */
+  departureTimes = false;
+
   constructor(
     readonly id: PathId,
-    readonly sink: PathSink,
+    sink: PathSink,
     readonly estimator: BandwidthEstimator,
     readonly pacer: Pacer<QueuedItem>,
     /** Bandwidth probing, undefined when the estimator has none or probing is off. */
@@ -129,6 +161,14 @@ export class SenderPath {
     state: PathTransportState,
     nowUs: number,
   ) {
+    this.sink = {
+      send: (bytes: Uint8Array): boolean => {
+        const ok = sink.send(bytes);
+        if (ok) this.writtenBytes += bytes.length;
+        return ok;
+      },
+      bufferedAmount: () => sink.bufferedAmount(),
+    };
     this.linkState = state;
     this.lossWindow = { atUs: nowUs, lost: 0, received: 0, rate: 0, graceUntilUs: -Infinity };
     this.drain = { sinceUs: nowUs, sentBytes: 0, buffered: 0, rateBps: undefined, backlogged: false };
@@ -163,8 +203,10 @@ export class SenderPath {
     const pathSeq = this.pathSeq;
     this.pathSeq = (this.pathSeq + 1) >>> 0;
     const bytes = encode(pathSeq);
+    const ahead = this.departureTimes ? this.sink.bufferedAmount() : 0;
     if (!this.sink.send(bytes)) return undefined;
     this.estimator.onPacketSent({ pathSeq, sizeBytes: bytes.length, sendTimeUs: nowUs });
+    if ((ahead > DEPARTURE_MIN_AHEAD_BYTES || this.depLen > 0) && this.estimator.onPacketDeparted) this.trackDeparture(pathSeq, nowUs);
     this.rack.onSent(pathSeq, nowUs, acct.flowSeq ?? -1, acct.copy !== true);
     this.stats.packetsSent++;
     this.stats.bytesSent += bytes.length;
@@ -188,6 +230,56 @@ export class SenderPath {
   lossCounters(): { lost: number; received: number } | undefined {
     const st = this.estimator.stats() as { packetsLost?: number; packetsReceived?: number };
     return st.packetsLost === undefined || st.packetsReceived === undefined ? undefined : { lost: st.packetsLost, received: st.packetsReceived };
+  }
+
+  private trackDeparture(pathSeq: number, nowUs: number): void {
+    if (this.depLen === DEPARTURE_QUEUE) {
+      // Full: the oldest keeps its send time (a bound, not a failure).
+      this.depHead = (this.depHead + 1) % DEPARTURE_QUEUE;
+      this.depLen--;
+    }
+    const i = (this.depHead + this.depLen) % DEPARTURE_QUEUE;
+    this.depSeq[i] = pathSeq;
+    this.depSendUs[i] = nowUs;
+    this.depEnd[i] = this.writtenBytes;
+    this.depLen++;
+  }
+
+  /**
+   * Send times at the datachannel's departure ({@link SenderEngineConfig.departureTimes}).
+   * A datagram written into an RTCDataChannel that holds a backlog waits in
+   * SCTP (its congestion window, or SACKs that a fading reverse link does not
+   * bring) before it goes on the network. GCC's delay-based detector must
+   * time packets when they leave for the network (libwebrtc stamps the send
+   * time when the socket takes the packet: RtpTransportControllerSend::OnSentPacket,
+   * transport_feedback_adapter.cc ProcessSentPacket); stamped when written,
+   * the wait in SCTP reads as a growing network queue and the detector
+   * over-uses, cutting the estimate to 0.85 x an acknowledged rate that SCTP
+   * limited. Here: bytes that left = bytes written - bufferedAmount; a
+   * tracked packet left once that count passed its last byte, at a time
+   * interpolated between the last two looks (each tick), never before its
+   * send nor more than DEPARTURE_MAX_WAIT_US after it. The estimator then
+   * moves its send time ({@link BandwidthEstimator.onPacketDeparted}).
+   * Bytes another engine writes into the same channel (the reverse stream's
+   * reports) are not counted, which can only make a departure look later.
+   */
+  observeDepartures(nowUs: number): void {
+    if (this.depLen === 0 && !this.departureTimes) return;
+    const departed = this.writtenBytes - this.sink.bufferedAmount();
+    const last = this.depLast;
+    const spanBytes = departed - last.departed;
+    const since = Number.isFinite(last.atUs) ? last.atUs : nowUs;
+    while (this.depLen > 0 && this.depEnd[this.depHead] <= departed) {
+      const h = this.depHead;
+      const frac = spanBytes > 0 ? Math.min(1, Math.max(0, (this.depEnd[h] - last.departed) / spanBytes)) : 1;
+      const sentUs = this.depSendUs[h];
+      const t = Math.min(Math.max(since + frac * (nowUs - since), sentUs), sentUs + DEPARTURE_MAX_WAIT_US);
+      if (t > sentUs) this.estimator.onPacketDeparted?.(this.depSeq[h], t);
+      this.depHead = (h + 1) % DEPARTURE_QUEUE;
+      this.depLen--;
+    }
+    last.atUs = nowUs;
+    last.departed = departed;
   }
 
   /** Bytes waiting at the sender for this path: pacer queue + datachannel bufferedAmount. */

@@ -185,7 +185,9 @@ export class SenderEngine {
     const pacerCfg = estimator.pacingFactor !== undefined && this.pacerCfg?.pacingFactor === undefined ? { ...this.pacerCfg, pacingFactor: estimator.pacingFactor } : this.pacerCfg;
     const pacer = createPathPacer(estimator.targetRateBps(), pacerCfg);
     const prober = this.probing ? estimator.createProber?.({ maxBps: this.pathMaxBps(), alrIntervalMs: 5000 }) : undefined;
-    this.paths.add(new SenderPath(pathId, sink, estimator, pacer, prober && new ProbeSender(prober, estimator), state, now), now);
+    const path = new SenderPath(pathId, sink, estimator, pacer, prober && new ProbeSender(prober, estimator), state, now);
+    path.departureTimes = this.cfg.departureTimes;
+    this.paths.add(path, now);
     this.lastStreamInfoUs = -Infinity; // announce the stream on the new path soon
   }
 
@@ -553,6 +555,7 @@ export class SenderEngine {
         );
       }
       p.measureDrain(now);
+      p.observeDepartures(now);
       p.pacer.setRateBps(p.rateBps());
       const { send, dropped } = p.pacer.poll(now, p.sink.bufferedAmount());
       p.stats.pacerDropped += dropped.length;
