@@ -1,6 +1,6 @@
 /**
  * `npm run bench -- --scenario FILE.json|NAME [--compare LIST] [--fec LIST] [--streams 1-3]
- *                   [--seeds N] [--duration S] [--variants N] [--half tune|check] [--only NAME,...] [--degradation PREF] [--datachannel sctp|ideal] [--clock-skew MS] [--playout K=V,...] [--nack K=V,...] [--temporal-layers 1-3] [--converge K=V,...] [--fractal K=V,...] [--sender K=V,...] [--receiver K=V,...] [--audio on|off] [--explain-freezes] [--jobs N] [--out DIR]`
+ *                   [--seeds N] [--first-seed K] [--duration S] [--variants N] [--half tune|check] [--only NAME,...] [--degradation PREF] [--datachannel sctp|ideal] [--clock-skew MS] [--playout K=V,...] [--nack K=V,...] [--temporal-layers 1-3] [--converge K=V,...] [--fractal K=V,...] [--sender K=V,...] [--receiver K=V,...] [--audio on|off] [--explain-freezes] [--jobs N] [--out DIR]`
  *
  * Runs the simulator (sim/simulator.ts) for every scenario variant x
  * configuration x FEC policy x seed and writes:
@@ -22,6 +22,8 @@
  * `--variants N` runs only the first N variants (e.g. wifi-cellular pairs).
  * `--only NAME[,NAME]` runs only the variants with those labels (e.g.
  * `--only wc:21_2,mm:tmobile+att`; an unknown name is an error).
+ * `--seeds N` runs seeds 1..N; `--first-seed K` starts at K instead (seeds
+ * K..K+N-1: tune on `--seeds 3`, check on the held-out `--first-seed 4 --seeds 3`).
  * `--half tune|check` runs only that half of a split suite (`cellular`, see
  * sim/scenarios.ts cellularHalf); `cellular` compares converge with
  * single:0 and single:1 by default. `--duration S` caps every run at S
@@ -100,7 +102,7 @@ const SENDER_KEYS = [
   'keyframeCoalesceTransmit',
 ];
 
-const USAGE = `usage: npm run bench -- --scenario FILE.json|NAME [--compare LIST] [--fec LIST] [--streams 1-3] [--seeds N] [--duration S] [--variants N] [--half tune|check] [--only NAME,...] [--degradation PREF] [--datachannel sctp|ideal] [--clock-skew MS] [--playout K=V,...] [--nack K=V,...] [--temporal-layers 1-3] [--converge K=V,...] [--fractal K=V,...] [--sender K=V,...] [--receiver K=V,...] [--audio on|off] [--explain-freezes] [--jobs N] [--out DIR]
+const USAGE = `usage: npm run bench -- --scenario FILE.json|NAME [--compare LIST] [--fec LIST] [--streams 1-3] [--seeds N] [--first-seed K] [--duration S] [--variants N] [--half tune|check] [--only NAME,...] [--degradation PREF] [--datachannel sctp|ideal] [--clock-skew MS] [--playout K=V,...] [--nack K=V,...] [--temporal-layers 1-3] [--converge K=V,...] [--fractal K=V,...] [--sender K=V,...] [--receiver K=V,...] [--audio on|off] [--explain-freezes] [--jobs N] [--out DIR]
   --compare entries: ${compareEntriesHelp()}, converge-nofb, ${estimatorEntries().join('|')} (that estimator with its paper's scheduler: fractal = mrtp + fractal), SCHED+EST (e.g. converge+fractal) (bench/compare.ts)`;
 
 const OPTIONS = {
@@ -109,6 +111,7 @@ const OPTIONS = {
   fec: { type: 'string' },
   streams: { type: 'string' },
   seeds: { type: 'string' },
+  'first-seed': { type: 'string' },
   duration: { type: 'string' },
   variants: { type: 'string' },
   half: { type: 'string' },
@@ -137,6 +140,8 @@ interface Args {
   fec: FecPolicyName[];
   streams: number;
   seeds: number;
+  /** First seed: the runs use seeds firstSeed .. firstSeed + seeds - 1 (held-out seeds: `--first-seed 4 --seeds 3`). */
+  firstSeed: number;
   duration?: number;
   variants?: number;
   half?: SuiteHalf;
@@ -201,6 +206,7 @@ function parseOptions(v: CliValues<typeof OPTIONS>): Args {
     fec: fec as FecPolicyName[],
     streams: int('streams', 1, 1, 3),
     seeds: int('seeds', 5, 1, 1000),
+    firstSeed: int('first-seed', 1, 1, 1_000_000),
     duration: v.duration === undefined ? undefined : Number(v.duration),
     variants: v.variants === undefined ? undefined : int('variants', 1, 1, 1000),
     half: choiceOption('half', v.half, ['tune', 'check'] as const),
@@ -292,7 +298,7 @@ async function main(values: CliValues<typeof OPTIONS>): Promise<number> {
       if (c.singlePath !== undefined && c.singlePath >= v.scenario.paths.length) continue;
       // An entry's @fec pins its policy; the others run once per --fec policy.
       for (const fec of c.fec ? [c.fec] : a.fec) {
-        for (let seed = 1; seed <= a.seeds; seed++) {
+        for (let seed = a.firstSeed; seed < a.firstSeed + a.seeds; seed++) {
           const label = a.fec.length > 1 && !c.fec ? `${c.name}/${fec}` : c.name;
           jobs.push({
             scenario: v.scenario,

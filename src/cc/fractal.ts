@@ -25,8 +25,10 @@
  *   engine's FEC belongs to the FEC policy (src/fec), so here the probe is
  *   the monitoring time itself (the approve interval, 0.2..1 s, longer near
  *   the bottleneck) without a distortion (a queue delay above slack·median +
- *   clamp(slack·std, 30, 400) ms, or RR·1.1 < SR with a queue building);
- *   a distortion alleviates
+ *   clamp(slack·std, 30, 400) ms; gst-mprtp's other two distortion tests,
+ *   RR·1.1 < SR and the extra bytes beyond one SRTT, are not used: the
+ *   RR test fired on frame-burst noise against GCC video); a distortion
+ *   alleviates
  *   the target to min(target, RR) - clamp(10 % target, ramp_min, ramp_max)
  *   and goes back to KEEP;
  * - INCREASE: the target grows by what the probe tested,
