@@ -1,6 +1,6 @@
 /**
  * `npm run bench -- --scenario FILE.json|NAME [--compare LIST] [--fec LIST] [--streams 1-3]
- *                   [--seeds N] [--duration S] [--variants N] [--half tune|check] [--only NAME,...] [--degradation PREF] [--datachannel sctp|ideal] [--clock-skew MS] [--playout K=V,...] [--nack K=V,...] [--temporal-layers 1-3] [--converge K=V,...] [--fractal K=V,...] [--sender K=V,...] [--receiver K=V,...] [--audio on|off] [--explain-freezes] [--jobs N] [--out DIR]`
+ *                   [--seeds N] [--first-seed K] [--duration S] [--variants N] [--half tune|check] [--only NAME,...] [--degradation PREF] [--datachannel sctp|ideal] [--clock-skew MS] [--playout K=V,...] [--nack K=V,...] [--temporal-layers 1-3] [--converge K=V,...] [--fractal K=V,...] [--sender K=V,...] [--receiver K=V,...] [--audio on|off] [--explain-freezes] [--jobs N] [--out DIR]`
  *
  * Runs the simulator (sim/simulator.ts) for every scenario variant x
  * configuration x FEC policy x seed and writes:
@@ -22,6 +22,8 @@
  * `--variants N` runs only the first N variants (e.g. wifi-cellular pairs).
  * `--only NAME[,NAME]` runs only the variants with those labels (e.g.
  * `--only wc:21_2,mm:tmobile+att`; an unknown name is an error).
+ * `--seeds N` runs seeds 1..N; `--first-seed K` starts at K instead (seeds
+ * K..K+N-1: tune on `--seeds 3`, check on the held-out `--first-seed 4 --seeds 3`).
  * `--half tune|check` runs only that half of a split suite (`cellular`, see
  * sim/scenarios.ts cellularHalf); `cellular` compares converge with
  * single:0 and single:1 by default. `--duration S` caps every run at S
@@ -30,7 +32,7 @@
  * `--temporal-layers 1|2|3` sets the encoder model's temporal layers (default
  * the library's, DEFAULT_TEMPORAL_LAYERS; 1 = none). `--converge K=V,...`
  * overrides ConvergeConfig fields (e.g. `baseLayerFastPath=false`), `--fractal K=V,...`
- * FractalConfig fields of every FRACTaL sender of the run (`distortionMarginMs=15`, `splitStart=true`; SimOptions.fractal),
+ * FractalConfig fields of every FRACTaL sender of the run (`distortionMarginMs=15`, `distortionMarginScales=true`, `splitStart=true`; SimOptions.fractal),
  * `--sender K=V,...` SenderEngine fields: frame dropping (e.g. `upperLayerDropFactor=0.5`)
  * and fault handling (`pathHysteresis=false` turns the default hysteresis off, `fastFailover=false` the default fast failover off, `outageRestore=total|any|off`,
  * `fallbackEstablishMs=1000`, `probation=true`), and the FEC code (`fecCode=xor`, src/fec/codes.ts); `--receiver K=V,...` the media
@@ -104,7 +106,7 @@ const SENDER_KEYS = [
   'keyframeCoalesceTransmit',
 ];
 
-const USAGE = `usage: npm run bench -- --scenario FILE.json|NAME [--compare LIST] [--fec LIST] [--streams 1-3] [--seeds N] [--duration S] [--variants N] [--half tune|check] [--only NAME,...] [--degradation PREF] [--datachannel sctp|ideal] [--clock-skew MS] [--playout K=V,...] [--nack K=V,...] [--temporal-layers 1-3] [--converge K=V,...] [--fractal K=V,...] [--sender K=V,...] [--receiver K=V,...] [--audio on|off] [--explain-freezes] [--jobs N] [--out DIR]
+const USAGE = `usage: npm run bench -- --scenario FILE.json|NAME [--compare LIST] [--fec LIST] [--streams 1-3] [--seeds N] [--first-seed K] [--duration S] [--variants N] [--half tune|check] [--only NAME,...] [--degradation PREF] [--datachannel sctp|ideal] [--clock-skew MS] [--playout K=V,...] [--nack K=V,...] [--temporal-layers 1-3] [--converge K=V,...] [--fractal K=V,...] [--sender K=V,...] [--receiver K=V,...] [--audio on|off] [--explain-freezes] [--jobs N] [--out DIR]
   --compare entries: ${compareEntriesHelp()}, converge-nofb, ${estimatorEntries().join('|')} (that estimator with its paper's scheduler: fractal = mrtp + fractal), SCHED+EST (e.g. converge+fractal) (bench/compare.ts)`;
 
 const OPTIONS = {
@@ -113,6 +115,7 @@ const OPTIONS = {
   fec: { type: 'string' },
   streams: { type: 'string' },
   seeds: { type: 'string' },
+  'first-seed': { type: 'string' },
   duration: { type: 'string' },
   variants: { type: 'string' },
   half: { type: 'string' },
@@ -142,6 +145,8 @@ interface Args {
   fec: FecPolicyName[];
   streams: number;
   seeds: number;
+  /** First seed: the runs use seeds firstSeed .. firstSeed + seeds - 1 (held-out seeds: `--first-seed 4 --seeds 3`). */
+  firstSeed: number;
   duration?: number;
   variants?: number;
   half?: SuiteHalf;
@@ -207,6 +212,7 @@ function parseOptions(v: CliValues<typeof OPTIONS>): Args {
     fec: fec as FecPolicyName[],
     streams: int('streams', 1, 1, 3),
     seeds: int('seeds', 5, 1, 1000),
+    firstSeed: int('first-seed', 1, 1, 1_000_000),
     duration: v.duration === undefined ? undefined : Number(v.duration),
     variants: v.variants === undefined ? undefined : int('variants', 1, 1, 1000),
     half: choiceOption('half', v.half, ['tune', 'check'] as const),
@@ -216,7 +222,7 @@ function parseOptions(v: CliValues<typeof OPTIONS>): Args {
     ...(v['clock-skew'] !== undefined ? { clockSkewMs: numberOption('clock-skew', v['clock-skew'], -86_400_000, 86_400_000) } : {}),
     temporalLayers: tl === undefined ? undefined : Number(tl),
     converge,
-    fractal: parseOverrides(v.fractal, '--fractal', ['splitStart', 'distortionMarginMs']) as SimOptions['fractal'],
+    fractal: parseOverrides(v.fractal, '--fractal', ['splitStart', 'distortionMarginMs', 'distortionMarginScales']) as SimOptions['fractal'],
     sender,
     receiver: parseOverrides(v.receiver, '--receiver', RECEIVER_KEYS) as SimOptions['receiver'],
     playout: parseOverrides(v.playout, '--playout', [...PLAYOUT_KEYS]) as PlayoutOptions | undefined,
@@ -299,7 +305,7 @@ async function main(values: CliValues<typeof OPTIONS>): Promise<number> {
       if (c.singlePath !== undefined && c.singlePath >= v.scenario.paths.length) continue;
       // An entry's @fec pins its policy; the others run once per --fec policy.
       for (const fec of c.fec ? [c.fec] : a.fec) {
-        for (let seed = 1; seed <= a.seeds; seed++) {
+        for (let seed = a.firstSeed; seed < a.firstSeed + a.seeds; seed++) {
           const label = a.fec.length > 1 && !c.fec ? `${c.name}/${fec}` : c.name;
           jobs.push({
             scenario: v.scenario,

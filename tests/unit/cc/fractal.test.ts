@@ -190,6 +190,26 @@ describe('FractalEstimator', () => {
     expect(() => new FractalEstimator({ distortionMarginMs: Number.NaN })).toThrow(RangeError);
   });
 
+  it('distortionMarginScales: the distortion floor is distortionMarginMs x slack, so near its bottleneck point the threshold is higher than with the flat floor', () => {
+    const run = (distortionMarginScales: boolean) => {
+      const e = new FractalEstimator({ startBps: 500_000, maxBps: 8_000_000, distortionMarginMs: 15, distortionMarginScales });
+      // 2 Mbps, then 1 Mbps from 10 s: the drop ends in a congestion, which sets the bottleneck point near 1 Mbps.
+      runScenario(e, { durationMs: 60_000, capacityBps: (t) => (t < 10_000 ? 2_000_000 : 1_000_000), oneWayDelayMs: 50, queueLimitBytes: 75_000 });
+      return e.stats();
+    };
+    const flat = run(false);
+    const scaled = run(true);
+    expect(flat.congestions).toBeGreaterThan(0);
+    expect(scaled.congestions).toBeGreaterThan(0);
+    // Both end near their bottleneck point (slack ~2): the scaled floor is ~30 ms there, the flat one 15 ms.
+    expect(scaled.bottleneckBps).toBeGreaterThan(0);
+    expect(scaled.threshold).toBeGreaterThan(flat.threshold + 10);
+    // Far from any bottleneck point (before the first report: slack 1) the two floors are the same.
+    const opts = { startBps: 1_000_000, maxBps: 8_000_000 };
+    expect(new FractalEstimator({ ...opts, distortionMarginMs: 15, distortionMarginScales: true }).stats().threshold).toBe(15);
+    expect(new FractalEstimator({ ...opts, distortionMarginScales: true }).stats().threshold).toBe(30);
+  });
+
   it('fractalEstimatorEntry passes its config to every estimator it creates (the threshold floor shows before any report)', () => {
     const opts = { startBps: 1_000_000, maxBps: 8_000_000 };
     expect(fractalEstimatorEntry({ distortionMarginMs: 12 }).create(opts).stats().threshold).toBe(12);
