@@ -61,7 +61,8 @@ export interface ReceiverEngineConfig {
    * Playout timing (src/feedback/playout.ts, after libwebrtc VCMTiming): a
    * decodable frame goes to the decoder at its expected arrival plus a delay
    * that follows the frame-jitter estimate (optionally plus the RTT while
-   * NACKs are being sent, `nackHoldMs`), so delay variations shorter than that
+   * NACKs are being sent, `nackHoldMs`, or while NACK recoveries are steady,
+   * `nackSteadyBins`), so delay variations shorter than that
    * delay cost no freeze. Default: 0-400 ms adaptive; `{ maxDelayMs: 0 }` decodes every frame as soon as it is
    * decodable (lowest latency, every delay variation shows as a gap).
    */

@@ -317,6 +317,7 @@ export class ReceiverEngine {
         this.nackedSeqs.delete(m.flowSeq);
         this.c.retransmissionsReceived++;
         this.onRttSample((now - nackedAt) / 1000);
+        this.playout.onNackRecovered(now);
       }
     }
     // The latest time (receiver clock) the datagram can have left the sender, as far as the clock offset

@@ -23,6 +23,14 @@
  *   simulator's cellular suite (tune half, 3 seeds) it cut converge's total
  *   freeze 23.2 -> 20.3 s but raised p95 latency 113 -> 229 ms (no playout
  *   timing: 26.0 s, 83 ms), and on `failover` it raised p95 to 365 ms.
+ * - A steadier form of the NACK term (`nackSteadyBins` > 0): the RTT is
+ *   added only while NACK recoveries (a NACKed packet that arrived) are
+ *   frequent and spread out: at least `nackSteadyBins` of the last
+ *   `nackSteadyWindowS` one-second bins saw one. Random loss recovers
+ *   something nearly every second; the drop-tail burst of a queueing path or
+ *   a failing path fills one or two bins. The frequency condition is
+ *   libwebrtc's "3 frames needed NACKs" (jitter_estimator.cc
+ *   kNackLimit) made to come back down when the recoveries stop.
  *
  * I/O-free: the caller passes times (µs, receiver clock; capture times in the
  * sender's clock, the offset absorbs the difference).
@@ -45,6 +53,14 @@ export interface PlayoutOptions {
   nackHoldMs?: number;
   /** Decode + render allowance added to the target (ms, default 10; libwebrtc's render delay). */
   renderDelayMs?: number;
+  /**
+   * Steady NACK term: the target includes one RTT while at least this many of
+   * the last `nackSteadyWindowS` one-second bins saw a NACK recovery
+   * ({@link PlayoutTiming.onNackRecovered}); default 0 = off (see the module comment).
+   */
+  nackSteadyBins?: number;
+  /** Window of the steady NACK term, in one-second bins (s, default 10, at most 60). */
+  nackSteadyWindowS?: number;
 }
 
 /** Snapshot for stats (ms). */
@@ -66,7 +82,12 @@ const DEFAULTS: Required<PlayoutOptions> = {
   offsetWindowMs: 5000,
   nackHoldMs: 0,
   renderDelayMs: 10,
+  nackSteadyBins: 0,
+  nackSteadyWindowS: 10,
 };
+
+/** Most one-second bins of the steady NACK term's window. */
+const MAX_STEADY_WINDOW_S = 60;
 
 /** Most offset samples kept (bounds memory whatever the frame rate). */
 const MAX_OFFSET_SAMPLES = 2048;
@@ -87,11 +108,15 @@ export class PlayoutTiming {
   private lastNackUs = -Infinity;
   private late = 0;
   private extraMs = 0;
+  /** Seconds (floor of µs / 1e6) that saw a NACK recovery, newest last; at most nackSteadyWindowS entries. */
+  private readonly recoveryBins: number[] = [];
 
   /** @throws RangeError for a negative or non-finite option, or minDelayMs > maxDelayMs */
   constructor(opts: PlayoutOptions = {}) {
     this.o = { ...DEFAULTS, ...opts };
     for (const k of Object.keys(DEFAULTS) as Array<keyof PlayoutOptions>) checkMs(k, this.o[k]);
+    if (!Number.isInteger(this.o.nackSteadyWindowS) || this.o.nackSteadyWindowS < 1 || this.o.nackSteadyWindowS > MAX_STEADY_WINDOW_S)
+      throw new RangeError(`PlayoutTiming: nackSteadyWindowS must be an integer in [1, ${MAX_STEADY_WINDOW_S}], got ${this.o.nackSteadyWindowS}`);
     if (this.o.minDelayMs > this.o.maxDelayMs) throw new RangeError(`PlayoutTiming: minDelayMs ${this.o.minDelayMs} > maxDelayMs ${this.o.maxDelayMs}`);
     this.currentDelayMs = this.o.minDelayMs;
   }
@@ -127,6 +152,28 @@ export class PlayoutTiming {
   }
 
   /**
+   * A NACKed packet arrived (its retransmission, or a late original): counts
+   * toward the steady NACK term (`nackSteadyBins`).
+   */
+  onNackRecovered(nowUs: number): void {
+    if (!Number.isFinite(nowUs)) return;
+    const bin = Math.floor(nowUs / 1e6);
+    const last = this.recoveryBins[this.recoveryBins.length - 1];
+    if (last !== undefined && bin <= last) return;
+    this.recoveryBins.push(bin);
+    if (this.recoveryBins.length > this.o.nackSteadyWindowS) this.recoveryBins.shift();
+  }
+
+  /** True while the steady NACK term is on: enough of the window's one-second bins saw a NACK recovery. */
+  nackSteady(nowUs: number): boolean {
+    if (this.o.nackSteadyBins <= 0) return false;
+    const oldest = Math.floor(nowUs / 1e6) - this.o.nackSteadyWindowS;
+    let n = 0;
+    for (const b of this.recoveryBins) if (b > oldest) n++;
+    return n >= this.o.nackSteadyBins;
+  }
+
+  /**
    * Move the current delay toward the target (at most `maxChangeMsPerS`).
    * @param jitterMs the frame jitter estimate (ms, {@link JitterEstimator.jitterMs})
    * @param rttMs the receiver's RTT estimate (ms)
@@ -134,7 +181,8 @@ export class PlayoutTiming {
   update(nowUs: number, jitterMs: number, rttMs: number): void {
     if (!this.enabled) return;
     const j = Number.isFinite(jitterMs) && jitterMs > 0 ? jitterMs : 0;
-    const nack = this.o.nackHoldMs > 0 && nowUs - this.lastNackUs <= this.o.nackHoldMs * 1000 && Number.isFinite(rttMs) && rttMs > 0 ? rttMs : 0;
+    const nackOn = (this.o.nackHoldMs > 0 && nowUs - this.lastNackUs <= this.o.nackHoldMs * 1000) || this.nackSteady(nowUs);
+    const nack = nackOn && Number.isFinite(rttMs) && rttMs > 0 ? rttMs : 0;
     this.targetDelayMs = Math.min(this.o.maxDelayMs, Math.max(this.o.minDelayMs, j + nack + this.o.renderDelayMs)) + this.extraMs;
     const dtS = this.lastUpdateUs === undefined ? 0 : Math.max(0, (nowUs - this.lastUpdateUs) / 1e6);
     this.lastUpdateUs = nowUs;
