@@ -70,6 +70,23 @@ describe('PlayoutTiming', () => {
     expect(p.stats().targetDelayMs).toBe(30);
   });
 
+  it('leaves the steady NACK term out while the RTT stands above its recent minimum (congestion loss)', () => {
+    const p = new PlayoutTiming({ nackSteadyBins: 3, nackSteadyMaxQueueMs: 50 });
+    for (let s = 0; s < 5; s++) p.onNackRecovered((s * 1000 + 500) * MS);
+    p.update(1000 * MS, 20, 100); // base RTT 100 ms
+    p.update(5000 * MS, 20, 300); // a queue: RTT 300 ms
+    expect(p.nackSteady(5000 * MS)).toBe(true);
+    expect(p.baseRttMs()).toBe(100);
+    expect(p.stats().targetDelayMs).toBe(30);
+    p.update(5100 * MS, 20, 140); // the queue drained
+    expect(p.stats().targetDelayMs).toBe(170);
+    // 30 s later the old minimum is forgotten: a path whose RTT grew for good gets the term.
+    for (let s = 6; s < 40; s++) p.onNackRecovered(s * 1000 * MS);
+    for (let s = 6; s <= 40; s++) p.update(s * 1000 * MS, 20, 300);
+    expect(p.baseRttMs()).toBe(300);
+    expect(p.stats().targetDelayMs).toBe(330);
+  });
+
   it('forgets offsets older than the window, so a slower path change moves the schedule', () => {
     const p = new PlayoutTiming({ offsetWindowMs: 1000, renderDelayMs: 0 });
     p.onFrameComplete(0, 20 * MS);
