@@ -60,8 +60,10 @@ export interface ReceiverEngineConfig {
   /**
    * Playout timing (src/feedback/playout.ts, after libwebrtc VCMTiming): a
    * decodable frame goes to the decoder at its expected arrival plus a delay
-   * that follows the frame-jitter estimate (optionally plus the RTT while
-   * NACKs are being sent, `nackHoldMs`), so delay variations shorter than that
+   * that follows the frame-jitter estimate, plus the RTT while NACK
+   * recoveries are steady and the RTT shows no queue (`nackSteadyBins`, on by
+   * default; optionally while any NACK was sent recently, `nackHoldMs`), so
+   * delay variations shorter than that
    * delay cost no freeze. Default: 0-400 ms adaptive; `{ maxDelayMs: 0 }` decodes every frame as soon as it is
    * decodable (lowest latency, every delay variation shows as a gap).
    */

@@ -317,6 +317,7 @@ export class ReceiverEngine {
         this.nackedSeqs.delete(m.flowSeq);
         this.c.retransmissionsReceived++;
         this.onRttSample((now - nackedAt) / 1000);
+        this.playout.onNackRecovered(now);
       }
     }
     // The latest time (receiver clock) the datagram can have left the sender, as far as the clock offset
@@ -369,7 +370,7 @@ export class ReceiverEngine {
       this.c.framesDropped += out.dropped;
       for (const st of this.streamStats.values()) st.onFramesDropped(out.dropped, now);
     }
-    this.playout.update(now, this.jitter.jitterMs(), this.rttMs);
+    this.playout.update(now, this.jitter.jitterMs(), this.rttMs, this.clockSync.minRttMs());
     // A playout time never lies further ahead than the delay bound: a forged
     // capture time cannot park a frame here.
     const latestUs = now + Math.ceil(this.playout.stats().currentDelayMs * 1000);

@@ -23,6 +23,24 @@
  *   simulator's cellular suite (tune half, 3 seeds) it cut converge's total
  *   freeze 23.2 -> 20.3 s but raised p95 latency 113 -> 229 ms (no playout
  *   timing: 26.0 s, 83 ms), and on `failover` it raised p95 to 365 ms.
+ * - A steadier form of the NACK term (`nackSteadyBins` > 0, on by default): the RTT is
+ *   added only while NACK recoveries (a NACKed packet that arrived) are
+ *   frequent and spread out: at least `nackSteadyBins` of the last
+ *   `nackSteadyWindowS` one-second bins saw one. Random loss recovers
+ *   something nearly every second; the drop-tail burst of a queueing path or
+ *   a failing path fills one or two bins. The frequency condition is
+ *   libwebrtc's "3 frames needed NACKs" (jitter_estimator.cc
+ *   kNackLimit) made to come back down when the recoveries stop. It also
+ *   needs the RTT to be within `nackSteadyMaxQueueMs` of the lowest path RTT
+ *   of the last 30 s (no standing queue): loss on a saturated path is
+ *   congestion, which the rate controller ends, and its RTT is inflated by
+ *   the queue (in the cellular suite the term without that test fired only
+ *   on two WiFi-fade pairs, 3 of 87 runs: +23 to +221 ms of p95 there and
+ *   +0.5 s of freezes in total).
+ *   Simulator, converge, `loss-sweep` (two 15 Mbps / 100 ms paths, Bernoulli
+ *   loss 1-10 %, seed 1): frozen 16.5 -> 8.8 s per call (without the queue
+ *   test 3.2 s); cellular suite and the named fault scenarios: unchanged
+ *   except one check-half run (docs/results.md, "Where the targets stand").
  *
  * I/O-free: the caller passes times (µs, receiver clock; capture times in the
  * sender's clock, the offset absorbs the difference).
@@ -45,6 +63,20 @@ export interface PlayoutOptions {
   nackHoldMs?: number;
   /** Decode + render allowance added to the target (ms, default 10; libwebrtc's render delay). */
   renderDelayMs?: number;
+  /**
+   * Steady NACK term: the target includes one RTT while at least this many of
+   * the last `nackSteadyWindowS` one-second bins saw a NACK recovery
+   * ({@link PlayoutTiming.onNackRecovered}); default 5, 0 = off (see the module comment).
+   */
+  nackSteadyBins?: number;
+  /** Window of the steady NACK term, in one-second bins (s, default 10, at most 60). */
+  nackSteadyWindowS?: number;
+  /**
+   * The steady NACK term needs the RTT to be within this of the lowest path
+   * RTT of the last 30 s (ms, default 50; see {@link PlayoutTiming.update}):
+   * no standing queue, so the losses are not congestion.
+   */
+  nackSteadyMaxQueueMs?: number;
 }
 
 /** Snapshot for stats (ms). */
@@ -66,7 +98,16 @@ const DEFAULTS: Required<PlayoutOptions> = {
   offsetWindowMs: 5000,
   nackHoldMs: 0,
   renderDelayMs: 10,
+  nackSteadyBins: 5,
+  nackSteadyWindowS: 10,
+  nackSteadyMaxQueueMs: 50,
 };
+
+/** Window of the lowest RTT the steady NACK term compares with (s). */
+const RTT_MIN_WINDOW_S = 30;
+
+/** Most one-second bins of the steady NACK term's window. */
+const MAX_STEADY_WINDOW_S = 60;
 
 /** Most offset samples kept (bounds memory whatever the frame rate). */
 const MAX_OFFSET_SAMPLES = 2048;
@@ -87,11 +128,17 @@ export class PlayoutTiming {
   private lastNackUs = -Infinity;
   private late = 0;
   private extraMs = 0;
+  /** Seconds (floor of µs / 1e6) that saw a NACK recovery, newest last; at most nackSteadyWindowS entries. */
+  private readonly recoveryBins: number[] = [];
+  /** Lowest RTT per second of the last RTT_MIN_WINDOW_S seconds (at most that many entries). */
+  private readonly rttMinBins: Array<{ s: number; ms: number }> = [];
 
   /** @throws RangeError for a negative or non-finite option, or minDelayMs > maxDelayMs */
   constructor(opts: PlayoutOptions = {}) {
     this.o = { ...DEFAULTS, ...opts };
     for (const k of Object.keys(DEFAULTS) as Array<keyof PlayoutOptions>) checkMs(k, this.o[k]);
+    if (!Number.isInteger(this.o.nackSteadyWindowS) || this.o.nackSteadyWindowS < 1 || this.o.nackSteadyWindowS > MAX_STEADY_WINDOW_S)
+      throw new RangeError(`PlayoutTiming: nackSteadyWindowS must be an integer in [1, ${MAX_STEADY_WINDOW_S}], got ${this.o.nackSteadyWindowS}`);
     if (this.o.minDelayMs > this.o.maxDelayMs) throw new RangeError(`PlayoutTiming: minDelayMs ${this.o.minDelayMs} > maxDelayMs ${this.o.maxDelayMs}`);
     this.currentDelayMs = this.o.minDelayMs;
   }
@@ -127,14 +174,59 @@ export class PlayoutTiming {
   }
 
   /**
+   * A NACKed packet arrived (its retransmission, or a late original): counts
+   * toward the steady NACK term (`nackSteadyBins`).
+   */
+  onNackRecovered(nowUs: number): void {
+    if (!Number.isFinite(nowUs)) return;
+    const bin = Math.floor(nowUs / 1e6);
+    const last = this.recoveryBins[this.recoveryBins.length - 1];
+    if (last !== undefined && bin <= last) return;
+    this.recoveryBins.push(bin);
+    if (this.recoveryBins.length > this.o.nackSteadyWindowS) this.recoveryBins.shift();
+  }
+
+  /** True while the steady NACK term is on: enough of the window's one-second bins saw a NACK recovery. */
+  nackSteady(nowUs: number): boolean {
+    if (this.o.nackSteadyBins <= 0) return false;
+    const oldest = Math.floor(nowUs / 1e6) - this.o.nackSteadyWindowS;
+    let n = 0;
+    for (const b of this.recoveryBins) if (b > oldest) n++;
+    return n >= this.o.nackSteadyBins;
+  }
+
+  /** Lowest RTT of the last {@link RTT_MIN_WINDOW_S} seconds (ms; Infinity before the first). */
+  baseRttMs(): number {
+    let m = Infinity;
+    for (const b of this.rttMinBins) m = Math.min(m, b.ms);
+    return m;
+  }
+
+  private learnRtt(nowUs: number, rttMs: number): void {
+    const s = Math.floor(nowUs / 1e6);
+    const last = this.rttMinBins[this.rttMinBins.length - 1];
+    if (last !== undefined && last.s === s) last.ms = Math.min(last.ms, rttMs);
+    else this.rttMinBins.push({ s, ms: rttMs });
+    while (this.rttMinBins.length > 0 && this.rttMinBins[0].s <= s - RTT_MIN_WINDOW_S) this.rttMinBins.shift();
+  }
+
+  /**
    * Move the current delay toward the target (at most `maxChangeMsPerS`).
    * @param jitterMs the frame jitter estimate (ms, {@link JitterEstimator.jitterMs})
    * @param rttMs the receiver's RTT estimate (ms)
+   * @param pathRttMs the smallest per-path RTT (ms, e.g. the clock exchange's):
+   *   the steady NACK term's queue test compares `rttMs` with its lowest value
+   *   of the last 30 s; without it, with the lowest `rttMs`
    */
-  update(nowUs: number, jitterMs: number, rttMs: number): void {
+  update(nowUs: number, jitterMs: number, rttMs: number, pathRttMs?: number): void {
     if (!this.enabled) return;
     const j = Number.isFinite(jitterMs) && jitterMs > 0 ? jitterMs : 0;
-    const nack = this.o.nackHoldMs > 0 && nowUs - this.lastNackUs <= this.o.nackHoldMs * 1000 && Number.isFinite(rttMs) && rttMs > 0 ? rttMs : 0;
+    const rttOk = Number.isFinite(rttMs) && rttMs > 0;
+    const base = pathRttMs !== undefined && Number.isFinite(pathRttMs) && pathRttMs > 0 ? pathRttMs : rttOk ? rttMs : undefined;
+    if (base !== undefined) this.learnRtt(nowUs, base);
+    const steady = rttOk && this.nackSteady(nowUs) && rttMs <= this.baseRttMs() + this.o.nackSteadyMaxQueueMs;
+    const nackOn = (this.o.nackHoldMs > 0 && nowUs - this.lastNackUs <= this.o.nackHoldMs * 1000) || steady;
+    const nack = nackOn && rttOk ? rttMs : 0;
     this.targetDelayMs = Math.min(this.o.maxDelayMs, Math.max(this.o.minDelayMs, j + nack + this.o.renderDelayMs)) + this.extraMs;
     const dtS = this.lastUpdateUs === undefined ? 0 : Math.max(0, (nowUs - this.lastUpdateUs) / 1e6);
     this.lastUpdateUs = nowUs;

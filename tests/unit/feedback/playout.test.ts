@@ -47,6 +47,46 @@ describe('PlayoutTiming', () => {
     expect(p.stats().targetDelayMs).toBe(40);
   });
 
+  it('adds one RTT only while NACK recoveries are steady (nackSteadyBins), and drops it when they stop', () => {
+    const p = new PlayoutTiming({ nackSteadyBins: 5, nackSteadyWindowS: 10, maxChangeMsPerS: 1000 });
+    // A burst: many recoveries within one second fill one bin only.
+    for (let t = 0; t < 900; t += 30) p.onNackRecovered(t * MS);
+    p.update(1000 * MS, 20, 200);
+    expect(p.nackSteady(1000 * MS)).toBe(false);
+    expect(p.stats().targetDelayMs).toBe(30); // jitter 20 + render 10
+    // One recovery a second (random loss): on from the fifth second.
+    for (let s = 1; s <= 3; s++) p.onNackRecovered(s * 1000 * MS + 500 * MS);
+    p.update(4000 * MS, 20, 200);
+    expect(p.stats().targetDelayMs).toBe(30);
+    p.onNackRecovered(4500 * MS);
+    p.update(4600 * MS, 20, 200);
+    expect(p.nackSteady(4600 * MS)).toBe(true);
+    expect(p.stats().targetDelayMs).toBe(230);
+    // Recoveries stop: the window empties and the term goes.
+    p.update(9500 * MS, 20, 200);
+    expect(p.stats().targetDelayMs).toBe(230);
+    p.update(15_000 * MS, 20, 200);
+    expect(p.nackSteady(15_000 * MS)).toBe(false);
+    expect(p.stats().targetDelayMs).toBe(30);
+  });
+
+  it('leaves the steady NACK term out while the RTT stands above its recent minimum (congestion loss)', () => {
+    const p = new PlayoutTiming({ nackSteadyBins: 3, nackSteadyMaxQueueMs: 50 });
+    for (let s = 0; s < 5; s++) p.onNackRecovered((s * 1000 + 500) * MS);
+    p.update(1000 * MS, 20, 100); // base RTT 100 ms
+    p.update(5000 * MS, 20, 300); // a queue: RTT 300 ms
+    expect(p.nackSteady(5000 * MS)).toBe(true);
+    expect(p.baseRttMs()).toBe(100);
+    expect(p.stats().targetDelayMs).toBe(30);
+    p.update(5100 * MS, 20, 140); // the queue drained
+    expect(p.stats().targetDelayMs).toBe(170);
+    // 30 s later the old minimum is forgotten: a path whose RTT grew for good gets the term.
+    for (let s = 6; s < 40; s++) p.onNackRecovered(s * 1000 * MS);
+    for (let s = 6; s <= 40; s++) p.update(s * 1000 * MS, 20, 300);
+    expect(p.baseRttMs()).toBe(300);
+    expect(p.stats().targetDelayMs).toBe(330);
+  });
+
   it('forgets offsets older than the window, so a slower path change moves the schedule', () => {
     const p = new PlayoutTiming({ offsetWindowMs: 1000, renderDelayMs: 0 });
     p.onFrameComplete(0, 20 * MS);
@@ -58,5 +98,7 @@ describe('PlayoutTiming', () => {
     expect(() => new PlayoutTiming({ maxDelayMs: -1 })).toThrow(RangeError);
     expect(() => new PlayoutTiming({ minDelayMs: 500, maxDelayMs: 100 })).toThrow(RangeError);
     expect(() => new PlayoutTiming({ renderDelayMs: Number.NaN })).toThrow(RangeError);
+    expect(() => new PlayoutTiming({ nackSteadyWindowS: 0 })).toThrow(RangeError);
+    expect(() => new PlayoutTiming({ nackSteadyWindowS: 2.5 })).toThrow(RangeError);
   });
 });
