@@ -264,7 +264,7 @@ export class SenderPath {
    * reports) are not counted, which can only make a departure look later.
    */
   observeDepartures(nowUs: number): void {
-    if (this.depLen === 0 && !this.departureTimes) return;
+    if (!this.departureTimes) return; // nothing is tracked without it (send)
     const departed = this.writtenBytes - this.sink.bufferedAmount();
     const last = this.depLast;
     const spanBytes = departed - last.departed;
