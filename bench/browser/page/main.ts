@@ -21,6 +21,7 @@ import type { DrawEntry } from '../metrics.js';
 import { startNativePeer } from './native.js';
 import type { NativePeer, NativeStats } from './native.js';
 import { startSink } from './sink.js';
+import { startDatachannelWorker } from '../../../src/transport/datachannel-worker.js';
 import type { Sink } from './sink.js';
 import { openSource, startSourceTrack } from './source.js';
 import type { SourceTrack } from './source.js';
@@ -239,8 +240,10 @@ async function main(): Promise<void> {
       // drops, so path 1 never connected (issue 9).
       candidates: 'all',
       clock,
+      ...(q.get('dcWorker') === '1' ? { datachannelWorker: true } : {}),
     });
     call.on(CallEvent.Error, (e) => addError(String(e.message ?? e)));
+    if (q.get('dcWorker') === '1') (window as unknown as { __dcw: unknown }).__dcw = startDatachannelWorker();
     await call.connect();
     if (role === 'sender') {
       sourceTrack = makeTrack();
