@@ -243,8 +243,9 @@ async function main(): Promise<void> {
       ...(q.get('dcWorker') === '1' ? { datachannelWorker: true } : {}),
     });
     call.on(CallEvent.Error, (e) => addError(String(e.message ?? e)));
-    if (q.get('dcWorker') === '1') (window as unknown as { __dcw: unknown }).__dcw = startDatachannelWorker();
     await call.connect();
+    // The call loads its worker itself (a lazy chunk); read the counters of that same worker, after the fact.
+    if (q.get('dcWorker') === '1') (window as unknown as { __dcw: unknown }).__dcw = startDatachannelWorker();
     if (role === 'sender') {
       sourceTrack = makeTrack();
       await call.sendTrack(sourceTrack.track);
