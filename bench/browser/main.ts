@@ -2,7 +2,7 @@
  * `npm run bench:browser -- --scenario FILE.json|default
  *    [--compare converge,minrtt,native-webrtc:0,native-webrtc:1] [--duration S]
  *    [--video FILE.y4m | --synthetic] [--fec path|webrtc-table|none] [--codec h264|vp8|vp9|av1]
- *    [--max-bitrate BPS] [--track canvas|generator] [--sample-every N] [--no-ssim] [--no-source-check] [--no-audio] [--native-audio] [--seed N] [--out DIR]`
+ *    [--max-bitrate BPS] [--track canvas|generator] [--sample-every N] [--no-ssim] [--no-source-check] [--no-audio] [--native-audio] [--dc-worker receiver|both] [--seed N] [--out DIR]`
  *
  * Compares our multipath call (one entry per scheduler) with plain Chromium
  * WebRTC over one path at a time, each through the same emulated paths, with
@@ -23,6 +23,8 @@ const USAGE = `usage: npm run bench:browser -- --scenario FILE.json|default
        [--video FILE.y4m | --synthetic] [--fec ${fecPolicyNames().join('|')}] [--codec h264|vp8|vp9|av1]
        [--max-bitrate BPS] [--track canvas|generator] [--sample-every N] [--no-ssim] [--no-source-check] [--no-audio] [--native-audio] [--seed N] [--out DIR]
   --native-audio: Chromium's WebRTC sends the fake microphone too (the load our call carries with audio)
+  --dc-worker: ours serves its datachannels from a worker (MultipathCallOptions.datachannelWorker) on the media
+      receiver's page (where the arrival stamps are taken) or on both pages (the sender's sends then take a hop)
   --compare entries: ${compareEntriesHelp()}, native-webrtc:N`;
 
 const OPTIONS = {
@@ -40,12 +42,19 @@ const OPTIONS = {
   'no-source-check': { type: 'boolean', default: false },
   'no-audio': { type: 'boolean', default: false },
   'native-audio': { type: 'boolean', default: false },
+  'dc-worker': { type: 'string' },
   width: { type: 'string', default: '640' },
   height: { type: 'string', default: '480' },
   fps: { type: 'string', default: '30' },
   seed: { type: 'string', default: '1' },
   out: { type: 'string' },
 } as const;
+
+function dcWorker(v: string | undefined): 'receiver' | 'both' | undefined {
+  if (v === undefined) return undefined;
+  if (v !== 'receiver' && v !== 'both') throw new UsageError(`--dc-worker must be receiver or both, got ${v}`);
+  return v;
+}
 
 async function main(values: CliValues<typeof OPTIONS>): Promise<number> {
   const num = numberOption;
@@ -74,6 +83,7 @@ async function main(values: CliValues<typeof OPTIONS>): Promise<number> {
     sourceCheck: !values['no-source-check'],
     audio: !values['no-audio'],
     nativeAudio: values['native-audio'],
+    datachannelWorker: dcWorker(values['dc-worker']),
     seed: num('seed', values.seed, 0, 2 ** 31),
     out: values.out ?? `out/bench-browser/${scenarioName.replace(/[^\w.-]+/g, '_')}`,
     log: (l) => process.stderr.write(`${l}\n`),

@@ -51,6 +51,8 @@ export interface BenchOptions {
   /** Chromium's WebRTC also sends that microphone (default false: video only, as before). */
   nativeAudio?: boolean;
   seed: number;
+  /** Ours: MultipathCallOptions.datachannelWorker (arrival stamps off the main thread) on the media receiver's page, or on both pages. */
+  datachannelWorker?: 'receiver' | 'both';
   out: string;
   log: (line: string) => void;
 }
@@ -176,6 +178,7 @@ async function runOne(browser: Browser, base: string, cfg: CompareEntry, o: Benc
         q.set('scheduler', cfg.scheduler);
         q.set('fec', cfg.fec ?? 'path'); // main.ts fills it from --fec
         if (cfg.singlePath !== undefined) q.set('singlePath', String(cfg.singlePath));
+        if (o.datachannelWorker === 'both' || (o.datachannelWorker === 'receiver' && role === 'receiver')) q.set('dcWorker', '1');
       }
       return `${base}?${q}`;
     };
@@ -232,6 +235,13 @@ async function runOne(browser: Browser, base: string, cfg: CompareEntry, o: Benc
     await new Promise((r) => setTimeout(r, 300));
     const tail = await sample(receiver);
     quality.push(...tail.quality);
+    for (const [nm, pg] of [
+      ['sender', sender],
+      ['receiver', receiver],
+    ] as const) {
+      const dcw = await pg.evaluate(() => (window as unknown as { __dcw?: unknown }).__dcw).catch(() => undefined);
+      if (dcw) o.log(`  ${cfg.name} ${nm} datachannel worker: ${JSON.stringify(dcw)}`);
+    }
     const pageErrs = await Promise.all([sender, receiver].map((p) => p.evaluate(() => (window as unknown as { __bench: { errors(): string[] } }).__bench.errors())));
     await Promise.all([sender, receiver].map((p) => p.evaluate(() => (window as unknown as { __bench: { close(): void } }).__bench.close()).catch(() => undefined)));
     const emuStats = emulator.stats();

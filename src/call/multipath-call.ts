@@ -159,6 +159,8 @@ export class MultipathCall {
   private closed = false;
   private candidatePolicy: PathCandidatePolicy = PathCandidatePolicy.all();
   private readonly host: PeerSessionHost;
+  /** `wrtc` serving datachannels from a worker (MultipathCallOptions.datachannelWorker), once its chunk loaded. */
+  private dcWrtc: Record<string, unknown> | undefined;
 
   /**
    * @throws CallError 'bad-options' (missing room, neither or both of
@@ -184,6 +186,15 @@ export class MultipathCall {
       }
     }
     this.clock = options.clock ?? monotonicClock;
+    // Load and start the datachannel worker now (a lazy chunk): paths made before it answers stay on the main thread.
+    if (options.datachannelWorker) {
+      void import('../transport/datachannel-worker.js').then(
+        (m) => {
+          this.dcWrtc = m.datachannelWorkerRtc();
+        },
+        () => undefined,
+      );
+    }
     // Bad `playout` values throw here rather than when the first participant joins.
     void new ReceiverEngine({ clock: this.clock, ...(options.playout ? { playout: options.playout } : {}) });
     this.signalling = new CallSignalling(
@@ -218,6 +229,7 @@ export class MultipathCall {
           options,
           () => this.candidatePolicy,
           (pathId) => this.relayIndex(pathId),
+          () => this.dcWrtc,
         ),
       sendSignal: (to, pathId, data) => this.signalling.sendSignal(to, pathId, data),
       emit: (event, ...args) => this.emit(event, ...args),

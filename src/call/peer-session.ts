@@ -66,7 +66,12 @@ export class DecoderSlot {
  * peer through that path's current relay only (`relayIndex(pathId)`,
  * `iceTransportPolicy: 'relay'`).
  */
-export function simplePeerPaths(o: MultipathCallOptions, policy: () => PathCandidatePolicy, relayIndex: (pathId: PathId) => number = (pathId) => pathId): CreatePath {
+export function simplePeerPaths(
+  o: MultipathCallOptions,
+  policy: () => PathCandidatePolicy,
+  relayIndex: (pathId: PathId) => number = (pathId) => pathId,
+  wrtc?: () => Record<string, unknown> | undefined,
+): CreatePath {
   return ({ pathId, initiator, onSignal }) => {
     const relays = o.relays ?? [];
     const relay = initiator && relays.length > 0 ? relays[relayIndex(pathId) % relays.length] : undefined;
@@ -76,6 +81,7 @@ export function simplePeerPaths(o: MultipathCallOptions, policy: () => PathCandi
       iceServers: relay ? [relay] : typeof o.iceServers === 'function' ? o.iceServers(pathId) : o.iceServers,
       ...(relay ? { iceTransportPolicy: 'relay' as const } : {}),
       candidateFilter: o.candidateFilter ?? ((c: ParsedCandidate, id: PathId) => policy().allows(c, id)),
+      ...(wrtc?.() ? { wrtc: wrtc() } : {}),
       onSignal,
     });
   };
@@ -219,8 +225,8 @@ export class PeerSession {
             if (this.transports.get(id) === t && !this.closed) h.begin(id, info.local);
           });
         });
-        t.on('message', (bytes: Uint8Array) => {
-          if (this.transports.get(id) === t) this.endpoint.onDatagram(id, bytes);
+        t.on('message', (bytes: Uint8Array, ageUs?: number) => {
+          if (this.transports.get(id) === t) this.endpoint.onDatagram(id, bytes, ageUs);
         });
         return t;
       },

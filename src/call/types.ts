@@ -191,6 +191,16 @@ export interface MultipathCallOptions {
   /** App-given filter of local candidates per path; overrides `candidates`. */
   candidateFilter?: (candidate: ParsedCandidate, pathId: PathId) => boolean;
   /**
+   * Serve every path's RTCDataChannel from a dedicated worker
+   * (src/transport/datachannel-worker.ts), so that datagram arrival times,
+   * which the remote sender's GCC delay-based detector reads, are stamped off
+   * this page's busy main thread (libwebrtc stamps them on its network
+   * thread). Needs `worker-src blob:` (or `script-src blob:`) if the page has a
+   * CSP; where the browser cannot transfer a channel, that path stays on the
+   * main thread. Default false.
+   */
+  datachannelWorker?: boolean;
+  /**
    * How paths are pinned to local candidates when no filter is given:
    * 'by-network' (default) gathers the local candidates once, groups them by
    * network (Chrome's network-id, else interface address) and signals group

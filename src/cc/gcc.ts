@@ -410,6 +410,7 @@ export class GccEstimator implements BandwidthEstimator {
       linkCapacityBps: this.delay.aimd.link.estimateBps(),
       inflightBytes: this.history.inflightBytes(),
       interArrivalResets: this.delay.interArrival.resets,
+      overuseOnsets: det.overuseOnsets,
       ...this.counters,
     };
   }

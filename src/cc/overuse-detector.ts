@@ -37,6 +37,8 @@ export class OveruseDetector {
   threshold: number;
   /** Current hypothesis. */
   state: BandwidthUsage = 'normal';
+  /** Times the hypothesis turned to 'overusing' from another state (diagnostic: false over-use shows up here). */
+  overuseOnsets = 0;
 
   private readonly cfg: OveruseDetectorConfig;
   private timeOverusingMs = -1;
@@ -87,6 +89,7 @@ export class OveruseDetector {
       if (this.timeOverusingMs > this.cfg.overusingTimeThresholdMs && this.overuseCounter > 1 && trend >= this.prevTrend) {
         this.timeOverusingMs = 0;
         this.overuseCounter = 0;
+        if (this.state !== 'overusing') this.overuseOnsets++;
         this.state = 'overusing';
       }
     } else if (modifiedTrend < -this.threshold) {

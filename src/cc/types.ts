@@ -162,6 +162,8 @@ export interface GccStats extends EstimatorStats {
   rttRejected: number;
   /** Inter-arrival resets (clock offset jump, persistent reordering). */
   interArrivalResets: number;
+  /** Delay-based over-use onsets: the detector's hypothesis turned to 'overusing' (each may cut the rate). */
+  overuseOnsets: number;
   feedbackTimeouts: number;
   /** Probe results given to onProbeResult (valid numbers). */
   probeResults: number;

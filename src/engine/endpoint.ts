@@ -26,8 +26,11 @@ export class Endpoint {
     readonly appData?: Pick<AppDataChannel, 'onMessage' | 'tick' | 'nextWakeUs'>,
   ) {}
 
-  /** A datagram arrived on `pathId`. Never throws for bad bytes. */
-  onDatagram(pathId: PathId, bytes: Uint8Array): void {
+  /**
+   * A datagram arrived on `pathId`, `ageUs` µs ago when the transport knows
+   * (a worker stamped it; default: now). Never throws for bad bytes.
+   */
+  onDatagram(pathId: PathId, bytes: Uint8Array, ageUs?: number): void {
     const res = decodePacket(bytes);
     if (!res.ok) {
       this.malformed[res.reason] = (this.malformed[res.reason] ?? 0) + 1;
@@ -43,7 +46,7 @@ export class Endpoint {
       // Every report is also one half of a clock exchange: echo its send time back (rate-limited).
       if (kind === 'report') this.receiver.echoClock(pathId, res.packet);
     } else {
-      this.receiver.onPacket(pathId, res.packet, res.bodyBytes, bytes.length);
+      this.receiver.onPacket(pathId, res.packet, res.bodyBytes, bytes.length, ageUs);
     }
   }
 

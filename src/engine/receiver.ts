@@ -177,9 +177,12 @@ export class ReceiverEngine {
 
   /**
    * A decoded packet that arrived on `viaPath` (media, FEC, padding, stream
-   * info). Control kinds meant for a sender are ignored here.
+   * info). Control kinds meant for a sender are ignored here. `ageUs`: how
+   * long ago it arrived (µs), when the transport stamped it off the main
+   * thread; only the path report's arrival time (the sender's GCC
+   * inter-arrival input) uses it.
    */
-  onPacket(viaPath: PathId, packet: DecodedPacket, bodyBytes: Uint8Array, sizeBytes: number): void {
+  onPacket(viaPath: PathId, packet: DecodedPacket, bodyBytes: Uint8Array, sizeBytes: number, ageUs?: number): void {
     const now = this.clock.nowUs();
     if (packet.pathId !== viaPath) {
       this.drop('path-mismatch');
@@ -195,7 +198,7 @@ export class ReceiverEngine {
     p.bytesReceived += sizeBytes;
     const body = packet.body;
     if (body.kind === 'media' || body.kind === 'fec' || body.kind === 'padding' || body.kind === 'audio') {
-      p.reports.onPacket(packet.pathSeq, now);
+      p.reports.onPacket(packet.pathSeq, (ageUs ?? 0) > 0 ? now - Math.round(ageUs!) : now);
       if (p.firstSeq < 0) p.firstSeq = packet.pathSeq;
       p.seqCount++;
       if (packet.pathSeq > p.highestSeq) p.highestSeq = packet.pathSeq;

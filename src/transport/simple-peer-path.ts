@@ -72,7 +72,11 @@ export interface SimplePeerPathOptions {
   channelLabel?: string;
   /** simple-peer constructor (default: simple-peer-light). */
   Peer?: SimplePeerCtor;
-  /** WebRTC implementation for simple-peer outside browsers (`{RTCPeerConnection, RTCSessionDescription, RTCIceCandidate}`). */
+  /**
+   * WebRTC implementation for simple-peer (`{RTCPeerConnection, RTCSessionDescription, RTCIceCandidate}`):
+   * outside browsers, or `datachannelWorkerRtc()` (src/transport/datachannel-worker.ts) to serve the
+   * datachannel from a worker; 'message' then carries each datagram's age.
+   */
   wrtc?: unknown;
   /** Bound on remote signals accepted over the path's lifetime (default 512); more are dropped. */
   maxRemoteSignals?: number;
@@ -324,7 +328,8 @@ export class SimplePeerPath implements PathTransport {
     this.counters.messagesIn++;
     // simple-peer-light hands a Uint8Array (simple-peer a Buffer subclass); expose a plain Uint8Array view (no copy).
     const bytes = data.constructor === Uint8Array ? data : new Uint8Array(data.buffer, data.byteOffset, data.byteLength);
-    this.events.emit('message', bytes);
+    // A worker-served channel (datachannel-worker.ts) stamped the arrival off the main thread.
+    this.events.emit('message', bytes, (this.peer._channel as { arrivalAgeUs?: number } | null | undefined)?.arrivalAgeUs);
   }
 
   /** Send one binary message on the datachannel. @returns false if not open or the browser refused it. Never throws. */

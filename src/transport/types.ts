@@ -60,7 +60,7 @@ export interface PathTransport {
   /** Bytes accepted by `send` and not yet handed to the network (RTCDataChannel.bufferedAmount). */
   bufferedAmount(): number;
   /** Subscribe; returns an unsubscribe function. */
-  on(event: 'message', cb: (bytes: Uint8Array) => void): () => void;
+  on(event: 'message', cb: (bytes: Uint8Array, ageUs?: number) => void): () => void;
   on(event: 'state', cb: (s: PathTransportState) => void): () => void;
   on(event: 'error', cb: (err: PathTransportErrorInfo) => void): () => void;
   on(event: 'iceRestart', cb: (info: IceRestartInfo) => void): () => void;
@@ -72,7 +72,8 @@ export interface PathTransport {
 
 /** Event name -> listener signature, for implementations. */
 export interface PathTransportEvents {
-  message: (bytes: Uint8Array) => void;
+  /** One datagram; `ageUs`, when the transport knows it, is how long before this call it arrived (µs, >= 0). */
+  message: (bytes: Uint8Array, ageUs?: number) => void;
   state: (s: PathTransportState) => void;
   error: (err: PathTransportErrorInfo) => void;
   /**

@@ -21,6 +21,7 @@ import type { DrawEntry } from '../metrics.js';
 import { startNativePeer } from './native.js';
 import type { NativePeer, NativeStats } from './native.js';
 import { startSink } from './sink.js';
+import { startDatachannelWorker } from '../../../src/transport/datachannel-worker.js';
 import type { Sink } from './sink.js';
 import { openSource, startSourceTrack } from './source.js';
 import type { SourceTrack } from './source.js';
@@ -239,9 +240,12 @@ async function main(): Promise<void> {
       // drops, so path 1 never connected (issue 9).
       candidates: 'all',
       clock,
+      ...(q.get('dcWorker') === '1' ? { datachannelWorker: true } : {}),
     });
     call.on(CallEvent.Error, (e) => addError(String(e.message ?? e)));
     await call.connect();
+    // The call loads its worker itself (a lazy chunk); read the counters of that same worker, after the fact.
+    if (q.get('dcWorker') === '1') (window as unknown as { __dcw: unknown }).__dcw = startDatachannelWorker();
     if (role === 'sender') {
       sourceTrack = makeTrack();
       await call.sendTrack(sourceTrack.track);

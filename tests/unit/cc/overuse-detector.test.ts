@@ -58,3 +58,18 @@ describe('OveruseDetector (trendline_estimator.cc Detect/UpdateThreshold)', () =
     expect(() => new OveruseDetector({ kUp: 0 })).toThrow(RangeError);
   });
 });
+
+describe('OveruseDetector.overuseOnsets', () => {
+  it('counts each turn to over-use once, not each over-using sample', () => {
+    const d = new OveruseDetector();
+    let t = 0;
+    const step = (m: number, trend: number) => d.detect(m, trend, 60, 5, (t += 5));
+    for (let i = 0; i < 10; i++) step(30, 0.2 + i * 0.01); // one long over-use
+    expect(d.state).toBe('overusing');
+    expect(d.overuseOnsets).toBe(1);
+    for (let i = 0; i < 5; i++) step(0, 0);
+    expect(d.state).toBe('normal');
+    for (let i = 0; i < 5; i++) step(30, 0.5 + i * 0.01); // a second one
+    expect(d.overuseOnsets).toBe(2);
+  });
+});

@@ -156,6 +156,17 @@ describe('SimplePeerPath (with a mock simple-peer)', () => {
     expect(path.counters.textMessagesDropped).toBe(1);
   });
 
+  it("passes a worker channel's arrival age (µs) on with the message, and none for a main-thread channel", () => {
+    const { path, peer } = make();
+    peer.open();
+    const got: Array<number | undefined> = [];
+    path.on('message', (_m, ageUs) => got.push(ageUs));
+    peer.emit('data', new Uint8Array([1]));
+    peer._channel.arrivalAgeUs = 40_000;
+    peer.emit('data', new Uint8Array([2]));
+    expect(got).toEqual([undefined, 40_000]);
+  });
+
   it('maps simple-peer errors (with code) to failed, close to closed', () => {
     const { path, peer } = make();
     const errors: PathTransportErrorInfo[] = [];
