@@ -59,6 +59,8 @@ const REPO = resolve(dirname(fileURLToPath(import.meta.url)), '..');
  * ~0.3 kB) and the opt-in datachannel departure times (`departureTimes`, ~0.5 kB; kept because
  * it is libwebrtc's definition of a send time and won converge on the SCTP model); the recovery
  * key frame copies (`kf3`, lost the tune half) stayed on their branch.
+ * 97.9 kB with the opt-in datachannel worker (src/transport/datachannel-worker.ts, a 1.8 kB lazy
+ * chunk; its hook and the arrival-age plumbing are up front) and GCC's overuseOnsets counter.
  */
 export const DEFAULT_BUDGET_GZIP_BYTES = 98_000;
 
