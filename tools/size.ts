@@ -123,20 +123,18 @@ export async function measureBundle(): Promise<BundleSize> {
         lazy.push({ name: chunk.name ?? chunk.fileName, minBytes: Buffer.byteLength(chunk.code), gzipBytes: gzipSync(chunk.code, { level: 9 }).length, modules });
         continue;
       }
-      {
-        code += chunk.code;
-        for (const [id, m] of Object.entries(chunk.modules ?? {})) {
-          const nm = id.lastIndexOf('node_modules/');
-          const key =
-            nm >= 0
-              ? id
-                  .slice(nm + 13)
-                  .split('/')
-                  .slice(0, id.slice(nm + 13).startsWith('@') ? 2 : 1)
-                  .join('/')
-              : id.replace(`${REPO}/`, '');
-          per.set(key, (per.get(key) ?? 0) + m.renderedLength);
-        }
+      code += chunk.code;
+      for (const [id, m] of Object.entries(chunk.modules ?? {})) {
+        const nm = id.lastIndexOf('node_modules/');
+        const key =
+          nm >= 0
+            ? id
+                .slice(nm + 13)
+                .split('/')
+                .slice(0, id.slice(nm + 13).startsWith('@') ? 2 : 1)
+                .join('/')
+            : id.replace(`${REPO}/`, '');
+        per.set(key, (per.get(key) ?? 0) + m.renderedLength);
       }
     }
     const codegen: string[] = [];
