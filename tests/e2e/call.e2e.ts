@@ -78,11 +78,13 @@ describe('two-path call', () => {
 
 describe('path restart', () => {
   it('a path that cannot connect at first is restarted, reported, and carries media once it can', async () => {
-    // Path 1's relay drops everything for its first 12 s (the emulator starts 1-5 s before the call):
-    // with a 4 s connect timeout at least one restart must happen before it can connect.
-    const scenario = twoPaths({ downPeriods: [[0, 12]] });
+    // Path 1's relay drops everything for its first 16 s. The emulator starts 1-5 s before the call on a
+    // quiet machine and up to ~8 s before it on a loaded one (one CI run: path 1 connected at 4.0 s with no
+    // restart behind a [0, 12] period): the path stays down >= 7 s into the call, so with a 4 s connect
+    // timeout at least one restart must happen before it can connect.
+    const scenario = twoPaths({ downPeriods: [[0, 16]] });
     // Round robin: once path 1 is up it carries media whatever the clip needs.
-    const { report: r } = await runCall({ out: outDir('call-3'), scenario, durationS: 22, connectTimeoutMs: 4000, scheduler: 'roundrobin' });
+    const { report: r } = await runCall({ out: outDir('call-3'), scenario, durationS: 24, connectTimeoutMs: 4000, scheduler: 'roundrobin' });
     const p1 = [r.final.sender, r.final.receiver].map((st) => {
       const p = peerView(st).paths.find((x) => x.pathId === 1);
       return p && { state: p.state, iceRestarts: p.iceRestarts, connectMs: (p.connectTime ?? 0) * 1000 };
