@@ -228,16 +228,12 @@ export class SenderPath {
   /**
    * What the path can take (bps): +Infinity, or with `queuedMs` > 0 what it
    * delivered over the last 200 ms of receiver arrival time while it holds
-   * a standing queue of ours: its SRTT exceeds its min RTT by more than
-   * `queuedMs`, and so would the bytes in flight at that rate (in-flight x
-   * 8 / delivered > min RTT + `queuedMs`; an idle path whose SRTT is stale
-   * from an earlier queue is left alone). See SenderEngineConfig.queuedDeliveryMs.
+   * a standing queue (its SRTT exceeds its min RTT by more than `queuedMs`).
+   * See SenderEngineConfig.queuedDeliveryMs.
    */
   deliveryCapBps(): number {
-    const e = this.estimator;
-    const min = e.minRttMs();
     const d = this.delivered.rateBps(this.lastArrivalUs);
-    return this.queuedMs > 0 && d > 0 && e.srttMs() - min > this.queuedMs && (e.inflightBytes() * 8000) / d > min + this.queuedMs ? Math.max(MIN_PATH_RATE_BPS, d) : Number.POSITIVE_INFINITY;
+    return this.queuedMs > 0 && d > 0 && this.estimator.srttMs() - this.estimator.minRttMs() > this.queuedMs ? Math.max(MIN_PATH_RATE_BPS, d) : Number.POSITIVE_INFINITY;
   }
 
   /** A report's arrivals: each datagram counts once in {@link deliveryCapBps}, at its arrival time. */

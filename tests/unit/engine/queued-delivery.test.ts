@@ -39,7 +39,6 @@ function path(queuedMs: number) {
 describe('SenderPath delivery cap (SenderEngineConfig.queuedDeliveryMs)', () => {
   it('with a standing queue, caps the rate at what arrived over the last 200 ms of receiver time, each datagram once', () => {
     const { p, st, deliver, report } = path(60);
-    st.inflight = 100_000; // 200 ms at 4 Mbps
     expect(p.deliveryCapBps()).toBe(Number.POSITIVE_INFINITY); // nothing delivered yet
     deliver(100, 1_000_000, 2000); // 1000 bytes every 2 ms: 4 Mbps
     const fast = p.deliveryCapBps();
@@ -61,9 +60,6 @@ describe('SenderPath delivery cap (SenderEngineConfig.queuedDeliveryMs)', () => 
     q.st.srtt = 50; // no queue (SRTT within 60 ms of min)
     expect(q.p.deliveryCapBps()).toBe(Number.POSITIVE_INFINITY);
     expect(q.p.rateBps()).toBe(4_000_000);
-    q.st.srtt = 200;
-    q.st.inflight = 1000; // a stale SRTT on a path with 1 kB in flight (10 ms at 0.8 Mbps): not ours
-    expect(q.p.deliveryCapBps()).toBe(Number.POSITIVE_INFINITY);
     const off = path(0);
     off.deliver(20, 100_000, 10_000);
     expect(off.p.deliveryCapBps()).toBe(Number.POSITIVE_INFINITY);
