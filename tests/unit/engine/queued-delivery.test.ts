@@ -38,7 +38,7 @@ function path(queuedMs: number) {
 
 describe('SenderPath delivery cap (SenderEngineConfig.queuedDeliveryMs)', () => {
   it('with a standing queue, caps the rate at what arrived over the last 200 ms of receiver time, each datagram once', () => {
-    const { p, st, deliver, report } = path(60);
+    const { p, deliver, report } = path(60);
     expect(p.deliveryCapBps()).toBe(Number.POSITIVE_INFINITY); // nothing delivered yet
     deliver(100, 1_000_000, 2000); // 1000 bytes every 2 ms: 4 Mbps
     const fast = p.deliveryCapBps();
