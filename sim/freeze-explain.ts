@@ -119,6 +119,33 @@ export interface PathView {
   enabled: boolean;
 }
 
+/**
+ * One path at one state sample, for the per-path timeline of a freeze
+ * (`pt`): where the bytes waited and what the sender believed.
+ */
+export interface PathSample {
+  /** Sender-side queue (kB): our pacer queue and the datachannel's bufferedAmount. */
+  pacerKB: number;
+  dcKB: number;
+  /** Network bottleneck queue (kB), the queueing delay of the last packet it accepted (ms), the link's capacity over the last 200 ms (Mbps) and its drop-tail drops so far. */
+  netKB: number;
+  netMs: number;
+  capMbps: number;
+  dropped: number;
+  /** Delivery (acked) rate, estimate (target S_i) and our send rate over the last second (Mbps). */
+  ackedMbps: number;
+  estMbps: number;
+  sendMbps: number;
+  /** Smoothed RTT (ms). */
+  srttMs: number;
+}
+
+/** Per-path timeline of a freeze: samples from 1 s before its start to its end, 100 ms apart; `t` s from the call start. */
+export interface FreezeTimeline {
+  t: number[];
+  paths: PathSample[][];
+}
+
 /** One freeze, explained (see the module comment). */
 export interface FreezeCause {
   atS: number;
@@ -153,6 +180,8 @@ export interface FreezeCause {
   kf?: KeyframeWait;
   /** Stuck frame with a lost packet: the recovery timeline of its lost packet that arrived last (or never). */
   tl?: RecoveryTimeline;
+  /** Per-path timeline around the freeze (when the run loop sampled the paths). */
+  pt?: FreezeTimeline;
 }
 
 /**
@@ -188,7 +217,7 @@ export function causeLabel(c: FreezeCause, pathNames: readonly string[]): string
 export class FreezeRecorder {
   private readonly frames = new Map<number, FrameTrace>();
   private readonly sentBins: number[][];
-  private readonly states: Array<{ atUs: number; targetBps: number; paths: PathView[] }> = [];
+  private readonly states: Array<{ atUs: number; targetBps: number; paths: PathView[]; detail?: PathSample[] }> = [];
   private readonly keyframeUs: number[] = [];
   private readonly rxRequests: Array<{ atUs: number; reason: string }> = [];
   private nextStateUs = 0;
@@ -266,10 +295,10 @@ export class FreezeRecorder {
     return nowUs >= this.nextStateUs;
   }
 
-  sample(nowUs: number, targetBps: number, paths: ReadonlyArray<{ id: number; up: boolean; enabled: boolean; demoted?: boolean }>): void {
+  sample(nowUs: number, targetBps: number, paths: ReadonlyArray<{ id: number; up: boolean; enabled: boolean; demoted?: boolean }>, detail?: PathSample[]): void {
     const view: PathView[] = Array.from({ length: this.nPaths }, () => ({ up: false, enabled: false }));
     for (const p of paths) if (p.id >= 0 && p.id < this.nPaths) view[p.id] = { up: p.up && p.demoted !== true, enabled: p.enabled };
-    this.states.push({ atUs: nowUs, targetBps, paths: view });
+    this.states.push({ atUs: nowUs, targetBps, paths: view, ...(detail ? { detail } : {}) });
     this.nextStateUs = nowUs + STATE_US;
   }
 
@@ -328,9 +357,22 @@ export class FreezeRecorder {
         keyframeRequests: this.keyframeUs.filter((t) => t >= fz.atUs && t < endUs).length,
         ...(cause === 'keyframe-wait' || cause === 'skipped' ? { kf: this.keyframeWait(stuckId, stuck as FrameTrace, b.frameId, fz.atUs, endUs) } : {}),
         ...(lost > 0 && stuck !== undefined ? { tl: this.timeline(stuck, a.decodedUs - a.captureUs) } : {}),
+        ...this.pathTimeline(fz.atUs - 1_000_000, endUs),
       });
     }
     return out;
+  }
+
+  /** {@link FreezeTimeline} over [fromUs, toUs], empty when no sample there has detail. */
+  private pathTimeline(fromUs: number, toUs: number): { pt?: FreezeTimeline } {
+    const t: number[] = [];
+    const paths: PathSample[][] = Array.from({ length: this.nPaths }, () => []);
+    for (const s of this.states) {
+      if (s.atUs < fromUs || s.atUs > toUs || s.detail === undefined) continue;
+      t.push(Math.round(s.atUs / 1000) / 1000);
+      for (let i = 0; i < s.detail.length; i++) paths[i]?.push(s.detail[i]);
+    }
+    return t.length > 0 ? { pt: { t, paths } } : {};
   }
 
   /** {@link RecoveryTimeline} of the stuck frame `f`; `delayUs` the playout delay of the last frame shown. */

@@ -550,7 +550,32 @@ export function runLoop(opts: SimOptions, settings: RunSettings): SimRun {
         c.rWake = Math.max(c.rEp.nextWakeUs() - rxBaseUs, now + MIN_TICK_STEP_US);
       }
     }
-    if (rec?.sampleDue(now)) rec.sample(now, streams[0].sender.targetBitrateBps(), streams[0].sender.stats().paths);
+    if (rec?.sampleDue(now)) {
+      const st = streams[0].sender.stats().paths;
+      const detail = st.map((p, i) => {
+        const l = up[i]?.stats();
+        const nowMs = Math.floor(now / 1000);
+        const capBps = up[i] ? capacityBps(up[i], Math.max(0, nowMs - 200), nowMs + 1) : 0;
+        const qd = l?.queueDelay.recentMs;
+        const dc = chUp[i]?.bufferedAmount() ?? 0;
+        const netBytes = l?.queuedBytes ?? 0;
+        const r1 = (x: number) => Math.round(x * 10) / 10;
+        const r2 = (x: number) => Math.round(x * 100) / 100;
+        return {
+          pacerKB: r1(Math.max(0, p.queuedBytes - dc) / 1000),
+          dcKB: r1(dc / 1000),
+          netKB: r1(netBytes / 1000),
+          netMs: qd && qd.length > 0 ? Math.round(qd[qd.length - 1]) : 0,
+          capMbps: r2(capBps / 1e6),
+          dropped: l ? l.dropped.queue : 0,
+          ackedMbps: r2(p.goodputBps / 1e6),
+          estMbps: r2(p.rateBps / 1e6),
+          sendMbps: r2(p.sendRateBps / 1e6),
+          srttMs: Math.round(p.rttMs),
+        };
+      });
+      rec.sample(now, streams[0].sender.targetBitrateBps(), st, detail);
+    }
     // Next event.
     let next = Math.min(now + MAX_STEP_US, endUs, nextSampleUs);
     for (let i = 0; i < nPaths; i++) {

@@ -94,6 +94,7 @@ const SENDER_KEYS = [
   'maxConsecutiveDrops',
   'holdKeyFrameWhileBuffered',
   'departureTimes',
+  'queuedDeliveryMs',
   'upperLayerDropFactor',
   'cwndPushback',
   'pathHysteresis',

@@ -91,6 +91,29 @@ export interface SenderEngineConfig {
    */
   departureTimes?: boolean;
   /**
+   * A path with a standing queue of ours counts, and is paced, at what it
+   * delivered (ms; 0 = off). While a path's SRTT exceeds its min RTT by
+   * more than this, and its bytes in flight would take as long at the rate
+   * the receiver's reports show it delivered over the last 200 ms, its rate
+   * S_i (Converge Eq. 1 split, encoder target) is at most that delivery rate
+   * and its pacer releases no more than it. On a fading link GCC's estimate
+   * is stale: a full drop-tail queue shows no delay gradient, so the
+   * loss-based bound governs, 1.1-2x (our pacer at 1.5x that: up to 10x)
+   * above what the link delivers, and what the pacer releases beyond it is
+   * dropped in the network queue and costs a NACK round (issue 10, wc:21_2).
+   * Held in the pacer instead, the backlog counts in the scheduler's
+   * completion times. Source: BBR paces at its measured delivery rate
+   * (draft-cardwell-iccrg-bbr-congestion-control §4.6.2); LoLa §3.2 times
+   * paths by their ACK arrivals.
+   * Default off: simulator, converge, cellular suite, 3 seeds, with 60 ms
+   * (`--sender queuedDeliveryMs=60`): tune 5.59 -> 4.50 s frozen (wc:21_1
+   * -0.63, wc:7_3 -0.52; mm:verizon+att +0.21), check 10.96 -> 10.00 s
+   * (wc:21_2 4.30 -> 3.10, wc:8_5 -0.74; mm:tmobile+att +0.62,
+   * mm:verizon+tmobile +0.23); but carriers 0.31 -> 0.54 s (3 seeds);
+   * failover, flap, collapse, loss-sweep unchanged (docs: the fade2 report).
+   */
+  queuedDeliveryMs?: number;
+  /**
    * Temporal layers: a frame that would be an upper-layer frame is dropped
    * before encoding once the queues exceed this fraction of `dropQueueFrames`
    * (0..1, default 1 = the same threshold as base-layer frames). Below 1,
@@ -254,6 +277,7 @@ export function resolveSenderConfig(config: SenderEngineConfig): ResolvedSenderC
     maxConsecutiveDrops: config.maxConsecutiveDrops ?? 3,
     holdKeyFrameWhileBuffered: config.holdKeyFrameWhileBuffered ?? true,
     departureTimes: config.departureTimes ?? false,
+    queuedDeliveryMs: config.queuedDeliveryMs ?? 0,
     upperLayerDropFactor: config.upperLayerDropFactor ?? 1,
     cwndPushback: config.cwndPushback ?? true,
     fastFailover: config.fastFailover ?? true,

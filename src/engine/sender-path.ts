@@ -67,6 +67,9 @@ const DEPARTURE_MIN_AHEAD_BYTES = 2_400;
 /** A departure is never put more than this after the send (µs): beyond it the count of bytes is off. */
 const DEPARTURE_MAX_WAIT_US = 2_000_000;
 
+/** Datagram sizes remembered per path seq for the delivery rate (a ring; power of two). */
+const DELIVERY_RING = 4096;
+
 /** RACK reorder window before the path has an RTT sample (µs). */
 const RACK_DEFAULT_REO_WND_US = 25_000;
 
@@ -150,6 +153,12 @@ export class SenderPath {
   private depLast = { atUs: Number.NaN, departed: 0 };
   /** Correct send times to the datachannel departure (SenderEngineConfig.departureTimes). */
   departureTimes = false;
+  /** Sizes (bytes) of the datagrams sent, by path seq (a ring), 0 once delivered; what was delivered by receiver time (µs), and the latest arrival. */
+  private readonly sizes = new Uint16Array(DELIVERY_RING);
+  private readonly delivered = new RateMeter(200_000);
+  private lastArrivalUs = 0;
+  /** SenderEngineConfig.queuedDeliveryMs (0 = off). */
+  queuedMs = 0;
 
   constructor(
     readonly id: PathId,
@@ -208,11 +217,33 @@ export class SenderPath {
     this.estimator.onPacketSent({ pathSeq, sizeBytes: bytes.length, sendTimeUs: nowUs });
     if ((ahead > DEPARTURE_MIN_AHEAD_BYTES || this.depLen > 0) && this.estimator.onPacketDeparted) this.trackDeparture(pathSeq, nowUs);
     this.rack.onSent(pathSeq, nowUs, acct.flowSeq ?? -1, acct.copy !== true);
+    this.sizes[pathSeq & (DELIVERY_RING - 1)] = bytes.length;
     this.stats.packetsSent++;
     this.stats.bytesSent += bytes.length;
     if (acct.rate !== false) this.sendRate.add(nowUs, bytes.length);
     if (acct.drain !== false) this.drain.sentBytes += bytes.length;
     return { pathSeq, bytes: bytes.length };
+  }
+
+  /**
+   * What the path can take (bps): +Infinity, or with `queuedMs` > 0 what it
+   * delivered over the last 200 ms of receiver arrival time while it holds
+   * a standing queue (its SRTT exceeds its min RTT by more than `queuedMs`).
+   * See SenderEngineConfig.queuedDeliveryMs.
+   */
+  deliveryCapBps(): number {
+    const d = this.delivered.rateBps(this.lastArrivalUs);
+    return this.queuedMs > 0 && d > 0 && this.estimator.srttMs() - this.estimator.minRttMs() > this.queuedMs ? Math.max(MIN_PATH_RATE_BPS, d) : Number.POSITIVE_INFINITY;
+  }
+
+  /** A report's arrivals: each datagram counts once in {@link deliveryCapBps}, at its arrival time. */
+  onArrivals(arrivals: ReadonlyArray<{ pathSeq: number; arrivalUs: number }>): void {
+    for (const a of this.queuedMs > 0 ? arrivals : []) {
+      const i = a.pathSeq & (DELIVERY_RING - 1);
+      this.delivered.add(a.arrivalUs, this.sizes[i]);
+      this.sizes[i] = 0;
+      this.lastArrivalUs = Math.max(this.lastArrivalUs, a.arrivalUs);
+    }
   }
 
   /**
@@ -312,7 +343,7 @@ export class SenderPath {
 
   /** S_i: the estimator's target, capped by the datachannel's drain rate while it is backlogged (bps). */
   rateBps(): number {
-    const gcc = this.estimator.targetRateBps();
+    const gcc = Math.min(this.estimator.targetRateBps(), this.deliveryCapBps());
     const d = this.drain;
     if (!d.backlogged || d.rateBps === undefined) return gcc;
     return Math.max(MIN_PATH_RATE_BPS, Math.min(gcc, 0.9 * d.rateBps));

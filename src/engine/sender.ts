@@ -187,6 +187,7 @@ export class SenderEngine {
     const prober = this.probing ? estimator.createProber?.({ maxBps: this.pathMaxBps(), alrIntervalMs: 5000 }) : undefined;
     const path = new SenderPath(pathId, sink, estimator, pacer, prober && new ProbeSender(prober, estimator), state, now);
     path.departureTimes = this.cfg.departureTimes;
+    path.queuedMs = this.cfg.queuedDeliveryMs;
     this.paths.add(path, now);
     this.lastStreamInfoUs = -Infinity; // announce the stream on the new path soon
   }
@@ -403,6 +404,7 @@ export class SenderEngine {
         p.estimator.onReport(r, now);
         // Loss detection on this path alone (RACK): tracked always (its counters), acted on with `rack`.
         this.onRackLoss(p.rack.onReport(r.arrivals, now, p.rackReorderWindowUs(), this.onDelivered), now);
+        p.onArrivals(r.arrivals);
         this.recovery.onRouteReport(p, r, now);
         this.paths.manager.onReport(r.pathId, now);
         if (r.fcdUs !== undefined) this.scheduler.onFcd?.(r.fcdUs / 1000, now);
@@ -556,7 +558,11 @@ export class SenderEngine {
       }
       p.measureDrain(now);
       p.observeDepartures(now);
-      p.pacer.setRateBps(p.rateBps());
+      // A path with a standing queue is paced at what it delivered (SenderEngineConfig.queuedDeliveryMs).
+      const rate = p.rateBps();
+      p.pacer.setRateBps(rate);
+      const cap = p.deliveryCapBps();
+      if (cap < p.pacer.pacingRateBps()) p.pacer.setRateBps((rate * cap) / p.pacer.pacingRateBps());
       const { send, dropped } = p.pacer.poll(now, p.sink.bufferedAmount());
       p.stats.pacerDropped += dropped.length;
       // A packet the pacer dropped (too old) is still answered when the receiver NACKs it:

@@ -70,6 +70,30 @@ describe('FreezeRecorder (sim/freeze-explain.ts)', () => {
     expect(causeLabel(c, ['wifi', 'cellular'])).toBe('late:loss:wifi+rtx');
   });
 
+  it('gives each freeze the per-path samples from 1 s before it to its end (pt), none without detail', () => {
+    const rec = new FreezeRecorder(2);
+    const detail = (pacerKB: number) => [0, 1].map((i) => ({ pacerKB: pacerKB + i, dcKB: 0, netKB: 0, netMs: 0, capMbps: 1, dropped: 0, ackedMbps: 1, estMbps: 2, sendMbps: 1, srttMs: 50 }));
+    for (let k = 0; k <= 12; k++) rec.sample(k * 100 * MS, 1_000_000, UP, detail(k));
+    const d = steady(rec, 10, () => 1);
+    rec.onFrame(10, 330 * MS, false);
+    rec.onSend(1, pkt(10, 10, 330 * MS), 331 * MS);
+    rec.onArrival(1, pkt(10, 10, 330 * MS), 1000 * MS);
+    d.push(dec(10, 330, 1005));
+    const [c] = rec.explain([{ atUs: d[9].decodedUs, ms: 1005 - 347 }], d, capacity);
+    // Freeze 347..1005 ms: samples at 0..1000 ms (from 1 s before its start), both paths.
+    expect(c.pt?.t).toEqual([0, 0.1, 0.2, 0.3, 0.4, 0.5, 0.6, 0.7, 0.8, 0.9, 1]);
+    expect(c.pt?.paths[0].map((s) => s.pacerKB)).toEqual([0, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10]);
+    expect(c.pt?.paths[1][0].pacerKB).toBe(1);
+    const plain = new FreezeRecorder(2);
+    plain.sample(0, 1_000_000, UP);
+    const d2 = steady(plain, 10, () => 1);
+    plain.onFrame(10, 330 * MS, false);
+    plain.onSend(1, pkt(10, 10, 330 * MS), 331 * MS);
+    plain.onArrival(1, pkt(10, 10, 330 * MS), 1000 * MS);
+    d2.push(dec(10, 330, 1005));
+    expect(plain.explain([{ atUs: d2[9].decodedUs, ms: 1005 - 347 }], d2, capacity)[0].pt).toBeUndefined();
+  });
+
   it('splits a late frame into sender time and network time, and sees a probe copy as no retransmission', () => {
     const rec = new FreezeRecorder(2);
     rec.sample(0, 1_000_000, UP);
