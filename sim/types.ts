@@ -87,6 +87,7 @@ export interface SimOptions {
       | 'probation'
       | 'audio'
       | 'fecCode'
+      | 'pacer'
     >
   >;
   /** ReceiverEngine options of the media receiver (report copies on every path); for experiments. */

@@ -2,7 +2,7 @@
  * `npm run bench:browser -- --scenario FILE.json|default
  *    [--compare converge,minrtt,native-webrtc:0,native-webrtc:1] [--duration S]
  *    [--video FILE.y4m | --synthetic] [--fec path|webrtc-table|none] [--codec h264|vp8|vp9|av1]
- *    [--max-bitrate BPS] [--track canvas|generator] [--sample-every N] [--no-ssim] [--no-source-check] [--no-audio] [--native-audio] [--dc-worker receiver|both] [--seed N] [--out DIR]`
+ *    [--max-bitrate BPS] [--track canvas|generator] [--sample-every N] [--no-ssim] [--no-source-check] [--no-audio] [--native-audio] [--dc-worker receiver|both] [--pacer burstMs=40,pacingFactor=2.5] [--seed N] [--out DIR]`
  *
  * Compares our multipath call (one entry per scheduler) with plain Chromium
  * WebRTC over one path at a time, each through the same emulated paths, with
@@ -21,10 +21,11 @@ import { scenarioFile } from '../../sim/net/scenario-files.js';
 const USAGE = `usage: npm run bench:browser -- --scenario FILE.json|default
        [--compare converge,minrtt,native-webrtc:0,native-webrtc:1] [--duration S]
        [--video FILE.y4m | --synthetic] [--fec ${fecPolicyNames().join('|')}] [--codec h264|vp8|vp9|av1]
-       [--max-bitrate BPS] [--track canvas|generator] [--sample-every N] [--no-ssim] [--no-source-check] [--no-audio] [--native-audio] [--seed N] [--out DIR]
+       [--max-bitrate BPS] [--track canvas|generator] [--sample-every N] [--no-ssim] [--no-source-check] [--no-audio] [--native-audio] [--dc-worker receiver|both] [--pacer K=V,...] [--seed N] [--out DIR]
   --native-audio: Chromium's WebRTC sends the fake microphone too (the load our call carries with audio)
   --dc-worker: ours serves its datachannels from a worker (MultipathCallOptions.datachannelWorker) on the media
       receiver's page (where the arrival stamps are taken) or on both pages (the sender's sends then take a hop)
+  --pacer: ours, MultipathCallOptions.pacer fields (burstMs, pacingFactor; numbers), e.g. burstMs=40,pacingFactor=2.5
   --compare entries: ${compareEntriesHelp()}, native-webrtc:N`;
 
 const OPTIONS = {
@@ -43,6 +44,7 @@ const OPTIONS = {
   'no-audio': { type: 'boolean', default: false },
   'native-audio': { type: 'boolean', default: false },
   'dc-worker': { type: 'string' },
+  pacer: { type: 'string' },
   width: { type: 'string', default: '640' },
   height: { type: 'string', default: '480' },
   fps: { type: 'string', default: '30' },
@@ -54,6 +56,21 @@ function dcWorker(v: string | undefined): 'receiver' | 'both' | undefined {
   if (v === undefined) return undefined;
   if (v !== 'receiver' && v !== 'both') throw new UsageError(`--dc-worker must be receiver or both, got ${v}`);
   return v;
+}
+
+/** `--pacer burstMs=40,pacingFactor=2.5` -> MultipathCallOptions.pacer. */
+function pacerOption(v: string | undefined): { burstMs?: number; pacingFactor?: number } | undefined {
+  if (v === undefined) return undefined;
+  const out: { burstMs?: number; pacingFactor?: number } = {};
+  for (const kv of v.split(',').filter(Boolean)) {
+    const [k, x] = kv.split('=');
+    const n = Number(x);
+    if ((k !== 'burstMs' && k !== 'pacingFactor') || x === undefined || !(Number.isFinite(n) && n >= 0)) {
+      throw new UsageError(`--pacer: want burstMs=MS,pacingFactor=F (numbers >= 0), got "${kv}"`);
+    }
+    out[k] = n;
+  }
+  return out;
 }
 
 async function main(values: CliValues<typeof OPTIONS>): Promise<number> {
@@ -84,6 +101,7 @@ async function main(values: CliValues<typeof OPTIONS>): Promise<number> {
     audio: !values['no-audio'],
     nativeAudio: values['native-audio'],
     datachannelWorker: dcWorker(values['dc-worker']),
+    pacer: pacerOption(values.pacer),
     seed: num('seed', values.seed, 0, 2 ** 31),
     out: values.out ?? `out/bench-browser/${scenarioName.replace(/[^\w.-]+/g, '_')}`,
     log: (l) => process.stderr.write(`${l}\n`),

@@ -105,6 +105,8 @@ const SENDER_KEYS = [
   'probation',
   'fecCode',
   'keyframeCoalesceTransmit',
+  'pacer.burstMs',
+  'pacer.pacingFactor',
 ];
 
 const USAGE = `usage: npm run bench -- --scenario FILE.json|NAME [--compare LIST] [--fec LIST] [--streams 1-3] [--seeds N] [--first-seed K] [--duration S] [--variants N] [--half tune|check] [--only NAME,...] [--degradation PREF] [--datachannel sctp|ideal] [--clock-skew MS] [--playout K=V,...] [--nack K=V,...] [--temporal-layers 1-3] [--converge K=V,...] [--fractal K=V,...] [--sender K=V,...] [--receiver K=V,...] [--audio on|off] [--explain-freezes] [--jobs N] [--out DIR]
@@ -206,6 +208,13 @@ function parseOptions(v: CliValues<typeof OPTIONS>): Args {
   const converge = parseOverrides(v.converge, '--converge', Object.keys(DEFAULT_CONVERGE_CONFIG)) as Partial<ConvergeConfig> | undefined;
   const sender = parseOverrides(v.sender, '--sender', SENDER_KEYS, { outageRestore: ['total', 'any', 'off'], fecCode: fecCodeNames(), probation: ['true', 'false', 'down'] }) as SimOptions['sender'];
   if (sender?.probation !== undefined && sender.probation !== 'down') sender.probation = (sender.probation as unknown) === 'true';
+  // pacer.K=V: SenderEngineConfig.pacer fields.
+  for (const k of Object.keys(sender ?? {})) {
+    if (!sender || !k.startsWith('pacer.')) continue;
+    const flat = sender as Record<string, unknown>;
+    sender.pacer = { ...sender.pacer, [k.slice(6)]: flat[k] };
+    delete flat[k];
+  }
   if (v.duration !== undefined && !(Number(v.duration) > 0)) throw new UsageError(`--duration must be > 0 s, got ${v.duration}`);
   return {
     scenario,

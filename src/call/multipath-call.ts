@@ -394,6 +394,7 @@ export class MultipathCall {
       mtuBytes: o.mtuBytes,
       maxBitrateBps: o.maxBitrateBps ?? 6_000_000,
       startBitrateBps: o.startBitrateBps,
+      pacer: o.pacer,
       ...o.faultHandling,
     });
     if (this.video.streamInfo) sender.setStreamInfo(this.video.streamInfo);

@@ -153,6 +153,13 @@ export interface MultipathCallOptions {
    */
   faultHandling?: Pick<SenderEngineConfig, 'pathHysteresis' | 'fastFailover' | 'outageRestore'>;
   /**
+   * The sender's per-path pacer (SenderEngineConfig.pacer): `burstMs` lets a
+   * frame leave as one burst (libwebrtc pacing_controller.cc send burst
+   * interval, 40 ms there), `pacingFactor` scales the pacing rate over the
+   * path's target (libwebrtc 2.5). Default: the engine's (no burst, 1.5).
+   */
+  pacer?: SenderEngineConfig['pacer'];
+  /**
    * ICE servers (STUN / TURN) for all paths, or per path (e.g. a TURN relay
    * on path 1 only, so one path survives a blocked direct route). Passed to
    * each path's RTCPeerConnection as `iceServers`; a TURN entry needs

@@ -22,7 +22,11 @@ export const DEFAULT_PACER_CONFIG: Readonly<PacerConfig> = Object.freeze({
   maxQueueDelayMs: 300,
   maxBurstMs: 20,
   bufferRecheckMs: 5,
+  burstMs: 0,
 });
+
+/** Largest send burst (bytes); libwebrtc PacingController::kMaxBurstSize. */
+const MAX_BURST_BYTES = 63_000;
 
 /** Smallest pacing rate (bps) so that the pacer can never stall forever. */
 const MIN_RATE_BPS = 1000;
@@ -151,6 +155,11 @@ export class Pacer<T extends { priority: Priority; sizeBytes: number }> {
     return this.rateBps * this.cfg.pacingFactor;
   }
 
+  /** Debt (bytes) a burst may run up: burstMs at the pacing rate, at most 63,000 bytes; 0 without a burst. */
+  private burstBytes(): number {
+    return Math.min((this.pacingRateBps() * this.cfg.burstMs) / 8000, MAX_BURST_BYTES);
+  }
+
   /** Max bytes allowed in bufferedAmount after a send: max(bufferBudgetMs at the target rate, floor). */
   bufferBudgetBytes(): number {
     return Math.max((this.rateBps * this.cfg.bufferBudgetMs) / 8000, this.cfg.minBufferBudgetBytes);
@@ -211,9 +220,10 @@ export class Pacer<T extends { priority: Priority; sizeBytes: number }> {
     const budget = this.bufferBudgetBytes();
     let sentBytes = 0;
     this.heldByBuffer = false;
-    for (let p = Priority.Retransmission; p <= Priority.Media && this.budgetBytes > 0; p++) {
+    const floor = -this.burstBytes();
+    for (let p = Priority.Retransmission; p <= Priority.Media && this.budgetBytes > floor; p++) {
       const q = this.queues[p];
-      while (q.length > 0 && this.budgetBytes > 0) {
+      while (q.length > 0 && this.budgetBytes > floor) {
         const item = q.peek() as T;
         const size = item.sizeBytes;
         // An item bigger than the whole budget may go alone into an empty buffer (no stall).
@@ -253,7 +263,8 @@ export class Pacer<T extends { priority: Priority; sizeBytes: number }> {
       const rateBytesPerUs = this.pacingRateBps() / 8e6;
       const elapsed = Number.isNaN(this.lastPollUs) ? 0 : Math.max(0, nowUs - this.lastPollUs);
       const projected = this.budgetBytes + Math.min(elapsed, this.cfg.maxBurstMs * 1000) * rateBytesPerUs;
-      t = projected > 0 ? nowUs : nowUs + Math.ceil(-projected / rateBytesPerUs);
+      const floor = -this.burstBytes();
+      t = projected > floor ? nowUs : nowUs + Math.ceil((floor - projected) / rateBytesPerUs);
     }
     // Media / FEC expiry may come sooner.
     const maxDelayUs = this.cfg.maxQueueDelayMs * 1000;

@@ -201,6 +201,15 @@ export interface PacerConfig {
   maxBurstMs: number;
   /** Poll interval hinted by nextPollUs while held by bufferedAmount (ms). Default 5. */
   bufferRecheckMs: number;
+  /**
+   * Send burst (ms of pacing rate): packets go out at once while the debt of
+   * what was sent drains within this time, so a video frame leaves as one
+   * burst instead of spread over the frame interval. The burst is capped at
+   * 63,000 bytes. Default 0 (no burst). SOURCE: libwebrtc
+   * modules/pacing/pacing_controller.cc NextSendTime (send_burst_interval,
+   * kDefaultBurstInterval 40 ms, kMaxBurstSize 63,000 bytes).
+   */
+  burstMs: number;
 }
 
 /** Pacer counters; arrays are indexed by Priority (1..6; index 0 unused). */

@@ -53,8 +53,13 @@ export interface SenderEngineConfig {
   probing?: boolean;
   /** Audio path choice (src/sched/audio-paths.ts): duplication loss threshold (default 2 %), switch margin. */
   audio?: AudioPathSelectorOptions;
-  /** Pacer tuning. */
-  pacer?: { bufferBudgetMs?: number; maxQueueDelayMs?: number; pacingFactor?: number };
+  /**
+   * Pacer tuning (src/cc/pacer.ts PacerConfig): the datachannel budget, the
+   * media deadline, the pacing factor (default 1.5, or the estimator's) and
+   * the send burst (`burstMs`, default 0; libwebrtc sends bursts of 40 ms at
+   * 2.5 x the target, pacing_controller.h kDefaultBurstInterval).
+   */
+  pacer?: { bufferBudgetMs?: number; maxQueueDelayMs?: number; pacingFactor?: number; burstMs?: number };
   /**
    * Frame dropping before encoding ({@link SenderEngine.shouldDropFrame}):
    * drop a delta frame when every usable path's sender queue (pacer +

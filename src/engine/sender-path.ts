@@ -14,6 +14,7 @@ import type { OutgoingPacket, PathId, PathTransportState, Priority } from '../co
 import { PathRack } from '../feedback/path-rack.js';
 import { RateMeter } from './rate-meter.js';
 import type { PathSink, SenderPathStats } from './types.js';
+import type { SenderEngineConfig } from './sender-config.js';
 
 /** What the pacer queues: a packet, or a probe duplicate. */
 export interface QueuedItem {
@@ -39,13 +40,10 @@ export const DRAIN_BACKLOG_BYTES = 4_000;
  * tuning. The datachannel budget has a small floor (6 kB): on a slow path
  * 15 kB in the datachannel would be most of a second.
  */
-export function createPathPacer(rateBps: number, cfg: { bufferBudgetMs?: number; maxQueueDelayMs?: number; pacingFactor?: number } | undefined): Pacer<QueuedItem> {
-  return new Pacer<QueuedItem>(rateBps, {
-    minBufferBudgetBytes: 6_000,
-    ...(cfg?.bufferBudgetMs !== undefined ? { bufferBudgetMs: cfg.bufferBudgetMs } : {}),
-    ...(cfg?.maxQueueDelayMs !== undefined ? { maxQueueDelayMs: cfg.maxQueueDelayMs } : {}),
-    ...(cfg?.pacingFactor !== undefined ? { pacingFactor: cfg.pacingFactor } : {}),
-  });
+export function createPathPacer(rateBps: number, cfg: SenderEngineConfig['pacer']): Pacer<QueuedItem> {
+  const c: Record<string, number> = { minBufferBudgetBytes: 6_000 };
+  for (const [k, v] of Object.entries(cfg ?? {})) if (v !== undefined) c[k] = v;
+  return new Pacer<QueuedItem>(rateBps, c);
 }
 
 /** How a datagram counts (see {@link SenderPath.send}). */

@@ -241,6 +241,14 @@ async function main(): Promise<void> {
       candidates: 'all',
       clock,
       ...(q.get('dcWorker') === '1' ? { datachannelWorker: true } : {}),
+      ...(q.has('pacerBurstMs') || q.has('pacingFactor')
+        ? {
+            pacer: {
+              ...(q.has('pacerBurstMs') ? { burstMs: Number(q.get('pacerBurstMs')) } : {}),
+              ...(q.has('pacingFactor') ? { pacingFactor: Number(q.get('pacingFactor')) } : {}),
+            },
+          }
+        : {}),
     });
     call.on(CallEvent.Error, (e) => addError(String(e.message ?? e)));
     await call.connect();

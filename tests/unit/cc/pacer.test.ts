@@ -47,6 +47,42 @@ describe('Pacer', () => {
     expect(sentLate).toBeGreaterThan(0.9 * (2_000_000 / 8 / 1200));
   });
 
+  it('burstMs: a frame leaves at once while the debt drains within burstMs; the average rate is unchanged', () => {
+    // 1 Mbps x 2.5 = 312.5 B/ms: a 40 ms burst is 12.5 kB, i.e. ~10 packets of 1200 bytes.
+    const frame = (p: Pacer<Item>, n: number, t: number) => {
+      for (let i = 0; i < n; i++) p.enqueue(item(Priority.Media), t);
+    };
+    const burst = new Pacer<Item>(1_000_000, { pacingFactor: 2.5, burstMs: 40 });
+    const paced = new Pacer<Item>(1_000_000, { pacingFactor: 2.5 });
+    burst.poll(0, 0);
+    paced.poll(0, 0);
+    frame(burst, 6, 1000);
+    frame(paced, 6, 1000);
+    expect(burst.poll(1000, 0).send.length).toBe(6);
+    expect(paced.poll(1000, 0).send.length).toBeLessThanOrEqual(1);
+    // A backlog (a key frame of 40 packets) still drains at the pacing rate after the burst.
+    const p = new Pacer<Item>(1_000_000, { pacingFactor: 2.5, burstMs: 40, maxQueueDelayMs: 10_000 });
+    p.poll(0, 0);
+    frame(p, 400, 0);
+    const first = p.poll(0, 0).send.length;
+    expect(first).toBeGreaterThanOrEqual(9);
+    expect(first).toBeLessThanOrEqual(12);
+    let t = 0;
+    let sent = first;
+    while (t < 1_000_000) {
+      t = Math.max(p.nextPollUs(t)!, t + 1);
+      sent += p.poll(t, 0).send.length;
+    }
+    const expected = (2_500_000 / 8 / 1200) * 1 + first; // 1 s at the pacing rate after the first burst
+    expect(sent).toBeGreaterThan(0.9 * expected);
+    expect(sent).toBeLessThan(1.1 * expected);
+    // Capped at 63,000 bytes whatever burstMs says.
+    const big = new Pacer<Item>(50_000_000, { pacingFactor: 2.5, burstMs: 1000 });
+    big.poll(0, 0);
+    frame(big, 200, 0);
+    expect(big.poll(0, 0).send.length * 1200).toBeLessThanOrEqual(63_000 + 2 * 1200);
+  });
+
   it('sends in priority order, FIFO within a priority', () => {
     const p = new Pacer<Item>(100_000_000);
     const order = [Priority.Media, Priority.Fec, Priority.Media, Priority.Retransmission, Priority.Pps, Priority.Sps, Priority.Keyframe, Priority.Retransmission];
