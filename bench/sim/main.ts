@@ -102,6 +102,7 @@ const SENDER_KEYS = [
   'outageRestore',
   'fallbackEstablishMs',
   'probation',
+  'probationMinAltFraction',
   'fecCode',
   'keyframeCoalesceTransmit',
 ];

@@ -204,6 +204,16 @@ export interface SenderEngineConfig {
    */
   probation?: boolean | 'down';
   /**
+   * With probation: a path benched only for probation (gone within
+   * fallbackEstablishMs, not demoted by the hysteresis) yields only to an
+   * alternative whose estimate is at least this fraction of its own
+   * (SenderPaths.isDemoted). A feedback gap (an LTE downlink outage while
+   * the uplink delivers: mm:tmobile+att at 48 s and 117 s) made the path
+   * that carried 5-7 Mbps give the call for 1 s to a backup estimated at
+   * 0.1-0.4 Mbps. 0 = any alternative (default).
+   */
+  probationMinAltFraction?: number;
+  /**
    * Key frame request coalescing (src/engine/keyframe-gate.ts): answer
    * requests with the last key frame while it is still held in this
    * sender's pacer or datachannel and for max(500 ms, 2 x the lowest SRTT)
@@ -261,6 +271,7 @@ export function resolveSenderConfig(config: SenderEngineConfig): ResolvedSenderC
     outageRestore: config.outageRestore ?? 'total',
     fallbackEstablishMs: config.fallbackEstablishMs ?? 1000,
     probation: config.probation ?? true,
+    probationMinAltFraction: config.probationMinAltFraction ?? 0,
     keyframeCoalesceTransmit: config.keyframeCoalesceTransmit ?? false,
   };
 }
