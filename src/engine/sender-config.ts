@@ -247,7 +247,21 @@ export interface SenderEvents {
 export type ResolvedSenderConfig = Required<
   Omit<
     SenderEngineConfig,
-    'clock' | 'scheduler' | 'fec' | 'fecCode' | 'singlePath' | 'estimator' | 'createEstimator' | 'pacer' | 'streamId' | 'qoeFeedback' | 'probing' | 'pathHysteresis' | 'pathHealth' | 'audio'
+    | 'clock'
+    | 'scheduler'
+    | 'fec'
+    | 'fecCode'
+    | 'singlePath'
+    | 'estimator'
+    | 'createEstimator'
+    | 'pacer'
+    | 'streamId'
+    | 'qoeFeedback'
+    | 'probing'
+    | 'pathHysteresis'
+    | 'pathHealth'
+    | 'audio'
+    | 'probationMinAltFraction'
   >
 >;
 
@@ -271,7 +285,6 @@ export function resolveSenderConfig(config: SenderEngineConfig): ResolvedSenderC
     outageRestore: config.outageRestore ?? 'total',
     fallbackEstablishMs: config.fallbackEstablishMs ?? 1000,
     probation: config.probation ?? true,
-    probationMinAltFraction: config.probationMinAltFraction ?? 0,
     keyframeCoalesceTransmit: config.keyframeCoalesceTransmit ?? false,
   };
 }

@@ -44,8 +44,8 @@ export class SenderPaths {
     private readonly fallbackEstablishUs = 0,
     /** With fallbackEstablishUs > 0: a path gone (true: suspect or down; 'down': down) within that time is benched like a demoted one (see isDemoted). */
     private readonly probation: boolean | 'down' = false,
-    /** See {@link isDemoted}: with probation, an alternative must carry at least this fraction of the benched path's estimate (0 = any). */
-    private readonly probationMinAltFraction = 0,
+    /** SenderEngineConfig.probationMinAltFraction (see {@link isDemoted}): with probation, an alternative must be estimated at >= this fraction of the benched path's estimate (0 = any). */
+    private readonly altMin = 0,
   ) {
     this.fastFailoverRule = fastFailover ? { isEnabled: (id) => this.scheduler.isEnabled(id), silenceThresholdUs: (id, srttMs) => this.health.silenceThresholdUs(id, srttMs) } : undefined;
   }
@@ -118,16 +118,14 @@ export class SenderPaths {
     const h = this.hysteresis;
     const est = this.fallbackEstablishUs;
     const probation = est > 0 && this.probation !== false && nowUs - (this.probation === 'down' ? p.lastDownUs : p.lastGoneUs) < est;
-    const demoted = h?.isDemoted(p.id) === true;
-    if (!demoted && !probation) return false;
+    if (!h?.isDemoted(p.id) && !probation) return false;
     const excessMs = h?.config.promoteMaxRttExcessMs ?? 100;
     // Probation only (probationMinAltFraction > 0): an alternative whose estimate is a small fraction of this path's cannot carry the call.
-    const minAltBps = demoted ? 0 : this.probationMinAltFraction * p.estimator.targetRateBps();
+    const minBps = h?.isDemoted(p.id) ? 0 : this.altMin * p.estimator.targetRateBps();
     for (const q of this.map.values()) {
       if (q === p || h?.isDemoted(q.id) || !this.scheduler.isEnabled(q.id) || !this.isLive(q, nowUs)) continue;
       if (est > 0 && (nowUs - q.lastGoneUs < est || q.estimator.srttMs() > p.estimator.srttMs() + excessMs)) continue;
-      if (q.estimator.targetRateBps() < minAltBps) continue;
-      return true;
+      if (q.estimator.targetRateBps() >= minBps) return true;
     }
     return false;
   }

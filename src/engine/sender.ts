@@ -137,7 +137,7 @@ export class SenderEngine {
       this.cfg.fastFailover,
       this.cfg.fallbackEstablishMs * 1000,
       this.cfg.probation,
-      this.cfg.probationMinAltFraction,
+      config.probationMinAltFraction,
     );
     this.dropper = new FrameDropper(this.cfg);
     this.packetizer = new Packetizer({ mtuBytes: this.cfg.mtuBytes, streamId: this.streamId });
