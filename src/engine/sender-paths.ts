@@ -125,7 +125,7 @@ export class SenderPaths {
     for (const q of this.map.values()) {
       if (q === p || h?.isDemoted(q.id) || !this.scheduler.isEnabled(q.id) || !this.isLive(q, nowUs)) continue;
       if (est > 0 && (nowUs - q.lastGoneUs < est || q.estimator.srttMs() > p.estimator.srttMs() + excessMs)) continue;
-      if (q.estimator.targetRateBps() >= minBps) return true;
+      if (!(q.estimator.targetRateBps() < minBps)) return true; // NaN (a bad fraction): any alternative, as 0
     }
     return false;
   }

@@ -78,5 +78,6 @@ describe('sender: probation after a feedback gap, next to a weak backup', () => 
     };
     expect(benched0(0)).toBeGreaterThan(3);
     expect(benched0(0.5)).toBe(0);
+    expect(benched0(Number.NaN)).toBeGreaterThan(3); // a bad fraction acts as 0 (off)
   });
 });
