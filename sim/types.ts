@@ -85,6 +85,7 @@ export interface SimOptions {
       | 'outageRestore'
       | 'fallbackEstablishMs'
       | 'probation'
+      | 'probationMinAltFraction'
       | 'audio'
       | 'fecCode'
       | 'pacer'

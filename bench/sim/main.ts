@@ -103,6 +103,7 @@ const SENDER_KEYS = [
   'outageRestore',
   'fallbackEstablishMs',
   'probation',
+  'probationMinAltFraction',
   'fecCode',
   'keyframeCoalesceTransmit',
   'pacer.burstMs',

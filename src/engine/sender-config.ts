@@ -232,6 +232,19 @@ export interface SenderEngineConfig {
    */
   probation?: boolean | 'down';
   /**
+   * With probation: a path benched only for probation (gone within
+   * fallbackEstablishMs, not demoted by the hysteresis) yields only to an
+   * alternative whose estimate is at least this fraction of its own
+   * (SenderPaths.isDemoted). A feedback gap (an LTE downlink outage while
+   * the uplink delivers: mm:tmobile+att at 48 s and 117 s) made the path
+   * that carried 5-7 Mbps give the call for 1 s to a backup estimated at
+   * 0.1-0.4 Mbps. 0 = any alternative (default). At 0.5 (cellular suite,
+   * converge, 3 seeds, frozen s; docs/results.md): tune 5.59 -> 5.10, check
+   * 10.96 -> 10.79; failover, flap, collapse identical; carriers 0.31 ->
+   * 0.35 at 4.54 -> 4.82 Mbps; 0.25 and 1.0 lose mm:verizon+att.
+   */
+  probationMinAltFraction?: number;
+  /**
    * Key frame request coalescing (src/engine/keyframe-gate.ts): answer
    * requests with the last key frame while it is still held in this
    * sender's pacer or datachannel and for max(500 ms, 2 x the lowest SRTT)
@@ -265,7 +278,21 @@ export interface SenderEvents {
 export type ResolvedSenderConfig = Required<
   Omit<
     SenderEngineConfig,
-    'clock' | 'scheduler' | 'fec' | 'fecCode' | 'singlePath' | 'estimator' | 'createEstimator' | 'pacer' | 'streamId' | 'qoeFeedback' | 'probing' | 'pathHysteresis' | 'pathHealth' | 'audio'
+    | 'clock'
+    | 'scheduler'
+    | 'fec'
+    | 'fecCode'
+    | 'singlePath'
+    | 'estimator'
+    | 'createEstimator'
+    | 'pacer'
+    | 'streamId'
+    | 'qoeFeedback'
+    | 'probing'
+    | 'pathHysteresis'
+    | 'pathHealth'
+    | 'audio'
+    | 'probationMinAltFraction'
   >
 >;
 

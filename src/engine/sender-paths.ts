@@ -44,6 +44,8 @@ export class SenderPaths {
     private readonly fallbackEstablishUs = 0,
     /** With fallbackEstablishUs > 0: a path gone (true: suspect or down; 'down': down) within that time is benched like a demoted one (see isDemoted). */
     private readonly probation: boolean | 'down' = false,
+    /** SenderEngineConfig.probationMinAltFraction (see {@link isDemoted}): with probation, an alternative must be estimated at >= this fraction of the benched path's estimate (0 = any). */
+    private readonly altMin = 0,
   ) {
     this.fastFailoverRule = fastFailover ? { isEnabled: (id) => this.scheduler.isEnabled(id), silenceThresholdUs: (id, srttMs) => this.health.silenceThresholdUs(id, srttMs) } : undefined;
   }
@@ -106,7 +108,11 @@ export class SenderPaths {
    * delivers far later is no alternative: benching a reporting path for it
    * moved the whole call, and the encoder target, onto it for those
    * moments (SenderEngineConfig.fallbackEstablishMs). When no path is
-   * established (both just came back) nobody is benched for it.
+   * established (both just came back) nobody is benched for it. With
+   * `probationMinAltFraction` > 0 (SenderEngineConfig) a path on probation
+   * only (not demoted) yields only to a path whose estimate is at least that
+   * fraction of its own: a backup at 0.1 Mbps is no alternative to a path
+   * that carried 5 Mbps and reports again after a feedback gap.
    */
   isDemoted(p: SenderPath, nowUs: number): boolean {
     const h = this.hysteresis;
@@ -114,10 +120,12 @@ export class SenderPaths {
     const probation = est > 0 && this.probation !== false && nowUs - (this.probation === 'down' ? p.lastDownUs : p.lastGoneUs) < est;
     if (!h?.isDemoted(p.id) && !probation) return false;
     const excessMs = h?.config.promoteMaxRttExcessMs ?? 100;
+    // Probation only (probationMinAltFraction > 0): an alternative whose estimate is a small fraction of this path's cannot carry the call.
+    const minBps = h?.isDemoted(p.id) ? 0 : this.altMin * p.estimator.targetRateBps();
     for (const q of this.map.values()) {
       if (q === p || h?.isDemoted(q.id) || !this.scheduler.isEnabled(q.id) || !this.isLive(q, nowUs)) continue;
       if (est > 0 && (nowUs - q.lastGoneUs < est || q.estimator.srttMs() > p.estimator.srttMs() + excessMs)) continue;
-      return true;
+      if (!(q.estimator.targetRateBps() < minBps)) return true; // NaN (a bad fraction): any alternative, as 0
     }
     return false;
   }

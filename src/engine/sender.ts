@@ -130,7 +130,15 @@ export class SenderEngine {
     this.keyframes = new KeyframeRequestGate(this.cfg.keyframeCoalesceTransmit);
     const h = config.pathHysteresis ?? true;
     const hysteresis = h === false ? undefined : new PathHysteresis(h === true ? {} : h);
-    this.paths = new SenderPaths(this.scheduler, hysteresis, new PathHealth(config.pathHealth), this.cfg.fastFailover, this.cfg.fallbackEstablishMs * 1000, this.cfg.probation);
+    this.paths = new SenderPaths(
+      this.scheduler,
+      hysteresis,
+      new PathHealth(config.pathHealth),
+      this.cfg.fastFailover,
+      this.cfg.fallbackEstablishMs * 1000,
+      this.cfg.probation,
+      config.probationMinAltFraction,
+    );
     this.dropper = new FrameDropper(this.cfg);
     this.packetizer = new Packetizer({ mtuBytes: this.cfg.mtuBytes, streamId: this.streamId });
     this.history = new NackResponder(this.cfg.historyPackets);

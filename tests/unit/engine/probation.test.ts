@@ -56,3 +56,28 @@ describe('sender: paths whose reports come in bursts', () => {
     expect(benched0(1000)).toBe(0);
   });
 });
+
+describe('sender: probation after a feedback gap, next to a weak backup', () => {
+  it('probationMinAltFraction: a strong path whose reports resume is not benched for a backup estimated far below it', () => {
+    const paths: PathSpec[] = [
+      // Path 0 carries the call; its reverse direction (reports) stalls for 600 ms, its forward direction delivers.
+      { rateMbps: 6, delayMs: 60, reverseDown: [[6000, 6600]] },
+      // A weak backup with a shorter delay, so that its SRTT stays an alternative's (SenderPaths.isDemoted).
+      { rateMbps: 0.3, delayMs: 10 },
+    ];
+    /** 100 ms steps (6.7-7.5 s, path 0 reporting again) in which path 0 was benched. */
+    const benched0 = (probationMinAltFraction: number): number => {
+      const c = makeCall(paths, { extra: { maxBitrateBps: 3_000_000, probationMinAltFraction } });
+      c.run(6700);
+      let n = 0;
+      for (let t = 6700; t < 7500; t += 100) {
+        c.run(100);
+        if (c.sender.stats().paths[0].demoted) n++;
+      }
+      return n;
+    };
+    expect(benched0(0)).toBeGreaterThan(3);
+    expect(benched0(0.5)).toBe(0);
+    expect(benched0(Number.NaN)).toBeGreaterThan(3); // a bad fraction acts as 0 (off)
+  });
+});
