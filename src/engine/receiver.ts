@@ -370,7 +370,8 @@ export class ReceiverEngine {
       this.c.framesDropped += out.dropped;
       for (const st of this.streamStats.values()) st.onFramesDropped(out.dropped, now);
     }
-    this.playout.update(now, this.jitter.jitterMs(), this.rttMs, this.clockSync.minRttMs());
+    // The steady NACK term's base RTT: the clock exchange's path RTT, else a measured NACK RTT, never the default.
+    this.playout.update(now, this.jitter.jitterMs(), this.rttMs, this.clockSync.minRttMs() ?? (this.rttSamples > 0 ? this.nackRttMs : Number.NaN));
     // A playout time never lies further ahead than the delay bound: a forged
     // capture time cannot park a frame here.
     const latestUs = now + Math.ceil(this.playout.stats().currentDelayMs * 1000);

@@ -216,13 +216,17 @@ export class PlayoutTiming {
    * @param rttMs the receiver's RTT estimate (ms)
    * @param pathRttMs the smallest per-path RTT (ms, e.g. the clock exchange's):
    *   the steady NACK term's queue test compares `rttMs` with its lowest value
-   *   of the last 30 s; without it, with the lowest `rttMs`
+   *   of the last 30 s; without it (undefined), with the lowest `rttMs`. NaN:
+   *   no RTT measured yet (`rttMs` is a default), nothing is learned. Learning
+   *   a default once held the test off for 30 s wherever the real RTT exceeds
+   *   the default by more than `nackSteadyMaxQueueMs` (loss-sweep: default
+   *   100 ms, path RTT 200 ms: the term was off until 30 s into every call).
    */
   update(nowUs: number, jitterMs: number, rttMs: number, pathRttMs?: number): void {
     if (!this.enabled) return;
     const j = Number.isFinite(jitterMs) && jitterMs > 0 ? jitterMs : 0;
     const rttOk = Number.isFinite(rttMs) && rttMs > 0;
-    const base = pathRttMs !== undefined && Number.isFinite(pathRttMs) && pathRttMs > 0 ? pathRttMs : rttOk ? rttMs : undefined;
+    const base = pathRttMs === undefined ? (rttOk ? rttMs : undefined) : Number.isFinite(pathRttMs) && pathRttMs > 0 ? pathRttMs : undefined;
     if (base !== undefined) this.learnRtt(nowUs, base);
     const steady = rttOk && this.nackSteady(nowUs) && rttMs <= this.baseRttMs() + this.o.nackSteadyMaxQueueMs;
     const nackOn = (this.o.nackHoldMs > 0 && nowUs - this.lastNackUs <= this.o.nackHoldMs * 1000) || steady;

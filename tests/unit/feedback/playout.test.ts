@@ -87,6 +87,22 @@ describe('PlayoutTiming', () => {
     expect(p.stats().targetDelayMs).toBe(330);
   });
 
+  it('learns no base RTT from an unmeasured default (pathRttMs NaN), so a long real RTT gets the steady term', () => {
+    const p = new PlayoutTiming({ nackSteadyBins: 3, nackSteadyMaxQueueMs: 50 });
+    for (let s = 0; s < 5; s++) p.onNackRecovered((s * 1000 + 500) * MS);
+    p.update(500 * MS, 20, 100, Number.NaN); // the receiver's default RTT, nothing measured yet
+    expect(p.baseRttMs()).toBe(Number.POSITIVE_INFINITY);
+    p.update(5000 * MS, 20, 205, 200); // measured: 200 ms paths
+    expect(p.baseRttMs()).toBe(200);
+    expect(p.stats().targetDelayMs).toBe(235);
+    // The old behaviour, a default learned as the base, would hold the term off (RTT 205 > 100 + 50).
+    const q = new PlayoutTiming({ nackSteadyBins: 3, nackSteadyMaxQueueMs: 50 });
+    for (let s = 0; s < 5; s++) q.onNackRecovered((s * 1000 + 500) * MS);
+    q.update(500 * MS, 20, 100, 100);
+    q.update(5000 * MS, 20, 205, 200);
+    expect(q.stats().targetDelayMs).toBe(30);
+  });
+
   it('forgets offsets older than the window, so a slower path change moves the schedule', () => {
     const p = new PlayoutTiming({ offsetWindowMs: 1000, renderDelayMs: 0 });
     p.onFrameComplete(0, 20 * MS);
