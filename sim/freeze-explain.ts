@@ -58,6 +58,9 @@ interface SeqTrace {
   arrivedUs: number;
   arrivedPath: PathId;
   arrivedAfterResend: boolean;
+  /** First NACK of it the receiver sent (µs), -1 none; path of the first resend, -1 none. */
+  nackUs: number;
+  resendPath: number;
 }
 
 interface FrameTrace {
@@ -148,6 +151,29 @@ export interface FreezeCause {
   keyframeRequests: number;
   /** `keyframe-wait` and `skipped`: why the stuck frame was lost and how the key frame came. */
   kf?: KeyframeWait;
+  /** Stuck frame with a lost packet: the recovery timeline of its lost packet that arrived last (or never). */
+  tl?: RecoveryTimeline;
+}
+
+/**
+ * The recovery of one lost packet of a stuck frame, in ms from the frame's
+ * capture (-1 = did not happen): first send, the receiver's first NACK, the
+ * first resend (`rack`: sent before any NACK of it, so by the sender's RACK
+ * or failover duplicate), the arrival, and the frame's deadline (its capture
+ * plus the playout delay of the last frame shown before the freeze).
+ */
+export interface RecoveryTimeline {
+  sendMs: number;
+  sendPath: number;
+  nackMs: number;
+  resendMs: number;
+  resendPath: number;
+  rack: boolean;
+  arriveMs: number;
+  arrivePath: number;
+  deadlineMs: number;
+  /** Packets of the frame lost (first transmission not arrived before a resend). */
+  lost: number;
 }
 
 /** The attribution label of a cause, for tables: e.g. `late:network:wifi+rtx`, `keyframe-wait:cellular`. */
@@ -166,6 +192,8 @@ export class FreezeRecorder {
   private readonly keyframeUs: number[] = [];
   private readonly rxRequests: Array<{ atUs: number; reason: string }> = [];
   private nextStateUs = 0;
+  /** flowSeq -> first NACK (µs); flow seqs are unique within a call's 2^32 range, bounded below. */
+  private readonly nacked = new Map<number, number>();
 
   constructor(readonly nPaths: number) {
     this.sentBins = Array.from({ length: nPaths }, () => []);
@@ -191,8 +219,25 @@ export class FreezeRecorder {
       f.fragsSent.add(m.fragIndex);
       f.bytes += bytes.length;
     }
-    if (q === undefined) f.seqs.set(m.flowSeq, { path: i, sentUs: nowUs, resendUs: -1, arrivedUs: -1, arrivedPath: -1, arrivedAfterResend: false });
-    else if (q.resendUs < 0 && (m.retransmission || i === q.path || nowUs - q.sentUs > PROBE_COPY_US)) q.resendUs = nowUs;
+    if (q === undefined) f.seqs.set(m.flowSeq, { path: i, sentUs: nowUs, resendUs: -1, arrivedUs: -1, arrivedPath: -1, arrivedAfterResend: false, nackUs: -1, resendPath: -1 });
+    else if (q.resendUs < 0 && (m.retransmission || i === q.path || nowUs - q.sentUs > PROBE_COPY_US)) {
+      q.resendUs = nowUs;
+      q.resendPath = i;
+    }
+  }
+
+  /** A datagram of stream 0's receiver handed to a down link at `nowUs`: records first NACK times. */
+  onControlSend(bytes: Uint8Array, nowUs: number): void {
+    const r = decodePacket(bytes);
+    if (!r.ok || r.packet.body.kind !== 'nack' || r.packet.body.nack.streamId !== 0) return;
+    for (const seq of r.packet.body.nack.flowSeqs) {
+      if (this.nacked.has(seq)) continue;
+      this.nacked.set(seq, nowUs);
+      if (this.nacked.size > 200_000) {
+        const first = this.nacked.keys().next().value;
+        if (first !== undefined) this.nacked.delete(first);
+      }
+    }
   }
 
   /** A datagram of stream 0 arrived on path `i` at `nowUs`. */
@@ -282,9 +327,38 @@ export class FreezeRecorder {
         targetMbps: round2((state?.targetBps ?? 0) / 1e6),
         keyframeRequests: this.keyframeUs.filter((t) => t >= fz.atUs && t < endUs).length,
         ...(cause === 'keyframe-wait' || cause === 'skipped' ? { kf: this.keyframeWait(stuckId, stuck as FrameTrace, b.frameId, fz.atUs, endUs) } : {}),
+        ...(lost > 0 && stuck !== undefined ? { tl: this.timeline(stuck, a.decodedUs - a.captureUs) } : {}),
       });
     }
     return out;
+  }
+
+  /** {@link RecoveryTimeline} of the stuck frame `f`; `delayUs` the playout delay of the last frame shown. */
+  private timeline(f: FrameTrace, delayUs: number): RecoveryTimeline {
+    let pick: { seq: number; q: SeqTrace } | undefined;
+    let lost = 0;
+    for (const [seq, q] of f.seqs) {
+      if (!(q.arrivedUs < 0 || q.arrivedAfterResend)) continue;
+      lost++;
+      const arr = q.arrivedUs < 0 ? Infinity : q.arrivedUs;
+      const cur = pick === undefined ? -1 : pick.q.arrivedUs < 0 ? Infinity : pick.q.arrivedUs;
+      if (pick === undefined || arr > cur) pick = { seq, q };
+    }
+    const rel = (us: number) => (us >= 0 && Number.isFinite(us) ? Math.round((us - f.captureUs) / 1000) : -1);
+    const q = pick?.q;
+    const nackUs = pick === undefined ? -1 : (this.nacked.get(pick.seq) ?? -1);
+    return {
+      sendMs: q ? rel(q.sentUs) : -1,
+      sendPath: q?.path ?? -1,
+      nackMs: rel(nackUs),
+      resendMs: q ? rel(q.resendUs) : -1,
+      resendPath: q?.resendPath ?? -1,
+      rack: q !== undefined && q.resendUs >= 0 && (nackUs < 0 || q.resendUs < nackUs),
+      arriveMs: q ? rel(q.arrivedUs) : -1,
+      arrivePath: q?.arrivedPath ?? -1,
+      deadlineMs: Math.round(delayUs / 1000),
+      lost,
+    };
   }
 
   /** {@link KeyframeWait} of a freeze whose stuck frame `stuckId` was never decoded and frame `endId` ended it. */

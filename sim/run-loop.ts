@@ -238,6 +238,7 @@ export function runLoop(opts: SimOptions, settings: RunSettings): SimRun {
       if (isUp && s < nStreams) flows.oursSent++;
       if (rec && isUp && s === 0) rec.onSend(i, bytes, clock.nowUs());
       else if (isUp) flows.crossSent[crossOfStream[s]]++;
+      if (rec && !isUp && s === 0) rec.onControlSend(bytes, clock.nowUs());
       if (ch) return ch.send(clock.nowUs(), { s, bytes }, bytes.length); // false: send buffer full
       const link = routes ? routes.link(i, isUp, clock.nowUs()) : (isUp ? up : down)[i];
       link?.send({ s, bytes }, bytes.length + overhead, clock.nowUs());
