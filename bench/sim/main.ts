@@ -99,6 +99,7 @@ const SENDER_KEYS = [
   'pathHysteresis',
   'fastFailover',
   'rack',
+  'reinjectOverdueMs',
   'outageRestore',
   'fallbackEstablishMs',
   'probation',

@@ -162,6 +162,26 @@ export interface SenderEngineConfig {
    */
   rack?: boolean;
   /**
+   * Overdue reinjection (ms; 0 = off, the default): a media packet still in
+   * flight on its path (neither reported delivered nor declared lost by
+   * RACK) when a report of that path arrives more than the path's SRTT +
+   * this after its send (the report was made after it should have
+   * arrived) is duplicated, once, onto the
+   * usable path with the least completion time, when its first send is at
+   * most 400 ms old and the duplicates drain there within 150 ms at that
+   * path's rate. The original stays where it is (the receiver drops the
+   * second copy). Aimed at a path that dies or overflows under a frame
+   * (drop-tail drops in a queue that grows past the frame's deadline, a
+   * fade to ~0): the receiver's NACK waits for a later packet plus its
+   * reorder wait, RACK for a later packet of the same path, which sits
+   * behind the same queue. MPTCP's opportunistic reinjection (Raiciu et
+   * al., "How Hard Can It Be? Designing and Implementing a Deployable
+   * Multipath TCP", NSDI 2012, §4.2: "penalization" and reinjection of
+   * the segments that hold up the window), timed by the path's RTT.
+   * @throws RangeError (at construction) when negative or not finite.
+   */
+  reinjectOverdueMs?: number;
+  /**
    * When a path's reports resume after an outage (>= 700 ms of silence),
    * probe it at the rate it had and let the result restore its estimate
    * (GccEstimator.onPathRestored). 'total': only when no other path carried
@@ -258,9 +278,15 @@ export function resolveSenderConfig(config: SenderEngineConfig): ResolvedSenderC
     cwndPushback: config.cwndPushback ?? true,
     fastFailover: config.fastFailover ?? true,
     rack: config.rack ?? true,
+    reinjectOverdueMs: checkReinject(config.reinjectOverdueMs ?? 0),
     outageRestore: config.outageRestore ?? 'total',
     fallbackEstablishMs: config.fallbackEstablishMs ?? 1000,
     probation: config.probation ?? true,
     keyframeCoalesceTransmit: config.keyframeCoalesceTransmit ?? false,
   };
+}
+
+function checkReinject(ms: number): number {
+  if (!Number.isFinite(ms) || ms < 0) throw new RangeError(`SenderEngine: reinjectOverdueMs must be a finite number >= 0, got ${ms}`);
+  return ms;
 }
