@@ -167,9 +167,10 @@ export interface SenderEngineConfig {
    * RACK) when a report of that path arrives more than the path's SRTT +
    * this after its send (the report was made after it should have
    * arrived) is duplicated, once, onto the
-   * usable path with the least completion time, when its first send is at
-   * most 400 ms old and the duplicates drain there within 150 ms at that
-   * path's rate. The original stays where it is (the receiver drops the
+   * usable path with the least completion time among those without a
+   * standing queue (SRTT at most 50 ms over its min RTT), when its first
+   * send is at most 400 ms old and the duplicates drain there within 150 ms
+   * at that path's rate. The original stays where it is (the receiver drops the
    * second copy). Aimed at a path that dies or overflows under a frame
    * (drop-tail drops in a queue that grows past the frame's deadline, a
    * fade to ~0): the receiver's NACK waits for a later packet plus its

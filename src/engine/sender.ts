@@ -63,6 +63,8 @@ const RACK_MAX_LEAD_MS = 200;
 const REINJECT_MAX_AGE_US = 400_000;
 /** Overdue reinjection: the duplicates, with the target path's queue, must drain at its rate within this (ms), as fast failover's. */
 const REINJECT_BUDGET_MS = 150;
+/** Overdue reinjection: only onto a path whose SRTT is at most this over its min RTT (ms; no standing queue). */
+const REINJECT_MAX_QUEUE_MS = 50;
 /** A report copy from another path is applied only when the path's own last report is older than this (µs; 2 report intervals). */
 const REPORT_COPY_AFTER_US = 100_000;
 /** Padding bytes of a probe packet (about a full packet with the envelope). */
@@ -547,6 +549,8 @@ export class SenderEngine {
     let best = Number.POSITIVE_INFINITY;
     for (const c of this.paths.values()) {
       if (c === p || !this.paths.isUsable(c, now)) continue;
+      // Only onto a path without a standing queue: duplicates on a congested path add to its loss.
+      if (c.estimator.srttMs() > c.estimator.minRttMs() + REINJECT_MAX_QUEUE_MS) continue;
       const rate = Math.max(MIN_PATH_RATE_BPS, c.rateBps());
       const cpt = ((c.queuedBytes() + 12_000) * 8e6) / rate + c.estimator.srttMs() * 500;
       if (cpt < best) {

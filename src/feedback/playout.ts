@@ -41,6 +41,13 @@
  *   loss 1-10 %, seed 1): frozen 16.5 -> 8.8 s per call (without the queue
  *   test 3.2 s); cellular suite and the named fault scenarios: unchanged
  *   except one check-half run (docs/results.md, "Where the targets stand").
+ *   The queue test's base never learns an unmeasured RTT (the receiver's
+ *   default, 100 ms, before the clock exchange's first sample): learned, it
+ *   held the term off for the first 30 s of every loss-sweep call (path RTT
+ *   200 ms > 100 + 50), which was the "NACK RTT > 50 ms over the path RTT"
+ *   of stop 27; the NACK RTT itself is 200-213 ms there (p5-max, 1 % loss).
+ *   Without that: loss-sweep frozen 13.7 / 14.9 / 7.7 / 7.8 -> 3.9 / 2.4 /
+ *   3.1 / 3.5 s at 1 / 2 / 5 / 10 % loss.
  *
  * I/O-free: the caller passes times (µs, receiver clock; capture times in the
  * sender's clock, the offset absorbs the difference).
