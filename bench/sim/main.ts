@@ -100,6 +100,7 @@ const SENDER_KEYS = [
   'fastFailover',
   'rack',
   'reinjectOverdueMs',
+  'rtxAvoidQueued',
   'outageRestore',
   'fallbackEstablishMs',
   'probation',

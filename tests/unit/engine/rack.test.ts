@@ -131,3 +131,26 @@ describe('overdue reinjection (SenderEngineConfig.reinjectOverdueMs)', () => {
     expect(() => makeCall([FAST, SLOW], { extra: { reinjectOverdueMs: -1 } })).toThrow(RangeError);
   });
 });
+
+describe('resends avoid a path with a standing queue (SenderEngineConfig.rtxAvoidQueued)', () => {
+  const run = (rtxAvoidQueued: boolean) => {
+    // The video rides path 0 alone (single), which loses 2 % at random and whose one-way delay steps
+    // up by 150 ms at 2 s (SRTT >> min RTT); path 1 is up, idle, probed: no queue.
+    const call = makeCall([{ ...FAST, loss: 0.02, delaySteps: [[2_000, 170]] }, SLOW], { scheduler: 'single', fec: 'none', extra: { singlePath: 0, rtxAvoidQueued } });
+    call.run(3_000);
+    const at3 = call.sender.stats().paths.map((p) => p.retransmissionsSent);
+    call.run(3_000);
+    const st = call.sender.stats();
+    return { d0: st.paths[0].retransmissionsSent - at3[0], d1: st.paths[1].retransmissionsSent - at3[1], st };
+  };
+
+  it('keeps resending on the queued path when the scheduler uses no other (single)', () => {
+    const on = run(true);
+    const off = run(false);
+    expect(on.st.paths[0].mediaPacketsSent).toBeGreaterThan(100);
+    expect(off.d0).toBeGreaterThan(5);
+    expect(off.d1).toBe(0);
+    expect(on.d0).toBeGreaterThan(5);
+    expect(on.d1).toBe(0);
+  });
+});
