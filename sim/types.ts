@@ -182,7 +182,16 @@ export interface SimStreamResult {
   encoderTargetBps: { mean: number; last: number };
   fec: { overheadPct: number; utilizationPct: number; packetsSent: number; recovered: number };
   /** rack*: the sender's per-path RACK loss detection (SenderStats.rackLost / rackRetransmissionsSent / rackSpurious). */
-  nack: { nacksSent: number; packetsNacked: number; retransmissionsSent: number; retransmissionsReceived: number; rackLost: number; rackRetransmissionsSent: number; rackSpurious: number };
+  nack: {
+    nacksSent: number;
+    packetsNacked: number;
+    retransmissionsSent: number;
+    retransmissionsReceived: number;
+    rackLost: number;
+    rackRetransmissionsSent: number;
+    rackSpurious: number;
+    reinjected: number;
+  };
   retransmissions: number;
   qoeFeedback: { sent: number; received: number; droppedBySim: number };
   /** Decoder-model reference-chain or payload violations (must be 0). */

@@ -99,6 +99,8 @@ const SENDER_KEYS = [
   'pathHysteresis',
   'fastFailover',
   'rack',
+  'reinjectOverdueMs',
+  'rtxAvoidQueued',
   'outageRestore',
   'fallbackEstablishMs',
   'probation',

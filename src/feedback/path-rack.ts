@@ -61,6 +61,8 @@ export class PathRack {
   private rackSendUs = Number.NEGATIVE_INFINITY;
   private rackSeq = -1;
   private rackRttUs = 0;
+  /** {@link overdue}'s cursor: the next pathSeq it looks at, -1 before any. */
+  private overdueFrom = -1;
   /** When (µs) a packet held back by the reorder window becomes lost; +Infinity = none waiting. */
   nextCheckUs = Number.POSITIVE_INFINITY;
   readonly c: PathRackStats = { lost: 0, lostMedia: 0, spurious: 0, spuriousMedia: 0 };
@@ -171,7 +173,33 @@ export class PathRack {
     return lost;
   }
 
+  /**
+   * Media packets (to be resent on loss) not reported delivered (in flight,
+   * or declared lost: the caller skips what was resent already) that were
+   * sent at or before `sentByUs`, each
+   * returned once (a cursor moves over the path's send order), oldest first:
+   * the candidates for a reinjection onto another path
+   * (SenderEngineConfig.reinjectOverdueMs).
+   */
+  overdue(sentByUs: number): number[] {
+    const out: number[] = [];
+    if (this.newest < 0) return out;
+    let s = this.overdueFrom < 0 || seqDiff(this.overdueFrom, this.scanFrom) > 0 ? this.scanFrom : this.overdueFrom;
+    if (s < 0) return out;
+    // Keep the walk inside the ring.
+    if (seqDiff(s, this.newest) > this.mask) s = (this.newest - this.mask + 0x1_0000_0000) % 0x1_0000_0000;
+    for (; seqDiff(s, this.newest) >= 0; s = (s + 1) >>> 0) {
+      const i = s & this.mask;
+      if (this.seqs[i] !== s) continue;
+      if (this.sendUs[i] > sentByUs) break;
+      if ((this.status[i] === IN_FLIGHT || this.status[i] === LOST) && this.resend[i] === 1) out.push(this.flow[i]);
+    }
+    this.overdueFrom = s;
+    return out;
+  }
+
   private reset(): void {
+    this.overdueFrom = -1;
     this.seqs.fill(-1);
     this.status.fill(EMPTY);
     this.newest = -1;

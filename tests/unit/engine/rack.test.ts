@@ -90,3 +90,67 @@ describe('sender-side loss detection per path (RACK, RFC 8985 §6.2)', () => {
     expect(st.rackRetransmissionsSent).toBe(0);
   });
 });
+
+describe('overdue reinjection (SenderEngineConfig.reinjectOverdueMs)', () => {
+  /** Drops every media original sent on the path in [fromUs, toUs): a path that dies under a frame. */
+  const dropMediaBetween = (fromUs: number, toUs: number, dropped: Set<number>): NonNullable<PathSpec['drop']> => {
+    return (b, nowUs) => {
+      if (nowUs < fromUs || nowUs >= toUs) return false;
+      const d = decodePacket(b);
+      if (!d.ok || d.packet.body.kind !== 'media' || d.packet.body.media.retransmission) return false;
+      dropped.add(d.packet.body.media.flowSeq);
+      return true;
+    };
+  };
+
+  const run = (reinjectOverdueMs: number) => {
+    const dropped = new Set<number>();
+    const call = makeCall([{ ...FAST, drop: dropMediaBetween(START_US + 3_000_000, START_US + 3_030_000, dropped) }, SLOW], {
+      fec: 'none',
+      extra: { rack: false, fastFailover: false, reinjectOverdueMs },
+    });
+    call.run(4_000);
+    return { st: call.sender.stats(), dropped };
+  };
+
+  it('duplicates packets a report of their path should have listed onto the other path, only those, only when switched on', () => {
+    const on = run(30);
+    expect(on.dropped.size).toBeGreaterThan(0);
+    expect(on.st.paths.every((p) => p.mediaPacketsSent > 50)).toBe(true);
+    // Dropped packets the receiver's NACK had not recovered yet went again on the slow path; packets
+    // delivered in time never did (the reports listed them), so at most the dropped ones.
+    expect(on.st.reinjected).toBeGreaterThan(0);
+    expect(on.st.reinjected).toBeLessThanOrEqual(on.dropped.size);
+    expect(on.st.paths[1].retransmissionsSent).toBeGreaterThanOrEqual(on.st.reinjected);
+    const off = run(0);
+    expect(off.dropped.size).toBeGreaterThan(0);
+    expect(off.st.reinjected).toBe(0);
+  });
+
+  it('rejects a negative threshold', () => {
+    expect(() => makeCall([FAST, SLOW], { extra: { reinjectOverdueMs: -1 } })).toThrow(RangeError);
+  });
+});
+
+describe('resends avoid a path with a standing queue (SenderEngineConfig.rtxAvoidQueued)', () => {
+  const run = (rtxAvoidQueued: boolean) => {
+    // The video rides path 0 alone (single), which loses 2 % at random and whose one-way delay steps
+    // up by 150 ms at 2 s (SRTT >> min RTT); path 1 is up, idle, probed: no queue.
+    const call = makeCall([{ ...FAST, loss: 0.02, delaySteps: [[2_000, 170]] }, SLOW], { scheduler: 'single', fec: 'none', extra: { singlePath: 0, rtxAvoidQueued } });
+    call.run(3_000);
+    const at3 = call.sender.stats().paths.map((p) => p.retransmissionsSent);
+    call.run(3_000);
+    const st = call.sender.stats();
+    return { d0: st.paths[0].retransmissionsSent - at3[0], d1: st.paths[1].retransmissionsSent - at3[1], st };
+  };
+
+  it('keeps resending on the queued path when the scheduler uses no other (single)', () => {
+    const on = run(true);
+    const off = run(false);
+    expect(on.st.paths[0].mediaPacketsSent).toBeGreaterThan(100);
+    expect(off.d0).toBeGreaterThan(5);
+    expect(off.d1).toBe(0);
+    expect(on.d0).toBeGreaterThan(5);
+    expect(on.d1).toBe(0);
+  });
+});

@@ -69,4 +69,15 @@ describe('PathRack (RFC 8985 §6.2 per path)', () => {
     expect(() => new PathRack(0)).toThrow(RangeError);
     expect(() => new PathRack(Number.NaN)).toThrow(RangeError);
   });
+  it('lists the media packets not reported delivered up to a send time, each once (overdue reinjection)', () => {
+    const r = new PathRack();
+    for (let i = 0; i < 6; i++) r.onSent(i, i * 10_000, 100 + i, i !== 4); // pathSeq 4 is a probe copy
+    r.onReport(arr(0, 2), 60_000, 50_000); // 1 stays in flight (inside the reorder window)
+    expect(r.overdue(30_000)).toEqual([101, 103]);
+    expect(r.overdue(30_000)).toEqual([]); // each once
+    expect(r.overdue(50_000)).toEqual([105]); // 4 is a copy: its loss needs no resend
+    r.onSent(6, 60_000, 106);
+    r.onReport(arr(6), 90_000, 0); // 1, 3, 5 declared lost: still listed once (already were)
+    expect(r.overdue(60_000)).toEqual([]);
+  });
 });
