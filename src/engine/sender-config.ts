@@ -196,6 +196,25 @@ export interface SenderEngineConfig {
    */
   rtxAvoidQueued?: boolean;
   /**
+   * Resend (NACK or RACK) on the up path where it arrives first, by SRTT / 2
+   * plus the bytes queued at the sender (with the resend) at its pacing rate,
+   * instead of the scheduler's path when another is faster by more than 20 ms;
+   * default false. Earliest completion time per packet as in ECF (Lim et
+   * al., "ECF: An MPTCP Path Scheduler to Manage Heterogeneous Paths",
+   * CoNEXT 2017, §3), applied to resends only.
+   */
+  rtxEarliestArrival?: boolean;
+  /**
+   * Loss-burst gate (packets; 0 = off, the default): a resend of a packet
+   * first sent on a path where RACK declared at least this many media
+   * packets lost in the last 500 ms goes where it arrives first (as
+   * `rtxEarliestArrival`). A fading radio loses packets in bursts while
+   * a queueing cellular path drops one at its tail (tune half, loss freezes).
+   */
+  rtxLossBurst?: number;
+  /** The same loss-burst gate for overdue reinjection (`reinjectOverdueMs` acts only on a path with this many RACK losses in 500 ms; 0 = on every path, the default). */
+  reinjectLossBurst?: number;
+  /**
    * When a path's reports resume after an outage (>= 700 ms of silence),
    * probe it at the rate it had and let the result restore its estimate
    * (GccEstimator.onPathRestored). 'total': only when no other path carried
@@ -293,6 +312,9 @@ export function resolveSenderConfig(config: SenderEngineConfig): ResolvedSenderC
     fastFailover: config.fastFailover ?? true,
     rack: config.rack ?? true,
     rtxAvoidQueued: config.rtxAvoidQueued ?? false,
+    rtxEarliestArrival: config.rtxEarliestArrival ?? false,
+    rtxLossBurst: config.rtxLossBurst ?? 0,
+    reinjectLossBurst: config.reinjectLossBurst ?? 0,
     reinjectOverdueMs: checkReinject(config.reinjectOverdueMs ?? 0),
     outageRestore: config.outageRestore ?? 'total',
     fallbackEstablishMs: config.fallbackEstablishMs ?? 1000,

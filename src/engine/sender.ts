@@ -59,6 +59,10 @@ export type { SenderEngineConfig, SenderEvents } from './sender-config.js';
 const MAX_RTX_QUEUE_MS = 300;
 /** RACK resends only packets first sent at most the lowest SRTT + this long ago (ms): the receiver's longest NACK reorder wait (src/feedback/nack.ts maxReorderWindowMs); later it is no faster than the NACK. */
 const RACK_MAX_LEAD_MS = 200;
+/** SenderEngineConfig.rtxLossBurst: the window (µs) over which a path's RACK losses count. */
+const LOSS_BURST_US = 500_000;
+/** SenderEngineConfig.rtxEarliestArrival: a resend leaves the scheduler's path only for one it reaches this much sooner (ms). */
+const RTX_MOVE_MARGIN_MS = 20;
 /** Overdue reinjection (SenderEngineConfig.reinjectOverdueMs): only packets first sent at most this long ago (µs; past it the frame froze already and the NACK decides). */
 const REINJECT_MAX_AGE_US = 400_000;
 /** Overdue reinjection: the duplicates, with the target path's queue, must drain at its rate within this (ms), as fast failover's. */
@@ -412,7 +416,7 @@ export class SenderEngine {
         p.estimator.onReport(r, now);
         // Loss detection on this path alone (RACK): tracked always (its counters), acted on with `rack`.
         this.onRackLoss(p.rack.onReport(r.arrivals, now, p.rackReorderWindowUs(), this.onDelivered), now);
-        if (this.cfg.reinjectOverdueMs > 0) this.reinjectOverdue(p, now);
+        if (this.cfg.reinjectOverdueMs > 0 && this.lossBurst(p.id, now, this.cfg.reinjectLossBurst)) this.reinjectOverdue(p, now);
         this.recovery.onRouteReport(p, r, now);
         this.paths.manager.onReport(r.pathId, now);
         if (r.fcdUs !== undefined) this.scheduler.onFcd?.(r.fcdUs / 1000, now);
@@ -518,8 +522,10 @@ export class SenderEngine {
       }
     }
     for (const a of assigned ?? this.scheduler.schedule(rtx, states, now)) {
-      const p = this.paths.get(a.pathId);
+      let p = this.paths.get(a.pathId);
       if (!p || a.probe) continue;
+      if (this.cfg.rtxEarliestArrival || (this.cfg.rtxLossBurst > 0 && this.lossBurst(this.history.get(a.packet.flowSeq)?.pathId, now, this.cfg.rtxLossBurst)))
+        p = this.earliestArrival(p, a.packet.sizeBytes, states);
       // A retransmission behind more than MAX_RTX_QUEUE_MS of queue arrives too late to help
       // and adds to the congestion that probably lost the packet: skip it.
       const drainBps = Math.max(1, p.pacer.pacingRateBps());
@@ -534,6 +540,34 @@ export class SenderEngine {
       }
     }
     this.flush(now);
+  }
+
+  /** SenderEngineConfig.rtxLossBurst / reinjectLossBurst: RACK declared at least `n` media packets lost on `pathId` within LOSS_BURST_US (always true for n = 0). */
+  private lossBurst(pathId: PathId | undefined, now: number, n: number): boolean {
+    const p = pathId === undefined ? undefined : this.paths.get(pathId);
+    return n === 0 || (p !== undefined && p.rack.recentLosses(now - LOSS_BURST_US) >= n);
+  }
+
+  /**
+   * SenderEngineConfig.rtxEarliestArrival: the up path (of `states`) on
+   * which a resend of `bytes` arrives first, by SRTT / 2 + (bytes queued at
+   * the sender + `bytes`) at its pacing rate (ms); `p` (the scheduler's
+   * choice) unless another wins by more than RTX_MOVE_MARGIN_MS.
+   */
+  private earliestArrival(p: SenderPath, bytes: number, states: readonly { id: PathId; up: boolean }[]): SenderPath {
+    const eta = (c: SenderPath) => c.estimator.srttMs() / 2 + ((c.queuedBytes() + bytes) * 8000) / Math.max(MIN_PATH_RATE_BPS, c.pacer.pacingRateBps());
+    let best = p;
+    let bestEta = eta(p) - RTX_MOVE_MARGIN_MS;
+    for (const s of states) {
+      const c = this.paths.get(s.id);
+      if (!s.up || !c || c === p) continue;
+      const e = eta(c);
+      if (e < bestEta) {
+        best = c;
+        bestEta = e;
+      }
+    }
+    return best;
   }
 
   /**

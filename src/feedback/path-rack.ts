@@ -32,6 +32,8 @@ const EMPTY = 0;
 const IN_FLIGHT = 1;
 const DELIVERED = 2;
 const LOST = 3;
+/** Media loss detection times {@link PathRack.recentLosses} remembers (the count it can return at most). */
+const LOSS_TIMES = 16;
 
 /** Counters of {@link PathRack} (monotonic). */
 export interface PathRackStats {
@@ -63,6 +65,9 @@ export class PathRack {
   private rackRttUs = 0;
   /** {@link overdue}'s cursor: the next pathSeq it looks at, -1 before any. */
   private overdueFrom = -1;
+  /** Detection times (µs) of the last media losses, a ring of LOSS_TIMES (see {@link recentLosses}). */
+  private readonly lossUs = new Float64Array(LOSS_TIMES).fill(Number.NEGATIVE_INFINITY);
+  private lossAt = 0;
   /** When (µs) a packet held back by the reorder window becomes lost; +Infinity = none waiting. */
   nextCheckUs = Number.POSITIVE_INFINITY;
   readonly c: PathRackStats = { lost: 0, lostMedia: 0, spurious: 0, spuriousMedia: 0 };
@@ -163,6 +168,7 @@ export class PathRack {
         if (this.resend[i] === 1) {
           this.c.lostMedia++;
           lost.push(this.flow[i]);
+          this.lossUs[this.lossAt++ & (LOSS_TIMES - 1)] = nowUs;
         }
         if (prefixResolved) this.scanFrom = (s + 1) >>> 0;
       } else {
@@ -171,6 +177,17 @@ export class PathRack {
       }
     }
     return lost;
+  }
+
+  /**
+   * Media packets declared lost on this path at or after `sinceUs` (at most
+   * 16): the loss pattern that tells a path losing packets in bursts (a
+   * fading radio) from one that drops one at a time at a queue's tail.
+   */
+  recentLosses(sinceUs: number): number {
+    let n = 0;
+    for (const t of this.lossUs) if (t >= sinceUs) n++;
+    return n;
   }
 
   /**
@@ -200,6 +217,7 @@ export class PathRack {
 
   private reset(): void {
     this.overdueFrom = -1;
+    this.lossUs.fill(Number.NEGATIVE_INFINITY);
     this.seqs.fill(-1);
     this.status.fill(EMPTY);
     this.newest = -1;

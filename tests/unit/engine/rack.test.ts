@@ -154,3 +154,45 @@ describe('resends avoid a path with a standing queue (SenderEngineConfig.rtxAvoi
     expect(on.d1).toBe(0);
   });
 });
+
+describe('resends of a path losing in bursts go where they arrive first (SenderEngineConfig.rtxLossBurst)', () => {
+  /** Drops `n` media originals in a row sent on the path from `afterUs` (a burst), or one when n = 1. */
+  const dropBurst = (afterUs: number, n: number, dropped: Set<number>): NonNullable<PathSpec['drop']> => {
+    return (b, nowUs) => {
+      if (nowUs < afterUs || dropped.size >= n) return false;
+      const d = decodePacket(b);
+      if (!d.ok || d.packet.body.kind !== 'media' || d.packet.body.media.retransmission) return false;
+      dropped.add(d.packet.body.media.flowSeq);
+      return true;
+    };
+  };
+  const run = (n: number, rtxLossBurst: number) => {
+    const dropped = new Set<number>();
+    // Path 0 (one-way 95 ms) loses the burst; path 1 (20 ms) is faster by far more than the 20 ms margin.
+    const call = makeCall([{ ...SLOW, drop: dropBurst(START_US + 3_000_000, n, dropped) }, FAST], { fec: 'none', extra: { fastFailover: false, rtxLossBurst } });
+    call.run(3_000);
+    const at3 = call.sender.stats().paths.map((p) => p.retransmissionsSent);
+    call.run(1_500);
+    const st = call.sender.stats();
+    return { d0: st.paths[0].retransmissionsSent - at3[0], d1: st.paths[1].retransmissionsSent - at3[1], dropped, st };
+  };
+
+  it('moves the resends of a burst off the losing path only when switched on', () => {
+    const on = run(8, 4);
+    expect(on.dropped.size).toBe(8);
+    expect(on.st.paths.every((p) => p.mediaPacketsSent > 50)).toBe(true);
+    expect(on.d0 + on.d1).toBeGreaterThanOrEqual(8);
+    const off = run(8, 0);
+    expect(off.d0 + off.d1).toBeGreaterThanOrEqual(8);
+    // Switched on, the later resends of the burst (once RACK has counted 4 losses) leave path 0.
+    expect(on.d1).toBeGreaterThan(off.d1);
+  });
+
+  it('changes nothing after a single loss (below the gate)', () => {
+    const on = run(1, 4);
+    const off = run(1, 0);
+    expect(on.dropped.size).toBe(1);
+    expect(on.d0 + on.d1).toBeGreaterThanOrEqual(1);
+    expect(on.st).toEqual(off.st);
+  });
+});
