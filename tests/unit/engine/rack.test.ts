@@ -127,6 +127,34 @@ describe('overdue reinjection (SenderEngineConfig.reinjectOverdueMs)', () => {
     expect(off.st.reinjected).toBe(0);
   });
 
+  it('with the loss-burst gate (reinjectLossBurst), duplicates only while the path loses packets in a burst', () => {
+    const gated = (lossyFromUs: number) => {
+      const dropped = new Set<number>();
+      const blackout = dropMediaBetween(START_US + 3_000_000, START_US + 3_300_000, dropped);
+      let n = 0;
+      // Every other media original lost from lossyFromUs to 3 s (a fading radio), then a 300 ms blackout (no later packet arrives: RACK cannot judge, the reports go on over the other path).
+      const drop: NonNullable<PathSpec['drop']> = (b, nowUs) => {
+        if (nowUs >= lossyFromUs && nowUs < START_US + 3_000_000) {
+          const d = decodePacket(b);
+          if (d.ok && d.packet.body.kind === 'media' && !d.packet.body.media.retransmission && n++ % 2 === 0) return true;
+          return false;
+        }
+        return blackout(b, nowUs);
+      };
+      const call = makeCall([{ ...FAST, drop }, SLOW], { fec: 'none', extra: { rack: false, fastFailover: false, reinjectOverdueMs: 30, reinjectLossBurst: 4 } });
+      call.run(4_000);
+      return { st: call.sender.stats(), dropped };
+    };
+    const fading = gated(START_US + 2_700_000);
+    expect(fading.dropped.size).toBeGreaterThan(0);
+    expect(fading.st.rackLost).toBeGreaterThan(8);
+    expect(fading.st.reinjected).toBeGreaterThan(0);
+    // The same blackout on a path that lost nothing before it: the gate stays shut.
+    const clean = gated(Number.POSITIVE_INFINITY);
+    expect(clean.dropped.size).toBeGreaterThan(0);
+    expect(clean.st.reinjected).toBe(0);
+  });
+
   it('rejects a negative threshold', () => {
     expect(() => makeCall([FAST, SLOW], { extra: { reinjectOverdueMs: -1 } })).toThrow(RangeError);
   });
