@@ -182,16 +182,7 @@ export interface SimStreamResult {
   encoderTargetBps: { mean: number; last: number };
   fec: { overheadPct: number; utilizationPct: number; packetsSent: number; recovered: number };
   /** rack*: the sender's per-path RACK loss detection (SenderStats.rackLost / rackRetransmissionsSent / rackSpurious). */
-  nack: {
-    nacksSent: number;
-    packetsNacked: number;
-    retransmissionsSent: number;
-    retransmissionsReceived: number;
-    rackLost: number;
-    rackRetransmissionsSent: number;
-    rackSpurious: number;
-    reinjected: number;
-  };
+  nack: { nacksSent: number; packetsNacked: number; retransmissionsSent: number; retransmissionsReceived: number; rackLost: number; rackRetransmissionsSent: number; rackSpurious: number };
   retransmissions: number;
   qoeFeedback: { sent: number; received: number; droppedBySim: number };
   /** Decoder-model reference-chain or payload violations (must be 0). */

@@ -162,59 +162,6 @@ export interface SenderEngineConfig {
    */
   rack?: boolean;
   /**
-   * Overdue reinjection (ms; 0 = off, the default): a media packet still in
-   * flight on its path (neither reported delivered nor declared lost by
-   * RACK) when a report of that path arrives more than the path's SRTT +
-   * this after its send (the report was made after it should have
-   * arrived) is duplicated, once, onto the
-   * usable path with the least completion time among those without a
-   * standing queue (SRTT at most 50 ms over its min RTT), when its first
-   * send is at most 400 ms old and the duplicates drain there within 150 ms
-   * at that path's rate. The original stays where it is (the receiver drops the
-   * second copy). Aimed at a path that dies or overflows under a frame
-   * (drop-tail drops in a queue that grows past the frame's deadline, a
-   * fade to ~0): the receiver's NACK waits for a later packet plus its
-   * reorder wait, RACK for a later packet of the same path, which sits
-   * behind the same queue. MPTCP's opportunistic reinjection (Raiciu et
-   * al., "How Hard Can It Be? Designing and Implementing a Deployable
-   * Multipath TCP", NSDI 2012, §4.2: "penalization" and reinjection of
-   * the segments that hold up the window), timed by the path's RTT.
-   * Measured (simulator, converge, X = 40): six cellular pairs with the most
-   * loss freezes, 3 seeds, 28.4 -> 31.7 s frozen; loss-sweep 12.8 -> 15.7 s
-   * summed over 1-10 % loss; so off (docs/results.md, branch rtx4).
-   * @throws RangeError (at construction) when negative or not finite.
-   */
-  reinjectOverdueMs?: number;
-  /**
-   * Resend (NACK or RACK) only on paths without a standing queue (SRTT at
-   * most 50 ms over the min RTT) while one is up; default false. On the
-   * cellular suite's loss freezes (tune half, main) 20 of 36 last resends
-   * went on the path that lost the packet, behind its queue: 188 ms from
-   * resend to arrival (median) against 41 ms on the other path. Measured
-   * (3 seeds): tune half 5.59 -> 5.88 s frozen (mm:verizon+att +0.5 s),
-   * check half 10.96 -> 10.62 s (wc:21_2 -0.4 s); loss-sweep unchanged; so off.
-   */
-  rtxAvoidQueued?: boolean;
-  /**
-   * Resend (NACK or RACK) on the up path where it arrives first, by SRTT / 2
-   * plus the bytes queued at the sender (with the resend) at its pacing rate,
-   * instead of the scheduler's path when another is faster by more than 20 ms;
-   * default false. Earliest completion time per packet as in ECF (Lim et
-   * al., "ECF: An MPTCP Path Scheduler to Manage Heterogeneous Paths",
-   * CoNEXT 2017, §3), applied to resends only.
-   */
-  rtxEarliestArrival?: boolean;
-  /**
-   * Loss-burst gate (packets; 0 = off, the default): a resend of a packet
-   * first sent on a path where RACK declared at least this many media
-   * packets lost in the last 500 ms goes where it arrives first (as
-   * `rtxEarliestArrival`). A fading radio loses packets in bursts while
-   * a queueing cellular path drops one at its tail (tune half, loss freezes).
-   */
-  rtxLossBurst?: number;
-  /** The same loss-burst gate for overdue reinjection (`reinjectOverdueMs` acts only on a path with this many RACK losses in 500 ms; 0 = on every path, the default). */
-  reinjectLossBurst?: number;
-  /**
    * When a path's reports resume after an outage (>= 700 ms of silence),
    * probe it at the rate it had and let the result restore its estimate
    * (GccEstimator.onPathRestored). 'total': only when no other path carried
@@ -311,19 +258,9 @@ export function resolveSenderConfig(config: SenderEngineConfig): ResolvedSenderC
     cwndPushback: config.cwndPushback ?? true,
     fastFailover: config.fastFailover ?? true,
     rack: config.rack ?? true,
-    rtxAvoidQueued: config.rtxAvoidQueued ?? false,
-    rtxEarliestArrival: config.rtxEarliestArrival ?? false,
-    rtxLossBurst: config.rtxLossBurst ?? 0,
-    reinjectLossBurst: config.reinjectLossBurst ?? 0,
-    reinjectOverdueMs: checkReinject(config.reinjectOverdueMs ?? 0),
     outageRestore: config.outageRestore ?? 'total',
     fallbackEstablishMs: config.fallbackEstablishMs ?? 1000,
     probation: config.probation ?? true,
     keyframeCoalesceTransmit: config.keyframeCoalesceTransmit ?? false,
   };
-}
-
-function checkReinject(ms: number): number {
-  if (!Number.isFinite(ms) || ms < 0) throw new RangeError(`SenderEngine: reinjectOverdueMs must be a finite number >= 0, got ${ms}`);
-  return ms;
 }

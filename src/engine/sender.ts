@@ -22,7 +22,6 @@ import { resolveEstimator } from '../cc/registry.js';
 import { ProbeSender } from '../cc/probe-sender.js';
 import type { BandwidthEstimator } from '../cc/types.js';
 import { integerClock } from '../core/clock.js';
-import { seqDiff } from '../core/seq.js';
 import { Emitter } from '../core/emitter.js';
 import type { Clock } from '../core/clock.js';
 import { MAX_PATHS, Priority } from '../core/types.js';
@@ -31,7 +30,7 @@ import { DEFAULT_FEC_CODE, fecCode } from '../fec/codes.js';
 import { PathFecEncoder, type FecEncoder } from '../fec/encoder.js';
 import { resolveFecPolicy } from '../fec/factory.js';
 import type { FecPolicyName } from '../fec/types.js';
-import { NackResponder, type SentPacketRecord } from '../feedback/nack-responder.js';
+import { NackResponder } from '../feedback/nack-responder.js';
 import { resolveScheduler, schedulerEntry } from '../sched/factory.js';
 import { LatencyFrameDropper } from '../sched/min-latency.js';
 import { FeedbackSeqFilter } from '../sched/feedback-filter.js';
@@ -49,7 +48,7 @@ import { KeyframeRequestGate } from './keyframe-gate.js';
 import { PathHealth } from './path-health.js';
 import { PathRecovery } from './path-recovery.js';
 import { resolveSenderConfig, type ResolvedSenderConfig, type SenderEngineConfig, type SenderEvents } from './sender-config.js';
-import { MIN_PATH_RATE_BPS, SenderPath, createPathPacer, type QueuedItem } from './sender-path.js';
+import { SenderPath, createPathPacer, type QueuedItem } from './sender-path.js';
 import { SenderPaths } from './sender-paths.js';
 import type { PathSink, SenderStats } from './types.js';
 
@@ -59,16 +58,6 @@ export type { SenderEngineConfig, SenderEvents } from './sender-config.js';
 const MAX_RTX_QUEUE_MS = 300;
 /** RACK resends only packets first sent at most the lowest SRTT + this long ago (ms): the receiver's longest NACK reorder wait (src/feedback/nack.ts maxReorderWindowMs); later it is no faster than the NACK. */
 const RACK_MAX_LEAD_MS = 200;
-/** SenderEngineConfig.rtxLossBurst: the window (µs) over which a path's RACK losses count. */
-const LOSS_BURST_US = 500_000;
-/** SenderEngineConfig.rtxEarliestArrival: a resend leaves the scheduler's path only for one it reaches this much sooner (ms). */
-const RTX_MOVE_MARGIN_MS = 20;
-/** Overdue reinjection (SenderEngineConfig.reinjectOverdueMs): only packets first sent at most this long ago (µs; past it the frame froze already and the NACK decides). */
-const REINJECT_MAX_AGE_US = 400_000;
-/** Overdue reinjection: the duplicates, with the target path's queue, must drain at its rate within this (ms), as fast failover's. */
-const REINJECT_BUDGET_MS = 150;
-/** Overdue reinjection: only onto a path whose SRTT is at most this over its min RTT (ms; no standing queue). */
-const REINJECT_MAX_QUEUE_MS = 50;
 /** A report copy from another path is applied only when the path's own last report is older than this (µs; 2 report intervals). */
 const REPORT_COPY_AFTER_US = 100_000;
 /** Padding bytes of a probe packet (about a full packet with the envelope). */
@@ -118,8 +107,6 @@ export class SenderEngine {
     rackLost: 0,
     rackRetransmissionsSent: 0,
     rackTooOld: 0,
-    reinjected: 0,
-    reinjectSkipped: 0,
     fecPacketsSent: 0,
     mediaPacketsSent: 0,
     qoeFeedbackReceived: 0,
@@ -416,7 +403,6 @@ export class SenderEngine {
         p.estimator.onReport(r, now);
         // Loss detection on this path alone (RACK): tracked always (its counters), acted on with `rack`.
         this.onRackLoss(p.rack.onReport(r.arrivals, now, p.rackReorderWindowUs(), this.onDelivered), now);
-        if (this.cfg.reinjectOverdueMs > 0 && this.lossBurst(p.id, now, this.cfg.reinjectLossBurst)) this.reinjectOverdue(p, now);
         this.recovery.onRouteReport(p, r, now);
         this.paths.manager.onReport(r.pathId, now);
         if (r.fcdUs !== undefined) this.scheduler.onFcd?.(r.fcdUs / 1000, now);
@@ -505,27 +491,9 @@ export class SenderEngine {
     const rtx = this.history.onNack(seqs, now, guardUs, this.keyframes.lastKeyFrameId, this.streamId, (pathId) => nacksPerPath.set(pathId, (nacksPerPath.get(pathId) ?? 0) + 1), fromNack);
     for (const [pathId, n] of nacksPerPath) this.fec.onNack(pathId, n, now);
     if (rtx.length === 0) return;
-    const states = this.paths.retransmissionStates(now);
-    let assigned: Assignment[] | undefined;
-    if (this.cfg.rtxAvoidQueued) {
-      // A resend behind a standing queue arrives ~190 ms after it was sent on the cellular suite's
-      // loss freezes (tune half, 20 of 36 resends went there), ~40 ms on a path without one.
-      const queued = (id: PathId) => {
-        const e = this.paths.get(id)?.estimator;
-        return e !== undefined && e.srttMs() > e.minRttMs() + REINJECT_MAX_QUEUE_MS;
-      };
-      if (states.some((s) => s.up && !queued(s.id))) {
-        const open = states.map((s) => (s.up && queued(s.id) ? { ...s, up: false } : s));
-        assigned = this.scheduler.schedule(rtx, open, now);
-        // A scheduler that uses only the queued path (single) gets it back: a resend there beats none.
-        if (assigned.length === 0) assigned = undefined;
-      }
-    }
-    for (const a of assigned ?? this.scheduler.schedule(rtx, states, now)) {
-      let p = this.paths.get(a.pathId);
+    for (const a of this.scheduler.schedule(rtx, this.paths.retransmissionStates(now), now)) {
+      const p = this.paths.get(a.pathId);
       if (!p || a.probe) continue;
-      if (this.cfg.rtxEarliestArrival || (this.cfg.rtxLossBurst > 0 && this.lossBurst(this.history.get(a.packet.flowSeq)?.pathId, now, this.cfg.rtxLossBurst)))
-        p = this.earliestArrival(p, a.packet.sizeBytes, states);
       // A retransmission behind more than MAX_RTX_QUEUE_MS of queue arrives too late to help
       // and adds to the congestion that probably lost the packet: skip it.
       const drainBps = Math.max(1, p.pacer.pacingRateBps());
@@ -538,89 +506,6 @@ export class SenderEngine {
         this.c.retransmissionsSent++;
         if (!fromNack) this.c.rackRetransmissionsSent++;
       }
-    }
-    this.flush(now);
-  }
-
-  /** SenderEngineConfig.rtxLossBurst / reinjectLossBurst: RACK declared at least `n` media packets lost on `pathId` within LOSS_BURST_US (always true for n = 0). */
-  private lossBurst(pathId: PathId | undefined, now: number, n: number): boolean {
-    const p = pathId === undefined ? undefined : this.paths.get(pathId);
-    return n === 0 || (p !== undefined && p.rack.recentLosses(now - LOSS_BURST_US) >= n);
-  }
-
-  /**
-   * SenderEngineConfig.rtxEarliestArrival: the up path (of `states`) on
-   * which a resend of `bytes` arrives first, by SRTT / 2 + (bytes queued at
-   * the sender + `bytes`) at its pacing rate (ms); `p` (the scheduler's
-   * choice) unless another wins by more than RTX_MOVE_MARGIN_MS.
-   */
-  private earliestArrival(p: SenderPath, bytes: number, states: readonly { id: PathId; up: boolean }[]): SenderPath {
-    const eta = (c: SenderPath) => c.estimator.srttMs() / 2 + ((c.queuedBytes() + bytes) * 8000) / Math.max(MIN_PATH_RATE_BPS, c.pacer.pacingRateBps());
-    let best = p;
-    let bestEta = eta(p) - RTX_MOVE_MARGIN_MS;
-    for (const s of states) {
-      const c = this.paths.get(s.id);
-      if (!s.up || !c || c === p) continue;
-      const e = eta(c);
-      if (e < bestEta) {
-        best = c;
-        bestEta = e;
-      }
-    }
-    return best;
-  }
-
-  /**
-   * Overdue reinjection (SenderEngineConfig.reinjectOverdueMs), on a report
-   * of path `p` (just applied): each media packet sent on `p` more than its
-   * SRTT + `reinjectOverdueMs` before this report and still in flight (the
-   * report, made after it should have arrived, does not list it; PathRack.overdue:
-   * each packet is looked at once) is duplicated onto the usable other path
-   * with the least completion time, when it is young enough to matter
-   * (REINJECT_MAX_AGE_US), was neither resent nor reported delivered, its
-   * frame is not older than the newest key frame, and the duplicates drain
-   * there within REINJECT_BUDGET_MS. Judged at report arrivals, not on a
-   * timer: between reports every recent packet is unreported.
-   */
-  private reinjectOverdue(p: SenderPath, now: number): void {
-    const srtt = Math.max(p.estimator.srttMs(), p.estimator.minRttMs());
-    if (!(srtt > 0) || !Number.isFinite(srtt)) return;
-    const seqs = p.rack.overdue(now - (srtt + this.cfg.reinjectOverdueMs) * 1000);
-    if (seqs.length === 0) return;
-    const picked: SentPacketRecord[] = [];
-    for (const f of seqs) {
-      const h = this.history.get(f);
-      if (!h || h.delivered || h.rtxCount > 0 || h.pathId !== p.id || now - h.sentUs > REINJECT_MAX_AGE_US) continue;
-      if (seqDiff(this.keyframes.lastKeyFrameId, h.frameId) < 0) continue;
-      picked.push(h);
-    }
-    if (picked.length === 0) return;
-    let q: SenderPath | undefined;
-    let best = Number.POSITIVE_INFINITY;
-    for (const c of this.paths.values()) {
-      if (c === p || !this.paths.isUsable(c, now)) continue;
-      // Only onto a path without a standing queue: duplicates on a congested path add to its loss.
-      if (c.estimator.srttMs() > c.estimator.minRttMs() + REINJECT_MAX_QUEUE_MS) continue;
-      const rate = Math.max(MIN_PATH_RATE_BPS, c.rateBps());
-      const cpt = ((c.queuedBytes() + 12_000) * 8e6) / rate + c.estimator.srttMs() * 500;
-      if (cpt < best) {
-        best = cpt;
-        q = c;
-      }
-    }
-    if (!q) return;
-    let budget = (Math.max(MIN_PATH_RATE_BPS, q.rateBps()) * REINJECT_BUDGET_MS) / 8000 - q.queuedBytes();
-    for (const h of picked) {
-      budget -= h.sizeBytes;
-      if (budget < 0) {
-        this.c.reinjectSkipped++;
-        continue;
-      }
-      const packet = this.history.retransmission(h, now, this.streamId);
-      if (!q.pacer.enqueue({ priority: Priority.Retransmission, sizeBytes: h.sizeBytes, packet, probe: false }, now)) break;
-      q.stats.retransmissionsSent++;
-      this.c.retransmissionsSent++;
-      this.c.reinjected++;
     }
     this.flush(now);
   }
@@ -759,8 +644,6 @@ export class SenderEngine {
       rackLost: c.rackLost,
       rackRetransmissionsSent: c.rackRetransmissionsSent,
       rackTooOld: c.rackTooOld,
-      reinjected: c.reinjected,
-      reinjectSkipped: c.reinjectSkipped,
       rackSpurious: [...this.paths.values()].reduce((n, p) => n + p.rack.c.spuriousMedia, 0),
       fecPacketsSent: c.fecPacketsSent,
       mediaPacketsSent: c.mediaPacketsSent,

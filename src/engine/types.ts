@@ -89,9 +89,6 @@ export interface SenderStats {
   rackRetransmissionsSent: number;
   /** RACK detections left to the receiver's NACK: first sent longer ago than the lowest SRTT + 200 ms (SenderEngine.onRackLoss). */
   rackTooOld: number;
-  /** Overdue reinjections sent (SenderEngineConfig.reinjectOverdueMs; included in retransmissionsSent) and those over the target path's drain budget (not sent). */
-  reinjected: number;
-  reinjectSkipped: number;
   /** Media packets RACK declared lost that were reported delivered afterwards (spurious detections). */
   rackSpurious: number;
   fecPacketsSent: number;

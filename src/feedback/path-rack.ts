@@ -32,8 +32,6 @@ const EMPTY = 0;
 const IN_FLIGHT = 1;
 const DELIVERED = 2;
 const LOST = 3;
-/** Media loss detection times {@link PathRack.recentLosses} remembers (the count it can return at most). */
-const LOSS_TIMES = 16;
 
 /** Counters of {@link PathRack} (monotonic). */
 export interface PathRackStats {
@@ -63,11 +61,6 @@ export class PathRack {
   private rackSendUs = Number.NEGATIVE_INFINITY;
   private rackSeq = -1;
   private rackRttUs = 0;
-  /** {@link overdue}'s cursor: the next pathSeq it looks at, -1 before any. */
-  private overdueFrom = -1;
-  /** Detection times (µs) of the last media losses, a ring of LOSS_TIMES (see {@link recentLosses}). */
-  private readonly lossUs = new Float64Array(LOSS_TIMES).fill(Number.NEGATIVE_INFINITY);
-  private lossAt = 0;
   /** When (µs) a packet held back by the reorder window becomes lost; +Infinity = none waiting. */
   nextCheckUs = Number.POSITIVE_INFINITY;
   readonly c: PathRackStats = { lost: 0, lostMedia: 0, spurious: 0, spuriousMedia: 0 };
@@ -168,7 +161,6 @@ export class PathRack {
         if (this.resend[i] === 1) {
           this.c.lostMedia++;
           lost.push(this.flow[i]);
-          this.lossUs[this.lossAt++ & (LOSS_TIMES - 1)] = nowUs;
         }
         if (prefixResolved) this.scanFrom = (s + 1) >>> 0;
       } else {
@@ -179,45 +171,7 @@ export class PathRack {
     return lost;
   }
 
-  /**
-   * Media packets declared lost on this path at or after `sinceUs` (at most
-   * 16): the loss pattern that tells a path losing packets in bursts (a
-   * fading radio) from one that drops one at a time at a queue's tail.
-   */
-  recentLosses(sinceUs: number): number {
-    let n = 0;
-    for (const t of this.lossUs) if (t >= sinceUs) n++;
-    return n;
-  }
-
-  /**
-   * Media packets (to be resent on loss) not reported delivered (in flight,
-   * or declared lost: the caller skips what was resent already) that were
-   * sent at or before `sentByUs`, each
-   * returned once (a cursor moves over the path's send order), oldest first:
-   * the candidates for a reinjection onto another path
-   * (SenderEngineConfig.reinjectOverdueMs).
-   */
-  overdue(sentByUs: number): number[] {
-    const out: number[] = [];
-    if (this.newest < 0) return out;
-    let s = this.overdueFrom < 0 || seqDiff(this.overdueFrom, this.scanFrom) > 0 ? this.scanFrom : this.overdueFrom;
-    if (s < 0) return out;
-    // Keep the walk inside the ring.
-    if (seqDiff(s, this.newest) > this.mask) s = (this.newest - this.mask + 0x1_0000_0000) % 0x1_0000_0000;
-    for (; seqDiff(s, this.newest) >= 0; s = (s + 1) >>> 0) {
-      const i = s & this.mask;
-      if (this.seqs[i] !== s) continue;
-      if (this.sendUs[i] > sentByUs) break;
-      if ((this.status[i] === IN_FLIGHT || this.status[i] === LOST) && this.resend[i] === 1) out.push(this.flow[i]);
-    }
-    this.overdueFrom = s;
-    return out;
-  }
-
   private reset(): void {
-    this.overdueFrom = -1;
-    this.lossUs.fill(Number.NEGATIVE_INFINITY);
     this.seqs.fill(-1);
     this.status.fill(EMPTY);
     this.newest = -1;

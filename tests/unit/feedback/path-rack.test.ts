@@ -69,24 +69,4 @@ describe('PathRack (RFC 8985 §6.2 per path)', () => {
     expect(() => new PathRack(0)).toThrow(RangeError);
     expect(() => new PathRack(Number.NaN)).toThrow(RangeError);
   });
-  it('lists the media packets not reported delivered up to a send time, each once (overdue reinjection)', () => {
-    const r = new PathRack();
-    for (let i = 0; i < 6; i++) r.onSent(i, i * 10_000, 100 + i, i !== 4); // pathSeq 4 is a probe copy
-    r.onReport(arr(0, 2), 60_000, 50_000); // 1 stays in flight (inside the reorder window)
-    expect(r.overdue(30_000)).toEqual([101, 103]);
-    expect(r.overdue(30_000)).toEqual([]); // each once
-    expect(r.overdue(50_000)).toEqual([105]); // 4 is a copy: its loss needs no resend
-    r.onSent(6, 60_000, 106);
-    r.onReport(arr(6), 90_000, 0); // 1, 3, 5 declared lost: still listed once (already were)
-    expect(r.overdue(60_000)).toEqual([]);
-  });
-  it('counts the media losses it declared since a time (the loss-burst gate), copies not included', () => {
-    const r = new PathRack();
-    for (let i = 0; i < 10; i++) r.onSent(i, i * 10_000, 100 + i, i !== 3); // pathSeq 3 is a probe copy
-    expect(r.recentLosses(0)).toBe(0);
-    // 9 delivered at 200 ms: 1..8 all lost (sent long enough before), 3 is a copy.
-    expect(r.onReport(arr(0, 9), 200_000, 0)).toEqual([101, 102, 104, 105, 106, 107, 108]);
-    expect(r.recentLosses(200_000)).toBe(7);
-    expect(r.recentLosses(200_001)).toBe(0);
-  });
 });
