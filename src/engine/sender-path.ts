@@ -230,8 +230,9 @@ export class SenderPath {
    * See SenderEngineConfig.queuedDeliveryMs.
    */
   deliveryCapBps(): number {
+    if (!(this.queuedMs > 0 && this.estimator.srttMs() - this.estimator.minRttMs() > this.queuedMs)) return Number.POSITIVE_INFINITY;
     const d = this.delivered.rateBps(this.lastArrivalUs);
-    return this.queuedMs > 0 && d > 0 && this.estimator.srttMs() - this.estimator.minRttMs() > this.queuedMs ? Math.max(MIN_PATH_RATE_BPS, d) : Number.POSITIVE_INFINITY;
+    return d > 0 ? Math.max(MIN_PATH_RATE_BPS, d) : Number.POSITIVE_INFINITY;
   }
 
   /** A report's arrivals: each datagram counts once in {@link deliveryCapBps}, at its arrival time. */
