@@ -16,6 +16,18 @@ function burstyReports(fromMs: number, toMs: number): Array<[number, number]> {
   return out;
 }
 
+/** A 3 Mbps call over `paths` with sender options `extra`: the 100 ms steps in [fromMs, toMs) in which path 0 was benched. */
+function benchedSteps(paths: PathSpec[], extra: Record<string, unknown>, fromMs: number, toMs: number): number {
+  const c = makeCall(paths, { extra: { maxBitrateBps: 3_000_000, ...extra } });
+  c.run(fromMs);
+  let n = 0;
+  for (let t = fromMs; t < toMs; t += 100) {
+    c.run(100);
+    if (c.sender.stats().paths[0].demoted) n++;
+  }
+  return n;
+}
+
 describe('sender: paths whose reports come in bursts', () => {
   it('probation: a path live only in short bursts gets (almost) no media while a steadily reporting path carries the call', () => {
     const paths: PathSpec[] = [
@@ -42,16 +54,7 @@ describe('sender: paths whose reports come in bursts', () => {
       { rateMbps: 6, delayMs: 20, reverseDown: burstyReports(3000, 12_000) },
     ];
     /** 100 ms steps (3.6-7 s, path 0 reporting again) in which path 0 was benched. */
-    const benched0 = (fallbackEstablishMs: number): number => {
-      const c = makeCall(paths, { extra: { maxBitrateBps: 3_000_000, pathHysteresis: { holdMs: 3000 }, fallbackEstablishMs } });
-      c.run(3600);
-      let n = 0;
-      for (let t = 3600; t < 7000; t += 100) {
-        c.run(100);
-        if (c.sender.stats().paths[0].demoted) n++;
-      }
-      return n;
-    };
+    const benched0 = (fallbackEstablishMs: number): number => benchedSteps(paths, { pathHysteresis: { holdMs: 3000 }, fallbackEstablishMs }, 3600, 7000);
     expect(benched0(0)).toBeGreaterThan(5);
     expect(benched0(1000)).toBe(0);
   });
@@ -66,16 +69,7 @@ describe('sender: probation after a feedback gap, next to a weak backup', () => 
       { rateMbps: 0.3, delayMs: 10 },
     ];
     /** 100 ms steps (6.7-7.5 s, path 0 reporting again) in which path 0 was benched. */
-    const benched0 = (probationMinAltFraction: number): number => {
-      const c = makeCall(paths, { extra: { maxBitrateBps: 3_000_000, probationMinAltFraction } });
-      c.run(6700);
-      let n = 0;
-      for (let t = 6700; t < 7500; t += 100) {
-        c.run(100);
-        if (c.sender.stats().paths[0].demoted) n++;
-      }
-      return n;
-    };
+    const benched0 = (probationMinAltFraction: number): number => benchedSteps(paths, { probationMinAltFraction }, 6700, 7500);
     expect(benched0(0)).toBeGreaterThan(3);
     expect(benched0(0.5)).toBe(0);
     expect(benched0(Number.NaN)).toBeGreaterThan(3); // a bad fraction acts as 0 (off)
