@@ -26,6 +26,26 @@ export interface BenchResults {
 const f = (x: number | null | undefined, d = 1): string => (x === null || x === undefined || !Number.isFinite(x) ? '-' : x.toFixed(d));
 const mbps = (bps: number): string => (bps / 1e6).toFixed(2);
 
+/**
+ * Load per core (1-minute load average / cores) above which a configuration's
+ * real-time numbers are flagged. The run itself (two Chromium pages, the
+ * emulator, the bench) keeps a quiet 2-core machine at a load of 2-5; at 10-12
+ * (helpers' simulator jobs on top) our call's audio mouth-to-ear grew to
+ * 1.8-2.8 s and its video latency to 0.8 s while Chromium's native stack
+ * (C++ threads) degraded far less, so an A/B between them measures the load.
+ */
+export const OVERLOAD_PER_CORE = 2.5;
+
+/** The configurations whose 1-minute load average (start or end) was over {@link OVERLOAD_PER_CORE} per core, as `name (start / end on N cores)`. */
+export function overloadedRuns(r: BenchResults): string[] {
+  return r.results.flatMap((x) => {
+    const l = (x.extras as { loadAvg1m?: { start?: number; end?: number; cores?: number } } | undefined)?.loadAvg1m;
+    if (!l || typeof l.start !== 'number' || typeof l.end !== 'number') return [];
+    const cores = l.cores && l.cores > 0 ? l.cores : 1;
+    return Math.max(l.start, l.end) > OVERLOAD_PER_CORE * cores ? [`${x.name} (${l.start} / ${l.end} on ${cores} cores)`] : [];
+  });
+}
+
 /** Markdown table of the configurations. */
 export function renderSummaryMd(r: BenchResults): string {
   const head =
@@ -40,9 +60,16 @@ export function renderSummaryMd(r: BenchResults): string {
     return `| ${x.name} | ${f(x.fps)} | ${x.frames.sent} / ${x.frames.decoded} / ${x.frames.displayed} | ${x.freezes.count}, ${x.freezes.totalMs} | ${f(x.latencyMs.mean)} / ${f(x.latencyMs.p50)} / ${f(x.latencyMs.p95)} | ${f(x.psnr.mean, 2)} / ${f(x.psnr.p5, 2)} | ${f(x.ssim?.mean, 4)} | ${x.keyframeRequests} | ${mbps(x.goodputBps)} | ${x.firstFrameMs ?? '-'} | ${res || '-'} | ${f(x.audio?.concealedPct, 2)} | ${f(x.audio?.mouthToEarP95Ms, 0)} |`;
   });
   const src = r.source.kind === 'y4m' ? `Y4M ${r.source.file ?? ''}` : 'synthetic pattern';
+  const overloaded = overloadedRuns(r);
   const lines = [
     `# Browser benchmark: scenario ${r.scenario}`,
     '',
+    ...(overloaded.length
+      ? [
+          `**Measured on an overloaded machine** (1-minute load average over ${OVERLOAD_PER_CORE} per core, start / end): ${overloaded.join(', ')}. Our JavaScript pipeline degrades before Chromium's native stack does (latency, audio concealment, freezes): repeat these on a quiet machine before comparing them.`,
+          '',
+        ]
+      : []),
     `${r.durationS} s per configuration; source ${src} ${r.source.width}x${r.source.height}@${r.source.fps} (${r.source.frames} frames, ${r.source.track} track); codec ${r.codec}.`,
     '',
     head,

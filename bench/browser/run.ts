@@ -6,7 +6,7 @@
  */
 import { closeSync, createReadStream, existsSync, mkdirSync, openSync, readSync, statSync, writeFileSync } from 'node:fs';
 import type { IncomingMessage, ServerResponse } from 'node:http';
-import { loadavg } from 'node:os';
+import { availableParallelism, loadavg } from 'node:os';
 import { join, resolve } from 'node:path';
 import type { Browser, Page } from 'playwright-core';
 import type { Plugin } from 'vite';
@@ -284,8 +284,8 @@ async function runOne(browser: Browser, base: string, cfg: CompareEntry, o: Benc
     extras.emulator = emu;
     extras.timeline = timeline;
     extras.scenarioAtStartMs = Math.round(scenarioAtStartMs);
-    // This machine's 1-minute load average at start and end: other jobs skew real-time results.
-    extras.loadAvg1m = { start: Math.round(loadStart * 100) / 100, end: Math.round(loadavg()[0] * 100) / 100 };
+    // This machine's 1-minute load average at start and end: other jobs skew real-time results (render.ts flags an overloaded run).
+    extras.loadAvg1m = { start: Math.round(loadStart * 100) / 100, end: Math.round(loadavg()[0] * 100) / 100, cores: availableParallelism() };
     extras.source = lastS?.source;
     extras.sink = lastR?.sink;
     if (o.sourceCheck) {

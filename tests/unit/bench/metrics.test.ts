@@ -2,7 +2,7 @@ import { describe, expect, it } from 'vitest';
 import { parseCompare } from '../../../bench/compare.js';
 import { summarizeRun } from '../../../bench/browser/metrics.js';
 import type { DisplayEntry } from '../../../bench/browser/metrics.js';
-import { renderSummaryMd } from '../../../bench/browser/render.js';
+import { overloadedRuns, renderSummaryMd } from '../../../bench/browser/render.js';
 
 describe('summarizeRun', () => {
   const startMs = 1_000_000;
@@ -87,6 +87,42 @@ describe('summarizeRun', () => {
     });
     expect(md).toContain('| x | 0.0 |');
     expect(md).toContain('| converge |');
+    expect(md).not.toContain('overloaded machine');
+  });
+
+  it('flags the configurations measured on an overloaded machine', () => {
+    const run = (name: string, start: number, end: number) => ({
+      ...summarizeRun({
+        name,
+        kind: 'multipath',
+        codec: 'h264',
+        durationS: 1,
+        startMs: 0,
+        draws: [],
+        displays: [],
+        quality: [],
+        bytesReceived: [],
+        framesSent: 0,
+        framesDecoded: 0,
+        keyframeRequests: 0,
+      }),
+      extras: { loadAvg1m: { start, end, cores: 2 } },
+    });
+    const res = {
+      version: 1 as const,
+      scenario: 's',
+      source: { kind: 'synthetic' as const, width: 640, height: 480, fps: 30, frames: 600, track: 'generator' },
+      codec: 'h264',
+      durationS: 1,
+      quality: { sampleEvery: 5, ssim: true },
+      createdAt: '',
+      notes: [],
+      results: [run('quiet', 0.4, 4.8), run('busy', 4.9, 9.1), run('busy-at-start', 6, 3)],
+    };
+    expect(overloadedRuns(res)).toEqual(['busy (4.9 / 9.1 on 2 cores)', 'busy-at-start (6 / 3 on 2 cores)']);
+    const md = renderSummaryMd(res);
+    expect(md).toContain('**Measured on an overloaded machine**');
+    expect(md).not.toContain('quiet (');
   });
 });
 
