@@ -1,6 +1,6 @@
 /**
  * `npm run bench -- --scenario FILE.json|NAME [--compare LIST] [--fec LIST] [--streams 1-3]
- *                   [--seeds N] [--first-seed K] [--duration S] [--variants N] [--half tune|check] [--only NAME,...] [--degradation PREF] [--datachannel sctp|ideal] [--clock-skew MS] [--playout K=V,...] [--nack K=V,...] [--temporal-layers 1-3] [--converge K=V,...] [--fractal K=V,...] [--sender K=V,...] [--receiver K=V,...] [--audio on|off] [--explain-freezes] [--jobs N] [--out DIR]`
+ *                   [--seeds N] [--first-seed K] [--duration S] [--variants N] [--half tune|check] [--only NAME,...] [--rate-scale K] [--degradation PREF] [--datachannel sctp|ideal] [--clock-skew MS] [--playout K=V,...] [--nack K=V,...] [--temporal-layers 1-3] [--converge K=V,...] [--fractal K=V,...] [--sender K=V,...] [--receiver K=V,...] [--audio on|off] [--explain-freezes] [--jobs N] [--out DIR]`
  *
  * Runs the simulator (sim/simulator.ts) for every scenario variant x
  * configuration x FEC policy x seed and writes:
@@ -24,6 +24,10 @@
  * `--only wc:21_2,mm:tmobile+att`; an unknown name is an error).
  * `--seeds N` runs seeds 1..N; `--first-seed K` starts at K instead (seeds
  * K..K+N-1: tune on `--seeds 3`, check on the held-out `--first-seed 4 --seeds 3`).
+ * `--rate-scale K` multiplies both links' capacities of every path by K (> 0;
+ * sim/net/scenario.ts LinkSpec.rateScale): the same traces as a slower or faster
+ * network, e.g. `--scenario cellular --rate-scale 0.15` for UMTS/EVDO-like
+ * rates (a check that a change does not only fit the suite's rates).
  * `--half tune|check` runs only that half of a split suite (`cellular`, see
  * sim/scenarios.ts cellularHalf); `cellular` compares converge with
  * single:0 and single:1 by default. `--duration S` caps every run at S
@@ -81,6 +85,7 @@ import { type CompareEntry, compareEntriesHelp, estimatorEntries, multipathSched
 import { renderHtml } from './report-html.js';
 import { type BenchEntry, renderSummary } from './report.js';
 import { REPO_ROOT, SOAK, type SuiteHalf, resolveScenario } from '../../sim/scenarios.js';
+import { scaleScenarioRates } from '../../sim/net/scenario.js';
 import type { SimOptions, SimResult } from '../../sim/simulator.js';
 import { OverlayRoutes, renderOverlay } from '../../sim/overlay.js';
 
@@ -110,7 +115,7 @@ const SENDER_KEYS = [
   'pacer.pacingFactor',
 ];
 
-const USAGE = `usage: npm run bench -- --scenario FILE.json|NAME [--compare LIST] [--fec LIST] [--streams 1-3] [--seeds N] [--first-seed K] [--duration S] [--variants N] [--half tune|check] [--only NAME,...] [--degradation PREF] [--datachannel sctp|ideal] [--clock-skew MS] [--playout K=V,...] [--nack K=V,...] [--temporal-layers 1-3] [--converge K=V,...] [--fractal K=V,...] [--sender K=V,...] [--receiver K=V,...] [--audio on|off] [--explain-freezes] [--jobs N] [--out DIR]
+const USAGE = `usage: npm run bench -- --scenario FILE.json|NAME [--compare LIST] [--fec LIST] [--streams 1-3] [--seeds N] [--first-seed K] [--duration S] [--variants N] [--half tune|check] [--only NAME,...] [--rate-scale K] [--degradation PREF] [--datachannel sctp|ideal] [--clock-skew MS] [--playout K=V,...] [--nack K=V,...] [--temporal-layers 1-3] [--converge K=V,...] [--fractal K=V,...] [--sender K=V,...] [--receiver K=V,...] [--audio on|off] [--explain-freezes] [--jobs N] [--out DIR]
   --compare entries: ${compareEntriesHelp()}, converge-nofb, ${estimatorEntries().join('|')} (that estimator with its paper's scheduler: fractal = mrtp + fractal), SCHED+EST (e.g. converge+fractal) (bench/compare.ts)`;
 
 const OPTIONS = {
@@ -123,6 +128,7 @@ const OPTIONS = {
   duration: { type: 'string' },
   variants: { type: 'string' },
   half: { type: 'string' },
+  'rate-scale': { type: 'string' },
   only: { type: 'string' },
   degradation: { type: 'string' },
   datachannel: { type: 'string' },
@@ -154,6 +160,8 @@ interface Args {
   duration?: number;
   variants?: number;
   half?: SuiteHalf;
+  /** Capacity factor applied to every path's links (`--rate-scale`); undefined = 1. */
+  rateScale?: number;
   only?: string[];
   degradation?: DegradationPreference;
   datachannel?: 'sctp' | 'ideal';
@@ -227,6 +235,7 @@ function parseOptions(v: CliValues<typeof OPTIONS>): Args {
     duration: v.duration === undefined ? undefined : Number(v.duration),
     variants: v.variants === undefined ? undefined : int('variants', 1, 1, 1000),
     half: choiceOption('half', v.half, ['tune', 'check'] as const),
+    ...(v['rate-scale'] !== undefined ? { rateScale: numberOption('rate-scale', v['rate-scale'], 0.001, 1000) } : {}),
     only: v.only === undefined ? undefined : v.only.split(',').filter(Boolean),
     degradation: choiceOption('degradation', v.degradation, DEGRADATION_PREFERENCES),
     datachannel: choiceOption('datachannel', v.datachannel, ['sctp', 'ideal'] as const),
@@ -305,6 +314,11 @@ async function main(values: CliValues<typeof OPTIONS>): Promise<number> {
     variants = variants.filter((v) => only.includes(v.label));
   }
   if (a.variants !== undefined) variants = variants.slice(0, a.variants);
+  if (a.rateScale !== undefined && a.rateScale !== 1) {
+    const k = a.rateScale;
+    variants = variants.map((v) => ({ ...v, scenario: scaleScenarioRates(v.scenario, k) }));
+    console.log(`bench: every path's capacities x ${k} (--rate-scale)`);
+  }
   const scenarioLabel = a.scenario.endsWith('.json') ? basename(a.scenario, '.json') : a.scenario;
   const outDir = resolve(a.out ?? resolve(REPO_ROOT, 'out/bench', scenarioLabel));
   mkdirSync(outDir, { recursive: true });
@@ -379,7 +393,8 @@ async function main(values: CliValues<typeof OPTIONS>): Promise<number> {
     return { variant: rest.variant, ...(rest.half ? { half: rest.half } : {}), config: rest.config, ...res, ...(keep ? { perSecond } : {}) };
   });
   writeFileSync(resolve(outDir, 'results.json'), JSON.stringify(json, null, 1) + '\n');
-  const summary = renderSummary(scenarioLabel, entries, { seeds: a.seeds, streams: a.streams, wallS, fec: a.fec }) + renderOverlay(entries);
+  const summaryLabel = a.rateScale !== undefined && a.rateScale !== 1 ? `${scenarioLabel} (every capacity x ${a.rateScale})` : scenarioLabel;
+  const summary = renderSummary(summaryLabel, entries, { seeds: a.seeds, streams: a.streams, wallS, fec: a.fec }) + renderOverlay(entries);
   writeFileSync(resolve(outDir, 'summary.md'), summary);
   writeFileSync(resolve(outDir, 'report.html'), renderHtml(scenarioLabel, entries));
   console.log(summary);

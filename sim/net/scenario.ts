@@ -100,6 +100,13 @@ export interface LinkSpec {
   queue?: QueueSpec;
   downPeriods?: Array<[number, number]>;
   schedule?: ScheduleSpec[];
+  /**
+   * Multiplies every capacity of this link (its trace or `rateMbps`, and the
+   * `rateMbps` of its schedule steps) by this factor (> 0): the same network
+   * shape, slower or faster (e.g. 0.15 turns an LTE uplink into a UMTS-like one).
+   * Default 1. Delays and queue sizes in ms are unchanged.
+   */
+  rateScale?: number;
 }
 
 export interface PathSpec {
@@ -282,6 +289,7 @@ const LINK_FIELDS = [
   'queue',
   'downPeriods',
   'schedule',
+  'rateScale',
 ] as const;
 
 /** Validate one link spec. @throws ScenarioError */
@@ -352,7 +360,19 @@ export function parseLinkSpec(v: unknown, path: string, baseDir: string): LinkSp
       return step;
     });
   }
+  if (o.rateScale !== undefined) out.rateScale = num(o.rateScale, `${path}.rateScale`, { gt: 0 });
   return out;
+}
+
+/** `spec` with its capacities multiplied by `k` (composes with an existing {@link LinkSpec.rateScale}). @throws RangeError unless k > 0 and finite. */
+export function scaleLinkSpec(spec: LinkSpec, k: number): LinkSpec {
+  if (!(k > 0 && Number.isFinite(k))) throw new RangeError(`rate scale must be > 0, got ${k}`);
+  return { ...spec, rateScale: (spec.rateScale ?? 1) * k };
+}
+
+/** `sc` with both links of every path (media up, feedback down) scaled by `k` ({@link scaleLinkSpec}). Relays and cross traffic are unchanged. */
+export function scaleScenarioRates(sc: Scenario, k: number): Scenario {
+  return { ...sc, paths: sc.paths.map((p) => ({ ...p, up: scaleLinkSpec(p.up, k), down: scaleLinkSpec(p.down, k) })) };
 }
 
 function inferFormat(file: string): TraceFormat {
@@ -507,6 +527,8 @@ export function linkConfigFromSpec(spec: LinkSpec): LinkConfig {
     const sampleMs = spec.traceSampleMs ?? DEFAULT_LIST_SAMPLE_MS;
     capacity = cached(`cap|${fmt}|${file}|${run}|${sampleMs}`, () => (fmt === 'csv' ? loadBytesPerSecondCsv(file) : fmt === 'mbps-list' ? loadMbpsList(file, { run, sampleMs }) : loadMahimahi(file)));
   } else capacity = constantRate((spec.rateMbps ?? DEFAULT_FEEDBACK_RATE_MBPS) * 1e6);
+  const k = spec.rateScale ?? 1;
+  if (k !== 1) capacity = { name: `${capacity.name} x${k}`, periodMs: capacity.periodMs, bytesPerMs: capacity.bytesPerMs.map((b) => b * k) };
   let delay: number | DelayTrace = spec.delayMs ?? 0;
   if (spec.delayTrace !== undefined) {
     const file = spec.delayTrace;
@@ -522,7 +544,7 @@ export function linkConfigFromSpec(spec: LinkSpec): LinkConfig {
   if (spec.schedule) {
     cfg.schedule = spec.schedule.map((s) => {
       const step: ScheduleStep = { atMs: s.atS * 1000 };
-      if (s.rateMbps !== undefined) step.rateBps = s.rateMbps === null ? null : s.rateMbps * 1e6;
+      if (s.rateMbps !== undefined) step.rateBps = s.rateMbps === null ? null : s.rateMbps * 1e6 * k;
       if (s.delayMs !== undefined) step.delayMs = s.delayMs;
       const l = toLoss(s.loss);
       if (l) step.loss = l;

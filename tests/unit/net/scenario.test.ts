@@ -3,7 +3,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { Rng } from '../../../src/core/rng.js';
-import { DEFAULT_FEEDBACK_RATE_MBPS, DEFAULT_SCENARIO, ScenarioError, buildLink, linkConfigFromSpec, loadScenario, parseScenario } from '../../../sim/net/scenario.js';
+import { DEFAULT_FEEDBACK_RATE_MBPS, DEFAULT_SCENARIO, ScenarioError, buildLink, linkConfigFromSpec, loadScenario, parseScenario, scaleScenarioRates } from '../../../sim/net/scenario.js';
 import { TraceError, meanRateBps } from '../../../sim/net/traces.js';
 
 const SCENARIOS = join(__dirname, '../../../sim/net/scenarios');
@@ -106,6 +106,40 @@ describe('parseScenario', () => {
     expect(cfg.loss).toEqual({ kind: 'gilbertElliott', pGoodToBad: 0.01, pBadToGood: 0.2, lossBad: 0.8 });
     expect(cfg.downPeriods).toEqual([[1000, 2500]]);
     expect(cfg.schedule).toEqual([{ atMs: 3000, rateBps: 0.5e6, loss: { kind: 'bernoulli', p: 0.1 } }]);
+  });
+
+  it('rateScale multiplies every capacity of a link (trace or rate, and schedule steps), composes, and must be > 0', () => {
+    const s = parseScenario(
+      ok({
+        rateMbps: 2,
+        delayMs: 40,
+        schedule: [
+          { atS: 3, rateMbps: 0.5 },
+          { atS: 4, rateMbps: null },
+        ],
+        rateScale: 0.5,
+      }),
+      '.',
+    );
+    const cfg = linkConfigFromSpec(s.paths[0].up);
+    expect(cfg.capacity.bytesPerMs[0]).toBe(125);
+    expect(cfg.delay).toBe(40);
+    expect(cfg.schedule).toEqual([
+      { atMs: 3000, rateBps: 0.25e6 },
+      { atMs: 4000, rateBps: null },
+    ]);
+    const scaled = scaleScenarioRates(s, 0.1);
+    expect(linkConfigFromSpec(scaled.paths[0].up).capacity.bytesPerMs[0]).toBeCloseTo(12.5, 9);
+    expect(linkConfigFromSpec(scaled.paths[0].down).capacity.bytesPerMs[0]).toBeCloseTo((DEFAULT_FEEDBACK_RATE_MBPS * 1e6 * 0.1) / 8000, 9);
+    expect(s.paths[0].up.rateScale).toBe(0.5); // the input scenario is not changed
+    expect(errorPath(() => parseScenario(ok({ rateMbps: 1, rateScale: 0 }), '.'))).toBe('$.paths[0].up.rateScale');
+    expect(() => scaleScenarioRates(s, -1)).toThrow(RangeError);
+  });
+
+  it.skipIf(!HAVE_SHARED)('rateScale scales a trace link: the carriers T-Mobile uplink at 0.15', () => {
+    const s = loadScenario(join(SCENARIOS, 'carriers.json'));
+    const full = meanRateBps(linkConfigFromSpec(s.paths[1].up).capacity);
+    expect(meanRateBps(linkConfigFromSpec(scaleScenarioRates(s, 0.15).paths[1].up).capacity)).toBeCloseTo(full * 0.15, 0);
   });
 
   it('reports errors with the JSON path', () => {
