@@ -63,9 +63,16 @@ export function round(x: number, d = 1): number {
   return Math.round(x * k) / k;
 }
 
-/** Freezes (src/feedback/qoe-metrics.ts `freezesOf`) over decode times in µs; backward times are skipped. */
-export function freezeStats(decodedUs: readonly number[]): FreezeStats {
-  const fz = freezesOf(decodedUs.map((t) => t / 1000));
+/**
+ * Freezes (src/feedback/qoe-metrics.ts `freezesOf`) over decode times in µs; backward times are skipped.
+ * With `endUs` (the end of the call, which starts at 0): a stream that stopped counts its silence, and a
+ * stream that never decoded a frame is frozen throughout.
+ */
+export function freezeStats(decodedUs: readonly number[], endUs?: number): FreezeStats {
+  const fz = freezesOf(
+    decodedUs.map((t) => t / 1000),
+    endUs === undefined ? undefined : { startMs: 0, endMs: endUs / 1000 },
+  );
   return { count: fz.count, totalMs: fz.totalMs, maxMs: fz.maxMs, list: fz.list.map((f) => ({ atUs: f.at * 1000, ms: f.ms })) };
 }
 
@@ -121,7 +128,7 @@ export interface StreamQoe {
  */
 export function streamQoe(decoded: readonly DecodedFrame[], sent: number, endUs: number): StreamQoe {
   const times = decoded.map((f) => f.decodedUs);
-  const fz = freezeStats(times);
+  const fz = freezeStats(times, endUs);
   const lat = latencyStats(decoded.map(frameLatencyMs));
   let bytes = 0;
   let ooo = 0;

@@ -18,7 +18,10 @@ export function buildResult(opts: SimOptions, run: SimRun): SimResult {
     const q = streamQoe(c.decoded, c.frameIndex, endUs);
     const snd = c.sender.stats();
     const rs = c.rx.stats(c.s);
-    const fz = freezeStats(c.decoded.map((f) => f.decodedUs));
+    const fz = freezeStats(
+      c.decoded.map((f) => f.decodedUs),
+      endUs,
+    );
     return {
       streamId: c.s,
       frames: q.frames,
@@ -109,7 +112,13 @@ export function buildResult(opts: SimOptions, run: SimRun): SimResult {
 
   // Per-second series.
   const qoeSec = streams.map((c) => perSecondQoe(c.decoded, nSec));
-  const allFz = streams.map((c) => freezeStats(c.decoded.map((f) => f.decodedUs)).list);
+  const allFz = streams.map(
+    (c) =>
+      freezeStats(
+        c.decoded.map((f) => f.decodedUs),
+        endUs,
+      ).list,
+  );
   const perSecond: SimPerSecond[] = samples.slice(0, nSec).map((smp, k) => {
     const prev = k > 0 ? samples[k - 1] : undefined;
     const fzUpTo = allFz.reduce((a, l) => a + l.filter((f) => f.atUs < smp.t * 1e6).length, 0);
@@ -197,7 +206,14 @@ export function buildResult(opts: SimOptions, run: SimRun): SimResult {
     ...(overlay ? { overlay } : {}),
     ...(run.freezeRecorder
       ? {
-          freezeCauses: run.freezeRecorder.explain(freezeStats(streams[0].decoded.map((f) => f.decodedUs)).list, streams[0].decoded, (i, fromMs, toMs) => linkCapacityBps(up[i], fromMs, toMs)),
+          freezeCauses: run.freezeRecorder.explain(
+            freezeStats(
+              streams[0].decoded.map((f) => f.decodedUs),
+              endUs,
+            ).list,
+            streams[0].decoded,
+            (i, fromMs, toMs) => linkCapacityBps(up[i], fromMs, toMs),
+          ),
         }
       : {}),
     ...(opts.estimator !== undefined ? { estimator: opts.estimator } : {}),

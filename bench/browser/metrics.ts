@@ -172,7 +172,10 @@ export function summarizeRun(inp: SummarizeInput): BenchResult {
   const firstMs = firstDisplays.length ? firstDisplays[0].tMs : undefined;
   const endMs = inp.startMs + inp.durationS * 1000;
   // Freezes: on display times of frames that showed new content (repeats of an id do not count as motion).
-  const freezes = freezesOf(firstDisplays.map((d) => d.tMs));
+  const freezes = freezesOf(
+    firstDisplays.map((d) => d.tMs),
+    { startMs: inp.startMs, endMs },
+  );
   const lat = latencyOf(latencies);
   const psnrs = inp.quality.map((q) => q.psnr).filter(Number.isFinite);
   const ssims = inp.quality.map((q) => q.ssim ?? NaN).filter(Number.isFinite);

@@ -15,6 +15,14 @@
  *   its moving average before comparing; freezes stay in the average), and
  *   only once at least 5 intervals are known. The freeze lasts the whole
  *   interval. libwebrtc rounds `avg` down to whole ms; we keep it exact.
+ *   At the end of a measurement ({@link freezesOf} with a span: the
+ *   simulator's and the browser benchmark's reports), a stream that stopped
+ *   counts its silence, as for the frame rate: the gap from the last frame to
+ *   the end is judged as one more interval (against the mean of the known
+ *   intervals while fewer than 5 are known), and a measurement without any
+ *   frame is one freeze of its whole span (nothing was ever shown). The live
+ *   statistics (`getStats()`, {@link FreezeDetector}) count a freeze when it
+ *   ends, as webrtc-stats does.
  * - **Frame rate** (fps): frames decoded (or distinct frames displayed) /
  *   seconds from the first such frame to the end of the measurement. A stream
  *   that stops counts its silence; time before the first frame (connecting)
@@ -56,6 +64,38 @@ export class FreezeDetector {
   totalMs = 0;
   /** Longest freeze (ms), 0 without freezes. */
   maxMs = 0;
+
+  /** Intervals in the moving average (at most the window). */
+  get intervals(): number {
+    return this.n;
+  }
+
+  /** Mean of the intervals in the moving average (ms); 0 without any. */
+  get meanIntervalMs(): number {
+    return this.n > 0 ? this.sum / this.n : 0;
+  }
+
+  /** True once the rule can fire (at least `minIntervals` intervals known). */
+  get armed(): boolean {
+    return this.n >= this.minIntervals;
+  }
+
+  /**
+   * The gap from the last frame to the end of a measurement (ms): judged as
+   * one more interval once {@link armed}; before that against the mean of the
+   * intervals known (`gap >= max(3 mean, mean + 150 ms)`; any gap of 150 ms or
+   * more without one). Returns the freeze duration (ms) or 0. Call once, last.
+   */
+  addFinalGap(ms: number): number {
+    if (!(ms >= 0) || !Number.isFinite(ms)) return 0;
+    if (this.armed) return this.addInterval(ms);
+    const avg = this.meanIntervalMs;
+    if (ms < Math.max(3 * avg, avg + FREEZE_MIN_INCREASE_MS)) return 0;
+    this.count++;
+    this.totalMs += ms;
+    if (ms > this.maxMs) this.maxMs = ms;
+    return ms;
+  }
 
   /** @throws RangeError when an option is not a positive integer. */
   constructor(windowFrames = FREEZE_WINDOW_FRAMES, minIntervals = FREEZE_MIN_INTERVALS) {
@@ -106,8 +146,12 @@ export interface FreezeStats {
 /**
  * Freezes over frame times in ms (decode or display times, in order).
  * Times that go backwards are skipped (the interval is not counted).
+ * With `span` (a finished measurement, ms on the same clock): the gap from
+ * the last frame to `span.endMs` is judged too ({@link FreezeDetector.addFinalGap}),
+ * and no frame at all is one freeze of `endMs - startMs` (at `startMs`); see
+ * the module docstring. Frames after `endMs` are still counted as given.
  */
-export function freezesOf(timesMs: ArrayLike<number>): FreezeStats {
+export function freezesOf(timesMs: ArrayLike<number>, span?: { startMs: number; endMs: number }): FreezeStats {
   const d = new FreezeDetector();
   const list: FreezeStats['list'] = [];
   let prev: number | undefined;
@@ -120,6 +164,16 @@ export function freezesOf(timesMs: ArrayLike<number>): FreezeStats {
       if (ms > 0) list.push({ at: prev, ms });
     }
     prev = t;
+  }
+  if (span && Number.isFinite(span.startMs) && Number.isFinite(span.endMs) && span.endMs > span.startMs) {
+    if (prev === undefined) {
+      const ms = span.endMs - span.startMs;
+      return { count: 1, totalMs: ms, maxMs: ms, list: [{ at: span.startMs, ms }] };
+    }
+    if (span.endMs > prev) {
+      const ms = d.addFinalGap(span.endMs - prev);
+      if (ms > 0) list.push({ at: prev, ms });
+    }
   }
   return { count: d.count, totalMs: d.totalMs, maxMs: d.maxMs, list };
 }

@@ -46,7 +46,9 @@ describe('summarizeRun', () => {
   it('judges the gap of the 5 missing frames by the libwebrtc rule and reports quality and goodput', () => {
     // The 199.8 ms gap is the 10th interval: avg (9 x 33.3 + 199.8) / 10 = 49.95 ms, threshold 199.95 ms: not a
     // freeze (the gap enters the average). The rule itself is tested in tests/unit/feedback/qoe-metrics.test.ts.
-    expect(r.freezes).toEqual({ count: 0, totalMs: 0 });
+    // The display stops at frame 59 (~2015 ms) of a 3 s run: the silence to the end is one freeze (~985 ms).
+    expect(r.freezes.count).toBe(1);
+    expect(r.freezes.totalMs).toBeCloseTo(3000 - (59 * 33.3 + 50), 0);
     expect(r.psnr).toEqual({ mean: 35, p5: 30.5, samples: 2 }); // type-7 percentile: 30 + 0.05 * 10
     expect(r.ssim?.mean).toBeCloseTo(0.945, 4);
     expect(r.goodputBps).toBe(Math.round((400_000 * 8) / 3));

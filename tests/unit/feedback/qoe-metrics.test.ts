@@ -43,6 +43,27 @@ describe('freezesOf (libwebrtc video_quality_observer2 rule)', () => {
     expect(freezesOf([]).count).toBe(0);
   });
 
+  it('with a span, a stream that stopped counts its silence and one that never started is frozen throughout', () => {
+    const t = times(new Array(30).fill(33)); // 0 .. 990 ms
+    // The measurement ends 100 ms after the last frame: within the rule, no freeze.
+    expect(freezesOf(t, { startMs: 0, endMs: 1090 }).count).toBe(0);
+    // It ends 2 s after the last frame: the gap is a freeze, listed at the last frame.
+    const f = freezesOf(t, { startMs: 0, endMs: 2990 });
+    expect(f).toEqual({ count: 1, totalMs: 2000, maxMs: 2000, list: [{ at: 990, ms: 2000 }] });
+    // Without a span the same frames have no freeze (the live statistics' view).
+    expect(freezesOf(t).count).toBe(0);
+    // No frame at all: one freeze of the whole span.
+    expect(freezesOf([], { startMs: 500, endMs: 120_500 })).toEqual({ count: 1, totalMs: 120_000, maxMs: 120_000, list: [{ at: 500, ms: 120_000 }] });
+    // Fewer than 5 intervals known: the gap is judged against their mean (3 x 33 -> threshold 183 ms).
+    expect(freezesOf([0, 33, 66], { startMs: 0, endMs: 66 + 180 }).count).toBe(0);
+    expect(freezesOf([0, 33, 66], { startMs: 0, endMs: 66 + 190 }).totalMs).toBe(190);
+    // One frame: any silence of 150 ms or more.
+    expect(freezesOf([10], { startMs: 0, endMs: 150 }).count).toBe(0);
+    expect(freezesOf([10], { startMs: 0, endMs: 170 }).totalMs).toBe(160);
+    // An empty or inverted span changes nothing.
+    expect(freezesOf([], { startMs: 5, endMs: 5 }).count).toBe(0);
+  });
+
   it('FreezeDetector rejects bad options and ignores bad intervals', () => {
     expect(() => new FreezeDetector(0)).toThrow(RangeError);
     expect(() => new FreezeDetector(30, 1.5)).toThrow(RangeError);
