@@ -95,6 +95,7 @@ const SENDER_KEYS = [
   'holdKeyFrameWhileBuffered',
   'departureTimes',
   'queuedDeliveryMs',
+  'queuedDeliveryRatio',
   'upperLayerDropFactor',
   'cwndPushback',
   'pathHysteresis',
