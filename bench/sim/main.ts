@@ -100,6 +100,7 @@ const SENDER_KEYS = [
   'holdKeyFrameWhileBuffered',
   'departureTimes',
   'queuedDeliveryMs',
+  'queuedDeliveryRatio',
   'upperLayerDropFactor',
   'cwndPushback',
   'pathHysteresis',

@@ -98,26 +98,47 @@ export interface SenderEngineConfig {
   /**
    * A path with a standing queue of ours counts, and is paced, at what it
    * delivered (ms; 0 = off). While a path's SRTT exceeds its min RTT by
-   * more than this, and its bytes in flight would take as long at the rate
-   * the receiver's reports show it delivered over the last 200 ms, its rate
-   * S_i (Converge Eq. 1 split, encoder target) is at most that delivery rate
-   * and its pacer releases no more than it. On a fading link GCC's estimate
-   * is stale: a full drop-tail queue shows no delay gradient, so the
-   * loss-based bound governs, 1.1-2x (our pacer at 1.5x that: up to 10x)
-   * above what the link delivers, and what the pacer releases beyond it is
-   * dropped in the network queue and costs a NACK round (issue 10, wc:21_2).
-   * Held in the pacer instead, the backlog counts in the scheduler's
-   * completion times. Source: BBR paces at its measured delivery rate
-   * (draft-cardwell-iccrg-bbr-congestion-control §4.6.2); LoLa §3.2 times
-   * paths by their ACK arrivals.
-   * Default off: simulator, converge, cellular suite, 3 seeds, with 60 ms
-   * (`--sender queuedDeliveryMs=60`): tune 5.59 -> 4.50 s frozen (wc:21_1
-   * -0.63, wc:7_3 -0.52; mm:verizon+att +0.21), check 10.96 -> 10.00 s
-   * (wc:21_2 4.30 -> 3.10, wc:8_5 -0.74; mm:tmobile+att +0.62,
-   * mm:verizon+tmobile +0.23); but carriers 0.31 -> 0.54 s (3 seeds);
-   * failover, flap, collapse, loss-sweep unchanged (docs: the fade2 report).
+   * more than this (and the link test of {@link queuedDeliveryRatio} found
+   * the link limited), its rate S_i (Converge Eq. 1 split, encoder target)
+   * is at most the rate the receiver's reports show it delivered over the
+   * last 200 ms, and its pacer releases no more than it. On a fading link
+   * GCC's estimate is stale: a full drop-tail queue shows no delay gradient,
+   * so the loss-based bound governs, 1.1-2x (our pacer at 1.5x that: up to
+   * 10x) above what the link delivers, and what the pacer releases beyond it
+   * is dropped in the network queue and costs a NACK round (issue 10,
+   * wc:21_2). Held in the pacer instead, the backlog counts in the
+   * scheduler's completion times. Source: BBR paces at its measured delivery
+   * rate (draft-cardwell-iccrg-bbr-congestion-control §4.6.2); LoLa §3.2
+   * times paths by their ACK arrivals. Default 60 (with queuedDeliveryRatio
+   * 0.9; simulator, converge, cellular suite, 3 seeds, against main: tune
+   * 5.59 -> 4.23 s frozen, check 10.96 -> 9.17 s, all 0.79x -> 0.64x the best
+   * single paths; carriers 0.31 -> 0.22 s; collapse, failover, flap and
+   * loss-sweep: docs/results.md, the fade3 report). Alone (ratio 0, fade2):
+   * tune 4.50, check 10.00 s, but carriers 0.54 s.
    */
   queuedDeliveryMs?: number;
+  /**
+   * The delivery cap ({@link queuedDeliveryMs}) starts only on a link that
+   * delivers less than this fraction of what we sent it (0..1; 0 = on any
+   * standing queue, fade2's rule; default 0.9). At each report of the path:
+   * the rate delivered over the last 200 ms of receiver time against the
+   * rate sent over the 200 ms before the newest delivered datagram's send,
+   * i.e. the same bytes one trip earlier. Once that falls below the fraction
+   * during a standing queue, the cap holds until the queue is gone; it is
+   * dropped, and not taken up again, while the newest delivered datagram was
+   * sent within 200 ms after the path was last silent (suspect or down: the
+   * delivery rate right after a silence or a feedback gap says nothing about
+   * the link). A fading link delivers less than was sent; a path that we
+   * send little on, or that is ramping up, delivers what was sent (BBR marks
+   * such rate samples application-limited and does not lower its estimate on
+   * them, draft-cheng-iccrg-delivery-rate-estimation §3.3); a delay spike
+   * delivers late but all of it. 0.9: a link that loses or queues more than
+   * 10 % of what was sent, the loss above which GCC decreases
+   * (draft-ietf-rmcat-gcc-02 §6). Measured in docs/results.md (the fade3
+   * report): with 0 the cap lost carriers (0.31 -> 0.54 s) and the mahimahi
+   * LTE pairs; with 0.9 it wins both halves and carriers.
+   */
+  queuedDeliveryRatio?: number;
   /**
    * Temporal layers: a frame that would be an upper-layer frame is dropped
    * before encoding once the queues exceed this fraction of `dropQueueFrames`
@@ -309,7 +330,8 @@ export function resolveSenderConfig(config: SenderEngineConfig): ResolvedSenderC
     maxConsecutiveDrops: config.maxConsecutiveDrops ?? 3,
     holdKeyFrameWhileBuffered: config.holdKeyFrameWhileBuffered ?? true,
     departureTimes: config.departureTimes ?? false,
-    queuedDeliveryMs: config.queuedDeliveryMs ?? 0,
+    queuedDeliveryMs: config.queuedDeliveryMs ?? 60,
+    queuedDeliveryRatio: config.queuedDeliveryRatio ?? 0.9,
     upperLayerDropFactor: config.upperLayerDropFactor ?? 1,
     cwndPushback: config.cwndPushback ?? true,
     fastFailover: config.fastFailover ?? true,

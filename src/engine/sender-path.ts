@@ -65,8 +65,10 @@ const DEPARTURE_MIN_AHEAD_BYTES = 2_400;
 /** A departure is never put more than this after the send (µs): beyond it the count of bytes is off. */
 const DEPARTURE_MAX_WAIT_US = 2_000_000;
 
-/** Datagram sizes remembered per path seq for the delivery rate (a ring; power of two). */
+/** Datagrams remembered per path seq for the delivery rate (a ring; power of two). */
 const DELIVERY_RING = 4096;
+/** Window of the delivery cap's rates (µs; SenderEngineConfig.queuedDeliveryMs). */
+const DELIVERY_WINDOW_US = 200_000;
 
 /** RACK reorder window before the path has an RTT sample (µs). */
 const RACK_DEFAULT_REO_WND_US = 25_000;
@@ -151,12 +153,23 @@ export class SenderPath {
   private depLast = { atUs: Number.NaN, departed: 0 };
   /** Correct send times to the datachannel departure (SenderEngineConfig.departureTimes). */
   departureTimes = false;
-  /** Sizes (bytes) of the datagrams sent, by path seq (a ring), 0 once delivered; what was delivered by receiver time (µs), and the latest arrival. */
-  private readonly sizes = new Uint16Array(DELIVERY_RING);
-  private readonly delivered = new RateMeter(200_000);
+  /**
+   * Per path seq (rings): the datagram's size (bytes, negative once
+   * delivered) and its send time (µs); what was delivered by receiver time
+   * (µs), the latest arrival, and the newest path seq delivered (-1 = none yet).
+   */
+  private readonly sizes = new Int32Array(DELIVERY_RING);
+  private readonly sentUs = new Float64Array(DELIVERY_RING);
+  private newestDelivered = -1;
+  private readonly delivered = new RateMeter(DELIVERY_WINDOW_US);
   private lastArrivalUs = 0;
-  /** SenderEngineConfig.queuedDeliveryMs (0 = off). */
+  /** SenderEngineConfig.queuedDeliveryMs (0 = off) and queuedDeliveryRatio (0 = no link test). */
   queuedMs = 0;
+  queuedRatio = 0;
+  /** The last report showed the link delivering less than queuedRatio x what was sent (true while queuedRatio is 0). */
+  private linkLimited = true;
+  /** The cap holds: the link was found limited during the present standing queue. */
+  private capHeld = false;
 
   constructor(
     readonly id: PathId,
@@ -216,6 +229,7 @@ export class SenderPath {
     if ((ahead > DEPARTURE_MIN_AHEAD_BYTES || this.depLen > 0) && this.estimator.onPacketDeparted) this.trackDeparture(pathSeq, nowUs);
     this.rack.onSent(pathSeq, nowUs, acct.flowSeq ?? -1, acct.copy !== true);
     this.sizes[pathSeq & (DELIVERY_RING - 1)] = bytes.length;
+    this.sentUs[pathSeq & (DELIVERY_RING - 1)] = nowUs;
     this.stats.packetsSent++;
     this.stats.bytesSent += bytes.length;
     if (acct.rate !== false) this.sendRate.add(nowUs, bytes.length);
@@ -226,23 +240,54 @@ export class SenderPath {
   /**
    * What the path can take (bps): +Infinity, or with `queuedMs` > 0 what it
    * delivered over the last 200 ms of receiver arrival time while it holds
-   * a standing queue (its SRTT exceeds its min RTT by more than `queuedMs`).
-   * See SenderEngineConfig.queuedDeliveryMs.
+   * a standing queue (its SRTT exceeds its min RTT by more than `queuedMs`)
+   * and, with `queuedRatio` > 0, once a report during that queue showed the
+   * link limited (see {@link onArrivals}); the cap then holds until the
+   * queue is gone, and is off while the newest delivered datagram was sent
+   * within 200 ms after the path was last silent ({@link lastGoneUs}). See
+   * SenderEngineConfig.queuedDeliveryMs / queuedDeliveryRatio.
    */
   deliveryCapBps(): number {
-    if (!(this.queuedMs > 0 && this.estimator.srttMs() - this.estimator.minRttMs() > this.queuedMs)) return Number.POSITIVE_INFINITY;
+    this.capHeld =
+      this.queuedMs > 0 &&
+      this.estimator.srttMs() - this.estimator.minRttMs() > this.queuedMs &&
+      (this.capHeld || this.linkLimited) &&
+      this.sentUs[this.newestDelivered & (DELIVERY_RING - 1)] - this.lastGoneUs > DELIVERY_WINDOW_US;
     const d = this.delivered.rateBps(this.lastArrivalUs);
-    return d > 0 ? Math.max(MIN_PATH_RATE_BPS, d) : Number.POSITIVE_INFINITY;
+    return this.capHeld && d > 0 ? Math.max(MIN_PATH_RATE_BPS, d) : Number.POSITIVE_INFINITY;
   }
 
-  /** A report's arrivals: each datagram counts once in {@link deliveryCapBps}, at its arrival time. */
+  /**
+   * A report's arrivals: each datagram counts once in {@link deliveryCapBps},
+   * at its arrival time. With `queuedRatio` > 0 the link counts as limited
+   * while the rate delivered over the last 200 ms is below `queuedRatio` x
+   * the rate sent over the 200 ms before the newest delivered datagram's send
+   * (the same bytes, one trip earlier): a link whose capacity fell below what
+   * we send delivers less than was sent, while a path we send little on (app-
+   * limited, or ramping up) delivers what was sent, and a delay spike
+   * delivers late but all of it (BBR's delivery rate against the send rate of
+   * the same packets, draft-cheng-iccrg-delivery-rate-estimation §3.3).
+   */
   onArrivals(arrivals: ReadonlyArray<{ pathSeq: number; arrivalUs: number }>): void {
-    for (const a of this.queuedMs > 0 ? arrivals : []) {
+    if (!(this.queuedMs > 0)) return;
+    for (const a of arrivals) {
       const i = a.pathSeq & (DELIVERY_RING - 1);
-      this.delivered.add(a.arrivalUs, this.sizes[i]);
-      this.sizes[i] = 0;
+      this.delivered.add(a.arrivalUs, Math.max(0, this.sizes[i]));
+      this.sizes[i] = -Math.abs(this.sizes[i]);
       this.lastArrivalUs = Math.max(this.lastArrivalUs, a.arrivalUs);
+      if (((a.pathSeq - this.newestDelivered) | 0) > 0) this.newestDelivered = a.pathSeq;
     }
+    if (!(this.queuedRatio > 0 && arrivals.length > 0)) return;
+    // Bytes sent in the window up to the newest delivered datagram's send (bounded by the ring).
+    const last = this.sentUs[this.newestDelivered & (DELIVERY_RING - 1)];
+    let sent = 0;
+    for (let k = 0, seq = this.newestDelivered; k < DELIVERY_RING; k++, seq = (seq - 1) >>> 0) {
+      const t = this.sentUs[seq & (DELIVERY_RING - 1)];
+      // Sent before the window, or overwritten by a later datagram: done.
+      if (!(last - t <= DELIVERY_WINDOW_US && t <= last)) break;
+      sent += Math.abs(this.sizes[seq & (DELIVERY_RING - 1)]);
+    }
+    this.linkLimited = this.delivered.rateBps(this.lastArrivalUs) * DELIVERY_WINDOW_US < this.queuedRatio * sent * 8e6;
   }
 
   /**

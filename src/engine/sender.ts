@@ -196,6 +196,7 @@ export class SenderEngine {
     const path = new SenderPath(pathId, sink, estimator, pacer, prober && new ProbeSender(prober, estimator), state, now);
     path.departureTimes = this.cfg.departureTimes;
     path.queuedMs = this.cfg.queuedDeliveryMs;
+    path.queuedRatio = this.cfg.queuedDeliveryRatio;
     this.paths.add(path, now);
     this.lastStreamInfoUs = -Infinity; // announce the stream on the new path soon
   }

@@ -65,4 +65,65 @@ describe('SenderPath delivery cap (SenderEngineConfig.queuedDeliveryMs)', () => 
     expect(off.p.deliveryCapBps()).toBe(Number.POSITIVE_INFINITY);
     expect(off.p.rateBps()).toBe(4_000_000);
   });
+
+  describe('with queuedDeliveryRatio (the link test)', () => {
+    /** A path with a standing queue and queuedDeliveryRatio 0.9; `send` / `arrive` 1000-byte datagrams `gapUs` apart. */
+    function linkTested() {
+      const st = { srtt: 200, min: 30, inflight: 30_000 };
+      const p = new SenderPath(0, { send: () => true, bufferedAmount: () => 0 }, estimator(st, 4_000_000), new Pacer<QueuedItem>(4_000_000), undefined, 'connected', 0);
+      p.queuedMs = 60;
+      p.queuedRatio = 0.9;
+      let next = 0;
+      const send = (n: number, atUs: number, gapUs: number): number => {
+        const first = next;
+        for (let k = 0; k < n; k++) p.send(() => new Uint8Array(1000), atUs + gapUs * k);
+        next += n;
+        return first;
+      };
+      const arrive = (first: number, n: number, atUs: number, gapUs: number) => p.onArrivals(Array.from({ length: n }, (_, k) => ({ pathSeq: first + k, arrivalUs: atUs + gapUs * k })));
+      return { p, st, send, arrive };
+    }
+
+    it('leaves a path that delivers what it was sent alone (app-limited or ramping), whatever its SRTT', () => {
+      const { p, send, arrive } = linkTested();
+      const first = send(40, 0, 10_000); // 0.8 Mbps for 400 ms
+      arrive(first, 40, 150_000, 10_000); // all of it, 150 ms later, at the same pace
+      expect(p.deliveryCapBps()).toBe(Number.POSITIVE_INFINITY);
+      expect(p.rateBps()).toBe(4_000_000);
+    });
+
+    it('caps a link that delivers far less than was sent, and holds the cap until the standing queue is gone', () => {
+      const { p, st, send, arrive } = linkTested();
+      const first = send(200, 0, 2_000); // 4 Mbps for 400 ms
+      arrive(first + 100, 20, 1_000_000, 10_000); // 0.8 Mbps arrives
+      const cap = p.deliveryCapBps();
+      expect(cap).toBeGreaterThan(500_000);
+      expect(cap).toBeLessThan(1_200_000);
+      expect(p.rateBps()).toBeLessThan(1_200_000);
+      // Paced at the cap, the link now delivers what it is sent: the cap holds while the queue stands.
+      const more = send(20, 1_300_000, 10_000);
+      arrive(more, 20, 1_500_000, 10_000);
+      expect(p.deliveryCapBps()).toBeLessThan(1_200_000);
+      // The queue is gone: no cap; a new standing queue on a path that delivers what it is sent: still none.
+      st.srtt = 50;
+      expect(p.deliveryCapBps()).toBe(Number.POSITIVE_INFINITY);
+      st.srtt = 200;
+      const again = send(20, 2_000_000, 10_000);
+      arrive(again, 20, 2_200_000, 10_000);
+      expect(p.deliveryCapBps()).toBe(Number.POSITIVE_INFINITY);
+      expect(p.rateBps()).toBe(4_000_000);
+    });
+
+    it('drops the cap while what is delivered was sent right after the path was silent', () => {
+      const { p, send, arrive } = linkTested();
+      const first = send(200, 0, 2_000);
+      arrive(first + 100, 20, 1_000_000, 10_000);
+      expect(p.deliveryCapBps()).toBeLessThan(1_200_000);
+      p.lastGoneUs = 1_250_000; // a silence (PathRecovery: suspect or down)
+      const after = send(5, 1_300_000, 10_000); // the first sends after it, delivered
+      arrive(after, 5, 1_400_000, 10_000);
+      expect(p.deliveryCapBps()).toBe(Number.POSITIVE_INFINITY);
+      expect(p.rateBps()).toBe(4_000_000);
+    });
+  });
 });
