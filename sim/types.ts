@@ -86,6 +86,7 @@ export interface SimOptions {
       | 'fallbackEstablishMs'
       | 'probation'
       | 'probationMinAltFraction'
+      | 'reportRescueMs'
       | 'audio'
       | 'fecCode'
       | 'pacer'

@@ -104,6 +104,7 @@ const SENDER_KEYS = [
   'fallbackEstablishMs',
   'probation',
   'probationMinAltFraction',
+  'reportRescueMs',
   'fecCode',
   'keyframeCoalesceTransmit',
   'pacer.burstMs',
