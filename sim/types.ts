@@ -86,7 +86,6 @@ export interface SimOptions {
       | 'fallbackEstablishMs'
       | 'probation'
       | 'probationMinAltFraction'
-      | 'reportRescueMs'
       | 'audio'
       | 'fecCode'
       | 'pacer'

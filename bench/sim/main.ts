@@ -104,7 +104,6 @@ const SENDER_KEYS = [
   'fallbackEstablishMs',
   'probation',
   'probationMinAltFraction',
-  'reportRescueMs',
   'fecCode',
   'keyframeCoalesceTransmit',
   'pacer.burstMs',

@@ -79,7 +79,7 @@ export class AudioSender {
     for (const id of this.selector.choose(candidates, body.length + AUDIO_OVERHEAD_BYTES)) {
       const p = this.paths.get(id);
       if (!p) continue;
-      const r = p.send((pathSeq) => encodePacket({ pathId: id, pathSeq, sendTimeUs: nowUs, reportMissing: this.paths.reportMissing }, 'audio', body), nowUs);
+      const r = p.send((pathSeq) => encodePacket({ pathId: id, pathSeq, sendTimeUs: nowUs }, 'audio', body), nowUs);
       if (!r) {
         p.stats.sendFailures++;
         continue;

@@ -25,8 +25,6 @@ export interface PathRx {
   owdUs: number;
   /** When this side last answered a peer report on this path with a clock echo (µs, local clock). */
   lastEchoUs: number;
-  /** Until when (µs, local clock) this path's reports also go on the other paths: the peer's sender misses them (PacketHeader.reportMissing). */
-  copyUntilUs: number;
 }
 
 /** A path seen for the first time: no sink yet, counters at zero. */
@@ -46,7 +44,6 @@ export function newReceivePath(id: PathId): PathRx {
     firstSeq: -1,
     owdUs: NaN,
     lastEchoUs: -Infinity,
-    copyUntilUs: 0,
   };
 }
 

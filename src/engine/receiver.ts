@@ -193,7 +193,6 @@ export class ReceiverEngine {
       return;
     }
     const p = this.pathRx(viaPath);
-    this.onReportMissing(packet.reportMissing, now);
     this.c.packetsReceived++;
     p.packetsReceived++;
     p.bytesReceived += sizeBytes;
@@ -254,16 +253,6 @@ export class ReceiverEngine {
       default:
         this.drop(`unexpected-${body.kind}`);
     }
-  }
-
-  /**
-   * The media sender misses the reports of the paths whose bits are set
-   * (PacketHeader.reportMissing, SenderEngineConfig.reportRescueMs): their
-   * reports also go on the other paths for a lease of 200 ms (4 report
-   * intervals), renewed by every packet that still says so.
-   */
-  private onReportMissing(mask: number | undefined, now: number): void {
-    for (const q of mask ? this.paths.values() : []) if (mask! & (1 << q.id)) q.copyUntilUs = now + 200_000;
   }
 
   /**
@@ -494,11 +483,8 @@ export class ReceiverEngine {
         if (report && fcdMs !== undefined) report.fcdUs = Math.min(0xffffffff, Math.max(1, Math.round(fcdMs * 1000)));
         if (!report) continue;
         p.sink.send(encodeControl({ pathId: p.id, pathSeq: 0, sendTimeUs: now }, { kind: 'report', report }));
-        // The same report on the other paths too: always (ReceiverEngineConfig.reportCopies), or while the
-        // sender says it misses this path's reports, on the paths whose reports it does not miss.
-        if (this.cfg.reportCopies || now < p.copyUntilUs)
-          for (const q of this.paths.values())
-            if (q !== p && (this.cfg.reportCopies || !(now < q.copyUntilUs))) q.sink?.send(encodeControl({ pathId: q.id, pathSeq: 0, sendTimeUs: now }, { kind: 'report', report }));
+        // ReceiverEngineConfig.reportCopies: the same report on the other paths too (the sender applies the first to arrive).
+        if (this.cfg.reportCopies) for (const q of this.paths.values()) if (q !== p) q.sink?.send(encodeControl({ pathId: q.id, pathSeq: 0, sendTimeUs: now }, { kind: 'report', report }));
       }
     }
     for (const n of this.nack.poll(now, this.rttMs)) {

@@ -245,24 +245,6 @@ export interface SenderEngineConfig {
    */
   probationMinAltFraction?: number;
   /**
-   * Feedback where it can arrive (issue 10): once a path's own receiver
-   * reports (those that came on the path itself) are more than this many ms
-   * overdue, every packet this sender writes carries the path in its
-   * `reportMissing` envelope bits, and the peer's ReceiverEngine then also
-   * sends that path's reports on its other paths for a short lease, until
-   * they come on the path itself again. A copy is applied only while the
-   * path's own reports are overdue (and never before the path's first own
-   * report: its RTT sample mixes two paths' delays). An LTE downlink can
-   * carry nothing for 150-750 ms, or seconds, while its uplink delivers
-   * media: without its reports the path turns suspect, then down, and
-   * probation benches it once they resume. MPRTP (RFC draft
-   * avtcore-mprtp §5: subflow reports on any subflow), QUIC multipath
-   * (draft-ietf-quic-multipath: ACKs for a path on any path); RFC 8888 /
-   * RFC 3550 feedback otherwise goes back on the path it describes.
-   * 0 = off (default).
-   */
-  reportRescueMs?: number;
-  /**
    * Key frame request coalescing (src/engine/keyframe-gate.ts): answer
    * requests with the last key frame while it is still held in this
    * sender's pacer or datachannel and for max(500 ms, 2 x the lowest SRTT)
@@ -336,6 +318,5 @@ export function resolveSenderConfig(config: SenderEngineConfig): ResolvedSenderC
     fallbackEstablishMs: config.fallbackEstablishMs ?? 1000,
     probation: config.probation ?? true,
     keyframeCoalesceTransmit: config.keyframeCoalesceTransmit ?? false,
-    reportRescueMs: config.reportRescueMs ?? 0,
   };
 }

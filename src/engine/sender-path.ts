@@ -99,10 +99,6 @@ export class SenderPath {
   /** Receiver times (µs) of the last REPORT_MEMORY reports applied (a ring): copies on other paths are dropped (ReceiverEngineConfig.reportCopies). */
   private readonly reportTimes = new Float64Array(REPORT_MEMORY).fill(Number.NaN);
   private reportNext = 0;
-  /** Arrival (µs) of the last report of this path that came on the path itself (SenderEngineConfig.reportRescueMs); -Infinity = none yet. */
-  lastOwnReportUs = -Infinity;
-  /** Send time (µs) of the oldest packet unreported when copies of this path's reports began to bridge a silence of its own reports; undefined = no bridge. */
-  bridgedSinceUs: number | undefined;
   /** Last check (µs, PathRecovery.tick) at which the path was suspect or down; -Infinity = never. */
   lastGoneUs = -Infinity;
   /** Last check (µs, PathRecovery.tick) at which the path was down (PathManager: silent for downAfterMs while sending, or its transport down); -Infinity = never. */

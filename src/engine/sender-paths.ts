@@ -28,8 +28,6 @@ export class SenderPaths {
   /** A path with no receiver report for 500 ms while data was sent on it is down. */
   readonly manager = new PathManager({ downAfterMs: 500 });
   private readonly map = new Map<PathId, SenderPath>();
-  /** Bit i: path i's own reports are overdue (SenderEngineConfig.reportRescueMs); stamped on every media and audio packet. */
-  reportMissing = 0;
   private readonly srtt = (id: PathId): number => this.map.get(id)?.estimator.srttMs() ?? 0;
 
   private readonly fastFailoverRule: { isEnabled(id: PathId): boolean; silenceThresholdUs(id: PathId, srttMs: number): number } | undefined;

@@ -398,27 +398,15 @@ export class SenderEngine {
         const r = body.report;
         const p = this.paths.get(r.pathId);
         if (!p) return;
-        // A copy that came on another path (ReceiverEngineConfig.reportCopies, SenderEngineConfig.reportRescueMs)
-        // only counts while the path's own reports are overdue, and not before its first one: its RTT sample
-        // mixes this path's forward delay with the other path's return delay, which would bias the one-way
-        // delay the scheduler derives from SRTT (and, at the start, the min RTT for 10 s).
+        // A copy that came on another path (ReceiverEngineConfig.reportCopies) only counts while the
+        // path's own reports are overdue: its RTT sample mixes this path's forward delay with the other
+        // path's return delay, which would bias the one-way delay the scheduler derives from SRTT.
         const copy = viaPath !== r.pathId;
-        if (!copy) {
-          p.lastOwnReportUs = now;
-          this.paths.reportMissing &= ~(1 << p.id);
-        }
-        const gap = this.recovery.reportGap(p, now);
-        // PathHealth learns how long this path's OWN reports can pause (its silence threshold): copies do not
-        // teach it, and the first own report after copies bridged a pause teaches the whole pause.
-        const bridged = !copy && p.bridgedSinceUs !== undefined ? now - p.bridgedSinceUs : undefined;
-        if (!copy) p.bridgedSinceUs = undefined;
-        if ((copy && !(now - p.lastOwnReportUs > REPORT_COPY_AFTER_US && p.lastOwnReportUs > -Infinity)) || !p.acceptReport(r.reportTimeUs)) {
-          if (bridged !== undefined) this.paths.health.onReport(p.id, now, bridged, 0, p.estimator.srttMs());
+        if ((copy && now - (p.estimator.lastReportUs() ?? -Infinity) <= REPORT_COPY_AFTER_US) || !p.acceptReport(r.reportTimeUs)) {
           this.c.reportCopiesDropped++;
           return;
         }
-        if (copy && p.bridgedSinceUs === undefined && gap.gapUs !== undefined) p.bridgedSinceUs = now - gap.gapUs;
-        if (bridged !== undefined) gap.gapUs = bridged;
+        const gap = this.recovery.reportGap(p, now);
         // Restore first: this report already says what the silence lost.
         this.recovery.onReport(p, now);
         p.estimator.onReport(r, now);
@@ -428,7 +416,7 @@ export class SenderEngine {
         this.recovery.onRouteReport(p, r, now);
         this.paths.manager.onReport(r.pathId, now);
         if (r.fcdUs !== undefined) this.scheduler.onFcd?.(r.fcdUs / 1000, now);
-        if (!copy) this.recovery.learnGap(p, now, gap);
+        this.recovery.learnGap(p, now, gap);
         // The path is application-limited when the video the scheduler gives it is well
         // below its estimate: periodic probes then keep the estimate real (else an idle
         // path's estimate cannot grow and its Eq. 1 share shrinks for good). Audio and the
@@ -540,13 +528,6 @@ export class SenderEngine {
       if (now >= p.rack.nextCheckUs) this.onRackLoss(p.rack.detect(now, p.rackReorderWindowUs()), now);
     }
     this.recovery.tick(now);
-    if (this.cfg.reportRescueMs > 0) {
-      // SenderEngineConfig.reportRescueMs: ask for the reports of a sending path whose own reports are overdue.
-      let m = 0;
-      for (const p of this.paths.values())
-        if (p.lastOwnReportUs > -Infinity && now - p.lastOwnReportUs > this.cfg.reportRescueMs * 1000 && p.linkState === 'connected' && p.adminEnabled) m |= 1 << p.id;
-      this.paths.reportMissing = m;
-    }
     for (const ev of this.paths.manager.tick(now, this.scheduler)) {
       if (ev.type === 'path-up') this.lastStreamInfoUs = -Infinity; // announce the stream on it at once
       this.events.emit('pathEvent', ev);
@@ -604,7 +585,7 @@ export class SenderEngine {
   private transmit(p: SenderPath, item: QueuedItem, now: number): void {
     const media = !item.packet.isFec && item.packet.streamId === this.streamId;
     const sent = p.send(
-      (pathSeq) => encodePacket({ pathId: p.id, pathSeq, sendTimeUs: now, reportMissing: this.paths.reportMissing }, item.packet.isFec ? 'fec' : 'media', item.packet.body),
+      (pathSeq) => encodePacket({ pathId: p.id, pathSeq, sendTimeUs: now }, item.packet.isFec ? 'fec' : 'media', item.packet.body),
       now,
       media ? { flowSeq: item.packet.flowSeq, copy: item.probe } : {},
     );

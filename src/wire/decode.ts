@@ -187,7 +187,6 @@ function decodeUnchecked(bytes: Uint8Array, lim: WireLimits): DecodeResult {
   let pathId = 0;
   let pathSeq = 0;
   let sendTimeUs = 0;
-  let reportMissing = 0;
   let bodyField = 0;
   let bodyStart = 0;
   let bodyEnd = 0;
@@ -196,13 +195,12 @@ function decodeUnchecked(bytes: Uint8Array, lim: WireLimits): DecodeResult {
     const tag = r.tag();
     const field = Math.floor(tag / 8);
     const wt = tag % 8;
-    if (field === PACKET_FIELD.pathId || field === PACKET_FIELD.pathSeq || field === PACKET_FIELD.sendTimeUs || field === PACKET_FIELD.reportMissing) {
+    if (field === PACKET_FIELD.pathId || field === PACKET_FIELD.pathSeq || field === PACKET_FIELD.sendTimeUs) {
       if (wt !== WT_VARINT) return fail('malformed', `wrong wire type ${wt} for envelope field ${field}`);
       const v = r.uint64();
       if (field === PACKET_FIELD.pathId) pathId = v;
       else if (field === PACKET_FIELD.pathSeq) pathSeq = v;
-      else if (field === PACKET_FIELD.sendTimeUs) sendTimeUs = v;
-      else reportMissing = v;
+      else sendTimeUs = v;
     } else if (isBodyField(field)) {
       if (wt !== WT_LEN) return fail('malformed', `wrong wire type ${wt} for body field ${field}`);
       if (bodyField !== 0) return fail('malformed', 'more than one body');
@@ -215,13 +213,13 @@ function decodeUnchecked(bytes: Uint8Array, lim: WireLimits): DecodeResult {
     }
   }
   if (bodyField === 0) return fail('no-body', 'packet carries no body');
-  const header: PacketHeader = reportMissing !== 0 ? { pathId, pathSeq, sendTimeUs, reportMissing } : { pathId, pathSeq, sendTimeUs };
+  const header: PacketHeader = { pathId, pathSeq, sendTimeUs };
   const herr = checkHeader(header);
   if (herr !== null) return fail('bad-field', herr);
   const bodyBytes = bytes.subarray(bodyStart, bodyEnd);
   const body = decodeBody(bodyField, bodyBytes, lim);
   if (typeof body === 'string') return fail('bad-field', body);
-  const packet: DecodedPacket = { ...header, body };
+  const packet: DecodedPacket = { pathId, pathSeq, sendTimeUs, body };
   return { ok: true, packet, bodyBytes };
 }
 

@@ -99,8 +99,6 @@ function wrap(header: PacketHeader, field: number, body: Uint8Array): Uint8Array
   const err = checkHeader(header);
   if (err !== null) throw WireError.invalidMessage('Packet', err);
   const { pathId, pathSeq, sendTimeUs } = header;
-  const missing = header.reportMissing ?? 0;
-  const tagMissing = (PACKET_FIELD.reportMissing << 3) | WT_VARINT;
   // proto3 canonical form: zero scalars are omitted.
   const tagPathId = (PACKET_FIELD.pathId << 3) | WT_VARINT;
   const tagPathSeq = (PACKET_FIELD.pathSeq << 3) | WT_VARINT;
@@ -110,7 +108,6 @@ function wrap(header: PacketHeader, field: number, body: Uint8Array): Uint8Array
     (pathId !== 0 ? varintSize(tagPathId) + varintSize(pathId) : 0) +
     (pathSeq !== 0 ? varintSize(tagPathSeq) + varintSize(pathSeq) : 0) +
     (sendTimeUs !== 0 ? varintSize(tagSend) + varintSize(sendTimeUs) : 0) +
-    (missing !== 0 ? varintSize(tagMissing) + varintSize(missing) : 0) +
     varintSize(tagBody) +
     varintSize(body.length) +
     body.length;
@@ -122,7 +119,6 @@ function wrap(header: PacketHeader, field: number, body: Uint8Array): Uint8Array
   if (pathId !== 0) p = writeVarint(out, writeVarint(out, p, tagPathId), pathId);
   if (pathSeq !== 0) p = writeVarint(out, writeVarint(out, p, tagPathSeq), pathSeq);
   if (sendTimeUs !== 0) p = writeVarint(out, writeVarint(out, p, tagSend), sendTimeUs);
-  if (missing !== 0) p = writeVarint(out, writeVarint(out, p, tagMissing), missing);
   p = writeVarint(out, writeVarint(out, p, tagBody), body.length);
   out.set(body, p);
   return out;

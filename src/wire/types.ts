@@ -157,12 +157,6 @@ export interface PacketHeader {
   pathSeq: number;
   /** Sender clock at send (µs). */
   sendTimeUs: number;
-  /**
-   * Bit mask of path ids whose receiver reports the media sender misses
-   * (SenderEngineConfig.reportRescueMs): the receiver also sends those paths'
-   * reports on its other paths for a while. Absent or 0 = none; < 2^MAX_PATHS.
-   */
-  reportMissing?: number;
 }
 
 export interface DecodedPacket extends PacketHeader {

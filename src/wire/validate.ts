@@ -59,7 +59,6 @@ export function checkHeader(h: PacketHeader): string | null {
   if (!isPathId(h.pathId)) return `pathId ${h.pathId} not in [0, ${MAX_PATHS})`;
   if (!isU32(h.pathSeq)) return `pathSeq ${h.pathSeq} not a uint32`;
   if (!isTimestampUs(h.sendTimeUs)) return `sendTimeUs ${h.sendTimeUs} not an integer in [0, 2^53]`;
-  if (h.reportMissing !== undefined && !isIntIn(h.reportMissing, 0, 2 ** MAX_PATHS - 1)) return `reportMissing ${h.reportMissing} not in [0, 2^${MAX_PATHS})`;
   return null;
 }
 

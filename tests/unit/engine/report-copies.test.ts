@@ -41,33 +41,4 @@ describe('receiver report copies', () => {
     expect(r.copiesDropped).toBeGreaterThan(50);
     expect(r.decoded).toBeGreaterThan(0.9 * r.sent);
   });
-
-  it("reportRescueMs: copies only while the sender misses the path's reports, and the path stays up", () => {
-    const c = makeCall(paths, { extra: { maxBitrateBps: 3_000_000, reportRescueMs: 100 } });
-    c.run(3000);
-    // No gap yet: no copy was sent at all (unconditional copies drop > 50 by now).
-    expect(c.sender.stats().reportCopiesDropped).toBe(0);
-    const m0 = c.sender.stats().paths[1].mediaPacketsSent;
-    let downMs = 0;
-    for (let t = 0; t < 4000; t += 50) {
-      c.run(50);
-      if (!c.sender.isPathUp(1)) downMs += 50;
-    }
-    const media1 = c.sender.stats().paths[1].mediaPacketsSent - m0;
-    expect(downMs).toBeLessThan(500);
-    expect(media1).toBeGreaterThan(3 * Math.max(1, run(false).media1));
-    // Reports back on path 1 itself: within a lease the copies stop.
-    c.run(1000);
-    const dropped = c.sender.stats().reportCopiesDropped;
-    c.run(2000);
-    expect(c.sender.stats().reportCopiesDropped).toBe(dropped);
-    expect(c.decoded.length).toBeGreaterThan(0.9 * c.framesSent);
-  });
-
-  it('without reportRescueMs no packet asks for copies (the receiver sends none)', () => {
-    const c = makeCall(paths, { extra: { maxBitrateBps: 3_000_000 } });
-    c.run(7000);
-    expect(c.sender.stats().reportCopiesDropped).toBe(0);
-    expect(c.sender.isPathUp(1)).toBe(false);
-  });
 });

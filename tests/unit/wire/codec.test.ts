@@ -99,19 +99,6 @@ describe('wire codec round trip', () => {
     expect(Array.from(r.bodyBytes)).toEqual(Array.from(body));
   });
 
-  it('reportMissing (envelope field 4) round trips; absent or 0 leaves it out of the packet', () => {
-    const body = encodeMedia(media());
-    const r = ok(decodePacket(encodePacket({ ...header, reportMissing: 0b101 }, 'media', body)));
-    expect(r.packet.reportMissing).toBe(5);
-    expect(r.packet.body).toEqual({ kind: 'media', media: media() });
-    expect(Array.from(r.bodyBytes)).toEqual(Array.from(body));
-    // The reference codec reads the same field.
-    expect(Number((PacketType.decode(encodePacket({ ...header, reportMissing: 255 }, 'media', body)) as unknown as { reportMissing: number }).reportMissing)).toBe(255);
-    const plain = encodePacket(header, 'media', body);
-    expect(encodePacket({ ...header, reportMissing: 0 }, 'media', body)).toEqual(plain);
-    expect(ok(decodePacket(plain)).packet.reportMissing).toBeUndefined();
-  });
-
   it('fec round trip and bodyBytes', () => {
     const f = fec();
     const body = encodeFec(f);
@@ -235,7 +222,6 @@ describe('encoders refuse invalid messages (caller misuse)', () => {
     expect(() => encodeFec(fec({ mask: new Uint8Array(2) }))).toThrow(/mask/);
     expect(() => encodeFec(fec({ mask: new Uint8Array(9).fill(1) }))).toThrow(/mask/);
     expect(() => encodePacket({ pathId: 8, pathSeq: 0, sendTimeUs: 0 }, 'media', new Uint8Array(1))).toThrow(/pathId/);
-    expect(() => encodePacket({ pathId: 0, pathSeq: 0, sendTimeUs: 0, reportMissing: 256 }, 'media', new Uint8Array(1))).toThrow(/reportMissing/);
     expect(() => encodeControl(header, { kind: 'streamInfo', streamInfo: { streamId: 1, codec: 'avc1\n', width: 1, height: 1, fps: 30 } })).toThrow(/codec/);
   });
 });
@@ -308,7 +294,6 @@ describe('decodePacket rejects bad input without throwing', () => {
 
   const badFields: [string, Record<string, unknown>][] = [
     ['pathId 8', { pathId: 8, media: media() }],
-    ['reportMissing 256 (bit >= MAX_PATHS)', { reportMissing: 256, media: media() }],
     ['sendTimeUs 2^53+1', { sendTimeUs: u64('9007199254740993'), media: media() }],
     ['sendTimeUs 2^64-1', { sendTimeUs: u64('18446744073709551615'), media: media() }],
     ['fragCount 0', { media: { ...media(), fragCount: 0, fragIndex: 0 } }],

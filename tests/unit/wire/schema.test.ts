@@ -15,7 +15,6 @@ describe('schema.generated.ts', () => {
       pathId: 1,
       pathSeq: 2,
       sendTimeUs: 3,
-      reportMissing: 4,
       media: 10,
       fec: 11,
       report: 12,
