@@ -122,6 +122,31 @@ export interface FractalConfig {
    * fractal-both 0.949 / 0.909 -> 0.943 / 0.876.
    */
   distortionMarginScales?: boolean;
+  /**
+   * Coupled increase across the subflows of one sender (MPTCP's linked
+   * increase, RFC 6356 §3; MPRTP's Algorithm 1 couples only the allocation
+   * of simultaneous ramp-ups): the step INCREASE takes,
+   * clamp(target / monitoring interval, rampMinBps, rampMaxBps), is scaled by
+   * a factor f of the subflow's share s_i = SR_stable_i / Σ SR_stable over the
+   * n live subflows of its sender:
+   * - 'share': f = min(1, n · s_i): a subflow with less than an equal share
+   *   of the total (its path is shared with cross traffic that holds the
+   *   rest) ramps proportionally gentler; with equal shares it is plain FRACTaL;
+   * - 'lia': f = min(1, max_j s_j · s_i), RFC 6356's per-subflow increase
+   *   with equal RTTs, alpha · cwnd_i / cwnd_total = (max_j r_j / Σ r) ·
+   *   (r_i / Σ r) of an uncoupled flow's (1/n² of it with equal shares).
+   * f is kept in [0.05, 1]; single path (n = 1): f = 1. Undefined: 'off'
+   * (uncoupled steps, the MPRTP paper's).
+   */
+  coupledIncrease?: 'off' | 'share' | 'lia';
+  /**
+   * With {@link coupledIncrease}: the coupled factor applies only while the
+   * subflow's median queue delay (its statistics window) is below this (ms);
+   * above it, a standing queue that a delay-based flow (GCC, FRACTaL at its
+   * threshold) does not keep but a loss-based one (TCP Reno / CUBIC) does,
+   * the subflow takes FRACTaL's uncoupled steps. Undefined: no gate.
+   */
+  coupledIncreaseQueueMs?: number;
 }
 
 /** Defaults of {@link FractalConfig}. */
@@ -279,6 +304,11 @@ export class FractalEstimator implements BandwidthEstimator {
     if (c.distortionMarginMs !== undefined && !(Number.isFinite(c.distortionMarginMs) && c.distortionMarginMs >= 0 && c.distortionMarginMs <= QD_MAX_MARGIN_MS)) {
       throw new RangeError(`FractalEstimator: distortionMarginMs must be in [0, ${QD_MAX_MARGIN_MS}] ms, got ${c.distortionMarginMs}`);
     }
+    if (c.coupledIncreaseQueueMs !== undefined && !(c.coupledIncreaseQueueMs >= 0 && c.coupledIncreaseQueueMs <= QD_MAX_MARGIN_MS)) {
+      throw new RangeError(`FractalEstimator: coupledIncreaseQueueMs must be in [0, ${QD_MAX_MARGIN_MS}] ms, got ${c.coupledIncreaseQueueMs}`);
+    }
+    if (c.coupledIncrease !== undefined && !['off', 'share', 'lia'].includes(c.coupledIncrease))
+      throw new RangeError(`FractalEstimator: coupledIncrease must be 'off', 'share' or 'lia', got ${c.coupledIncrease}`);
     if (c.minBps > c.maxBps || c.rampMinBps > c.rampMaxBps) throw new RangeError('FractalEstimator: minBps <= maxBps and rampMinBps <= rampMaxBps required');
     this.cfg = c;
     this.target = clamp(c.minBps, c.maxBps, c.startBps);
@@ -482,7 +512,7 @@ export class FractalEstimator implements BandwidthEstimator {
           return;
         }
         if (now - this.stageSinceUs < this.approveIntervalUs()) return;
-        this.increment = clamp(this.cfg.rampMinBps, this.cfg.rampMaxBps, this.target / this.monitoringInterval());
+        this.increment = this.increaseFactor() * clamp(this.cfg.rampMinBps, this.cfg.rampMaxBps, this.target / this.monitoringInterval());
         this.setTarget(this.target + this.increment);
         this.c.increases++;
         this.enter('increase', now);
@@ -607,6 +637,17 @@ export class FractalEstimator implements BandwidthEstimator {
   private monitoringInterval(): number {
     const a = this.distanceFromBottleneck();
     return MON_MIN * a + MON_MAX * (1 - a);
+  }
+
+  /** {@link FractalConfig.coupledIncrease}: the factor (0, 1] of this subflow's increase step. */
+  private increaseFactor(): number {
+    const mode = this.cfg.coupledIncrease;
+    if (mode === undefined || mode === 'off') return 1;
+    const { share, maxShare, n } = this.coupler.shareOf(this.id);
+    if (n <= 1) return 1;
+    const gate = this.cfg.coupledIncreaseQueueMs;
+    if (gate !== undefined && this.qd.median() >= gate) return 1;
+    return clamp(0.05, 1, mode === 'share' ? n * share : maxShare * share);
   }
 
   private setTarget(bps: number): void {
