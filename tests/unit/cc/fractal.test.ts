@@ -211,9 +211,9 @@ describe('FractalEstimator', () => {
   });
 
   it("coupledIncrease: a subflow holding a small share of its sender's rate takes smaller increase steps (RFC 6356 linked increase); alone it is plain FRACTaL", () => {
-    const run = (coupledIncrease: 'off' | 'share' | 'lia', partnerBps?: number, coupledIncreaseQueueMs?: number) => {
+    const run = (coupledIncrease: 'off' | 'share' | 'lia', partnerBps?: number, coupledIncreaseMaxLoss?: number, lossRate = 0) => {
       const c = new FractalCoupler();
-      const e = new FractalEstimator({ startBps: 300_000, maxBps: 8_000_000, coupledIncrease, ...(coupledIncreaseQueueMs !== undefined ? { coupledIncreaseQueueMs } : {}) }, c);
+      const e = new FractalEstimator({ startBps: 300_000, maxBps: 8_000_000, coupledIncrease, ...(coupledIncreaseMaxLoss !== undefined ? { coupledIncreaseMaxLoss } : {}) }, c);
       if (partnerBps !== undefined) {
         // A partner subflow that stays at partnerBps (stable, sending it): it holds most of the sender's rate.
         const pid = c.join(partnerBps, 0);
@@ -223,7 +223,7 @@ describe('FractalEstimator', () => {
           tick(now);
         };
       }
-      runScenario(e, { durationMs: 8_000, capacityBps: () => 6_000_000 });
+      runScenario(e, { durationMs: 8_000, capacityBps: () => 6_000_000, lossRate, seed: 7 });
       return e.stats();
     };
     const off = run('off', 4_000_000);
@@ -234,10 +234,14 @@ describe('FractalEstimator', () => {
     expect(share.estimatedBps).toBeLessThan(0.85 * off.estimatedBps);
     expect(lia.estimatedBps).toBeLessThan(0.85 * share.estimatedBps);
     expect(lia.estimatedBps).toBeGreaterThan(300_000);
-    // The queue gate: at or above coupledIncreaseQueueMs of median queue delay the steps are uncoupled (0 ms: always).
-    expect(run('share', 4_000_000, 0).estimatedBps).toBe(off.estimatedBps);
-    expect(run('share', 4_000_000, 400).estimatedBps).toBe(share.estimatedBps);
-    expect(() => new FractalEstimator({ coupledIncreaseQueueMs: -1 })).toThrow(RangeError);
+    // The loss gate: on a loss-free path it changes nothing; on a path that loses packets the steps are uncoupled.
+    expect(run('share', 4_000_000, 0).estimatedBps).toBe(share.estimatedBps);
+    const lossyOff = run('off', 4_000_000, undefined, 0.02);
+    const lossyShare = run('share', 4_000_000, undefined, 0.02);
+    const lossyGated = run('share', 4_000_000, 0, 0.02);
+    expect(lossyShare.estimatedBps).toBeLessThan(lossyGated.estimatedBps);
+    expect(lossyGated.estimatedBps).toBe(lossyOff.estimatedBps);
+    expect(() => new FractalEstimator({ coupledIncreaseMaxLoss: 2 })).toThrow(RangeError);
     // Alone (single-path FRACTaL) the coupled increase changes nothing.
     expect(run('share').estimatedBps).toBe(run('off').estimatedBps);
     expect(run('lia').estimatedBps).toBe(run('off').estimatedBps);
