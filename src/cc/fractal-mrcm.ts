@@ -212,6 +212,25 @@ export class FractalCoupler {
     return (demanded * mine) / transientSum;
   }
 
+  /**
+   * Subflow `id`'s share of the sender's rate: share = its SR_stable / Σ
+   * SR_stable over the live subflows, maxShare the largest share, n the
+   * number of live subflows (1 and share 1 when it is alone or unknown).
+   */
+  shareOf(id: number): { share: number; maxShare: number; n: number } {
+    const me = this.members.get(id);
+    const live = this.live();
+    if (!me || live.length <= 1 || !live.includes(me)) return { share: 1, maxShare: 1, n: 1 };
+    let sum = 0;
+    let max = 0;
+    for (const m of live) {
+      sum += m.stableBps;
+      if (m.stableBps > max) max = m.stableBps;
+    }
+    if (!(sum > 0)) return { share: 1 / live.length, maxShare: 1 / live.length, n: live.length };
+    return { share: me.stableBps / sum, maxShare: max / sum, n: live.length };
+  }
+
   /** Number of live subflows. */
   size(): number {
     return this.live().length;

@@ -210,6 +210,44 @@ describe('FractalEstimator', () => {
     expect(new FractalEstimator({ ...opts, distortionMarginScales: true }).stats().threshold).toBe(30);
   });
 
+  it("coupledIncrease: a subflow holding a small share of its sender's rate takes smaller increase steps (RFC 6356 linked increase); alone it is plain FRACTaL", () => {
+    const run = (coupledIncrease: 'off' | 'share' | 'lia', partnerBps?: number, coupledIncreaseMaxLoss?: number, lossRate = 0) => {
+      const c = new FractalCoupler();
+      const e = new FractalEstimator({ startBps: 300_000, maxBps: 8_000_000, coupledIncrease, ...(coupledIncreaseMaxLoss !== undefined ? { coupledIncreaseMaxLoss } : {}) }, c);
+      if (partnerBps !== undefined) {
+        // A partner subflow that stays at partnerBps (stable, sending it): it holds most of the sender's rate.
+        const pid = c.join(partnerBps, 0);
+        const tick = e.onTick.bind(e);
+        e.onTick = (now) => {
+          c.update(pid, { estimatedBps: partnerBps, stableBps: partnerBps, state: 'stable', rttMs: 100, actualBps: partnerBps }, now);
+          tick(now);
+        };
+      }
+      runScenario(e, { durationMs: 8_000, capacityBps: () => 6_000_000, lossRate, seed: 7 });
+      return e.stats();
+    };
+    const off = run('off', 4_000_000);
+    const share = run('share', 4_000_000);
+    const lia = run('lia', 4_000_000);
+    expect(off.increases).toBeGreaterThan(2);
+    // Each step a fraction of the uncoupled one (share: 2 x its share; lia: its share x the partner's): less growth in 8 s.
+    expect(share.estimatedBps).toBeLessThan(0.85 * off.estimatedBps);
+    expect(lia.estimatedBps).toBeLessThan(0.85 * share.estimatedBps);
+    expect(lia.estimatedBps).toBeGreaterThan(300_000);
+    // The loss gate: on a loss-free path it changes nothing; on a path that loses packets the steps are uncoupled.
+    expect(run('share', 4_000_000, 0).estimatedBps).toBe(share.estimatedBps);
+    const lossyOff = run('off', 4_000_000, undefined, 0.02);
+    const lossyShare = run('share', 4_000_000, undefined, 0.02);
+    const lossyGated = run('share', 4_000_000, 0, 0.02);
+    expect(lossyShare.estimatedBps).toBeLessThan(lossyGated.estimatedBps);
+    expect(lossyGated.estimatedBps).toBe(lossyOff.estimatedBps);
+    expect(() => new FractalEstimator({ coupledIncreaseMaxLoss: 2 })).toThrow(RangeError);
+    // Alone (single-path FRACTaL) the coupled increase changes nothing.
+    expect(run('share').estimatedBps).toBe(run('off').estimatedBps);
+    expect(run('lia').estimatedBps).toBe(run('off').estimatedBps);
+    expect(() => new FractalEstimator({ coupledIncrease: 'x' as never })).toThrow(RangeError);
+  });
+
   it('fractalEstimatorEntry passes its config to every estimator it creates (the threshold floor shows before any report)', () => {
     const opts = { startBps: 1_000_000, maxBps: 8_000_000 };
     expect(fractalEstimatorEntry({ distortionMarginMs: 12 }).create(opts).stats().threshold).toBe(12);
