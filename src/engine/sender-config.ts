@@ -109,12 +109,16 @@ export interface SenderEngineConfig {
    * wc:21_2). Held in the pacer instead, the backlog counts in the
    * scheduler's completion times. Source: BBR paces at its measured delivery
    * rate (draft-cardwell-iccrg-bbr-congestion-control §4.6.2); LoLa §3.2
-   * times paths by their ACK arrivals. Default 60 (with queuedDeliveryRatio
-   * 0.9; simulator, converge, cellular suite, 3 seeds, against main: tune
-   * 5.59 -> 4.23 s frozen, check 10.96 -> 9.17 s, all 0.79x -> 0.64x the best
-   * single paths; carriers 0.31 -> 0.22 s; collapse, failover, flap and
-   * loss-sweep: docs/results.md, the fade3 report). Alone (ratio 0, fade2):
-   * tune 4.50, check 10.00 s, but carriers 0.54 s.
+   * times paths by their ACK arrivals. Default 0 (off). With 60 (and
+   * queuedDeliveryRatio 0.9) the simulator gains (converge, cellular suite,
+   * 3 seeds: tune 5.59 -> 4.23 s frozen, check 10.96 -> 9.17 s, all 0.79x ->
+   * 0.64x the best single paths; carriers 0.31 -> 0.22 s), but in the browser
+   * (carriers, converge, 30 s, two interleaved pairs) it halved goodput
+   * (0.88-1.19 vs 1.66-1.85 Mbps) and cost 3-8 dB of PSNR for no fewer
+   * freezes (1.28-2.38 vs 1.71-2.04 s): the datachannel's own queue keeps
+   * the SRTT up and its write times are not departures, so the cap binds
+   * where the simulator's ideal channel does not (docs/results.md, stop 30).
+   * Alone (ratio 0, fade2): tune 4.50, check 10.00 s, but carriers 0.54 s.
    */
   queuedDeliveryMs?: number;
   /**
@@ -330,7 +334,7 @@ export function resolveSenderConfig(config: SenderEngineConfig): ResolvedSenderC
     maxConsecutiveDrops: config.maxConsecutiveDrops ?? 3,
     holdKeyFrameWhileBuffered: config.holdKeyFrameWhileBuffered ?? true,
     departureTimes: config.departureTimes ?? false,
-    queuedDeliveryMs: config.queuedDeliveryMs ?? 60,
+    queuedDeliveryMs: config.queuedDeliveryMs ?? 0,
     queuedDeliveryRatio: config.queuedDeliveryRatio ?? 0.9,
     upperLayerDropFactor: config.upperLayerDropFactor ?? 1,
     cwndPushback: config.cwndPushback ?? true,
