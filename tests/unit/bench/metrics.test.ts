@@ -3,6 +3,24 @@ import { parseCompare } from '../../../bench/compare.js';
 import { summarizeRun } from '../../../bench/browser/metrics.js';
 import type { DisplayEntry } from '../../../bench/browser/metrics.js';
 import { overloadedRuns, renderSummaryMd } from '../../../bench/browser/render.js';
+import type { BenchResults } from '../../../bench/browser/render.js';
+
+/** summarizeRun of a run that logged nothing. */
+const emptyRun = (name: string, kind: 'native' | 'multipath', durationS: number, startMs: number) =>
+  summarizeRun({ name, kind, codec: 'h264', durationS, startMs, draws: [], displays: [], quality: [], bytesReceived: [], framesSent: 0, framesDecoded: 0, keyframeRequests: 0 });
+
+/** results.json around `results` (a synthetic source). */
+const benchResults = (results: BenchResults['results'], durationS: number): BenchResults => ({
+  version: 1,
+  scenario: 's',
+  source: { kind: 'synthetic', width: 640, height: 480, fps: 30, frames: 600, track: 'generator' },
+  codec: 'h264',
+  durationS,
+  quality: { sampleEvery: 5, ssim: true },
+  createdAt: '',
+  notes: [],
+  results,
+});
 
 describe('summarizeRun', () => {
   const startMs = 1_000_000;
@@ -58,69 +76,20 @@ describe('summarizeRun', () => {
   });
 
   it('tolerates empty logs', () => {
-    const e = summarizeRun({
-      name: 'x',
-      kind: 'native',
-      codec: 'h264',
-      durationS: 2,
-      startMs,
-      draws: [],
-      displays: [],
-      quality: [],
-      bytesReceived: [],
-      framesSent: 0,
-      framesDecoded: 0,
-      keyframeRequests: 0,
-    });
+    const e = emptyRun('x', 'native', 2, startMs);
     expect(e.fps).toBe(0);
     expect(e.latencyMs).toEqual({ mean: null, p50: null, p95: null });
     expect(e.psnr.mean).toBeNull();
     expect(e.ssim).toBeNull();
-    const md = renderSummaryMd({
-      version: 1,
-      scenario: 's',
-      source: { kind: 'synthetic', width: 640, height: 480, fps: 30, frames: 600, track: 'generator' },
-      codec: 'h264',
-      durationS: 2,
-      quality: { sampleEvery: 5, ssim: true },
-      createdAt: '',
-      notes: [],
-      results: [e, r],
-    });
+    const md = renderSummaryMd(benchResults([e, r], 2));
     expect(md).toContain('| x | 0.0 |');
     expect(md).toContain('| converge |');
     expect(md).not.toContain('overloaded machine');
   });
 
   it('flags the configurations measured on an overloaded machine', () => {
-    const run = (name: string, start: number, end: number) => ({
-      ...summarizeRun({
-        name,
-        kind: 'multipath',
-        codec: 'h264',
-        durationS: 1,
-        startMs: 0,
-        draws: [],
-        displays: [],
-        quality: [],
-        bytesReceived: [],
-        framesSent: 0,
-        framesDecoded: 0,
-        keyframeRequests: 0,
-      }),
-      extras: { loadAvg1m: { start, end, cores: 2 } },
-    });
-    const res = {
-      version: 1 as const,
-      scenario: 's',
-      source: { kind: 'synthetic' as const, width: 640, height: 480, fps: 30, frames: 600, track: 'generator' },
-      codec: 'h264',
-      durationS: 1,
-      quality: { sampleEvery: 5, ssim: true },
-      createdAt: '',
-      notes: [],
-      results: [run('quiet', 0.4, 4.8), run('busy', 4.9, 9.1), run('busy-at-start', 6, 3)],
-    };
+    const run = (name: string, start: number, end: number) => ({ ...emptyRun(name, 'multipath', 1, 0), extras: { loadAvg1m: { start, end, cores: 2 } } });
+    const res = benchResults([run('quiet', 0.4, 4.8), run('busy', 4.9, 9.1), run('busy-at-start', 6, 3)], 1);
     expect(overloadedRuns(res)).toEqual(['busy (4.9 / 9.1 on 2 cores)', 'busy-at-start (6 / 3 on 2 cores)']);
     const md = renderSummaryMd(res);
     expect(md).toContain('**Measured on an overloaded machine**');
