@@ -68,7 +68,7 @@ const REPO = resolve(dirname(fileURLToPath(import.meta.url)), '..');
  * 98.5 kB with the delivery cap's link test (`fade3`: `queuedDeliveryRatio`, 204 bytes: the
  * send-time ring and the sent-vs-delivered test; wins both halves of the cellular suite and carriers
  * in the simulator, but left opt-in because it cost the browser's picture 3-8 dB, docs/results.md
- * stop 30) and the freeze metric's end-of-measurement rule; budget raised 0.1 kB for them.
+ * stop 30); budget raised 0.1 kB for it.
  */
 export const DEFAULT_BUDGET_GZIP_BYTES = 98_500;
 

@@ -65,38 +65,6 @@ export class FreezeDetector {
   /** Longest freeze (ms), 0 without freezes. */
   maxMs = 0;
 
-  /** Intervals in the moving average (at most the window). */
-  get intervals(): number {
-    return this.n;
-  }
-
-  /** Mean of the intervals in the moving average (ms); 0 without any. */
-  get meanIntervalMs(): number {
-    return this.n > 0 ? this.sum / this.n : 0;
-  }
-
-  /** True once the rule can fire (at least `minIntervals` intervals known). */
-  get armed(): boolean {
-    return this.n >= this.minIntervals;
-  }
-
-  /**
-   * The gap from the last frame to the end of a measurement (ms): judged as
-   * one more interval once {@link armed}; before that against the mean of the
-   * intervals known (`gap >= max(3 mean, mean + 150 ms)`; any gap of 150 ms or
-   * more without one). Returns the freeze duration (ms) or 0. Call once, last.
-   */
-  addFinalGap(ms: number): number {
-    if (!(ms >= 0) || !Number.isFinite(ms)) return 0;
-    if (this.armed) return this.addInterval(ms);
-    const avg = this.meanIntervalMs;
-    if (ms < Math.max(3 * avg, avg + FREEZE_MIN_INCREASE_MS)) return 0;
-    this.count++;
-    this.totalMs += ms;
-    if (ms > this.maxMs) this.maxMs = ms;
-    return ms;
-  }
-
   /** @throws RangeError when an option is not a positive integer. */
   constructor(windowFrames = FREEZE_WINDOW_FRAMES, minIntervals = FREEZE_MIN_INTERVALS) {
     for (const [name, v] of [
@@ -147,7 +115,7 @@ export interface FreezeStats {
  * Freezes over frame times in ms (decode or display times, in order).
  * Times that go backwards are skipped (the interval is not counted).
  * With `span` (a finished measurement, ms on the same clock): the gap from
- * the last frame to `span.endMs` is judged too ({@link FreezeDetector.addFinalGap}),
+ * the last frame to `span.endMs` is judged too (one more interval; before 5 are known, against their mean),
  * and no frame at all is one freeze of `endMs - startMs` (at `startMs`); see
  * the module docstring. Frames after `endMs` are still counted as given.
  */
@@ -155,27 +123,38 @@ export function freezesOf(timesMs: ArrayLike<number>, span?: { startMs: number; 
   const d = new FreezeDetector();
   const list: FreezeStats['list'] = [];
   let prev: number | undefined;
+  let n = 0;
+  let sum = 0;
   for (let i = 0; i < timesMs.length; i++) {
     const t = timesMs[i];
     if (!Number.isFinite(t)) continue;
     if (prev !== undefined) {
       if (t < prev) continue;
+      n++;
+      sum += t - prev;
       const ms = d.addInterval(t - prev);
       if (ms > 0) list.push({ at: prev, ms });
     }
     prev = t;
   }
-  if (span && Number.isFinite(span.startMs) && Number.isFinite(span.endMs) && span.endMs > span.startMs) {
-    if (prev === undefined) {
-      const ms = span.endMs - span.startMs;
-      return { count: 1, totalMs: ms, maxMs: ms, list: [{ at: span.startMs, ms }] };
-    }
-    if (span.endMs > prev) {
-      const ms = d.addFinalGap(span.endMs - prev);
-      if (ms > 0) list.push({ at: prev, ms });
-    }
+  const out = { count: d.count, totalMs: d.totalMs, maxMs: d.maxMs, list };
+  if (!span || !Number.isFinite(span.startMs) || !Number.isFinite(span.endMs) || !(span.endMs > span.startMs)) return out;
+  if (prev === undefined) {
+    const ms = span.endMs - span.startMs;
+    return { count: 1, totalMs: ms, maxMs: ms, list: [{ at: span.startMs, ms }] };
   }
-  return { count: d.count, totalMs: d.totalMs, maxMs: d.maxMs, list };
+  const gap = span.endMs - prev;
+  if (!(gap > 0)) return out;
+  // Judged as one more interval once the rule is armed; before that against the mean of the known intervals (all of them: fewer than the window).
+  const avg = n > 0 ? sum / n : 0;
+  const ms = n >= FREEZE_MIN_INTERVALS ? d.addInterval(gap) : gap >= Math.max(3 * avg, avg + FREEZE_MIN_INCREASE_MS) ? gap : 0;
+  if (ms > 0) {
+    list.push({ at: prev, ms });
+    out.count++;
+    out.totalMs += ms;
+    out.maxMs = Math.max(out.maxMs, ms);
+  }
+  return out;
 }
 
 /**
