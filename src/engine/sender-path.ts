@@ -253,8 +253,9 @@ export class SenderPath {
       this.estimator.srttMs() - this.estimator.minRttMs() > this.queuedMs &&
       (this.capHeld || this.linkLimited) &&
       this.sentUs[this.newestDelivered & (DELIVERY_RING - 1)] - this.lastGoneUs > DELIVERY_WINDOW_US;
+    if (!this.capHeld) return Number.POSITIVE_INFINITY; // no rate-meter work per pacer poll while the cap is off
     const d = this.delivered.rateBps(this.lastArrivalUs);
-    return this.capHeld && d > 0 ? Math.max(MIN_PATH_RATE_BPS, d) : Number.POSITIVE_INFINITY;
+    return d > 0 ? Math.max(MIN_PATH_RATE_BPS, d) : Number.POSITIVE_INFINITY;
   }
 
   /**
