@@ -111,6 +111,35 @@ export interface KeyframeWait {
   keyPath: number;
   /** Key frames captured between the stuck frame and the one that ended the freeze (not decoded). */
   keysBefore: number;
+  /** The first of those (when any): why it was never decoded. */
+  firstKey?: UndecodedKey;
+}
+
+/**
+ * A key frame captured during a key-frame wait and never decoded (ms from
+ * the freeze start; -1 = did not happen): its fate as for the stuck frame,
+ * fragments sent / of the frame, first transmissions per path, first and last
+ * first transmission, fragments that arrived (any copy) and the last arrival,
+ * and fragments never arrived whose first transmission was on each path.
+ */
+export interface UndecodedKey {
+  frameId: number;
+  captureMs: number;
+  bytes: number;
+  fate: KeyframeWait['stuck'];
+  fragsSent: number;
+  fragCount: number;
+  sentOn: number[];
+  firstSendMs: number;
+  lastSendMs: number;
+  arrived: number;
+  lastArrivalMs: number;
+  resent: number;
+  missingOn: number[];
+  /** First retransmissions per path, and the first / last of them (ms). */
+  resentOn: number[];
+  firstResendMs: number;
+  lastResendMs: number;
 }
 
 /** The sender's view of a path at one state sample. */
@@ -425,7 +454,13 @@ export class FreezeRecorder {
     const enc = this.keyframeUs.find((t) => t >= from && t < endUs);
     const key = this.frames.get(endId);
     let keysBefore = 0;
-    for (let id = stuckId + 1; id < endId; id++) if (this.frames.get(id)?.keyFrame === true) keysBefore++;
+    let firstKey: UndecodedKey | undefined;
+    for (let id = stuckId + 1; id < endId; id++) {
+      const f = this.frames.get(id);
+      if (f?.keyFrame !== true) continue;
+      keysBefore++;
+      if (firstKey === undefined) firstKey = this.undecodedKey(id, f, reqs[0]?.atUs, rel);
+    }
     const k = key?.keyFrame === true ? culprit(key) : undefined;
     let keyLastSend = -Infinity;
     let keyLastArr = -Infinity;
@@ -454,6 +489,60 @@ export class FreezeRecorder {
       keyLost: k?.lost ?? 0,
       keyPath,
       keysBefore,
+      ...(firstKey ? { firstKey } : {}),
+    };
+  }
+
+  private undecodedKey(frameId: number, f: FrameTrace, requestUs: number | undefined, rel: (us: number) => number): UndecodedKey {
+    const sentOn = new Array<number>(this.nPaths).fill(0);
+    const missingOn = new Array<number>(this.nPaths).fill(0);
+    let first = Infinity;
+    let last = -Infinity;
+    let lastArr = -1;
+    let arrived = 0;
+    let resent = 0;
+    let rtxMissing = false;
+    const resentOn = new Array<number>(this.nPaths).fill(0);
+    let firstRe = Infinity;
+    let lastRe = -Infinity;
+    for (const q of f.seqs.values()) {
+      if (q.path >= 0 && q.path < this.nPaths) sentOn[q.path]++;
+      if (q.resendPath >= 0 && q.resendPath < this.nPaths) resentOn[q.resendPath]++;
+      if (q.resendUs >= 0) {
+        firstRe = Math.min(firstRe, q.resendUs);
+        lastRe = Math.max(lastRe, q.resendUs);
+      }
+      first = Math.min(first, q.sentUs);
+      last = Math.max(last, q.sentUs);
+      if (q.resendUs >= 0) resent++;
+      if (q.arrivedUs >= 0) {
+        arrived++;
+        lastArr = Math.max(lastArr, q.arrivedUs);
+      } else {
+        if (q.path >= 0 && q.path < this.nPaths) missingOn[q.path]++;
+        if (q.resendUs >= 0) rtxMissing = true;
+      }
+    }
+    const unsent = f.fragCount === 0 || f.fragsSent.size < f.fragCount;
+    const missing = f.seqs.size - arrived;
+    const fate: KeyframeWait['stuck'] = unsent ? 'unsent' : missing > 0 ? (rtxMissing ? 'rtx-lost' : 'lost') : requestUs !== undefined && lastArr >= requestUs ? 'late' : 'complete';
+    return {
+      frameId,
+      captureMs: rel(f.captureUs),
+      bytes: f.bytes,
+      fate,
+      fragsSent: f.fragsSent.size,
+      fragCount: f.fragCount,
+      sentOn,
+      firstSendMs: rel(first),
+      lastSendMs: rel(last),
+      arrived,
+      lastArrivalMs: rel(lastArr),
+      resent,
+      missingOn,
+      resentOn,
+      firstResendMs: rel(firstRe),
+      lastResendMs: rel(lastRe),
     };
   }
 

@@ -36,6 +36,20 @@ export interface ReceiverEngineConfig {
    * the check half, 2 seeds), check half 11.51 -> 11.07 s.
    */
   keyframeOnNackGiveUp?: boolean;
+  /**
+   * Repeat a pending key frame request (granted, not answered by a key frame)
+   * while the stream's picture stays stalled, each time KeyframeRequester's
+   * spacing allows, and space requests by the lowest per-path RTT of the
+   * clock exchange instead of the NACK round trip. The sender's coalescing
+   * gate (src/engine/keyframe-gate.ts) drops a request its last key frame
+   * still answers, and the receiver, which cannot tell, otherwise asked
+   * again only when the NACK next gave up (0.6 s later on issue 10's wc:8_5,
+   * where the NACK round trip of the collapsing path had grown to 300-500
+   * ms, while the new key frame can take the fastest path). libwebrtc's
+   * receive stream repeats a pending key frame request every 200 ms
+   * (video/video_receive_stream2.cc, max_wait_for_keyframe). Default false.
+   */
+  keyframeRepeat?: boolean;
   /** RTT assumed until the first report round trip (or NACK) measures one (ms, default 100). */
   defaultRttMs?: number;
   /**

@@ -119,6 +119,7 @@ export class ReceiverEngine {
       clockEchoIntervalMs: config.clockEchoIntervalMs ?? 1000,
       reportCopies: config.reportCopies ?? false,
       keyframeOnNackGiveUp: config.keyframeOnNackGiveUp ?? true,
+      keyframeRepeat: config.keyframeRepeat ?? false,
     };
     this.nackRttMs = this.cfg.defaultRttMs;
     this.playout = new PlayoutTiming(config.playout);
@@ -424,6 +425,11 @@ export class ReceiverEngine {
     return this.clockSync.minRttMs() ?? this.cfg.defaultRttMs;
   }
 
+  /** The RTT key frame requests are spaced by (ms): ReceiverEngineConfig.keyframeRepeat's lowest path RTT, else {@link rttMs}. */
+  private get keyframeRttMs(): number {
+    return this.cfg.keyframeRepeat ? (this.clockSync.minRttMs() ?? this.rttMs) : this.rttMs;
+  }
+
   /** Current RTT estimate (ms). */
   get rttEstimateMs(): number {
     return this.rttMs;
@@ -445,7 +451,7 @@ export class ReceiverEngine {
     const now = this.clock.nowUs();
     const kr = this.keyframeRequester(streamId);
     if (!kr) return;
-    if (!kr.request(now, this.rttMs, reason)) return;
+    if (!kr.request(now, this.keyframeRttMs, reason)) return;
     this.c.keyframeRequestsSent++;
     this.events.emit('keyframeRequest', streamId, reason);
     this.broadcast({ kind: 'keyframeRequest', keyframeRequest: { streamId, requestId: kr.requestId } });
@@ -504,6 +510,8 @@ export class ReceiverEngine {
       if (gaveUp > this.nackGaveUp) for (const [id, kr] of this.keyframes) if (kr.stalled(now)) this.requestKeyframe('nack-gave-up', id);
       this.nackGaveUp = gaveUp;
     }
+    // ReceiverEngineConfig.keyframeRepeat: a pending request is repeated while the picture stays stalled.
+    if (this.cfg.keyframeRepeat) for (const [id, kr] of this.keyframes) if (kr.stalled(now) && kr.repeatDue(now, this.keyframeRttMs)) this.requestKeyframe('keyframe-repeat', id);
     if (this.nackedSeqs.size > 0 && now - this.lastNackSweepUs > 1_000_000) {
       this.lastNackSweepUs = now;
       for (const [seq, at] of this.nackedSeqs) if (now - at > 5_000_000) this.nackedSeqs.delete(seq);

@@ -100,8 +100,7 @@ export class KeyframeRequester {
       this.suppressed++;
       return false;
     }
-    const waitMs = this.outstanding && this.responseMs !== undefined ? Math.max(this.intervalMs(rttMs), this.responseMs) : this.intervalMs(rttMs);
-    if (this.lastUs !== undefined && nowUs - this.lastUs < waitMs * 1000) {
+    if (this.lastUs !== undefined && nowUs - this.lastUs < this.waitMs(rttMs) * 1000) {
       this.suppressed++;
       return false;
     }
@@ -112,6 +111,22 @@ export class KeyframeRequester {
     const key = this.byReason.has(reason) || this.byReason.size < MAX_REASONS ? reason : 'other';
     this.byReason.set(key, (this.byReason.get(key) ?? 0) + 1);
     return true;
+  }
+
+  /** Least spacing (ms) of the next request after the last granted one: the interval, and while that one is outstanding its measured response time. */
+  private waitMs(rttMs: number): number {
+    return this.outstanding && this.responseMs !== undefined ? Math.max(this.intervalMs(rttMs), this.responseMs) : this.intervalMs(rttMs);
+  }
+
+  /**
+   * A granted request is still unanswered and {@link request} would grant
+   * another now: the moment to repeat it while the picture stays stalled
+   * (libwebrtc's receive stream repeats a pending key frame request every
+   * 200 ms, video/video_receive_stream2.cc max_wait_for_keyframe).
+   * @param rttMs as for {@link request}.
+   */
+  repeatDue(nowUs: number, rttMs: number): boolean {
+    return this.outstanding && this.lastUs !== undefined && nowUs - this.lastUs >= this.waitMs(rttMs) * 1000;
   }
 
   /**
