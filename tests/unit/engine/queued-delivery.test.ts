@@ -127,3 +127,48 @@ describe('SenderPath delivery cap (SenderEngineConfig.queuedDeliveryMs)', () => 
     });
   });
 });
+
+describe('SenderPath key frame placement rate (SenderEngineConfig.keyframeDeliveryMs)', () => {
+  /** A 4 Mbps path with a standing queue, the link test at 0.9 and the placement threshold `keyMs` (no delivery cap). */
+  function keyPath(keyMs: number) {
+    const st = { srtt: 200, min: 30, inflight: 30_000 };
+    const p = new SenderPath(0, { send: () => true, bufferedAmount: () => 0 }, estimator(st, 4_000_000), new Pacer<QueuedItem>(4_000_000), undefined, 'connected', 0);
+    p.keyMs = keyMs;
+    p.queuedRatio = 0.9;
+    let next = 0;
+    const send = (n: number, atUs: number, gapUs: number): number => {
+      const first = next;
+      for (let k = 0; k < n; k++) p.send(() => new Uint8Array(1000), atUs + gapUs * k);
+      next += n;
+      return first;
+    };
+    const arrive = (first: number, n: number, atUs: number, gapUs: number) => p.onArrivals(Array.from({ length: n }, (_, k) => ({ pathSeq: first + k, arrivalUs: atUs + gapUs * k })));
+    return { p, st, send, arrive };
+  }
+
+  it('is what a fading link delivered, while its S_i and pacing keep the estimate', () => {
+    const { p, st, send, arrive } = keyPath(60);
+    const first = send(200, 0, 2_000); // 4 Mbps for 400 ms
+    arrive(first + 100, 20, 1_000_000, 10_000); // 0.8 Mbps arrives
+    expect(p.keyDeliveryBps()).toBeGreaterThan(500_000);
+    expect(p.keyDeliveryBps()).toBeLessThan(1_200_000);
+    expect(p.rateBps()).toBe(4_000_000);
+    expect(p.deliveryCapBps()).toBe(Number.POSITIVE_INFINITY);
+    // The standing queue is gone at the next report: no limit.
+    st.srtt = 50;
+    const more = send(20, 1_300_000, 10_000);
+    arrive(more, 20, 1_400_000, 10_000);
+    expect(p.keyDeliveryBps()).toBe(Number.POSITIVE_INFINITY);
+  });
+
+  it('leaves a path that delivers what it was sent, or with the option off, unlimited', () => {
+    const app = keyPath(60);
+    const a = app.send(40, 0, 10_000);
+    app.arrive(a, 40, 150_000, 10_000);
+    expect(app.p.keyDeliveryBps()).toBe(Number.POSITIVE_INFINITY);
+    const off = keyPath(0);
+    const o = off.send(200, 0, 2_000);
+    off.arrive(o + 100, 20, 1_000_000, 10_000);
+    expect(off.p.keyDeliveryBps()).toBe(Number.POSITIVE_INFINITY);
+  });
+});
