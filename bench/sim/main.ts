@@ -112,8 +112,6 @@ const SENDER_KEYS = [
   'probationMinAltFraction',
   'fecCode',
   'keyframeCoalesceTransmit',
-  'keyframeDeliveryMs',
-  'keyframeHoldRetransmissions',
   'pacer.burstMs',
   'pacer.pacingFactor',
 ];

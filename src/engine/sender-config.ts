@@ -283,28 +283,6 @@ export interface SenderEngineConfig {
    */
   keyframeCoalesceTransmit?: boolean;
   /**
-   * Key frame placement on a fading path (ms; 0 = off, the default). A key
-   * frame and the retransmissions of its packets are scheduled as if a path
-   * had only the rate its receiver reports show it delivered over the last
-   * 200 ms, while its SRTT exceeds its min RTT by more than this and the link
-   * test of {@link queuedDeliveryRatio} found it limited during that queue
-   * (the delivery cap's test, without capping the path's S_i or pacing). On
-   * a collapsing path whose reports still arrive the estimate is stale for
-   * ~1 s (issue 10, wc:8_5: 46 -> 0.09 Mbps, estimate 6.6 Mbps), and a
-   * recovery key frame placed by it is lost in the network queue with its
-   * retransmissions. Source: BBR's delivery rate
-   * (draft-cheng-iccrg-delivery-rate-estimation §3.3); LoLa §3.2 times paths
-   * by their ACK arrivals.
-   */
-  keyframeDeliveryMs?: number;
-  /**
-   * Coalesce key frame requests also while only retransmissions of the last
-   * key frame wait in a pacer (true, the default); false: only while some of
-   * its first transmissions do (its loss is already known, a new key frame
-   * purges them and is encoded at the present target).
-   */
-  keyframeHoldRetransmissions?: boolean;
-  /**
    * Tuning of the learned silence threshold and the sustained-loss rule
    * (src/engine/path-health.ts) that fast failover and the hysteresis use.
    */
@@ -366,7 +344,5 @@ export function resolveSenderConfig(config: SenderEngineConfig): ResolvedSenderC
     fallbackEstablishMs: config.fallbackEstablishMs ?? 1000,
     probation: config.probation ?? true,
     keyframeCoalesceTransmit: config.keyframeCoalesceTransmit ?? false,
-    keyframeDeliveryMs: config.keyframeDeliveryMs ?? 0,
-    keyframeHoldRetransmissions: config.keyframeHoldRetransmissions ?? true,
   };
 }

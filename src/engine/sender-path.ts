@@ -170,9 +170,6 @@ export class SenderPath {
   private linkLimited = true;
   /** The cap holds: the link was found limited during the present standing queue. */
   private capHeld = false;
-  /** SenderEngineConfig.keyframeDeliveryMs (0 = off) and its latch, set at reports (see {@link keyDeliveryBps}). */
-  keyMs = 0;
-  private keyHeld = false;
 
   constructor(
     readonly id: PathId,
@@ -273,7 +270,7 @@ export class SenderPath {
    * the same packets, draft-cheng-iccrg-delivery-rate-estimation §3.3).
    */
   onArrivals(arrivals: ReadonlyArray<{ pathSeq: number; arrivalUs: number }>): void {
-    if (!(this.queuedMs > 0 || this.keyMs > 0)) return;
+    if (!(this.queuedMs > 0)) return;
     for (const a of arrivals) {
       const i = a.pathSeq & (DELIVERY_RING - 1);
       this.delivered.add(a.arrivalUs, Math.max(0, this.sizes[i]));
@@ -292,19 +289,6 @@ export class SenderPath {
       sent += Math.abs(this.sizes[seq & (DELIVERY_RING - 1)]);
     }
     this.linkLimited = this.delivered.rateBps(this.lastArrivalUs) * DELIVERY_WINDOW_US < this.queuedRatio * sent * 8e6;
-    this.keyHeld = this.keyMs > 0 && this.estimator.srttMs() - this.estimator.minRttMs() > this.keyMs && (this.keyHeld || this.linkLimited) && last - this.lastGoneUs > DELIVERY_WINDOW_US;
-  }
-
-  /**
-   * The rate a key frame and its retransmissions are placed by (bps;
-   * SenderEngineConfig.keyframeDeliveryMs): +Infinity, or what the path
-   * delivered over the last 200 ms of receiver time while the delivery test
-   * of {@link onArrivals} holds at its reports (the test of the delivery cap,
-   * with this standing-queue threshold), without capping the path's S_i or
-   * pacing.
-   */
-  keyDeliveryBps(): number {
-    return this.keyHeld ? Math.max(MIN_PATH_RATE_BPS, this.delivered.rateBps(this.lastArrivalUs)) : Number.POSITIVE_INFINITY;
   }
 
   /**

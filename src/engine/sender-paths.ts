@@ -209,18 +209,16 @@ export class SenderPaths {
     return minDrainMs;
   }
 
-  /** Snapshot of the paths as the scheduler sees them; `key`: for a key frame's packets (rate and goodput at most {@link SenderPath.keyDeliveryBps}). */
-  states(nowUs: number, key = false): PathState[] {
+  /** Snapshot of the paths as the scheduler sees them. */
+  states(nowUs: number): PathState[] {
     const out: PathState[] = [];
     for (const p of this.map.values()) {
       const e = p.estimator;
-      // A key frame is placed by what a fading path delivers (SenderEngineConfig.keyframeDeliveryMs).
-      const cap = key ? p.keyDeliveryBps() : Number.POSITIVE_INFINITY;
       out.push({
         id: p.id,
         up: (this.isLive(p, nowUs) && !this.isDemoted(p, nowUs) && !this.isSwitching(p, nowUs)) || p === this.lastResort(nowUs),
-        rateBps: Math.min(cap, p.rateBps()),
-        goodputBps: Math.min(cap, e.ackedRateBps() ?? 0),
+        rateBps: p.rateBps(),
+        goodputBps: e.ackedRateBps() ?? 0,
         srttMs: e.srttMs(),
         minRttMs: e.minRttMs(),
         lossRate: e.lossRate(),
@@ -245,8 +243,8 @@ export class SenderPaths {
    * Hard Can It Be? Designing and Implementing a Deployable Multipath TCP",
    * NSDI 2012, §4.2 opportunistic retransmission; RFC 6182 §3.3.1).
    */
-  retransmissionStates(nowUs: number, key = false): PathState[] {
-    const states = this.states(nowUs, key);
+  retransmissionStates(nowUs: number): PathState[] {
+    const states = this.states(nowUs);
     const silent = new Set<PathId>();
     for (const p of this.map.values()) {
       const since = this.manager.unreportedSinceUs(p.id);
@@ -354,10 +352,10 @@ export class SenderPaths {
    * backlog: the receiver's requests repeat every few hundred ms while
    * nothing arrives.
    */
-  holdsFrame(streamId: number, frameId: number, rtx = true): boolean {
+  holdsFrame(streamId: number, frameId: number): boolean {
     for (const p of this.map.values()) {
       if (p.keyTailBytes !== undefined && p.sink.bufferedAmount() > p.stats.bytesSent - p.keyTailBytes) return true;
-      if (p.pacer.has((it) => !it.probe && it.packet.streamId === streamId && it.packet.frameId === frameId && (rtx || it.packet.isRetransmission !== true))) return true;
+      if (p.pacer.has((it) => !it.probe && it.packet.streamId === streamId && it.packet.frameId === frameId)) return true;
     }
     return false;
   }

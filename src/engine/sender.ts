@@ -197,7 +197,6 @@ export class SenderEngine {
     path.departureTimes = this.cfg.departureTimes;
     path.queuedMs = this.cfg.queuedDeliveryMs;
     path.queuedRatio = this.cfg.queuedDeliveryRatio;
-    path.keyMs = this.cfg.keyframeDeliveryMs;
     this.paths.add(path, now);
     this.lastStreamInfoUs = -Infinity; // announce the stream on the new path soon
   }
@@ -349,7 +348,7 @@ export class SenderEngine {
       // Temporal layers: the scheduler gives the base layer the better path (ConvergeConfig.baseLayerFastPath).
       ...(layer !== undefined ? { temporalLayer: layer } : {}),
     }));
-    const states = this.paths.states(now, frame.keyFrame);
+    const states = this.pathStates();
     const media = this.scheduler.schedule(packets, states, now);
     let queued = this.enqueue(media, now, true);
     const fecPackets = this.fec.protect(media, states, frame, this.fps, now);
@@ -440,10 +439,7 @@ export class SenderEngine {
         this.c.keyframeRequestsReceived++;
         // The last key frame may answer this request (src/engine/keyframe-gate.ts),
         // also while it still waits at this sender: a new one would queue behind it.
-        if (
-          !this.keyframes.admit(now, this.paths.minSrttMs()) ||
-          (this.c.keyframesSent > 0 && this.paths.holdsFrame(this.streamId, this.keyframes.lastKeyFrameId, this.cfg.keyframeHoldRetransmissions))
-        ) {
+        if (!this.keyframes.admit(now, this.paths.minSrttMs()) || (this.c.keyframesSent > 0 && this.paths.holdsFrame(this.streamId, this.keyframes.lastKeyFrameId))) {
           this.c.keyframeRequestsSuppressed++;
           return;
         }
@@ -506,9 +502,7 @@ export class SenderEngine {
     const rtx = this.history.onNack(seqs, now, guardUs, this.keyframes.lastKeyFrameId, this.streamId, (pathId) => nacksPerPath.set(pathId, (nacksPerPath.get(pathId) ?? 0) + 1), fromNack);
     for (const [pathId, n] of nacksPerPath) this.fec.onNack(pathId, n, now);
     if (rtx.length === 0) return;
-    // Retransmissions of the latest key frame are placed as it was (SenderEngineConfig.keyframeDeliveryMs).
-    const key = this.cfg.keyframeDeliveryMs > 0 && rtx.some((r) => r.frameId === this.keyframes.lastKeyFrameId);
-    for (const a of this.scheduler.schedule(rtx, this.paths.retransmissionStates(now, key), now)) {
+    for (const a of this.scheduler.schedule(rtx, this.paths.retransmissionStates(now), now)) {
       const p = this.paths.get(a.pathId);
       if (!p || a.probe) continue;
       // A retransmission behind more than MAX_RTX_QUEUE_MS of queue arrives too late to help
