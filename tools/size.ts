@@ -69,8 +69,11 @@ const REPO = resolve(dirname(fileURLToPath(import.meta.url)), '..');
  * send-time ring and the sent-vs-delivered test; wins both halves of the cellular suite and carriers
  * in the simulator, but left opt-in because it cost the browser's picture 3-8 dB, docs/results.md
  * stop 30); budget raised 0.1 kB for it.
+ * 98.55 kB with the receiver's repeat of a pending key frame request while the picture stays stalled
+ * (`kf4`: ReceiverEngineConfig.keyframeRepeat, on by default, 75 bytes; check half 10.96 -> 10.15 s,
+ * tune unchanged); budget raised 0.1 kB for it.
  */
-export const DEFAULT_BUDGET_GZIP_BYTES = 98_500;
+export const DEFAULT_BUDGET_GZIP_BYTES = 98_600;
 
 export interface BundleSize {
   /** The JavaScript a page loads up front (the entry chunk and what it imports statically). */

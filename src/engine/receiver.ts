@@ -119,7 +119,7 @@ export class ReceiverEngine {
       clockEchoIntervalMs: config.clockEchoIntervalMs ?? 1000,
       reportCopies: config.reportCopies ?? false,
       keyframeOnNackGiveUp: config.keyframeOnNackGiveUp ?? true,
-      keyframeRepeat: config.keyframeRepeat ?? false,
+      keyframeRepeat: config.keyframeRepeat ?? true,
     };
     this.nackRttMs = this.cfg.defaultRttMs;
     this.playout = new PlayoutTiming(config.playout);
