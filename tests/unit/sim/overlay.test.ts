@@ -138,8 +138,11 @@ describe('a relay switch mid-call (issue 16)', () => {
     expect(o?.slots.find((s) => s.atS === 5)?.arms[0]).toBe(1);
     expect(o?.slots.find((s) => s.atS === 4)?.arms[0]).toBe(0);
     const sent = (t: number) => r.perSecond.find((x) => x.t === t)?.paths[0].sendRateBps ?? 0;
-    // Seconds 7-12 on the 4 Mbps relay: well above the 1 Mbps direct route it left.
-    for (const t of [8, 9, 10, 11, 12]) expect(sent(t)).toBeGreaterThan(1_500_000);
+    // Seconds 8-12 on the 4 Mbps relay: more than the 1 Mbps direct route it left could carry (the
+    // failure this guards against sent ~20 kbps). How fast GCC climbs from there moves with the
+    // timing of the call (8 s, seeds 1-4 on main 9e990cd: 1.63 / 1.57 / 1.61 / 1.11 Mbps; with the
+    // receiver's key frame repeat, kf4: 1.28 / 1.57 / 2.30 / 1.11 Mbps), so the bound is the route's.
+    for (const t of [8, 9, 10, 11, 12]) expect(sent(t)).toBeGreaterThan(1_000_000);
   });
 });
 
