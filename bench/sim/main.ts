@@ -112,6 +112,7 @@ const SENDER_KEYS = [
   'probationMinAltFraction',
   'fecCode',
   'keyframeCoalesceTransmit',
+  'failoverProbeUsedOnly',
   'pacer.burstMs',
   'pacer.pacingFactor',
 ];
