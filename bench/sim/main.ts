@@ -112,7 +112,6 @@ const SENDER_KEYS = [
   'probationMinAltFraction',
   'fecCode',
   'keyframeCoalesceTransmit',
-  'failoverProbeUsedOnly',
   'pacer.burstMs',
   'pacer.pacingFactor',
 ];

@@ -41,7 +41,7 @@ export interface RecoveryHost {
   readonly paths: SenderPaths;
   readonly history: NackResponder;
   readonly streamId: number;
-  readonly cfg: Pick<ResolvedSenderConfig, 'fastFailover' | 'outageRestore' | 'failoverProbeUsedOnly'>;
+  readonly cfg: Pick<ResolvedSenderConfig, 'fastFailover' | 'outageRestore'>;
   /** Frame id of the newest key frame sent. */
   lastKeyFrameId(): number;
   /** Ceiling of one path's estimate (bps). */
@@ -107,12 +107,9 @@ export class PathRecovery {
     for (const p of paths.values()) {
       const gone = !paths.isUp(p) || paths.isSuspect(p, nowUs);
       if (gone && !p.failedOver) {
-        const bps = p.estimator.targetRateBps();
-        // failoverProbeUsedOnly: a path that carried no media leaves no load to move.
-        if (p.carried || !this.host.cfg.failoverProbeUsedOnly) lostBps += bps;
-        p.rateAtFailure = { bps, atUs: nowUs };
+        lostBps += p.estimator.targetRateBps();
+        p.rateAtFailure = { bps: p.estimator.targetRateBps(), atUs: nowUs };
       }
-      if (!gone) p.carried = paths.isUsable(p, nowUs);
       p.failedOver = gone;
       // A path the app switched off is no fault: back on, it is established at once (SenderEngine.setPathEnabled).
       // Nor is a relay switch's gap (onRouteChange): probation after it would starve the new route.

@@ -194,27 +194,6 @@ export interface SenderEngineConfig {
    */
   fastFailover?: boolean;
   /**
-   * The failover probe (src/engine/path-recovery.ts: when a path turns
-   * suspect or down, each remaining path is probed at 2 x its estimate plus
-   * the lost path's rate) counts only a path that carried media when it went
-   * (usable: live, enabled by the scheduler, not demoted); with no such path
-   * nothing is probed. A path the scheduler had disabled or the hysteresis
-   * had demoted leaves no load to move and took nothing out of the encoder
-   * target, so probing for it only pushes the remaining path past the rate
-   * it carries. Measured at slow rates (`--rate-scale 0.1`), mm:verizon+att:
-   * the AT&T path (0.1 Mbps, disabled, flapping) set off 9 such probes in
-   * 20 s that lifted Verizon's estimate 0.13 -> 1.2 Mbps into a capacity
-   * drop: 24.72 -> 22.30 s frozen (3 seeds; 6 seeds 24.96 -> 22.81).
-   * Cellular suite, converge, 3 seeds: at x0.1 tune 57.06 -> 54.20 s,
-   * check 53.61 -> 55.04 s (mm:verizon+tmobile +0.99, mm:tmobile+att +0.41;
-   * the same two pairs over 6 seeds +0.20 / -0.12); at the suite's own rates
-   * tune 5.59 -> 5.48 s, check 10.96 -> 11.09 s; `carriers` 0.31 -> 0.40 s.
-   * On the LTE pairs a failover probe for a disabled path is a free up-probe
-   * of an app-limited path, which pays. Default false (main's behaviour);
-   * docs/results.md, `slow2`.
-   */
-  failoverProbeUsedOnly?: boolean;
-  /**
    * Resend a media packet as soon as the sender's per-path loss detection
    * (RACK, RFC 8985 §6.2; src/feedback/path-rack.ts) declares it lost: a
    * packet sent later on the same path was delivered and a reorder window
@@ -360,7 +339,6 @@ export function resolveSenderConfig(config: SenderEngineConfig): ResolvedSenderC
     upperLayerDropFactor: config.upperLayerDropFactor ?? 1,
     cwndPushback: config.cwndPushback ?? true,
     fastFailover: config.fastFailover ?? true,
-    failoverProbeUsedOnly: config.failoverProbeUsedOnly ?? false,
     rack: config.rack ?? true,
     outageRestore: config.outageRestore ?? 'total',
     fallbackEstablishMs: config.fallbackEstablishMs ?? 1000,

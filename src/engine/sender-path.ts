@@ -98,8 +98,6 @@ export class SenderPath {
   lastKeepaliveUs = -Infinity;
   /** Suspect or down at the last check (see SenderEngine failover handling). */
   failedOver = false;
-  /** Usable (carried media) at the last check while not suspect or down (SenderEngineConfig.failoverProbeUsedOnly). */
-  carried = false;
   /** Receiver times (µs) of the last REPORT_MEMORY reports applied (a ring): copies on other paths are dropped (ReceiverEngineConfig.reportCopies). */
   private readonly reportTimes = new Float64Array(REPORT_MEMORY).fill(Number.NaN);
   private reportNext = 0;
