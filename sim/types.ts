@@ -99,7 +99,7 @@ export interface SimOptions {
    * FractalConfig fields (src/cc/fractal.ts) for every FRACTaL sender of the run: ours with estimator
    * 'fractal' and the `fractal-video` cross flows (the MPRTP test bed runs every flow with one controller); for experiments.
    */
-  fractal?: Partial<Pick<FractalConfig, 'splitStart' | 'distortionMarginMs' | 'distortionMarginScales' | 'coupledIncrease' | 'coupledIncreaseMaxLoss'>>;
+  fractal?: Partial<Pick<FractalConfig, 'splitStart' | 'distortionMarginMs' | 'distortionMarginScales' | 'coupledIncrease' | 'coupledIncreaseMaxLoss' | 'fairShare' | 'fairShareMarginMs'>>;
   /** Converge tuning for scheduler 'converge' (default DEFAULT_CONVERGE_CONFIG); for experiments. */
   converge?: Partial<ConvergeConfig>;
   /**

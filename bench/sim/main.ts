@@ -36,7 +36,7 @@
  * `--temporal-layers 1|2|3` sets the encoder model's temporal layers (default
  * the library's, DEFAULT_TEMPORAL_LAYERS; 1 = none). `--converge K=V,...`
  * overrides ConvergeConfig fields (e.g. `baseLayerFastPath=false`), `--fractal K=V,...`
- * FractalConfig fields of every FRACTaL sender of the run (`distortionMarginMs=15`, `distortionMarginScales=true`, `splitStart=true`, `coupledIncrease=share|lia`, `coupledIncreaseMaxLoss=0`; SimOptions.fractal),
+ * FractalConfig fields of every FRACTaL sender of the run (`distortionMarginMs=15`, `distortionMarginScales=true`, `splitStart=true`, `coupledIncrease=off|share|lia`, `coupledIncreaseMaxLoss=0`, `fairShare=true|false`, `fairShareMarginMs=15`; SimOptions.fractal),
  * `--sender K=V,...` SenderEngine fields: frame dropping (e.g. `upperLayerDropFactor=0.5`)
  * and fault handling (`pathHysteresis=false` turns the default hysteresis off, `fastFailover=false` the default fast failover off, `outageRestore=total|any|off`,
  * `fallbackEstablishMs=1000`, `probation=true`), and the FEC code (`fecCode=xor`, src/fec/codes.ts); `--receiver K=V,...` the media
@@ -243,7 +243,7 @@ function parseOptions(v: CliValues<typeof OPTIONS>): Args {
     ...(v['clock-skew'] !== undefined ? { clockSkewMs: numberOption('clock-skew', v['clock-skew'], -86_400_000, 86_400_000) } : {}),
     temporalLayers: tl === undefined ? undefined : Number(tl),
     converge,
-    fractal: parseOverrides(v.fractal, '--fractal', ['splitStart', 'distortionMarginMs', 'distortionMarginScales', 'coupledIncrease', 'coupledIncreaseMaxLoss'], {
+    fractal: parseOverrides(v.fractal, '--fractal', ['splitStart', 'distortionMarginMs', 'distortionMarginScales', 'coupledIncrease', 'coupledIncreaseMaxLoss', 'fairShare', 'fairShareMarginMs'], {
       coupledIncrease: ['off', 'share', 'lia'],
     }) as SimOptions['fractal'],
     sender,

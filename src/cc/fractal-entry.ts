@@ -35,5 +35,8 @@ export function fractalEstimatorEntry(config: Partial<Omit<FractalConfig, 'start
   };
 }
 
-/** Opt-in (src/strategies.ts `fractal`): the paper's defaults. */
+/**
+ * Opt-in (src/strategies.ts `fractal`): `DEFAULT_FRACTAL_CONFIG` (per-path fair share and
+ * linked increase on; `fractalEstimatorEntry({ coupledIncrease: 'off', fairShare: false })` is the paper's sender).
+ */
 export const FRACTAL_ESTIMATOR_ENTRY: NamedEstimatorEntry = fractalEstimatorEntry();

@@ -30,6 +30,11 @@ export interface SubflowRates {
   allocatedBps: number | undefined;
   /** Smoothed RTT (ms, > 0); the ramp-up weight is ΔSR / RTT. */
   rttMs: number;
+  /**
+   * The subflow holds less than a fair share of its path (FractalConfig.fairShare):
+   * it ramps as a single-path flow, outside the shared ramp-up (not in the paper).
+   */
+  belowFairShare?: boolean;
 }
 
 /**
@@ -46,6 +51,11 @@ export interface SubflowRates {
  * only once the previous allocation is at or below SR_stable again
  * (the subflow settled on it).
  *
+ * Not in the paper: a subflow flagged {@link SubflowRates.belowFairShare}
+ * (FractalConfig.fairShare: under its fair share of its path) is left out of
+ * the shared ramp-up: it is allocated its estimate, and the others share the
+ * largest ΔSR among themselves.
+ *
  * @returns SR_allocated per subflow (bps), same order as `subflows`
  */
 export function fractionalDistribution(subflows: readonly SubflowRates[]): number[] {
@@ -55,7 +65,7 @@ export function fractionalDistribution(subflows: readonly SubflowRates[]): numbe
   const weights = new Array<number>(subflows.length).fill(0);
   subflows.forEach((s, j) => {
     const d = s.estimatedBps - s.stableBps;
-    if (d <= 0) return;
+    if (d <= 0 || s.belowFairShare) return;
     total = Math.max(total, d);
     weights[j] = d / Math.max(1, s.rttMs);
     totalWeight += weights[j];
@@ -64,6 +74,10 @@ export function fractionalDistribution(subflows: readonly SubflowRates[]): numbe
     const d = s.estimatedBps - s.stableBps;
     if (d <= 0) {
       out[j] = s.estimatedBps; // principle 1: congestion, follow the estimate at once
+      return;
+    }
+    if (s.belowFairShare) {
+      out[j] = s.estimatedBps; // under a fair share of its path: ramps as a single-path flow
       return;
     }
     const rampUp = Math.min(d, (total * weights[j]) / totalWeight);
@@ -110,6 +124,11 @@ export interface SubflowUpdate {
   rttMs: number;
   /** SR_actual: measured send rate on the subflow (bps). */
   actualBps: number;
+  /** See {@link SubflowRates.belowFairShare}. */
+  belowFairShare?: boolean;
+  /** Receive rate (bps) and the path's measured capacity (bps, 0: not measured) (FractalConfig.fairShare). */
+  receiveBps?: number;
+  capacityBps?: number;
 }
 
 interface Member extends SubflowUpdate {
@@ -229,6 +248,21 @@ export class FractalCoupler {
     }
     if (!(sum > 0)) return { share: 1 / live.length, maxShare: 1 / live.length, n: live.length };
     return { share: me.stableBps / sum, maxShare: max / sum, n: live.length };
+  }
+
+  /**
+   * The sender's receive rate and capacity summed over its live subflows
+   * (bps); undefined while a subflow has no capacity measured.
+   */
+  aggregate(): { receiveBps: number; capacityBps: number } | undefined {
+    let rr = 0;
+    let cap = 0;
+    for (const m of this.live()) {
+      if (!(m.capacityBps !== undefined && m.capacityBps > 0)) return undefined;
+      rr += m.receiveBps ?? 0;
+      cap += m.capacityBps;
+    }
+    return cap > 0 ? { receiveBps: rr, capacityBps: cap } : undefined;
   }
 
   /** Number of live subflows. */

@@ -46,6 +46,14 @@
  * (SR_allocated turned into the transient rate of Eq. 1). Alone (no shared
  * coupler) the estimator is plain single-path FRACTaL.
  *
+ * Departures from the paper's sender, on by default (docs/results.md
+ * `fair7`): {@link FractalConfig.fairShare} (a subflow under its fair share
+ * of its path ramps as a single-path flow, outside Algorithm 1's shared
+ * ramp-up, with steps sized from its fair share; above it the steps are
+ * coupled by RFC 6356's linked increase, {@link FractalConfig.coupledIncrease}
+ * 'lia', and withdrawn at a 15 ms queue-delay margin unless the path loses
+ * packets). `{ coupledIncrease: 'off', fairShare: false }` is the paper's.
+ *
  * Constants (ramp 50-200 kbps, approve 0.2-1 s, monitoring 2-14, FL 0.2,
  * QD 30-400 ms, 10 reports of warm-up) are those of the authors' GStreamer
  * implementation (gst-mprtp plugins/fractalsubctrler.c). I/O-free: time only
@@ -135,8 +143,11 @@ export interface FractalConfig {
    * - 'lia': f = min(1, max_j s_j · s_i), RFC 6356's per-subflow increase
    *   with equal RTTs, alpha · cwnd_i / cwnd_total = (max_j r_j / Σ r) ·
    *   (r_i / Σ r) of an uncoupled flow's (1/n² of it with equal shares).
-   * f is kept in [0.05, 1]; single path (n = 1): f = 1. Undefined: 'off'
-   * (uncoupled steps, the MPRTP paper's). Opt-in: `fairness`, Jain mean /
+   * f is kept in [0.05, 1]; single path (n = 1): f = 1. 'off' (or
+   * undefined): uncoupled steps, the MPRTP paper's. Default 'lia', with
+   * {@link fairShare} (the factor applies only while the subflow is above its
+   * fair share of its path) and {@link coupledIncreaseMaxLoss} = 0
+   * (docs/results.md `fair7`). Without fairShare, `fairness`, Jain mean /
    * worst seed over seeds 1-6 (docs/results.md `fair6`), 'share' with
    * {@link coupledIncreaseMaxLoss} = 0: rtp-shared 0.853 / 0.785 ->
    * 0.961 / 0.861, rtp-both 0.902 / 0.761 -> 0.944 / 0.841, tcp-cubic
@@ -160,9 +171,57 @@ export interface FractalConfig {
    * uncoupled steps (FRACTaL's own aim, MPRTP §IV-B: "compete with
    * loss-based algorithms"). Without it a subflow squeezed by bulk TCP
    * ratchets down (smaller share, smaller steps: tcp-cubic seeds 1-3
-   * 0.959 -> 0.925). Undefined: no loss gate.
+   * 0.959 -> 0.925). Default 0 (any loss in the window opens the gate);
+   * undefined: no loss gate. With {@link fairShare} the gate also keeps
+   * FRACTaL's own distortion floor above the fair share.
    */
   coupledIncreaseMaxLoss?: number;
+  /**
+   * Fair share per path (not in the MPRTP paper): each subflow of a multipath
+   * sender aims at the point where the multipath flow's normalised
+   * throughput equals that of a single-path flow sharing its path, the point
+   * the paper's fairness metric rewards (§V-B: Jain's index over throughputs
+   * normalised by the capacity of the paths each flow uses, the multipath
+   * flow's by the sum). With X = Σ RR_j / Σ C_j (the sender's receive rates
+   * over its paths' capacities) and u_i = RR_i / C_i, the flow that shares
+   * path i gets (C_i - RR_i) / C_i = 1 - u_i when the path is full, so the
+   * subflow is under its fair share while X + u_i < 1, and the rate it may
+   * still gain is gap_i = (1 - X - u_i) / (1 / C_i + 1 / Σ C_j). Then:
+   * - under it (gap_i > 0) the subflow ramps as a single-path flow at its fair
+   *   share would: Algorithm 1 leaves it out of the shared ramp-up (its
+   *   SR_allocated is its SR_estimated), {@link coupledIncrease} does not
+   *   scale its steps, and the INCREASE step is sized from RR_i + gap_i
+   *   instead of the target (FRACTaL's step, target / monitoring interval, is
+   *   proportional to the rate near the bottleneck point: a multiplicative
+   *   increase, which keeps whatever ratio two flows have, Chiu and Jain
+   *   1989), at most gap_i;
+   * - above it (gap_i < 0) the subflow is coupled as {@link coupledIncrease}
+   *   says and a step is withdrawn at a queue delay {@link fairShareMarginMs}
+   *   over the median (a delay-gradient competitor such as GCC reads a few
+   *   ms of queue growth as over-use, draft-ietf-rmcat-gcc-02 §5.4), unless
+   *   the loss gate {@link coupledIncreaseMaxLoss} is open (a loss-based
+   *   competitor keeps a standing queue; FRACTaL's own thresholds apply).
+   * C_i is the largest rate at which a run of 6 consecutive packets of the
+   * subflow reached the receiver over the last 5-10 s (packet dispersion:
+   * Keshav, SIGCOMM 1991; Dovrolis, Ramanathan and Moore, INFOCOM 2001): it
+   * is the bottleneck's rate when the subflow's packets queue behind each
+   * other (a pacer's or a frame's burst), and only the subflow's own send
+   * rate when they never do, so u_i then reads high (the subflow counts as
+   * nearer its fair share). Single path (n = 1): no effect. Default true;
+   * false with coupledIncrease 'off' is the MPRTP paper's sender. `fairness`,
+   * Jain mean / worst seed over seeds 1-6 (docs/results.md `fair7`), the
+   * paper's sender -> the defaults: rtp-shared 0.853 / 0.785 -> 0.991 / 0.974,
+   * rtp-both 0.902 / 0.761 -> 0.970 / 0.959, tcp-cubic 0.958 / 0.936 -> 0.961 / 0.938, tcp-reno
+   * 0.979 / 0.961 -> 0.993 / 0.981, fractal-shared (paper Table VI) 0.984 / 0.966 ->
+   * 0.992 / 0.971, fractal-both (Table VII) 0.949 / 0.909 -> 0.979 / 0.957.
+   */
+  fairShare?: boolean;
+  /**
+   * With {@link fairShare}: the smallest margin (ms) of the distortion
+   * threshold while the subflow is above its fair share (as
+   * {@link distortionMarginMs}, which applies everywhere). Default 15.
+   */
+  fairShareMarginMs?: number;
 }
 
 /** Defaults of {@link FractalConfig}. */
@@ -175,6 +234,9 @@ export const DEFAULT_FRACTAL_CONFIG: Readonly<FractalConfig> = Object.freeze({
   warmupReports: 10,
   feedbackTimeoutMs: 1500,
   splitStart: false,
+  coupledIncrease: 'lia',
+  coupledIncreaseMaxLoss: 0,
+  fairShare: true,
 });
 
 /** Loss threshold bounds (fraction). */
@@ -199,6 +261,12 @@ const BASE_WINDOW_US = 10_000_000;
 const SEND_WINDOW_US = 500_000;
 /** Half-life of lossRate() after the last loss window (µs). */
 const LOSS_HALF_LIFE_US = 1_000_000;
+/** Packet gaps per dispersion sample ({@link FractalConfig.fairShare}). */
+const DISPERSION_GAPS = 5;
+/** Distortion floor above the fair share ({@link FractalConfig.fairShareMarginMs}) (ms). */
+const FAIR_SHARE_MARGIN_MS = 15;
+/** Capacity from dispersion: largest sample over this long (µs), kept in two halves. */
+const CAP_WINDOW_US = 10_000_000;
 /** Larger "packets" are rejected as garbage (bytes). */
 const MAX_PACKET_BYTES = 1 << 24;
 
@@ -262,6 +330,9 @@ export interface FractalStats extends EstimatorStats {
   distortions: number;
   increases: number;
   feedbackTimeouts: number;
+  /** {@link FractalConfig.fairShare}: the path's capacity from packet dispersion (bps, 0: not measured) and the rate still to gain before the fair share (bps; negative above it, undefined when off or unknown). */
+  pathCapacityBps: number;
+  fairGapBps: number | undefined;
 }
 
 /**
@@ -301,6 +372,14 @@ export class FractalEstimator implements BandwidthEstimator {
   private lossRateEwma = 0;
   private lossWindowUs = 0;
   private lastTickUs = 0;
+  // Path capacity from packet dispersion: the current run of consecutive packets, the best rate per half window.
+  private runIdx = -1;
+  private runFirstUs = 0;
+  private runLastUs = 0;
+  private runBytes = 0;
+  private runGaps = 0;
+  private readonly capBps = [0, 0];
+  private capSinceUs = Number.NaN;
   // Send rate: bytes per 50 ms bucket over the last SEND_WINDOW_US.
   private readonly sendBuckets = new Float64Array(SEND_WINDOW_US / 50_000);
   private sendBucketAt = Number.NaN;
@@ -322,6 +401,9 @@ export class FractalEstimator implements BandwidthEstimator {
     }
     if (c.coupledIncreaseMaxLoss !== undefined && !(c.coupledIncreaseMaxLoss >= 0 && c.coupledIncreaseMaxLoss <= 1)) {
       throw new RangeError(`FractalEstimator: coupledIncreaseMaxLoss must be a fraction in [0, 1], got ${c.coupledIncreaseMaxLoss}`);
+    }
+    if (c.fairShareMarginMs !== undefined && !(Number.isFinite(c.fairShareMarginMs) && c.fairShareMarginMs >= 0 && c.fairShareMarginMs <= QD_MAX_MARGIN_MS)) {
+      throw new RangeError(`FractalEstimator: fairShareMarginMs must be in [0, ${QD_MAX_MARGIN_MS}] ms, got ${c.fairShareMarginMs}`);
     }
     if (c.coupledIncrease !== undefined && !['off', 'share', 'lia'].includes(c.coupledIncrease))
       throw new RangeError(`FractalEstimator: coupledIncrease must be 'off', 'share' or 'lia', got ${c.coupledIncrease}`);
@@ -369,6 +451,7 @@ export class FractalEstimator implements BandwidthEstimator {
       if (owd < this.baseOwd[1]) this.baseOwd[1] = owd;
       this.acked.update(h.arrivalUs[i], h.sizes[i]);
     }
+    if (this.cfg.fairShare) this.measureDispersion(nowUs);
     const base = Math.min(this.baseOwd[0], this.baseOwd[1]);
     for (const i of h.newIdx) qdSum += h.arrivalUs[i] - h.sendUs[i] - base;
     if (h.newIdx.length > 0) {
@@ -481,6 +564,8 @@ export class FractalEstimator implements BandwidthEstimator {
       queueDelayMedianMs: this.qd.median(),
       sendRateBps: this.sendRateBps(),
       reports: this.reports,
+      pathCapacityBps: this.capacityBps(),
+      fairGapBps: this.fairGapBps(),
       ...this.c,
     };
   }
@@ -528,7 +613,9 @@ export class FractalEstimator implements BandwidthEstimator {
           return;
         }
         if (now - this.stageSinceUs < this.approveIntervalUs()) return;
-        this.increment = this.increaseFactor() * clamp(this.cfg.rampMinBps, this.cfg.rampMaxBps, this.target / this.monitoringInterval());
+        this.increment = this.increaseFactor() * clamp(this.cfg.rampMinBps, this.cfg.rampMaxBps, this.stepBaseBps() / this.monitoringInterval());
+        const gap = this.fairGapBps();
+        if (gap !== undefined && gap > 0) this.increment = Math.min(this.increment, gap);
         this.setTarget(this.target + this.increment);
         this.c.increases++;
         this.enter('increase', now);
@@ -635,6 +722,7 @@ export class FractalEstimator implements BandwidthEstimator {
 
   /** The queue delay (ms) above which a step is a distortion ({@link FractalConfig.distortionMarginMs}, {@link FractalConfig.distortionMarginScales}). */
   private distortionThreshold(): number {
+    if ((this.fairGapBps() ?? 0) < 0 && !this.lossy()) return this.qdThreshold(1, this.cfg.fairShareMarginMs ?? FAIR_SHARE_MARGIN_MS);
     const m = this.cfg.distortionMarginMs;
     return this.qdThreshold(1, m !== undefined && this.cfg.distortionMarginScales ? Math.min(QD_MAX_MARGIN_MS, m * this.slack()) : m);
   }
@@ -655,15 +743,85 @@ export class FractalEstimator implements BandwidthEstimator {
     return MON_MIN * a + MON_MAX * (1 - a);
   }
 
+  /** {@link FractalConfig.coupledIncreaseMaxLoss}: the statistics window shows more loss than the gate allows. */
+  private lossy(): boolean {
+    const maxLoss = this.cfg.coupledIncreaseMaxLoss;
+    return maxLoss !== undefined && this.fl.size() > 0 && this.fl.mean() > maxLoss;
+  }
+
   /** {@link FractalConfig.coupledIncrease}: the factor (0, 1] of this subflow's increase step. */
   private increaseFactor(): number {
     const mode = this.cfg.coupledIncrease;
     if (mode === undefined || mode === 'off') return 1;
     const { share, maxShare, n } = this.coupler.shareOf(this.id);
-    if (n <= 1) return 1;
-    const maxLoss = this.cfg.coupledIncreaseMaxLoss;
-    if (maxLoss !== undefined && this.fl.size() > 0 && this.fl.mean() > maxLoss) return 1;
+    if (n <= 1 || this.belowFairShare() || this.lossy()) return 1;
     return clamp(0.05, 1, mode === 'share' ? n * share : maxShare * share);
+  }
+
+  /** Path capacity (bps) from packet dispersion over the last 5-10 s ({@link FractalConfig.fairShare}); 0 before a measurement. */
+  private capacityBps(): number {
+    return Math.max(this.capBps[0], this.capBps[1]);
+  }
+
+  /** The rate INCREASE sizes its step from: the target, or under its fair share the fair-share rate RR + gap ({@link FractalConfig.fairShare}). */
+  private stepBaseBps(): number {
+    const gap = this.fairGapBps();
+    return gap !== undefined && gap > 0 ? Math.max(this.target, (this.acked.bitrateBps() ?? 0) + gap) : this.target;
+  }
+
+  /** {@link FractalConfig.fairShare}: a subflow of a multipath sender under its fair share of its path. */
+  private belowFairShare(): boolean {
+    return (this.fairGapBps() ?? 0) > 0;
+  }
+
+  /**
+   * {@link FractalConfig.fairShare}: the rate (bps) this subflow may still
+   * gain before its path's fair point, gap_i = (1 - X - u_i) / (1 / C_i +
+   * 1 / Σ C_j) (negative: above it); undefined when off, alone, or before
+   * every subflow measured a capacity and this one a receive rate.
+   */
+  private fairGapBps(): number | undefined {
+    if (!this.cfg.fairShare || this.coupler.size() <= 1) return undefined;
+    const cap = this.capacityBps();
+    const rr = this.acked.bitrateBps();
+    if (!(cap > 0) || rr === undefined) return undefined;
+    const agg = this.coupler.aggregate();
+    if (agg === undefined) return undefined;
+    return (1 - agg.receiveBps / agg.capacityBps - rr / cap) / (1 / cap + 1 / agg.capacityBps);
+  }
+
+  /**
+   * Packet dispersion of this report's arrivals (in arrival order): a run of
+   * DISPERSION_GAPS + 1 consecutive path sequence numbers gives the rate
+   * bytes after the first / (last arrival - first arrival); the largest such
+   * rate over the last 5-10 s is the capacity (a run interleaved with cross
+   * traffic or sent slower than the bottleneck drains only gives less).
+   */
+  private measureDispersion(nowUs: number): void {
+    const h = this.history;
+    if (Number.isNaN(this.capSinceUs) || nowUs - this.capSinceUs > CAP_WINDOW_US / 2) {
+      this.capBps[0] = this.capBps[1];
+      this.capBps[1] = 0;
+      this.capSinceUs = nowUs;
+    }
+    for (const i of h.newIdx) {
+      const a = h.arrivalUs[i];
+      if (this.runIdx >= 0 && i === (this.runIdx + 1) % h.capacity && a >= this.runLastUs) {
+        this.runBytes += h.sizes[i];
+        this.runGaps++;
+        this.runLastUs = a;
+        this.runIdx = i;
+        if (this.runGaps >= DISPERSION_GAPS) {
+          const span = this.runLastUs - this.runFirstUs;
+          if (span > 0) this.capBps[1] = Math.max(this.capBps[1], (this.runBytes * 8e6) / span);
+        } else continue;
+      }
+      this.runIdx = i;
+      this.runFirstUs = a;
+      this.runLastUs = a;
+      this.runBytes = 0;
+      this.runGaps = 0;
+    }
   }
 
   private setTarget(bps: number): void {
@@ -682,7 +840,20 @@ export class FractalEstimator implements BandwidthEstimator {
 
   /** Tell the MRCM (Algorithm 1 runs there over all subflows). */
   private publish(now: number): void {
-    this.coupler.update(this.id, { estimatedBps: this.target, stableBps: this.stable, state: this.pathState(), rttMs: this.rtt.srttMs(), actualBps: this.sendRateBps() }, now);
+    this.coupler.update(
+      this.id,
+      {
+        estimatedBps: this.target,
+        stableBps: this.stable,
+        state: this.pathState(),
+        rttMs: this.rtt.srttMs(),
+        actualBps: this.sendRateBps(),
+        belowFairShare: this.belowFairShare(),
+        receiveBps: this.acked.bitrateBps() ?? 0,
+        capacityBps: this.capacityBps(),
+      },
+      now,
+    );
   }
 
   private rollSend(nowUs: number): void {

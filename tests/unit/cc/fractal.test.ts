@@ -54,6 +54,15 @@ describe('fractional distribution (MPRTP §IV-B Algorithm 1)', () => {
     expect(ar[1]).toBeCloseTo(520_000, 6);
   });
 
+  it('a subflow under its fair share of its path (FractalConfig.fairShare) ramps outside the shared ramp-up', () => {
+    // Without the flag both share the largest ΔSR (previous test); with it the first ramps alone and the second takes its own estimate.
+    const ar = fractionalDistribution([
+      { estimatedBps: 1_200_000, stableBps: 1_000_000, allocatedBps: 1_000_000, rttMs: 100 },
+      { estimatedBps: 900_000, stableBps: 800_000, allocatedBps: 800_000, rttMs: 50, belowFairShare: true },
+    ]);
+    expect(ar).toEqual([1_200_000, 900_000]);
+  });
+
   it('overlapping ramp-ups keep the smaller of the previous and the new allocation', () => {
     const ar = fractionalDistribution([
       { estimatedBps: 1_400_000, stableBps: 1_000_000, allocatedBps: 1_100_000, rttMs: 100 },
@@ -125,11 +134,13 @@ describe('FractalEstimator', () => {
   });
 
   it('a subflow whose group partner does not ramp up grows like a single-path FRACTaL (Algorithm 1: alone -> its whole ΔSR)', () => {
-    const single = createEstimator('fractal', { startBps: 300_000, maxBps: 8_000_000 });
+    // The paper's coupling only: the default linked increase (coupledIncrease 'lia') would scale a's steps by its share.
+    const paper = fractalEstimatorEntry({ coupledIncrease: 'off' });
+    const single = paper.create({ startBps: 300_000, maxBps: 8_000_000 });
     const rs = runScenario(single, { durationMs: 6_000, capacityBps: () => 6_000_000 });
     const group = new Map<string, unknown>();
-    const a = createEstimator('fractal', { startBps: 300_000, maxBps: 8_000_000, group });
-    const b = createEstimator('fractal', { startBps: 300_000, maxBps: 8_000_000, group });
+    const a = paper.create({ startBps: 300_000, maxBps: 8_000_000, group });
+    const b = paper.create({ startBps: 300_000, maxBps: 8_000_000, group });
     expect(group.size).toBe(1);
     const ra = runScenario(a, { durationMs: 6_000, capacityBps: () => 6_000_000 });
     expect(rs.at(5_900) - 300_000).toBeGreaterThan(500_000);
@@ -213,7 +224,7 @@ describe('FractalEstimator', () => {
   it("coupledIncrease: a subflow holding a small share of its sender's rate takes smaller increase steps (RFC 6356 linked increase); alone it is plain FRACTaL", () => {
     const run = (coupledIncrease: 'off' | 'share' | 'lia', partnerBps?: number, coupledIncreaseMaxLoss?: number, lossRate = 0) => {
       const c = new FractalCoupler();
-      const e = new FractalEstimator({ startBps: 300_000, maxBps: 8_000_000, coupledIncrease, ...(coupledIncreaseMaxLoss !== undefined ? { coupledIncreaseMaxLoss } : {}) }, c);
+      const e = new FractalEstimator({ startBps: 300_000, maxBps: 8_000_000, coupledIncrease, coupledIncreaseMaxLoss }, c);
       if (partnerBps !== undefined) {
         // A partner subflow that stays at partnerBps (stable, sending it): it holds most of the sender's rate.
         const pid = c.join(partnerBps, 0);
@@ -246,6 +257,51 @@ describe('FractalEstimator', () => {
     expect(run('share').estimatedBps).toBe(run('off').estimatedBps);
     expect(run('lia').estimatedBps).toBe(run('off').estimatedBps);
     expect(() => new FractalEstimator({ coupledIncrease: 'x' as never })).toThrow(RangeError);
+  });
+
+  it('fairShare: the path capacity comes from packet dispersion (bursts queued behind each other), with cross traffic in the queue too', () => {
+    const cap = (crossBps: number) => {
+      const e = new FractalEstimator({ startBps: 600_000, maxBps: 8_000_000 });
+      expect(e.stats().pathCapacityBps).toBe(0);
+      runScenario(e, { durationMs: 6_000, capacityBps: () => 3_000_000, burstPackets: 6, crossBps, seed: 3 });
+      return e.stats().pathCapacityBps;
+    };
+    for (const crossBps of [0, 1_500_000]) {
+      expect(cap(crossBps)).toBeGreaterThan(2_700_000);
+      expect(cap(crossBps)).toBeLessThan(3_300_000);
+    }
+    // Off: not measured.
+    const off = new FractalEstimator({ startBps: 600_000, maxBps: 8_000_000, fairShare: false });
+    runScenario(off, { durationMs: 3_000, capacityBps: () => 3_000_000, burstPackets: 6, seed: 3 });
+    expect(off.stats().pathCapacityBps).toBe(0);
+    expect(() => new FractalEstimator({ fairShareMarginMs: -1 })).toThrow(RangeError);
+  });
+
+  it('fairShare: a subflow under its fair share of a path held by cross traffic ramps uncoupled; alone (single path) nothing changes', () => {
+    const run = (fairShare: boolean, partner: boolean, coupledIncrease: 'off' | 'lia' = 'lia') => {
+      const c = new FractalCoupler();
+      const e = new FractalEstimator({ startBps: 300_000, maxBps: 8_000_000, coupledIncrease, fairShare }, c);
+      if (partner) {
+        // A partner subflow alone on a full 2 Mbps path: it holds most of the sender's rate.
+        const P = 2_000_000;
+        const pid = c.join(P, 0);
+        const tick = e.onTick.bind(e);
+        e.onTick = (now) => {
+          c.update(pid, { estimatedBps: P, stableBps: P, state: 'stable', rttMs: 100, actualBps: P, receiveBps: P, capacityBps: P }, now);
+          tick(now);
+        };
+      }
+      // Our path: 3 Mbps, 2 Mbps of it taken by constant-rate cross traffic in the same queue.
+      runScenario(e, { durationMs: 10_000, capacityBps: () => 3_000_000, burstPackets: 6, crossBps: 2_000_000, seed: 5 });
+      return e.stats();
+    };
+    const lia = run(false, true);
+    const gated = run(true, true);
+    expect(gated.pathCapacityBps).toBeGreaterThan(2_700_000);
+    // The LIA factor (its share x the partner's, ~0.1) keeps it near its start; under its fair share it is not applied.
+    expect(gated.estimatedBps).toBeGreaterThan(1.3 * lia.estimatedBps);
+    // Single path: the gate has no effect at all.
+    expect(run(true, false, 'off').estimatedBps).toBe(run(false, false, 'off').estimatedBps);
   });
 
   it('fractalEstimatorEntry passes its config to every estimator it creates (the threshold floor shows before any report)', () => {

@@ -27,6 +27,10 @@ export interface ScenarioOptions {
   noReports?: boolean;
   /** Pathseq of the first packet (to exercise wrap-around). */
   firstSeq?: number;
+  /** The sender holds its packets until it has this many and sends them at once (a pacer's burst). Default 1. */
+  burstPackets?: number;
+  /** Constant-rate cross traffic (bps) entering the same drop-tail queue each ms (fluid, never reported). Default 0. */
+  crossBps?: number;
 }
 
 export interface Sample {
@@ -56,6 +60,8 @@ export function runScenario(est: BandwidthEstimator, o: ScenarioOptions): Scenar
   const reportIntervalUs = (o.reportIntervalMs ?? 50) * 1000;
   const offset = o.receiverClockOffsetUs ?? 7_000_000_000_000;
   const pkt = o.packetBytes ?? 1200;
+  const burst = Math.max(1, Math.floor(o.burstPackets ?? 1));
+  const crossBytesPerMs = (o.crossBps ?? 0) / 8000;
 
   let seq = o.firstSeq ?? 0;
   let lastDepartUs = 0;
@@ -104,9 +110,15 @@ export function runScenario(est: BandwidthEstimator, o: ScenarioOptions): Scenar
       est.onReport(reports[rHead++].report, now);
     }
     if (tMs % 25 === 0) est.onTick(now);
-    // 4. sender at the target rate
-    credit = Math.min(credit + est.targetRateBps() / 8 / 1000, 2 * pkt);
-    while (credit >= pkt) {
+    // 4. cross traffic, then the sender at the target rate
+    if (crossBytesPerMs > 0) {
+      const cap = o.capacityBps(tMs);
+      const backlogBytes = (Math.max(0, lastDepartUs - now) * cap) / 8e6;
+      if (backlogBytes + crossBytesPerMs <= queueLimit) lastDepartUs = Math.max(now, lastDepartUs) + (crossBytesPerMs * 8e6) / cap;
+    }
+    credit = Math.min(credit + est.targetRateBps() / 8 / 1000, Math.max(2, burst) * pkt);
+    // A burst goes out once all of it is due (burst 1: every packet that is due).
+    for (let n = burst === 1 ? Math.floor(credit / pkt) : credit >= burst * pkt ? burst : 0; n > 0; n--) {
       credit -= pkt;
       const s = seq;
       seq = (seq + 1) >>> 0;
