@@ -76,9 +76,12 @@ export function renderFairness(scenario: string, entries: readonly BenchEntry[])
     if (fr) {
       const ok = [...fr.values()].every((x) => x >= FAIRNESS_TARGET_JAIN);
       const detail = [...fr].map(([v, x]) => `${v} ${x.toFixed(3)}${cv?.has(v) ? ` (converge ${cv.get(v)!.toFixed(3)})` : ''}`).join('; ');
-      lines.push(`| fractal: Jain >= ${FAIRNESS_TARGET_JAIN} in every setup | ${ok ? 'yes' : '**no**'} | ${detail} |`);
-      // The paper's own setups (sim/scenarios-fairness.ts): it reports mean ± sd over its runs.
+      lines.push(`| fractal: Jain >= ${FAIRNESS_TARGET_JAIN} in every setup, every seed | ${ok ? 'yes' : '**no**'} | ${detail} |`);
+      // The paper reports mean ± sd over its runs (0.97 ± 0.03, 0.98 ± 0.03): the mean over the seeds, every setup.
       const fm = means.get('fractal')!;
+      const okM = [...fm.values()].every((x) => x >= FAIRNESS_TARGET_JAIN);
+      const dm = [...fm].map(([v, x]) => `${v} ${x.toFixed(3)}`).join('; ');
+      lines.push(`| fractal: mean Jain over the seeds >= ${FAIRNESS_TARGET_JAIN} in every setup (the paper reports mean ± sd) | ${okM ? 'yes' : '**no**'} | ${dm} (mean) |`);
       const paper = PAPER_SETUPS.filter(([v]) => fm.has(v));
       if (paper.length > 0) {
         const okP = paper.every(([v]) => fm.get(v)! >= FAIRNESS_TARGET_JAIN);

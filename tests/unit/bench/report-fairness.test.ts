@@ -29,7 +29,7 @@ const entry = (variant: string, config: string, jainIndex: number, broken: strin
   }) as unknown as BenchEntry;
 
 describe('renderFairness acceptance (issue 16)', () => {
-  it("judges every setup on the worst seed and the paper's own setups on the mean over seeds", () => {
+  it("judges every setup on the worst seed and on the mean over seeds, and the paper's own setups on the mean", () => {
     const es = [
       entry('rtp-shared', 'fractal', 0.8),
       entry('fractal-shared', 'fractal', 0.99),
@@ -38,7 +38,12 @@ describe('renderFairness acceptance (issue 16)', () => {
       entry('fractal-both', 'fractal', 0.94),
     ];
     const text = renderFairness('fairness', es).join('\n');
-    expect(text).toMatch(/\| fractal: Jain >= 0.95 in every setup \| \*\*no\*\* \| rtp-shared 0.800/);
+    expect(text).toMatch(/\| fractal: Jain >= 0.95 in every setup, every seed \| \*\*no\*\* \| rtp-shared 0.800/);
+    expect(text).toMatch(/\| fractal: mean Jain over the seeds >= 0.95 in every setup[^|]*\| \*\*no\*\* \| rtp-shared 0.800; fractal-shared 0.980; fractal-both 0.950 \(mean\)/);
+    // Every setup's mean at the bar while a seed is under it: the mean line says yes, the every-seed line no.
+    const meanOk = renderFairness('fairness', [entry('rtp-shared', 'fractal', 0.99), entry('rtp-shared', 'fractal', 0.93), entry('tcp-cubic', 'fractal', 0.96)]).join('\n');
+    expect(meanOk).toMatch(/every setup, every seed \| \*\*no\*\* \| rtp-shared 0.930; tcp-cubic 0.960/);
+    expect(meanOk).toMatch(/mean Jain over the seeds >= 0.95 in every setup[^|]*\| yes \| rtp-shared 0.960; tcp-cubic 0.960 \(mean\)/);
     expect(text).toMatch(/paper's own setups[^|]*\| yes \| fractal-shared \(Table VI, 0.98 ± 0.03\) 0.980 \/ 0.970; fractal-both \(Table VII, 0.95 ± 0.03\) 0.950 \/ 0.940/);
     const low = renderFairness('fairness', [entry('fractal-both', 'fractal', 0.9), entry('fractal-both', 'fractal', 0.94)]).join('\n');
     expect(low).toMatch(/paper's own setups[^|]*\| \*\*no\*\* \| fractal-both \(Table VII, 0.95 ± 0.03\) 0.920 \/ 0.900/);
