@@ -1,60 +1,20 @@
 import { describe, expect, it } from 'vitest';
 import { ManualClock } from '../../../src/core/clock.js';
-import { Endpoint } from '../../../src/engine/endpoint.js';
 import { KeyframeRequestGate } from '../../../src/engine/keyframe-gate.js';
 import { ReceiverEngine } from '../../../src/engine/receiver.js';
 import { KeyframeRequester } from '../../../src/feedback/keyframe-requester.js';
-import { decodePacket } from '../../../src/wire/decode.js';
-import { encodeMedia, encodePacket } from '../../../src/wire/encode.js';
+import { MS, runStalledStream } from './stalled-stream.js';
 
-const MS = 1000;
-/** One-packet frame `frameId` (flow seq = frameId), or one fragment of a two-packet frame when `half`. */
-const media = (frameId: number, captureUs: number, half = false) =>
-  encodePacket(
-    { pathId: 0, pathSeq: frameId, sendTimeUs: captureUs },
-    'media',
-    encodeMedia({
-      streamId: 0,
-      flowSeq: frameId,
-      frameId,
-      fragIndex: 0,
-      fragCount: half ? 2 : 1,
-      keyFrame: frameId === 0,
-      nalClass: 0,
-      priority: 6,
-      captureUs,
-      retransmission: false,
-      payload: new Uint8Array(100),
-    }),
-  );
-
-/**
- * A 30 fps stream whose frames 10-20 are lost (a path dying with them in
- * it) and whose next packet, at 400 ms, is the first half of frame 21: no
- * later frame completes, so the frame buffer's missing-frame wait never
- * starts. Returns the time (ms) of the first key frame request, -1 none by 1.5 s.
- */
+/** The stalled stream (./stalled-stream.ts): the time (ms) of the first key frame request, -1 none by 1.5 s. */
 function firstKeyframeRequestMs(keyframeOnNackGiveUp: boolean): number {
   const clock = new ManualClock(0);
   const rx = new ReceiverEngine({ clock, keyframeOnNackGiveUp });
   let at = -1;
   const reasons: string[] = [];
   rx.on('keyframeRequest', (_id, reason) => reasons.push(reason));
-  rx.addPath(0, {
-    send(bytes: Uint8Array): boolean {
-      const r = decodePacket(bytes);
-      if (at < 0 && r.ok && r.packet.body.kind === 'keyframeRequest') at = clock.nowUs();
-      return true;
-    },
-    bufferedAmount: () => 0,
+  runStalledStream(rx, clock, 1500, (us) => {
+    if (at < 0) at = us;
   });
-  const ep = new Endpoint(rx);
-  for (let t = 0; t <= 1500 * MS; t += MS) {
-    clock.setUs(t);
-    if (t % (33 * MS) === 0 && t / (33 * MS) < 10) ep.onDatagram(0, media(t / (33 * MS), t));
-    if (t === 400 * MS) ep.onDatagram(0, media(21, 400 * MS, true));
-    ep.tick();
-  }
   if (at >= 0) expect(reasons[0]).toBe('nack-gave-up');
   return at < 0 ? -1 : at / MS;
 }

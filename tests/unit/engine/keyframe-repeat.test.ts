@@ -1,34 +1,11 @@
 import { describe, expect, it } from 'vitest';
 import { ManualClock } from '../../../src/core/clock.js';
-import { Endpoint } from '../../../src/engine/endpoint.js';
 import { ReceiverEngine } from '../../../src/engine/receiver.js';
 import { KeyframeRequester } from '../../../src/feedback/keyframe-requester.js';
-import { decodePacket } from '../../../src/wire/decode.js';
-import { encodeMedia, encodePacket } from '../../../src/wire/encode.js';
-
-const MS = 1000;
-/** One-packet frame `frameId` (flow seq = frameId; frame 0 a key frame), or the first of two fragments when `half`. */
-const media = (frameId: number, captureUs: number, half = false) =>
-  encodePacket(
-    { pathId: 0, pathSeq: frameId, sendTimeUs: captureUs },
-    'media',
-    encodeMedia({
-      streamId: 0,
-      flowSeq: frameId,
-      frameId,
-      fragIndex: 0,
-      fragCount: half ? 2 : 1,
-      keyFrame: frameId === 0,
-      nalClass: 0,
-      priority: 6,
-      captureUs,
-      retransmission: false,
-      payload: new Uint8Array(100),
-    }),
-  );
+import { MS, runStalledStream } from './stalled-stream.js';
 
 /**
- * The stream of keyframe-give-up.test.ts: frames 10-20 lost, half of frame
+ * The stalled stream (./stalled-stream.ts): frames 10-20 lost, half of frame
  * 21 at 400 ms, and no key frame ever comes (the sender coalesced the
  * request). Returns the times (ms) of the key frame requests sent by 2 s.
  */
@@ -36,21 +13,7 @@ function requestTimesMs(keyframeRepeat: boolean): number[] {
   const clock = new ManualClock(0);
   const rx = new ReceiverEngine({ clock, keyframeRepeat });
   const at: number[] = [];
-  rx.addPath(0, {
-    send(bytes: Uint8Array): boolean {
-      const r = decodePacket(bytes);
-      if (r.ok && r.packet.body.kind === 'keyframeRequest') at.push(clock.nowUs() / MS);
-      return true;
-    },
-    bufferedAmount: () => 0,
-  });
-  const ep = new Endpoint(rx);
-  for (let t = 0; t <= 2000 * MS; t += MS) {
-    clock.setUs(t);
-    if (t % (33 * MS) === 0 && t / (33 * MS) < 10) ep.onDatagram(0, media(t / (33 * MS), t));
-    if (t === 400 * MS) ep.onDatagram(0, media(21, 400 * MS, true));
-    ep.tick();
-  }
+  runStalledStream(rx, clock, 2000, (us) => at.push(us / MS));
   return at;
 }
 
