@@ -38,6 +38,8 @@ interface RunSpec {
   bitrates: Array<{ atFrame: number; bps: number }>;
   frames: number;
   keyEvery: number;
+  /** Frames also encoded as key frames (e.g. right after a bitrate step). */
+  keyAt?: number[];
 }
 
 interface RunResult {
@@ -49,13 +51,16 @@ interface RunResult {
 }
 
 const USAGE = `usage: node --import tsx tools/capture-frame-sizes.ts [--clip /work/shared/media/mixed-content.webm] [--frames 300]
-       [--size WxH --rates MBPS,MBPS... --out FILE]   (constant-rate runs at another size, e.g. for the adaptation ladder)`;
+       [--size WxH --rates MBPS,MBPS... --out FILE]   (constant-rate runs at another size, e.g. for the adaptation ladder)
+       [--step-key FROM,TO[,...] --out FILE]   (rate steps FROM -> TO Mbps at frame 150 with a key frame requested at once,
+                                                 then 1, 3 and 10 frames later in repeats: how a key frame right after a drop is sized)`;
 const OPTIONS = {
   clip: { type: 'string', default: '/work/shared/media/mixed-content.webm' },
   frames: { type: 'string', default: '300' },
   size: { type: 'string', default: '640x480' },
   rates: { type: 'string', default: '' },
   out: { type: 'string', default: defaultOut },
+  'step-key': { type: 'string', default: '' },
 } as const;
 
 /** Runs inside the page. */
@@ -96,7 +101,7 @@ async function encodeRun(spec: RunSpec): Promise<Array<[number, number]>> {
       i--;
       continue;
     }
-    enc.encode(frame, { keyFrame: i % spec.keyEvery === 0 });
+    enc.encode(frame, { keyFrame: i % spec.keyEvery === 0 || (spec.keyAt ?? []).includes(i) });
     frame.close();
   }
   await enc.flush();
@@ -171,45 +176,62 @@ async function main(values: CliValues<typeof OPTIONS>): Promise<number> {
   execFileSync('ffmpeg', ['-y', '-loglevel', 'error', '-i', clip, '-vf', `setpts=PTS*25/30,scale=${width}:${height}`, '-r', '30', '-pix_fmt', 'yuv420p', '-t', '20', y4m]);
   const browser = await chromium.launch({ executablePath: ensureChromium(), args: chromiumArgs({ fakeVideoFile: y4m }) });
   const sz = { width, height };
-  const specs: RunSpec[] = rates
-    ? rates
-        .split(',')
-        .map((m) => Math.round(Number(m) * 1e6))
-        .map((bps) => ({ name: `${width}x${height}-const-${bps / 1e6}M`, ...sz, bitrates: [{ atFrame: 0, bps }], frames, keyEvery: 100 }))
-    : [
-        ...[500_000, 1_000_000, 2_000_000, 4_000_000].map((bps) => ({ name: `const-${bps / 1e6}M`, ...sz, bitrates: [{ atFrame: 0, bps }], frames, keyEvery: 100 })),
-        {
-          name: 'step-1M-3M',
+  const stepKey = values['step-key'];
+  const specs: RunSpec[] = stepKey
+    ? stepKey.split(';').flatMap((pair) => {
+        const [from, to] = pair.split(',').map((m) => Math.round(Number(m) * 1e6));
+        if (!(from > 0 && to > 0)) throw new Error('--step-key needs FROM,TO (Mbps), pairs separated by ;');
+        return [0, 1, 3, 10].map((k) => ({
+          name: `${width}x${height}-step-${from / 1e6}M-${to / 1e6}M-key+${k}`,
           ...sz,
           bitrates: [
-            { atFrame: 0, bps: 1_000_000 },
-            { atFrame: 150, bps: 3_000_000 },
+            { atFrame: 0, bps: from },
+            { atFrame: 150, bps: to },
           ],
-          frames,
-          keyEvery: 1000,
-        },
-        {
-          name: 'step-3M-1M',
-          ...sz,
-          bitrates: [
-            { atFrame: 0, bps: 3_000_000 },
-            { atFrame: 150, bps: 1_000_000 },
-          ],
-          frames,
-          keyEvery: 1000,
-        },
-        // A small change, as the engine's >5% target updates: does configure() force a key frame?
-        {
-          name: 'step-2M-2.2M',
-          ...sz,
-          bitrates: [
-            { atFrame: 0, bps: 2_000_000 },
-            { atFrame: 150, bps: 2_200_000 },
-          ],
-          frames,
-          keyEvery: 1000,
-        },
-      ];
+          frames: Math.min(frames, 200),
+          keyEvery: 100,
+          keyAt: [150 + k],
+        }));
+      })
+    : rates
+      ? rates
+          .split(',')
+          .map((m) => Math.round(Number(m) * 1e6))
+          .map((bps) => ({ name: `${width}x${height}-const-${bps / 1e6}M`, ...sz, bitrates: [{ atFrame: 0, bps }], frames, keyEvery: 100 }))
+      : [
+          ...[500_000, 1_000_000, 2_000_000, 4_000_000].map((bps) => ({ name: `const-${bps / 1e6}M`, ...sz, bitrates: [{ atFrame: 0, bps }], frames, keyEvery: 100 })),
+          {
+            name: 'step-1M-3M',
+            ...sz,
+            bitrates: [
+              { atFrame: 0, bps: 1_000_000 },
+              { atFrame: 150, bps: 3_000_000 },
+            ],
+            frames,
+            keyEvery: 1000,
+          },
+          {
+            name: 'step-3M-1M',
+            ...sz,
+            bitrates: [
+              { atFrame: 0, bps: 3_000_000 },
+              { atFrame: 150, bps: 1_000_000 },
+            ],
+            frames,
+            keyEvery: 1000,
+          },
+          // A small change, as the engine's >5% target updates: does configure() force a key frame?
+          {
+            name: 'step-2M-2.2M',
+            ...sz,
+            bitrates: [
+              { atFrame: 0, bps: 2_000_000 },
+              { atFrame: 150, bps: 2_200_000 },
+            ],
+            frames,
+            keyEvery: 1000,
+          },
+        ];
   const runs: RunResult[] = [];
   try {
     const page = await browser.newPage();
