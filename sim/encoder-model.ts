@@ -59,6 +59,22 @@
  * the delta CV is lower at small sizes than the fit gives (0.2 vs 0.6 at
  * 320x240 250 kbps), so the model overstates the jitter there.
  *
+ * KEY FRAMES AFTER A RATE STEP (tools/capture-frame-sizes.ts --step-key
+ * "4,0.15;1,0.15;2,0.3", same encoder and clip, 640x480; a key frame requested
+ * 0, 1, 3 or 10 frames after `configure()` with the lower rate): the key frame
+ * is sized by the new target at once, whatever the rate before:
+ *
+ * | step (Mbps) | key frame before the step | key at +0 / +1 / +3 / +10 frames |
+ * | --- | --- | --- |
+ * | 4 -> 0.15 | 48 900 | 18 152 / 19 063 / 18 851 / 17 519 |
+ * | 1 -> 0.15 | 19 280 | 18 127 / 19 063 / 18 851 / 17 523 |
+ * | 2 -> 0.3 | 34 420 | 23 532 / 24 575 / 24 249 / 22 758 |
+ *
+ * So after a step down the model sizes a key frame at the new target, not at
+ * the lagged rate (with the lag a key frame 50 ms after a collapse from 8 Mbps
+ * was 50-67 kB in the simulator where the encoder makes ~18 kB; docs/results.md
+ * stop 31). Steps up were not measured: there key frames keep the lag.
+ *
  * TEMPORAL LAYERS (`temporalLayers` 2 = L1T2, 3 = L1T3; default as the
  * library, DEFAULT_TEMPORAL_LAYERS of src/codec/temporal-layers.ts = 1, none): frames
  * follow the pattern 0 1 | 0 2 1 2, restarting at each key frame, and carry
@@ -447,7 +463,9 @@ export class EncoderModel {
   private modelFrame(keyFrame: boolean, layerFactor = 1): number {
     const fps = Math.min(this.fps, this.adapt.maxFps);
     // Bytes per frame at the current rate, but never below the size's floor (the encoder overshoots low targets).
-    const frameBudget = Math.max(this.rateBps / 8 / fps, this.minDeltaBytes());
+    // After a step down a key frame is sized at the new target at once (KEY FRAMES AFTER A RATE STEP in the module
+    // comment; steps up were not measured, so there the lag stays); delta frames follow the lagged rate.
+    const frameBudget = Math.max((keyFrame ? Math.min(this.targetBps, this.rateBps) : this.rateBps) / 8 / fps, this.minDeltaBytes());
     const budget = keyFrame ? frameBudget : frameBudget * layerFactor;
     const refBps = this.refEquivalentBps(frameBudget * 8 * fps);
     if (keyFrame) {
