@@ -6,6 +6,7 @@ import { findNalUnits } from '../../../src/codec/nal.js';
 import { EncoderModel, makeAnnexB } from '../../../sim/encoder-model.js';
 
 const FIXTURE = resolve(__dirname, '../../../sim/fixtures/h264-640x480-frame-sizes.json');
+const STEP_KEY_FIXTURE = resolve(__dirname, '../../../sim/fixtures/h264-640x480-step-key-sizes.json');
 
 function run(model: EncoderModel, frames: number): { sizes: number[]; keys: number[] } {
   const sizes: number[] = [];
@@ -51,6 +52,39 @@ describe('EncoderModel', () => {
     expect(f.sizeBytes / budget).toBeGreaterThan(4);
     const after = run(m, 15).sizes;
     expect(rate(after)).toBeLessThan(1_000_000 * 0.8);
+  });
+
+  it('sizes a key frame right after a step down at the new target, as Chromium does (step-key fixture); deltas keep the lag', () => {
+    // The fixture: a key frame requested 0-10 frames after configure() with 0.15 Mbps is the same size whether the
+    // rate before was 4 or 1 Mbps.
+    const fx = JSON.parse(readFileSync(STEP_KEY_FIXTURE, 'utf8')) as { runs: Array<{ name: string; frames: Array<[number, number]> }> };
+    const keyAfter = (name: string) => fx.runs.find((r) => r.name === name)!.frames[150];
+    expect(keyAfter('640x480-step-4M-0.15M-key+0')[1]).toBe(1);
+    expect(keyAfter('640x480-step-4M-0.15M-key+0')[0] / keyAfter('640x480-step-1M-0.15M-key+0')[0]).toBeLessThan(1.1);
+    for (const seed of [5, 6, 7]) {
+      const keyAt = (fromBps: number) => {
+        const m = new EncoderModel({}, fromBps, new Rng(seed));
+        run(m, 60);
+        m.setTargetBitrate(150_000);
+        m.requestKeyframe();
+        return m.nextFrame();
+      };
+      const fromHigh = keyAt(4_000_000);
+      const fromLow = keyAt(1_000_000);
+      expect(fromHigh.keyFrame).toBe(true);
+      // With the rate controller's 0.2 s lag the first would be ~4x the second.
+      expect(fromHigh.sizeBytes / fromLow.sizeBytes).toBeLessThan(1.5);
+      expect(fromHigh.sizeBytes).toBeLessThan(30_000);
+    }
+    // A step up keeps the lag (not measured): the key frame right after 0.15 -> 4 Mbps is far below a 4 Mbps one.
+    const up = new EncoderModel({}, 150_000, new Rng(8));
+    run(up, 60);
+    up.setTargetBitrate(4_000_000);
+    up.requestKeyframe();
+    const steady = new EncoderModel({}, 4_000_000, new Rng(8));
+    run(steady, 60);
+    steady.requestKeyframe();
+    expect(up.nextFrame().sizeBytes).toBeLessThan(0.5 * steady.nextFrame().sizeBytes);
   });
 
   it('calibration: model ratio and CV are close to the Chromium fixture', () => {
