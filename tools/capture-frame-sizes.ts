@@ -177,61 +177,38 @@ async function main(values: CliValues<typeof OPTIONS>): Promise<number> {
   const browser = await chromium.launch({ executablePath: ensureChromium(), args: chromiumArgs({ fakeVideoFile: y4m }) });
   const sz = { width, height };
   const stepKey = values['step-key'];
-  const specs: RunSpec[] = stepKey
-    ? stepKey.split(';').flatMap((pair) => {
-        const [from, to] = pair.split(',').map((m) => Math.round(Number(m) * 1e6));
-        if (!(from > 0 && to > 0)) throw new Error('--step-key needs FROM,TO (Mbps), pairs separated by ;');
-        return [0, 1, 3, 10].map((k) => ({
-          name: `${width}x${height}-step-${from / 1e6}M-${to / 1e6}M-key+${k}`,
-          ...sz,
-          bitrates: [
-            { atFrame: 0, bps: from },
-            { atFrame: 150, bps: to },
-          ],
-          frames: Math.min(frames, 200),
-          keyEvery: 100,
-          keyAt: [150 + k],
-        }));
-      })
-    : rates
-      ? rates
-          .split(',')
-          .map((m) => Math.round(Number(m) * 1e6))
-          .map((bps) => ({ name: `${width}x${height}-const-${bps / 1e6}M`, ...sz, bitrates: [{ atFrame: 0, bps }], frames, keyEvery: 100 }))
-      : [
-          ...[500_000, 1_000_000, 2_000_000, 4_000_000].map((bps) => ({ name: `const-${bps / 1e6}M`, ...sz, bitrates: [{ atFrame: 0, bps }], frames, keyEvery: 100 })),
-          {
-            name: 'step-1M-3M',
-            ...sz,
-            bitrates: [
-              { atFrame: 0, bps: 1_000_000 },
-              { atFrame: 150, bps: 3_000_000 },
-            ],
-            frames,
-            keyEvery: 1000,
-          },
-          {
-            name: 'step-3M-1M',
-            ...sz,
-            bitrates: [
-              { atFrame: 0, bps: 3_000_000 },
-              { atFrame: 150, bps: 1_000_000 },
-            ],
-            frames,
-            keyEvery: 1000,
-          },
-          // A small change, as the engine's >5% target updates: does configure() force a key frame?
-          {
-            name: 'step-2M-2.2M',
-            ...sz,
-            bitrates: [
-              { atFrame: 0, bps: 2_000_000 },
-              { atFrame: 150, bps: 2_200_000 },
-            ],
-            frames,
-            keyEvery: 1000,
-          },
-        ];
+  const mbps = (m: string) => Math.round(Number(m) * 1e6);
+  /** A run from `from` to `to` bps at frame 150. */
+  const stepRun = (name: string, from: number, to: number, keyEvery = 1000, keyAt?: number[], n = frames): RunSpec => ({
+    name,
+    ...sz,
+    bitrates: [
+      { atFrame: 0, bps: from },
+      { atFrame: 150, bps: to },
+    ],
+    frames: n,
+    keyEvery,
+    ...(keyAt ? { keyAt } : {}),
+  });
+  const constRun = (name: string, bps: number): RunSpec => ({ name, ...sz, bitrates: [{ atFrame: 0, bps }], frames, keyEvery: 100 });
+  let specs: RunSpec[];
+  if (stepKey) {
+    specs = stepKey.split(';').flatMap((pair) => {
+      const [from, to] = pair.split(',').map(mbps);
+      if (!(from > 0 && to > 0)) throw new Error('--step-key needs FROM,TO (Mbps), pairs separated by ;');
+      return [0, 1, 3, 10].map((k) => stepRun(`${width}x${height}-step-${from / 1e6}M-${to / 1e6}M-key+${k}`, from, to, 100, [150 + k], Math.min(frames, 200)));
+    });
+  } else if (rates) {
+    specs = rates.split(',').map((m) => constRun(`${width}x${height}-const-${mbps(m) / 1e6}M`, mbps(m)));
+  } else {
+    specs = [
+      ...[500_000, 1_000_000, 2_000_000, 4_000_000].map((bps) => constRun(`const-${bps / 1e6}M`, bps)),
+      stepRun('step-1M-3M', 1_000_000, 3_000_000),
+      stepRun('step-3M-1M', 3_000_000, 1_000_000),
+      // A small change, as the engine's >5% target updates: does configure() force a key frame?
+      stepRun('step-2M-2.2M', 2_000_000, 2_200_000),
+    ];
+  }
   const runs: RunResult[] = [];
   try {
     const page = await browser.newPage();
