@@ -435,22 +435,10 @@ export class FreezeRecorder {
   /** {@link KeyframeWait} of a freeze whose stuck frame `stuckId` was never decoded and frame `endId` ended it. */
   private keyframeWait(stuckId: number, stuck: FrameTrace, endId: number, atUs: number, endUs: number): KeyframeWait {
     const rel = (us: number) => (us >= 0 && Number.isFinite(us) ? Math.round((us - atUs) / 1000) : -1);
-    let missing = 0;
-    let resent = 0;
-    let lastArr = -1;
-    for (const q of stuck.seqs.values()) {
-      if (q.resendUs >= 0) resent++;
-      if (q.arrivedUs < 0) missing++;
-      else lastArr = Math.max(lastArr, q.arrivedUs);
-    }
     const from = Math.min(stuck.captureUs, atUs);
     const reqs = this.rxRequests.filter((r) => r.atUs >= from && r.atUs < endUs);
     const first = reqs[0];
-    const unsent = stuck.fragCount === 0 || stuck.fragsSent.size < stuck.fragCount;
-    let kind: KeyframeWait['stuck'];
-    if (unsent) kind = 'unsent';
-    else if (missing > 0) kind = [...stuck.seqs.values()].some((q) => q.arrivedUs < 0 && q.resendUs >= 0) ? 'rtx-lost' : 'lost';
-    else kind = first !== undefined && lastArr >= first.atUs ? 'late' : 'complete';
+    const { fate: kind, resent, lastArrUs: lastArr } = frameFate(stuck, first?.atUs);
     const enc = this.keyframeUs.find((t) => t >= from && t < endUs);
     const key = this.frames.get(endId);
     let keysBefore = 0;
@@ -496,13 +484,9 @@ export class FreezeRecorder {
   private undecodedKey(frameId: number, f: FrameTrace, requestUs: number | undefined, rel: (us: number) => number): UndecodedKey {
     const sentOn = new Array<number>(this.nPaths).fill(0);
     const missingOn = new Array<number>(this.nPaths).fill(0);
+    const resentOn = new Array<number>(this.nPaths).fill(0);
     let first = Infinity;
     let last = -Infinity;
-    let lastArr = -1;
-    let arrived = 0;
-    let resent = 0;
-    let rtxMissing = false;
-    const resentOn = new Array<number>(this.nPaths).fill(0);
     let firstRe = Infinity;
     let lastRe = -Infinity;
     for (const q of f.seqs.values()) {
@@ -514,18 +498,10 @@ export class FreezeRecorder {
       }
       first = Math.min(first, q.sentUs);
       last = Math.max(last, q.sentUs);
-      if (q.resendUs >= 0) resent++;
-      if (q.arrivedUs >= 0) {
-        arrived++;
-        lastArr = Math.max(lastArr, q.arrivedUs);
-      } else {
-        if (q.path >= 0 && q.path < this.nPaths) missingOn[q.path]++;
-        if (q.resendUs >= 0) rtxMissing = true;
-      }
+      if (q.arrivedUs < 0 && q.path >= 0 && q.path < this.nPaths) missingOn[q.path]++;
     }
-    const unsent = f.fragCount === 0 || f.fragsSent.size < f.fragCount;
-    const missing = f.seqs.size - arrived;
-    const fate: KeyframeWait['stuck'] = unsent ? 'unsent' : missing > 0 ? (rtxMissing ? 'rtx-lost' : 'lost') : requestUs !== undefined && lastArr >= requestUs ? 'late' : 'complete';
+    const { fate, missing, resent, lastArrUs: lastArr } = frameFate(f, requestUs);
+    const arrived = f.seqs.size - missing;
     return {
       frameId,
       captureMs: rel(f.captureUs),
@@ -590,6 +566,30 @@ function media(bytes: Uint8Array) {
  * frame's times on that path: capture -> first and last first transmission,
  * and last first transmission -> last arrival (-1 when a packet was lost).
  */
+/**
+ * Why frame `f` was never decoded ({@link KeyframeWait.stuck}): a fragment never sent (`unsent`), a fragment
+ * never arrived (`rtx-lost` when one of those was retransmitted, else `lost`), all arrived at or after the
+ * receiver's first key frame request at `requestUs` (`late`), or before it (`complete`); with its fragments
+ * never arrived, retransmitted, and the last arrival (µs, -1 none).
+ */
+function frameFate(f: FrameTrace, requestUs: number | undefined): { fate: KeyframeWait['stuck']; missing: number; resent: number; lastArrUs: number } {
+  let missing = 0;
+  let resent = 0;
+  let lastArrUs = -1;
+  let rtxMissing = false;
+  for (const q of f.seqs.values()) {
+    if (q.resendUs >= 0) resent++;
+    if (q.arrivedUs >= 0) lastArrUs = Math.max(lastArrUs, q.arrivedUs);
+    else {
+      missing++;
+      if (q.resendUs >= 0) rtxMissing = true;
+    }
+  }
+  const unsent = f.fragCount === 0 || f.fragsSent.size < f.fragCount;
+  const fate = unsent ? 'unsent' : missing > 0 ? (rtxMissing ? 'rtx-lost' : 'lost') : requestUs !== undefined && lastArrUs >= requestUs ? 'late' : 'complete';
+  return { fate, missing, resent, lastArrUs };
+}
+
 function culprit(f: FrameTrace | undefined): { path: number; lost: number; firstSendMs: number; senderMs: number; networkMs: number; resendMs: number; rtx: boolean } {
   const none = { path: -1, lost: 0, firstSendMs: 0, senderMs: 0, networkMs: 0, resendMs: -1, rtx: false };
   if (f === undefined || f.seqs.size === 0) return none;
