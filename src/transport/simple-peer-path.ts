@@ -26,6 +26,8 @@ import type { PathId } from '../core/types.js';
 import { filterSdpCandidates, parseCandidate, type IceServerConfig, type ParsedCandidate, type PathCandidatePolicy } from './candidates.js';
 import { PathTransportError } from './errors.js';
 import { candidateInfoKey, selectedPairFromStats, type StatsEntry } from './selected-pair.js';
+import type { DatagramCarrier } from './carrier.js';
+import type { RtpCarrierOptions } from './rtp-carrier.js';
 import type { PathTransport, PathTransportEvents, PathTransportState, SelectedPair } from './types.js';
 
 /** The parts of a simple-peer instance used here. */
@@ -80,6 +82,12 @@ export interface SimplePeerPathOptions {
   wrtc?: unknown;
   /** Bound on remote signals accepted over the path's lifetime (default 512); more are dropped. */
   maxRemoteSignals?: number;
+  /**
+   * Opt-in (default off): set up the path's RTP carrier, a second datagram pipe that needs no
+   * acknowledgement on the reverse direction (src/transport/rtp-carrier.ts, a lazy chunk loaded
+   * here; `true` or its options). Both peers of the path must set it. See {@link SimplePeerPath.rtpCarrier}.
+   */
+  rtpCarrier?: boolean | RtpCarrierOptions;
 }
 
 /** Counters of one {@link SimplePeerPath}. */
@@ -148,6 +156,14 @@ export class SimplePeerPath implements PathTransport {
   private overLimitReported = false;
   /** `a=ice-ufrag` of the last remote description (RFC 8839 §5.4), to tell an ICE restart offer from a renegotiation. */
   private remoteUfrag: string | undefined;
+  /**
+   * With the option `rtpCarrier`: the path's RTP carrier ({@link DatagramCarrier}, check its `open`)
+   * once its chunk has loaded (a few ms after construction), or why there is none (a sentence: no
+   * RTCRtpScriptTransform, the chunk failed to load, the path was closed, ...); undefined before
+   * and without the option. `typeof path.rtpCarrier === 'object'` tells a carrier from a reason.
+   * A field, not a method, to keep a default call's bundle small (tools/size.ts).
+   */
+  declare rtpCarrier: DatagramCarrier | string | undefined;
 
   /** @throws PathTransportError (code from simple-peer, e.g. ERR_WEBRTC_SUPPORT) when no WebRTC exists. */
   constructor(opts: SimplePeerPathOptions) {
@@ -187,6 +203,11 @@ export class SimplePeerPath implements PathTransport {
       if (this._state !== 'failed') this.setState('closed');
     });
     if (opts.initiator) this.setState('connecting');
+    if (opts.rtpCarrier)
+      import('./rtp-carrier.js').then(
+        (m) => m.carrierForPath(this, opts),
+        (e) => (this.rtpCarrier = `${e}`),
+      );
   }
 
   get state(): PathTransportState {

@@ -1,0 +1,139 @@
+/**
+ * The RTP carrier in Chromium (src/transport/rtp-carrier.ts): two
+ * SimplePeerPaths with `rtpCarrier: true` in one page over one emulated path
+ * (a tools/emulator relay on 127.0.0.1, 3 Mbps / 20 ms each way). Checks:
+ * the carrier is negotiated on the path's one transport (BUNDLE) with VP8
+ * only and without NACK / PLI / FIR / RTX; datagrams of 6..1200 bytes arrive
+ * intact in both directions; and with the relay's reverse direction dead for
+ * ~3 s, the carrier keeps delivering while the datachannel's bufferedAmount
+ * stalls (tools/experiments/rtp-carrier/README.md, answer 4). Behaviour only,
+ * wide margins, no timing thresholds: counts and ratios.
+ */
+import { performance } from 'node:perf_hooks';
+import type { Browser, Page } from 'playwright-core';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { Rng } from '../../src/core/rng.js';
+import { buildLink, parseScenario } from '../../sim/net/scenario.js';
+import type { Link } from '../../sim/net/link.js';
+import { startPathRelay, type PathRelay } from '../../tools/emulator/relay.js';
+import { launchChromium, startPageServer, type PageServer } from '../../tools/harness/setup.js';
+
+const DEAD_MS = 3000;
+
+interface LogRow {
+  t: number;
+  carrierIn: number;
+  dcIn: number;
+  carrierOut: number;
+  dcOut: number;
+  buffered: number;
+  open: boolean;
+  ice: string;
+}
+
+describe('RTP carrier', () => {
+  let server: PageServer;
+  let browser: Browser;
+  let page: Page;
+  let relay: PathRelay;
+  let down: Link<Buffer>;
+  let epochMs: number;
+  const errors: string[] = [];
+
+  beforeAll(async () => {
+    const scenario = parseScenario({ name: 'e2e-rtp-carrier', paths: [{ name: 'p', up: { rateMbps: 3, delayMs: 20, queue: { ms: 300 } } }] }, process.cwd());
+    const spec = scenario.paths[0];
+    const up = buildLink<Buffer>(spec.up, new Rng(1));
+    down = buildLink<Buffer>(spec.down, new Rng(2));
+    epochMs = performance.now();
+    relay = await startPathRelay({ pathId: 0, up, down, epochMs });
+    server = await startPageServer();
+    browser = await launchChromium();
+    page = await browser.newPage();
+    page.on('pageerror', (e) => errors.push(`pageerror: ${e.message}`));
+    page.on('console', (m) => {
+      if (m.type() === 'error' && !/Failed to load resource/.test(m.text())) errors.push(`console: ${m.text()}`);
+    });
+    page.on('response', (r) => {
+      if (r.status() >= 400 && !r.url().endsWith('/favicon.ico')) errors.push(`HTTP ${r.status()} ${r.url()}`);
+    });
+    await page.goto(server.url('tests/e2e/rtp-carrier-page/index.html'));
+    await page.waitForFunction(() => 'carrierTest' in window);
+  });
+
+  afterAll(async () => {
+    await page?.evaluate(() => (window as unknown as { carrierTest: { close(): void } }).carrierTest.close()).catch(() => undefined);
+    await browser?.close().catch(() => undefined);
+    await server?.close();
+    await relay?.close();
+  });
+
+  const call = <T>(fn: string, ...args: unknown[]): Promise<T> =>
+    page.evaluate(([f, a]) => (window as unknown as Record<string, Record<string, (...x: unknown[]) => unknown>>).carrierTest[f as string](...(a as unknown[])), [fn, args] as const) as Promise<T>;
+
+  it('negotiates the carrier on the path and carries datagrams intact both ways', async () => {
+    const s = await call<{ aOpen: boolean; bOpen: boolean; unavailable: unknown[]; sdp: string; remoteSdp: string; counters: unknown }>('setup', { portA: relay.portA, portB: relay.portB });
+    const why = JSON.stringify({ ...s, sdp: undefined, remoteSdp: undefined, errors });
+    expect(s.unavailable, why).toEqual([undefined, undefined]);
+    expect(s.aOpen && s.bOpen, why).toBe(true);
+    // One transport: the video m-section is in the BUNDLE group with the datachannel's; VP8 only, no repair.
+    const video = s.remoteSdp.split('m=video')[1] ?? '';
+    expect(s.remoteSdp, why).toMatch(/a=group:BUNDLE \S+ \S+/);
+    expect(video, s.remoteSdp).toMatch(/a=rtpmap:\d+ VP8\/90000/);
+    expect(video, s.remoteSdp).not.toMatch(/rtx|nack|ccm fir|H264|VP9|AV1/i);
+    expect(video, s.remoteSdp).toMatch(/a=sendrecv/);
+    // Every ICE / DTLS / RTP packet crossed the relay: it learned both peers.
+    expect(relay.peer('a'), why).toBeDefined();
+    expect(relay.peer('b'), why).toBeDefined();
+
+    type Res = { sent: number; distinct: number; duplicates: number; bad: number; sentBytes: number; bytes: number };
+    const ab = await call<Res>('integrity', 'ab', 300);
+    console.log(`carrier A->B: ${JSON.stringify(ab)}`);
+    expect(ab.bad, JSON.stringify(ab)).toBe(0);
+    expect(ab.duplicates, JSON.stringify(ab)).toBe(0);
+    expect(ab.distinct, JSON.stringify(ab)).toBe(ab.sent);
+    expect(ab.bytes, JSON.stringify(ab)).toBe(ab.sentBytes);
+    const ba = await call<Res>('integrity', 'ba', 100);
+    console.log(`carrier B->A: ${JSON.stringify(ba)}`);
+    expect(ba.bad, JSON.stringify(ba)).toBe(0);
+    expect(ba.distinct, JSON.stringify(ba)).toBe(ba.sent);
+    expect(errors).toEqual([]);
+  });
+
+  it('keeps delivering while the reverse direction is dead and the datachannel stalls', async () => {
+    await call('startLoad', 400);
+    await new Promise((r) => setTimeout(r, 2000));
+    const deadFrom = await call<number>('now');
+    down.setDown(true, (performance.now() - epochMs) * 1000);
+    await new Promise((r) => setTimeout(r, DEAD_MS));
+    const deadTo = await call<number>('now');
+    down.setDown(false, (performance.now() - epochMs) * 1000);
+    await new Promise((r) => setTimeout(r, 2000));
+    const { log, worker, counters } = await call<{ log: LogRow[]; worker: unknown; counters: unknown }>('stopLoad');
+    const sum = (rows: LogRow[], k: 'carrierIn' | 'dcIn' | 'carrierOut' | 'dcOut') => rows.reduce((s, r) => s + r[k], 0);
+    const before = log.filter((r) => r.t >= deadFrom - 1500 && r.t < deadFrom);
+    // The second half of the outage: SCTP's window is spent by then, RTP needs no acknowledgement.
+    const late = log.filter((r) => r.t >= deadFrom + DEAD_MS / 2 && r.t < deadTo);
+    const summary = {
+      before: { carrierOut: sum(before, 'carrierOut'), carrierIn: sum(before, 'carrierIn'), dcIn: sum(before, 'dcIn') },
+      late: { carrierOut: sum(late, 'carrierOut'), carrierIn: sum(late, 'carrierIn'), dcOut: sum(late, 'dcOut'), dcIn: sum(late, 'dcIn') },
+      bufferedAtDeath: log.find((r) => r.t >= deadFrom)?.buffered,
+      bufferedLate: Math.min(...late.map((r) => r.buffered)),
+      worker,
+      counters,
+    };
+    const why = JSON.stringify(summary);
+    console.log(`dead reverse: ${why}`);
+    console.log(log.map((r) => `${r.t - Math.round(deadFrom)}:${r.carrierIn}/${r.dcIn}/${Math.round(r.buffered / 1000)}k${r.open ? '' : '!'}`).join(' '));
+    // Both pipes carried before the outage.
+    expect(summary.before.carrierIn, why).toBeGreaterThan(0);
+    expect(summary.before.dcIn, why).toBeGreaterThan(0);
+    // In the outage's second half the carrier delivers at least a quarter of what it was given...
+    expect(summary.late.carrierIn, why).toBeGreaterThan(summary.late.carrierOut / 4);
+    // ... while the datachannel's queue does not drain: more bytes waiting than at the start of the outage, and
+    // less delivered than the carrier.
+    expect(summary.bufferedLate, why).toBeGreaterThan(summary.bufferedAtDeath ?? 0);
+    expect(summary.late.dcIn, why).toBeLessThan(summary.late.carrierIn);
+    expect(errors).toEqual([]);
+  });
+});
