@@ -10,10 +10,17 @@
  *
  * Set-up, on both peers of a path (both must opt in):
  * - one video transceiver, `sendrecv`, VP8 only (`setCodecPreferences`,
- *   without RTX); the initiator adds it (before its first offer when this
- *   module is loaded in time, else in a renegotiation); the answerer takes
- *   the one the remote offer made and turns it `sendrecv` before its answer
- *   (or asks the initiator to renegotiate when its answer went out first);
+ *   without RTX); the initiator adds it when this chunk has loaded, and
+ *   renegotiates when its first offer went out without it (the usual case:
+ *   measured in Chromium 156, even a cached chunk's `import()` resolves after
+ *   simple-peer's first `createOffer`; the video m-section then joins the
+ *   datachannel's BUNDLE group, one ICE transport, no new candidates); the
+ *   answerer takes the transceiver the remote offer made and turns it
+ *   `sendrecv` before its answer (or asks the initiator to renegotiate when
+ *   its answer went out first). Were the transceiver in the first offer,
+ *   Chromium's default bundle policy ('balanced') would gather candidates for
+ *   the video m-section too until the answer accepts BUNDLE; they pass the
+ *   path's candidate filter like the others;
  * - its sender's track: a 16x16 `MediaStreamTrackGenerator` (Chromium's
  *   breakout box) that gets a frame whenever the queue holds data, at most
  *   `maxFrameRate` per second; else a 16x16 canvas `captureStream(0)` with

@@ -87,7 +87,10 @@ describe('RTP carrier', () => {
     expect(relay.peer('b'), why).toBeDefined();
 
     type Res = { sent: number; distinct: number; duplicates: number; bad: number; sentBytes: number; bytes: number };
+    const upBefore = relay.stats().up.deliveredBytes;
     const ab = await call<Res>('integrity', 'ab', 300);
+    // The carrier's bytes crossed the relay (the path's one transport), not another route.
+    expect(relay.stats().up.deliveredBytes - upBefore, JSON.stringify(ab)).toBeGreaterThan(ab.sentBytes);
     console.log(`carrier A->B: ${JSON.stringify(ab)}`);
     expect(ab.bad, JSON.stringify(ab)).toBe(0);
     expect(ab.duplicates, JSON.stringify(ab)).toBe(0);

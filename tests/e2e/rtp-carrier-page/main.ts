@@ -67,11 +67,16 @@ let b: SimplePeerPath;
 const t0 = performance.now();
 const now = () => performance.now() - t0;
 
+/** Make the pair A (initiator) / B over `relay` and wait until both carriers are open. */
 async function setup(relay: Relay): Promise<unknown> {
   a = new SimplePeerPath({ pathId: 0, initiator: true, rtpCarrier: true, onSignal: (d) => deliver(b, rewrite(d, relay.portB)) });
   b = new SimplePeerPath({ pathId: 0, initiator: false, rtpCarrier: true, onSignal: (d) => deliver(a, rewrite(d, relay.portA)) });
+  const signalled: string[] = [];
   function deliver(to: SimplePeerPath, d: Record<string, unknown> | null) {
-    if (d) setTimeout(() => to.signal(d), 0);
+    if (!d) return;
+    const c = d.candidate as { candidate?: string; sdpMid?: string } | undefined;
+    if (c?.candidate) signalled.push(`${to === b ? 'A' : 'B'} mid ${c.sdpMid}: ${c.candidate}`);
+    setTimeout(() => to.signal(d), 0);
   }
   const deadline = performance.now() + 20_000;
   while (performance.now() < deadline) {
@@ -90,6 +95,7 @@ async function setup(relay: Relay): Promise<unknown> {
     sdp: pc(a)?.localDescription?.sdp ?? '',
     remoteSdp: pc(a)?.remoteDescription?.sdp ?? '',
     counters: [(car(a) as RtpCarrier | undefined)?.counters, (car(b) as RtpCarrier | undefined)?.counters],
+    candidatesSignalled: signalled,
   };
 }
 
