@@ -1,0 +1,318 @@
+import { afterEach, describe, expect, it, vi } from 'vitest';
+import { attachRtpCarrier, type CarrierPeer, type RtpCarrier, rtpCarrierUnsupported } from '../../../src/transport/rtp-carrier.js';
+import { SimplePeerPath, type SimplePeerInstance } from '../../../src/transport/simple-peer-path.js';
+
+/** Browser stand-ins: just the members the carrier uses. */
+class FakeWorker {
+  static last: FakeWorker;
+  onmessage: ((e: { data: unknown }) => void) | null = null;
+  onerror: ((e: unknown) => void) | null = null;
+  readonly posted: Array<Record<string, unknown>> = [];
+  terminated = false;
+  constructor(
+    readonly url: URL,
+    readonly opts: unknown,
+  ) {
+    FakeWorker.last = this;
+  }
+  postMessage(m: Record<string, unknown>): void {
+    this.posted.push(m);
+  }
+  terminate(): void {
+    this.terminated = true;
+  }
+  answer(data: Record<string, unknown>): void {
+    this.onmessage?.({ data });
+  }
+}
+class FakeTransform {
+  constructor(
+    readonly worker: FakeWorker,
+    readonly options: { side: string },
+  ) {}
+}
+const codecs = [{ mimeType: 'video/VP9' }, { mimeType: 'video/VP8' }, { mimeType: 'video/rtx' }];
+class FakeSender {
+  private tf: unknown = null;
+  get transform(): unknown {
+    return this.tf;
+  }
+  set transform(v: unknown) {
+    this.tf = v;
+  }
+  track: unknown = null;
+  static getCapabilities = () => ({ codecs });
+  async replaceTrack(t: unknown) {
+    this.track = t;
+  }
+}
+class FakeReceiver {
+  private tf: unknown = null;
+  get transform(): unknown {
+    return this.tf;
+  }
+  set transform(v: unknown) {
+    this.tf = v;
+  }
+  track = { kind: 'video' };
+  static getCapabilities = () => ({ codecs });
+}
+class FakeTransceiver {
+  mid: string | null = null;
+  currentDirection: string | null = null;
+  prefs: unknown[] = [];
+  readonly sender = new FakeSender();
+  readonly receiver = new FakeReceiver();
+  constructor(public direction: string) {}
+  setCodecPreferences(c: unknown[]) {
+    this.prefs = c;
+  }
+}
+class FakePC {
+  iceConnectionState = 'new';
+  signalingState = 'stable';
+  currentRemoteDescription: unknown = null;
+  readonly transceivers: FakeTransceiver[] = [];
+  private readonly listeners = new Map<string, Array<(e: unknown) => void>>();
+  stats: Array<Record<string, unknown>> = [];
+  addEventListener(t: string, cb: (e: unknown) => void) {
+    this.listeners.set(t, [...(this.listeners.get(t) ?? []), cb]);
+  }
+  fire(t: string, e: unknown = {}) {
+    for (const cb of this.listeners.get(t) ?? []) cb(e);
+  }
+  addTransceiver(track: unknown, init: { direction: string }) {
+    const t = new FakeTransceiver(init.direction);
+    t.sender.track = track;
+    this.transceivers.push(t);
+    return t;
+  }
+  getTransceivers() {
+    return this.transceivers;
+  }
+  async createOffer() {
+    return { type: 'offer', sdp: 'v=0\r\nm=video 9 UDP/TLS/RTP/SAVPF 96\r\na=rtcp-fb:96 nack\r\na=rtcp-fb:96 transport-cc\r\n' };
+  }
+  async createAnswer() {
+    return { type: 'answer', sdp: 'v=0\r\nm=video 9 UDP/TLS/RTP/SAVPF 96\r\na=rtcp-fb:96 nack pli\r\n' };
+  }
+  async getStats() {
+    return new Map(this.stats.map((s) => [s.id as string, s]));
+  }
+}
+class FakeGenerator {
+  kind = 'video';
+  stopped = false;
+  written = 0;
+  writable = {
+    getWriter: () => ({ desiredSize: 1, write: async () => void this.written++, close: async () => undefined }),
+  };
+  stop() {
+    this.stopped = true;
+  }
+}
+class FakeVideoFrame {
+  close() {}
+}
+class FakePeer implements CarrierPeer {
+  destroyed = false;
+  negotiations = 0;
+  // biome-ignore lint/suspicious/noExplicitAny: simple-peer's event payloads differ per event
+  private readonly handlers = new Map<string, Array<(...a: any[]) => void>>();
+  constructor(public _pc: FakePC & RTCPeerConnection) {}
+  negotiate() {
+    this.negotiations++;
+  }
+  // biome-ignore lint/suspicious/noExplicitAny: simple-peer's event payloads differ per event
+  on(ev: string, cb: (...a: any[]) => void) {
+    this.handlers.set(ev, [...(this.handlers.get(ev) ?? []), cb]);
+  }
+  emit(ev: string) {
+    for (const cb of this.handlers.get(ev) ?? []) cb();
+  }
+}
+
+function stubBrowser(): void {
+  vi.stubGlobal('RTCPeerConnection', FakePC);
+  vi.stubGlobal('RTCRtpScriptTransform', FakeTransform);
+  vi.stubGlobal('RTCRtpSender', FakeSender);
+  vi.stubGlobal('RTCRtpReceiver', FakeReceiver);
+  vi.stubGlobal('Worker', FakeWorker);
+  vi.stubGlobal('MediaStreamTrackGenerator', FakeGenerator);
+  vi.stubGlobal('VideoFrame', FakeVideoFrame);
+}
+
+function openCarrier(initiator = true) {
+  stubBrowser();
+  const pc = new FakePC() as FakePC & RTCPeerConnection;
+  const peer = new FakePeer(pc);
+  const c = attachRtpCarrier(peer, { initiator, rtpCarrier: { maxQueuedBytes: 3000, statsIntervalMs: 10 } });
+  if (typeof c === 'string') throw new Error(c);
+  return { pc, peer, c, w: FakeWorker.last };
+}
+
+function negotiated(pc: FakePC, w: FakeWorker): void {
+  w.answer({ t: 'run', side: 'send' });
+  w.answer({ t: 'run', side: 'recv' });
+  const t = pc.transceivers[0];
+  t.mid = '1';
+  t.currentDirection = 'sendrecv';
+  pc.iceConnectionState = 'connected';
+  pc.currentRemoteDescription = {};
+  pc.fire('signalingstatechange');
+}
+
+afterEach(() => {
+  vi.unstubAllGlobals();
+  vi.useRealTimers();
+});
+
+describe('RTP carrier (page side, browser stand-ins)', () => {
+  it('is unavailable, with a reason and without throwing, where WebRTC encoded transforms are missing', async () => {
+    expect(rtpCarrierUnsupported()).toBe('no RTCPeerConnection');
+    vi.stubGlobal('RTCPeerConnection', FakePC);
+    expect(rtpCarrierUnsupported()).toMatch(/RTCRtpScriptTransform/);
+    const peer = new FakePeer(new FakePC() as FakePC & RTCPeerConnection);
+    expect(attachRtpCarrier(peer, { initiator: true, rtpCarrier: true })).toMatch(/RTCRtpScriptTransform/);
+    vi.unstubAllGlobals();
+    // Through SimplePeerPath's option: the lazy chunk loads and leaves the reason.
+    class MockPeer implements SimplePeerInstance {
+      destroyed = false;
+      connected = false;
+      bufferSize = 0;
+      signal() {}
+      destroy() {}
+      on() {}
+      negotiate() {}
+    }
+    const path = new SimplePeerPath({ pathId: 0, initiator: true, onSignal: () => undefined, Peer: MockPeer, rtpCarrier: true });
+    await vi.waitFor(() => expect(path.rtpCarrier).toBe('no RTCPeerConnection'));
+    const off = new SimplePeerPath({ pathId: 1, initiator: true, onSignal: () => undefined, Peer: MockPeer });
+    await new Promise((r) => setTimeout(r, 20));
+    expect(off.rtpCarrier).toBeUndefined();
+  });
+
+  it('initiator: a sendrecv VP8-only transceiver with both transforms; opens only once negotiated sendrecv, both transforms run and ICE is up', () => {
+    const { pc, c, w } = openCarrier();
+    const t = pc.transceivers[0];
+    expect(t.direction).toBe('sendrecv');
+    expect(t.prefs).toEqual([{ mimeType: 'video/VP8' }]);
+    expect((t.sender.transform as FakeTransform).options.side).toBe('send');
+    expect((t.receiver.transform as FakeTransform).options.side).toBe('recv');
+    expect(t.sender.track).toBeInstanceOf(FakeGenerator);
+    expect(w.opts).toMatchObject({ type: 'module' });
+    expect(String(w.url)).toMatch(/rtp-carrier-worker\.js$/);
+    expect(c.open).toBe(false);
+    expect(c.send(new Uint8Array(10))).toBe(false);
+    w.answer({ t: 'run', side: 'send' });
+    w.answer({ t: 'run', side: 'recv' });
+    t.currentDirection = 'sendonly'; // the remote did not opt in
+    pc.iceConnectionState = 'connected';
+    expect(c.open).toBe(false);
+    t.currentDirection = 'sendrecv';
+    expect(c.open).toBe(true);
+    pc.iceConnectionState = 'disconnected';
+    expect(c.open).toBe(false);
+    expect(c.counters.sendRefused).toBe(1);
+    c.close();
+  });
+
+  it('removes NACK/PLI/FIR from the offers and answers it makes', async () => {
+    const { pc, c } = openCarrier();
+    c.close();
+    const o = await pc.createOffer();
+    expect(o.sdp).not.toMatch(/nack/);
+    expect(o.sdp).toMatch(/transport-cc/);
+    expect((await pc.createAnswer()).sdp).not.toMatch(/nack/);
+  });
+
+  it('renegotiates (bounded) when the initiator transceiver missed the offer or the answerer answered before sendrecv', () => {
+    const { pc, peer, c } = openCarrier();
+    (pc as FakePC).currentRemoteDescription = {};
+    pc.fire('signalingstatechange'); // stable, no mid: missed the first offer
+    expect(peer.negotiations).toBe(1);
+    pc.transceivers[0].mid = '1';
+    pc.fire('signalingstatechange');
+    expect(peer.negotiations).toBe(1);
+    pc.transceivers[0].mid = null;
+    for (let i = 0; i < 5; i++) pc.fire('signalingstatechange');
+    expect(peer.negotiations).toBe(2); // at most twice (the remote may never take it)
+
+    // Answerer: adopts the transceiver the remote offer made (the 'track' event).
+    stubBrowser();
+    const apc = new FakePC() as FakePC & RTCPeerConnection;
+    const apeer = new FakePeer(apc);
+    const ac = attachRtpCarrier(apeer, { initiator: false, rtpCarrier: true }) as RtpCarrier;
+    expect(typeof ac).toBe('object');
+    const remote = new FakeTransceiver('recvonly');
+    apc.transceivers.push(remote);
+    apc.fire('track', { track: { kind: 'video' }, transceiver: remote });
+    expect(remote.direction).toBe('sendrecv');
+    expect(remote.prefs).toEqual([{ mimeType: 'video/VP8' }]);
+    expect(remote.sender.transform).toBeInstanceOf(FakeTransform);
+    remote.currentDirection = 'recvonly'; // our answer went out before the transceiver was sendrecv
+    apc.fire('signalingstatechange');
+    expect(apeer.negotiations).toBe(1);
+    remote.currentDirection = 'sendrecv';
+    apc.fire('signalingstatechange');
+    expect(apeer.negotiations).toBe(1);
+    c.close();
+    ac.close();
+  });
+
+  it('queues to the worker within its bound, frees on its reports, pushes frames, delivers with an age, polls the rate ceiling, closes', async () => {
+    const { pc, peer, c, w } = openCarrier();
+    negotiated(pc, w);
+    expect(c.open).toBe(true);
+    expect(c.send(new Uint8Array(1000).fill(1))).toBe(true);
+    expect(c.send(new Uint8Array(1000))).toBe(true);
+    expect(c.send(new Uint8Array(1001))).toBe(false); // 3000-byte bound
+    expect(c.send(new Uint8Array(0))).toBe(false);
+    expect(c.queuedBytes()).toBe(2000);
+    const sends = w.posted.filter((m) => m.t === 'send');
+    expect(sends.length).toBe(2);
+    expect(new Uint8Array(sends[0].d as ArrayBuffer)[0]).toBe(1); // a copy, handed over
+    expect(c.counters.framesPushed).toBe(1); // the first send pushes a frame at once
+    const gen = pc.transceivers[0].sender.track as FakeGenerator;
+    expect(gen.written).toBe(1);
+    w.answer({ t: 'out', n: 1000, k: 1 });
+    w.answer({ t: 'drop', n: 1000, k: 1 });
+    expect(c.queuedBytes()).toBe(0);
+    expect(c.counters.queueDrops).toBe(1);
+
+    const got: Array<[number[], number | undefined]> = [];
+    c.on('message', (b, age) => got.push([[...b], age]));
+    c.on('message', () => {
+      throw new Error('a bad listener');
+    });
+    w.answer({ t: 'in', d: [new Uint8Array([7, 8]).buffer], at: performance.timeOrigin + performance.now() - 5 });
+    expect(got.length).toBe(1);
+    expect(got[0][0]).toEqual([7, 8]);
+    expect(got[0][1]).toBeGreaterThanOrEqual(4000);
+    expect(got[0][1]).toBeLessThan(2_000_001);
+    expect(c.counters.errors).toBe(1);
+
+    expect(c.rateCeilingBps()).toBeUndefined();
+    pc.stats = [
+      { id: 'T', type: 'transport', selectedCandidatePairId: 'P' },
+      { id: 'P', type: 'candidate-pair', availableOutgoingBitrate: 812_000 },
+    ];
+    await vi.waitFor(() => expect(c.rateCeilingBps()).toBe(812_000));
+
+    peer.emit('close');
+    expect(c.open).toBe(false);
+    expect(w.terminated).toBe(true);
+    expect(gen.stopped).toBe(true);
+    expect(c.send(new Uint8Array(5))).toBe(false);
+    c.close(); // idempotent
+    expect(await c.workerStats()).toBeUndefined();
+  });
+
+  it('rejects bad options with a reason, not an exception', () => {
+    stubBrowser();
+    const peer = new FakePeer(new FakePC() as FakePC & RTCPeerConnection);
+    expect(attachRtpCarrier(peer, { initiator: true, rtpCarrier: { maxFrameRate: 0 } })).toMatch(/maxFrameRate/);
+    peer.destroyed = true;
+    expect(attachRtpCarrier(peer, { initiator: true, rtpCarrier: true })).toMatch(/closed/);
+  });
+});
