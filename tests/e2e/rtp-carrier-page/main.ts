@@ -150,40 +150,54 @@ async function integrity(dir: 'ab' | 'ba', n: number): Promise<unknown> {
 /** Offered load on A: carrier and datachannel, each `kbps`, 1000-byte datagrams, in 10 ms ticks; per-100 ms log. */
 const log: Array<{ t: number; carrierIn: number; dcIn: number; carrierOut: number; dcOut: number; buffered: number; open: boolean; ice: string }> = [];
 let loadTimer: ReturnType<typeof setInterval> | undefined;
-function startLoad(kbps: number): void {
+let slot = { t: -1, carrierIn: 0, dcIn: 0, carrierOut: 0, dcOut: 0, buffered: 0, open: true, ice: '' };
+let listening = false;
+/** The log row of the current 100 ms. */
+function cur() {
+  const t = Math.floor(now() / 100) * 100;
+  if (slot.t !== t) {
+    slot = { t, carrierIn: 0, dcIn: 0, carrierOut: 0, dcOut: 0, buffered: 0, open: car(a)?.open ?? false, ice: a.iceConnectionState };
+    log.push(slot);
+  }
+  return slot;
+}
+/** `follow`: offer at most 0.9 x the carrier's rate ceiling (Chromium's GCC estimate), as a caller must (README answer 3). */
+function startLoad(kbps: number, on: 'both' | 'carrier' | 'datachannel' = 'both', follow = false): void {
   const ca = car(a) as DatagramCarrier;
-  const cb = car(b) as DatagramCarrier;
-  let slot = { t: 0, carrierIn: 0, dcIn: 0, carrierOut: 0, dcOut: 0, buffered: 0, open: true, ice: '' };
-  const cur = () => {
-    const t = Math.floor(now() / 100) * 100;
-    if (slot.t !== t) {
-      slot = { t, carrierIn: 0, dcIn: 0, carrierOut: 0, dcOut: 0, buffered: 0, open: ca.open, ice: a.iceConnectionState };
-      log.push(slot);
-    }
-    return slot;
-  };
-  cb.on('message', () => cur().carrierIn++);
-  b.on('message', () => cur().dcIn++);
+  if (!listening) {
+    (car(b) as DatagramCarrier).on('message', () => cur().carrierIn++);
+    b.on('message', () => cur().dcIn++);
+    listening = true;
+  }
   let seq = 0;
   let credit = 0;
   let last = performance.now();
   loadTimer = setInterval(() => {
     const t = performance.now();
-    credit = Math.min(credit + ((t - last) * kbps) / 8, 20_000);
+    const ceiling = follow ? ca.rateCeilingBps() : undefined;
+    const rate = ceiling === undefined ? kbps : Math.min(kbps, (0.9 * ceiling) / 1000);
+    credit = Math.min(credit + ((t - last) * rate) / 8, 20_000);
     last = t;
     const s = cur();
     while (credit >= 1000) {
       credit -= 1000;
       const d = datagram(seq++, 1000);
-      if (ca.queuedBytes() < 30_000 && ca.send(d)) s.carrierOut++;
-      if (a.bufferedAmount() < 4_000_000 && a.send(d)) s.dcOut++;
+      if (on !== 'datachannel' && ca.queuedBytes() < 30_000 && ca.send(d)) s.carrierOut++;
+      if (on !== 'carrier' && a.bufferedAmount() < 4_000_000 && a.send(d)) s.dcOut++;
     }
     s.buffered = Math.max(s.buffered, a.bufferedAmount());
   }, 10);
 }
 async function stopLoad(): Promise<unknown> {
   clearInterval(loadTimer);
+  loadTimer = undefined;
   return { log, now: now(), worker: await (car(a) as RtpCarrier).workerStats(), counters: (car(a) as RtpCarrier).counters };
 }
 
-(window as unknown as Record<string, unknown>).carrierTest = { setup, integrity, startLoad, stopLoad, now, close: () => (a.close(), b.close()) };
+/** Cumulative counts (for the CPU measurement): delivered datagrams on each pipe and the A carrier worker's frames. */
+async function stopLoadStats(): Promise<Record<string, number>> {
+  const w = (await (car(a) as RtpCarrier).workerStats()) as unknown as Record<string, number>;
+  return { carrierIn: log.reduce((s, r) => s + r.carrierIn, 0), dcIn: log.reduce((s, r) => s + r.dcIn, 0), framesSent: w.framesSent, framesIn: w.framesIn, framesEmpty: w.framesEmpty };
+}
+
+(window as unknown as Record<string, unknown>).carrierTest = { setup, integrity, startLoad, stopLoad, stopLoadStats, now, close: () => (a.close(), b.close()) };
