@@ -72,7 +72,11 @@ describe('RTP carrier', () => {
     page.evaluate(([f, a]) => (window as unknown as Record<string, Record<string, (...x: unknown[]) => unknown>>).carrierTest[f as string](...(a as unknown[])), [fn, args] as const) as Promise<T>;
 
   it('negotiates the carrier on the path and carries datagrams intact both ways', async () => {
-    const s = await call<{ aOpen: boolean; bOpen: boolean; unavailable: unknown[]; sdp: string; remoteSdp: string; counters: unknown }>('setup', { portA: relay.portA, portB: relay.portB });
+    const s = await call<{ aOpen: boolean; bOpen: boolean; unavailable: unknown[]; sdp: string; remoteSdp: string; counters: unknown; candidatesSignalled: string[] }>('setup', {
+      portA: relay.portA,
+      portB: relay.portB,
+    });
+    console.log(`set up: counters ${JSON.stringify(s.counters)}; candidates signalled per m-section: ${JSON.stringify(s.candidatesSignalled.map((c) => c.split(':')[0]))}`);
     const why = JSON.stringify({ ...s, sdp: undefined, remoteSdp: undefined, errors });
     expect(s.unavailable, why).toEqual([undefined, undefined]);
     expect(s.aOpen && s.bOpen, why).toBe(true);
