@@ -239,12 +239,21 @@ export function runLoop(opts: SimOptions, settings: RunSettings): SimRun {
     close: () => c.close(),
   });
   /** Stream s's sender sink on path i: the datachannel, behind the stall fallback with 'sctp+rtp'. */
-  const senderSink = (i: number, s: number): PathSink => {
+  const senderSink = (i: number, s: number, keyframe: () => void): PathSink => {
     const dc = sink(i, s, true, chUp[i]);
     const r = rtp?.[i];
     if (!r) return dc;
     const ch = chUp[i];
-    const f = new StallFallbackSink({ ...(opts.stallFallback ?? {}), datachannel: dc, carrier: carrierView(r.carrier, s), clock, rttMs: () => ch.smoothedRttMs() });
+    const { keyframeOnSwitch = true, ...sf } = opts.stallFallback ?? {};
+    const f = new StallFallbackSink({
+      ...sf,
+      datachannel: dc,
+      carrier: carrierView(r.carrier, s),
+      clock,
+      rttMs: () => ch.smoothedRttMs(),
+      // What follows on the carrier references frames stuck in the stalled channel (StallFallbackOptions.onSwitch).
+      ...(keyframeOnSwitch ? { onSwitch: (p: 'datachannel' | 'carrier') => void (p === 'carrier' && keyframe()) } : {}),
+    });
     r.sinks.push(f);
     return f;
   };
@@ -323,7 +332,14 @@ export function runLoop(opts: SimOptions, settings: RunSettings): SimRun {
       ...freshStreamState(rev, sender, rx, enc, s, 0),
     };
     for (let i = 0; i < nPaths; i++) {
-      sender.addPath(i, senderSink(i, s), 'connected');
+      sender.addPath(
+        i,
+        senderSink(i, s, () => {
+          enc.requestKeyframe();
+          if (rec && s === 0) rec.onKeyframeRequest(clock.nowUs());
+        }),
+        'connected',
+      );
       rev.addPath(i, sink(i, s, true, chUp[i]));
       rx.addPath(i, sink(i, s, false, chDown[i]));
     }

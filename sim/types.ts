@@ -67,7 +67,10 @@ export interface SimOptions {
    */
   datachannel?: 'sctp' | 'ideal' | 'sctp+rtp';
   /** With `datachannel: 'sctp+rtp'`: the stall fallback's options (StallFallbackOptions `stallMs`, `stallScale`, `backlogBytes`, ...); default its defaults. */
-  stallFallback?: Partial<Pick<StallFallbackOptions, 'stallMs' | 'stallScale' | 'backlogBytes' | 'progressBytes' | 'ceilingQueueMs' | 'minCeilingQueueBytes'>>;
+  stallFallback?: Partial<Pick<StallFallbackOptions, 'stallMs' | 'stallScale' | 'backlogBytes' | 'progressBytes' | 'ceilingQueueMs' | 'minCeilingQueueBytes' | 'burstMs'>> & {
+    /** Ask the encoder for a key frame on each switch to the carrier (StallFallbackOptions.onSwitch); default true. */
+    keyframeOnSwitch?: boolean;
+  };
   /** With `datachannel: 'sctp+rtp'`: the RTP carrier model's options (sim/rtp-carrier-model.ts RTP_CARRIER_DEFAULTS). */
   rtpCarrier?: Partial<RtpCarrierOptions>;
   /** Receiver playout timing (ReceiverEngine `playout`; default the engine's; `{ maxDelayMs: 0 }` = decode at once). */

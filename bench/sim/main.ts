@@ -49,7 +49,8 @@
  * path used while the datachannel is stalled). `--stall K=V,...` sets the stall
  * fallback's options with 'sctp+rtp' (src/transport/stall-fallback.ts:
  * `stallMs`, `stallScale`, `backlogBytes`, `progressBytes`, `ceilingQueueMs`,
- * `minCeilingQueueBytes`). `--playout K=V,...` sets the
+ * `minCeilingQueueBytes`, `burstMs`; `keyframeOnSwitch=false` turns off the key
+ * frame the simulator asks for on each switch to the carrier). `--playout K=V,...` sets the
  * receiver's playout timing (src/feedback/playout.ts PlayoutOptions, e.g.
  * `maxDelayMs=0` = decode at once; default the engine's). `--nack K=V,...`
  * the receiver's NACK timing (ReceiverEngineConfig.nack: `reorderWindowMs`,
@@ -246,7 +247,16 @@ function parseOptions(v: CliValues<typeof OPTIONS>): Args {
     only: v.only === undefined ? undefined : v.only.split(',').filter(Boolean),
     degradation: choiceOption('degradation', v.degradation, DEGRADATION_PREFERENCES),
     datachannel: choiceOption('datachannel', v.datachannel, ['sctp', 'sctp+rtp', 'ideal'] as const),
-    stallFallback: parseOverrides(v.stall, '--stall', ['stallMs', 'stallScale', 'backlogBytes', 'progressBytes', 'ceilingQueueMs', 'minCeilingQueueBytes']) as SimOptions['stallFallback'],
+    stallFallback: parseOverrides(v.stall, '--stall', [
+      'stallMs',
+      'stallScale',
+      'backlogBytes',
+      'progressBytes',
+      'ceilingQueueMs',
+      'minCeilingQueueBytes',
+      'burstMs',
+      'keyframeOnSwitch',
+    ]) as SimOptions['stallFallback'],
     ...(v['clock-skew'] !== undefined ? { clockSkewMs: numberOption('clock-skew', v['clock-skew'], -86_400_000, 86_400_000) } : {}),
     temporalLayers: tl === undefined ? undefined : Number(tl),
     converge,

@@ -35,26 +35,49 @@
  * this sink - `bufferedAmount()`; bytes others write into the same channel
  * (not through this sink) can only delay a detected progress, never fake one.
  *
- * **What {@link StallFallbackSink.bufferedAmount} reports**: on the
- * datachannel, the channel's `bufferedAmount()` (unchanged behaviour). On the
- * carrier, the bytes ahead of the next datagram on the carrier:
- * max(`carrier.queuedBytes()`, the backlog of the sink's own rate limit at
- * `carrier.rateCeilingBps()`), not the stale backlog left in the stalled
- * datachannel, which no new datagram waits behind. Hence the sender engine's
- * pacer (its bufferedAmount budget), frame dropping and congestion-window
- * pushback see the carrier's queue, and the single-path "last resort" rule
- * (src/engine/sender-paths.ts `lastResort`, which refuses a path whose
- * datachannel holds more than DRAIN_BACKLOG_BYTES = 4 kB) lets a single-path
- * call send through a downlink-only outage as long as the carrier keeps its
- * queue below that (the default rate-limit queue floor, 2.4 kB, does).
- *
  * **Rate ceiling**: the carrier is paced by the browser's own GCC, whatever we
  * offer (README answer 3: offered above `availableOutgoingBitrate`, the
- * pacer queue grew to 1.3-2.6 s). The sink keeps a leaky bucket draining at
- * `carrier.rateCeilingBps()` and refuses a datagram that would take it above
- * max(ceiling x `ceilingQueueMs`, `minCeilingQueueBytes`): a counted refusal
- * (the engine counts a send failure), never an unbounded queue. Without a
- * known ceiling only the carrier's own queue bound applies.
+ * pacer queue grew to 1.3-2.6 s and key-frame flushes threw it away). On the
+ * carrier the sink therefore paces itself: datagrams wait in the sink's own
+ * FIFO and go to the carrier as a leaky bucket at `carrier.rateCeilingBps()`
+ * allows (a burst of `burstMs` at the ceiling, at least one datagram),
+ * released on every call of `send` / `bufferedAmount` (the engine calls the
+ * latter every tick). The FIFO is bounded: a datagram that would take it
+ * above max(ceiling x `ceilingQueueMs`, `minCeilingQueueBytes`) is refused
+ * (counted; the engine counts a send failure). Pacing instead of refusing at
+ * the ceiling keeps frames whole: a refused packet in the middle of a key
+ * frame costs the whole key frame. Without a known ceiling datagrams go to
+ * the carrier at once (only its own queue bound applies).
+ *
+ * **What {@link StallFallbackSink.bufferedAmount} reports**: on the
+ * datachannel, the channel's `bufferedAmount()` (unchanged behaviour). On the
+ * carrier, the bytes ahead of the next datagram there: the sink's FIFO +
+ * `carrier.queuedBytes()`, not the stale backlog left in the stalled
+ * datachannel, which no new datagram waits behind. Hence the sender engine's
+ * pacer (its bufferedAmount budget) keeps what the ceiling does not let
+ * through in its own queue (with its deadline drops and priorities), its
+ * frame dropping and congestion-window pushback see the carrier's queue, and
+ * the single-path "last resort" rule (src/engine/sender-paths.ts
+ * `lastResort`, which refuses a path whose sink reports more than
+ * DRAIN_BACKLOG_BYTES = 4 kB) lets a single-path call send through a
+ * downlink-only outage whenever the carrier's queue is below that. A key
+ * frame on the carrier takes it above 4 kB at once (its bytes wait for the
+ * ceiling), and the rule then drops whole frames until it drains: the rule
+ * should ask {@link StallFallbackSink.stalled} instead of comparing
+ * `bufferedAmount()` (an engine change, src/engine, not made here: with it
+ * the simulator's single-path call rides the carrier through a 3 s
+ * downlink-only outage with 1.3 s frozen instead of 4.2 s).
+ *
+ * **Key frame on the switch**: the datagrams left in the stalled datachannel
+ * reach the receiver only after the outage, so what follows on the carrier
+ * references frames the receiver does not have, and the receiver's key-frame
+ * requests cannot reach us over the dead reverse direction. The `onSwitch`
+ * callback tells the owner, which should ask the encoder for a key frame on
+ * a switch to the carrier (the simulator does).
+ *
+ * When the sink goes back to the datachannel (drained, or the carrier
+ * closed), what still waits in its FIFO is written into the datachannel, in
+ * order.
  *
  * No I/O, no timers: the state is re-evaluated on every call of `send` and
  * `bufferedAmount` (the sender engine reads `bufferedAmount` every tick), at
@@ -93,10 +116,14 @@ export interface StallFallbackOptions {
   backlogBytes?: number;
   /** Bytes that must leave the datachannel to count as progress. Default 1191 (one dcSCTP MTU: more than a T3-rtx probe packet carries). */
   progressBytes?: number;
-  /** Longest wait in the sink's rate limit at the carrier's ceiling (ms). Default 100. */
+  /** Bound of the sink's FIFO on the carrier, in time at the ceiling (ms). Default 500. */
   ceilingQueueMs?: number;
-  /** Floor of that limit (bytes). Default 2400: two full datagrams, below the engine's 4 kB last-resort limit. */
+  /** Floor of that bound (bytes). Default 12 000: twice the engine pacer's smallest datachannel budget (6 kB). */
   minCeilingQueueBytes?: number;
+  /** Burst handed to the carrier at once, in time at the ceiling (ms; at least one datagram). Default 20. */
+  burstMs?: number;
+  /** Called on each switch with the pipe now used: on 'carrier' the owner should ask the encoder for a key frame. */
+  onSwitch?: (pipe: 'datachannel' | 'carrier') => void;
 }
 
 /** Defaults of the optional {@link StallFallbackOptions}. */
@@ -104,8 +131,9 @@ export const STALL_FALLBACK_DEFAULTS = Object.freeze({
   stallScale: 1,
   backlogBytes: 1200,
   progressBytes: DCSCTP_MTU_BYTES,
-  ceilingQueueMs: 100,
-  minCeilingQueueBytes: 2400,
+  ceilingQueueMs: 500,
+  minCeilingQueueBytes: 12_000,
+  burstMs: 20,
 });
 
 /** Counters of one {@link StallFallbackSink} (getStats-style; bytes are datagram bytes). */
@@ -124,10 +152,14 @@ export interface StallFallbackStats {
   carrierLost: number;
   /** Datagrams the datachannel refused. */
   datachannelRefused: number;
-  /** Datagrams the carrier refused (closed, its queue bound). */
+  /** Datagrams the carrier refused (closed, its queue bound): dropped. */
   carrierRefused: number;
-  /** Datagrams refused by the rate limit at the carrier's ceiling. */
+  /** Datagrams refused because the sink's FIFO at the carrier's ceiling was full. */
   ceilingRefused: number;
+  /** Datagrams moved from the sink's FIFO into the datachannel on a switch back. */
+  requeuedToDatachannel: number;
+  /** Bytes in the sink's FIFO now. */
+  fifoBytes: number;
   /** Time spent on the carrier (ms). */
   carrierMs: number;
 }
@@ -144,6 +176,12 @@ export class StallFallbackSink implements PathSink {
   private readonly progressBytes: number;
   private readonly ceilingQueueMs: number;
   private readonly minCeilingQueueBytes: number;
+  private readonly burstMs: number;
+  private readonly onSwitch: ((pipe: 'datachannel' | 'carrier') => void) | undefined;
+  /** The sink's FIFO on the carrier (bounded by {@link fifoLimit}); head index and bytes. */
+  private fifo: Uint8Array[] = [];
+  private fifoHead = 0;
+  private fifoBytes = 0;
   private onCarrier = false;
   private sinceUs: number;
   /** Bytes this sink wrote into the datachannel. */
@@ -154,7 +192,7 @@ export class StallFallbackSink implements PathSink {
   /** Leaky bucket at the carrier's ceiling: bytes, as of `bucketUs`. */
   private bucket = 0;
   private bucketUs: number;
-  private readonly st: Omit<StallFallbackStats, 'pipe' | 'carrierMs'> & { carrierUs: number };
+  private readonly st: Omit<StallFallbackStats, 'pipe' | 'carrierMs' | 'fifoBytes'> & { carrierUs: number };
 
   /**
    * @throws RangeError when a number option is not finite or out of range
@@ -179,6 +217,8 @@ export class StallFallbackSink implements PathSink {
     this.progressBytes = num('progressBytes', opts.progressBytes, d.progressBytes, 0, false);
     this.ceilingQueueMs = num('ceilingQueueMs', opts.ceilingQueueMs, d.ceilingQueueMs, 0, true);
     this.minCeilingQueueBytes = num('minCeilingQueueBytes', opts.minCeilingQueueBytes, d.minCeilingQueueBytes, 0, false);
+    this.burstMs = num('burstMs', opts.burstMs, d.burstMs, 0, false);
+    this.onSwitch = opts.onSwitch;
     const now = this.clock.nowUs();
     this.sinceUs = now;
     this.lastProgressUs = now;
@@ -194,6 +234,7 @@ export class StallFallbackSink implements PathSink {
       datachannelRefused: 0,
       carrierRefused: 0,
       ceilingRefused: 0,
+      requeuedToDatachannel: 0,
       carrierUs: 0,
     };
   }
@@ -218,20 +259,35 @@ export class StallFallbackSink implements PathSink {
     const st = this.st;
     if (this.onCarrier) {
       const carrier = this.getCarrier();
-      const limit = this.bucketLimit(carrier);
-      if (limit !== undefined && this.bucket > 0 && this.bucket + bytes.length > limit) {
+      const ceiling = ceilingOf(carrier);
+      if (ceiling === undefined && this.fifoBytes === 0) return this.toCarrier(carrier, bytes);
+      if (this.fifoBytes > 0 && this.fifoBytes + bytes.length > this.fifoLimit(ceiling)) {
         st.ceilingRefused++;
         return false;
       }
-      if (!carrier?.send(bytes)) {
-        st.carrierRefused++;
-        return false;
-      }
-      if (limit !== undefined) this.bucket += bytes.length;
-      st.carrierDatagrams++;
-      st.carrierBytes += bytes.length;
+      this.fifo.push(bytes.slice());
+      this.fifoBytes += bytes.length;
+      this.release(now);
       return true;
     }
+    return this.toDatachannel(bytes);
+  }
+
+  /** Hand one datagram to the carrier (counted either way). */
+  private toCarrier(carrier: DatagramCarrier | undefined, bytes: Uint8Array): boolean {
+    const st = this.st;
+    if (!carrier?.send(bytes)) {
+      st.carrierRefused++;
+      return false;
+    }
+    st.carrierDatagrams++;
+    st.carrierBytes += bytes.length;
+    return true;
+  }
+
+  /** Write one datagram into the datachannel (counted either way). */
+  private toDatachannel(bytes: Uint8Array): boolean {
+    const st = this.st;
     if (!this.dc.send(bytes)) {
       st.datachannelRefused++;
       return false;
@@ -242,37 +298,74 @@ export class StallFallbackSink implements PathSink {
     return true;
   }
 
+  /**
+   * True while the path's datachannel holds a backlog (`bufferedAmount()` >
+   * `stalledBacklogBytes`, default the engine's DRAIN_BACKLOG_BYTES 4 kB)
+   * and the sink is not on the carrier: what the sender engine's single-path
+   * "last resort" rule (src/engine/sender-paths.ts `lastResort`) means by a
+   * stalled datachannel. On the carrier the path is not stalled even when the
+   * carrier's queue (reported by {@link bufferedAmount}) holds a key frame.
+   * For an engine that asks its sink (not wired in the engine as of this
+   * module; see the module doc).
+   */
+  stalled(stalledBacklogBytes = 4_000): boolean {
+    this.update(this.clock.nowUs());
+    return !this.onCarrier && this.dc.bufferedAmount() > stalledBacklogBytes;
+  }
+
   /** See the module doc: the datachannel's bufferedAmount, or on the carrier the bytes ahead on the carrier. */
   bufferedAmount(): number {
     this.update(this.clock.nowUs());
     if (!this.onCarrier) return this.dc.bufferedAmount();
     const q = this.getCarrier()?.queuedBytes() ?? 0;
-    return Math.max(Number.isFinite(q) && q > 0 ? q : 0, this.bucket);
+    return this.fifoBytes + (Number.isFinite(q) && q > 0 ? q : 0);
   }
 
   stats(): StallFallbackStats {
     const now = this.clock.nowUs();
     this.update(now);
     const { carrierUs, ...rest } = this.st;
-    return { pipe: this.onCarrier ? 'carrier' : 'datachannel', ...rest, carrierMs: (carrierUs + (this.onCarrier ? now - this.sinceUs : 0)) / 1000 };
+    return { pipe: this.onCarrier ? 'carrier' : 'datachannel', ...rest, fifoBytes: this.fifoBytes, carrierMs: (carrierUs + (this.onCarrier ? now - this.sinceUs : 0)) / 1000 };
   }
 
-  /** Bucket bound (bytes) at the carrier's ceiling, undefined when the ceiling is unknown. */
-  private bucketLimit(carrier: DatagramCarrier | undefined): number | undefined {
-    const c = carrier?.rateCeilingBps();
-    if (typeof c !== 'number' || !Number.isFinite(c) || c <= 0) return undefined;
-    return Math.max((c * this.ceilingQueueMs) / 8000, this.minCeilingQueueBytes);
+  /** Bound of the FIFO (bytes) at the ceiling (bps, undefined = unknown: the floor). */
+  private fifoLimit(ceiling: number | undefined): number {
+    return Math.max(((ceiling ?? 0) * this.ceilingQueueMs) / 8000, this.minCeilingQueueBytes);
+  }
+
+  /** Hand the FIFO's head to the carrier while the leaky bucket at the ceiling allows. */
+  private release(now: number): void {
+    const carrier = this.getCarrier();
+    const ceiling = ceilingOf(carrier);
+    const dt = now - this.bucketUs;
+    if (dt > 0) {
+      this.bucket = ceiling === undefined ? 0 : Math.max(0, this.bucket - (ceiling * dt) / 8e6);
+      this.bucketUs = now;
+    }
+    const burst = ceiling === undefined ? Number.POSITIVE_INFINITY : (ceiling * this.burstMs) / 8000;
+    while (this.fifoHead < this.fifo.length) {
+      const b = this.fifo[this.fifoHead];
+      if (this.bucket > 0 && this.bucket + b.length > burst) break;
+      this.fifoHead++;
+      this.fifoBytes -= b.length;
+      this.bucket += b.length;
+      this.toCarrier(carrier, b);
+    }
+    this.compact();
+  }
+
+  private compact(): void {
+    if (this.fifoHead === this.fifo.length) {
+      this.fifo = [];
+      this.fifoHead = 0;
+    } else if (this.fifoHead > 256 && this.fifoHead * 2 > this.fifo.length) {
+      this.fifo = this.fifo.slice(this.fifoHead);
+      this.fifoHead = 0;
+    }
   }
 
   private update(now: number): void {
-    // The rate-limit bucket drains at the ceiling (nothing drains it without one).
     const carrier = this.getCarrier();
-    const c = carrier?.rateCeilingBps();
-    const dt = now - this.bucketUs;
-    if (dt > 0) {
-      this.bucket = typeof c === 'number' && Number.isFinite(c) && c > 0 ? Math.max(0, this.bucket - (c * dt) / 8e6) : 0;
-      this.bucketUs = now;
-    }
     const open = carrier?.open === true;
     const raw = this.dc.bufferedAmount();
     const buffered = Number.isFinite(raw) && raw > 0 ? raw : 0;
@@ -292,7 +385,7 @@ export class StallFallbackSink implements PathSink {
       if (!open) {
         this.st.carrierLost++;
         this.switchTo(false, now);
-      }
+      } else this.release(now);
       return;
     }
     if (open && now - this.lastProgressUs > this.stallTimeMs() * 1000) this.switchTo(true, now);
@@ -306,6 +399,24 @@ export class StallFallbackSink implements PathSink {
       this.st.toCarrier++;
       this.bucket = 0;
       this.bucketUs = now;
-    } else this.st.toDatachannel++;
+    } else {
+      this.st.toDatachannel++;
+      // What still waits for the carrier goes into the datachannel, in order.
+      while (this.fifoHead < this.fifo.length) {
+        const b = this.fifo[this.fifoHead++];
+        this.st.requeuedToDatachannel++;
+        this.toDatachannel(b);
+      }
+      this.fifo = [];
+      this.fifoHead = 0;
+      this.fifoBytes = 0;
+    }
+    this.onSwitch?.(carrier ? 'carrier' : 'datachannel');
   }
+}
+
+/** The carrier's rate ceiling (bps) when known (finite and > 0). */
+function ceilingOf(carrier: DatagramCarrier | undefined): number | undefined {
+  const c = carrier?.rateCeilingBps();
+  return typeof c === 'number' && Number.isFinite(c) && c > 0 ? c : undefined;
 }

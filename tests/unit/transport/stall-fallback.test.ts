@@ -113,6 +113,7 @@ describe('StallFallbackSink', () => {
     expect(s.carrier.got.length).toBe(1);
     expect(s.sink.bufferedAmount()).toBe(700);
     expect(s.dc.bufferedAmount()).toBe(11_000); // nothing more written into the stalled channel
+    expect(s.sink.stalled()).toBe(false); // on the carrier: not stalled for the engine's last-resort rule
     const st = s.sink.stats();
     expect(st.pipe).toBe('carrier');
     expect(st.toCarrier).toBe(1);
@@ -149,6 +150,7 @@ describe('StallFallbackSink', () => {
       s.clock.advanceMs(1);
     }
     expect(pipes).toEqual(['carrier', 'carrier', 'carrier', 'datachannel', 'datachannel', 'datachannel']);
+    expect(s.sink.stalled()).toBe(false); // drained
     expect(s.carrier.got.length).toBe(3);
     const st = s.sink.stats();
     expect(st.toCarrier).toBe(1);
@@ -173,6 +175,7 @@ describe('StallFallbackSink', () => {
     expect(st.pipe).toBe('datachannel');
     expect(st.carrierLost).toBe(1);
     expect(s.sink.bufferedAmount()).toBe(11_000);
+    expect(s.sink.stalled()).toBe(true); // back on a stalled channel
     // A carrier that was never open is never used.
     const n = setup();
     n.carrier.open = false;
@@ -185,24 +188,51 @@ describe('StallFallbackSink', () => {
     expect(n.sink.stats().datachannelRefused).toBe(1);
   });
 
-  it('keeps the offered rate under the carrier ceiling: counted refusals, bounded backlog', () => {
+  it('paces the carrier at its ceiling from a bounded FIFO: counted refusals, whole bursts, reported as buffered', () => {
     const s = setup();
-    s.carrier.ceiling = 240_000; // 30 kB/s: bucket limit max(3 kB, 2.4 kB) = 3 kB
+    s.carrier.ceiling = 240_000; // 30 kB/s: FIFO bound max(15 kB, 12 kB) = 15 kB
     stall(s, 500);
+    // A 10 kB key frame at once: accepted whole (no refusal mid-frame), then paced out.
     let ok = 0;
+    for (let i = 0; i < 10; i++) if (s.sink.send(dg())) ok++;
+    expect(ok).toBe(10);
+    expect(s.carrier.got.length).toBeLessThan(3); // a 20 ms burst at 30 kB/s
+    expect(s.sink.bufferedAmount()).toBeGreaterThan(7000); // the engine sees what waits
     let refused = 0;
     for (let t = 0; t < 1000; t++) {
-      // offer 1000 B per ms = 8 Mbps
-      if (s.sink.send(dg())) ok++;
-      else refused++;
+      if (!s.sink.send(dg())) refused++; // offer 8 Mbps
       s.carrier.queue = 0; // the fake carrier hands everything to the network at once
-      expect(s.sink.bufferedAmount()).toBeLessThanOrEqual(4000); // the engine's last-resort limit
+      expect(s.sink.bufferedAmount()).toBeLessThanOrEqual(16_000);
       s.clock.advanceMs(1);
     }
-    // ~30 kB/s accepted over 1 s (+ the bucket), the rest refused.
-    expect(ok * 1000).toBeGreaterThan(25_000);
-    expect(ok * 1000).toBeLessThan(40_000);
+    // ~30 kB/s reached the carrier over ~1 s, the rest was refused (counted).
+    const bytes = s.carrier.got.length * 1000;
+    expect(bytes).toBeGreaterThan(25_000);
+    expect(bytes).toBeLessThan(40_000);
+    expect(refused).toBeGreaterThan(900);
     expect(s.sink.stats().ceilingRefused).toBe(refused);
+  });
+
+  it('tells the owner about switches and moves what waits in its FIFO into the drained datachannel', () => {
+    const clock = new ManualClock(0);
+    const dc = new FakeDc();
+    const carrier = new FakeCarrier();
+    carrier.ceiling = 80_000; // 10 kB/s
+    const seen: string[] = [];
+    const sink = new StallFallbackSink({ datachannel: dc, carrier, clock, onSwitch: (p) => seen.push(p) });
+    for (let i = 0; i < 10; i++) sink.send(dg());
+    clock.advanceMs(500);
+    for (let i = 0; i < 5; i++) sink.send(dg());
+    expect(seen).toEqual(['carrier']);
+    const onCarrier = carrier.got.length;
+    expect(onCarrier).toBeLessThan(5);
+    dc.drain(1e9);
+    expect(sink.bufferedAmount()).toBe(5000 - onCarrier * 1000); // back on the datachannel: the FIFO went there
+    expect(seen).toEqual(['carrier', 'datachannel']);
+    const st = sink.stats();
+    expect(st.requeuedToDatachannel).toBe(5 - onCarrier);
+    expect(st.fifoBytes).toBe(0);
+    expect(dc.sent).toBe(10 + 5 - onCarrier);
   });
 
   it('counts progress from the channel even when other writers add bytes', () => {
