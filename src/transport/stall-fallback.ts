@@ -15,8 +15,8 @@
  * datachannel is stuck.
  *
  * **Stalled** means: `bufferedAmount() > backlogBytes` and the datachannel has
- * not made progress (fewer than `progressBytes` left its buffer since the
- * last progress) for longer than the stall time. The scales come from dcSCTP
+ * not made progress (at least `progressBytes` leaving its buffer within one
+ * stall time) for longer than the stall time. The scales come from dcSCTP
  * (webrtc net/dcsctp/public/dcsctp_options.h) as Chromium runs it:
  * - A channel holding a backlog with working SACKs drains within about one
  *   RTT: the receiver SACKs every second packet and at once while the
@@ -29,7 +29,9 @@
  *   packet's departure (< 1 MTU, 1191 bytes in dcSCTP) is not progress.
  * Stall time = `stallScale` x max(rto_min 400 ms, RTT + 200 ms) unless
  * `stallMs` fixes it; RTT from the `rttMs` option (e.g. the path's SRTT),
- * 0 when unknown. "Drained" = `bufferedAmount() <= backlogBytes`.
+ * 0 when unknown. "Drained" (back to the datachannel) = `bufferedAmount() <=
+ * backlogBytes` with progress within the stall time (SACKs flow again), or an
+ * empty channel for the stall time; or the carrier closed.
  *
  * Progress is measured as bytes that left the channel = bytes written through
  * this sink - `bufferedAmount()`; bytes others write into the same channel
@@ -183,11 +185,14 @@ export class StallFallbackSink implements PathSink {
   private fifoHead = 0;
   private fifoBytes = 0;
   private onCarrier = false;
+  /** On the carrier: since when the datachannel's buffer is empty (µs). */
+  private emptySinceUs: number | undefined;
   private sinceUs: number;
   /** Bytes this sink wrote into the datachannel. */
   private written = 0;
-  /** Departed bytes at the last progress, and when. */
+  /** Departed bytes at the start of the progress count (and when), and the last progress. */
   private mark = 0;
+  private markUs: number;
   private lastProgressUs: number;
   /** Leaky bucket at the carrier's ceiling: bytes, as of `bucketUs`. */
   private bucket = 0;
@@ -222,6 +227,7 @@ export class StallFallbackSink implements PathSink {
     const now = this.clock.nowUs();
     this.sinceUs = now;
     this.lastProgressUs = now;
+    this.markUs = now;
     this.bucketUs = now;
     this.st = {
       datachannelDatagrams: 0,
@@ -372,15 +378,16 @@ export class StallFallbackSink implements PathSink {
     const departed = this.written - buffered;
     if (departed < this.mark) this.mark = departed; // others' bytes entered the channel
     if (buffered <= this.backlogBytes) {
+      if (this.onCarrier && open && !this.drainedNow(now, buffered, departed)) return;
+      this.emptySinceUs = undefined;
       this.lastProgressUs = now;
       this.mark = departed;
+      this.markUs = now;
       if (this.onCarrier) this.switchTo(false, now);
       return;
     }
-    if (departed - this.mark >= this.progressBytes) {
-      this.lastProgressUs = now;
-      this.mark = departed;
-    }
+    this.emptySinceUs = undefined;
+    this.progress(now, departed);
     if (this.onCarrier) {
       if (!open) {
         this.st.carrierLost++;
@@ -389,6 +396,39 @@ export class StallFallbackSink implements PathSink {
       return;
     }
     if (open && now - this.lastProgressUs > this.stallTimeMs() * 1000) this.switchTo(true, now);
+  }
+
+  /**
+   * On the carrier with the channel's backlog at or below `backlogBytes`: has
+   * it drained? Yes on evidence that SACKs flow again (progress within the
+   * stall time), or when the channel has been empty for the stall time. A
+   * retransmission-timeout packet that takes the last bytes of the backlog
+   * (one packet per backed-off RTO while the reverse direction is dead) is
+   * no such evidence: going back then wrote a new backlog into a dead
+   * channel (AT&T: a T3 packet at 27.5 s, in the uplink outage).
+   */
+  /**
+   * Progress = at least `progressBytes` left the channel within one stall
+   * time (the count restarts every stall time, so a trickle of one
+   * retransmission-timeout packet per RTO never adds up to progress).
+   */
+  private progress(now: number, departed: number): void {
+    if (departed - this.mark >= this.progressBytes) {
+      this.lastProgressUs = now;
+      this.mark = departed;
+      this.markUs = now;
+    } else if (now - this.markUs > this.stallTimeMs() * 1000) {
+      this.mark = departed;
+      this.markUs = now;
+    }
+  }
+
+  private drainedNow(now: number, buffered: number, departed: number): boolean {
+    this.progress(now, departed);
+    if (buffered > 0) this.emptySinceUs = undefined;
+    else if (this.emptySinceUs === undefined) this.emptySinceUs = now;
+    const stallUs = this.stallTimeMs() * 1000;
+    return now - this.lastProgressUs <= stallUs || (this.emptySinceUs !== undefined && now - this.emptySinceUs > stallUs);
   }
 
   private switchTo(carrier: boolean, now: number): void {

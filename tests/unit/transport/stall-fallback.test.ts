@@ -160,6 +160,25 @@ describe('StallFallbackSink', () => {
     expect(st.carrierMs).toBeLessThan(10);
   });
 
+  it('does not go back when a retransmission-timeout packet takes the last bytes: only on progress or an empty channel for the stall time', () => {
+    const s = setup();
+    s.sink.send(dg());
+    s.sink.send(dg()); // 2000 B backlog
+    s.clock.advanceMs(500);
+    expect(s.sink.stats().pipe).toBe('carrier');
+    s.clock.advanceMs(800);
+    s.dc.drain(1100); // T3 packet: 900 B left, below backlogBytes, no SACK behind it
+    s.sink.send(dg());
+    expect(s.sink.stats().pipe).toBe('carrier');
+    s.clock.advanceMs(1600);
+    s.dc.drain(900); // the next T3 packet empties the buffer
+    expect(s.sink.stats().pipe).toBe('carrier');
+    s.clock.advanceMs(300);
+    expect(s.sink.stats().pipe).toBe('carrier');
+    s.clock.advanceMs(200); // empty for longer than the 400 ms stall time
+    expect(s.sink.stats().pipe).toBe('datachannel');
+  });
+
   it('falls back to the datachannel when the carrier closes, and refuses while the carrier refuses', () => {
     const s = setup();
     stall(s, 500);
