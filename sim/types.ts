@@ -67,7 +67,7 @@ export interface SimOptions {
    */
   datachannel?: 'sctp' | 'ideal' | 'sctp+rtp';
   /** With `datachannel: 'sctp+rtp'`: the stall fallback's options (StallFallbackOptions `stallMs`, `stallScale`, `backlogBytes`, ...); default its defaults. */
-  stallFallback?: Partial<Pick<StallFallbackOptions, 'stallMs' | 'stallScale' | 'backlogBytes' | 'progressBytes' | 'ceilingQueueMs' | 'minCeilingQueueBytes' | 'burstMs'>> & {
+  stallFallback?: Partial<Pick<StallFallbackOptions, 'stallMs' | 'stallScale' | 'backlogBytes' | 'progressBytes' | 'ceilingQueueMs' | 'minCeilingQueueBytes' | 'burstMs' | 'minCeilingBps'>> & {
     /** Ask the encoder for a key frame on each switch to the carrier (StallFallbackOptions.onSwitch); default true. */
     keyframeOnSwitch?: boolean;
   };

@@ -49,7 +49,7 @@
  * path used while the datachannel is stalled). `--stall K=V,...` sets the stall
  * fallback's options with 'sctp+rtp' (src/transport/stall-fallback.ts:
  * `stallMs`, `stallScale`, `backlogBytes`, `progressBytes`, `ceilingQueueMs`,
- * `minCeilingQueueBytes`, `burstMs`; `keyframeOnSwitch=false` turns off the key
+ * `minCeilingQueueBytes`, `burstMs`, `minCeilingBps`; `keyframeOnSwitch=false` turns off the key
  * frame the simulator asks for on each switch to the carrier). `--playout K=V,...` sets the
  * receiver's playout timing (src/feedback/playout.ts PlayoutOptions, e.g.
  * `maxDelayMs=0` = decode at once; default the engine's). `--nack K=V,...`

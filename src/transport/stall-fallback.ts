@@ -124,6 +124,15 @@ export interface StallFallbackOptions {
   minCeilingQueueBytes?: number;
   /** Burst handed to the carrier at once, in time at the ceiling (ms; at least one datagram). Default 20. */
   burstMs?: number;
+  /**
+   * Lowest useful carrier ceiling (bps); default 0 (off). While
+   * `carrier.rateCeilingBps()` is known and below it the sink does not use
+   * the carrier (and leaves it): a carrier that cannot carry the encoder's
+   * lowest bitrate (SenderEngineConfig.minBitrateBps, default 150 kbps) only
+   * turns frames into late or broken ones (Chromium's GCC fell to 30 kbps
+   * after AT&T's uplink outage: README answer 4).
+   */
+  minCeilingBps?: number;
   /** Called on each switch with the pipe now used: on 'carrier' the owner should ask the encoder for a key frame. */
   onSwitch?: (pipe: 'datachannel' | 'carrier') => void;
 }
@@ -136,6 +145,7 @@ export const STALL_FALLBACK_DEFAULTS = Object.freeze({
   ceilingQueueMs: 500,
   minCeilingQueueBytes: 12_000,
   burstMs: 20,
+  minCeilingBps: 0,
 });
 
 /** Counters of one {@link StallFallbackSink} (getStats-style; bytes are datagram bytes). */
@@ -152,6 +162,8 @@ export interface StallFallbackStats {
   toDatachannel: number;
   /** Of {@link toDatachannel}: the carrier closed while the datachannel was still stalled. */
   carrierLost: number;
+  /** Of {@link toDatachannel}: the carrier's ceiling fell below `minCeilingBps`. */
+  ceilingTooLow: number;
   /** Datagrams the datachannel refused. */
   datachannelRefused: number;
   /** Datagrams the carrier refused (closed, its queue bound): dropped. */
@@ -179,6 +191,7 @@ export class StallFallbackSink implements PathSink {
   private readonly ceilingQueueMs: number;
   private readonly minCeilingQueueBytes: number;
   private readonly burstMs: number;
+  private readonly minCeilingBps: number;
   private readonly onSwitch: ((pipe: 'datachannel' | 'carrier') => void) | undefined;
   /** The sink's FIFO on the carrier (bounded by {@link fifoLimit}); head index and bytes. */
   private fifo: Uint8Array[] = [];
@@ -223,6 +236,7 @@ export class StallFallbackSink implements PathSink {
     this.ceilingQueueMs = num('ceilingQueueMs', opts.ceilingQueueMs, d.ceilingQueueMs, 0, true);
     this.minCeilingQueueBytes = num('minCeilingQueueBytes', opts.minCeilingQueueBytes, d.minCeilingQueueBytes, 0, false);
     this.burstMs = num('burstMs', opts.burstMs, d.burstMs, 0, false);
+    this.minCeilingBps = num('minCeilingBps', opts.minCeilingBps, d.minCeilingBps, 0, false);
     this.onSwitch = opts.onSwitch;
     const now = this.clock.nowUs();
     this.sinceUs = now;
@@ -237,6 +251,7 @@ export class StallFallbackSink implements PathSink {
       toCarrier: 0,
       toDatachannel: 0,
       carrierLost: 0,
+      ceilingTooLow: 0,
       datachannelRefused: 0,
       carrierRefused: 0,
       ceilingRefused: 0,
@@ -372,7 +387,8 @@ export class StallFallbackSink implements PathSink {
 
   private update(now: number): void {
     const carrier = this.getCarrier();
-    const open = carrier?.open === true;
+    const ceiling = this.minCeilingBps > 0 ? ceilingOf(carrier) : undefined;
+    const open = carrier?.open === true && !(ceiling !== undefined && ceiling < this.minCeilingBps);
     const raw = this.dc.bufferedAmount();
     const buffered = Number.isFinite(raw) && raw > 0 ? raw : 0;
     const departed = this.written - buffered;
@@ -390,7 +406,8 @@ export class StallFallbackSink implements PathSink {
     this.progress(now, departed);
     if (this.onCarrier) {
       if (!open) {
-        this.st.carrierLost++;
+        if (carrier?.open === true) this.st.ceilingTooLow++;
+        else this.st.carrierLost++;
         this.switchTo(false, now);
       } else this.release(now);
       return;

@@ -254,6 +254,28 @@ describe('StallFallbackSink', () => {
     expect(dc.sent).toBe(10 + 5 - onCarrier);
   });
 
+  it('does not use (and leaves) a carrier whose ceiling is below minCeilingBps', () => {
+    const clock = new ManualClock(0);
+    const dc = new FakeDc();
+    const carrier = new FakeCarrier();
+    carrier.ceiling = 300_000;
+    const sink = new StallFallbackSink({ datachannel: dc, carrier, clock, minCeilingBps: 150_000 });
+    for (let i = 0; i < 10; i++) sink.send(dg());
+    clock.advanceMs(500);
+    expect(sink.stats().pipe).toBe('carrier');
+    carrier.ceiling = 30_000; // GCC collapsed
+    sink.send(dg());
+    let st = sink.stats();
+    expect(st.pipe).toBe('datachannel');
+    expect(st.ceilingTooLow).toBe(1);
+    clock.advanceMs(2000);
+    expect(sink.stats().pipe).toBe('datachannel'); // still stalled, but the carrier is no use
+    carrier.ceiling = 200_000;
+    st = sink.stats();
+    expect(st.pipe).toBe('carrier');
+    expect(st.toCarrier).toBe(2);
+  });
+
   it('counts progress from the channel even when other writers add bytes', () => {
     const s = setup();
     stall(s, 100);
