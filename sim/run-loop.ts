@@ -227,12 +227,19 @@ export function runLoop(opts: SimOptions, settings: RunSettings): SimRun {
         }))
       : undefined;
   const carriers = rtp?.map((r) => r.carrier) ?? [];
-  /** Stream s's view of path i's carrier (its datagrams come back tagged with s). */
-  const carrierView = (c: RtpCarrierModel, s: number): DatagramCarrier => ({
+  /** Stream s's view of path i's carrier `c` (its datagrams come back tagged with s). */
+  const carrierView = (c: RtpCarrierModel, i: number, s: number): DatagramCarrier => ({
     get open() {
       return c.open;
     },
-    send: (b) => c.send(b, s),
+    send: (b) => {
+      if (!c.send(b, s)) return false;
+      // Counted as the datachannel sink counts its datagrams (totals, the freeze recorder's send log).
+      datagramsUp++;
+      if (s < nStreams) flows.oursSent++;
+      if (rec && s === 0) rec.onSend(i, b, clock.nowUs());
+      return true;
+    },
     queuedBytes: () => c.queuedBytes(),
     rateCeilingBps: () => c.rateCeilingBps(),
     on: (e, cb) => c.on(e, cb),
@@ -248,7 +255,7 @@ export function runLoop(opts: SimOptions, settings: RunSettings): SimRun {
     const f = new StallFallbackSink({
       ...sf,
       datachannel: dc,
-      carrier: carrierView(r.carrier, s),
+      carrier: carrierView(r.carrier, i, s),
       clock,
       rttMs: () => ch.smoothedRttMs(),
       // What follows on the carrier references frames stuck in the stalled channel (StallFallbackOptions.onSwitch).
