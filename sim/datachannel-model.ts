@@ -226,6 +226,11 @@ export class SctpChannel<M> {
     return this.cwnd;
   }
 
+  /** Smoothed RTT (ms, RFC 4960 §6.3.1), undefined before the first measurement. */
+  smoothedRttMs(): number | undefined {
+    return this.srttMs;
+  }
+
   /** Queue one message of `sizeBytes` and send what cwnd allows. Returns false (refused, nothing queued) when the send buffer is full. */
   send(nowUs: number, msg: M, sizeBytes: number): boolean {
     if (!(sizeBytes > 0)) throw new RangeError(`SctpChannel.send: sizeBytes must be > 0, got ${sizeBytes}`);

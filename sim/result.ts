@@ -223,7 +223,8 @@ export function buildResult(opts: SimOptions, run: SimRun): SimResult {
       datagramsUp,
       datagramsDown,
       datachannel: dcModel,
-      ...(dcModel === 'sctp' ? { sctp: chUp.map((c, i) => ({ up: c.stats(), down: chDown[i].stats() })) } : {}),
+      ...(dcModel !== 'ideal' ? { sctp: chUp.map((c, i) => ({ up: c.stats(), down: chDown[i].stats() })) } : {}),
+      ...(run.rtp ? { rtp: run.rtp.map((r) => ({ carrier: r.carrier.stats(), sinks: r.sinks.map((k) => k.stats()) })) } : {}),
       qoeDropped: streams.reduce((a, c) => a + c.qoeDropped, 0),
     },
   };

@@ -25,6 +25,9 @@ import { type CrossFlow, type CrossPacket, createCrossFlow } from './cross-traff
 import type { Link } from './net/link.js';
 import { buildLink } from './net/scenario.js';
 import { SctpChannel, type SctpPacket } from './datachannel-model.js';
+import { type RtpFeedback, type RtpPacket, RtpCarrierModel } from './rtp-carrier-model.js';
+import type { DatagramCarrier } from '../src/transport/carrier.js';
+import { StallFallbackSink } from '../src/transport/stall-fallback.js';
 import { EncoderModel, makeAnnexB } from './encoder-model.js';
 import { FreezeRecorder } from './freeze-explain.js';
 import { type HeapSampler, heapSampler } from './heap.js';
@@ -63,8 +66,8 @@ export interface Datagram {
   s: number;
   bytes: Uint8Array;
 }
-/** What a link carries: an engine datagram ('ideal'), an SCTP packet ('sctp'), a cross-traffic packet or a relay probe (sim/overlay.ts). */
-export type Item = Datagram | { sctp: SctpPacket<Datagram> } | CrossPacket | RelayProbe;
+/** What a link carries: an engine datagram ('ideal'), an SCTP packet ('sctp'), an RTP carrier packet or its feedback ('sctp+rtp'), a cross-traffic packet or a relay probe (sim/overlay.ts). */
+export type Item = Datagram | { sctp: SctpPacket<Datagram> } | { rtp: RtpPacket } | { rtpfb: RtpFeedback } | CrossPacket | RelayProbe;
 
 /** One stream's engines, encoder model, decoder model state and counters. */
 export interface StreamCtx {
@@ -111,7 +114,7 @@ export interface RunSettings {
   durationS: number;
   nStreams: number;
   qoeFeedback: boolean;
-  dcModel: 'sctp' | 'ideal';
+  dcModel: 'sctp' | 'ideal' | 'sctp+rtp';
   /** Link bytes per datagram beyond its payload (SimOptions.linkOverheadBytes). */
   overhead: number;
   endUs: number;
@@ -149,6 +152,8 @@ export interface SimRun extends RunSettings {
   up: Link<Item>[];
   chUp: SctpChannel<Datagram>[];
   chDown: SctpChannel<Datagram>[];
+  /** 'sctp+rtp': per path, the up link's RTP carrier and the stall fallback sink of each of our streams' sender. */
+  rtp?: Array<{ carrier: RtpCarrierModel; sinks: StallFallbackSink[] }>;
   samples: Sample[];
   heap?: { sampler: HeapSampler; samples: Array<{ atS: number; usedBytes: number }> };
   /** Relay routes of an overlay scenario (sim/overlay.ts), undefined without relays. */
@@ -199,16 +204,74 @@ export function runLoop(opts: SimOptions, settings: RunSettings): SimRun {
         { ucb: opts.relayUcb, handover: opts.relayHandover, ...(opts.relayProbe !== undefined ? { probe: opts.relayProbe } : {}) },
       )
     : undefined;
-  if (routes && dcModel === 'sctp') throw new Error('simulate: scenarios with relays need datachannel "ideal"');
+  if (routes && dcModel !== 'ideal') throw new Error('simulate: scenarios with relays need datachannel "ideal"');
   const relayLinks = routes?.relayLinks() ?? [];
   // One SCTP association per path; each direction's SACKs travel on the other direction's link.
   const onLink = (link: Link<Item>) => (p: SctpPacket<Datagram>, bytes: number) => void link.send({ sctp: p }, bytes + overhead, clock.nowUs());
-  const chUp = dcModel === 'sctp' ? up.map((l, i) => new SctpChannel<Datagram>(onLink(l), onLink(down[i]))) : [];
-  const chDown = dcModel === 'sctp' ? down.map((l, i) => new SctpChannel<Datagram>(onLink(l), onLink(up[i]))) : [];
+  const sctp = dcModel !== 'ideal';
+  const chUp = sctp ? up.map((l, i) => new SctpChannel<Datagram>(onLink(l), onLink(down[i]))) : [];
+  const chDown = sctp ? down.map((l, i) => new SctpChannel<Datagram>(onLink(l), onLink(up[i]))) : [];
   const channels = [...chUp, ...chDown];
+  // 'sctp+rtp': an RTP carrier per path on the up link (its transport feedback on the down link), used by our
+  // streams' senders while the path's datachannel is stalled (src/transport/stall-fallback.ts).
+  const rtp =
+    dcModel === 'sctp+rtp'
+      ? up.map((l, i) => ({
+          carrier: new RtpCarrierModel(
+            (p, bytes) => void l.send({ rtp: p }, bytes + overhead, clock.nowUs()),
+            (f, bytes) => void down[i].send({ rtpfb: f }, bytes + overhead, clock.nowUs()),
+            () => clock.nowUs(),
+            opts.rtpCarrier ?? {},
+          ),
+          sinks: [] as StallFallbackSink[],
+        }))
+      : undefined;
+  const carriers = rtp?.map((r) => r.carrier) ?? [];
+  /** Stream s's view of path i's carrier `c` (its datagrams come back tagged with s). */
+  const carrierView = (c: RtpCarrierModel, i: number, s: number): DatagramCarrier => ({
+    get open() {
+      return c.open;
+    },
+    send: (b) => {
+      if (!c.send(b, s)) return false;
+      // Counted as the datachannel sink counts its datagrams (totals, the freeze recorder's send log).
+      datagramsUp++;
+      if (s < nStreams) flows.oursSent++;
+      if (rec && s === 0) rec.onSend(i, b, clock.nowUs());
+      return true;
+    },
+    queuedBytes: () => c.queuedBytes(),
+    rateCeilingBps: () => c.rateCeilingBps(),
+    on: (e, cb) => c.on(e, cb),
+    close: () => c.close(),
+  });
+  /** Stream s's sender sink on path i: the datachannel, behind the stall fallback with 'sctp+rtp'. */
+  const senderSink = (i: number, s: number, keyframe: () => void): PathSink => {
+    const dc = sink(i, s, true, chUp[i]);
+    const r = rtp?.[i];
+    if (!r) return dc;
+    const ch = chUp[i];
+    const { keyframeOnSwitch = true, ...sf } = opts.stallFallback ?? {};
+    const f = new StallFallbackSink({
+      ...sf,
+      datachannel: dc,
+      carrier: carrierView(r.carrier, i, s),
+      clock,
+      rttMs: () => ch.smoothedRttMs(),
+      // What follows on the carrier references frames stuck in the stalled channel (StallFallbackOptions.onSwitch).
+      ...(keyframeOnSwitch ? { onSwitch: (p: 'datachannel' | 'carrier') => void (p === 'carrier' && keyframe()) } : {}),
+    });
+    r.sinks.push(f);
+    return f;
+  };
   /** The datagrams an arriving link item carries (an SCTP packet is handed to its channel first). */
   const unwrap = (i: number, onUp: boolean, item: Item, now: number): Datagram[] => {
     if ('x' in item || 'probe' in item) return [];
+    if ('rtp' in item) return onUp ? rtp![i].carrier.onRtp(now, item.rtp).map((d) => ({ s: d.tag, bytes: d.bytes })) : [];
+    if ('rtpfb' in item) {
+      if (!onUp) rtp![i].carrier.onFeedback(now, item.rtpfb);
+      return [];
+    }
     if (!('sctp' in item)) return [item];
     const [dataCh, sackCh] = onUp ? [chUp[i], chDown[i]] : [chDown[i], chUp[i]];
     if (item.sctp.kind === 'data') return dataCh.onData(now, item.sctp);
@@ -276,7 +339,14 @@ export function runLoop(opts: SimOptions, settings: RunSettings): SimRun {
       ...freshStreamState(rev, sender, rx, enc, s, 0),
     };
     for (let i = 0; i < nPaths; i++) {
-      sender.addPath(i, sink(i, s, true, chUp[i]), 'connected');
+      sender.addPath(
+        i,
+        senderSink(i, s, () => {
+          enc.requestKeyframe();
+          if (rec && s === 0) rec.onKeyframeRequest(clock.nowUs());
+        }),
+        'connected',
+      );
       rev.addPath(i, sink(i, s, true, chUp[i]));
       rx.addPath(i, sink(i, s, false, chDown[i]));
     }
@@ -445,6 +515,7 @@ export function runLoop(opts: SimOptions, settings: RunSettings): SimRun {
       if ((down[i].nextEventUs() ?? Infinity) <= now) {
         for (const d of down[i].poll(now)) {
           const it = d.item;
+          if (rtp && !('x' in it)) rtp[i].carrier.onReverseArrival(now); // stands for ICE's STUN responses
           if ('x' in it) {
             crossModelsByX[it.x]?.onDelivered(it, now);
             continue;
@@ -490,6 +561,7 @@ export function runLoop(opts: SimOptions, settings: RunSettings): SimRun {
     }
     // SCTP timers (T3-rtx, delayed SACK) due now.
     for (const ch of channels) if ((ch.nextTimerUs() ?? Infinity) <= now) ch.onTimer(now);
+    for (const c of carriers) if ((c.nextTimerUs() ?? Infinity) <= now) c.onTimer(now);
     // Per-second sample (after the deliveries of that instant).
     if (now >= nextSampleUs) takeSample(now);
     if (now >= endUs) break;
@@ -585,6 +657,7 @@ export function runLoop(opts: SimOptions, settings: RunSettings): SimRun {
       if (b !== undefined && b < next) next = b;
     }
     for (const ch of channels) next = Math.min(next, ch.nextTimerUs() ?? Infinity);
+    for (const c of carriers) next = Math.min(next, c.nextTimerUs() ?? Infinity);
     for (const r of relayLinks) next = Math.min(next, r.link.nextEventUs() ?? Infinity);
     if (routes) next = Math.min(next, Math.max(routes.nextEventUs(), now + 1));
     if (nextAudioUs < next) next = nextAudioUs;
@@ -607,6 +680,7 @@ export function runLoop(opts: SimOptions, settings: RunSettings): SimRun {
     up,
     chUp,
     chDown,
+    ...(rtp ? { rtp } : {}),
     samples,
     ...(heap ? { heap } : {}),
     ...(overlay ? { overlay } : {}),

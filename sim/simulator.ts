@@ -49,8 +49,8 @@ export function simulate(opts: SimOptions): SimResult {
   if (!Number.isInteger(nStreams) || nStreams < 1 || nStreams > 3) throw new RangeError(`simulate: streams must be 1..3, got ${nStreams}`);
   const qoeFeedback = opts.qoeFeedback ?? true;
   const dcModel = opts.datachannel ?? 'ideal';
-  if (dcModel !== 'sctp' && dcModel !== 'ideal') throw new RangeError(`simulate: datachannel must be 'sctp' or 'ideal', got ${String(dcModel)}`);
-  const overhead = opts.linkOverheadBytes ?? (dcModel === 'sctp' ? UDP_IP_OVERHEAD_BYTES : DEFAULT_LINK_OVERHEAD_BYTES);
+  if (dcModel !== 'sctp' && dcModel !== 'ideal' && dcModel !== 'sctp+rtp') throw new RangeError(`simulate: datachannel must be 'sctp', 'sctp+rtp' or 'ideal', got ${String(dcModel)}`);
+  const overhead = opts.linkOverheadBytes ?? (dcModel === 'ideal' ? DEFAULT_LINK_OVERHEAD_BYTES : UDP_IP_OVERHEAD_BYTES);
   if (!(overhead >= 0)) throw new RangeError(`simulate: linkOverheadBytes must be >= 0, got ${overhead}`);
   const endUs = Math.round(durationS * 1e6);
   return buildResult(opts, runLoop(opts, { durationS, nStreams, qoeFeedback, dcModel, overhead, endUs }));

@@ -14,6 +14,14 @@ import type { PerSecond, ReportPath } from '../tools/harness/report.js';
 import type { FairnessResult } from './fairness.js';
 import type { CrossTrafficKind, Scenario } from './net/scenario.js';
 import type { SctpStats } from './datachannel-model.js';
+import type { RtpCarrierOptions, RtpCarrierStats } from './rtp-carrier-model.js';
+import type { StallFallbackOptions, StallFallbackStats } from '../src/transport/stall-fallback.js';
+
+/** Per path with `datachannel: 'sctp+rtp'`: the up carrier's counters and each of our streams' stall fallback sink. */
+export interface SimRtpPathStats {
+  carrier: RtpCarrierStats;
+  sinks: StallFallbackStats[];
+}
 import type { AdaptationStats, EncoderModelOptions } from './encoder-model.js';
 import type { PacketTransmissionStats } from './metrics.js';
 
@@ -51,9 +59,20 @@ export interface SimOptions {
    * (dcSCTP's congestion window, send buffer, SACKs on the reverse link,
    * fragmentation into 1191-byte SCTP packets, DTLS overhead), so
    * `bufferedAmount()` is real. 'ideal': every datagram goes on the link at
-   * once, `bufferedAmount()` is 0. Default 'ideal'.
+   * once, `bufferedAmount()` is 0. 'sctp+rtp': 'sctp' plus, per path, an RTP
+   * carrier (sim/rtp-carrier-model.ts) on the up link that the media
+   * sender of each of our streams uses while that path's datachannel is
+   * stalled (src/transport/stall-fallback.ts StallFallbackSink; see
+   * {@link stallFallback}, {@link rtpCarrier}). Default 'ideal'.
    */
-  datachannel?: 'sctp' | 'ideal';
+  datachannel?: 'sctp' | 'ideal' | 'sctp+rtp';
+  /** With `datachannel: 'sctp+rtp'`: the stall fallback's options (StallFallbackOptions `stallMs`, `stallScale`, `backlogBytes`, ...); default its defaults. */
+  stallFallback?: Partial<Pick<StallFallbackOptions, 'stallMs' | 'stallScale' | 'backlogBytes' | 'progressBytes' | 'ceilingQueueMs' | 'minCeilingQueueBytes' | 'burstMs' | 'minCeilingBps'>> & {
+    /** Ask the encoder for a key frame on each switch to the carrier (StallFallbackOptions.onSwitch); default true. */
+    keyframeOnSwitch?: boolean;
+  };
+  /** With `datachannel: 'sctp+rtp'`: the RTP carrier model's options (sim/rtp-carrier-model.ts RTP_CARRIER_DEFAULTS). */
+  rtpCarrier?: Partial<RtpCarrierOptions>;
   /** Receiver playout timing (ReceiverEngine `playout`; default the engine's; `{ maxDelayMs: 0 }` = decode at once). */
   playout?: PlayoutOptions;
   /**
@@ -280,7 +299,15 @@ export interface SimResult extends CallQoe {
   /** MPRTP §V fairness metrics (sim/fairness.ts) when the scenario has cross traffic. */
   fairness?: FairnessResult;
   /** Simulator bookkeeping: events processed, datagrams carried. */
-  sim: { steps: number; datagramsUp: number; datagramsDown: number; qoeDropped: number; datachannel: 'sctp' | 'ideal'; sctp?: Array<{ up: SctpStats; down: SctpStats }> };
+  sim: {
+    steps: number;
+    datagramsUp: number;
+    datagramsDown: number;
+    qoeDropped: number;
+    datachannel: 'sctp' | 'ideal' | 'sctp+rtp';
+    sctp?: Array<{ up: SctpStats; down: SctpStats }>;
+    rtp?: SimRtpPathStats[];
+  };
 }
 
 /** Audio QoE of a simulated call (receiver `stats().audio`; webrtc-stats concealment, mouth-to-ear = capture -> played out). */

@@ -1,6 +1,6 @@
 /**
  * `npm run bench -- --scenario FILE.json|NAME [--compare LIST] [--fec LIST] [--streams 1-3]
- *                   [--seeds N] [--first-seed K] [--duration S] [--variants N] [--half tune|check] [--only NAME,...] [--rate-scale K] [--degradation PREF] [--datachannel sctp|ideal] [--clock-skew MS] [--playout K=V,...] [--nack K=V,...] [--temporal-layers 1-3] [--converge K=V,...] [--fractal K=V,...] [--sender K=V,...] [--receiver K=V,...] [--audio on|off] [--explain-freezes] [--jobs N] [--out DIR]`
+ *                   [--seeds N] [--first-seed K] [--duration S] [--variants N] [--half tune|check] [--only NAME,...] [--rate-scale K] [--degradation PREF] [--datachannel sctp|sctp+rtp|ideal] [--stall K=V,...] [--clock-skew MS] [--playout K=V,...] [--nack K=V,...] [--temporal-layers 1-3] [--converge K=V,...] [--fractal K=V,...] [--sender K=V,...] [--receiver K=V,...] [--audio on|off] [--explain-freezes] [--jobs N] [--out DIR]`
  *
  * Runs the simulator (sim/simulator.ts) for every scenario variant x
  * configuration x FEC policy x seed and writes:
@@ -44,8 +44,13 @@
  * `--clock-skew MS` gives the sender a clock MS ahead of the receiver's (any
  * sign; SimOptions.clockSkewMs): latency then rests on the receiver's clock
  * offset estimate, reported in each result's `clock`.
- * `--datachannel sctp|ideal` picks the datachannel model (sim/simulator.ts
- * SimOptions.datachannel; default ideal). `--playout K=V,...` sets the
+ * `--datachannel sctp|sctp+rtp|ideal` picks the datachannel model (sim/simulator.ts
+ * SimOptions.datachannel; default ideal; 'sctp+rtp' adds an RTP carrier per
+ * path used while the datachannel is stalled). `--stall K=V,...` sets the stall
+ * fallback's options with 'sctp+rtp' (src/transport/stall-fallback.ts:
+ * `stallMs`, `stallScale`, `backlogBytes`, `progressBytes`, `ceilingQueueMs`,
+ * `minCeilingQueueBytes`, `burstMs`, `minCeilingBps`; `keyframeOnSwitch=false` turns off the key
+ * frame the simulator asks for on each switch to the carrier). `--playout K=V,...` sets the
  * receiver's playout timing (src/feedback/playout.ts PlayoutOptions, e.g.
  * `maxDelayMs=0` = decode at once; default the engine's). `--nack K=V,...`
  * the receiver's NACK timing (ReceiverEngineConfig.nack: `reorderWindowMs`,
@@ -116,7 +121,7 @@ const SENDER_KEYS = [
   'pacer.pacingFactor',
 ];
 
-const USAGE = `usage: npm run bench -- --scenario FILE.json|NAME [--compare LIST] [--fec LIST] [--streams 1-3] [--seeds N] [--first-seed K] [--duration S] [--variants N] [--half tune|check] [--only NAME,...] [--rate-scale K] [--degradation PREF] [--datachannel sctp|ideal] [--clock-skew MS] [--playout K=V,...] [--nack K=V,...] [--temporal-layers 1-3] [--converge K=V,...] [--fractal K=V,...] [--sender K=V,...] [--receiver K=V,...] [--audio on|off] [--explain-freezes] [--jobs N] [--out DIR]
+const USAGE = `usage: npm run bench -- --scenario FILE.json|NAME [--compare LIST] [--fec LIST] [--streams 1-3] [--seeds N] [--first-seed K] [--duration S] [--variants N] [--half tune|check] [--only NAME,...] [--rate-scale K] [--degradation PREF] [--datachannel sctp|sctp+rtp|ideal] [--stall K=V,...] [--clock-skew MS] [--playout K=V,...] [--nack K=V,...] [--temporal-layers 1-3] [--converge K=V,...] [--fractal K=V,...] [--sender K=V,...] [--receiver K=V,...] [--audio on|off] [--explain-freezes] [--jobs N] [--out DIR]
   --compare entries: ${compareEntriesHelp()}, converge-nofb, ${estimatorEntries().join('|')} (that estimator with its paper's scheduler: fractal = mrtp + fractal), SCHED+EST (e.g. converge+fractal) (bench/compare.ts)`;
 
 const OPTIONS = {
@@ -133,6 +138,7 @@ const OPTIONS = {
   only: { type: 'string' },
   degradation: { type: 'string' },
   datachannel: { type: 'string' },
+  stall: { type: 'string' },
   'clock-skew': { type: 'string' },
   playout: { type: 'string' },
   nack: { type: 'string' },
@@ -165,7 +171,8 @@ interface Args {
   rateScale?: number;
   only?: string[];
   degradation?: DegradationPreference;
-  datachannel?: 'sctp' | 'ideal';
+  datachannel?: 'sctp' | 'ideal' | 'sctp+rtp';
+  stallFallback?: SimOptions['stallFallback'];
   clockSkewMs?: number;
   temporalLayers?: number;
   converge?: Partial<ConvergeConfig>;
@@ -239,7 +246,17 @@ function parseOptions(v: CliValues<typeof OPTIONS>): Args {
     ...(v['rate-scale'] !== undefined ? { rateScale: numberOption('rate-scale', v['rate-scale'], 0.001, 1000) } : {}),
     only: v.only === undefined ? undefined : v.only.split(',').filter(Boolean),
     degradation: choiceOption('degradation', v.degradation, DEGRADATION_PREFERENCES),
-    datachannel: choiceOption('datachannel', v.datachannel, ['sctp', 'ideal'] as const),
+    datachannel: choiceOption('datachannel', v.datachannel, ['sctp', 'sctp+rtp', 'ideal'] as const),
+    stallFallback: parseOverrides(v.stall, '--stall', [
+      'stallMs',
+      'stallScale',
+      'backlogBytes',
+      'progressBytes',
+      'ceilingQueueMs',
+      'minCeilingQueueBytes',
+      'burstMs',
+      'keyframeOnSwitch',
+    ]) as SimOptions['stallFallback'],
     ...(v['clock-skew'] !== undefined ? { clockSkewMs: numberOption('clock-skew', v['clock-skew'], -86_400_000, 86_400_000) } : {}),
     temporalLayers: tl === undefined ? undefined : Number(tl),
     converge,
@@ -353,6 +370,7 @@ async function main(values: CliValues<typeof OPTIONS>): Promise<number> {
             ...(a.sender ? { sender: a.sender } : {}),
             ...(a.receiver ? { receiver: a.receiver } : {}),
             ...(a.datachannel ? { datachannel: a.datachannel } : {}),
+            ...(a.stallFallback ? { stallFallback: a.stallFallback } : {}),
             ...(a.clockSkewMs !== undefined ? { clockSkewMs: a.clockSkewMs } : {}),
             ...(a.playout ? { playout: a.playout } : {}),
             ...(a.nack ? { nack: a.nack } : {}),

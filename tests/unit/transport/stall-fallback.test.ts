@@ -1,0 +1,290 @@
+import { describe, expect, it } from 'vitest';
+import { ManualClock } from '../../../src/core/clock.js';
+import type { DatagramCarrier } from '../../../src/transport/carrier.js';
+import { StallFallbackSink } from '../../../src/transport/stall-fallback.js';
+
+/** A datachannel whose buffer drains only when told (drain = SACKs arriving). */
+class FakeDc {
+  buffered = 0;
+  sent = 0;
+  refuse = false;
+  send(b: Uint8Array): boolean {
+    if (this.refuse) return false;
+    this.buffered += b.length;
+    this.sent++;
+    return true;
+  }
+  bufferedAmount(): number {
+    return this.buffered;
+  }
+  drain(bytes: number): void {
+    this.buffered = Math.max(0, this.buffered - bytes);
+  }
+}
+
+class FakeCarrier implements DatagramCarrier {
+  open = true;
+  queue = 0;
+  maxQueue = 1e9;
+  ceiling: number | undefined = undefined;
+  got: Uint8Array[] = [];
+  send(b: Uint8Array): boolean {
+    if (!this.open || this.queue + b.length > this.maxQueue) return false;
+    this.queue += b.length;
+    this.got.push(b);
+    return true;
+  }
+  queuedBytes(): number {
+    return this.queue;
+  }
+  rateCeilingBps(): number | undefined {
+    return this.ceiling;
+  }
+  on(): () => void {
+    return () => {};
+  }
+  close(): void {
+    this.open = false;
+  }
+}
+
+const dg = (n = 1000) => new Uint8Array(n);
+
+function setup(opts: { rtt?: number; stallMs?: number } = {}) {
+  const clock = new ManualClock(1_000_000);
+  const dc = new FakeDc();
+  const carrier = new FakeCarrier();
+  const sink = new StallFallbackSink({
+    datachannel: dc,
+    carrier,
+    clock,
+    ...(opts.rtt !== undefined ? { rttMs: () => opts.rtt } : {}),
+    ...(opts.stallMs !== undefined ? { stallMs: opts.stallMs } : {}),
+  });
+  return { clock, dc, carrier, sink };
+}
+
+/** Build a stalled backlog: write 10 datagrams, then advance `ms` without any drain. */
+function stall(s: ReturnType<typeof setup>, ms: number): void {
+  for (let i = 0; i < 10; i++) s.sink.send(dg());
+  s.clock.advanceMs(ms);
+}
+
+describe('StallFallbackSink', () => {
+  it('passes through to the datachannel while it drains, without a carrier too', () => {
+    const s = setup();
+    for (let t = 0; t < 50; t++) {
+      expect(s.sink.send(dg())).toBe(true);
+      s.clock.advanceMs(20);
+      s.dc.drain(1500); // drains faster than 1000 B / 20 ms
+    }
+    expect(s.carrier.got.length).toBe(0);
+    const st = s.sink.stats();
+    expect(st.datachannelDatagrams).toBe(50);
+    expect(st.toCarrier).toBe(0);
+    expect(st.pipe).toBe('datachannel');
+    // No carrier at all: a plain pass-through.
+    const clock = new ManualClock();
+    const dc = new FakeDc();
+    const bare = new StallFallbackSink({ datachannel: dc, carrier: undefined, clock });
+    for (let i = 0; i < 10; i++) bare.send(dg());
+    clock.advanceMs(10_000);
+    expect(bare.send(dg())).toBe(true);
+    expect(dc.sent).toBe(11);
+    expect(bare.bufferedAmount()).toBe(11_000);
+  });
+
+  it('derives the stall time from rto_min and the RTT', () => {
+    expect(setup().sink.stallTimeMs()).toBe(400);
+    expect(setup({ rtt: 50 }).sink.stallTimeMs()).toBe(400);
+    expect(setup({ rtt: 500 }).sink.stallTimeMs()).toBe(700);
+    expect(setup({ stallMs: 250, rtt: 500 }).sink.stallTimeMs()).toBe(250);
+    expect(() => setup({ stallMs: 0 })).toThrow(RangeError);
+  });
+
+  it('moves to the carrier after the stall time without drain, and reports the carrier queue', () => {
+    const s = setup();
+    stall(s, 300);
+    expect(s.sink.send(dg())).toBe(true);
+    expect(s.carrier.got.length).toBe(0); // 300 ms < 400 ms: still the datachannel
+    s.clock.advanceMs(150);
+    expect(s.sink.bufferedAmount()).toBe(0); // now on the carrier: its (empty) queue, not the 11 kB backlog
+    expect(s.sink.send(dg(700))).toBe(true);
+    expect(s.carrier.got.length).toBe(1);
+    expect(s.sink.bufferedAmount()).toBe(700);
+    expect(s.dc.bufferedAmount()).toBe(11_000); // nothing more written into the stalled channel
+    expect(s.sink.stalled()).toBe(false); // on the carrier: not stalled for the engine's last-resort rule
+    const st = s.sink.stats();
+    expect(st.pipe).toBe('carrier');
+    expect(st.toCarrier).toBe(1);
+    expect(st.carrierDatagrams).toBe(1);
+    expect(st.carrierBytes).toBe(700);
+    expect(st.datachannelDatagrams).toBe(11);
+  });
+
+  it('does not count one T3-rtx packet as progress, but counts a real drain', () => {
+    const s = setup();
+    stall(s, 350);
+    s.dc.drain(1100); // one retransmission-timeout packet
+    s.clock.advanceMs(100);
+    expect(s.sink.stats().pipe).toBe('carrier');
+    // A channel draining steadily (> one MTU per check) never stalls.
+    const h = setup();
+    for (let i = 0; i < 20; i++) h.sink.send(dg());
+    for (let t = 0; t < 40; t++) {
+      h.clock.advanceMs(200);
+      h.dc.drain(1300);
+      h.sink.send(dg(1000));
+    }
+    expect(h.sink.stats().toCarrier).toBe(0);
+  });
+
+  it('goes back to the datachannel once it drains, mid-burst', () => {
+    const s = setup();
+    stall(s, 500);
+    const pipes: string[] = [];
+    for (let i = 0; i < 6; i++) {
+      if (i === 3) s.dc.drain(1e9); // SACKs are back: the backlog leaves
+      s.sink.send(dg());
+      pipes.push(s.sink.stats().pipe);
+      s.clock.advanceMs(1);
+    }
+    expect(pipes).toEqual(['carrier', 'carrier', 'carrier', 'datachannel', 'datachannel', 'datachannel']);
+    expect(s.sink.stalled()).toBe(false); // drained
+    expect(s.carrier.got.length).toBe(3);
+    const st = s.sink.stats();
+    expect(st.toCarrier).toBe(1);
+    expect(st.toDatachannel).toBe(1);
+    expect(st.carrierLost).toBe(0);
+    expect(st.carrierMs).toBeGreaterThan(0);
+    expect(st.carrierMs).toBeLessThan(10);
+  });
+
+  it('does not go back when a retransmission-timeout packet takes the last bytes: only on progress or an empty channel for the stall time', () => {
+    const s = setup();
+    s.sink.send(dg());
+    s.sink.send(dg()); // 2000 B backlog
+    s.clock.advanceMs(500);
+    expect(s.sink.stats().pipe).toBe('carrier');
+    s.clock.advanceMs(800);
+    s.dc.drain(1100); // T3 packet: 900 B left, below backlogBytes, no SACK behind it
+    s.sink.send(dg());
+    expect(s.sink.stats().pipe).toBe('carrier');
+    s.clock.advanceMs(1600);
+    s.dc.drain(900); // the next T3 packet empties the buffer
+    expect(s.sink.stats().pipe).toBe('carrier');
+    s.clock.advanceMs(300);
+    expect(s.sink.stats().pipe).toBe('carrier');
+    s.clock.advanceMs(200); // empty for longer than the 400 ms stall time
+    expect(s.sink.stats().pipe).toBe('datachannel');
+  });
+
+  it('falls back to the datachannel when the carrier closes, and refuses while the carrier refuses', () => {
+    const s = setup();
+    stall(s, 500);
+    s.carrier.maxQueue = 1500;
+    expect(s.sink.send(dg())).toBe(true);
+    expect(s.sink.send(dg())).toBe(false); // carrier queue bound
+    expect(s.sink.stats().carrierRefused).toBe(1);
+    expect(s.dc.sent).toBe(10); // a refused datagram is not pushed into the stalled channel
+    s.carrier.close();
+    expect(s.sink.send(dg())).toBe(true);
+    expect(s.dc.sent).toBe(11);
+    const st = s.sink.stats();
+    expect(st.pipe).toBe('datachannel');
+    expect(st.carrierLost).toBe(1);
+    expect(s.sink.bufferedAmount()).toBe(11_000);
+    expect(s.sink.stalled()).toBe(true); // back on a stalled channel
+    // A carrier that was never open is never used.
+    const n = setup();
+    n.carrier.open = false;
+    stall(n, 2000);
+    n.sink.send(dg());
+    expect(n.sink.stats().toCarrier).toBe(0);
+    // Datachannel refusal is counted.
+    n.dc.refuse = true;
+    expect(n.sink.send(dg())).toBe(false);
+    expect(n.sink.stats().datachannelRefused).toBe(1);
+  });
+
+  it('paces the carrier at its ceiling from a bounded FIFO: counted refusals, whole bursts, reported as buffered', () => {
+    const s = setup();
+    s.carrier.ceiling = 240_000; // 30 kB/s: FIFO bound max(15 kB, 12 kB) = 15 kB
+    stall(s, 500);
+    // A 10 kB key frame at once: accepted whole (no refusal mid-frame), then paced out.
+    let ok = 0;
+    for (let i = 0; i < 10; i++) if (s.sink.send(dg())) ok++;
+    expect(ok).toBe(10);
+    expect(s.carrier.got.length).toBeLessThan(3); // a 20 ms burst at 30 kB/s
+    expect(s.sink.bufferedAmount()).toBeGreaterThan(7000); // the engine sees what waits
+    let refused = 0;
+    for (let t = 0; t < 1000; t++) {
+      if (!s.sink.send(dg())) refused++; // offer 8 Mbps
+      s.carrier.queue = 0; // the fake carrier hands everything to the network at once
+      expect(s.sink.bufferedAmount()).toBeLessThanOrEqual(16_000);
+      s.clock.advanceMs(1);
+    }
+    // ~30 kB/s reached the carrier over ~1 s, the rest was refused (counted).
+    const bytes = s.carrier.got.length * 1000;
+    expect(bytes).toBeGreaterThan(25_000);
+    expect(bytes).toBeLessThan(40_000);
+    expect(refused).toBeGreaterThan(900);
+    expect(s.sink.stats().ceilingRefused).toBe(refused);
+  });
+
+  it('tells the owner about switches and moves what waits in its FIFO into the drained datachannel', () => {
+    const clock = new ManualClock(0);
+    const dc = new FakeDc();
+    const carrier = new FakeCarrier();
+    carrier.ceiling = 80_000; // 10 kB/s
+    const seen: string[] = [];
+    const sink = new StallFallbackSink({ datachannel: dc, carrier, clock, onSwitch: (p) => seen.push(p) });
+    for (let i = 0; i < 10; i++) sink.send(dg());
+    clock.advanceMs(500);
+    for (let i = 0; i < 5; i++) sink.send(dg());
+    expect(seen).toEqual(['carrier']);
+    const onCarrier = carrier.got.length;
+    expect(onCarrier).toBeLessThan(5);
+    dc.drain(1e9);
+    expect(sink.bufferedAmount()).toBe(5000 - onCarrier * 1000); // back on the datachannel: the FIFO went there
+    expect(seen).toEqual(['carrier', 'datachannel']);
+    const st = sink.stats();
+    expect(st.requeuedToDatachannel).toBe(5 - onCarrier);
+    expect(st.fifoBytes).toBe(0);
+    expect(dc.sent).toBe(10 + 5 - onCarrier);
+  });
+
+  it('does not use (and leaves) a carrier whose ceiling is below minCeilingBps', () => {
+    const clock = new ManualClock(0);
+    const dc = new FakeDc();
+    const carrier = new FakeCarrier();
+    carrier.ceiling = 300_000;
+    const sink = new StallFallbackSink({ datachannel: dc, carrier, clock, minCeilingBps: 150_000 });
+    for (let i = 0; i < 10; i++) sink.send(dg());
+    clock.advanceMs(500);
+    expect(sink.stats().pipe).toBe('carrier');
+    carrier.ceiling = 30_000; // GCC collapsed
+    sink.send(dg());
+    let st = sink.stats();
+    expect(st.pipe).toBe('datachannel');
+    expect(st.ceilingTooLow).toBe(1);
+    clock.advanceMs(2000);
+    expect(sink.stats().pipe).toBe('datachannel'); // still stalled, but the carrier is no use
+    carrier.ceiling = 200_000;
+    st = sink.stats();
+    expect(st.pipe).toBe('carrier');
+    expect(st.toCarrier).toBe(2);
+  });
+
+  it('counts progress from the channel even when other writers add bytes', () => {
+    const s = setup();
+    stall(s, 100);
+    for (let t = 0; t < 20; t++) {
+      s.dc.buffered += 200; // another engine's reports into the same channel
+      s.dc.drain(1500);
+      s.clock.advanceMs(100);
+      s.sink.bufferedAmount();
+    }
+    expect(s.sink.stats().toCarrier).toBe(0);
+  });
+});
