@@ -53,6 +53,8 @@ export interface BenchOptions {
   seed: number;
   /** Ours: MultipathCallOptions.datachannelWorker (arrival stamps off the main thread) on the media receiver's page, or on both pages. */
   datachannelWorker?: 'receiver' | 'both';
+  /** Ours: MultipathCallOptions.rtpCarrier on both pages (each path's media rides an RTP carrier while its datachannel is stalled). */
+  rtpCarrier?: boolean;
   /** Ours: MultipathCallOptions.pacer (the sender's pacer: send burst, pacing factor). */
   pacer?: { burstMs?: number; pacingFactor?: number };
   out: string;
@@ -181,6 +183,7 @@ async function runOne(browser: Browser, base: string, cfg: CompareEntry, o: Benc
         q.set('fec', cfg.fec ?? 'path'); // main.ts fills it from --fec
         if (cfg.singlePath !== undefined) q.set('singlePath', String(cfg.singlePath));
         if (o.datachannelWorker === 'both' || (o.datachannelWorker === 'receiver' && role === 'receiver')) q.set('dcWorker', '1');
+        if (o.rtpCarrier) q.set('rtpCarrier', '1');
         if (o.pacer?.burstMs !== undefined) q.set('pacerBurstMs', String(o.pacer.burstMs));
         if (o.pacer?.pacingFactor !== undefined) q.set('pacingFactor', String(o.pacer.pacingFactor));
       }
@@ -234,6 +237,30 @@ async function runOne(browser: Browser, base: string, cfg: CompareEntry, o: Benc
         const shown = displays.filter((d) => d.tMs >= startMs + (s - 1) * 1000).length;
         o.log(`  ${cfg.name} t=${s}s: ${shown} frames displayed in the last second, ${quality.length} PSNR samples`);
       }
+    }
+    // --rtp-carrier: every path of ours must have loaded its stall fallback (else the option did nothing); say how much rode the carrier.
+    if (o.rtpCarrier && cfg.kind !== 'native') {
+      const ps =
+        (
+          lastS?.stats as {
+            sender?: {
+              paths?: Array<{
+                id: number;
+                rtpCarrier?: { carrierDatagrams: number; carrierBytes: number; datachannelDatagrams: number; toCarrier: number; carrierRefused: number; ceilingRefused: number };
+              }>;
+            };
+          } | null
+        )?.sender?.paths ?? [];
+      if (ps.length === 0 || ps.some((p) => !p.rtpCarrier))
+        pageErrors.push(
+          `--rtp-carrier: path(s) ${
+            ps
+              .filter((p) => !p.rtpCarrier)
+              .map((p) => p.id)
+              .join(', ') || 'all'
+          } without a stall fallback: the option was not applied`,
+        );
+      for (const p of ps) if (p.rtpCarrier) o.log(`  ${cfg.name} path ${p.id} RTP carrier: ${JSON.stringify(p.rtpCarrier)}`);
     }
     // Quality work still queued for frames shown before the end.
     await new Promise((r) => setTimeout(r, 300));

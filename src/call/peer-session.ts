@@ -26,6 +26,8 @@ import { findSharedPairs } from '../transport/path-set.js';
 import { SimplePeerPath } from '../transport/simple-peer-path.js';
 import { PathSupervisor } from '../transport/path-supervisor.js';
 import type { PathStatus } from '../transport/path-supervisor.js';
+import type { DatagramCarrier } from '../transport/carrier.js';
+import type { StallFallbackSink } from '../transport/stall-fallback.js';
 import type { PathTransport, SelectedPair } from '../transport/types.js';
 import type { RouteHandover } from './route-handover.js';
 import type { SessionSnapshot } from './stats.js';
@@ -82,6 +84,7 @@ export function simplePeerPaths(
       ...(relay ? { iceTransportPolicy: 'relay' as const } : {}),
       candidateFilter: o.candidateFilter ?? ((c: ParsedCandidate, id: PathId) => policy().allows(c, id)),
       ...(wrtc?.() ? { wrtc: wrtc() } : {}),
+      ...(o.rtpCarrier ? { rtpCarrier: true } : {}),
       onSignal,
     });
   };
@@ -128,6 +131,12 @@ export class PeerSession {
   private endpoint: Endpoint;
   private _sender: SenderEngine | undefined;
   private senderUnsubscribe: Array<() => void> = [];
+  /** Each path's sink (see {@link pathSink}). */
+  private readonly sinks = new Map<PathId, PathSink>();
+  /** The paths' stall fallbacks (option `rtpCarrier`), once loaded. */
+  private readonly fallbacks = new Map<PathId, StallFallbackSink>();
+  /** The sender's key frame request (attachSender). */
+  private onKeyframeNeeded: ((reason: string) => void) | undefined;
   /**
    * Since when (ms, Date.now()) the signalling server no longer announces
    * this participant (it left, or our or its signalling reconnects);
@@ -283,12 +292,51 @@ export class PeerSession {
     if (!this.isScheduled(id)) sender.setPathEnabled(id, false);
   }
 
-  /** The engines' view of a path: whatever transport generation is current. */
-  private pathSink(id: PathId): { send(b: Uint8Array): boolean; bufferedAmount(): number } {
-    return {
-      send: (b: Uint8Array) => this.transports.get(id)?.send(b) ?? false,
+  /**
+   * The engines' view of a path (one per path, shared by the sender and the
+   * receiver): whatever transport generation is current. With the option
+   * `rtpCarrier`, once its chunk has loaded, behind the stall fallback
+   * (src/transport/stall-fallback.ts): the path's media goes on its RTP
+   * carrier while its datachannel is stalled, and a switch to the carrier
+   * asks the encoder for a key frame (what follows references frames stuck in
+   * the channel). The stall time scales with the path's RTT (the sender's SRTT).
+   */
+  private pathSink(id: PathId): PathSink {
+    let sink = this.sinks.get(id);
+    if (sink) return sink;
+    const dc: PathSink = {
+      send: (b) => this.transports.get(id)?.send(b) ?? false,
       bufferedAmount: () => this.transports.get(id)?.bufferedAmount() ?? 0,
     };
+    let fallback: PathSink | undefined;
+    let rtt: number | undefined;
+    let rttAtUs = Number.NEGATIVE_INFINITY;
+    if (this.host.opts.rtpCarrier)
+      void import('../transport/stall-fallback.js').then((m) => {
+        const f = new m.StallFallbackSink({
+          datachannel: dc,
+          carrier: () => {
+            const c = (this.transports.get(id) as { rtpCarrier?: DatagramCarrier | string }).rtpCarrier;
+            return typeof c === 'object' ? c : undefined;
+          },
+          clock: this.host.clock,
+          // The sender's SRTT of the path, read at most every 100 ms; the ICE pair's RTT before it has one.
+          rttMs: () => {
+            const now = this.host.clock.nowUs();
+            if (now - rttAtUs >= 100_000) {
+              rttAtUs = now;
+              rtt = this._sender?.pathStates().find((p) => p.id === id)?.srttMs ?? this.selectedPairs.get(id)?.rttMs;
+            }
+            return rtt;
+          },
+          onSwitch: (pipe) => pipe === 'carrier' && this.onKeyframeNeeded?.('carrier'),
+        });
+        this.fallbacks.set(id, f);
+        fallback = f;
+      });
+    sink = { send: (b) => (fallback ?? dc).send(b), bufferedAmount: () => (fallback ?? dc).bufferedAmount() };
+    this.sinks.set(id, sink);
+    return sink;
   }
 
   /** A signal from the remote participant for `pathId` (already vouched for by the signalling client). */
@@ -319,6 +367,7 @@ export class PeerSession {
   attachSender(sender: SenderEngine, onKeyframeNeeded: (reason: string) => void): void {
     for (const u of this.senderUnsubscribe) u();
     this._sender = sender;
+    this.onKeyframeNeeded = onKeyframeNeeded;
     this.endpoint = new Endpoint(this.receiver, sender, this.appData);
     for (let id = 0; id < this.host.numPaths; id++) {
       if (this.transports.has(id) || this.linkStates.has(id)) this.addSenderPath(id, this.pathSink(id), sender);
@@ -485,6 +534,7 @@ export class PeerSession {
           attempt: st.attempt,
           selectedPair: this.selectedPairs.get(st.pathId),
           bufferedAmount: t?.bufferedAmount() ?? 0,
+          rtpCarrier: this.fallbacks.get(st.pathId)?.stats(),
         };
       }),
       samePair: this.samePair(),

@@ -7,6 +7,7 @@
 import type { PathId } from '../core/types.js';
 import type { PathLifecycleState, PathStateReason } from '../transport/path-supervisor.js';
 import type { PathTransportState } from '../transport/types.js';
+import type { StallFallbackStats } from '../transport/stall-fallback.js';
 import type { StatsBase } from './stats-types.js';
 
 /** webrtc-stats RTCTransportStats: the multipath session with one remote participant; id `T_<participant>`. */
@@ -108,6 +109,13 @@ export interface PathStats extends StatsBase {
   restartAttempt: number;
   /** Bytes queued in its RTCDataChannel (bytes). */
   bufferedAmount: number;
+  /**
+   * With `MultipathCallOptions.rtpCarrier`, once loaded: which pipe the path's
+   * datagrams take now and the counters of both (datagrams, bytes, switches
+   * to the RTP carrier on a stalled datachannel and back, refusals); see
+   * src/transport/stall-fallback.ts `StallFallbackStats`. Absent otherwise.
+   */
+  rtpCarrier?: StallFallbackStats;
   /** Our sender schedules on it (connected, enabled). */
   up: boolean;
   /** Demoted by the path hysteresis: padding only, no media (src/sched/path-hysteresis.ts). */

@@ -14,6 +14,7 @@ import type { PathId } from '../core/types.js';
 import type { AppDataStats } from '../engine/app-data.js';
 import type { ReceiverStats, SenderStats } from '../engine/types.js';
 import type { PathLifecycleState, PathStateReason } from '../transport/path-supervisor.js';
+import type { StallFallbackStats } from '../transport/stall-fallback.js';
 import type { PathTransportState, SelectedPair } from '../transport/types.js';
 import {
   type CallStatsEntry,
@@ -40,6 +41,8 @@ export interface PathSnapshot {
   attempt: number;
   selectedPair: SelectedPair | undefined;
   bufferedAmount: number;
+  /** With the option `rtpCarrier`: the path's stall fallback counters (src/transport/stall-fallback.ts). */
+  rtpCarrier?: StallFallbackStats;
 }
 
 /** What one session (one remote participant) holds at the moment of the report. */
@@ -254,6 +257,7 @@ function sessionEntries(c: CallSnapshot, x: SessionSnapshot, timestamp: number):
       iceRestarts: p.iceRestarts,
       restartAttempt: p.attempt,
       bufferedAmount: p.bufferedAmount,
+      rtpCarrier: p.rtpCarrier,
       up: t?.up ?? false,
       demoted: t?.demoted ?? false,
       mediaShare: frac(t?.sharePct ?? 0),

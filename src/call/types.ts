@@ -208,6 +208,16 @@ export interface MultipathCallOptions {
    */
   datachannelWorker?: boolean;
   /**
+   * Give every path a second, acknowledgement-free pipe next to its
+   * datachannel: an RTP carrier (our datagrams bundled into VP8 frames through
+   * `RTCRtpScriptTransform`, src/transport/rtp-carrier.ts) that the path's
+   * media uses while its datachannel is stalled (SCTP sends only what SACKs on
+   * the reverse direction allow, so a dead downlink stops the uplink's media;
+   * src/transport/stall-fallback.ts decides). Chromium; where encoded
+   * transforms are missing the path keeps its datachannel alone. Default false.
+   */
+  rtpCarrier?: boolean;
+  /**
    * How paths are pinned to local candidates when no filter is given:
    * 'by-network' (default) gathers the local candidates once, groups them by
    * network (Chrome's network-id, else interface address) and signals group

@@ -57,6 +57,7 @@ import type { DatagramCarrier } from './carrier.js';
 import { carrierCodecs, MAX_CARRIED_DATAGRAM_BYTES, withoutVideoRepair } from './rtp-carrier-frame.js';
 import type { RtpCarrierWorkerStats } from './rtp-carrier-worker.js';
 import type { SimplePeerPath } from './simple-peer-path.js';
+import type { PathTransportEvents } from './types.js';
 
 export type { RtpCarrierWorkerStats } from './rtp-carrier-worker.js';
 
@@ -472,5 +473,8 @@ export function attachRtpCarrier(peer: CarrierPeer, pathOptions: { initiator: bo
  * the carrier or to why there is none. Never throws.
  */
 export function carrierForPath(path: SimplePeerPath, pathOptions: { initiator: boolean; rtpCarrier?: RtpCarrierOptions | boolean }): void {
-  path.rtpCarrier = attachRtpCarrier((path as unknown as { peer: CarrierPeer }).peer, pathOptions);
+  const c = attachRtpCarrier((path as unknown as { peer: CarrierPeer }).peer, pathOptions);
+  path.rtpCarrier = c;
+  // The carrier's datagrams reach the path's listeners as the datachannel's do (same `ageUs` meaning).
+  if (typeof c === 'object') c.on('message', (bytes, ageUs) => (path as unknown as { events: Emitter<PathTransportEvents> }).events.emit('message', bytes, ageUs));
 }

@@ -92,6 +92,7 @@ function oursCounters(): { counters: Counters; stats: unknown } {
         rttMs: toMs(p.roundTripTime) ?? 0,
         lossPct: p.fractionLost * 100,
         bufferedBytes: p.bufferedAmount,
+        ...(p.rtpCarrier ? { rtpCarrier: p.rtpCarrier } : {}),
       })),
     },
     encoder: ov && {
@@ -241,6 +242,7 @@ async function main(): Promise<void> {
       candidates: 'all',
       clock,
       ...(q.get('dcWorker') === '1' ? { datachannelWorker: true } : {}),
+      ...(q.get('rtpCarrier') === '1' ? { rtpCarrier: true } : {}),
       ...(q.has('pacerBurstMs') || q.has('pacingFactor')
         ? {
             pacer: {
