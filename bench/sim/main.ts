@@ -101,6 +101,7 @@ const SENDER_KEYS = [
   'departureTimes',
   'queuedDeliveryMs',
   'queuedDeliveryRatio',
+  'protectionOverheadMax',
   'upperLayerDropFactor',
   'cwndPushback',
   'pathHysteresis',

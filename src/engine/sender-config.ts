@@ -144,6 +144,18 @@ export interface SenderEngineConfig {
    */
   queuedDeliveryRatio?: number;
   /**
+   * Protection overhead (0..1; 0 = off, the default): each path's S_i in
+   * the Converge Eq. 1 split and in the encoder target is its estimate x
+   * (1 - o), o = the share of the path's sent bytes over the last second
+   * that were retransmissions (NACK, RACK, failover duplicates) and FEC,
+   * capped at this value; pacing still follows the estimate. libwebrtc
+   * gives its encoder estimate x (1 - protection overhead) with the cap 0.5
+   * (FecControllerDefault::UpdateFecRates, kProtectionOverheadRateThreshold,
+   * modules/video_coding/fec_controller_default.cc). Measured in
+   * docs/results.md (the `ovr` block).
+   */
+  protectionOverheadMax?: number;
+  /**
    * Temporal layers: a frame that would be an upper-layer frame is dropped
    * before encoding once the queues exceed this fraction of `dropQueueFrames`
    * (0..1, default 1 = the same threshold as base-layer frames). Below 1,
@@ -336,6 +348,7 @@ export function resolveSenderConfig(config: SenderEngineConfig): ResolvedSenderC
     departureTimes: config.departureTimes ?? false,
     queuedDeliveryMs: config.queuedDeliveryMs ?? 0,
     queuedDeliveryRatio: config.queuedDeliveryRatio ?? 0.9,
+    protectionOverheadMax: config.protectionOverheadMax ?? 0,
     upperLayerDropFactor: config.upperLayerDropFactor ?? 1,
     cwndPushback: config.cwndPushback ?? true,
     fastFailover: config.fastFailover ?? true,

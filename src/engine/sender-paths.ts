@@ -177,7 +177,7 @@ export class SenderPaths {
   usableRateBps(nowUs: number): number {
     let sum = 0;
     for (const p of this.map.values()) {
-      if (this.isUsable(p, nowUs)) sum += p.rateBps();
+      if (this.isUsable(p, nowUs)) sum += p.mediaRateBps(nowUs);
     }
     return sum;
   }

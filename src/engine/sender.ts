@@ -197,6 +197,7 @@ export class SenderEngine {
     path.departureTimes = this.cfg.departureTimes;
     path.queuedMs = this.cfg.queuedDeliveryMs;
     path.queuedRatio = this.cfg.queuedDeliveryRatio;
+    path.overheadMax = this.cfg.protectionOverheadMax;
     this.paths.add(path, now);
     this.lastStreamInfoUs = -Infinity; // announce the stream on the new path soon
   }
@@ -606,6 +607,7 @@ export class SenderEngine {
       this.mediaRates.set(p.id, mr);
     }
     mr.add(now, sent.bytes);
+    if (item.packet.isFec || item.packet.isRetransmission) p.protection.add(now, sent.bytes);
     if (item.packet.frameId === this.keyframes.lastKeyFrameId && item.packet.streamId === this.streamId) p.keyTailBytes = p.stats.bytesSent;
     const pr = item.packet.priority;
     if (pr === Priority.Keyframe) p.stats.keyframePacketsSent++;
