@@ -102,6 +102,7 @@ const SENDER_KEYS = [
   'queuedDeliveryMs',
   'queuedDeliveryRatio',
   'protectionOverheadMax',
+  'overshootDrop',
   'upperLayerDropFactor',
   'cwndPushback',
   'pathHysteresis',
