@@ -102,7 +102,6 @@ const SENDER_KEYS = [
   'queuedDeliveryMs',
   'queuedDeliveryRatio',
   'protectionOverheadMax',
-  'overshootDrop',
   'upperLayerDropFactor',
   'cwndPushback',
   'pathHysteresis',

@@ -156,15 +156,6 @@ export interface SenderEngineConfig {
    */
   protectionOverheadMax?: number;
   /**
-   * Drop delta frames before encoding while the encoder overshoots its
-   * target: the bits it produced beyond the target rate (a leaky bucket
-   * drained at the target) exceed half a second of the target (default
-   * false). libwebrtc's media_opt FrameDropper
-   * (modules/video_coding/utility/frame_dropper.cc); see
-   * src/engine/frame-dropper.ts. Measured in docs/results.md (the `ovr` block).
-   */
-  overshootDrop?: boolean;
-  /**
    * Temporal layers: a frame that would be an upper-layer frame is dropped
    * before encoding once the queues exceed this fraction of `dropQueueFrames`
    * (0..1, default 1 = the same threshold as base-layer frames). Below 1,
@@ -358,7 +349,6 @@ export function resolveSenderConfig(config: SenderEngineConfig): ResolvedSenderC
     queuedDeliveryMs: config.queuedDeliveryMs ?? 0,
     queuedDeliveryRatio: config.queuedDeliveryRatio ?? 0.9,
     protectionOverheadMax: config.protectionOverheadMax ?? 0,
-    overshootDrop: config.overshootDrop ?? false,
     upperLayerDropFactor: config.upperLayerDropFactor ?? 1,
     cwndPushback: config.cwndPushback ?? true,
     fastFailover: config.fastFailover ?? true,

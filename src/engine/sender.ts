@@ -297,13 +297,7 @@ export class SenderEngine {
     }
     // Schedulers that predict per-packet latency (overlay-ucb) add their frame-drop rule (Zhang & Lei §3.3 Eq. 15).
     if (this.scheduler.minExpectedLatencyMs && this.latencyDropper.shouldDrop(0, this.scheduler.minExpectedLatencyMs(this.pathStates()), keyFrame)) return true;
-    return this.dropper.shouldDrop(
-      keyFrame,
-      this.fps,
-      () => this.paths.minDrainMs(this.clock.nowUs()),
-      temporalLayer,
-      this.cfg.overshootDrop && this.dropper.overshoot(this.clock.nowUs(), this.targetBitrateBps()),
-    );
+    return this.dropper.shouldDrop(keyFrame, this.fps, () => this.paths.minDrainMs(this.clock.nowUs()), temporalLayer);
   }
 
   /**
@@ -332,7 +326,6 @@ export class SenderEngine {
     const now = this.clock.nowUs();
     const frags = this.packetizer.packetize(frame);
     this.c.framesSent++;
-    if (this.cfg.overshootDrop) this.dropper.overshoot(now, this.targetBitrateBps(), frame.data.length, frame.keyFrame);
     if (frame.keyFrame) {
       this.c.keyframesSent++;
       this.keyframes.onKeyFrameSent(frame.frameId, frame.data.length, this.targetBitrateBps(), now);
