@@ -125,10 +125,8 @@ export class SenderPath {
     ppsPacketsSent: 0,
   };
   readonly sendRate = new RateMeter(1_000_000);
-  /** Retransmissions and FEC sent over the last second (SenderEngineConfig.protectionOverheadMax). */
+  /** Retransmissions and FEC sent over the last second (SenderPaths.usableRateBps). */
   readonly protection = new RateMeter(1_000_000);
-  /** SenderEngineConfig.protectionOverheadMax (0 = off). */
-  overheadMax = 0;
   /** Loss detection on this path by RACK (RFC 8985 §6.2), fed by every datagram {@link send} writes and the path's reports. */
   readonly rack = new PathRack();
   private readonly drain: { sinceUs: number; sentBytes: number; buffered: number; rateBps: number | undefined; backlogged: boolean };
@@ -388,21 +386,6 @@ export class SenderPath {
     d.sinceUs = nowUs;
     d.sentBytes = 0;
     d.buffered = buffered;
-  }
-
-  /**
-   * This path's part of the encoder target (bps): {@link rateBps} less the
-   * share of its sent bytes that were retransmissions and FEC over the last
-   * second, that share capped at `overheadMax` (0 = off: rateBps). Source:
-   * libwebrtc FecControllerDefault::UpdateFecRates
-   * (modules/video_coding/fec_controller_default.cc): encoder rate =
-   * estimate x (1 - (NACK + FEC sent rate) / total sent rate), the share
-   * capped at kProtectionOverheadRateThreshold 0.5; here per path.
-   */
-  mediaRateBps(nowUs: number): number {
-    const r = this.rateBps();
-    const s = this.overheadMax > 0 ? this.sendRate.rateBps(nowUs) : 0;
-    return s > 0 ? r * (1 - Math.min(this.overheadMax, this.protection.rateBps(nowUs) / s)) : r;
   }
 
   /** S_i: the estimator's target, capped by the datachannel's drain rate while it is backlogged (bps). */

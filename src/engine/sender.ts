@@ -197,7 +197,6 @@ export class SenderEngine {
     path.departureTimes = this.cfg.departureTimes;
     path.queuedMs = this.cfg.queuedDeliveryMs;
     path.queuedRatio = this.cfg.queuedDeliveryRatio;
-    path.overheadMax = this.cfg.protectionOverheadMax;
     this.paths.add(path, now);
     this.lastStreamInfoUs = -Infinity; // announce the stream on the new path soon
   }
@@ -256,7 +255,7 @@ export class SenderEngine {
   /** Encoder target (bps): min(sum S_i over up, not suspect, enabled and not demoted paths, app max), floored. */
   targetBitrateBps(): number {
     const now = this.clock.nowUs();
-    let sum = this.paths.usableRateBps(now);
+    let sum = this.paths.usableRateBps(now, this.cfg.protectionOverheadMax);
     // Packets the scheduler moves between paths (Converge Eq. 2) must not overload the receiving path.
     const f = this.scheduler.encoderRateFraction?.() ?? 1;
     if (f > 0 && f < 1) sum *= f;
