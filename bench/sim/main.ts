@@ -101,7 +101,6 @@ const SENDER_KEYS = [
   'departureTimes',
   'queuedDeliveryMs',
   'queuedDeliveryRatio',
-  'protectionOverheadMax',
   'upperLayerDropFactor',
   'cwndPushback',
   'pathHysteresis',
