@@ -167,6 +167,27 @@ export interface PathSample {
   sendMbps: number;
   /** Smoothed RTT (ms). */
   srttMs: number;
+  /**
+   * What we sent on the path in the 100 ms before the sample, by kind (Mbps):
+   * first transmissions of key / delta frame packets, resends (a media packet
+   * sent before, on the same path or more than PROBE_COPY_US later: NACK and
+   * RACK retransmissions, failover duplicates; they carry the original
+   * bytes), copies (sent again at once on another path: probe duplicates),
+   * FEC, audio (with its loss copies) and the rest (probe padding,
+   * keepalives, control).
+   */
+  by?: SentByKind;
+}
+
+/** Send rate by kind (Mbps), see {@link PathSample.by}. */
+export interface SentByKind {
+  key: number;
+  delta: number;
+  rtx: number;
+  copy: number;
+  fec: number;
+  audio: number;
+  other: number;
 }
 
 /** Per-path timeline of a freeze: samples from 1 s before its start to its end, 100 ms apart; `t` s from the call start. */
@@ -253,8 +274,36 @@ export class FreezeRecorder {
   /** flowSeq -> first NACK (µs); flow seqs are unique within a call's 2^32 range, bounded below. */
   private readonly nacked = new Map<number, number>();
 
+  /** Per path, per STATE_US bin: bytes sent by kind ({@link SentByKind}). */
+  private readonly kindBins: Array<Array<SentByKind | undefined>>;
+
   constructor(readonly nPaths: number) {
     this.sentBins = Array.from({ length: nPaths }, () => []);
+    this.kindBins = Array.from({ length: nPaths }, () => []);
+  }
+
+  private addKind(i: PathId, nowUs: number, kind: keyof SentByKind, bytes: number): void {
+    const bins = this.kindBins[i];
+    if (bins === undefined) return;
+    const b = Math.floor(nowUs / STATE_US);
+    const k = (bins[b] ??= { key: 0, delta: 0, rtx: 0, copy: 0, fec: 0, audio: 0, other: 0 });
+    k[kind] += bytes;
+  }
+
+  /** {@link SentByKind} of path `i` over the STATE_US before `nowUs`. */
+  private sentByKind(i: number, nowUs: number): SentByKind {
+    const out: SentByKind = { key: 0, delta: 0, rtx: 0, copy: 0, fec: 0, audio: 0, other: 0 };
+    const bins = this.kindBins[i] ?? [];
+    const end = nowUs / STATE_US;
+    for (const b of [Math.floor(end) - 1, Math.floor(end)]) {
+      const k = bins[b];
+      if (k === undefined) continue;
+      // Share of bin b inside (nowUs - STATE_US, nowUs].
+      const w = Math.max(0, Math.min(b + 1, end) - Math.max(b, end - 1));
+      for (const key of Object.keys(out) as Array<keyof SentByKind>) out[key] += k[key] * w;
+    }
+    for (const key of Object.keys(out) as Array<keyof SentByKind>) out[key] = Math.round((out[key] * 8e6) / STATE_US / 1e4) / 100;
+    return out;
   }
 
   /** Stream 0's encoder produced frame `id` (before the sender may drop or purge it). */
@@ -268,11 +317,18 @@ export class FreezeRecorder {
     const series = this.sentBins[i];
     while (series.length <= bin) series.push(0);
     series[bin] += bytes.length;
-    const m = media(bytes);
-    if (m === undefined) return;
+    const r = decodePacket(bytes);
+    const kind = r.ok ? r.packet.body.kind : 'other';
+    const m = r.ok && r.packet.body.kind === 'media' && r.packet.body.media.streamId === 0 ? r.packet.body.media : undefined;
+    if (m === undefined) {
+      this.addKind(i, nowUs, kind === 'fec' || kind === 'audio' ? kind : 'other', bytes.length);
+      return;
+    }
     const f = this.frame(m.frameId, m.captureUs, m.keyFrame);
     f.fragCount = m.fragCount;
     const q = f.seqs.get(m.flowSeq);
+    const again = q !== undefined && (m.retransmission || i === q.path || nowUs - q.sentUs > PROBE_COPY_US);
+    this.addKind(i, nowUs, again ? 'rtx' : q !== undefined ? 'copy' : m.keyFrame ? 'key' : 'delta', bytes.length);
     if (q === undefined && !m.retransmission) {
       f.fragsSent.add(m.fragIndex);
       f.bytes += bytes.length;
@@ -327,7 +383,7 @@ export class FreezeRecorder {
   sample(nowUs: number, targetBps: number, paths: ReadonlyArray<{ id: number; up: boolean; enabled: boolean; demoted?: boolean }>, detail?: PathSample[]): void {
     const view: PathView[] = Array.from({ length: this.nPaths }, () => ({ up: false, enabled: false }));
     for (const p of paths) if (p.id >= 0 && p.id < this.nPaths) view[p.id] = { up: p.up && p.demoted !== true, enabled: p.enabled };
-    this.states.push({ atUs: nowUs, targetBps, paths: view, ...(detail ? { detail } : {}) });
+    this.states.push({ atUs: nowUs, targetBps, paths: view, ...(detail ? { detail: detail.map((d, i) => ({ ...d, by: this.sentByKind(i, nowUs) })) } : {}) });
     this.nextStateUs = nowUs + STATE_US;
   }
 

@@ -4,7 +4,7 @@ import type { DecodedFrame } from '../../../sim/metrics.js';
 import { renderFreezeCauses } from '../../../bench/sim/report-freezes.js';
 import type { BenchEntry } from '../../../bench/sim/report.js';
 import type { SimResult } from '../../../sim/simulator.js';
-import { encodeMedia, encodePacket } from '../../../src/wire/encode.js';
+import { encodeAudio, encodeControl, encodeFec, encodeMedia, encodePacket } from '../../../src/wire/encode.js';
 
 const MS = 1000;
 const pkt = (frameId: number, flowSeq: number, captureUs: number, opts: { key?: boolean; rtx?: boolean; streamId?: number; frag?: [number, number] } = {}) =>
@@ -92,6 +92,40 @@ describe('FreezeRecorder (sim/freeze-explain.ts)', () => {
     plain.onArrival(1, pkt(10, 10, 330 * MS), 1000 * MS);
     d2.push(dec(10, 330, 1005));
     expect(plain.explain([{ atUs: d2[9].decodedUs, ms: 1005 - 347 }], d2, capacity)[0].pt).toBeUndefined();
+  });
+
+  it("splits each sample's send rate by kind over the 100 ms before it (pt by): first transmissions, retransmissions, copies, FEC, audio, the rest", () => {
+    const rec = new FreezeRecorder(2);
+    const d = steady(rec, 10, () => 1); // delta frames on path 1 at 0..297 ms
+    rec.onFrame(10, 330 * MS, false);
+    rec.onSend(1, pkt(20, 20, 340 * MS, { key: true }), 340 * MS); // key packet on path 1, its probe copy on path 0 at once, a resend on path 0 later
+    rec.onSend(0, pkt(20, 20, 340 * MS, { key: true }), 341 * MS);
+    rec.onSend(0, pkt(20, 20, 340 * MS, { key: true }), 390 * MS);
+    const fec = encodeFec({ streamId: 0, baseSeq: 20, mask: new Uint8Array([1]), lengthXor: 0, parity: new Uint8Array(500), protectsPath: 0, fecSeq: 0 });
+    rec.onSend(0, encodePacket({ pathId: 0, pathSeq: 90, sendTimeUs: 0 }, 'fec', fec), 370 * MS);
+    const audio = encodeAudio({ streamId: 0, seq: 0, captureUs: 0, durationUs: 20_000, payload: new Uint8Array(300) });
+    rec.onSend(0, encodePacket({ pathId: 0, pathSeq: 91, sendTimeUs: 0 }, 'audio', audio), 380 * MS);
+    rec.onSend(0, encodeControl({ pathId: 0, pathSeq: 92, sendTimeUs: 0 }, { kind: 'padding', padding: { size: 400 } }), 390 * MS);
+    rec.onSend(1, pkt(10, 10, 330 * MS), 331 * MS);
+    rec.onArrival(1, pkt(10, 10, 330 * MS), 1000 * MS);
+    d.push(dec(10, 330, 1005));
+    const detail = [0, 1].map(() => ({ pacerKB: 0, dcKB: 0, netKB: 0, netMs: 0, capMbps: 1, dropped: 0, ackedMbps: 1, estMbps: 2, sendMbps: 1, srttMs: 50 }));
+    for (let k = 0; k <= 12; k++) rec.sample(k * 100 * MS, 1_000_000, UP, detail);
+    const [c] = rec.explain([{ atUs: d[9].decodedUs, ms: 1005 - 347 }], d, capacity);
+    const at = (i: number, s: number) => c.pt?.paths[i][c.pt.t.indexOf(s)].by;
+    const p0 = at(0, 0.4);
+    expect(at(1, 0.4)?.key).toBeGreaterThan(0);
+    expect(p0?.key).toBe(0);
+    expect(p0?.copy).toBe(at(1, 0.4)?.key); // the same packet again at once
+    expect(p0?.rtx).toBe(p0?.copy); // and again later
+    expect(p0?.delta).toBe(0);
+    expect(p0?.fec).toBeGreaterThanOrEqual(0.03); // >= 500 bytes in 100 ms
+    expect(p0?.audio).toBeGreaterThanOrEqual(0.02);
+    expect(p0?.other).toBeGreaterThanOrEqual(0.03);
+    expect(at(0, 0.3)).toEqual({ key: 0, delta: 0, rtx: 0, copy: 0, fec: 0, audio: 0, other: 0 });
+    expect(at(1, 0.1)?.delta).toBeGreaterThan(0); // frames 1-3 on path 1
+    expect(at(1, 0.4)?.delta).toBeGreaterThan(0); // frame 10 at 331 ms
+    expect(at(1, 0.5)?.delta).toBe(0);
   });
 
   it('splits a late frame into sender time and network time, and sees a probe copy as no retransmission', () => {
