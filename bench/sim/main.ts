@@ -106,6 +106,7 @@ const SENDER_KEYS = [
   'departureTimes',
   'queuedDeliveryMs',
   'queuedDeliveryRatio',
+  'protectionOverheadMax',
   'upperLayerDropFactor',
   'cwndPushback',
   'pathHysteresis',

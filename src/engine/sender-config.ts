@@ -144,6 +144,21 @@ export interface SenderEngineConfig {
    */
   queuedDeliveryRatio?: number;
   /**
+   * Protection overhead (0..1; 0 = off, the default): each path counts in
+   * the encoder target (the sum of S_i) at its S_i x (1 - o), o = the share
+   * of the path's send rate over the last second that was retransmissions
+   * (NACK, RACK, failover duplicates) and FEC, capped at this value; the
+   * Converge Eq. 1 split and pacing still use S_i. libwebrtc gives its
+   * encoder estimate x (1 - protection overhead), the share capped at 0.5
+   * (FecControllerDefault::UpdateFecRates, kProtectionOverheadRateThreshold,
+   * modules/video_coding/fec_controller_default.cc). With 0.5 the simulator
+   * gains (converge, cellular suite, 3 seeds: tune 5.95 -> 4.88 s frozen,
+   * check 10.64 -> 9.59 s; carriers 0.45 -> 0.15 s) but loses loss-sweep at
+   * 10 % loss (63.0 -> 76.3 s over 9 runs: the target falls to its floor);
+   * docs/results.md (the `ovr` block).
+   */
+  protectionOverheadMax?: number;
+  /**
    * Temporal layers: a frame that would be an upper-layer frame is dropped
    * before encoding once the queues exceed this fraction of `dropQueueFrames`
    * (0..1, default 1 = the same threshold as base-layer frames). Below 1,
@@ -336,6 +351,7 @@ export function resolveSenderConfig(config: SenderEngineConfig): ResolvedSenderC
     departureTimes: config.departureTimes ?? false,
     queuedDeliveryMs: config.queuedDeliveryMs ?? 0,
     queuedDeliveryRatio: config.queuedDeliveryRatio ?? 0.9,
+    protectionOverheadMax: config.protectionOverheadMax ?? 0,
     upperLayerDropFactor: config.upperLayerDropFactor ?? 1,
     cwndPushback: config.cwndPushback ?? true,
     fastFailover: config.fastFailover ?? true,

@@ -125,6 +125,8 @@ export class SenderPath {
     ppsPacketsSent: 0,
   };
   readonly sendRate = new RateMeter(1_000_000);
+  /** Retransmissions and FEC sent over the last second (SenderPaths.usableRateBps). */
+  readonly protection = new RateMeter(1_000_000);
   /** Loss detection on this path by RACK (RFC 8985 §6.2), fed by every datagram {@link send} writes and the path's reports. */
   readonly rack = new PathRack();
   private readonly drain: { sinceUs: number; sentBytes: number; buffered: number; rateBps: number | undefined; backlogged: boolean };

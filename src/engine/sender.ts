@@ -255,7 +255,7 @@ export class SenderEngine {
   /** Encoder target (bps): min(sum S_i over up, not suspect, enabled and not demoted paths, app max), floored. */
   targetBitrateBps(): number {
     const now = this.clock.nowUs();
-    let sum = this.paths.usableRateBps(now);
+    let sum = this.paths.usableRateBps(now, this.cfg.protectionOverheadMax);
     // Packets the scheduler moves between paths (Converge Eq. 2) must not overload the receiving path.
     const f = this.scheduler.encoderRateFraction?.() ?? 1;
     if (f > 0 && f < 1) sum *= f;
@@ -606,6 +606,7 @@ export class SenderEngine {
       this.mediaRates.set(p.id, mr);
     }
     mr.add(now, sent.bytes);
+    if (item.packet.isFec || item.packet.isRetransmission) p.protection.add(now, sent.bytes);
     if (item.packet.frameId === this.keyframes.lastKeyFrameId && item.packet.streamId === this.streamId) p.keyTailBytes = p.stats.bytesSent;
     const pr = item.packet.priority;
     if (pr === Priority.Keyframe) p.stats.keyframePacketsSent++;

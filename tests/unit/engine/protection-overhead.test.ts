@@ -1,0 +1,20 @@
+import { describe, expect, it } from 'vitest';
+import { makeCall } from './call-helper.js';
+
+describe('protection overhead (SenderEngineConfig.protectionOverheadMax)', () => {
+  it("lowers the engine's encoder target below the path estimate on a lossy path (NACK retransmissions and FEC counted)", () => {
+    const run = (overheadMax: number) => {
+      const c = makeCall([{ rateMbps: 3, delayMs: 30, loss: 0.08 }], { extra: { protectionOverheadMax: overheadMax } });
+      c.run(4000);
+      const st = c.sender.stats();
+      expect(st.retransmissionsSent + st.fecPacketsSent).toBeGreaterThan(20);
+      return c.sender.targetBitrateBps() / Math.max(1, st.paths[0].rateBps * st.pushbackRatio);
+    };
+    expect(run(0)).toBeGreaterThan(0.97); // off: the estimate (no audio in this call)
+    const on = run(0.5);
+    expect(on).toBeLessThan(0.95);
+    expect(on).toBeGreaterThanOrEqual(0.5);
+    // The share (~16 % here) is capped: at 0.1 the target keeps 0.9 of the estimate.
+    expect(run(0.1)).toBeCloseTo(0.9, 2);
+  });
+});
