@@ -74,9 +74,11 @@ const REPO = resolve(dirname(fileURLToPath(import.meta.url)), '..');
  * tune unchanged); budget raised 0.1 kB for it.
  * 98.87 kB with the opt-in RTP carrier (`MultipathCallOptions.rtpCarrier`: the carrier, 3.0 kB, and the
  * stall fallback, 1.8 kB, are lazy chunks; up front are their hooks in SimplePeerPath and PeerSession
- * and the path stats entry, 318 bytes); budget raised 0.3 kB for them.
+ * and the path stats entry, 318 bytes); budget raised 0.3 kB for them. 98.93 kB with the opt-in
+ * protection overhead (`protectionOverheadMax`, 63 bytes: wins both halves of the cellular suite and
+ * carriers, loses loss-sweep at 10 %); budget raised 0.1 kB for it.
  */
-export const DEFAULT_BUDGET_GZIP_BYTES = 98_900;
+export const DEFAULT_BUDGET_GZIP_BYTES = 99_000;
 
 export interface BundleSize {
   /** The JavaScript a page loads up front (the entry chunk and what it imports statically). */
