@@ -224,6 +224,8 @@ export function runLoop(opts: SimOptions, settings: RunSettings): SimRun {
             opts.rtpCarrier ?? {},
           ),
           sinks: [] as StallFallbackSink[],
+          /** Last arrival of anything of ours on the path's down link (µs, undefined = none yet). */
+          lastReverseUs: undefined as number | undefined,
         }))
       : undefined;
   const carriers = rtp?.map((r) => r.carrier) ?? [];
@@ -251,13 +253,14 @@ export function runLoop(opts: SimOptions, settings: RunSettings): SimRun {
     const r = rtp?.[i];
     if (!r) return dc;
     const ch = chUp[i];
-    const { keyframeOnSwitch = true, ...sf } = opts.stallFallback ?? {};
+    const { keyframeOnSwitch = true, reverseGate = false, ...sf } = opts.stallFallback ?? {};
     const f = new StallFallbackSink({
       ...sf,
       datachannel: dc,
       carrier: carrierView(r.carrier, i, s),
       clock,
       rttMs: () => ch.smoothedRttMs(),
+      ...(reverseGate ? { lastReverseUs: () => r.lastReverseUs } : {}),
       // What follows on the carrier references frames stuck in the stalled channel (StallFallbackOptions.onSwitch).
       ...(keyframeOnSwitch ? { onSwitch: (p: 'datachannel' | 'carrier') => void (p === 'carrier' && keyframe()) } : {}),
     });
@@ -515,7 +518,10 @@ export function runLoop(opts: SimOptions, settings: RunSettings): SimRun {
       if ((down[i].nextEventUs() ?? Infinity) <= now) {
         for (const d of down[i].poll(now)) {
           const it = d.item;
-          if (rtp && !('x' in it)) rtp[i].carrier.onReverseArrival(now); // stands for ICE's STUN responses
+          if (rtp && !('x' in it)) {
+            rtp[i].carrier.onReverseArrival(now); // stands for ICE's STUN responses
+            rtp[i].lastReverseUs = now;
+          }
           if ('x' in it) {
             crossModelsByX[it.x]?.onDelivered(it, now);
             continue;

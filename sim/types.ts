@@ -70,6 +70,8 @@ export interface SimOptions {
   stallFallback?: Partial<Pick<StallFallbackOptions, 'stallMs' | 'stallScale' | 'backlogBytes' | 'progressBytes' | 'ceilingQueueMs' | 'minCeilingQueueBytes' | 'burstMs' | 'minCeilingBps'>> & {
     /** Ask the encoder for a key frame on each switch to the carrier (StallFallbackOptions.onSwitch); default true. */
     keyframeOnSwitch?: boolean;
+    /** Count a stall only while nothing arrived on the path's down link for the stall time (StallFallbackOptions.lastReverseUs); default false. */
+    reverseGate?: boolean;
   };
   /** With `datachannel: 'sctp+rtp'`: the RTP carrier model's options (sim/rtp-carrier-model.ts RTP_CARRIER_DEFAULTS). */
   rtpCarrier?: Partial<RtpCarrierOptions>;

@@ -49,7 +49,8 @@
  * path used while the datachannel is stalled). `--stall K=V,...` sets the stall
  * fallback's options with 'sctp+rtp' (src/transport/stall-fallback.ts:
  * `stallMs`, `stallScale`, `backlogBytes`, `progressBytes`, `ceilingQueueMs`,
- * `minCeilingQueueBytes`, `burstMs`, `minCeilingBps`; `keyframeOnSwitch=false` turns off the key
+ * `minCeilingQueueBytes`, `burstMs`, `minCeilingBps`; `reverseGate=true` counts a stall
+ * only while the path's down link is silent; `keyframeOnSwitch=false` turns off the key
  * frame the simulator asks for on each switch to the carrier). `--playout K=V,...` sets the
  * receiver's playout timing (src/feedback/playout.ts PlayoutOptions, e.g.
  * `maxDelayMs=0` = decode at once; default the engine's). `--nack K=V,...`
@@ -256,7 +257,9 @@ function parseOptions(v: CliValues<typeof OPTIONS>): Args {
       'ceilingQueueMs',
       'minCeilingQueueBytes',
       'burstMs',
+      'minCeilingBps',
       'keyframeOnSwitch',
+      'reverseGate',
     ]) as SimOptions['stallFallback'],
     ...(v['clock-skew'] !== undefined ? { clockSkewMs: numberOption('clock-skew', v['clock-skew'], -86_400_000, 86_400_000) } : {}),
     temporalLayers: tl === undefined ? undefined : Number(tl),

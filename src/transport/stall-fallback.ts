@@ -110,6 +110,17 @@ export interface StallFallbackOptions {
   clock: Clock;
   /** The path's RTT (ms), e.g. the engine's SRTT or ICE's currentRoundTripTime; undefined = unknown (0 is used). */
   rttMs?: () => number | undefined;
+  /**
+   * When something last arrived from the peer on this path (µs, the clock's
+   * time base; e.g. the last datachannel message or receiver report of the
+   * path), undefined = never. When given, a stall counts only while nothing
+   * arrived for the stall time too: SCTP stalls for want of SACKs when the
+   * reverse direction is silent (the case the carrier is for), while a
+   * backlog behind a slow forward link (SACKs still arrive) is not helped by
+   * a carrier on that same link and a switch costs a key frame. Default: not
+   * used.
+   */
+  lastReverseUs?: () => number | undefined;
   /** Fixed stall time (ms); default derived: `stallScale` x max(400 ms, RTT + 200 ms) (see the module doc). */
   stallMs?: number;
   /** Factor on the derived stall time (default 1). */
@@ -184,6 +195,7 @@ export class StallFallbackSink implements PathSink {
   private readonly getCarrier: () => DatagramCarrier | undefined;
   private readonly clock: Clock;
   private readonly rttMs: (() => number | undefined) | undefined;
+  private readonly lastReverseUs: (() => number | undefined) | undefined;
   private readonly fixedStallMs: number | undefined;
   private readonly stallScale: number;
   private readonly backlogBytes: number;
@@ -229,6 +241,7 @@ export class StallFallbackSink implements PathSink {
     this.getCarrier = typeof c === 'function' ? c : () => c;
     this.clock = opts.clock;
     this.rttMs = opts.rttMs;
+    this.lastReverseUs = opts.lastReverseUs;
     this.fixedStallMs = opts.stallMs === undefined ? undefined : num('stallMs', opts.stallMs, 0, 0, true);
     this.stallScale = num('stallScale', opts.stallScale, d.stallScale, 0, true);
     this.backlogBytes = num('backlogBytes', opts.backlogBytes, d.backlogBytes, 0, false);
@@ -412,7 +425,11 @@ export class StallFallbackSink implements PathSink {
       } else this.release(now);
       return;
     }
-    if (open && now - this.lastProgressUs > this.stallTimeMs() * 1000) this.switchTo(true, now);
+    const stallUs = this.stallTimeMs() * 1000;
+    if (!open || now - this.lastProgressUs <= stallUs) return;
+    const rev = this.lastReverseUs?.();
+    if (this.lastReverseUs && rev !== undefined && now - rev <= stallUs) return; // the reverse direction delivers
+    this.switchTo(true, now);
   }
 
   /**

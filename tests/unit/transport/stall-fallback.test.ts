@@ -276,6 +276,27 @@ describe('StallFallbackSink', () => {
     expect(st.toCarrier).toBe(2);
   });
 
+  it('with lastReverseUs, counts a stall only while the reverse direction is silent', () => {
+    const clock = new ManualClock(0);
+    const dc = new FakeDc();
+    const carrier = new FakeCarrier();
+    let rev: number | undefined = 0;
+    const sink = new StallFallbackSink({ datachannel: dc, carrier, clock, lastReverseUs: () => rev });
+    for (let i = 0; i < 10; i++) sink.send(dg());
+    for (let t = 0; t < 20; t++) {
+      clock.advanceMs(100);
+      rev = clock.nowUs(); // reports keep arriving: a slow forward link, not a dead reverse one
+    }
+    expect(sink.stats().pipe).toBe('datachannel');
+    clock.advanceMs(500); // now silent for longer than the stall time
+    expect(sink.stats().pipe).toBe('carrier');
+    rev = undefined; // never heard from counts as silent
+    const s2 = new StallFallbackSink({ datachannel: new FakeDc(), carrier, clock, lastReverseUs: () => rev });
+    for (let i = 0; i < 10; i++) s2.send(dg());
+    clock.advanceMs(500);
+    expect(s2.stats().pipe).toBe('carrier');
+  });
+
   it('counts progress from the channel even when other writers add bytes', () => {
     const s = setup();
     stall(s, 100);
