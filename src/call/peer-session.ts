@@ -20,6 +20,7 @@ import { Endpoint } from '../engine/endpoint.js';
 import { RemoteAudio } from '../audio/call-audio.js';
 import { ReceiverEngine } from '../engine/receiver.js';
 import type { SenderEngine } from '../engine/sender.js';
+import { DRAIN_BACKLOG_BYTES } from '../engine/sender-path.js';
 import type { ParsedCandidate, PathCandidatePolicy } from '../transport/candidates.js';
 import type { PathSink } from '../engine/types.js';
 import { findSharedPairs } from '../transport/path-set.js';
@@ -334,7 +335,9 @@ export class PeerSession {
         this.fallbacks.set(id, f);
         fallback = f;
       });
-    sink = { send: (b) => (fallback ?? dc).send(b), bufferedAmount: () => (fallback ?? dc).bufferedAmount() };
+    sink = this.host.opts.rtpCarrier
+      ? { send: (b) => (fallback ?? dc).send(b), bufferedAmount: () => (fallback ?? dc).bufferedAmount(), stalled: () => (fallback ?? dc).stalled?.() ?? dc.bufferedAmount() > DRAIN_BACKLOG_BYTES }
+      : dc;
     this.sinks.set(id, sink);
     return sink;
   }

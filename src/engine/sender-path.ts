@@ -190,6 +190,7 @@ export class SenderPath {
         return ok;
       },
       bufferedAmount: () => sink.bufferedAmount(),
+      stalled: () => sink.stalled?.() ?? sink.bufferedAmount() > DRAIN_BACKLOG_BYTES,
     };
     this.linkState = state;
     this.lossWindow = { atUs: nowUs, lost: 0, received: 0, rate: 0, graceUntilUs: -Infinity };

@@ -14,7 +14,7 @@ import { PathManager } from '../sched/path-manager.js';
 import type { Scheduler } from '../sched/types.js';
 import { encodeControl } from '../wire/encode.js';
 import type { PacketBody } from '../wire/types.js';
-import { DRAIN_BACKLOG_BYTES, MIN_PATH_RATE_BPS, ROUTE_SWITCH_MAX_US, type SenderPath } from './sender-path.js';
+import { MIN_PATH_RATE_BPS, ROUTE_SWITCH_MAX_US, type SenderPath } from './sender-path.js';
 import type { SenderPathStats } from './types.js';
 
 /** Keepalive padding on a path held down for silence: interval (µs) and size (bytes). */
@@ -167,9 +167,10 @@ export class SenderPaths {
     }
     // A path never heard from is not known to carry anything (at the start of a call a slow
     // first report then kept the start rate on a 0.4 Mbps path: wc:21_2 +1.7 s frozen).
-    // A datachannel holding a backlog is stalled (SCTP waits for SACKs on the silent reverse
-    // link): more data there only backs its retransmission timer off and lengthens the stall.
-    if (only?.linkState !== 'connected' || only.estimator.lastReportUs() === undefined || only.sink.bufferedAmount() > DRAIN_BACKLOG_BYTES) return undefined;
+    // A stalled sink is refused: a datachannel holding a backlog (SCTP waits for SACKs on the
+    // silent reverse link), where more data only backs its retransmission timer off and lengthens
+    // the stall; a sink with a second pipe (src/transport/stall-fallback.ts) answers for itself.
+    if (only?.linkState !== 'connected' || only.estimator.lastReportUs() === undefined || only.sink.stalled?.()) return undefined;
     return only;
   }
 

@@ -13,6 +13,13 @@ export interface PathSink {
   send(bytes: Uint8Array): boolean;
   /** Bytes queued below us (RTCDataChannel.bufferedAmount); 0 for a simulator link. */
   bufferedAmount(): number;
+  /**
+   * Optional: true while new data would only wait behind a stalled backlog
+   * (a datachannel waiting for SACKs, and no other pipe). A sink with a
+   * second pipe (src/transport/stall-fallback.ts) answers it; without it the
+   * engine takes `bufferedAmount() > DRAIN_BACKLOG_BYTES` (src/engine/sender-path.ts).
+   */
+  stalled?(): boolean;
 }
 
 /** Per-path sender statistics (units in names). */

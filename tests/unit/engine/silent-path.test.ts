@@ -8,11 +8,11 @@ import { registerAllStrategies } from '../../../src/strategies.js';
 registerAllStrategies();
 
 /** A sender on one path whose receiver never reports (its reverse link is dead); `buffered` is the datachannel's bufferedAmount. */
-function silentSender(buffered: () => number): { clock: ManualClock; sender: SenderEngine; sent: () => number } {
+function silentSender(buffered: () => number, stalled?: () => boolean): { clock: ManualClock; sender: SenderEngine; sent: () => number } {
   const clock = new ManualClock(1_000_000);
   const sender = new SenderEngine({ clock, scheduler: 'single', singlePath: 0, fec: 'none' });
   let n = 0;
-  sender.addPath(0, { send: () => (n++, true), bufferedAmount: buffered }, 'connected');
+  sender.addPath(0, { send: () => (n++, true), bufferedAmount: buffered, ...(stalled ? { stalled } : {}) }, 'connected');
   sender.setStreamInfo({ codec: 'vp8', width: 640, height: 480, fps: 30 });
   return { clock, sender, sent: () => n };
 }
@@ -62,6 +62,26 @@ describe('sender on a path whose receiver reports stopped', () => {
     run(s, 1_000, id);
     // Keepalives only (one small packet per 100 ms).
     expect(s.sent() - before).toBeLessThan(15);
+  });
+
+  it('a sink that says it is not stalled (its second pipe works: PathSink.stalled) stays the last resort whatever its backlog', () => {
+    // The same backlog as above, but the sink sends on an RTP carrier meanwhile (src/transport/stall-fallback.ts).
+    const s = silentSender(
+      () => 50_000,
+      () => false,
+    );
+    const id = run(s, 2_000, 1);
+    expect(s.sender.hasUpPath()).toBe(true);
+    const before = s.sent();
+    run(s, 1_000, id);
+    expect(s.sent() - before).toBeGreaterThan(10);
+    // And one that says it is stalled is refused even with an empty buffer.
+    const t = silentSender(
+      () => 0,
+      () => true,
+    );
+    run(t, 2_000, 1);
+    expect(t.sender.hasUpPath()).toBe(false);
   });
 });
 
