@@ -137,10 +137,11 @@ describe('RTP carrier', () => {
     expect(summary.before.dcIn, why).toBeGreaterThan(0);
     // In the outage's second half the carrier delivers at least a quarter of what it was given...
     expect(summary.late.carrierIn, why).toBeGreaterThan(summary.late.carrierOut / 4);
-    // ... while the datachannel's queue does not drain: more bytes waiting than at the start of the outage, and
-    // less delivered than the carrier.
+    // ... while the datachannel's queue does not drain (no SACKs come back): more bytes waiting than at the
+    // start of the outage. How much SCTP still delivers meanwhile depends on the congestion window it had
+    // grown before (one CI run on a loaded machine: all 76 messages of the late window, its buffer
+    // 4 -> 79 kB; most runs: 0-1 per 100 ms), so delivery on the datachannel is not asserted.
     expect(summary.bufferedLate, why).toBeGreaterThan(summary.bufferedAtDeath ?? 0);
-    expect(summary.late.dcIn, why).toBeLessThan(summary.late.carrierIn);
     expect(errors).toEqual([]);
   });
 });
