@@ -107,7 +107,7 @@ describe('RTP carrier', () => {
     expect(errors).toEqual([]);
   });
 
-  it('keeps delivering while the reverse direction is dead and the datachannel stalls', async () => {
+  it('keeps delivering while the reverse direction is dead and the datachannel buffer does not drain', async () => {
     await call('startLoad', 400);
     await new Promise((r) => setTimeout(r, 2000));
     const deadFrom = await call<number>('now');
