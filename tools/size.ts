@@ -76,9 +76,11 @@ const REPO = resolve(dirname(fileURLToPath(import.meta.url)), '..');
  * stall fallback, 1.8 kB, are lazy chunks; up front are their hooks in SimplePeerPath and PeerSession
  * and the path stats entry, 318 bytes); budget raised 0.3 kB for them. 98.93 kB with the opt-in
  * protection overhead (`protectionOverheadMax`, 63 bytes: wins both halves of the cellular suite and
- * carriers, loses loss-sweep at 10 %); budget raised 0.1 kB for it.
+ * carriers, loses loss-sweep at 10 %); budget raised 0.1 kB for it. 99.11 kB after the review's
+ * mends (a range check of that option, the stall fallback chunk's load error reported, a selected
+ * pair read again while the browser's stats do not list it yet); budget raised 0.2 kB.
  */
-export const DEFAULT_BUDGET_GZIP_BYTES = 99_000;
+export const DEFAULT_BUDGET_GZIP_BYTES = 99_200;
 
 export interface BundleSize {
   /** The JavaScript a page loads up front (the entry chunk and what it imports statically). */

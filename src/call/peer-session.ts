@@ -313,28 +313,33 @@ export class PeerSession {
     let rtt: number | undefined;
     let rttAtUs = Number.NEGATIVE_INFINITY;
     if (this.host.opts.rtpCarrier)
-      void import('../transport/stall-fallback.js').then((m) => {
-        const f = new m.StallFallbackSink({
-          datachannel: dc,
-          carrier: () => {
-            const c = (this.transports.get(id) as { rtpCarrier?: DatagramCarrier | string }).rtpCarrier;
-            return typeof c === 'object' ? c : undefined;
-          },
-          clock: this.host.clock,
-          // The sender's SRTT of the path, read at most every 100 ms; the ICE pair's RTT before it has one.
-          rttMs: () => {
-            const now = this.host.clock.nowUs();
-            if (now - rttAtUs >= 100_000) {
-              rttAtUs = now;
-              rtt = this._sender?.pathStates().find((p) => p.id === id)?.srttMs ?? this.selectedPairs.get(id)?.rttMs;
-            }
-            return rtt;
-          },
-          onSwitch: (pipe) => pipe === 'carrier' && this.onKeyframeNeeded?.('carrier'),
-        });
-        this.fallbacks.set(id, f);
-        fallback = f;
-      });
+      import('../transport/stall-fallback.js').then(
+        (m) => {
+          if (this.closed) return;
+          const f = new m.StallFallbackSink({
+            datachannel: dc,
+            carrier: () => {
+              const c = (this.transports.get(id) as { rtpCarrier?: DatagramCarrier | string } | undefined)?.rtpCarrier;
+              return typeof c === 'object' ? c : undefined;
+            },
+            clock: this.host.clock,
+            // The sender's SRTT of the path (its initial value before a sample), read at most every 100 ms.
+            rttMs: () => {
+              const now = this.host.clock.nowUs();
+              if (now - rttAtUs >= 100_000) {
+                rttAtUs = now;
+                rtt = this._sender?.pathStates().find((p) => p.id === id)?.srttMs;
+              }
+              return rtt;
+            },
+            onSwitch: (pipe) => pipe === 'carrier' && this.onKeyframeNeeded?.('carrier'),
+          });
+          this.fallbacks.set(id, f);
+          fallback = f;
+        },
+        // The path keeps its datachannel alone.
+        (e) => this.host.emit(CallEvent.Error, new Error(`the RTP carrier's stall fallback of path ${id} did not load: ${e}`)),
+      );
     sink = this.host.opts.rtpCarrier
       ? { send: (b) => (fallback ?? dc).send(b), bufferedAmount: () => (fallback ?? dc).bufferedAmount(), stalled: () => (fallback ?? dc).stalled?.() ?? dc.bufferedAmount() > DRAIN_BACKLOG_BYTES }
       : dc;
@@ -477,15 +482,22 @@ export class PeerSession {
     return !this.disabled.has(id);
   }
 
-  private async refreshPair(id: PathId): Promise<void> {
+  /**
+   * Read path `id`'s selected candidate pair. Right after `connected` the
+   * browser's stats may not list it yet (a CI run saw one path's pair missing
+   * for the whole call): then read again, every 250 ms, at most 8 times.
+   */
+  private async refreshPair(id: PathId, attempt = 0): Promise<void> {
     const t = this.transports.get(id);
-    if (!t) return;
+    if (!t || this.closed) return;
+    let pair: SelectedPair | undefined;
     try {
-      const pair = await t.selectedPair();
+      pair = await t.selectedPair();
       if (pair) this.selectedPairs.set(id, pair);
     } catch {
       /* stats are best effort */
     }
+    if (!pair && attempt < 8) setTimeout(() => this.transports.get(id) === t && void this.refreshPair(id, attempt + 1), 250);
     const groups = this.samePair();
     const key = JSON.stringify(groups);
     if (groups.length > 0 && key !== this.lastSamePairKey && !this.closed) {

@@ -336,7 +336,16 @@ export type ResolvedSenderConfig = Required<
   >
 >;
 
-/** Apply the defaults documented on {@link SenderEngineConfig}. */
+/** `v` when it is a number in [0, 1]; else a RangeError naming the option. */
+function fraction(name: string, v: number): number {
+  if (!(v >= 0 && v <= 1)) throw new RangeError(`SenderEngineConfig.${name} must be in [0, 1], got ${v}`);
+  return v;
+}
+
+/**
+ * Apply the defaults documented on {@link SenderEngineConfig}.
+ * @throws RangeError when `protectionOverheadMax` is outside [0, 1].
+ */
 export function resolveSenderConfig(config: SenderEngineConfig): ResolvedSenderConfig {
   return {
     mtuBytes: config.mtuBytes ?? 1200,
@@ -351,7 +360,7 @@ export function resolveSenderConfig(config: SenderEngineConfig): ResolvedSenderC
     departureTimes: config.departureTimes ?? false,
     queuedDeliveryMs: config.queuedDeliveryMs ?? 0,
     queuedDeliveryRatio: config.queuedDeliveryRatio ?? 0.9,
-    protectionOverheadMax: config.protectionOverheadMax ?? 0,
+    protectionOverheadMax: fraction('protectionOverheadMax', config.protectionOverheadMax ?? 0),
     upperLayerDropFactor: config.upperLayerDropFactor ?? 1,
     cwndPushback: config.cwndPushback ?? true,
     fastFailover: config.fastFailover ?? true,

@@ -186,7 +186,7 @@ export class SenderPaths {
       // Less the path's protection overhead: libwebrtc FecControllerDefault::UpdateFecRates
       // (modules/video_coding/fec_controller_default.cc) gives the encoder estimate x
       // (1 - (NACK + FEC sent rate) / total sent rate), the share capped at 0.5.
-      if (this.isUsable(p, nowUs)) sum += p.rateBps() * (1 - Math.min(overheadMax, p.protection.rateBps(nowUs) / (p.sendRate.rateBps(nowUs) || 1)));
+      if (this.isUsable(p, nowUs)) sum += overheadMax > 0 ? p.rateBps() * (1 - Math.min(overheadMax, p.protection.rateBps(nowUs) / (p.sendRate.rateBps(nowUs) || 1))) : p.rateBps();
     }
     return sum;
   }

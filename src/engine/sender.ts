@@ -606,7 +606,7 @@ export class SenderEngine {
       this.mediaRates.set(p.id, mr);
     }
     mr.add(now, sent.bytes);
-    if (item.packet.isFec || item.packet.isRetransmission) p.protection.add(now, sent.bytes);
+    if (this.cfg.protectionOverheadMax > 0 && (item.packet.isFec || item.packet.isRetransmission)) p.protection.add(now, sent.bytes);
     if (item.packet.frameId === this.keyframes.lastKeyFrameId && item.packet.streamId === this.streamId) p.keyTailBytes = p.stats.bytesSent;
     const pr = item.packet.priority;
     if (pr === Priority.Keyframe) p.stats.keyframePacketsSent++;

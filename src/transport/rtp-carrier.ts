@@ -389,10 +389,14 @@ export class RtpCarrier implements DatagramCarrier {
     }
   }
 
-  /** Push a frame now if the queue holds data and the last push is `minIntervalMs` old; re-arm while data is queued. */
+  /**
+   * Push a frame now if the queue holds data and the last push is `minIntervalMs` old; re-arm while data is
+   * queued and the carrier is open (a closed ICE transport or a dead worker would never take it: the next
+   * accepted send() re-arms it; the worker drops what waits longer than `maxQueueDelayMs`).
+   */
   private pump = (): void => {
     this.timer = undefined;
-    if (this.closed || this.queued <= 0) return;
+    if (this.queued <= 0 || !this.open) return;
     const wait = this.lastPushMs + this.minIntervalMs - performance.now();
     if (wait <= 0) {
       this.lastPushMs = performance.now();

@@ -62,13 +62,13 @@
  * the single-path "last resort" rule (src/engine/sender-paths.ts
  * `lastResort`, which refuses a path whose sink reports more than
  * DRAIN_BACKLOG_BYTES = 4 kB) lets a single-path call send through a
- * downlink-only outage whenever the carrier's queue is below that. A key
- * frame on the carrier takes it above 4 kB at once (its bytes wait for the
- * ceiling), and the rule then drops whole frames until it drains: the rule
- * should ask {@link StallFallbackSink.stalled} instead of comparing
- * `bufferedAmount()` (an engine change, src/engine, not made here: with it
- * the simulator's single-path call rides the carrier through a 3 s
- * downlink-only outage with 1.3 s frozen instead of 4.2 s).
+ * downlink-only outage. That rule asks the sink ({@link StallFallbackSink.stalled},
+ * `PathSink.stalled`) rather than comparing `bufferedAmount()` with
+ * DRAIN_BACKLOG_BYTES, because a key frame on the carrier takes the
+ * carrier's queue above 4 kB at once (its bytes wait for the ceiling): with
+ * the comparison the rule dropped whole frames until it drained (simulator,
+ * a 3 s downlink-only outage on a single path: 4.2 s frozen; asking the sink:
+ * 1.3 s).
  *
  * **Key frame on the switch**: the datagrams left in the stalled datachannel
  * reach the receiver only after the outage, so what follows on the carrier
@@ -86,6 +86,7 @@
  * the injected clock's time.
  */
 import type { Clock } from '../core/clock.js';
+import { DRAIN_BACKLOG_BYTES } from '../engine/sender-path.js';
 import type { PathSink } from '../engine/types.js';
 import type { DatagramCarrier } from './carrier.js';
 
@@ -339,10 +340,9 @@ export class StallFallbackSink implements PathSink {
    * "last resort" rule (src/engine/sender-paths.ts `lastResort`) means by a
    * stalled datachannel. On the carrier the path is not stalled even when the
    * carrier's queue (reported by {@link bufferedAmount}) holds a key frame.
-   * For an engine that asks its sink (not wired in the engine as of this
-   * module; see the module doc).
+   * Implements the optional `PathSink.stalled` (see the module doc).
    */
-  stalled(stalledBacklogBytes = 4_000): boolean {
+  stalled(stalledBacklogBytes = DRAIN_BACKLOG_BYTES): boolean {
     this.update(this.clock.nowUs());
     return !this.onCarrier && this.dc.bufferedAmount() > stalledBacklogBytes;
   }
@@ -407,7 +407,10 @@ export class StallFallbackSink implements PathSink {
     const departed = this.written - buffered;
     if (departed < this.mark) this.mark = departed; // others' bytes entered the channel
     if (buffered <= this.backlogBytes) {
-      if (this.onCarrier && open && !this.drainedNow(now, buffered, departed)) return;
+      if (this.onCarrier && open && !this.drainedNow(now, buffered, departed)) {
+        this.release(now); // still on the carrier: its FIFO drains on every call, as documented
+        return;
+      }
       this.emptySinceUs = undefined;
       this.lastProgressUs = now;
       this.mark = departed;

@@ -17,4 +17,10 @@ describe('protection overhead (SenderEngineConfig.protectionOverheadMax)', () =>
     // The share (~16 % here) is capped: at 0.1 the target keeps 0.9 of the estimate.
     expect(run(0.1)).toBeCloseTo(0.9, 2);
   });
+
+  it('refuses a value outside [0, 1] (NaN made the target NaN, -1 doubled it)', () => {
+    for (const bad of [Number.NaN, -1, 1.5]) {
+      expect(() => makeCall([{ rateMbps: 3, delayMs: 30 }], { extra: { protectionOverheadMax: bad } }), String(bad)).toThrow(RangeError);
+    }
+  });
 });

@@ -232,6 +232,26 @@ describe('StallFallbackSink', () => {
     expect(s.sink.stats().ceilingRefused).toBe(refused);
   });
 
+  it('keeps releasing its FIFO on bufferedAmount() while a T3 packet has left the backlog below backlogBytes', () => {
+    const s = setup();
+    s.carrier.ceiling = 500_000; // 62.5 kB/s
+    s.sink.send(dg());
+    s.sink.send(dg()); // 2000 B backlog
+    s.clock.advanceMs(500);
+    expect(s.sink.stats().pipe).toBe('carrier');
+    for (let i = 0; i < 8; i++) s.sink.send(dg()); // 8 kB: a 20 ms burst goes, the rest waits in the FIFO
+    s.dc.drain(1100); // a T3 packet: 900 B left, not drained
+    // Only the engine's ticks call the sink now (its pacer holds everything while the sink reports > 6 kB).
+    for (let t = 0; t < 300; t++) {
+      s.sink.bufferedAmount();
+      s.carrier.queue = 0;
+      s.clock.advanceMs(1);
+    }
+    expect(s.sink.stats().pipe).toBe('carrier');
+    expect(s.sink.stats().fifoBytes).toBe(0); // 8 kB at 62.5 kB/s: out within ~130 ms
+    expect(s.carrier.got.length).toBe(8);
+  });
+
   it('tells the owner about switches and moves what waits in its FIFO into the drained datachannel', () => {
     const clock = new ManualClock(0);
     const dc = new FakeDc();
