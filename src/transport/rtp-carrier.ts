@@ -56,6 +56,7 @@ import { Emitter } from '../core/emitter.js';
 import type { DatagramCarrier } from './carrier.js';
 import { carrierCodecs, MAX_CARRIED_DATAGRAM_BYTES, withoutVideoRepair } from './rtp-carrier-frame.js';
 import type { RtpCarrierWorkerStats } from './rtp-carrier-worker.js';
+import { selectedPairFromStats, type StatsEntry } from './selected-pair.js';
 import type { SimplePeerPath } from './simple-peer-path.js';
 import type { PathTransportEvents } from './types.js';
 
@@ -438,13 +439,7 @@ export class RtpCarrier implements DatagramCarrier {
     if (this.closed) return;
     this.pc.getStats().then(
       (report) => {
-        let pairId: string | undefined;
-        report.forEach((r: { type: string; selectedCandidatePairId?: string }) => {
-          if (r.type === 'transport' && r.selectedCandidatePairId) pairId = r.selectedCandidatePairId;
-        });
-        const pair = pairId ? (report.get(pairId) as { availableOutgoingBitrate?: number } | undefined) : undefined;
-        const v = pair?.availableOutgoingBitrate;
-        this.ceiling = typeof v === 'number' && Number.isFinite(v) && v >= 0 ? v : undefined;
+        this.ceiling = selectedPairFromStats(report.values() as Iterable<StatsEntry>)?.availableOutgoingBps;
       },
       () => this.counters.errors++,
     );

@@ -73,5 +73,7 @@ export function selectedPairFromStats(stats: Iterable<StatsEntry>, localNetworkI
   const out: SelectedPair = { local, remote, id: str(pair.id) ?? '' };
   if (typeof pair.currentRoundTripTime === 'number' && Number.isFinite(pair.currentRoundTripTime) && pair.currentRoundTripTime >= 0) out.rttMs = pair.currentRoundTripTime * 1000;
   if (typeof pair.responsesReceived === 'number') out.rttResponses = pair.responsesReceived;
+  const aob = pair.availableOutgoingBitrate;
+  if (typeof aob === 'number' && Number.isFinite(aob) && aob >= 0) out.availableOutgoingBps = aob;
   return out;
 }

@@ -36,6 +36,8 @@ export interface SelectedPair {
   rttMs?: number;
   /** The pair's `responsesReceived` (STUN check responses so far): a new RTT sample when it grew. */
   rttResponses?: number;
+  /** The pair's `availableOutgoingBitrate` (bps): the browser's own GCC estimate for its RTP (W3C webrtc-stats), when reported. */
+  availableOutgoingBps?: number;
 }
 
 /** Error surfaced by a transport; `code` is stable (e.g. simple-peer's 'ERR_ICE_CONNECTION_FAILURE'). */

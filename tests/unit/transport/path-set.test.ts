@@ -119,6 +119,9 @@ describe('selectedPairFromStats', () => {
       networkType: 'wifi',
     });
     expect(selectedPairFromStats([{ ...other, selected: true }, local, remote])?.id).toBe('CP2');
+    // The browser's own estimate for its RTP rides along (the RTP carrier's rate ceiling); junk is left out.
+    expect(selectedPairFromStats([{ ...cp, availableOutgoingBitrate: 812_000 }, local, remote])?.availableOutgoingBps).toBe(812_000);
+    expect(selectedPairFromStats([{ ...cp, availableOutgoingBitrate: -1 }, local, remote])).not.toHaveProperty('availableOutgoingBps');
   });
 
   it('returns undefined when nothing is selected or data is junk', () => {

@@ -295,7 +295,9 @@ describe('RTP carrier (page side, browser stand-ins)', () => {
     expect(c.rateCeilingBps()).toBeUndefined();
     pc.stats = [
       { id: 'T', type: 'transport', selectedCandidatePairId: 'P' },
-      { id: 'P', type: 'candidate-pair', availableOutgoingBitrate: 812_000 },
+      { id: 'P', type: 'candidate-pair', localCandidateId: 'L', remoteCandidateId: 'R', availableOutgoingBitrate: 812_000 },
+      { id: 'L', type: 'local-candidate', address: '127.0.0.1', port: 5000, protocol: 'udp', candidateType: 'host' },
+      { id: 'R', type: 'remote-candidate', address: '127.0.0.1', port: 6000, protocol: 'udp', candidateType: 'host' },
     ];
     await vi.waitFor(() => expect(c.rateCeilingBps()).toBe(812_000));
 
