@@ -36,6 +36,8 @@ import { CallError, CallEvent, type CallEventMap, type MultipathCallOptions } fr
 
 /** Decode times kept for the last-second frame rate (bounds the ring at 240 fps). */
 const RECENT_DECODES = 240;
+/** Period (µs) at which each connected path's selected candidate pair is read again. */
+const PAIR_REREAD_US = 2_000_000;
 
 /** A path transport that takes the remote side's signals (simple-peer's offer / answer / candidates). */
 export interface SignalledPath extends PathTransport {
@@ -124,6 +126,8 @@ export class PeerSession {
   private readonly linkStates = new Map<PathId, EnginePathState>();
   /** Paths the app disabled towards this participant (`MultipathCall.setPathEnabled`). */
   private readonly disabled = new Set<PathId>();
+  /** Call clock (µs) of the last periodic read of the selected pairs ({@link tick}). */
+  private pairsReadUs = 0;
   /** Last pair RTT read per path (freshPairRtt). */
   private readonly rttSeen = new Map<PathId, { key: string; responses: number | undefined }>();
   /** ICE restarts of the paths (src/call/route-handover.ts), loaded at the first one (most calls have none). */
@@ -483,21 +487,18 @@ export class PeerSession {
   }
 
   /**
-   * Read path `id`'s selected candidate pair. Right after `connected` the
-   * browser's stats may not list it yet (a CI run saw one path's pair missing
-   * for the whole call): then read again, every 250 ms, at most 8 times.
+   * Read path `id`'s selected candidate pair (at `connected`, after a route
+   * switch, and every {@link PAIR_REREAD_US} from {@link tick}).
    */
-  private async refreshPair(id: PathId, attempt = 0): Promise<void> {
+  private async refreshPair(id: PathId): Promise<void> {
     const t = this.transports.get(id);
     if (!t || this.closed) return;
-    let pair: SelectedPair | undefined;
     try {
-      pair = await t.selectedPair();
-      if (pair) this.selectedPairs.set(id, pair);
+      const pair = await t.selectedPair();
+      if (pair && this.transports.get(id) === t) this.selectedPairs.set(id, pair);
     } catch {
       /* stats are best effort */
     }
-    if (!pair && attempt < 8) setTimeout(() => this.transports.get(id) === t && void this.refreshPair(id, attempt + 1), 250);
     const groups = this.samePair();
     const key = JSON.stringify(groups);
     if (groups.length > 0 && key !== this.lastSamePairKey && !this.closed) {
@@ -516,6 +517,14 @@ export class PeerSession {
 
   tick(): void {
     this.endpoint.tick();
+    // Connected paths' selected pairs, read again: right after `connected` a browser's stats may not list the
+    // pair yet (two CI runs saw one path's missing for the whole call, one of them after 8 reads 250 ms apart),
+    // and ICE may move a path to another pair without a restart.
+    const now = this.host.clock.nowUs();
+    if (now - this.pairsReadUs >= PAIR_REREAD_US) {
+      this.pairsReadUs = now;
+      for (const [id, link] of this.linkStates) if (link === 'connected') void this.refreshPair(id);
+    }
   }
 
   nextWakeUs(): number {

@@ -23,6 +23,8 @@ export class FakePath implements SignalledPath {
   sent = 0;
   /** Local port of the selected pair selectedPair() reports once connected (the route); a test changes it to end a relay switch. */
   routePort: number;
+  /** While true, selectedPair() finds no pair (a browser whose stats do not list it yet). */
+  hidePair = false;
   /** ICE servers of the last switchIceServers (the relay switch tests). */
   iceServers: RTCIceServer[] | undefined;
 
@@ -91,7 +93,7 @@ export class FakePath implements SignalledPath {
   }
 
   async selectedPair(): Promise<SelectedPair | undefined> {
-    if (this.state !== 'connected') return undefined;
+    if (this.state !== 'connected' || this.hidePair) return undefined;
     const c = { address: '127.0.0.1', port: this.routePort, protocol: 'udp', type: 'relay' };
     return { id: `pair-${this.pathId}`, local: c, remote: c };
   }
