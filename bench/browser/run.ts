@@ -53,8 +53,8 @@ export interface BenchOptions {
   seed: number;
   /** Ours: MultipathCallOptions.datachannelWorker (arrival stamps off the main thread) on the media receiver's page, or on both pages. */
   datachannelWorker?: 'receiver' | 'both';
-  /** Ours: MultipathCallOptions.rtpCarrier on both pages (each path's media rides an RTP carrier while its datachannel is stalled). */
-  rtpCarrier?: boolean;
+  /** Ours: MultipathCallOptions.rtpCarrier on both pages (each path's media rides an RTP carrier while its datachannel is stalled); a string: with that `attach`. */
+  rtpCarrier?: boolean | 'connect' | 'stall';
   /** Ours: MultipathCallOptions.pacer (the sender's pacer: send burst, pacing factor). */
   pacer?: { burstMs?: number; pacingFactor?: number };
   out: string;
@@ -183,7 +183,7 @@ async function runOne(browser: Browser, base: string, cfg: CompareEntry, o: Benc
         q.set('fec', cfg.fec ?? 'path'); // main.ts fills it from --fec
         if (cfg.singlePath !== undefined) q.set('singlePath', String(cfg.singlePath));
         if (o.datachannelWorker === 'both' || (o.datachannelWorker === 'receiver' && role === 'receiver')) q.set('dcWorker', '1');
-        if (o.rtpCarrier) q.set('rtpCarrier', '1');
+        if (o.rtpCarrier) q.set('rtpCarrier', o.rtpCarrier === true ? '1' : o.rtpCarrier);
         if (o.pacer?.burstMs !== undefined) q.set('pacerBurstMs', String(o.pacer.burstMs));
         if (o.pacer?.pacingFactor !== undefined) q.set('pacingFactor', String(o.pacer.pacingFactor));
       }

@@ -87,7 +87,7 @@ export function simplePeerPaths(
       ...(relay ? { iceTransportPolicy: 'relay' as const } : {}),
       candidateFilter: o.candidateFilter ?? ((c: ParsedCandidate, id: PathId) => policy().allows(c, id)),
       ...(wrtc?.() ? { wrtc: wrtc() } : {}),
-      ...(o.rtpCarrier ? { rtpCarrier: true } : {}),
+      ...(o.rtpCarrier ? { rtpCarrier: o.rtpCarrier } : {}),
       onSignal,
     });
   };

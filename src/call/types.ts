@@ -215,8 +215,13 @@ export interface MultipathCallOptions {
    * the reverse direction allow, so a dead downlink stops the uplink's media;
    * src/transport/stall-fallback.ts decides). Chromium; where encoded
    * transforms are missing the path keeps its datachannel alone. Default false.
+   * `attach` (src/transport/rtp-carrier.ts `RtpCarrierOptions.attach`): when
+   * a path negotiates the carrier's video transceiver, 'stall' (the default,
+   * also for `true`) at its datachannel's first stall, 'connect' at connect
+   * (an idle carrier halved our goodput in Chromium where nothing stalled:
+   * docs/results.md, stop 33).
    */
-  rtpCarrier?: boolean;
+  rtpCarrier?: boolean | { attach?: 'connect' | 'stall' };
   /**
    * How paths are pinned to local candidates when no filter is given:
    * 'by-network' (default) gathers the local candidates once, groups them by

@@ -39,6 +39,14 @@ export interface DatagramCarrier {
   rateCeilingBps(): number | undefined;
   /** A datagram arrived; `ageUs` as in PathTransportEvents.message. Returns an unsubscribe function. */
   on(event: 'message', cb: (bytes: Uint8Array, ageUs?: number) => void): () => void;
+  /**
+   * Optional: the owner needs the carrier now (the path's datachannel is
+   * stalled). A carrier negotiated on demand (the RTP carrier's `attach:
+   * 'stall'`) starts its negotiation; `open` turns true later, if at all.
+   * Called on every update while stalled: must be cheap and idempotent;
+   * never throws.
+   */
+  wake?(): void;
   /** Release its resources (idempotent); `open` becomes false. */
   close(): void;
 }

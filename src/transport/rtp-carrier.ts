@@ -10,17 +10,33 @@
  *
  * Set-up, on both peers of a path (both must opt in):
  * - one video transceiver, `sendrecv`, VP8 only (`setCodecPreferences`,
- *   without RTX); the initiator adds it when this chunk has loaded, and
- *   renegotiates when its first offer went out without it (the usual case:
- *   measured in Chromium 156, even a cached chunk's `import()` resolves after
- *   simple-peer's first `createOffer`; the video m-section then joins the
- *   datachannel's BUNDLE group, one ICE transport, no new candidates); the
- *   answerer takes the transceiver the remote offer made and turns it
- *   `sendrecv` before its answer (or asks the initiator to renegotiate when
- *   its answer went out first). Were the transceiver in the first offer,
- *   Chromium's default bundle policy ('balanced') would gather candidates for
- *   the video m-section too until the answer accepts BUNDLE; they pass the
- *   path's candidate filter like the others;
+ *   without RTX), negotiated after the path's first negotiation (the video
+ *   m-section then joins the datachannel's BUNDLE group, one ICE transport,
+ *   no new candidates: path pinning holds). When (`attach`):
+ *   - 'stall' (default): on demand. Until the path's stall fallback calls
+ *     {@link RtpCarrier.wake} (its datachannel stalled) the peer connection
+ *     holds no video, and no worker or track exists: an idle carrier costs
+ *     nothing. On wake the initiator adds the transceiver and renegotiates;
+ *     the answerer asks the initiator to (simple-peer's `transceiverRequest`
+ *     signal, again after 5 s if nothing came, at most 3 times). Either side
+ *     may be the stalled sender; the offer and answer travel over the
+ *     signalling channel, not the stalled path. Every video transceiver the
+ *     initiator's peer connection gets is the carrier's (a second request
+ *     gets the same one). The fallback keeps using the datachannel until the
+ *     carrier is `open`.
+ *   - 'connect': the initiator adds it when this chunk has loaded, and
+ *     renegotiates when its first offer went out without it (the usual case:
+ *     measured in Chromium 156, even a cached chunk's `import()` resolves
+ *     after simple-peer's first `createOffer`).
+ *
+ *   Measured in Chromium 156 (docs/results.md, stop 33): an idle carrier
+ *   negotiated at connect halved our goodput on a path that never stalled
+ *   (T-Mobile alone). The answerer takes the transceiver the remote offer
+ *   made and turns it `sendrecv` before its answer (or asks the initiator to
+ *   renegotiate when its answer went out first). Were the transceiver in the
+ *   first offer, Chromium's default bundle policy ('balanced') would gather
+ *   candidates for the video m-section too until the answer accepts BUNDLE;
+ *   they pass the path's candidate filter like the others;
  * - its sender's track: a 16x16 `MediaStreamTrackGenerator` (Chromium's
  *   breakout box) that gets a frame whenever the queue holds data, at most
  *   `maxFrameRate` per second; else a 16x16 canvas `captureStream(0)` with
@@ -64,6 +80,17 @@ export type { RtpCarrierWorkerStats } from './rtp-carrier-worker.js';
 
 /** Options of an {@link RtpCarrier} (all optional). */
 export interface RtpCarrierOptions {
+  /**
+   * When the carrier's video transceiver is negotiated. 'stall' (default):
+   * only when the path's stall fallback first finds the datachannel stalled
+   * ({@link RtpCarrier.wake}: one renegotiation then, over the signalling
+   * channel, not the stalled path); until then the path's peer connection
+   * holds no video and the carrier costs nothing. 'connect': right after the
+   * path connects (one renegotiation at connect); measured in Chromium 156,
+   * the idle video transceiver halved our goodput on a path that never
+   * stalled (docs/results.md, stop 33).
+   */
+  attach?: 'connect' | 'stall';
   /** Bound on the bytes queued and not yet in a frame (default 262 144); send() beyond it returns false. */
   maxQueuedBytes?: number;
   /** Bound on the datagrams queued (default 1024). */
@@ -95,6 +122,8 @@ export interface RtpCarrierCounters {
   received: number;
   /** Renegotiations asked of simple-peer (the transceiver missed an offer or an answer). */
   renegotiations: number;
+  /** Times the carrier was asked for while not negotiated ({@link RtpCarrier.wake} that acted). */
+  wakes: number;
   /** Errors caught: worker, replaceTrack, getStats, listeners. */
   errors: number;
 }
@@ -104,6 +133,8 @@ export interface CarrierPeer {
   _pc?: RTCPeerConnection | null;
   readonly destroyed: boolean;
   negotiate(): void;
+  /** The initiator adds a transceiver and renegotiates; the other side asks the initiator to (a `transceiverRequest` signal). */
+  addTransceiver(kind: string, init?: RTCRtpTransceiverInit): void;
   // biome-ignore lint/suspicious/noExplicitAny: simple-peer's event payloads differ per event
   on(event: string, cb: (...args: any[]) => void): unknown;
 }
@@ -114,6 +145,9 @@ type TrackGeneratorCtor = new (init: { kind: 'video' }) => MediaStreamTrack & { 
 
 /** Most renegotiations one carrier asks for (the remote may not have opted in). */
 const MAX_RENEGOTIATIONS = 2;
+/** Most {@link RtpCarrier.wake} requests that act, and the least time between two (ms): a lost request is asked again. */
+const MAX_WAKES = 3;
+const WAKE_RETRY_MS = 5000;
 /** A worker arrival stamp older than this (µs) is clamped (as src/transport/datachannel-worker.ts). */
 const MAX_ARRIVAL_AGE_US = 2_000_000;
 const SIDE = 16;
@@ -202,21 +236,27 @@ function posInt(v: number | undefined, dflt: number, name: string): number {
  * One path's RTP carrier (see the module doc). Made by {@link attachRtpCarrier}.
  */
 export class RtpCarrier implements DatagramCarrier {
-  readonly counters: RtpCarrierCounters = { sent: 0, sendRefused: 0, queueDrops: 0, framesPushed: 0, framesNotPushed: 0, received: 0, renegotiations: 0, errors: 0 };
-  /** Why the carrier stopped for good (worker error), if it did. */
+  readonly counters: RtpCarrierCounters = { sent: 0, sendRefused: 0, queueDrops: 0, framesPushed: 0, framesNotPushed: 0, received: 0, renegotiations: 0, wakes: 0, errors: 0 };
+  /** Why the carrier stopped for good (worker error, a set-up step the browser refused), if it did. */
   failure: string | undefined;
   private readonly events = new Emitter<{ message: (bytes: Uint8Array, ageUs?: number) => void }>({ onListenerError: () => this.counters.errors++ });
-  private readonly worker: Worker;
-  private readonly source: FrameSource;
+  /** The worker and the track source: made when the transceiver is (at connect, or on the first stall). */
+  private worker: Worker | undefined;
+  private source: FrameSource | undefined;
   private transceiver: RTCRtpTransceiver | undefined;
   private readonly running = { send: false, recv: false };
   private queued = 0;
+  private queuedDatagrams = 0;
   private closed = false;
   private timer: ReturnType<typeof setTimeout> | undefined;
   private lastPushMs = -Infinity;
+  private wakeMs = -Infinity;
   private readonly minIntervalMs: number;
   private readonly maxQueuedBytes: number;
-  private readonly statsTimer: ReturnType<typeof setInterval>;
+  private readonly maxQueuedDatagrams: number;
+  private readonly cfg: Record<string, unknown>;
+  private readonly statsMs: number;
+  private statsTimer: ReturnType<typeof setInterval> | undefined;
   private ceiling: number | undefined;
   private readonly statsWaiters: Array<(s: RtpCarrierWorkerStats & { queued: number; queuedBytes: number }) => void> = [];
 
@@ -230,79 +270,112 @@ export class RtpCarrier implements DatagramCarrier {
     private readonly initiator: boolean,
     opts: RtpCarrierOptions = {},
   ) {
+    if (opts.attach !== undefined && opts.attach !== 'connect' && opts.attach !== 'stall') throw new RangeError(`RtpCarrier: attach must be 'connect' or 'stall', got ${String(opts.attach)}`);
     this.maxQueuedBytes = posInt(opts.maxQueuedBytes, 262_144, 'maxQueuedBytes');
+    this.maxQueuedDatagrams = Math.floor(posInt(opts.maxQueuedDatagrams, 1024, 'maxQueuedDatagrams'));
     this.minIntervalMs = 1000 / posInt(opts.maxFrameRate, 120, 'maxFrameRate');
-    const cfg = {
+    this.cfg = {
       t: 'cfg',
       maxQueueBytes: this.maxQueuedBytes,
-      maxQueueDatagrams: Math.floor(posInt(opts.maxQueuedDatagrams, 1024, 'maxQueuedDatagrams')),
+      maxQueueDatagrams: this.maxQueuedDatagrams,
       maxQueueDelayMs: posInt(opts.maxQueueDelayMs, 1000, 'maxQueueDelayMs'),
       maxDatagrams: Math.floor(posInt(opts.maxDatagramsPerFrame, 2, 'maxDatagramsPerFrame')),
       maxFrameBytes: posInt(opts.maxFrameBytes, 2600, 'maxFrameBytes'),
     };
-    const statsMs = posInt(opts.statsIntervalMs, 1000, 'statsIntervalMs');
-    this.worker = new Worker(new URL('./rtp-carrier-worker.js', import.meta.url), { type: 'module', name: 'mprtc-rtp-carrier' });
-    this.worker.onmessage = (e: MessageEvent) => this.onWorkerMessage(e.data as Record<string, unknown>);
-    this.worker.onerror = (e) => {
-      this.counters.errors++;
-      this.failure = `RTP carrier worker failed: ${(e as ErrorEvent).message || 'error'}`;
-    };
-    this.worker.postMessage(cfg);
-    try {
-      this.source = makeSource();
-    } catch (e) {
-      this.worker.terminate();
-      throw e;
-    }
+    this.statsMs = posInt(opts.statsIntervalMs, 1000, 'statsIntervalMs');
     // Offers and answers made from now on carry no NACK / PLI / FIR for video.
     for (const k of ['createOffer', 'createAnswer'] as const) {
       const make = pc[k].bind(pc) as (o?: RTCOfferOptions) => Promise<RTCSessionDescriptionInit>;
       (pc as unknown as Record<string, unknown>)[k] = (o?: RTCOfferOptions) => make(o).then((d) => (d.sdp ? { type: d.type, sdp: withoutVideoRepair(d.sdp) } : d));
     }
+    if (initiator) {
+      // Every video transceiver of the initiator is the carrier's: the one wake() adds and the one the
+      // remote asks for (simple-peer's `transceiverRequest` lands in pc.addTransceiver('video', ...)).
+      // Never throws (simple-peer would destroy the peer): a refused step is the carrier's failure.
+      const add = pc.addTransceiver.bind(pc);
+      pc.addTransceiver = (what: MediaStreamTrack | string, init?: RTCRtpTransceiverInit): RTCRtpTransceiver => {
+        if ((typeof what === 'string' ? what : what.kind) !== 'video') return add(what, init);
+        if (this.transceiver) return this.transceiver;
+        try {
+          const source = this.bringUp();
+          this.adopt(add(source.track, { direction: 'sendrecv' }));
+          return this.transceiver as unknown as RTCRtpTransceiver;
+        } catch (e) {
+          this.fail(e);
+          return add('video', { direction: 'inactive' });
+        }
+      };
+    } else pc.addEventListener('track', (e) => !this.transceiver && e.track.kind === 'video' && this.adoptSafely(e.transceiver));
+    pc.addEventListener('signalingstatechange', () => this.checkNegotiated());
+    peer.on('close', () => this.close());
+    if (opts.attach !== 'connect') return;
+    // At connect: the worker and the source now, the transceiver on the initiator now (the answerer
+    // takes the one the offer brings); a refused step is thrown to attachRtpCarrier.
     try {
-      if (initiator) this.adopt(pc.addTransceiver(this.source.track, { direction: 'sendrecv' }));
-      else {
+      this.bringUp();
+      if (initiator) {
+        pc.addTransceiver('video');
+        if (this.failure) throw new Error(this.failure);
+      } else {
         const made = pc.getTransceivers().find((t) => t.receiver.track?.kind === 'video' && !(t as { stopped?: boolean }).stopped);
         if (made) this.adopt(made);
-        else pc.addEventListener('track', (e) => !this.transceiver && e.track.kind === 'video' && this.adoptSafely(e.transceiver));
       }
     } catch (e) {
-      this.worker.terminate();
-      this.source.stop();
+      this.close();
       throw e;
     }
-    pc.addEventListener('signalingstatechange', () => this.checkNegotiated());
     if (pc.signalingState === 'stable' && pc.currentRemoteDescription) this.checkNegotiated();
-    peer.on('close', () => this.close());
-    this.statsTimer = setInterval(() => this.pollStats(), statsMs);
   }
 
   /** True once negotiated `sendrecv`, both transforms run and ICE is connected; false after close(). */
   get open(): boolean {
+    if (this.closed || !this.running.send || !this.running.recv || this.failure) return false;
     const ice = this.pc.iceConnectionState;
-    return !this.closed && !this.failure && this.running.send && this.running.recv && this.transceiver?.currentDirection === 'sendrecv' && (ice === 'connected' || ice === 'completed');
+    return this.transceiver?.currentDirection === 'sendrecv' && (ice === 'connected' || ice === 'completed');
+  }
+
+  /**
+   * The path needs the carrier (its stall fallback found the datachannel
+   * stalled): when no transceiver is negotiated yet, the initiator adds it and
+   * renegotiates, the other side asks the initiator to (simple-peer's
+   * `transceiverRequest` signal), at most 3 times 5 s apart (a lost request).
+   * Cheap when there is nothing to do; never throws.
+   */
+  wake(): void {
+    if (this.transceiver || this.closed || this.failure || this.counters.wakes >= MAX_WAKES || this.peer.destroyed) return;
+    const now = performance.now();
+    if (now - this.wakeMs < WAKE_RETRY_MS) return;
+    this.wakeMs = now;
+    this.counters.wakes++;
+    try {
+      this.peer.addTransceiver('video', { direction: 'sendrecv' });
+    } catch (e) {
+      this.fail(e);
+    }
   }
 
   /**
    * Queue one datagram (1..65535 bytes; copied). @returns false (counted in
-   * `sendRefused`) when not open, the size is bad, or the queue bound would
-   * be exceeded. Never throws.
+   * `sendRefused`) when not open, the size is bad, or a queue bound (bytes,
+   * datagrams) would be exceeded. Never throws.
    */
   send(bytes: Uint8Array): boolean {
     const n = bytes?.length;
-    if (!this.open || !(n >= 1 && n <= MAX_CARRIED_DATAGRAM_BYTES) || this.queued + n > this.maxQueuedBytes) {
+    const worker = this.worker;
+    if (!worker || !this.open || !(n >= 1 && n <= MAX_CARRIED_DATAGRAM_BYTES) || this.queued + n > this.maxQueuedBytes || this.queuedDatagrams >= this.maxQueuedDatagrams) {
       this.counters.sendRefused++;
       return false;
     }
     const copy = bytes.slice().buffer;
     try {
-      this.worker.postMessage({ t: 'send', d: copy }, [copy]);
+      worker.postMessage({ t: 'send', d: copy }, [copy]);
     } catch {
       this.counters.errors++;
       this.counters.sendRefused++;
       return false;
     }
     this.queued += n;
+    this.queuedDatagrams++;
     this.counters.sent++;
     if (this.timer === undefined) this.pump();
     return true;
@@ -313,7 +386,7 @@ export class RtpCarrier implements DatagramCarrier {
     return this.queued;
   }
 
-  /** Chromium's GCC estimate for the path (bps, `availableOutgoingBitrate`), polled every `statsIntervalMs`; undefined before the first value. */
+  /** Chromium's GCC estimate for the path (bps, `availableOutgoingBitrate`), polled every `statsIntervalMs` once the transceiver exists; undefined before the first value. */
   rateCeilingBps(): number | undefined {
     return this.ceiling;
   }
@@ -323,16 +396,17 @@ export class RtpCarrier implements DatagramCarrier {
     return this.events.on(event, cb);
   }
 
-  /** The worker's counters (frames, bundles, drops, CPU µs); undefined after close or when it does not answer within 2 s. */
+  /** The worker's counters (frames, bundles, drops, CPU µs); undefined before the worker exists, after close, or when it does not answer within 2 s. */
   workerStats(): Promise<(RtpCarrierWorkerStats & { queued: number; queuedBytes: number }) | undefined> {
-    if (this.closed) return Promise.resolve(undefined);
+    const worker = this.worker;
+    if (this.closed || !worker) return Promise.resolve(undefined);
     return new Promise((resolve) => {
       const t = setTimeout(() => resolve(undefined), 2000);
       this.statsWaiters.push((s) => {
         clearTimeout(t);
         resolve(s);
       });
-      this.worker.postMessage({ t: 'stats' });
+      worker.postMessage({ t: 'stats' });
     });
   }
 
@@ -344,32 +418,64 @@ export class RtpCarrier implements DatagramCarrier {
     if (this.timer !== undefined) clearTimeout(this.timer);
     this.timer = undefined;
     try {
-      this.source.stop();
+      this.source?.stop();
     } catch {
       /* already stopped */
     }
-    this.worker.terminate();
+    this.worker?.terminate();
     this.queued = 0;
+    this.queuedDatagrams = 0;
+  }
+
+  /**
+   * The worker, the track source and the stats poll (once).
+   * @throws what `new Worker` or the source throws (the worker is then terminated)
+   */
+  private bringUp(): FrameSource {
+    if (this.source) return this.source;
+    const worker = new Worker(new URL('./rtp-carrier-worker.js', import.meta.url), { type: 'module', name: 'mprtc-rtp-carrier' });
+    worker.onmessage = (e: MessageEvent) => this.onWorkerMessage(e.data as Record<string, unknown>);
+    worker.onerror = (e) => {
+      this.counters.errors++;
+      this.failure = `RTP carrier worker failed: ${(e as ErrorEvent).message || 'error'}`;
+    };
+    worker.postMessage(this.cfg);
+    try {
+      this.source = makeSource();
+    } catch (e) {
+      worker.terminate();
+      throw e;
+    }
+    this.worker = worker;
+    this.statsTimer = setInterval(() => this.pollStats(), this.statsMs);
+    return this.source;
+  }
+
+  private fail(e: unknown): void {
+    this.counters.errors++;
+    this.failure = `RTP carrier set-up failed: ${e instanceof Error ? e.message : String(e)}`;
   }
 
   private adoptSafely(t: RTCRtpTransceiver): void {
     try {
+      this.bringUp();
       this.adopt(t);
     } catch (e) {
-      this.counters.errors++;
-      this.failure = `RTP carrier set-up failed: ${e instanceof Error ? e.message : String(e)}`;
+      this.fail(e);
     }
   }
 
+  /** Make `t` the carrier's transceiver: VP8 only, `sendrecv`, the source's track, both transforms (after bringUp). */
   private adopt(t: RTCRtpTransceiver): void {
+    const source = this.source as FrameSource;
     this.transceiver = t;
     const caps = RTCRtpReceiver.getCapabilities('video');
     if (caps) t.setCodecPreferences(carrierCodecs(caps.codecs));
     if (t.direction !== 'sendrecv') t.direction = 'sendrecv';
-    if (t.sender.track !== this.source.track) t.sender.replaceTrack(this.source.track).catch(() => this.counters.errors++);
+    if (t.sender.track !== source.track) t.sender.replaceTrack(source.track).catch(() => this.counters.errors++);
     const Transform = (globalThis as unknown as { RTCRtpScriptTransform: ScriptTransformCtor }).RTCRtpScriptTransform;
-    (t.sender as unknown as Transformable).transform = new Transform(this.worker, { side: 'send' });
-    (t.receiver as unknown as Transformable).transform = new Transform(this.worker, { side: 'recv' });
+    (t.sender as unknown as Transformable).transform = new Transform(this.worker as Worker, { side: 'send' });
+    (t.receiver as unknown as Transformable).transform = new Transform(this.worker as Worker, { side: 'recv' });
   }
 
   /**
@@ -401,7 +507,7 @@ export class RtpCarrier implements DatagramCarrier {
     const wait = this.lastPushMs + this.minIntervalMs - performance.now();
     if (wait <= 0) {
       this.lastPushMs = performance.now();
-      if (this.source.push()) this.counters.framesPushed++;
+      if (this.source?.push()) this.counters.framesPushed++;
       else this.counters.framesNotPushed++;
     }
     this.timer = setTimeout(this.pump, Math.max(1, wait > 0 ? wait : this.minIntervalMs));
@@ -421,9 +527,11 @@ export class RtpCarrier implements DatagramCarrier {
       }
       case 'out':
         this.queued = Math.max(0, this.queued - (m.n as number));
+        this.queuedDatagrams = Math.max(0, this.queuedDatagrams - (m.k as number));
         break;
       case 'drop':
         this.queued = Math.max(0, this.queued - (m.n as number));
+        this.queuedDatagrams = Math.max(0, this.queuedDatagrams - (m.k as number));
         this.counters.queueDrops += m.k as number;
         break;
       case 'run':

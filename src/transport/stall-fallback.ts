@@ -81,6 +81,16 @@
  * closed), what still waits in its FIFO is written into the datachannel, in
  * order.
  *
+ * **A carrier negotiated on demand**: a stall found while the carrier is not
+ * usable (not open, or its ceiling under `minCeilingBps`) calls its optional
+ * `wake()` (src/transport/carrier.ts) on every update while it lasts, counted
+ * once per stall in `stallsWithoutCarrier`; the sink keeps writing into the
+ * datachannel and switches at the first update that finds the carrier open
+ * with the stall still on. The RTP carrier's `attach: 'stall'` (the default)
+ * negotiates its video transceiver then, because an idle one, negotiated at
+ * connect, halved our goodput in Chromium on paths that never stall
+ * (docs/results.md, stop 33).
+ *
  * No I/O, no timers: the state is re-evaluated on every call of `send` and
  * `bufferedAmount` (the sender engine reads `bufferedAmount` every tick), at
  * the injected clock's time.
@@ -176,6 +186,8 @@ export interface StallFallbackStats {
   carrierLost: number;
   /** Of {@link toDatachannel}: the carrier's ceiling fell below `minCeilingBps`. */
   ceilingTooLow: number;
+  /** Stalls found while the carrier was not usable (not yet negotiated, closed, ceiling too low): the carrier was woken ({@link DatagramCarrier.wake}). */
+  stallsWithoutCarrier: number;
   /** Datagrams the datachannel refused. */
   datachannelRefused: number;
   /** Datagrams the carrier refused (closed, its queue bound): dropped. */
@@ -211,6 +223,8 @@ export class StallFallbackSink implements PathSink {
   private fifoHead = 0;
   private fifoBytes = 0;
   private onCarrier = false;
+  /** In a stall that found no usable carrier (counted once per stall). */
+  private stalledNoCarrier = false;
   /** On the carrier: since when the datachannel's buffer is empty (µs). */
   private emptySinceUs: number | undefined;
   private sinceUs: number;
@@ -266,6 +280,7 @@ export class StallFallbackSink implements PathSink {
       toDatachannel: 0,
       carrierLost: 0,
       ceilingTooLow: 0,
+      stallsWithoutCarrier: 0,
       datachannelRefused: 0,
       carrierRefused: 0,
       ceilingRefused: 0,
@@ -398,16 +413,21 @@ export class StallFallbackSink implements PathSink {
     }
   }
 
-  private update(now: number): void {
+  /** The carrier, when it is open and its ceiling (with `minCeilingBps`) is high enough. */
+  private usable(): DatagramCarrier | undefined {
     const carrier = this.getCarrier();
     const ceiling = this.minCeilingBps > 0 ? ceilingOf(carrier) : undefined;
-    const open = carrier?.open === true && !(ceiling !== undefined && ceiling < this.minCeilingBps);
+    return carrier?.open === true && !(ceiling !== undefined && ceiling < this.minCeilingBps) ? carrier : undefined;
+  }
+
+  private update(now: number): void {
     const raw = this.dc.bufferedAmount();
     const buffered = Number.isFinite(raw) && raw > 0 ? raw : 0;
     const departed = this.written - buffered;
     if (departed < this.mark) this.mark = departed; // others' bytes entered the channel
+    // The carrier (its `open` reads browser state) is looked at only on it or in a backlog.
     if (buffered <= this.backlogBytes) {
-      if (this.onCarrier && open && !this.drainedNow(now, buffered, departed)) {
+      if (this.onCarrier && this.usable() && !this.drainedNow(now, buffered, departed)) {
         this.release(now); // still on the carrier: its FIFO drains on every call, as documented
         return;
       }
@@ -415,24 +435,34 @@ export class StallFallbackSink implements PathSink {
       this.lastProgressUs = now;
       this.mark = departed;
       this.markUs = now;
+      this.stalledNoCarrier = false;
       if (this.onCarrier) this.switchTo(false, now);
       return;
     }
     this.emptySinceUs = undefined;
     this.progress(now, departed);
     if (this.onCarrier) {
-      if (!open) {
-        if (carrier?.open === true) this.st.ceilingTooLow++;
+      if (!this.usable()) {
+        if (this.getCarrier()?.open === true) this.st.ceilingTooLow++;
         else this.st.carrierLost++;
         this.switchTo(false, now);
       } else this.release(now);
       return;
     }
     const stallUs = this.stallTimeMs() * 1000;
-    if (!open || now - this.lastProgressUs <= stallUs) return;
+    if (now - this.lastProgressUs <= stallUs) return;
     const rev = this.lastReverseUs?.();
     if (this.lastReverseUs && rev !== undefined && now - rev <= stallUs) return; // the reverse direction delivers
-    this.switchTo(true, now);
+    if (this.usable()) {
+      this.switchTo(true, now);
+      return;
+    }
+    // Stalled without a usable carrier: an on-demand carrier is negotiated now (DatagramCarrier.wake).
+    if (!this.stalledNoCarrier) {
+      this.stalledNoCarrier = true;
+      this.st.stallsWithoutCarrier++;
+    }
+    this.getCarrier()?.wake?.();
   }
 
   /**
@@ -451,6 +481,7 @@ export class StallFallbackSink implements PathSink {
    */
   private progress(now: number, departed: number): void {
     if (departed - this.mark >= this.progressBytes) {
+      this.stalledNoCarrier = false;
       this.lastProgressUs = now;
       this.mark = departed;
       this.markUs = now;

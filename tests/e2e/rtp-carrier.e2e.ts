@@ -2,7 +2,11 @@
  * The RTP carrier in Chromium (src/transport/rtp-carrier.ts): two
  * SimplePeerPaths with `rtpCarrier: true` in one page over one emulated path
  * (a tools/emulator relay on 127.0.0.1, 3 Mbps / 20 ms each way). Checks:
- * the carrier is negotiated on the path's one transport (BUNDLE) with VP8
+ * nothing is negotiated for the carrier while the path does not stall
+ * (attach 'stall', the default); a stall fallback on the answerer whose
+ * datachannel stalls (its forward direction dead for ~3 s) wakes the carrier,
+ * which is negotiated then (the answerer asks the initiator) and carries the
+ * fallback's datagrams; the carrier is negotiated on the path's one transport (BUNDLE) with VP8
  * only and without NACK / PLI / FIR / RTX; datagrams of 6..1200 bytes arrive
  * intact in both directions; and with the relay's reverse direction dead for
  * ~3 s, the carrier keeps delivering while the datachannel's bufferedAmount
@@ -36,6 +40,7 @@ describe('RTP carrier', () => {
   let browser: Browser;
   let page: Page;
   let relay: PathRelay;
+  let up: Link<Buffer>;
   let down: Link<Buffer>;
   let epochMs: number;
   const errors: string[] = [];
@@ -43,7 +48,7 @@ describe('RTP carrier', () => {
   beforeAll(async () => {
     const scenario = parseScenario({ name: 'e2e-rtp-carrier', paths: [{ name: 'p', up: { rateMbps: 3, delayMs: 20, queue: { ms: 300 } } }] }, process.cwd());
     const spec = scenario.paths[0];
-    const up = buildLink<Buffer>(spec.up, new Rng(1));
+    up = buildLink<Buffer>(spec.up, new Rng(1));
     down = buildLink<Buffer>(spec.down, new Rng(2));
     epochMs = performance.now();
     relay = await startPathRelay({ pathId: 0, up, down, epochMs });
@@ -71,13 +76,55 @@ describe('RTP carrier', () => {
   const call = <T>(fn: string, ...args: unknown[]): Promise<T> =>
     page.evaluate(([f, a]) => (window as unknown as Record<string, Record<string, (...x: unknown[]) => unknown>>).carrierTest[f as string](...(a as unknown[])), [fn, args] as const) as Promise<T>;
 
+  type State = { a: string; b: string; aOpen: boolean; bOpen: boolean; unavailable: unknown[]; sdp: string; remoteSdp: string; counters: unknown };
+
+  it('negotiates nothing for the carrier while the path does not stall', async () => {
+    const s = await call<State & { candidatesSignalled: string[] }>('setup', { portA: relay.portA, portB: relay.portB });
+    const why = JSON.stringify({ ...s, errors });
+    expect(s.unavailable, why).toEqual([undefined, undefined]);
+    expect([s.a, s.b], why).toEqual(['connected', 'connected']);
+    expect(s.aOpen || s.bOpen, why).toBe(false);
+    expect(s.sdp, why).not.toMatch(/m=video/);
+    expect(s.remoteSdp, why).not.toMatch(/m=video/);
+    expect(errors).toEqual([]);
+  });
+
+  it("wakes the carrier when the answerer's datachannel stalls, and moves the stalled sender's datagrams onto it", async () => {
+    type Row = { t: number; carrierIn: number; dcIn: number; buffered: number; pipe: string };
+    await call('startStallLoad', 400);
+    await new Promise((r) => setTimeout(r, 1500));
+    const deadFrom = await call<number>('now');
+    up.setDown(true, (performance.now() - epochMs) * 1000); // A -> B dead: B's SACKs stop, B's datachannel stalls
+    await new Promise((r) => setTimeout(r, DEAD_MS));
+    const deadTo = await call<number>('now');
+    up.setDown(false, (performance.now() - epochMs) * 1000);
+    await new Promise((r) => setTimeout(r, 1500));
+    const s = await call<State & { log: Row[]; fallback: Record<string, number | string> }>('stopStallLoad');
+    const sum = (rows: Row[], k: 'carrierIn' | 'dcIn') => rows.reduce((n, r) => n + r[k], 0);
+    const before = s.log.filter((r) => r.t < deadFrom);
+    const dead = s.log.filter((r) => r.t >= deadFrom && r.t < deadTo);
+    const why = JSON.stringify({ ...s, sdp: undefined, remoteSdp: undefined, log: undefined, errors });
+    console.log(`stall wake: ${why}`);
+    console.log(s.log.map((r) => `${r.t - Math.round(deadFrom)}:${r.carrierIn}/${r.dcIn}/${Math.round(r.buffered / 1000)}k${r.pipe === 'carrier' ? 'C' : ''}`).join(' '));
+    // Before the outage: the datachannel alone, the carrier not negotiated.
+    expect(sum(before, 'dcIn'), why).toBeGreaterThan(0);
+    expect(sum(before, 'carrierIn'), why).toBe(0);
+    // The stall woke the carrier (B asked A), it opened, and the fallback moved onto it.
+    expect(s.fallback.stallsWithoutCarrier, why).toBeGreaterThanOrEqual(1);
+    expect((s.counters as Array<{ wakes: number }>)[1].wakes, why).toBeGreaterThanOrEqual(1);
+    expect(s.fallback.toCarrier, why).toBeGreaterThanOrEqual(1);
+    expect(s.fallback.carrierDatagrams, why).toBeGreaterThan(0);
+    // What the carrier delivered in the outage reached A while B's datachannel could not deliver.
+    expect(sum(dead, 'carrierIn'), why).toBeGreaterThan(0);
+    expect(s.bOpen, why).toBe(true);
+    expect(s.remoteSdp, why).toMatch(/m=video/);
+    expect(errors).toEqual([]);
+  });
+
   it('negotiates the carrier on the path and carries datagrams intact both ways', async () => {
-    const s = await call<{ aOpen: boolean; bOpen: boolean; unavailable: unknown[]; sdp: string; remoteSdp: string; counters: unknown; candidatesSignalled: string[] }>('setup', {
-      portA: relay.portA,
-      portB: relay.portB,
-    });
-    console.log(`set up: counters ${JSON.stringify(s.counters)}; candidates signalled per m-section: ${JSON.stringify(s.candidatesSignalled.map((c) => c.split(':')[0]))}`);
+    const s = await call<State>('ensureOpen');
     const why = JSON.stringify({ ...s, sdp: undefined, remoteSdp: undefined, errors });
+    console.log(`open: counters ${JSON.stringify(s.counters)}`);
     expect(s.unavailable, why).toEqual([undefined, undefined]);
     expect(s.aOpen && s.bOpen, why).toBe(true);
     // One transport: the video m-section is in the BUNDLE group with the datachannel's; VP8 only, no repair.

@@ -1,14 +1,17 @@
 /**
  * Page of tests/e2e/rtp-carrier.e2e.ts: two SimplePeerPaths (A initiator, B
- * answerer) in one page with `rtpCarrier: true`, their signals exchanged
+ * answerer) in one page with `rtpCarrier: true` (attach 'stall': negotiated
+ * when a stall fallback first finds the datachannel stalled), their signals exchanged
  * here with every candidate rewritten to one tools/emulator relay (A's
  * candidates point B at the relay's socket B and vice versa, as
  * tools/harness/ice-rewrite.ts does), so all ICE, RTP and SCTP traffic crosses
  * the emulated link. The Node test drives it through `window.carrierTest`.
  */
+import { monotonicClock } from '../../../src/core/clock.js';
 import type { DatagramCarrier } from '../../../src/transport/carrier.js';
 import type { RtpCarrier } from '../../../src/transport/rtp-carrier.js';
 import { SimplePeerPath } from '../../../src/transport/simple-peer-path.js';
+import { StallFallbackSink } from '../../../src/transport/stall-fallback.js';
 
 interface Relay {
   portA: number;
@@ -67,7 +70,24 @@ let b: SimplePeerPath;
 const t0 = performance.now();
 const now = () => performance.now() - t0;
 
-/** Make the pair A (initiator) / B over `relay` and wait until both carriers are open. */
+const pc = (p: SimplePeerPath) => (p as unknown as { peer: { _pc: RTCPeerConnection } }).peer._pc;
+/** What the test asserts about the pair now. */
+function state(extra: Record<string, unknown> = {}): Record<string, unknown> {
+  return {
+    ms: Math.round(now()),
+    a: a.state,
+    b: b.state,
+    aOpen: car(a)?.open ?? false,
+    bOpen: car(b)?.open ?? false,
+    unavailable: [a.rtpCarrier, b.rtpCarrier].map((c) => (typeof c === 'string' ? c : undefined)),
+    sdp: pc(a)?.localDescription?.sdp ?? '',
+    remoteSdp: pc(a)?.remoteDescription?.sdp ?? '',
+    counters: [(car(a) as RtpCarrier | undefined)?.counters, (car(b) as RtpCarrier | undefined)?.counters],
+    ...extra,
+  };
+}
+
+/** Make the pair A (initiator) / B over `relay` and wait until both are connected and both carriers exist (idle: not negotiated). */
 async function setup(relay: Relay): Promise<unknown> {
   a = new SimplePeerPath({ pathId: 0, initiator: true, rtpCarrier: true, onSignal: (d) => deliver(b, rewrite(d, relay.portB)) });
   b = new SimplePeerPath({ pathId: 0, initiator: false, rtpCarrier: true, onSignal: (d) => deliver(a, rewrite(d, relay.portA)) });
@@ -80,23 +100,65 @@ async function setup(relay: Relay): Promise<unknown> {
   }
   const deadline = performance.now() + 20_000;
   while (performance.now() < deadline) {
-    if (a.state === 'connected' && b.state === 'connected' && car(a)?.open && car(b)?.open) break;
+    if (a.state === 'connected' && b.state === 'connected' && car(a) && car(b) && pc(a).signalingState === 'stable') break;
     if (typeof a.rtpCarrier === 'string' || typeof b.rtpCarrier === 'string') break;
     await sleep(50);
   }
-  const pc = (p: SimplePeerPath) => (p as unknown as { peer: { _pc: RTCPeerConnection } }).peer._pc;
-  return {
-    ms: Math.round(now()),
-    a: a.state,
-    b: b.state,
-    aOpen: car(a)?.open ?? false,
-    bOpen: car(b)?.open ?? false,
-    unavailable: [a.rtpCarrier, b.rtpCarrier].map((c) => (typeof c === 'string' ? c : undefined)),
-    sdp: pc(a)?.localDescription?.sdp ?? '',
-    remoteSdp: pc(a)?.remoteDescription?.sdp ?? '',
-    counters: [(car(a) as RtpCarrier | undefined)?.counters, (car(b) as RtpCarrier | undefined)?.counters],
-    candidatesSignalled: signalled,
+  await sleep(500); // anything that would negotiate the carrier without a stall would do it by now
+  return state({ candidatesSignalled: signalled });
+}
+
+/** Until both carriers are open (B wakes its carrier if the stall test did not), at most 20 s. */
+async function ensureOpen(): Promise<unknown> {
+  (car(b) as RtpCarrier).wake();
+  const deadline = performance.now() + 20_000;
+  while (performance.now() < deadline && !(car(a)?.open && car(b)?.open)) await sleep(50);
+  return state();
+}
+
+/**
+ * B sends `kbps` of 1000-byte datagrams through a StallFallbackSink over its datachannel and its (idle)
+ * carrier, in 10 ms ticks (each tick also reads the sink's bufferedAmount, as the sender engine does);
+ * A counts per 100 ms what arrives on the carrier and on the datachannel.
+ */
+let fallback: StallFallbackSink | undefined;
+const stallLog: Array<{ t: number; carrierIn: number; dcIn: number; buffered: number; pipe: string }> = [];
+let stallTimer: ReturnType<typeof setInterval> | undefined;
+function startStallLoad(kbps: number): void {
+  const sink = new StallFallbackSink({ datachannel: { send: (d) => b.send(d), bufferedAmount: () => b.bufferedAmount() }, carrier: () => car(b), clock: monotonicClock });
+  fallback = sink;
+  let row = { t: -1, carrierIn: 0, dcIn: 0, buffered: 0, pipe: '' };
+  const cur = () => {
+    const t = Math.floor(now() / 100) * 100;
+    if (row.t !== t) {
+      row = { t, carrierIn: 0, dcIn: 0, buffered: 0, pipe: sink.stats().pipe };
+      stallLog.push(row);
+    }
+    return row;
   };
+  // The path's 'message' event carries both pipes' datagrams (the carrier's synchronously after its own
+  // 'message'): dcIn counts all of them and stopStallLoad takes the carrier's out.
+  (car(a) as DatagramCarrier).on('message', () => cur().carrierIn++);
+  a.on('message', () => cur().dcIn++);
+  let seq = 0;
+  let credit = 0;
+  let last = performance.now();
+  stallTimer = setInterval(() => {
+    const t = performance.now();
+    credit = Math.min(credit + ((t - last) * kbps) / 8, 20_000);
+    last = t;
+    const r = cur();
+    while (credit >= 1000) {
+      credit -= 1000;
+      sink.send(datagram(seq++, 1000));
+    }
+    r.buffered = Math.max(r.buffered, sink.bufferedAmount(), b.bufferedAmount());
+  }, 10);
+}
+function stopStallLoad(): unknown {
+  clearInterval(stallTimer);
+  stallTimer = undefined;
+  return state({ log: stallLog.map((r) => ({ ...r, dcIn: r.dcIn - r.carrierIn })), fallback: fallback?.stats() });
 }
 
 /** Send `n` datagrams of 6..1200 bytes from `from` to `to` on the carrier, keeping the queue short; wait for them. */
@@ -200,4 +262,15 @@ async function stopLoadStats(): Promise<Record<string, number>> {
   return { carrierIn: log.reduce((s, r) => s + r.carrierIn, 0), dcIn: log.reduce((s, r) => s + r.dcIn, 0), framesSent: w.framesSent, framesIn: w.framesIn, framesEmpty: w.framesEmpty };
 }
 
-(window as unknown as Record<string, unknown>).carrierTest = { setup, integrity, startLoad, stopLoad, stopLoadStats, now, close: () => (a.close(), b.close()) };
+(window as unknown as Record<string, unknown>).carrierTest = {
+  setup,
+  ensureOpen,
+  startStallLoad,
+  stopStallLoad,
+  integrity,
+  startLoad,
+  stopLoad,
+  stopLoadStats,
+  now,
+  close: () => (a.close(), b.close()),
+};

@@ -81,9 +81,9 @@ class FakePC {
   fire(t: string, e: unknown = {}) {
     for (const cb of this.listeners.get(t) ?? []) cb(e);
   }
-  addTransceiver(track: unknown, init: { direction: string }) {
-    const t = new FakeTransceiver(init.direction);
-    t.sender.track = track;
+  addTransceiver(track: unknown, init?: { direction: string }) {
+    const t = new FakeTransceiver(init?.direction ?? 'sendrecv');
+    t.sender.track = typeof track === 'string' ? null : track;
     this.transceivers.push(t);
     return t;
   }
@@ -117,10 +117,24 @@ class FakeVideoFrame {
 class FakePeer implements CarrierPeer {
   destroyed = false;
   negotiations = 0;
+  /** transceiverRequest signals sent (the non-initiator's addTransceiver). */
+  readonly requests: Array<{ kind: string; init?: RTCRtpTransceiverInit }> = [];
   // biome-ignore lint/suspicious/noExplicitAny: simple-peer's event payloads differ per event
   private readonly handlers = new Map<string, Array<(...a: any[]) => void>>();
-  constructor(public _pc: FakePC & RTCPeerConnection) {}
+  constructor(
+    public _pc: FakePC & RTCPeerConnection,
+    readonly initiator = true,
+  ) {}
   negotiate() {
+    this.negotiations++;
+  }
+  /** simple-peer-light: the initiator adds and renegotiates (also on a remote transceiverRequest); the other asks. */
+  addTransceiver(kind: string, init?: RTCRtpTransceiverInit) {
+    if (!this.initiator) {
+      this.requests.push({ kind, ...(init ? { init } : {}) });
+      return;
+    }
+    this._pc.addTransceiver(kind, init);
     this.negotiations++;
   }
   // biome-ignore lint/suspicious/noExplicitAny: simple-peer's event payloads differ per event
@@ -142,11 +156,11 @@ function stubBrowser(): void {
   vi.stubGlobal('VideoFrame', FakeVideoFrame);
 }
 
-function openCarrier(initiator = true) {
+function openCarrier(initiator = true, attach: 'connect' | 'stall' = 'connect') {
   stubBrowser();
   const pc = new FakePC() as FakePC & RTCPeerConnection;
-  const peer = new FakePeer(pc);
-  const c = attachRtpCarrier(peer, { initiator, rtpCarrier: { maxQueuedBytes: 3000, statsIntervalMs: 10 } });
+  const peer = new FakePeer(pc, initiator);
+  const c = attachRtpCarrier(peer, { initiator, rtpCarrier: { attach, maxQueuedBytes: 3000, maxQueuedDatagrams: 3, statsIntervalMs: 10 } });
   if (typeof c === 'string') throw new Error(c);
   return { pc, peer, c, w: FakeWorker.last };
 }
@@ -241,8 +255,8 @@ describe('RTP carrier (page side, browser stand-ins)', () => {
     // Answerer: adopts the transceiver the remote offer made (the 'track' event).
     stubBrowser();
     const apc = new FakePC() as FakePC & RTCPeerConnection;
-    const apeer = new FakePeer(apc);
-    const ac = attachRtpCarrier(apeer, { initiator: false, rtpCarrier: true }) as RtpCarrier;
+    const apeer = new FakePeer(apc, false);
+    const ac = attachRtpCarrier(apeer, { initiator: false, rtpCarrier: { attach: 'connect' } }) as RtpCarrier;
     expect(typeof ac).toBe('object');
     const remote = new FakeTransceiver('recvonly');
     apc.transceivers.push(remote);
@@ -269,8 +283,11 @@ describe('RTP carrier (page side, browser stand-ins)', () => {
     expect(c.send(new Uint8Array(1001))).toBe(false); // 3000-byte bound
     expect(c.send(new Uint8Array(0))).toBe(false);
     expect(c.queuedBytes()).toBe(2000);
+    expect(c.send(new Uint8Array(10))).toBe(true);
+    expect(c.send(new Uint8Array(10))).toBe(false); // 3-datagram bound (the worker's, checked here too)
+    w.answer({ t: 'out', n: 10, k: 1 });
     const sends = w.posted.filter((m) => m.t === 'send');
-    expect(sends.length).toBe(2);
+    expect(sends.length).toBe(3);
     expect(new Uint8Array(sends[0].d as ArrayBuffer)[0]).toBe(1); // a copy, handed over
     expect(c.counters.framesPushed).toBe(1); // the first send pushes a frame at once
     const gen = pc.transceivers[0].sender.track as FakeGenerator;
@@ -310,10 +327,90 @@ describe('RTP carrier (page side, browser stand-ins)', () => {
     expect(await c.workerStats()).toBeUndefined();
   });
 
+  it("attach 'stall' (the default): no worker, track or transceiver until wake(); then the initiator adds it and renegotiates, once", () => {
+    stubBrowser();
+    const pc = new FakePC() as FakePC & RTCPeerConnection;
+    const peer = new FakePeer(pc);
+    const before = FakeWorker.last;
+    const c = attachRtpCarrier(peer, { initiator: true, rtpCarrier: true }) as RtpCarrier;
+    expect(typeof c).toBe('object');
+    expect(FakeWorker.last).toBe(before); // no worker yet
+    expect(pc.transceivers.length).toBe(0);
+    pc.iceConnectionState = 'connected';
+    (pc as FakePC).currentRemoteDescription = {};
+    pc.fire('signalingstatechange');
+    expect(peer.negotiations).toBe(0);
+    expect(c.open).toBe(false);
+    expect(c.send(new Uint8Array(10))).toBe(false);
+    c.wake();
+    expect(peer.negotiations).toBe(1);
+    expect(pc.transceivers.length).toBe(1);
+    const t = pc.transceivers[0];
+    expect(t.direction).toBe('sendrecv');
+    expect(t.prefs).toEqual([{ mimeType: 'video/VP8' }]);
+    expect(t.sender.track).toBeInstanceOf(FakeGenerator);
+    expect((t.sender.transform as FakeTransform).worker).toBe(FakeWorker.last);
+    expect(FakeWorker.last).not.toBe(before);
+    c.wake();
+    c.wake();
+    expect(peer.negotiations).toBe(1);
+    expect(c.counters.wakes).toBe(1);
+    // The remote's transceiverRequest (simple-peer adds a 'video' transceiver) gets the same one: no second m-section.
+    peer.addTransceiver('video', { direction: 'sendrecv' });
+    expect(pc.transceivers.length).toBe(1);
+    // Audio or other transceivers pass through untouched.
+    pc.addTransceiver('audio', { direction: 'recvonly' });
+    expect(pc.transceivers.length).toBe(2);
+    expect(pc.transceivers[1].sender.transform).toBe(null);
+    negotiated(pc, FakeWorker.last);
+    expect(c.open).toBe(true);
+    expect(c.send(new Uint8Array(10))).toBe(true);
+    c.close();
+  });
+
+  it("attach 'stall', initiator: a remote transceiverRequest before any stall of ours brings the carrier up", () => {
+    const { pc, peer, c } = openCarrier(true, 'stall');
+    expect(pc.transceivers.length).toBe(0);
+    peer.addTransceiver('video', { direction: 'sendrecv' }); // what simple-peer does with the remote's request
+    expect(pc.transceivers.length).toBe(1);
+    expect(pc.transceivers[0].sender.track).toBeInstanceOf(FakeGenerator);
+    expect(pc.transceivers[0].receiver.transform).toBeInstanceOf(FakeTransform);
+    c.wake(); // nothing left to do
+    expect(c.counters.wakes).toBe(0);
+    c.close();
+  });
+
+  it("attach 'stall', answerer: wake() asks the initiator (bounded, 5 s apart), then adopts the offered transceiver", () => {
+    let now = 1000;
+    vi.spyOn(performance, 'now').mockImplementation(() => now);
+    const { pc, peer, c } = openCarrier(false, 'stall');
+    c.wake();
+    c.wake();
+    expect(peer.requests).toEqual([{ kind: 'video', init: { direction: 'sendrecv' } }]);
+    now += 5001; // the request was lost: asked again
+    c.wake();
+    now += 5001;
+    c.wake();
+    now += 5001;
+    c.wake();
+    expect(peer.requests.length).toBe(3);
+    expect(c.counters.wakes).toBe(3);
+    const remote = new FakeTransceiver('sendrecv');
+    pc.transceivers.push(remote);
+    pc.fire('track', { track: { kind: 'video' }, transceiver: remote });
+    expect(remote.sender.track).toBeInstanceOf(FakeGenerator);
+    expect(remote.sender.transform).toBeInstanceOf(FakeTransform);
+    negotiated(pc, FakeWorker.last);
+    expect(c.open).toBe(true);
+    c.close();
+    vi.restoreAllMocks();
+  });
+
   it('rejects bad options with a reason, not an exception', () => {
     stubBrowser();
     const peer = new FakePeer(new FakePC() as FakePC & RTCPeerConnection);
     expect(attachRtpCarrier(peer, { initiator: true, rtpCarrier: { maxFrameRate: 0 } })).toMatch(/maxFrameRate/);
+    expect(attachRtpCarrier(peer, { initiator: true, rtpCarrier: { attach: 'later' as 'stall' } })).toMatch(/attach/);
     peer.destroyed = true;
     expect(attachRtpCarrier(peer, { initiator: true, rtpCarrier: true })).toMatch(/closed/);
   });

@@ -40,6 +40,11 @@ class FakeCarrier implements DatagramCarrier {
   rateCeilingBps(): number | undefined {
     return this.ceiling;
   }
+  /** Calls of wake(). */
+  wakes = 0;
+  wake(): void {
+    this.wakes++;
+  }
   on(): () => void {
     return () => {};
   }
@@ -205,6 +210,42 @@ describe('StallFallbackSink', () => {
     n.dc.refuse = true;
     expect(n.sink.send(dg())).toBe(false);
     expect(n.sink.stats().datachannelRefused).toBe(1);
+  });
+
+  it('wakes a carrier that is not open in a stall (not before), keeps writing into the datachannel, switches once it opens', () => {
+    const s = setup();
+    s.carrier.open = false;
+    for (let i = 0; i < 10; i++) s.sink.send(dg());
+    s.clock.advanceMs(300); // a backlog, not yet a stall
+    s.sink.bufferedAmount();
+    expect(s.carrier.wakes).toBe(0);
+    s.clock.advanceMs(200);
+    expect(s.sink.send(dg())).toBe(true);
+    expect(s.carrier.wakes).toBeGreaterThanOrEqual(1);
+    expect(s.dc.sent).toBe(11); // still the datachannel: the carrier is not open yet
+    s.sink.bufferedAmount();
+    s.clock.advanceMs(100);
+    s.sink.bufferedAmount();
+    let st = s.sink.stats();
+    expect(st.stallsWithoutCarrier).toBe(1); // one stall, however many updates
+    expect(st.toCarrier).toBe(0);
+    s.carrier.open = true; // negotiated
+    expect(s.sink.send(dg())).toBe(true);
+    expect(s.carrier.got.length).toBe(1);
+    st = s.sink.stats();
+    expect(st.toCarrier).toBe(1);
+    expect(st.pipe).toBe('carrier');
+    // A channel that drains steadily never wakes it.
+    const d = setup();
+    d.carrier.open = false;
+    for (let t = 0; t < 50; t++) {
+      d.sink.send(dg(3000));
+      d.clock.advanceMs(100);
+      d.dc.drain(2500); // a growing backlog, but > one MTU leaves per check: progress
+    }
+    expect(d.dc.bufferedAmount()).toBeGreaterThan(10_000);
+    expect(d.carrier.wakes).toBe(0);
+    expect(d.sink.stats().stallsWithoutCarrier).toBe(0);
   });
 
   it('paces the carrier at its ceiling from a bounded FIFO: counted refusals, whole bursts, reported as buffered', () => {
