@@ -485,7 +485,10 @@ export class RtpCarrier implements DatagramCarrier {
    */
   private checkNegotiated(): void {
     const t = this.transceiver;
-    if (this.closed || !t || this.pc.signalingState !== 'stable' || this.counters.renegotiations >= MAX_RENEGOTIATIONS || this.peer.destroyed) return;
+    if (this.closed || !t || this.pc.signalingState !== 'stable') return;
+    // A fresh video sender: its rate ceiling now rather than at the next poll (on demand, a stall waits for it).
+    this.pollStats();
+    if (this.counters.renegotiations >= MAX_RENEGOTIATIONS || this.peer.destroyed) return;
     const missed = this.initiator ? t.mid === null : t.currentDirection === 'recvonly' || t.currentDirection === 'inactive';
     if (!missed) return;
     this.counters.renegotiations++;
