@@ -188,6 +188,8 @@ export interface StallFallbackStats {
   ceilingTooLow: number;
   /** Stalls found while the carrier was not usable (not yet negotiated, closed, ceiling too low): the carrier was woken ({@link DatagramCarrier.wake}). */
   stallsWithoutCarrier: number;
+  /** Of those: the last time from such a stall's detection to the switch onto the carrier (ms; the negotiation of an on-demand carrier); undefined before one. */
+  lastWakeToCarrierMs: number | undefined;
   /** Datagrams the datachannel refused. */
   datachannelRefused: number;
   /** Datagrams the carrier refused (closed, its queue bound): dropped. */
@@ -223,8 +225,9 @@ export class StallFallbackSink implements PathSink {
   private fifoHead = 0;
   private fifoBytes = 0;
   private onCarrier = false;
-  /** In a stall that found no usable carrier (counted once per stall). */
+  /** In a stall that found no usable carrier (counted once per stall), since when (µs). */
   private stalledNoCarrier = false;
+  private stalledNoCarrierUs = 0;
   /** On the carrier: since when the datachannel's buffer is empty (µs). */
   private emptySinceUs: number | undefined;
   private sinceUs: number;
@@ -281,6 +284,7 @@ export class StallFallbackSink implements PathSink {
       carrierLost: 0,
       ceilingTooLow: 0,
       stallsWithoutCarrier: 0,
+      lastWakeToCarrierMs: undefined,
       datachannelRefused: 0,
       carrierRefused: 0,
       ceilingRefused: 0,
@@ -454,12 +458,15 @@ export class StallFallbackSink implements PathSink {
     const rev = this.lastReverseUs?.();
     if (this.lastReverseUs && rev !== undefined && now - rev <= stallUs) return; // the reverse direction delivers
     if (this.usable()) {
+      if (this.stalledNoCarrier) this.st.lastWakeToCarrierMs = (now - this.stalledNoCarrierUs) / 1000;
+      this.stalledNoCarrier = false;
       this.switchTo(true, now);
       return;
     }
     // Stalled without a usable carrier: an on-demand carrier is negotiated now (DatagramCarrier.wake).
     if (!this.stalledNoCarrier) {
       this.stalledNoCarrier = true;
+      this.stalledNoCarrierUs = now;
       this.st.stallsWithoutCarrier++;
     }
     this.getCarrier()?.wake?.();

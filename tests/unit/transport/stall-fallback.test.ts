@@ -229,11 +229,14 @@ describe('StallFallbackSink', () => {
     let st = s.sink.stats();
     expect(st.stallsWithoutCarrier).toBe(1); // one stall, however many updates
     expect(st.toCarrier).toBe(0);
+    expect(st.lastWakeToCarrierMs).toBeUndefined();
+    s.clock.advanceMs(50);
     s.carrier.open = true; // negotiated
     expect(s.sink.send(dg())).toBe(true);
     expect(s.carrier.got.length).toBe(1);
     st = s.sink.stats();
     expect(st.toCarrier).toBe(1);
+    expect(st.lastWakeToCarrierMs).toBe(150); // stall found at +500 ms, open at +650 ms
     expect(st.pipe).toBe('carrier');
     // A channel that drains steadily never wakes it.
     const d = setup();
