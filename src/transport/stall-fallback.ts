@@ -190,6 +190,8 @@ export interface StallFallbackStats {
   stallsWithoutCarrier: number;
   /** Of those: the last time from such a stall's detection to the switch onto the carrier (ms; the negotiation of an on-demand carrier); undefined before one. */
   lastWakeToCarrierMs: number | undefined;
+  /** The carrier's rate ceiling (bps) at each switch onto it, the last 8 (0: unknown). */
+  ceilingsAtSwitchBps: number[];
   /** Datagrams the datachannel refused. */
   datachannelRefused: number;
   /** Datagrams the carrier refused (closed, its queue bound): dropped. */
@@ -285,6 +287,7 @@ export class StallFallbackSink implements PathSink {
       ceilingTooLow: 0,
       stallsWithoutCarrier: 0,
       lastWakeToCarrierMs: undefined,
+      ceilingsAtSwitchBps: [],
       datachannelRefused: 0,
       carrierRefused: 0,
       ceilingRefused: 0,
@@ -378,7 +381,13 @@ export class StallFallbackSink implements PathSink {
     const now = this.clock.nowUs();
     this.update(now);
     const { carrierUs, ...rest } = this.st;
-    return { pipe: this.onCarrier ? 'carrier' : 'datachannel', ...rest, fifoBytes: this.fifoBytes, carrierMs: (carrierUs + (this.onCarrier ? now - this.sinceUs : 0)) / 1000 };
+    return {
+      pipe: this.onCarrier ? 'carrier' : 'datachannel',
+      ...rest,
+      ceilingsAtSwitchBps: [...rest.ceilingsAtSwitchBps],
+      fifoBytes: this.fifoBytes,
+      carrierMs: (carrierUs + (this.onCarrier ? now - this.sinceUs : 0)) / 1000,
+    };
   }
 
   /** Bound of the FIFO (bytes) at the ceiling (bps, undefined = unknown: the floor). */
@@ -512,6 +521,9 @@ export class StallFallbackSink implements PathSink {
     this.sinceUs = now;
     if (carrier) {
       this.st.toCarrier++;
+      const c = this.st.ceilingsAtSwitchBps;
+      if (c.length >= 8) c.shift();
+      c.push(Math.round(ceilingOf(this.getCarrier()) ?? 0));
       this.bucket = 0;
       this.bucketUs = now;
     } else {
