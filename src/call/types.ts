@@ -216,10 +216,10 @@ export interface MultipathCallOptions {
    * src/transport/stall-fallback.ts decides). Chromium; where encoded
    * transforms are missing the path keeps its datachannel alone. Default false.
    * `attach` (src/transport/rtp-carrier.ts `RtpCarrierOptions.attach`): when
-   * a path negotiates the carrier's video transceiver, 'stall' (the default,
-   * also for `true`) at its datachannel's first stall, 'connect' at connect
-   * (an idle carrier halved our goodput in Chromium where nothing stalled:
-   * docs/results.md, stop 33).
+   * a path negotiates the carrier's video transceiver, 'connect' (the
+   * default, also for `true`) at connect, 'stall' at its datachannel's first
+   * stall (nothing negotiated, no worker or track until then; froze a little
+   * more on AT&T in the browser benchmark: docs/results.md, stop 33).
    */
   rtpCarrier?: boolean | { attach?: 'connect' | 'stall' };
   /**

@@ -13,7 +13,12 @@
  *   without RTX), negotiated after the path's first negotiation (the video
  *   m-section then joins the datachannel's BUNDLE group, one ICE transport,
  *   no new candidates: path pinning holds). When (`attach`):
- *   - 'stall' (default): on demand. Until the path's stall fallback calls
+ *   - 'connect' (default, also for `rtpCarrier: true`): the initiator adds
+ *     it when this chunk has loaded, and renegotiates when its first offer
+ *     went out without it (the usual case: measured in Chromium 156, even a
+ *     cached chunk's `import()` resolves after simple-peer's first
+ *     `createOffer`).
+ *   - 'stall': on demand. Until the path's stall fallback calls
  *     {@link RtpCarrier.wake} (its datachannel stalled) the peer connection
  *     holds no video, and no worker or track exists: an idle carrier costs
  *     nothing. On wake the initiator adds the transceiver and renegotiates;
@@ -23,20 +28,29 @@
  *     signalling channel, not the stalled path. Every video transceiver the
  *     initiator's peer connection gets is the carrier's (a second request
  *     gets the same one). The fallback keeps using the datachannel until the
- *     carrier is `open`.
- *   - 'connect': the initiator adds it when this chunk has loaded, and
- *     renegotiates when its first offer went out without it (the usual case:
- *     measured in Chromium 156, even a cached chunk's `import()` resolves
- *     after simple-peer's first `createOffer`).
+ *     carrier is `open` (130-900 ms after the stall was found, in the
+ *     browser benchmark on AT&T).
  *
- *   Measured in Chromium 156 (docs/results.md, stop 33): an idle carrier
- *   negotiated at connect halved our goodput on a path that never stalled
- *   (T-Mobile alone). The answerer takes the transceiver the remote offer
- *   made and turns it `sendrecv` before its answer (or asks the initiator to
- *   renegotiate when its answer went out first). Were the transceiver in the
- *   first offer, Chromium's default bundle policy ('balanced') would gather
- *   candidates for the video m-section too until the answer accepts BUNDLE;
- *   they pass the path's candidate filter like the others;
+ *   Measured in Chromium 156 (`npm run bench:browser`, 60 s, interleaved
+ *   runs on a loaded 2-core machine; docs/results.md, stop 33): no idle
+ *   cost of either mode could be told from run-to-run noise (T-Mobile alone,
+ *   `carriers` single:1, goodput off 1.29 / 1.57 / 0.99, 'connect' 1.14 /
+ *   2.00 / 1.26 / 1.00, 'stall' 1.74 / 1.27 / 1.37 / 1.54 Mbps; one earlier
+ *   pair had shown 2.29 vs 1.10). On AT&T alone (`att-tmobile` single:0)
+ *   'connect' froze less in the downlink-only outages (3.2-7.1 s, mean 4.9,
+ *   4 runs; off 8.4) than 'stall' (3.8-8.5 s, mean 6.6, 6 runs); in total
+ *   15.4 / 12.0 / 26.4 / 12.6 s vs 16.7 / 20.9 / 17.9 / 17.2 / 13.0 / 18.5 s
+ *   (off 18.9), hence the default. The worst runs of both modes had
+ *   Chromium's estimate for the carrier (its rate ceiling) left at 40-90 kbps
+ *   after the uplink outage: an idle carrier gets no feedback, so its
+ *   estimate stays there until the next outage.
+ *
+ *   The answerer takes the transceiver the remote offer made and turns it
+ *   `sendrecv` before its answer (or asks the initiator to renegotiate when
+ *   its answer went out first). Were the transceiver in the first offer,
+ *   Chromium's default bundle policy ('balanced') would gather candidates
+ *   for the video m-section too until the answer accepts BUNDLE; they pass
+ *   the path's candidate filter like the others;
  * - its sender's track: a 16x16 `MediaStreamTrackGenerator` (Chromium's
  *   breakout box) that gets a frame whenever the queue holds data, at most
  *   `maxFrameRate` per second; else a 16x16 canvas `captureStream(0)` with
@@ -81,14 +95,12 @@ export type { RtpCarrierWorkerStats } from './rtp-carrier-worker.js';
 /** Options of an {@link RtpCarrier} (all optional). */
 export interface RtpCarrierOptions {
   /**
-   * When the carrier's video transceiver is negotiated. 'stall' (default):
-   * only when the path's stall fallback first finds the datachannel stalled
-   * ({@link RtpCarrier.wake}: one renegotiation then, over the signalling
-   * channel, not the stalled path); until then the path's peer connection
-   * holds no video and the carrier costs nothing. 'connect': right after the
-   * path connects (one renegotiation at connect); measured in Chromium 156,
-   * the idle video transceiver halved our goodput on a path that never
-   * stalled (docs/results.md, stop 33).
+   * When the carrier's video transceiver is negotiated (see the module doc).
+   * 'connect' (default): right after the path connects (one renegotiation
+   * at connect). 'stall': only when the path's stall fallback first finds
+   * the datachannel stalled ({@link RtpCarrier.wake}: one renegotiation
+   * then, over the signalling channel, not the stalled path); until then the
+   * path's peer connection holds no video, no worker and no track.
    */
   attach?: 'connect' | 'stall';
   /** Bound on the bytes queued and not yet in a frame (default 262 144); send() beyond it returns false. */
@@ -308,7 +320,7 @@ export class RtpCarrier implements DatagramCarrier {
     } else pc.addEventListener('track', (e) => !this.transceiver && e.track.kind === 'video' && this.adoptSafely(e.transceiver));
     pc.addEventListener('signalingstatechange', () => this.checkNegotiated());
     peer.on('close', () => this.close());
-    if (opts.attach !== 'connect') return;
+    if (opts.attach === 'stall') return;
     // At connect: the worker and the source now, the transceiver on the initiator now (the answerer
     // takes the one the offer brings); a refused step is thrown to attachRtpCarrier.
     try {

@@ -86,10 +86,8 @@
  * `wake()` (src/transport/carrier.ts) on every update while it lasts, counted
  * once per stall in `stallsWithoutCarrier`; the sink keeps writing into the
  * datachannel and switches at the first update that finds the carrier open
- * with the stall still on. The RTP carrier's `attach: 'stall'` (the default)
- * negotiates its video transceiver then, because an idle one, negotiated at
- * connect, halved our goodput in Chromium on paths that never stall
- * (docs/results.md, stop 33).
+ * with the stall still on. The RTP carrier's `attach: 'stall'` negotiates
+ * its video transceiver then (src/transport/rtp-carrier.ts).
  *
  * No I/O, no timers: the state is re-evaluated on every call of `send` and
  * `bufferedAmount` (the sender engine reads `bufferedAmount` every tick), at

@@ -1,9 +1,9 @@
 /**
  * The RTP carrier in Chromium (src/transport/rtp-carrier.ts): two
- * SimplePeerPaths with `rtpCarrier: true` in one page over one emulated path
+ * SimplePeerPaths with `rtpCarrier: { attach: 'stall' }` in one page over one emulated path
  * (a tools/emulator relay on 127.0.0.1, 3 Mbps / 20 ms each way). Checks:
- * nothing is negotiated for the carrier while the path does not stall
- * (attach 'stall', the default); a stall fallback on the answerer whose
+ * nothing is negotiated for the carrier while the path does not stall;
+ * a stall fallback on the answerer whose
  * datachannel stalls (its forward direction dead for ~3 s) wakes the carrier,
  * which is negotiated then (the answerer asks the initiator) and carries the
  * fallback's datagrams; the carrier is negotiated on the path's one transport (BUNDLE) with VP8

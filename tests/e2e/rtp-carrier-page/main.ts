@@ -1,6 +1,6 @@
 /**
  * Page of tests/e2e/rtp-carrier.e2e.ts: two SimplePeerPaths (A initiator, B
- * answerer) in one page with `rtpCarrier: true` (attach 'stall': negotiated
+ * answerer) in one page with `rtpCarrier: { attach: 'stall' }` (negotiated
  * when a stall fallback first finds the datachannel stalled), their signals exchanged
  * here with every candidate rewritten to one tools/emulator relay (A's
  * candidates point B at the relay's socket B and vice versa, as
@@ -89,8 +89,8 @@ function state(extra: Record<string, unknown> = {}): Record<string, unknown> {
 
 /** Make the pair A (initiator) / B over `relay` and wait until both are connected and both carriers exist (idle: not negotiated). */
 async function setup(relay: Relay): Promise<unknown> {
-  a = new SimplePeerPath({ pathId: 0, initiator: true, rtpCarrier: true, onSignal: (d) => deliver(b, rewrite(d, relay.portB)) });
-  b = new SimplePeerPath({ pathId: 0, initiator: false, rtpCarrier: true, onSignal: (d) => deliver(a, rewrite(d, relay.portA)) });
+  a = new SimplePeerPath({ pathId: 0, initiator: true, rtpCarrier: { attach: 'stall' }, onSignal: (d) => deliver(b, rewrite(d, relay.portB)) });
+  b = new SimplePeerPath({ pathId: 0, initiator: false, rtpCarrier: { attach: 'stall' }, onSignal: (d) => deliver(a, rewrite(d, relay.portA)) });
   const signalled: string[] = [];
   function deliver(to: SimplePeerPath, d: Record<string, unknown> | null) {
     if (!d) return;

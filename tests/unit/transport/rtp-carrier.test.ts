@@ -256,7 +256,7 @@ describe('RTP carrier (page side, browser stand-ins)', () => {
     stubBrowser();
     const apc = new FakePC() as FakePC & RTCPeerConnection;
     const apeer = new FakePeer(apc, false);
-    const ac = attachRtpCarrier(apeer, { initiator: false, rtpCarrier: { attach: 'connect' } }) as RtpCarrier;
+    const ac = attachRtpCarrier(apeer, { initiator: false, rtpCarrier: true }) as RtpCarrier; // true: attach 'connect'
     expect(typeof ac).toBe('object');
     const remote = new FakeTransceiver('recvonly');
     apc.transceivers.push(remote);
@@ -327,12 +327,12 @@ describe('RTP carrier (page side, browser stand-ins)', () => {
     expect(await c.workerStats()).toBeUndefined();
   });
 
-  it("attach 'stall' (the default): no worker, track or transceiver until wake(); then the initiator adds it and renegotiates, once", () => {
+  it("attach 'stall': no worker, track or transceiver until wake(); then the initiator adds it and renegotiates, once", () => {
     stubBrowser();
     const pc = new FakePC() as FakePC & RTCPeerConnection;
     const peer = new FakePeer(pc);
     const before = FakeWorker.last;
-    const c = attachRtpCarrier(peer, { initiator: true, rtpCarrier: true }) as RtpCarrier;
+    const c = attachRtpCarrier(peer, { initiator: true, rtpCarrier: { attach: 'stall' } }) as RtpCarrier;
     expect(typeof c).toBe('object');
     expect(FakeWorker.last).toBe(before); // no worker yet
     expect(pc.transceivers.length).toBe(0);
@@ -378,6 +378,12 @@ describe('RTP carrier (page side, browser stand-ins)', () => {
     c.wake(); // nothing left to do
     expect(c.counters.wakes).toBe(0);
     c.close();
+    // `true` is attach 'connect': the initiator's transceiver at once.
+    const pc2 = new FakePC() as FakePC & RTCPeerConnection;
+    const eager = attachRtpCarrier(new FakePeer(pc2), { initiator: true, rtpCarrier: true }) as RtpCarrier;
+    expect(pc2.transceivers.length).toBe(1);
+    expect(pc2.transceivers[0].sender.track).toBeInstanceOf(FakeGenerator);
+    eager.close();
   });
 
   it("attach 'stall', answerer: wake() asks the initiator (bounded, 5 s apart), then adopts the offered transceiver", () => {
