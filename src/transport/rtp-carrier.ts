@@ -103,6 +103,13 @@ export interface RtpCarrierOptions {
    * path's peer connection holds no video, no worker and no track.
    */
   attach?: 'connect' | 'stall';
+  /**
+   * With attach 'connect': how long after ICE first connects the initiator
+   * negotiates the carrier (ms, default 3000; 0: at once, when this chunk has
+   * loaded). The delay keeps the renegotiation and the worker's start out of
+   * the call's start-up, where our initial bandwidth probes go out.
+   */
+  connectDelayMs?: number;
   /** Bound on the bytes queued and not yet in a frame (default 262 144); send() beyond it returns false. */
   maxQueuedBytes?: number;
   /** Bound on the datagrams queued (default 1024). */
@@ -263,6 +270,7 @@ export class RtpCarrier implements DatagramCarrier {
   private timer: ReturnType<typeof setTimeout> | undefined;
   private lastPushMs = -Infinity;
   private wakeMs = -Infinity;
+  private connectTimer: ReturnType<typeof setTimeout> | undefined;
   private readonly minIntervalMs: number;
   private readonly maxQueuedBytes: number;
   private readonly maxQueuedDatagrams: number;
@@ -321,6 +329,20 @@ export class RtpCarrier implements DatagramCarrier {
     pc.addEventListener('signalingstatechange', () => this.checkNegotiated());
     peer.on('close', () => this.close());
     if (opts.attach === 'stall') return;
+    const delayMs = opts.connectDelayMs ?? 3000;
+    if (!(Number.isFinite(delayMs) && delayMs >= 0)) throw new RangeError(`RtpCarrier: connectDelayMs must be >= 0, got ${delayMs}`);
+    if (delayMs > 0) {
+      // 'connect', after the call's start-up: the initiator wakes the carrier `delayMs` after ICE first connects.
+      if (!initiator) return;
+      const arm = () => {
+        const ice = pc.iceConnectionState;
+        if (this.connectTimer !== undefined || this.closed || (ice !== 'connected' && ice !== 'completed')) return;
+        this.connectTimer = setTimeout(() => this.wake(), delayMs);
+      };
+      pc.addEventListener('iceconnectionstatechange', arm);
+      arm();
+      return;
+    }
     // At connect: the worker and the source now, the transceiver on the initiator now (the answerer
     // takes the one the offer brings); a refused step is thrown to attachRtpCarrier.
     try {
@@ -427,6 +449,7 @@ export class RtpCarrier implements DatagramCarrier {
     if (this.closed) return;
     this.closed = true;
     clearInterval(this.statsTimer);
+    clearTimeout(this.connectTimer);
     if (this.timer !== undefined) clearTimeout(this.timer);
     this.timer = undefined;
     try {

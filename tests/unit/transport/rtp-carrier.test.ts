@@ -160,7 +160,7 @@ function openCarrier(initiator = true, attach: 'connect' | 'stall' = 'connect') 
   stubBrowser();
   const pc = new FakePC() as FakePC & RTCPeerConnection;
   const peer = new FakePeer(pc, initiator);
-  const c = attachRtpCarrier(peer, { initiator, rtpCarrier: { attach, maxQueuedBytes: 3000, maxQueuedDatagrams: 3, statsIntervalMs: 10 } });
+  const c = attachRtpCarrier(peer, { initiator, rtpCarrier: { attach, connectDelayMs: 0, maxQueuedBytes: 3000, maxQueuedDatagrams: 3, statsIntervalMs: 10 } });
   if (typeof c === 'string') throw new Error(c);
   return { pc, peer, c, w: FakeWorker.last };
 }
@@ -256,7 +256,7 @@ describe('RTP carrier (page side, browser stand-ins)', () => {
     stubBrowser();
     const apc = new FakePC() as FakePC & RTCPeerConnection;
     const apeer = new FakePeer(apc, false);
-    const ac = attachRtpCarrier(apeer, { initiator: false, rtpCarrier: true }) as RtpCarrier; // true: attach 'connect'
+    const ac = attachRtpCarrier(apeer, { initiator: false, rtpCarrier: { connectDelayMs: 0 } }) as RtpCarrier;
     expect(typeof ac).toBe('object');
     const remote = new FakeTransceiver('recvonly');
     apc.transceivers.push(remote);
@@ -378,12 +378,45 @@ describe('RTP carrier (page side, browser stand-ins)', () => {
     c.wake(); // nothing left to do
     expect(c.counters.wakes).toBe(0);
     c.close();
-    // `true` is attach 'connect': the initiator's transceiver at once.
+  });
+
+  it("attach 'connect' (the default, `true`): the initiator negotiates it connectDelayMs (3 s) after ICE first connects; 0: at once", () => {
+    vi.useFakeTimers();
+    stubBrowser();
+    const pc = new FakePC() as FakePC & RTCPeerConnection;
+    const peer = new FakePeer(pc);
+    const c = attachRtpCarrier(peer, { initiator: true, rtpCarrier: true }) as RtpCarrier;
+    vi.advanceTimersByTime(10_000);
+    expect(pc.transceivers.length).toBe(0); // ICE not yet connected
+    pc.iceConnectionState = 'connected';
+    pc.fire('iceconnectionstatechange');
+    vi.advanceTimersByTime(2900);
+    expect(pc.transceivers.length).toBe(0);
+    pc.fire('iceconnectionstatechange'); // no second timer
+    vi.advanceTimersByTime(200);
+    expect(pc.transceivers.length).toBe(1);
+    expect(pc.transceivers[0].sender.track).toBeInstanceOf(FakeGenerator);
+    expect(peer.negotiations).toBe(1);
+    vi.advanceTimersByTime(10_000);
+    expect(peer.negotiations).toBe(1);
+    c.close();
+    // The answerer waits for the offer; a closed carrier never wakes.
+    const apc = new FakePC() as FakePC & RTCPeerConnection;
+    const a = attachRtpCarrier(new FakePeer(apc, false), { initiator: false, rtpCarrier: true }) as RtpCarrier;
+    const pc3 = new FakePC() as FakePC & RTCPeerConnection;
+    pc3.iceConnectionState = 'connected';
+    const closed = attachRtpCarrier(new FakePeer(pc3), { initiator: true, rtpCarrier: true }) as RtpCarrier;
+    closed.close();
+    vi.advanceTimersByTime(10_000);
+    expect(apc.transceivers.length).toBe(0);
+    expect(pc3.transceivers.length).toBe(0);
+    a.close();
+    // 0: at once.
     const pc2 = new FakePC() as FakePC & RTCPeerConnection;
-    const eager = attachRtpCarrier(new FakePeer(pc2), { initiator: true, rtpCarrier: true }) as RtpCarrier;
+    const eager = attachRtpCarrier(new FakePeer(pc2), { initiator: true, rtpCarrier: { connectDelayMs: 0 } }) as RtpCarrier;
     expect(pc2.transceivers.length).toBe(1);
-    expect(pc2.transceivers[0].sender.track).toBeInstanceOf(FakeGenerator);
     eager.close();
+    expect(attachRtpCarrier(new FakePeer(new FakePC() as FakePC & RTCPeerConnection), { initiator: true, rtpCarrier: { connectDelayMs: -1 } })).toMatch(/connectDelayMs/);
   });
 
   it("attach 'stall', answerer: wake() asks the initiator (bounded, 5 s apart), then adopts the offered transceiver", () => {
