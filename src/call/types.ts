@@ -218,8 +218,9 @@ export interface MultipathCallOptions {
    * `attach` (src/transport/rtp-carrier.ts `RtpCarrierOptions.attach`): when
    * a path negotiates the carrier's video transceiver, 'connect' (the
    * default, also for `true`) at connect, 'stall' at its datachannel's first
-   * stall (nothing negotiated, no worker or track until then; froze a little
-   * more on AT&T in the browser benchmark: docs/results.md, stop 33).
+   * stall (nothing negotiated, no worker or track until then; froze more on
+   * AT&T's downlink-only outages in the browser benchmark: docs/results.md,
+   * stop 33).
    */
   rtpCarrier?: boolean | { attach?: 'connect' | 'stall' };
   /**

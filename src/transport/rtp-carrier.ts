@@ -17,7 +17,8 @@
  *     it when this chunk has loaded, and renegotiates when its first offer
  *     went out without it (the usual case: measured in Chromium 156, even a
  *     cached chunk's `import()` resolves after simple-peer's first
- *     `createOffer`).
+ *     `createOffer`); with `connectDelayMs`, that long after ICE first
+ *     connects instead (as on a stall, below).
  *   - 'stall': on demand. Until the path's stall fallback calls
  *     {@link RtpCarrier.wake} (its datachannel stalled) the peer connection
  *     holds no video, and no worker or track exists: an idle carrier costs
@@ -31,19 +32,28 @@
  *     carrier is `open` (130-900 ms after the stall was found, in the
  *     browser benchmark on AT&T).
  *
- *   Measured in Chromium 156 (`npm run bench:browser`, 60 s, interleaved
- *   runs on a loaded 2-core machine; docs/results.md, stop 33): no idle
- *   cost of either mode could be told from run-to-run noise (T-Mobile alone,
- *   `carriers` single:1, goodput off 1.29 / 1.57 / 0.99, 'connect' 1.14 /
- *   2.00 / 1.26 / 1.00, 'stall' 1.74 / 1.27 / 1.37 / 1.54 Mbps; one earlier
- *   pair had shown 2.29 vs 1.10). On AT&T alone (`att-tmobile` single:0)
- *   'connect' froze less in the downlink-only outages (3.2-7.1 s, mean 4.9,
- *   4 runs; off 8.4) than 'stall' (3.8-8.5 s, mean 6.6, 6 runs); in total
- *   15.4 / 12.0 / 26.4 / 12.6 s vs 16.7 / 20.9 / 17.9 / 17.2 / 13.0 / 18.5 s
- *   (off 18.9), hence the default. The worst runs of both modes had
- *   Chromium's estimate for the carrier (its rate ceiling) left at 40-90 kbps
- *   after the uplink outage: an idle carrier gets no feedback, so its
- *   estimate stays there until the next outage.
+ *   Measured in Chromium 156 (`npm run bench:browser`, interleaved runs on
+ *   a 2-core machine loaded by other jobs; docs/results.md, stop 33), run to
+ *   run noise is about as large as any difference:
+ *   - T-Mobile alone (`carriers` single:1, 60 s), goodput: off 1.29 / 1.57
+ *     / 0.99 / 1.12, 'connect' 1.14 / 2.00 / 1.26 / 1.00, 'stall' 1.74 /
+ *     1.27 / 1.37 / 1.54 Mbps. The halving seen once (2.29 vs 1.10) did not
+ *     repeat: no idle cost could be told from the noise.
+ *   - AT&T alone (`att-tmobile` single:0, 60 s), frozen s (in downlink-only
+ *     outages): off 18.9 / 19.3 / 19.5 (8.4 each); 'connect' 15.4 / 12.0 /
+ *     26.4 / 12.6 / 13.4 / 15.6 (mean 4.6); 'connect' with connectDelayMs
+ *     3000 17.2 / 18.7 (mean 6.6); 'stall' 16.7 / 20.9 / 17.9 / 17.2 / 13.0
+ *     / 18.5 / 19.8 / 20.3 (mean 6.6). Hence 'connect' at once is the
+ *     default.
+ *   - `carriers` converge (20 s, so the call's start weighs), goodput: off
+ *     2.05 / 1.65 / 1.48, 'connect' 1.13 / 0.39 / 0.71, with connectDelayMs
+ *     3000 1.38 / 0.99 / 1.01, 'stall' 2.32 / 0.69 / 1.73 Mbps: the
+ *     renegotiation at connect may cost the start-up's bandwidth probes
+ *     (their results were missing in the worst runs of every mode, though).
+ *   The worst AT&T runs of every mode had Chromium's estimate for the
+ *   carrier (its rate ceiling) left at 40-90 kbps after the uplink outage:
+ *   an idle carrier gets no feedback, so its estimate stays there until the
+ *   next outage.
  *
  *   The answerer takes the transceiver the remote offer made and turns it
  *   `sendrecv` before its answer (or asks the initiator to renegotiate when
@@ -105,9 +115,10 @@ export interface RtpCarrierOptions {
   attach?: 'connect' | 'stall';
   /**
    * With attach 'connect': how long after ICE first connects the initiator
-   * negotiates the carrier (ms, default 3000; 0: at once, when this chunk has
-   * loaded). The delay keeps the renegotiation and the worker's start out of
-   * the call's start-up, where our initial bandwidth probes go out.
+   * negotiates the carrier (ms; default 0: at once, when this chunk has
+   * loaded). A delay (e.g. 3000) keeps the renegotiation and the worker's
+   * start out of the call's start-up, where our initial bandwidth probes go
+   * out (see the module doc for what it measured).
    */
   connectDelayMs?: number;
   /** Bound on the bytes queued and not yet in a frame (default 262 144); send() beyond it returns false. */
@@ -329,7 +340,7 @@ export class RtpCarrier implements DatagramCarrier {
     pc.addEventListener('signalingstatechange', () => this.checkNegotiated());
     peer.on('close', () => this.close());
     if (opts.attach === 'stall') return;
-    const delayMs = opts.connectDelayMs ?? 3000;
+    const delayMs = opts.connectDelayMs ?? 0;
     if (!(Number.isFinite(delayMs) && delayMs >= 0)) throw new RangeError(`RtpCarrier: connectDelayMs must be >= 0, got ${delayMs}`);
     if (delayMs > 0) {
       // 'connect', after the call's start-up: the initiator wakes the carrier `delayMs` after ICE first connects.

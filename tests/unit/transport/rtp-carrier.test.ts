@@ -380,12 +380,12 @@ describe('RTP carrier (page side, browser stand-ins)', () => {
     c.close();
   });
 
-  it("attach 'connect' (the default, `true`): the initiator negotiates it connectDelayMs (3 s) after ICE first connects; 0: at once", () => {
+  it("attach 'connect' with connectDelayMs: the initiator negotiates it that long after ICE first connects; default (`true`): at once", () => {
     vi.useFakeTimers();
     stubBrowser();
     const pc = new FakePC() as FakePC & RTCPeerConnection;
     const peer = new FakePeer(pc);
-    const c = attachRtpCarrier(peer, { initiator: true, rtpCarrier: true }) as RtpCarrier;
+    const c = attachRtpCarrier(peer, { initiator: true, rtpCarrier: { connectDelayMs: 3000 } }) as RtpCarrier;
     vi.advanceTimersByTime(10_000);
     expect(pc.transceivers.length).toBe(0); // ICE not yet connected
     pc.iceConnectionState = 'connected';
@@ -402,18 +402,18 @@ describe('RTP carrier (page side, browser stand-ins)', () => {
     c.close();
     // The answerer waits for the offer; a closed carrier never wakes.
     const apc = new FakePC() as FakePC & RTCPeerConnection;
-    const a = attachRtpCarrier(new FakePeer(apc, false), { initiator: false, rtpCarrier: true }) as RtpCarrier;
+    const a = attachRtpCarrier(new FakePeer(apc, false), { initiator: false, rtpCarrier: { connectDelayMs: 3000 } }) as RtpCarrier;
     const pc3 = new FakePC() as FakePC & RTCPeerConnection;
     pc3.iceConnectionState = 'connected';
-    const closed = attachRtpCarrier(new FakePeer(pc3), { initiator: true, rtpCarrier: true }) as RtpCarrier;
+    const closed = attachRtpCarrier(new FakePeer(pc3), { initiator: true, rtpCarrier: { connectDelayMs: 3000 } }) as RtpCarrier;
     closed.close();
     vi.advanceTimersByTime(10_000);
     expect(apc.transceivers.length).toBe(0);
     expect(pc3.transceivers.length).toBe(0);
     a.close();
-    // 0: at once.
+    // `true` (connectDelayMs 0): at once.
     const pc2 = new FakePC() as FakePC & RTCPeerConnection;
-    const eager = attachRtpCarrier(new FakePeer(pc2), { initiator: true, rtpCarrier: { connectDelayMs: 0 } }) as RtpCarrier;
+    const eager = attachRtpCarrier(new FakePeer(pc2), { initiator: true, rtpCarrier: true }) as RtpCarrier;
     expect(pc2.transceivers.length).toBe(1);
     eager.close();
     expect(attachRtpCarrier(new FakePeer(new FakePC() as FakePC & RTCPeerConnection), { initiator: true, rtpCarrier: { connectDelayMs: -1 } })).toMatch(/connectDelayMs/);
