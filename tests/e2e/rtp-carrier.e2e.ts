@@ -40,6 +40,7 @@ describe('RTP carrier', () => {
   let browser: Browser;
   let page: Page;
   let relay: PathRelay;
+  let relay2: PathRelay;
   let up: Link<Buffer>;
   let down: Link<Buffer>;
   let epochMs: number;
@@ -52,6 +53,7 @@ describe('RTP carrier', () => {
     down = buildLink<Buffer>(spec.down, new Rng(2));
     epochMs = performance.now();
     relay = await startPathRelay({ pathId: 0, up, down, epochMs });
+    relay2 = await startPathRelay({ pathId: 1, up: buildLink<Buffer>(spec.up, new Rng(3)), down: buildLink<Buffer>(spec.down, new Rng(4)), epochMs });
     server = await startPageServer();
     browser = await launchChromium();
     page = await browser.newPage();
@@ -71,6 +73,7 @@ describe('RTP carrier', () => {
     await browser?.close().catch(() => undefined);
     await server?.close();
     await relay?.close();
+    await relay2?.close();
   });
 
   const call = <T>(fn: string, ...args: unknown[]): Promise<T> =>
@@ -86,6 +89,17 @@ describe('RTP carrier', () => {
     expect(s.aOpen || s.bOpen, why).toBe(false);
     expect(s.sdp, why).not.toMatch(/m=video/);
     expect(s.remoteSdp, why).not.toMatch(/m=video/);
+    expect(errors).toEqual([]);
+  });
+
+  it("attach 'connect' (the default): negotiates the carrier right after the path connects, without a stall", async () => {
+    const s = await call<{ states: string[]; open: boolean[]; unavailable: unknown[]; counters: unknown; remoteSdp: string }>('connectMode', { portA: relay2.portA, portB: relay2.portB });
+    const why = JSON.stringify({ ...s, remoteSdp: undefined, errors });
+    console.log(`connect mode: ${why}`);
+    expect(s.unavailable, why).toEqual([undefined, undefined]);
+    expect(s.open, why).toEqual([true, true]);
+    expect(s.remoteSdp, why).toMatch(/a=group:BUNDLE \S+ \S+/);
+    expect(s.remoteSdp.split('m=video')[1] ?? '', s.remoteSdp).toMatch(/a=sendrecv/);
     expect(errors).toEqual([]);
   });
 

@@ -108,6 +108,33 @@ async function setup(relay: Relay): Promise<unknown> {
   return state({ candidatesSignalled: signalled });
 }
 
+/**
+ * A second pair C (initiator) / D over `relay` with `rtpCarrier: true` (attach 'connect', the default):
+ * until both carriers are open, at most 20 s, without any stall; then closed.
+ */
+async function connectMode(relay: Relay): Promise<unknown> {
+  const c: SimplePeerPath = new SimplePeerPath({ pathId: 1, initiator: true, rtpCarrier: true, onSignal: (x) => deliver(d, rewrite(x, relay.portB)) });
+  const d: SimplePeerPath = new SimplePeerPath({ pathId: 1, initiator: false, rtpCarrier: true, onSignal: (x) => deliver(c, rewrite(x, relay.portA)) });
+  function deliver(to: SimplePeerPath, x: Record<string, unknown> | null) {
+    if (x) setTimeout(() => to.signal(x), 0);
+  }
+  const deadline = performance.now() + 20_000;
+  while (performance.now() < deadline && !(car(c)?.open && car(d)?.open)) {
+    if (typeof c.rtpCarrier === 'string' || typeof d.rtpCarrier === 'string') break;
+    await sleep(50);
+  }
+  const out = {
+    states: [c.state, d.state],
+    open: [car(c)?.open ?? false, car(d)?.open ?? false],
+    unavailable: [c.rtpCarrier, d.rtpCarrier].map((x) => (typeof x === 'string' ? x : undefined)),
+    counters: [(car(c) as RtpCarrier | undefined)?.counters, (car(d) as RtpCarrier | undefined)?.counters],
+    remoteSdp: pc(c)?.remoteDescription?.sdp ?? '',
+  };
+  c.close();
+  d.close();
+  return out;
+}
+
 /** Until both carriers are open (B wakes its carrier if the stall test did not), at most 20 s. */
 async function ensureOpen(): Promise<unknown> {
   (car(b) as RtpCarrier).wake();
@@ -264,6 +291,7 @@ async function stopLoadStats(): Promise<Record<string, number>> {
 
 (window as unknown as Record<string, unknown>).carrierTest = {
   setup,
+  connectMode,
   ensureOpen,
   startStallLoad,
   stopStallLoad,
