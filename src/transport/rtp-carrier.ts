@@ -46,10 +46,11 @@
  *     / 18.5 / 19.8 / 20.3 (mean 6.6). Hence 'connect' at once is the
  *     default.
  *   - `carriers` converge (20 s, so the call's start weighs), goodput: off
- *     2.05 / 1.65 / 1.48, 'connect' 1.13 / 0.39 / 0.71, with connectDelayMs
- *     3000 1.38 / 0.99 / 1.01, 'stall' 2.32 / 0.69 / 1.73 Mbps: the
- *     renegotiation at connect may cost the start-up's bandwidth probes
- *     (their results were missing in the worst runs of every mode, though).
+ *     2.05 / 0.66 / 1.65 / 1.48, 'connect' 1.13 / 0.39 / 0.71, with
+ *     connectDelayMs 3000 1.38 / 0.99 / 1.01, 'stall' 2.32 / 1.92 / 0.69 /
+ *     1.73 Mbps: the renegotiation at connect may cost the start-up's
+ *     bandwidth probes (their results were missing in the worst runs of
+ *     every mode, off included).
  *   The worst AT&T runs of every mode had Chromium's estimate for the
  *   carrier (its rate ceiling) left at 40-90 kbps after the uplink outage:
  *   an idle carrier gets no feedback, so its estimate stays there until the
