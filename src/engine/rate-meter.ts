@@ -2,26 +2,32 @@
  * Bytes-over-a-window rate meter (bps). Bounded: keeps one bucket per 10 ms
  * of the window in a ring, so memory does not grow with the packet rate.
  */
+const BUCKET_US = 10_000;
+
 export class RateMeter {
-  private readonly bucketUs: number;
   private readonly buckets: Float64Array;
   private readonly stamps: Float64Array;
 
-  /** @param windowUs averaging window (µs), e.g. 1_000_000 for 1 s. */
+  /**
+   * @param windowUs averaging window (µs), e.g. 1_000_000 for 1 s.
+   * @param originUs time (µs, at most the first `add`) the 10 ms buckets are aligned to: a
+   *   rate read some time after the origin does not depend on the clock's epoch (a sender
+   *   whose clock is offset makes the same decisions).
+   * @throws RangeError when `windowUs` is not > 0.
+   */
   constructor(
     private readonly windowUs: number,
-    bucketUs = 10_000,
+    private readonly originUs = 0,
   ) {
-    if (!(windowUs > 0) || !(bucketUs > 0)) throw new RangeError('RateMeter: window and bucket must be > 0 µs');
-    this.bucketUs = bucketUs;
-    const n = Math.max(1, Math.ceil(windowUs / bucketUs));
+    if (!(windowUs > 0)) throw new RangeError('RateMeter: window must be > 0 µs');
+    const n = Math.ceil(windowUs / BUCKET_US);
     this.buckets = new Float64Array(n);
     this.stamps = new Float64Array(n).fill(-1);
   }
 
   /** Count `bytes` at time `nowUs`. */
   add(nowUs: number, bytes: number): void {
-    const slot = Math.floor(nowUs / this.bucketUs);
+    const slot = Math.floor((nowUs - this.originUs) / BUCKET_US);
     const i = slot % this.buckets.length;
     if (this.stamps[i] !== slot) {
       this.stamps[i] = slot;
@@ -32,7 +38,7 @@ export class RateMeter {
 
   /** Rate over the last window ending at `nowUs` (bps). */
   rateBps(nowUs: number): number {
-    const slot = Math.floor(nowUs / this.bucketUs);
+    const slot = Math.floor((nowUs - this.originUs) / BUCKET_US);
     const oldest = slot - this.buckets.length + 1;
     let sum = 0;
     for (let i = 0; i < this.buckets.length; i++) {

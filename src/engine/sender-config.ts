@@ -144,18 +144,25 @@ export interface SenderEngineConfig {
    */
   queuedDeliveryRatio?: number;
   /**
-   * Protection overhead (0..1; 0 = off, the default): each path counts in
+   * Protection overhead (0..1, default 0.5; 0 = off): each path counts in
    * the encoder target (the sum of S_i) at its S_i x (1 - o), o = the share
    * of the path's send rate over the last second that was retransmissions
    * (NACK, RACK, failover duplicates) and FEC, capped at this value; the
    * Converge Eq. 1 split and pacing still use S_i. libwebrtc gives its
    * encoder estimate x (1 - protection overhead), the share capped at 0.5
    * (FecControllerDefault::UpdateFecRates, kProtectionOverheadRateThreshold,
-   * modules/video_coding/fec_controller_default.cc). With 0.5 the simulator
-   * gains (converge, cellular suite, 3 seeds: tune 5.95 -> 4.88 s frozen,
-   * check 10.64 -> 9.59 s; carriers 0.45 -> 0.15 s) but loses loss-sweep at
-   * 10 % loss (63.0 -> 76.3 s over 9 runs: the target falls to its floor);
-   * docs/results.md (the `ovr` block).
+   * modules/video_coding/fec_controller_default.cc; RtpVideoSender::
+   * ProtectionRequest counts the RTX and FEC send rates over 1 s). Simulator,
+   * converge, cellular suite, frozen s (on vs off): tune seeds 1-3 5.95 ->
+   * 4.88, seeds 4-6 5.86 -> 4.44; check seeds 1-3 10.64 -> 9.59, seeds 4-6
+   * 11.64 -> 12.17 (a 1e-6 cut alone moves the tune half by +0.99 s: the
+   * halves' noise floor); carriers 1.34 -> 0.44 s over 3 seeds, collapse,
+   * failover, flap tie. Loss-sweep at 10 % loss: 373.8 -> 357.7 s over seeds
+   * 1-15 x 3 FEC policies (seeds 1-3 alone, 63.0 -> 76.3 s, are the one worse
+   * triple of five); at 2 %: 191.3 -> 199.5 s over seeds 1-12 (the target
+   * sits at its 8 Mbps cap there, the cut rarely binds). Counting only the
+   * video in the denominator (media + FEC + retransmissions, as libwebrtc:
+   * no audio, probes or padding) cut deeper and lost the tune half (6.16 s).
    */
   protectionOverheadMax?: number;
   /**
@@ -360,7 +367,7 @@ export function resolveSenderConfig(config: SenderEngineConfig): ResolvedSenderC
     departureTimes: config.departureTimes ?? false,
     queuedDeliveryMs: config.queuedDeliveryMs ?? 0,
     queuedDeliveryRatio: config.queuedDeliveryRatio ?? 0.9,
-    protectionOverheadMax: fraction('protectionOverheadMax', config.protectionOverheadMax ?? 0),
+    protectionOverheadMax: fraction('protectionOverheadMax', config.protectionOverheadMax ?? 0.5),
     upperLayerDropFactor: config.upperLayerDropFactor ?? 1,
     cwndPushback: config.cwndPushback ?? true,
     fastFailover: config.fastFailover ?? true,

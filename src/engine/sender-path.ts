@@ -124,9 +124,10 @@ export class SenderPath {
     spsPacketsSent: 0,
     ppsPacketsSent: 0,
   };
-  readonly sendRate = new RateMeter(1_000_000);
+  /** Everything sent on the path over the last second; with {@link protection}, the protection overhead's share (SenderPaths.usableRateBps). */
+  readonly sendRate: RateMeter;
   /** Retransmissions and FEC sent over the last second (SenderPaths.usableRateBps). */
-  readonly protection = new RateMeter(1_000_000);
+  readonly protection: RateMeter;
   /** Loss detection on this path by RACK (RFC 8985 §6.2), fed by every datagram {@link send} writes and the path's reports. */
   readonly rack = new PathRack();
   private readonly drain: { sinceUs: number; sentBytes: number; buffered: number; rateBps: number | undefined; backlogged: boolean };
@@ -193,6 +194,9 @@ export class SenderPath {
       stalled: () => sink.stalled?.() ?? sink.bufferedAmount() > DRAIN_BACKLOG_BYTES,
     };
     this.linkState = state;
+    // Aligned to the path's start: the encoder target (through the protection share) must not depend on the clock's epoch.
+    this.sendRate = new RateMeter(1_000_000, nowUs);
+    this.protection = new RateMeter(1_000_000, nowUs);
     this.lossWindow = { atUs: nowUs, lost: 0, received: 0, rate: 0, graceUntilUs: -Infinity };
     this.drain = { sinceUs: nowUs, sentBytes: 0, buffered: 0, rateBps: undefined, backlogged: false };
   }

@@ -176,9 +176,9 @@ export class SenderPaths {
 
   /**
    * Sum of S_i over the usable paths (bps): the encoder target before caps.
-   * With `overheadMax` > 0 each path counts less the share of its send rate
-   * over the last second that was retransmissions and FEC, capped at
-   * `overheadMax` (SenderEngineConfig.protectionOverheadMax).
+   * Each path counts less the share of its send rate over the last second
+   * that was retransmissions and FEC, capped at `overheadMax` (0..1;
+   * SenderEngineConfig.protectionOverheadMax, default 0.5; 0 = S_i as is).
    */
   usableRateBps(nowUs: number, overheadMax: number): number {
     let sum = 0;
@@ -186,7 +186,7 @@ export class SenderPaths {
       // Less the path's protection overhead: libwebrtc FecControllerDefault::UpdateFecRates
       // (modules/video_coding/fec_controller_default.cc) gives the encoder estimate x
       // (1 - (NACK + FEC sent rate) / total sent rate), the share capped at 0.5.
-      if (this.isUsable(p, nowUs)) sum += overheadMax > 0 ? p.rateBps() * (1 - Math.min(overheadMax, p.protection.rateBps(nowUs) / (p.sendRate.rateBps(nowUs) || 1))) : p.rateBps();
+      if (this.isUsable(p, nowUs)) sum += p.rateBps() * (1 - Math.min(overheadMax, p.protection.rateBps(nowUs) / (p.sendRate.rateBps(nowUs) || 1)));
     }
     return sum;
   }
