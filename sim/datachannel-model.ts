@@ -29,6 +29,14 @@
  *   rto_min 400 ms (dcSCTP's own floor above RFC 4960's 1 s minimum), rto_max
  *   60 s, delayed_ack_max_timeout 200 ms, immediate_sack_under_cwnd_mtus
  *   (see {@link DCSCTP_DEFAULTS} for the values used).
+ * - T3-rtx backoff as dcSCTP runs it (net/dcsctp/timer/timer.cc
+ *   `GetBackoffDuration`, net/dcsctp/tx/retransmission_queue.cc): the RTO
+ *   itself is not doubled; the timer's k-th consecutive expiry restarts it
+ *   at RTO x 2^k, and the count goes back to 0 when a SACK advances the
+ *   cumulative TSN (the timer is stopped). Chromium caps that backoff at
+ *   3 s (media/sctp/dcsctp_transport.cc `kMaxTimerBackoffDuration`:
+ *   "the time to recover reduces"); without the cap a 10 s outage left the
+ *   timer at 6.4-12.8 s and the model recovered seconds later than Chromium.
  *
  * Wire bytes of a DATA packet: SCTP common header 12 + per chunk (DATA chunk
  * header 16 + payload padded to 4) + DTLS 1.2 AES-GCM record overhead 37
@@ -61,6 +69,11 @@ export interface SctpOptions {
   rtoInitialMs: number;
   rtoMinMs: number;
   rtoMaxMs: number;
+  /**
+   * Upper bound of the T3-rtx timer's exponential backoff (ms; Infinity: none,
+   * RFC 4960 §6.3.3 E2 up to `rtoMaxMs`). The un-backed-off RTO is not capped.
+   */
+  maxTimerBackoffMs: number;
   /** Longest delay of a delayed SACK (ms); the delay is min(this, RTO/2). */
   delayedAckMaxMs: number;
   /** The sender sets the I bit (SACK at once) while cwnd < this many MTUs. */
@@ -79,6 +92,7 @@ export const DCSCTP_DEFAULTS: Readonly<SctpOptions> = Object.freeze({
   rtoInitialMs: 500,
   rtoMinMs: 400,
   rtoMaxMs: 60_000,
+  maxTimerBackoffMs: 3000,
   delayedAckMaxMs: 200,
   immediateSackUnderCwndMtus: 10,
   dtlsOverheadBytes: 37,
@@ -167,6 +181,8 @@ export class SctpChannel<M> {
   private srttMs: number | undefined;
   private rttvarMs = 0;
   private rtoMs: number;
+  /** Consecutive T3-rtx expiries without a SACK advancing the cumulative TSN (the timer's backoff exponent). */
+  private t3Backoffs = 0;
   private t3DueUs: number | undefined;
   private rttProbe: { tsn: number; sentUs: number } | undefined;
   /** Highest TSN abandoned with everything below acked or abandoned (the FORWARD-TSN point). */
@@ -192,6 +208,7 @@ export class SctpChannel<M> {
     for (const k of ['initialCwndMtus', 'minCwndMtus', 'maxBurst', 'sendBufferBytes', 'rtoInitialMs', 'rtoMinMs', 'rtoMaxMs'] as const) {
       if (!(o[k] > 0) || !Number.isFinite(o[k])) throw new RangeError(`SctpChannel: ${k} must be a finite number > 0, got ${o[k]}`);
     }
+    if (!(o.maxTimerBackoffMs > 0)) throw new RangeError(`SctpChannel: maxTimerBackoffMs must be > 0 (Infinity: no cap), got ${o.maxTimerBackoffMs}`);
     this.cwnd = o.initialCwndMtus * o.mtuBytes;
     this.rtoMs = o.rtoInitialMs;
     this.st = {
@@ -371,8 +388,9 @@ export class SctpChannel<M> {
       }
     }
     // T3-rtx (§6.3.2 R2/R3): stop when nothing is outstanding, restart when the cum TSN advanced.
+    if (cumAdvanced) this.t3Backoffs = 0;
     if (this.outstanding.length === 0) this.t3DueUs = undefined;
-    else if (cumAdvanced || this.t3DueUs === undefined) this.t3DueUs = nowUs + this.rtoMs * 1000;
+    else if (cumAdvanced || this.t3DueUs === undefined) this.t3DueUs = nowUs + this.t3DurationMs() * 1000;
     this.pump(nowUs);
   }
 
@@ -389,7 +407,22 @@ export class SctpChannel<M> {
     this.rtoMs = Math.min(this.opts.rtoMaxMs, Math.max(this.opts.rtoMinMs, this.srttMs + 4 * this.rttvarMs));
   }
 
-  /** §6.3.3 T3-rtx expiry: cwnd to 1 MTU, RTO doubles; every outstanding chunk is abandoned (maxRetransmits 0). */
+  /**
+   * The T3-rtx timer's duration now (ms): the RTO doubled once per
+   * consecutive expiry, at most `maxTimerBackoffMs` once doubled
+   * (net/dcsctp/timer/timer.cc `GetBackoffDuration`), never above `rtoMaxMs`.
+   */
+  private t3DurationMs(): number {
+    let d = this.rtoMs;
+    for (let k = 0; k < this.t3Backoffs; k++) {
+      d *= 2;
+      if (d > this.opts.maxTimerBackoffMs) return Math.min(this.opts.maxTimerBackoffMs, this.opts.rtoMaxMs);
+      if (d >= this.opts.rtoMaxMs) return this.opts.rtoMaxMs;
+    }
+    return d;
+  }
+
+  /** §6.3.3 T3-rtx expiry: cwnd to 1 MTU, the timer backs off ({@link t3DurationMs}); every outstanding chunk is abandoned (maxRetransmits 0). */
   private onT3(nowUs: number): void {
     const o = this.opts;
     this.st.t3Timeouts++;
@@ -397,7 +430,7 @@ export class SctpChannel<M> {
     this.cwnd = o.mtuBytes;
     this.partialBytesAcked = 0;
     this.recoveryExitTsn = undefined;
-    this.rtoMs = Math.min(o.rtoMaxMs, this.rtoMs * 2);
+    this.t3Backoffs = Math.min(this.t3Backoffs + 1, 32);
     for (const c of this.outstanding) {
       this.abandon(c.m);
       this.st.chunksAbandoned++;
@@ -458,7 +491,7 @@ export class SctpChannel<M> {
         this.skipDone();
       }
       if (!this.rttProbe) this.rttProbe = { tsn: chunks[0].tsn, sentUs: nowUs };
-      if (this.t3DueUs === undefined) this.t3DueUs = nowUs + this.rtoMs * 1000;
+      if (this.t3DueUs === undefined) this.t3DueUs = nowUs + this.t3DurationMs() * 1000;
       const wire = SCTP_COMMON_HEADER_BYTES + bytes + o.dtlsOverheadBytes;
       this.st.packetsSent++;
       this.st.wireBytesSent += wire;
@@ -475,6 +508,6 @@ export class SctpChannel<M> {
   }
 
   stats(): SctpStats {
-    return { ...this.st, cwndBytes: this.cwnd, ssthreshBytes: this.ssthresh, rtoMs: this.rtoMs, srttMs: this.srttMs };
+    return { ...this.st, cwndBytes: this.cwnd, ssthreshBytes: this.ssthresh, rtoMs: this.t3DurationMs(), srttMs: this.srttMs };
   }
 }

@@ -93,6 +93,47 @@ describe('SctpChannel (dcSCTP sender model)', () => {
     expect(got.length).toBeGreaterThan(0);
   });
 
+  it("T3-rtx backoff stops at Chromium's 3 s cap through a long outage and resets once a SACK advances", () => {
+    // A 20 s outage in both directions: nothing is delivered, the timer keeps expiring.
+    const run = (opts: Partial<typeof DCSCTP_DEFAULTS>) => {
+      const h = harness(opts);
+      let now = 0;
+      let seq = 0;
+      const gaps: number[] = [];
+      for (let i = 0; i < 10; i++) h.ch.send(now, seq++, 1000);
+      while (now < 20_000_000) {
+        const due = h.ch.nextTimerUs()!;
+        gaps.push(h.ch.stats().rtoMs);
+        now = due;
+        h.ch.onTimer(now);
+        h.data.splice(0);
+        h.sacks.splice(0);
+        h.ch.send(now, seq++, 1000); // the app keeps sending: new chunks restart the timer
+      }
+      return { h, now, seq, gaps };
+    };
+    const capped = run({});
+    expect(Math.max(...capped.gaps)).toBe(3000);
+    expect(capped.h.ch.stats().t3Timeouts).toBeGreaterThan(6);
+    // RFC 4960 alone (no cap) backs off far beyond: the model recovers that much later.
+    const rfc = run({ maxTimerBackoffMs: Infinity });
+    expect(Math.max(...rfc.gaps)).toBeGreaterThanOrEqual(8000);
+    // The path comes back: the first SACK that advances the cumulative TSN resets the backoff.
+    const { h } = capped;
+    let now = capped.now;
+    for (let i = 0; i < 4; i++) h.ch.send(now, capped.seq + i, 1000);
+    roundTrip(h, now + 50_000);
+    now += 100_000;
+    h.ch.send(now, capped.seq + 10, 1000);
+    expect(h.ch.stats().rtoMs).toBeLessThan(3000);
+    expect(h.ch.stats().rtoMs).toBeGreaterThanOrEqual(DCSCTP_DEFAULTS.rtoMinMs);
+  });
+
+  it('rejects a backoff cap that is not > 0', () => {
+    expect(() => harness({ maxTimerBackoffMs: 0 })).toThrow(RangeError);
+    expect(() => harness({ maxTimerBackoffMs: Number.NaN })).toThrow(RangeError);
+  });
+
   it('refuses a message the send buffer cannot hold', () => {
     const h = harness({ sendBufferBytes: 50_000 });
     let refused = 0;
