@@ -94,7 +94,7 @@
  * The path's peer connection must carry no other video.
  */
 import { Emitter } from '../core/emitter.js';
-import type { DatagramCarrier } from './carrier.js';
+import type { CarrierSenderStats, DatagramCarrier } from './carrier.js';
 import { carrierCodecs, MAX_CARRIED_DATAGRAM_BYTES, withoutVideoRepair } from './rtp-carrier-frame.js';
 import type { RtpCarrierWorkerStats } from './rtp-carrier-worker.js';
 import { selectedPairFromStats, type StatsEntry } from './selected-pair.js';
@@ -290,6 +290,7 @@ export class RtpCarrier implements DatagramCarrier {
   private readonly statsMs: number;
   private statsTimer: ReturnType<typeof setInterval> | undefined;
   private ceiling: number | undefined;
+  private sender: CarrierSenderStats | undefined;
   private readonly statsWaiters: Array<(s: RtpCarrierWorkerStats & { queued: number; queuedBytes: number }) => void> = [];
 
   /**
@@ -435,6 +436,11 @@ export class RtpCarrier implements DatagramCarrier {
   /** Chromium's GCC estimate for the path (bps, `availableOutgoingBitrate`), polled every `statsIntervalMs` once the transceiver exists; undefined before the first value. */
   rateCeilingBps(): number | undefined {
     return this.ceiling;
+  }
+
+  /** The carrier's video sender as of the last `getStats()` poll (outbound-rtp, the selected pair's estimate); undefined before one. */
+  senderStats(): CarrierSenderStats | undefined {
+    return this.sender && { ...this.sender, framesPushed: this.counters.framesPushed };
   }
 
   /** A datagram arrived; `ageUs` = time since the worker saw its frame (µs, clamped to [0, 2 s]). */
@@ -598,6 +604,12 @@ export class RtpCarrier implements DatagramCarrier {
     this.pc.getStats().then(
       (report) => {
         this.ceiling = selectedPairFromStats(report.values() as Iterable<StatsEntry>)?.availableOutgoingBps;
+        const out: CarrierSenderStats = { availableOutgoingBitrate: this.ceiling };
+        for (const r of report.values() as Iterable<Record<string, unknown>>)
+          if (r.type === 'outbound-rtp' && r.kind === 'video')
+            for (const k of ['targetBitrate', 'framesEncoded', 'framesSent', 'bytesSent', 'packetsSent', 'qualityLimitationReason'] as const)
+              if (r[k] !== undefined) (out as Record<string, unknown>)[k] = r[k];
+        this.sender = out;
       },
       () => this.counters.errors++,
     );
