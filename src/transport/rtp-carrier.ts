@@ -28,7 +28,10 @@
  *     may be the stalled sender; the offer and answer travel over the
  *     signalling channel, not the stalled path. Every video transceiver the
  *     initiator's peer connection gets is the carrier's (a second request
- *     gets the same one). The fallback keeps using the datachannel until the
+ *     gets the same one). An initiator without a carrier (it did not opt in,
+ *     or its browser cannot run one) refuses the request
+ *     (SimplePeerPath.signal: counted in `badSignalsIn`, an 'error' event):
+ *     the answerer's carrier then never opens. The fallback keeps using the datachannel until the
  *     carrier is `open` (130-900 ms after the stall was found, in the
  *     browser benchmark on AT&T).
  *

@@ -231,7 +231,9 @@ export class SimplePeerPath implements PathTransport {
 
   /**
    * Feed one signal from the remote peer (offer, answer, candidate,
-   * renegotiate). Never throws: invalid or excess signals are dropped,
+   * renegotiate; a `transceiverRequest` for video only while the path has an
+   * RTP carrier, option `rtpCarrier`: a remote that opted in must not make
+   * one that did not add a transceiver). Never throws: invalid or excess signals are dropped,
    * counted and reported with an 'error' event (code ERR_PATH_BAD_SIGNAL /
    * ERR_PATH_TOO_MANY_SIGNALS) without tearing the path down.
    */
@@ -287,7 +289,9 @@ export class SimplePeerPath implements PathTransport {
       if (!isObject(c) || typeof c.candidate !== 'string') return 'candidate must be {candidate: string, ...}';
       return undefined;
     }
-    if (data.renegotiate === true || isObject(data.transceiverRequest)) return undefined;
+    if (data.renegotiate === true) return undefined;
+    // Only the RTP carrier asks for a transceiver (its `attach: 'stall'`): a path without one refuses.
+    if (isObject(data.transceiverRequest)) return typeof this.rtpCarrier === 'object' && data.transceiverRequest.kind === 'video' ? undefined : 'no RTP carrier';
     return 'neither sdp, candidate, renegotiate nor transceiverRequest';
   }
 
