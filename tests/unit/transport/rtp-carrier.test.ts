@@ -315,8 +315,19 @@ describe('RTP carrier (page side, browser stand-ins)', () => {
       { id: 'P', type: 'candidate-pair', localCandidateId: 'L', remoteCandidateId: 'R', availableOutgoingBitrate: 812_000 },
       { id: 'L', type: 'local-candidate', address: '127.0.0.1', port: 5000, protocol: 'udp', candidateType: 'host' },
       { id: 'R', type: 'remote-candidate', address: '127.0.0.1', port: 6000, protocol: 'udp', candidateType: 'host' },
+      { id: 'O', type: 'outbound-rtp', kind: 'video', framesEncoded: 40, framesSent: 38, targetBitrate: 90_000, qualityLimitationReason: 'none', bytesSent: 5000 },
+      { id: 'A', type: 'outbound-rtp', kind: 'audio', bytesSent: 1 },
     ];
     await vi.waitFor(() => expect(c.rateCeilingBps()).toBe(812_000));
+    expect(c.senderStats()).toEqual({
+      availableOutgoingBitrate: 812_000,
+      framesEncoded: 40,
+      framesSent: 38,
+      targetBitrate: 90_000,
+      qualityLimitationReason: 'none',
+      bytesSent: 5000,
+      framesPushed: c.counters.framesPushed,
+    });
 
     peer.emit('close');
     expect(c.open).toBe(false);
