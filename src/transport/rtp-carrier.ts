@@ -88,6 +88,23 @@
  * (`availableOutgoingBitrate` of the selected candidate pair, polled once a
  * second), and the caller must keep its offered rate below it. Send
  * opportunities are frames: at most `maxFrameRate` (120/s) x `maxDatagrams`.
+ * After an uplink outage that estimate falls to 30-90 kbps, and an idle
+ * carrier gets no feedback to raise it: measured in the browser benchmark on
+ * AT&T (docs/results.md, stop 33). The later switches that found 300-340
+ * kbps there found Chromium's start rate (300 kbps), to which it resets its
+ * estimate when the route's `connected` flag changes (libwebrtc
+ * call/rtp_transport_controller_send.cc, IsRelevantRouteChange /
+ * OnNetworkRouteChanged): probably ICE went `disconnected` in those runs'
+ * uplink outage (not recorded); in the others it stayed low. So
+ * every offer and answer the carrier makes puts a floor under the estimate,
+ * `minBitrateBps` (default 150 kbps, our encoder's lowest target:
+ * `x-google-min-bitrate`, rtp-carrier-frame.ts `withoutVideoRepair`). The
+ * path's peer connection carries no other RTP, so the floor binds the
+ * carrier alone; our own congestion control still sets what we offer.
+ * Chromium's encoder drops some of the carrier's frames at a low target
+ * (framesEncoded 50-70 % of the frames pushed at a 30-100 kbps target, in
+ * the same runs): fewer send opportunities, not fewer datagrams (each frame
+ * takes up to `maxDatagrams` of them).
  *
  * Limits (Chromium behaviour we rely on, not specified; README "Risks"): the
  * receive transform sits after frame assembly, so a lost frame does not hold
@@ -139,6 +156,14 @@ export interface RtpCarrierOptions {
   maxFrameRate?: number;
   /** Period of the `getStats()` poll for `availableOutgoingBitrate`, ms (default 1000). */
   statsIntervalMs?: number;
+  /**
+   * Floor of Chromium's bandwidth estimate for the path's peer connection
+   * (bps; default 150 000, the lowest target of our encoder,
+   * SenderEngineConfig.minBitrateBps; 0 = none): `x-google-min-bitrate` on
+   * the carrier's VP8 payload type in every offer and answer (see the module
+   * doc, "Rate").
+   */
+  minBitrateBps?: number;
 }
 
 /** Counters of one {@link RtpCarrier} (page side; the worker's are {@link RtpCarrier.workerStats}). */
@@ -319,10 +344,11 @@ export class RtpCarrier implements DatagramCarrier {
       maxFrameBytes: posInt(opts.maxFrameBytes, 2600, 'maxFrameBytes'),
     };
     this.statsMs = posInt(opts.statsIntervalMs, 1000, 'statsIntervalMs');
-    // Offers and answers made from now on carry no NACK / PLI / FIR for video.
+    const minKbps = opts.minBitrateBps === 0 ? 0 : posInt(opts.minBitrateBps, 150_000, 'minBitrateBps') / 1000;
+    // Offers and answers made from now on carry no NACK / PLI / FIR for video, and the estimate's floor.
     for (const k of ['createOffer', 'createAnswer'] as const) {
       const make = pc[k].bind(pc) as (o?: RTCOfferOptions) => Promise<RTCSessionDescriptionInit>;
-      (pc as unknown as Record<string, unknown>)[k] = (o?: RTCOfferOptions) => make(o).then((d) => (d.sdp ? { type: d.type, sdp: withoutVideoRepair(d.sdp) } : d));
+      (pc as unknown as Record<string, unknown>)[k] = (o?: RTCOfferOptions) => make(o).then((d) => (d.sdp ? { type: d.type, sdp: withoutVideoRepair(d.sdp, minKbps) } : d));
     }
     if (initiator) {
       // Every video transceiver of the initiator is the carrier's: the one wake() adds and the one the
