@@ -154,8 +154,9 @@ export class FrameSeqWindow {
  *
  * With `minBitrateKbps` >= 1, every VP8 payload type of a video m-section
  * gets `x-google-min-bitrate=<kbps>` in its `a=fmtp` line (made when
- * missing; an existing value is kept): Chromium takes it as the minimum of
- * its bandwidth estimate for the whole connection (libwebrtc
+ * missing; an existing value is kept): the peer that receives this SDP
+ * takes it as the minimum of its bandwidth estimate for the whole connection
+ * when it sends with that codec (libwebrtc
  * media/engine/webrtc_video_engine.cc, GetBitrateConfigForCodec,
  * kCodecParamMinBitrate -> Call's BitrateConstraints.min_bitrate_bps; the
  * estimate is capped from below there: modules/congestion_controller/goog_cc/
