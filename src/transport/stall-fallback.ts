@@ -56,8 +56,8 @@
  * rise above 1.5x the acknowledged rate: libwebrtc
  * modules/remote_bitrate_estimator/aimd_rate_control.cc, ClampBitrate), so a
  * carrier that sat idle keeps whatever the last outage left: after AT&T's
- * uplink outage 40-90 kbps, measured in the browser benchmark (docs/results.md,
- * stop 33), where the path carried 0.3-1 Mbps on its datachannel meanwhile.
+ * uplink outage 30-90 kbps, measured in the browser benchmark (docs/results.md,
+ * stop 33; the RTP carrier now floors it: rtp-carrier.ts `minBitrateBps`).
  * A switch onto a carrier that carried nothing for `staleCeilingMs` (default
  * 1 s: the estimate then describes no current traffic; always so for a
  * carrier's first use) starts a **stale episode**, which lasts until the
