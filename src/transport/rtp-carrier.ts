@@ -214,6 +214,16 @@ const MAX_WAKES = 3;
 const WAKE_RETRY_MS = 5000;
 /** A worker arrival stamp older than this (µs) is clamped (as src/transport/datachannel-worker.ts). */
 const MAX_ARRIVAL_AGE_US = 2_000_000;
+/**
+ * A carrier whose worker took nothing from its queue (no frame out, no drop)
+ * for this long (ms) while at least {@link STUCK_FRAMES} frames were pushed
+ * has stopped carrying: it fails (`open` false for good), so the stall
+ * fallback leaves it. Seen once in ~20 browser benchmark runs: the encoder
+ * sent its own tiny frames for 43 s (framesSent 4003, 45 bytes per packet)
+ * while the worker's transform took none of them and the page kept pushing.
+ */
+const STUCK_MS = 5000;
+const STUCK_FRAMES = 100;
 const SIDE = 16;
 
 /**
@@ -315,6 +325,9 @@ export class RtpCarrier implements DatagramCarrier {
   private timer: ReturnType<typeof setTimeout> | undefined;
   private lastPushMs = -Infinity;
   private wakeMs = -Infinity;
+  /** When the worker last took from the queue (or the queue last filled from empty), and framesPushed then. */
+  private progressMs = 0;
+  private pushedAtProgress = 0;
   private connectTimer: ReturnType<typeof setTimeout> | undefined;
   private readonly minIntervalMs: number;
   private readonly maxQueuedBytes: number;
@@ -455,6 +468,7 @@ export class RtpCarrier implements DatagramCarrier {
       this.counters.sendRefused++;
       return false;
     }
+    if (this.queued === 0) this.progressed();
     this.queued += n;
     this.queuedDatagrams++;
     this.counters.sent++;
@@ -538,6 +552,12 @@ export class RtpCarrier implements DatagramCarrier {
     return this.source;
   }
 
+  /** The worker took from the queue (or the queue filled from empty): see {@link STUCK_MS}. */
+  private progressed(): void {
+    this.progressMs = performance.now();
+    this.pushedAtProgress = this.counters.framesPushed;
+  }
+
   private fail(e: unknown): void {
     this.counters.errors++;
     this.failure = `RTP carrier set-up failed: ${e instanceof Error ? e.message : String(e)}`;
@@ -593,10 +613,20 @@ export class RtpCarrier implements DatagramCarrier {
    */
   private pump = (): void => {
     this.timer = undefined;
-    if (this.queued <= 0 || !this.open) return;
-    const wait = this.lastPushMs + this.minIntervalMs - performance.now();
+    if (this.queued <= 0) return;
+    if (!this.open) {
+      this.progressed(); // a closed spell (ICE down) is no stuck worker
+      return;
+    }
+    const now = performance.now();
+    if (now - this.progressMs > STUCK_MS && this.counters.framesPushed - this.pushedAtProgress >= STUCK_FRAMES) {
+      this.counters.errors++;
+      this.failure = `RTP carrier stopped: no frame took a datagram for ${Math.round(now - this.progressMs)} ms (${this.counters.framesPushed - this.pushedAtProgress} frames pushed)`;
+      return;
+    }
+    const wait = this.lastPushMs + this.minIntervalMs - now;
     if (wait <= 0) {
-      this.lastPushMs = performance.now();
+      this.lastPushMs = now;
       if (this.source?.push()) this.counters.framesPushed++;
       else this.counters.framesNotPushed++;
     }
@@ -616,10 +646,12 @@ export class RtpCarrier implements DatagramCarrier {
         break;
       }
       case 'out':
+        this.progressed();
         this.queued = Math.max(0, this.queued - (m.n as number));
         this.queuedDatagrams = Math.max(0, this.queuedDatagrams - (m.k as number));
         break;
       case 'drop':
+        this.progressed();
         this.queued = Math.max(0, this.queued - (m.n as number));
         this.queuedDatagrams = Math.max(0, this.queuedDatagrams - (m.k as number));
         this.counters.queueDrops += m.k as number;

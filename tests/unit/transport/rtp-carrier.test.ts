@@ -338,6 +338,32 @@ describe('RTP carrier (page side, browser stand-ins)', () => {
     expect(await c.workerStats()).toBeUndefined();
   });
 
+  it('fails (not open) when its worker takes nothing from the queue for 5 s while frames are pushed', () => {
+    vi.useFakeTimers();
+    const { pc, c, w } = openCarrier();
+    negotiated(pc, w);
+    expect(c.send(new Uint8Array(100))).toBe(true);
+    // A healthy worker: each frame takes the queue; no failure however long it runs.
+    for (let i = 0; i < 700; i++) {
+      vi.advanceTimersByTime(10);
+      if (c.queuedBytes() > 0) w.answer({ t: 'out', n: 100, k: 1 });
+      expect(c.send(new Uint8Array(100))).toBe(true);
+    }
+    expect(c.open).toBe(true);
+    // Now the frames stop taking datagrams (the worker says nothing): it keeps pushing, then gives up.
+    vi.advanceTimersByTime(4000);
+    expect(c.open).toBe(true);
+    const pushed = c.counters.framesPushed;
+    vi.advanceTimersByTime(2000);
+    expect(c.counters.framesPushed - pushed).toBeGreaterThan(10);
+    expect(c.open).toBe(false);
+    expect(c.failure).toMatch(/no frame took a datagram/);
+    const after = c.counters.framesPushed;
+    vi.advanceTimersByTime(1000);
+    expect(c.counters.framesPushed).toBe(after); // stopped pushing
+    expect(c.send(new Uint8Array(10))).toBe(false);
+  });
+
   it("attach 'stall': no worker, track or transceiver until wake(); then the initiator adds it and renegotiates, once", () => {
     stubBrowser();
     const pc = new FakePC() as FakePC & RTCPeerConnection;
