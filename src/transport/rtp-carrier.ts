@@ -67,8 +67,7 @@
  *   the path's candidate filter like the others;
  * - its sender's track: a 16x16 `MediaStreamTrackGenerator` (Chromium's
  *   breakout box) that gets a frame whenever the queue holds data, at most
- *   `maxFrameRate` per second; else a 16x16 canvas `captureStream(0)` with
- *   `requestFrame()`;
+ *   `maxFrameRate` per second (Chromium only: {@link rtpCarrierUnsupported});
  * - both transforms run in one module worker per carrier
  *   (src/transport/rtp-carrier-worker.ts), which keeps the send queue.
  *
@@ -230,8 +229,9 @@ const SIDE = 16;
  * Why this browser cannot run the RTP carrier, or undefined when it can:
  * it needs RTCPeerConnection, `RTCRtpScriptTransform` with a `transform`
  * member on senders and receivers, module Workers, a VP8 video codec, and a
- * track source (`MediaStreamTrackGenerator` + `VideoFrame`, or a canvas with
- * `captureStream`). Never throws.
+ * track source (`MediaStreamTrackGenerator` + `VideoFrame`: Chromium's;
+ * Firefox and Safari, where the carrier was never tried, are screened out
+ * here). Never throws.
  */
 export function rtpCarrierUnsupported(): string | undefined {
   try {
@@ -242,9 +242,11 @@ export function rtpCarrierUnsupported(): string | undefined {
     if (typeof g.Worker !== 'function') return 'no Worker';
     const caps = RTCRtpReceiver.getCapabilities?.('video');
     if (!caps || carrierCodecs(caps.codecs).length === 0) return 'no VP8 codec';
+    // Chromium's breakout box: the one track source the carrier was measured with. It also screens out the
+    // browsers where the carrier was never tried (Firefox, Safari: the VP8 packetizer and depacketizer
+    // behaviour it relies on is Chromium's, tools/experiments/rtp-carrier/README.md).
     if (typeof g.MediaStreamTrackGenerator === 'function' && typeof g.VideoFrame === 'function') return undefined;
-    if (typeof document !== 'undefined' && typeof HTMLCanvasElement !== 'undefined' && 'captureStream' in HTMLCanvasElement.prototype) return undefined;
-    return 'no video track source (MediaStreamTrackGenerator or canvas.captureStream)';
+    return 'no MediaStreamTrackGenerator (the RTP carrier runs in Chromium only)';
   } catch (e) {
     return `feature detection failed: ${e instanceof Error ? e.message : String(e)}`;
   }
@@ -259,44 +261,24 @@ interface FrameSource {
 }
 
 function makeSource(): FrameSource {
-  const g = globalThis as unknown as { MediaStreamTrackGenerator?: TrackGeneratorCtor };
-  if (typeof g.MediaStreamTrackGenerator === 'function' && typeof VideoFrame === 'function') {
-    const gen = new g.MediaStreamTrackGenerator({ kind: 'video' });
-    const writer = gen.writable.getWriter();
-    const pixels = new Uint8Array((SIDE * SIDE * 3) / 2); // I420, black enough
-    let n = 0;
-    return {
-      track: gen,
-      push() {
-        if (writer.desiredSize !== null && writer.desiredSize <= 0) return false;
-        pixels[n++ % pixels.length] ^= 0xff; // never two identical frames
-        const f = new VideoFrame(pixels, { format: 'I420', codedWidth: SIDE, codedHeight: SIDE, timestamp: Math.round(performance.now() * 1000) });
-        writer.write(f).catch(() => f.close());
-        return true;
-      },
-      stop() {
-        writer.close().catch(() => undefined);
-        gen.stop();
-      },
-    };
-  }
-  const canvas = document.createElement('canvas');
-  canvas.width = SIDE;
-  canvas.height = SIDE;
-  const ctx = canvas.getContext('2d');
-  const track = canvas.captureStream(0).getVideoTracks()[0] as MediaStreamTrack & { requestFrame?: () => void };
+  const Gen = (globalThis as unknown as { MediaStreamTrackGenerator: TrackGeneratorCtor }).MediaStreamTrackGenerator;
+  const gen = new Gen({ kind: 'video' });
+  const writer = gen.writable.getWriter();
+  const pixels = new Uint8Array((SIDE * SIDE * 3) / 2); // I420, black enough
   let n = 0;
   return {
-    track,
+    track: gen,
     push() {
-      if (ctx) {
-        ctx.fillStyle = n++ % 2 ? '#000' : '#111';
-        ctx.fillRect(0, 0, SIDE, SIDE);
-      }
-      track.requestFrame?.();
+      if (writer.desiredSize !== null && writer.desiredSize <= 0) return false;
+      pixels[n++ % pixels.length] ^= 0xff; // never two identical frames
+      const f = new VideoFrame(pixels, { format: 'I420', codedWidth: SIDE, codedHeight: SIDE, timestamp: Math.round(performance.now() * 1000) });
+      writer.write(f).catch(() => f.close());
       return true;
     },
-    stop: () => track.stop(),
+    stop() {
+      writer.close().catch(() => undefined);
+      gen.stop();
+    },
   };
 }
 
@@ -325,6 +307,7 @@ export class RtpCarrier implements DatagramCarrier {
   private timer: ReturnType<typeof setTimeout> | undefined;
   private lastPushMs = -Infinity;
   private wakeMs = -Infinity;
+  private readonly remoteReady: (() => boolean) | undefined;
   /** When the worker last took from the queue (or the queue last filled from empty), and framesPushed then. */
   private progressMs = 0;
   private pushedAtProgress = 0;
@@ -348,7 +331,10 @@ export class RtpCarrier implements DatagramCarrier {
     private readonly pc: RTCPeerConnection,
     private readonly initiator: boolean,
     opts: RtpCarrierOptions = {},
+    remoteReady?: () => boolean,
   ) {
+    // attach 'stall': wake() acts only once the remote peer said it has a carrier (when the owner can tell).
+    this.remoteReady = opts.attach === 'stall' ? remoteReady : undefined;
     if (opts.attach !== undefined && opts.attach !== 'connect' && opts.attach !== 'stall') throw new RangeError(`RtpCarrier: attach must be 'connect' or 'stall', got ${String(opts.attach)}`);
     this.maxQueuedBytes = posInt(opts.maxQueuedBytes, 262_144, 'maxQueuedBytes');
     this.maxQueuedDatagrams = Math.floor(posInt(opts.maxQueuedDatagrams, 1024, 'maxQueuedDatagrams'));
@@ -436,7 +422,7 @@ export class RtpCarrier implements DatagramCarrier {
    * Cheap when there is nothing to do; never throws.
    */
   wake(): void {
-    if (this.transceiver || this.closed || this.failure || this.counters.wakes >= MAX_WAKES || this.peer.destroyed) return;
+    if (this.transceiver || this.closed || this.failure || this.counters.wakes >= MAX_WAKES || this.peer.destroyed || this.remoteReady?.() === false) return;
     const now = performance.now();
     if (now - this.wakeMs < WAKE_RETRY_MS) return;
     this.wakeMs = now;
@@ -689,14 +675,14 @@ export class RtpCarrier implements DatagramCarrier {
  * @returns the carrier, or why there is none (unsupported browser, closed
  *   peer, a step the browser refused, a bad option).
  */
-export function attachRtpCarrier(peer: CarrierPeer, pathOptions: { initiator: boolean; rtpCarrier?: RtpCarrierOptions | boolean }): RtpCarrier | string {
+export function attachRtpCarrier(peer: CarrierPeer, pathOptions: { initiator: boolean; rtpCarrier?: RtpCarrierOptions | boolean }, remoteReady?: () => boolean): RtpCarrier | string {
   const options = pathOptions.rtpCarrier;
   const why = rtpCarrierUnsupported();
   if (why) return why;
   const pc = peer._pc;
   if (!pc || peer.destroyed) return 'the path is closed';
   try {
-    return new RtpCarrier(peer, pc, pathOptions.initiator, typeof options === 'object' ? options : {});
+    return new RtpCarrier(peer, pc, pathOptions.initiator, typeof options === 'object' ? options : {}, remoteReady);
   } catch (e) {
     return `RTP carrier set-up failed: ${e instanceof Error ? e.message : String(e)}`;
   }
@@ -708,8 +694,23 @@ export function attachRtpCarrier(peer: CarrierPeer, pathOptions: { initiator: bo
  * the carrier or to why there is none. Never throws.
  */
 export function carrierForPath(path: SimplePeerPath, pathOptions: { initiator: boolean; rtpCarrier?: RtpCarrierOptions | boolean }): void {
-  const c = attachRtpCarrier((path as unknown as { peer: CarrierPeer }).peer, pathOptions);
+  const c = attachRtpCarrier((path as unknown as { peer: CarrierPeer }).peer, pathOptions, () => path.remoteRtpCarrier);
   path.rtpCarrier = c;
+  if (typeof c !== 'object') return;
   // The carrier's datagrams reach the path's listeners as the datachannel's do (same `ageUs` meaning).
-  if (typeof c === 'object') c.on('message', (bytes, ageUs) => (path as unknown as { events: Emitter<PathTransportEvents> }).events.emit('message', bytes, ageUs));
+  c.on('message', (bytes, ageUs) => (path as unknown as { events: Emitter<PathTransportEvents> }).events.emit('message', bytes, ageUs));
+  // Tell the remote peer, once the path is connected (both path objects exist then): its carrier with
+  // attach 'stall' waits for this before it offers or asks (SimplePeerPath.remoteRtpCarrier).
+  let told = false;
+  const tell = () => {
+    if (told || path.state !== 'connected') return;
+    told = true;
+    try {
+      (path as unknown as { onSignalCb(d: unknown): void }).onSignalCb({ rtpCarrier: 1 });
+    } catch {
+      c.counters.errors++;
+    }
+  };
+  path.on('state', tell);
+  tell();
 }

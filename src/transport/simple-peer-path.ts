@@ -164,6 +164,13 @@ export class SimplePeerPath implements PathTransport {
    * A field, not a method, to keep a default call's bundle small (tools/size.ts).
    */
   declare rtpCarrier: DatagramCarrier | string | undefined;
+  /**
+   * The remote peer has an RTP carrier on this path: its carrier said so
+   * (the signal `{ rtpCarrier: 1 }`, sent once the path connects; consumed
+   * here, never passed to simple-peer). A carrier with `attach: 'stall'`
+   * neither offers nor asks for its transceiver before (src/transport/rtp-carrier.ts).
+   */
+  remoteRtpCarrier = false;
 
   /** @throws PathTransportError (code from simple-peer, e.g. ERR_WEBRTC_SUPPORT) when no WebRTC exists. */
   constructor(opts: SimplePeerPathOptions) {
@@ -246,6 +253,10 @@ export class SimplePeerPath implements PathTransport {
       this.counters.badSignalsIn++;
       if (!this.overLimitReported) this.emitError(PathTransportError.tooManySignals(this.maxRemoteSignals));
       this.overLimitReported = true;
+      return;
+    }
+    if ((data as { rtpCarrier?: unknown } | null)?.rtpCarrier === 1) {
+      this.remoteRtpCarrier = true;
       return;
     }
     const why = this.checkRemoteSignal(data);

@@ -482,6 +482,78 @@ describe('RTP carrier (page side, browser stand-ins)', () => {
     vi.restoreAllMocks();
   });
 
+  it("attach 'stall': wake() neither offers nor asks until the remote peer said it has a carrier", () => {
+    for (const initiator of [true, false]) {
+      stubBrowser();
+      const pc = new FakePC() as FakePC & RTCPeerConnection;
+      const peer = new FakePeer(pc, initiator);
+      let remote = false;
+      const c = attachRtpCarrier(peer, { initiator, rtpCarrier: { attach: 'stall' } }, () => remote);
+      if (typeof c === 'string') throw new Error(c);
+      c.wake();
+      expect(pc.transceivers.length + peer.requests.length).toBe(0); // e.g. a Firefox peer: nothing is negotiated
+      expect(c.counters.wakes).toBe(0);
+      remote = true;
+      c.wake();
+      expect(pc.transceivers.length + peer.requests.length).toBe(1);
+      c.close();
+    }
+    // 'connect' is not gated (both peers opted in explicitly).
+    stubBrowser();
+    const pc = new FakePC() as FakePC & RTCPeerConnection;
+    const c = attachRtpCarrier(new FakePeer(pc, true), { initiator: true, rtpCarrier: true }, () => false);
+    expect(typeof c).toBe('object');
+    expect(pc.transceivers.length).toBe(1);
+  });
+
+  it('a path with a carrier tells the remote peer once it connects; the remote path consumes the signal', async () => {
+    stubBrowser();
+    const pcs: FakePC[] = [];
+    class PcPeer implements SimplePeerInstance {
+      destroyed = false;
+      connected = false;
+      bufferSize = 0;
+      _pc = new FakePC();
+      private readonly handlers = new Map<string, Array<() => void>>();
+      constructor() {
+        pcs.push(this._pc);
+      }
+      signals: unknown[] = [];
+      signal(d: unknown) {
+        this.signals.push(d);
+      }
+      destroy() {}
+      on(ev: string, cb: () => void) {
+        this.handlers.set(ev, [...(this.handlers.get(ev) ?? []), cb]);
+      }
+      emit(ev: string) {
+        for (const cb of this.handlers.get(ev) ?? []) cb();
+      }
+      negotiate() {}
+      addTransceiver() {}
+    }
+    const out: unknown[] = [];
+    const path = new SimplePeerPath({ pathId: 0, initiator: false, onSignal: (d) => out.push(d), Peer: PcPeer, rtpCarrier: { attach: 'stall' } });
+    await vi.waitFor(() => expect(typeof path.rtpCarrier).toBe('object'));
+    expect(out).toEqual([]); // not connected yet
+    const peer = (path as unknown as { peer: PcPeer }).peer;
+    peer.emit('connect');
+    peer.emit('connect');
+    expect(out).toEqual([{ rtpCarrier: 1 }]);
+    // The other side: the signal sets remoteRtpCarrier and never reaches simple-peer (it would destroy the peer).
+    expect(path.remoteRtpCarrier).toBe(false);
+    path.signal({ rtpCarrier: 1 });
+    expect(path.remoteRtpCarrier).toBe(true);
+    expect(peer.signals).toEqual([]);
+    // No carrier here (unsupported browser): no announcement.
+    vi.unstubAllGlobals();
+    const out2: unknown[] = [];
+    const bare = new SimplePeerPath({ pathId: 1, initiator: false, onSignal: (d) => out2.push(d), Peer: PcPeer, rtpCarrier: { attach: 'stall' } });
+    await vi.waitFor(() => expect(typeof bare.rtpCarrier).toBe('string'));
+    (bare as unknown as { peer: PcPeer }).peer.emit('connect');
+    expect(out2).toEqual([]);
+  });
+
   it('rejects bad options with a reason, not an exception', () => {
     stubBrowser();
     const peer = new FakePeer(new FakePC() as FakePC & RTCPeerConnection);
