@@ -513,7 +513,8 @@ describe('RTP carrier (page side, browser stand-ins)', () => {
       destroyed = false;
       connected = false;
       bufferSize = 0;
-      _pc = new FakePC();
+      // biome-ignore lint/suspicious/noExplicitAny: a stand-in for simple-peer's untyped RTCPeerConnection member
+      _pc: any = new FakePC();
       private readonly handlers = new Map<string, Array<() => void>>();
       constructor() {
         pcs.push(this._pc);
