@@ -183,7 +183,8 @@ async function runOne(browser: Browser, base: string, cfg: CompareEntry, o: Benc
         q.set('fec', cfg.fec ?? 'path'); // main.ts fills it from --fec
         if (cfg.singlePath !== undefined) q.set('singlePath', String(cfg.singlePath));
         if (o.datachannelWorker === 'both' || (o.datachannelWorker === 'receiver' && role === 'receiver')) q.set('dcWorker', '1');
-        if (o.rtpCarrier) q.set('rtpCarrier', o.rtpCarrier === true ? '1' : o.rtpCarrier);
+        // Without --rtp-carrier the carrier is off (explicitly: the library's default is on).
+        q.set('rtpCarrier', o.rtpCarrier ? (o.rtpCarrier === true ? '1' : o.rtpCarrier) : '0');
         if (o.pacer?.burstMs !== undefined) q.set('pacerBurstMs', String(o.pacer.burstMs));
         if (o.pacer?.pacingFactor !== undefined) q.set('pacingFactor', String(o.pacer.pacingFactor));
       }

@@ -87,7 +87,8 @@ export function simplePeerPaths(
       ...(relay ? { iceTransportPolicy: 'relay' as const } : {}),
       candidateFilter: o.candidateFilter ?? ((c: ParsedCandidate, id: PathId) => policy().allows(c, id)),
       ...(wrtc?.() ? { wrtc: wrtc() } : {}),
-      ...(o.rtpCarrier ? { rtpCarrier: o.rtpCarrier } : {}),
+      // The RTP carrier is on unless `false` (default: attach 'stall'; where the browser cannot run it the chunk says why).
+      ...(o.rtpCarrier !== false ? { rtpCarrier: o.rtpCarrier ?? { attach: 'stall' as const } } : {}),
       onSignal,
     });
   };
@@ -317,7 +318,7 @@ export class PeerSession {
     let fallback: PathSink | undefined;
     let path: PathState | undefined;
     let pathAtUs = Number.NEGATIVE_INFINITY;
-    if (this.host.opts.rtpCarrier)
+    if (this.host.opts.rtpCarrier !== false)
       import('../transport/stall-fallback.js').then(
         (m) => {
           if (this.closed) return;
@@ -345,9 +346,10 @@ export class PeerSession {
         // The path keeps its datachannel alone.
         (e) => this.host.emit(CallEvent.Error, new Error(`the RTP carrier's stall fallback of path ${id} did not load: ${e}`)),
       );
-    sink = this.host.opts.rtpCarrier
-      ? { send: (b) => (fallback ?? dc).send(b), bufferedAmount: () => (fallback ?? dc).bufferedAmount(), stalled: () => (fallback ?? dc).stalled?.() ?? dc.bufferedAmount() > DRAIN_BACKLOG_BYTES }
-      : dc;
+    sink =
+      this.host.opts.rtpCarrier !== false
+        ? { send: (b) => (fallback ?? dc).send(b), bufferedAmount: () => (fallback ?? dc).bufferedAmount(), stalled: () => (fallback ?? dc).stalled?.() ?? dc.bufferedAmount() > DRAIN_BACKLOG_BYTES }
+        : dc;
     this.sinks.set(id, sink);
     return sink;
   }
