@@ -6,14 +6,23 @@
  * (src/transport/carrier.ts). Built after the feasibility study in Chromium
  * (tools/experiments/rtp-carrier/README.md, "Sketch: an RTP carrier
  * transport"); loaded lazily (`import()`) by {@link SimplePeerPath} when its
- * option `rtpCarrier` is set.
+ * option `rtpCarrier` is set (MultipathCall sets it by default, attach
+ * 'stall'; `rtpCarrier: false` turns it off).
  *
- * Set-up, on both peers of a path (both must opt in):
+ * Each path's carrier tells the remote peer it exists once the path
+ * connects (the signal `{ rtpCarrier: 1 }`, consumed by the remote
+ * SimplePeerPath: `remoteRtpCarrier`). With attach 'stall' a carrier neither
+ * offers nor asks for its transceiver before that, so a peer without one
+ * (rtpCarrier off, or Firefox / Safari: {@link rtpCarrierUnsupported}) is
+ * never offered video.
+ *
+ * Set-up, on both peers of a path:
  * - one video transceiver, `sendrecv`, VP8 only (`setCodecPreferences`,
  *   without RTX), negotiated after the path's first negotiation (the video
  *   m-section then joins the datachannel's BUNDLE group, one ICE transport,
  *   no new candidates: path pinning holds). When (`attach`):
- *   - 'connect' (default, also for `rtpCarrier: true`): the initiator adds
+ *   - 'connect' (default of this class, also for `rtpCarrier: true`; both
+ *     peers must opt in, it is not gated): the initiator adds
  *     it when this chunk has loaded, and renegotiates when its first offer
  *     went out without it (the usual case: measured in Chromium 156, even a
  *     cached chunk's `import()` resolves after simple-peer's first
@@ -36,8 +45,19 @@
  *     browser benchmark on AT&T).
  *
  *   Measured in Chromium 156 (`npm run bench:browser`, interleaved runs on
- *   a 2-core machine loaded by other jobs; docs/results.md, stop 33), run to
- *   run noise is about as large as any difference:
+ *   a 2-core machine loaded by other jobs, load 5-10; docs/results.md, stop
+ *   34), with the estimate floor (`minBitrateBps`) and the stall fallback's
+ *   stale-ceiling pacing: AT&T alone (`att-tmobile` single:0, 60 s), frozen
+ *   s: off 19.0 (11 runs, 17.6-21.3), 'connect' 13.4 (7 runs, 10.5-20.5),
+ *   'stall' 12.8 (6 runs, 11.5-17.4); Chromium's own WebRTC 12.7 (4 runs,
+ *   10.6-14.5). Without the floor: 'connect' 16.5, 'stall' 19.9 (5 / 4
+ *   runs). T-Mobile alone (`carriers` single:1): frozen off 3.4, 'connect'
+ *   3.7, 'stall' 3.9 s (3 runs each, ranges overlap), goodput 0.47-1.48 Mbps
+ *   in every arm (noise). `carriers` converge (20 s): off 2.7, 'connect'
+ *   2.2, 'stall' 2.1 s (2 runs each). Hence 'stall' as MultipathCall's
+ *   default (nothing negotiated where no path stalls).
+ *
+ *   Before (stop 33), run to run noise was about as large as any difference:
  *   - T-Mobile alone (`carriers` single:1, 60 s), goodput: off 1.29 / 1.57
  *     / 0.99 / 1.12, 'connect' 1.14 / 2.00 / 1.26 / 1.00, 'stall' 1.74 /
  *     1.27 / 1.37 / 1.54 Mbps. The halving seen once (2.29 vs 1.10) did not
@@ -46,8 +66,7 @@
  *     outages): off 18.9 / 19.3 / 19.5 (8.4 each); 'connect' 15.4 / 12.0 /
  *     26.4 / 12.6 / 13.4 / 15.6 (mean 4.6); 'connect' with connectDelayMs
  *     3000 17.2 / 18.7 (mean 6.6); 'stall' 16.7 / 20.9 / 17.9 / 17.2 / 13.0
- *     / 18.5 / 19.8 / 20.3 (mean 6.6). Hence 'connect' at once is the
- *     default.
+ *     / 18.5 / 19.8 / 20.3 (mean 6.6).
  *   - `carriers` converge (20 s, so the call's start weighs), goodput: off
  *     2.05 / 0.66 / 1.65 / 1.48, 'connect' 1.13 / 0.39 / 0.71, with
  *     connectDelayMs 3000 1.38 / 0.99 / 1.01, 'stall' 2.32 / 1.92 / 0.69 /
@@ -57,7 +76,7 @@
  *   The worst AT&T runs of every mode had Chromium's estimate for the
  *   carrier (its rate ceiling) left at 40-90 kbps after the uplink outage:
  *   an idle carrier gets no feedback, so its estimate stays there until the
- *   next outage.
+ *   next outage (hence the floor, "Rate" below).
  *
  *   The answerer takes the transceiver the remote offer made and turns it
  *   `sendrecv` before its answer (or asks the initiator to renegotiate when
@@ -131,7 +150,7 @@ export type { RtpCarrierWorkerStats } from './rtp-carrier-worker.js';
 export interface RtpCarrierOptions {
   /**
    * When the carrier's video transceiver is negotiated (see the module doc).
-   * 'connect' (default): right after the path connects (one renegotiation
+   * 'connect' (default here; MultipathCall's default is 'stall'): right after the path connects (one renegotiation
    * at connect). 'stall': only when the path's stall fallback first finds
    * the datachannel stalled ({@link RtpCarrier.wake}: one renegotiation
    * then, over the signalling channel, not the stalled path); until then the

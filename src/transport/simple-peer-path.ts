@@ -83,9 +83,11 @@ export interface SimplePeerPathOptions {
   /** Bound on remote signals accepted over the path's lifetime (default 512); more are dropped. */
   maxRemoteSignals?: number;
   /**
-   * Opt-in (default off): set up the path's RTP carrier, a second datagram pipe that needs no
-   * acknowledgement on the reverse direction (src/transport/rtp-carrier.ts, a lazy chunk loaded
-   * here; `true` or its options). Both peers of the path must set it. See {@link SimplePeerPath.rtpCarrier}.
+   * Default off here (MultipathCall sets it by default): set up the path's RTP carrier, a second
+   * datagram pipe that needs no acknowledgement on the reverse direction (src/transport/rtp-carrier.ts,
+   * a lazy chunk loaded here; `true` or its options). It carries only when both peers of the path have
+   * one; with attach 'stall' it waits for the remote's word ({@link SimplePeerPath.remoteRtpCarrier}).
+   * See {@link SimplePeerPath.rtpCarrier}.
    */
   rtpCarrier?: boolean | RtpCarrierOptions;
 }
