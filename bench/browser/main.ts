@@ -25,7 +25,8 @@ const USAGE = `usage: npm run bench:browser -- --scenario FILE.json|default
   --native-audio: Chromium's WebRTC sends the fake microphone too (the load our call carries with audio)
   --dc-worker: ours serves its datachannels from a worker (MultipathCallOptions.datachannelWorker) on the media
       receiver's page (where the arrival stamps are taken) or on both pages (the sender's sends then take a hop)
-  --rtp-carrier: ours, MultipathCallOptions.rtpCarrier on both pages (media on an RTP carrier while a path's datachannel is stalled)
+  --rtp-carrier: ours, MultipathCallOptions.rtpCarrier on both pages (media on an RTP carrier while a path's datachannel is stalled;
+      without it the bench turns the carrier off, rtpCarrier: false, although the library's default is on)
   --rtp-carrier-attach: implies --rtp-carrier, with rtpCarrier.attach (when the carrier is negotiated: stall, the default, or connect)
   --pacer: ours, MultipathCallOptions.pacer fields (burstMs, pacingFactor; numbers), e.g. burstMs=40,pacingFactor=2.5
   --compare entries: ${compareEntriesHelp()}, native-webrtc:N`;

@@ -183,7 +183,8 @@ async function runOne(browser: Browser, base: string, cfg: CompareEntry, o: Benc
         q.set('fec', cfg.fec ?? 'path'); // main.ts fills it from --fec
         if (cfg.singlePath !== undefined) q.set('singlePath', String(cfg.singlePath));
         if (o.datachannelWorker === 'both' || (o.datachannelWorker === 'receiver' && role === 'receiver')) q.set('dcWorker', '1');
-        if (o.rtpCarrier) q.set('rtpCarrier', o.rtpCarrier === true ? '1' : o.rtpCarrier);
+        // Without --rtp-carrier the carrier is off (explicitly: the library's default is on).
+        q.set('rtpCarrier', o.rtpCarrier ? (o.rtpCarrier === true ? '1' : o.rtpCarrier) : '0');
         if (o.pacer?.burstMs !== undefined) q.set('pacerBurstMs', String(o.pacer.burstMs));
         if (o.pacer?.pacingFactor !== undefined) q.set('pacingFactor', String(o.pacer.pacingFactor));
       }
@@ -393,6 +394,8 @@ export interface TimelinePoint {
   limitation?: string;
   /** Chromium's: outbound-rtp qpSum so far (cumulative; H.264 QP 0-51), for the mean QP per second. */
   qpSum?: number | null;
+  /** Ours with --rtp-carrier: each path's stall fallback (src/transport/stall-fallback.ts StallFallbackStats: pipe, ceiling, pacing rate, counters, the carrier's sender stats). */
+  carrier?: unknown[];
 }
 
 function timelinePoint(t: number, kind: CompareEntry['kind'], snd: PageSample, rcv: PageSample): TimelinePoint {
@@ -418,7 +421,11 @@ function timelinePoint(t: number, kind: CompareEntry['kind'], snd: PageSample, r
     };
   }
   type Digest = {
-    sender?: { targetBitrateBps?: number; bytesSent?: number; paths?: Array<{ sharePct: number; rttMs: number; bufferedBytes?: number; rateBps?: number }> };
+    sender?: {
+      targetBitrateBps?: number;
+      bytesSent?: number;
+      paths?: Array<{ id?: number; sharePct: number; rttMs: number; bufferedBytes?: number; rateBps?: number; rtpCarrier?: Record<string, unknown> }>;
+    };
     encoder?: {
       width?: number;
       height?: number;
@@ -450,6 +457,7 @@ function timelinePoint(t: number, kind: CompareEntry['kind'], snd: PageSample, r
     limitation: d.encoder?.degradationReason,
     ...(d.encoder?.framesNotEncoded ? { notEncoded: d.encoder.framesNotEncoded } : {}),
     ...((snd.stats as { estimators?: unknown[] } | null)?.estimators ? { estimators: (snd.stats as { estimators: unknown[] }).estimators } : {}),
+    ...(paths.some((p) => p.rtpCarrier) ? { carrier: paths.map((p) => p.rtpCarrier && { id: p.id, rateBps: p.rateBps, ...p.rtpCarrier }) } : {}),
   };
 }
 

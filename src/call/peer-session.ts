@@ -13,7 +13,7 @@
  * joining at once never both offer (no glare) and no rollback is needed.
  */
 import type { Clock } from '../core/clock.js';
-import type { PathId, PathTransportState as EnginePathState } from '../core/types.js';
+import type { PathId, PathState, PathTransportState as EnginePathState } from '../core/types.js';
 import { FrameDecoder } from '../codec/webcodecs.js';
 import { LazyAppData } from './lazy-app-data.js';
 import { Endpoint } from '../engine/endpoint.js';
@@ -87,7 +87,8 @@ export function simplePeerPaths(
       ...(relay ? { iceTransportPolicy: 'relay' as const } : {}),
       candidateFilter: o.candidateFilter ?? ((c: ParsedCandidate, id: PathId) => policy().allows(c, id)),
       ...(wrtc?.() ? { wrtc: wrtc() } : {}),
-      ...(o.rtpCarrier ? { rtpCarrier: o.rtpCarrier } : {}),
+      // The RTP carrier is on unless `false` (default: attach 'stall'; where the browser cannot run it the chunk says why).
+      ...(o.rtpCarrier !== false ? { rtpCarrier: o.rtpCarrier ?? { attach: 'stall' as const } } : {}),
       onSignal,
     });
   };
@@ -304,7 +305,8 @@ export class PeerSession {
    * (src/transport/stall-fallback.ts): the path's media goes on its RTP
    * carrier while its datachannel is stalled, and a switch to the carrier
    * asks the encoder for a key frame (what follows references frames stuck in
-   * the channel). The stall time scales with the path's RTT (the sender's SRTT).
+   * the channel). The stall time scales with the path's RTT (the sender's SRTT);
+   * a stale carrier ceiling is paced up to the path's rate (its `rateBps`).
    */
   private pathSink(id: PathId): PathSink {
     let sink = this.sinks.get(id);
@@ -314,9 +316,9 @@ export class PeerSession {
       bufferedAmount: () => this.transports.get(id)?.bufferedAmount() ?? 0,
     };
     let fallback: PathSink | undefined;
-    let rtt: number | undefined;
-    let rttAtUs = Number.NEGATIVE_INFINITY;
-    if (this.host.opts.rtpCarrier)
+    let path: PathState | undefined;
+    let pathAtUs = Number.NEGATIVE_INFINITY;
+    if (this.host.opts.rtpCarrier !== false)
       import('../transport/stall-fallback.js').then(
         (m) => {
           if (this.closed) return;
@@ -327,14 +329,14 @@ export class PeerSession {
               return typeof c === 'object' ? c : undefined;
             },
             clock: this.host.clock,
-            // The sender's SRTT of the path (its initial value before a sample), read at most every 100 ms.
-            rttMs: () => {
+            // The sender's view of the path (its SRTT, initial before a sample; its rate), read at most every 100 ms.
+            path: () => {
               const now = this.host.clock.nowUs();
-              if (now - rttAtUs >= 100_000) {
-                rttAtUs = now;
-                rtt = this._sender?.pathStates().find((p) => p.id === id)?.srttMs;
+              if (now - pathAtUs >= 100_000) {
+                pathAtUs = now;
+                path = this._sender?.pathStates().find((p) => p.id === id);
               }
-              return rtt;
+              return path;
             },
             onSwitch: (pipe) => pipe === 'carrier' && this.onKeyframeNeeded?.('carrier'),
           });
@@ -344,9 +346,10 @@ export class PeerSession {
         // The path keeps its datachannel alone.
         (e) => this.host.emit(CallEvent.Error, new Error(`the RTP carrier's stall fallback of path ${id} did not load: ${e}`)),
       );
-    sink = this.host.opts.rtpCarrier
-      ? { send: (b) => (fallback ?? dc).send(b), bufferedAmount: () => (fallback ?? dc).bufferedAmount(), stalled: () => (fallback ?? dc).stalled?.() ?? dc.bufferedAmount() > DRAIN_BACKLOG_BYTES }
-      : dc;
+    sink =
+      this.host.opts.rtpCarrier !== false
+        ? { send: (b) => (fallback ?? dc).send(b), bufferedAmount: () => (fallback ?? dc).bufferedAmount(), stalled: () => (fallback ?? dc).stalled?.() ?? dc.bufferedAmount() > DRAIN_BACKLOG_BYTES }
+        : dc;
     this.sinks.set(id, sink);
     return sink;
   }

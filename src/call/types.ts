@@ -213,14 +213,17 @@ export interface MultipathCallOptions {
    * `RTCRtpScriptTransform`, src/transport/rtp-carrier.ts) that the path's
    * media uses while its datachannel is stalled (SCTP sends only what SACKs on
    * the reverse direction allow, so a dead downlink stops the uplink's media;
-   * src/transport/stall-fallback.ts decides). Chromium; where encoded
-   * transforms are missing the path keeps its datachannel alone. Default false.
-   * `attach` (src/transport/rtp-carrier.ts `RtpCarrierOptions.attach`): when
-   * a path negotiates the carrier's video transceiver, 'connect' (the
-   * default, also for `true`) at connect, 'stall' at its datachannel's first
-   * stall (nothing negotiated, no worker or track until then; froze more on
-   * AT&T's downlink-only outages in the browser benchmark: docs/results.md,
-   * stop 33).
+   * src/transport/stall-fallback.ts decides). **On by default** (attach
+   * 'stall'); `false` turns it off. Chromium only: elsewhere
+   * (`rtpCarrierUnsupported`: Firefox, Safari) the path keeps its datachannel
+   * alone, and a peer negotiates the carrier only with a remote that said it
+   * has one (SimplePeerPath.remoteRtpCarrier), so a Chromium <-> Firefox call
+   * never offers it. `attach` (src/transport/rtp-carrier.ts
+   * `RtpCarrierOptions.attach`): when a path negotiates the carrier's video
+   * transceiver: 'stall' (the default) at its datachannel's first stall
+   * (nothing negotiated, no worker or track until then), 'connect' (also
+   * `true`; both peers must then opt in) at connect. Browser benchmark, AT&T
+   * alone (docs/results.md, stop 34): frozen 19.0 s off, ~13 s with either.
    */
   rtpCarrier?: boolean | { attach?: 'connect' | 'stall' };
   /**

@@ -47,6 +47,34 @@ export interface DatagramCarrier {
    * never throws.
    */
   wake?(): void;
+  /**
+   * Optional: the carrier's sender as the browser reports it (the RTP
+   * carrier: its last `getStats()` poll), for diagnostics; undefined when
+   * unknown.
+   */
+  senderStats?(): CarrierSenderStats | undefined;
   /** Release its resources (idempotent); `open` becomes false. */
   close(): void;
+}
+
+/**
+ * A carrier's sender as the browser reports it (W3C webrtc-stats
+ * RTCOutboundRtpStreamStats of the RTP carrier's video sender and
+ * RTCIceCandidatePairStats of the selected pair), as of the last poll; each
+ * field undefined when not reported.
+ */
+export interface CarrierSenderStats {
+  /** `availableOutgoingBitrate` (bps): Chromium's GCC estimate, the carrier's ceiling. */
+  availableOutgoingBitrate?: number;
+  /** The encoder's target (bps). */
+  targetBitrate?: number;
+  /** Frames the encoder made / frames sent (all of them, ours or not). */
+  framesEncoded?: number;
+  framesSent?: number;
+  /** Frames the page pushed into the carrier's track (the encoder's input). */
+  framesPushed?: number;
+  bytesSent?: number;
+  packetsSent?: number;
+  /** 'none', 'bandwidth', 'cpu' or 'other'. */
+  qualityLimitationReason?: string;
 }

@@ -151,17 +151,47 @@ export class FrameSeqWindow {
  * NACK, PLI or FIR and the sender never retransmits (measured: `loss-nonack`,
  * README answer 2). RTX is left out separately, through the codec
  * preferences. Other m-sections (the datachannel's) are untouched.
+ *
+ * With `minBitrateKbps` >= 1, every VP8 payload type of a video m-section
+ * gets `x-google-min-bitrate=<kbps>` in its `a=fmtp` line (made when
+ * missing; an existing value is kept): the peer that receives this SDP
+ * takes it as the minimum of its bandwidth estimate for the whole connection
+ * when it sends with that codec (libwebrtc
+ * media/engine/webrtc_video_engine.cc, GetBitrateConfigForCodec,
+ * kCodecParamMinBitrate -> Call's BitrateConstraints.min_bitrate_bps; the
+ * estimate is capped from below there: modules/congestion_controller/goog_cc/
+ * send_side_bandwidth_estimation.cc, min_bitrate_configured_).
  */
-export function withoutVideoRepair(sdp: string): string {
+export function withoutVideoRepair(sdp: string, minBitrateKbps = 0): string {
   const eol = sdp.includes('\r\n') ? '\r\n' : '\n';
   let video = false;
-  return sdp
-    .split(eol)
-    .filter((l) => {
-      if (l.startsWith('m=')) video = l.startsWith('m=video');
-      return !(video && /^a=rtcp-fb:\S+ (nack|nack pli|ccm fir)$/.test(l));
-    })
-    .join(eol);
+  const out: string[] = [];
+  const floor = `x-google-min-bitrate=${Math.floor(minBitrateKbps)}`;
+  /** VP8 payload types seen in an `a=rtpmap` line whose `a=fmtp` line comes later. */
+  const vp8 = new Set<string>();
+  for (const l of sdp.split(eol)) {
+    if (l.startsWith('m=')) video = l.startsWith('m=video');
+    if (video && /^a=rtcp-fb:\S+ (nack|nack pli|ccm fir)$/.test(l)) continue;
+    if (!(video && minBitrateKbps >= 1)) {
+      out.push(l);
+      continue;
+    }
+    // The estimate's floor on every VP8 payload type of the video m-section (its fmtp line, made when missing).
+    const fmtp = /^a=fmtp:(\d+) (.*)$/.exec(l);
+    if (fmtp && vp8.has(fmtp[1])) {
+      out.push(/x-google-min-bitrate=/.test(fmtp[2]) ? l : `${l};${floor}`);
+      vp8.delete(fmtp[1]);
+      continue;
+    }
+    out.push(l);
+    const rtpmap = /^a=rtpmap:(\d+) VP8\/90000/i.exec(l);
+    if (rtpmap) {
+      const pt = rtpmap[1];
+      if (new RegExp(`^a=fmtp:${pt} `, 'm').test(sdp)) vp8.add(pt);
+      else out.push(`a=fmtp:${pt} ${floor}`);
+    }
+  }
+  return out.join(eol);
 }
 
 /** The codecs to prefer on the carrier's transceiver: VP8 only, no RTX / RED / ULPFEC (mimeType compare is case-insensitive). */

@@ -6,14 +6,23 @@
  * (src/transport/carrier.ts). Built after the feasibility study in Chromium
  * (tools/experiments/rtp-carrier/README.md, "Sketch: an RTP carrier
  * transport"); loaded lazily (`import()`) by {@link SimplePeerPath} when its
- * option `rtpCarrier` is set.
+ * option `rtpCarrier` is set (MultipathCall sets it by default, attach
+ * 'stall'; `rtpCarrier: false` turns it off).
  *
- * Set-up, on both peers of a path (both must opt in):
+ * Each path's carrier tells the remote peer it exists once the path
+ * connects (the signal `{ rtpCarrier: 1 }`, consumed by the remote
+ * SimplePeerPath: `remoteRtpCarrier`). With attach 'stall' a carrier neither
+ * offers nor asks for its transceiver before that, so a peer without one
+ * (rtpCarrier off, or Firefox / Safari: {@link rtpCarrierUnsupported}) is
+ * never offered video.
+ *
+ * Set-up, on both peers of a path:
  * - one video transceiver, `sendrecv`, VP8 only (`setCodecPreferences`,
  *   without RTX), negotiated after the path's first negotiation (the video
  *   m-section then joins the datachannel's BUNDLE group, one ICE transport,
  *   no new candidates: path pinning holds). When (`attach`):
- *   - 'connect' (default, also for `rtpCarrier: true`): the initiator adds
+ *   - 'connect' (default of this class, also for `rtpCarrier: true`; both
+ *     peers must opt in, it is not gated): the initiator adds
  *     it when this chunk has loaded, and renegotiates when its first offer
  *     went out without it (the usual case: measured in Chromium 156, even a
  *     cached chunk's `import()` resolves after simple-peer's first
@@ -28,13 +37,27 @@
  *     may be the stalled sender; the offer and answer travel over the
  *     signalling channel, not the stalled path. Every video transceiver the
  *     initiator's peer connection gets is the carrier's (a second request
- *     gets the same one). The fallback keeps using the datachannel until the
+ *     gets the same one). An initiator without a carrier (it did not opt in,
+ *     or its browser cannot run one) refuses the request
+ *     (SimplePeerPath.signal: counted in `badSignalsIn`, an 'error' event):
+ *     the answerer's carrier then never opens. The fallback keeps using the datachannel until the
  *     carrier is `open` (130-900 ms after the stall was found, in the
  *     browser benchmark on AT&T).
  *
  *   Measured in Chromium 156 (`npm run bench:browser`, interleaved runs on
- *   a 2-core machine loaded by other jobs; docs/results.md, stop 33), run to
- *   run noise is about as large as any difference:
+ *   a 2-core machine loaded by other jobs, load 5-10; docs/results.md, stop
+ *   34), with the estimate floor (`minBitrateBps`) and the stall fallback's
+ *   stale-ceiling pacing: AT&T alone (`att-tmobile` single:0, 60 s), frozen
+ *   s: off 19.0 (11 runs, 17.6-21.3), 'connect' 13.4 (7 runs, 10.5-20.5),
+ *   'stall' 12.8 (6 runs, 11.5-17.4); Chromium's own WebRTC 12.7 (4 runs,
+ *   10.6-14.5). Without the floor: 'connect' 16.5, 'stall' 19.9 (5 / 4
+ *   runs). T-Mobile alone (`carriers` single:1): frozen off 3.4, 'connect'
+ *   3.7, 'stall' 3.9 s (3 runs each, ranges overlap), goodput 0.47-1.48 Mbps
+ *   in every arm (noise). `carriers` converge (20 s): off 2.7, 'connect'
+ *   2.2, 'stall' 2.1 s (2 runs each). Hence 'stall' as MultipathCall's
+ *   default (nothing negotiated where no path stalls).
+ *
+ *   Before (stop 33), run to run noise was about as large as any difference:
  *   - T-Mobile alone (`carriers` single:1, 60 s), goodput: off 1.29 / 1.57
  *     / 0.99 / 1.12, 'connect' 1.14 / 2.00 / 1.26 / 1.00, 'stall' 1.74 /
  *     1.27 / 1.37 / 1.54 Mbps. The halving seen once (2.29 vs 1.10) did not
@@ -43,8 +66,7 @@
  *     outages): off 18.9 / 19.3 / 19.5 (8.4 each); 'connect' 15.4 / 12.0 /
  *     26.4 / 12.6 / 13.4 / 15.6 (mean 4.6); 'connect' with connectDelayMs
  *     3000 17.2 / 18.7 (mean 6.6); 'stall' 16.7 / 20.9 / 17.9 / 17.2 / 13.0
- *     / 18.5 / 19.8 / 20.3 (mean 6.6). Hence 'connect' at once is the
- *     default.
+ *     / 18.5 / 19.8 / 20.3 (mean 6.6).
  *   - `carriers` converge (20 s, so the call's start weighs), goodput: off
  *     2.05 / 0.66 / 1.65 / 1.48, 'connect' 1.13 / 0.39 / 0.71, with
  *     connectDelayMs 3000 1.38 / 0.99 / 1.01, 'stall' 2.32 / 1.92 / 0.69 /
@@ -54,7 +76,7 @@
  *   The worst AT&T runs of every mode had Chromium's estimate for the
  *   carrier (its rate ceiling) left at 40-90 kbps after the uplink outage:
  *   an idle carrier gets no feedback, so its estimate stays there until the
- *   next outage.
+ *   next outage (hence the floor, "Rate" below).
  *
  *   The answerer takes the transceiver the remote offer made and turns it
  *   `sendrecv` before its answer (or asks the initiator to renegotiate when
@@ -64,8 +86,7 @@
  *   the path's candidate filter like the others;
  * - its sender's track: a 16x16 `MediaStreamTrackGenerator` (Chromium's
  *   breakout box) that gets a frame whenever the queue holds data, at most
- *   `maxFrameRate` per second; else a 16x16 canvas `captureStream(0)` with
- *   `requestFrame()`;
+ *   `maxFrameRate` per second (Chromium only: {@link rtpCarrierUnsupported});
  * - both transforms run in one module worker per carrier
  *   (src/transport/rtp-carrier-worker.ts), which keeps the send queue.
  *
@@ -85,6 +106,28 @@
  * (`availableOutgoingBitrate` of the selected candidate pair, polled once a
  * second), and the caller must keep its offered rate below it. Send
  * opportunities are frames: at most `maxFrameRate` (120/s) x `maxDatagrams`.
+ * After an uplink outage that estimate falls to 30-90 kbps, and an idle
+ * carrier gets no feedback to raise it: measured in the browser benchmark on
+ * AT&T (docs/results.md, stop 33). The later switches that found 300-340
+ * kbps there found Chromium's start rate (300 kbps), to which it resets its
+ * estimate when the route's `connected` flag changes (libwebrtc
+ * call/rtp_transport_controller_send.cc, IsRelevantRouteChange /
+ * OnNetworkRouteChanged): probably ICE went `disconnected` in those runs'
+ * uplink outage (not recorded); in the others it stayed low. So
+ * every offer and answer the carrier makes carries a floor for that
+ * estimate, `minBitrateBps` (default 150 kbps, our encoder's lowest target:
+ * `x-google-min-bitrate`, rtp-carrier-frame.ts `withoutVideoRepair`), which
+ * the remote peer's Chromium applies to what it sends (it reads the send
+ * codec's parameters from the remote description); both peers run the
+ * carrier, so both directions get it. Measured (same benchmark, one run):
+ * the ceiling stayed >= 150 kbps through the outages where it had fallen to
+ * 30-60 kbps, and no datagram was refused at it. The path's peer
+ * connection carries no other RTP, so the floor binds the carrier alone;
+ * our own congestion control still sets what we offer.
+ * Chromium's encoder drops some of the carrier's frames at a low target
+ * (framesEncoded 50-70 % of the frames pushed at a 30-100 kbps target, in
+ * the same runs): fewer send opportunities, not fewer datagrams (each frame
+ * takes up to `maxDatagrams` of them).
  *
  * Limits (Chromium behaviour we rely on, not specified; README "Risks"): the
  * receive transform sits after frame assembly, so a lost frame does not hold
@@ -94,7 +137,7 @@
  * The path's peer connection must carry no other video.
  */
 import { Emitter } from '../core/emitter.js';
-import type { DatagramCarrier } from './carrier.js';
+import type { CarrierSenderStats, DatagramCarrier } from './carrier.js';
 import { carrierCodecs, MAX_CARRIED_DATAGRAM_BYTES, withoutVideoRepair } from './rtp-carrier-frame.js';
 import type { RtpCarrierWorkerStats } from './rtp-carrier-worker.js';
 import { selectedPairFromStats, type StatsEntry } from './selected-pair.js';
@@ -107,7 +150,7 @@ export type { RtpCarrierWorkerStats } from './rtp-carrier-worker.js';
 export interface RtpCarrierOptions {
   /**
    * When the carrier's video transceiver is negotiated (see the module doc).
-   * 'connect' (default): right after the path connects (one renegotiation
+   * 'connect' (default here; MultipathCall's default is 'stall'): right after the path connects (one renegotiation
    * at connect). 'stall': only when the path's stall fallback first finds
    * the datachannel stalled ({@link RtpCarrier.wake}: one renegotiation
    * then, over the signalling channel, not the stalled path); until then the
@@ -136,6 +179,14 @@ export interface RtpCarrierOptions {
   maxFrameRate?: number;
   /** Period of the `getStats()` poll for `availableOutgoingBitrate`, ms (default 1000). */
   statsIntervalMs?: number;
+  /**
+   * Floor of Chromium's bandwidth estimate for the path's peer connection
+   * (bps; default 150 000, the lowest target of our encoder,
+   * SenderEngineConfig.minBitrateBps; 0 = none): `x-google-min-bitrate` on
+   * the carrier's VP8 payload type in every offer and answer (see the module
+   * doc, "Rate").
+   */
+  minBitrateBps?: number;
 }
 
 /** Counters of one {@link RtpCarrier} (page side; the worker's are {@link RtpCarrier.workerStats}). */
@@ -181,14 +232,25 @@ const MAX_WAKES = 3;
 const WAKE_RETRY_MS = 5000;
 /** A worker arrival stamp older than this (µs) is clamped (as src/transport/datachannel-worker.ts). */
 const MAX_ARRIVAL_AGE_US = 2_000_000;
+/**
+ * A carrier whose worker took nothing from its queue (no frame out, no drop)
+ * for this long (ms) while at least {@link STUCK_FRAMES} frames were pushed
+ * has stopped carrying: it fails (`open` false for good), so the stall
+ * fallback leaves it. Seen once in ~20 browser benchmark runs: the encoder
+ * sent its own tiny frames for 43 s (framesSent 4003, 45 bytes per packet)
+ * while the worker's transform took none of them and the page kept pushing.
+ */
+const STUCK_MS = 5000;
+const STUCK_FRAMES = 100;
 const SIDE = 16;
 
 /**
  * Why this browser cannot run the RTP carrier, or undefined when it can:
  * it needs RTCPeerConnection, `RTCRtpScriptTransform` with a `transform`
  * member on senders and receivers, module Workers, a VP8 video codec, and a
- * track source (`MediaStreamTrackGenerator` + `VideoFrame`, or a canvas with
- * `captureStream`). Never throws.
+ * track source (`MediaStreamTrackGenerator` + `VideoFrame`: Chromium's;
+ * Firefox and Safari, where the carrier was never tried, are screened out
+ * here). Never throws.
  */
 export function rtpCarrierUnsupported(): string | undefined {
   try {
@@ -199,9 +261,11 @@ export function rtpCarrierUnsupported(): string | undefined {
     if (typeof g.Worker !== 'function') return 'no Worker';
     const caps = RTCRtpReceiver.getCapabilities?.('video');
     if (!caps || carrierCodecs(caps.codecs).length === 0) return 'no VP8 codec';
+    // Chromium's breakout box: the one track source the carrier was measured with. It also screens out the
+    // browsers where the carrier was never tried (Firefox, Safari: the VP8 packetizer and depacketizer
+    // behaviour it relies on is Chromium's, tools/experiments/rtp-carrier/README.md).
     if (typeof g.MediaStreamTrackGenerator === 'function' && typeof g.VideoFrame === 'function') return undefined;
-    if (typeof document !== 'undefined' && typeof HTMLCanvasElement !== 'undefined' && 'captureStream' in HTMLCanvasElement.prototype) return undefined;
-    return 'no video track source (MediaStreamTrackGenerator or canvas.captureStream)';
+    return 'no MediaStreamTrackGenerator (the RTP carrier runs in Chromium only)';
   } catch (e) {
     return `feature detection failed: ${e instanceof Error ? e.message : String(e)}`;
   }
@@ -216,44 +280,24 @@ interface FrameSource {
 }
 
 function makeSource(): FrameSource {
-  const g = globalThis as unknown as { MediaStreamTrackGenerator?: TrackGeneratorCtor };
-  if (typeof g.MediaStreamTrackGenerator === 'function' && typeof VideoFrame === 'function') {
-    const gen = new g.MediaStreamTrackGenerator({ kind: 'video' });
-    const writer = gen.writable.getWriter();
-    const pixels = new Uint8Array((SIDE * SIDE * 3) / 2); // I420, black enough
-    let n = 0;
-    return {
-      track: gen,
-      push() {
-        if (writer.desiredSize !== null && writer.desiredSize <= 0) return false;
-        pixels[n++ % pixels.length] ^= 0xff; // never two identical frames
-        const f = new VideoFrame(pixels, { format: 'I420', codedWidth: SIDE, codedHeight: SIDE, timestamp: Math.round(performance.now() * 1000) });
-        writer.write(f).catch(() => f.close());
-        return true;
-      },
-      stop() {
-        writer.close().catch(() => undefined);
-        gen.stop();
-      },
-    };
-  }
-  const canvas = document.createElement('canvas');
-  canvas.width = SIDE;
-  canvas.height = SIDE;
-  const ctx = canvas.getContext('2d');
-  const track = canvas.captureStream(0).getVideoTracks()[0] as MediaStreamTrack & { requestFrame?: () => void };
+  const Gen = (globalThis as unknown as { MediaStreamTrackGenerator: TrackGeneratorCtor }).MediaStreamTrackGenerator;
+  const gen = new Gen({ kind: 'video' });
+  const writer = gen.writable.getWriter();
+  const pixels = new Uint8Array((SIDE * SIDE * 3) / 2); // I420, black enough
   let n = 0;
   return {
-    track,
+    track: gen,
     push() {
-      if (ctx) {
-        ctx.fillStyle = n++ % 2 ? '#000' : '#111';
-        ctx.fillRect(0, 0, SIDE, SIDE);
-      }
-      track.requestFrame?.();
+      if (writer.desiredSize !== null && writer.desiredSize <= 0) return false;
+      pixels[n++ % pixels.length] ^= 0xff; // never two identical frames
+      const f = new VideoFrame(pixels, { format: 'I420', codedWidth: SIDE, codedHeight: SIDE, timestamp: Math.round(performance.now() * 1000) });
+      writer.write(f).catch(() => f.close());
       return true;
     },
-    stop: () => track.stop(),
+    stop() {
+      writer.close().catch(() => undefined);
+      gen.stop();
+    },
   };
 }
 
@@ -282,6 +326,10 @@ export class RtpCarrier implements DatagramCarrier {
   private timer: ReturnType<typeof setTimeout> | undefined;
   private lastPushMs = -Infinity;
   private wakeMs = -Infinity;
+  private readonly remoteReady: (() => boolean) | undefined;
+  /** When the worker last took from the queue (or the queue last filled from empty), and framesPushed then. */
+  private progressMs = 0;
+  private pushedAtProgress = 0;
   private connectTimer: ReturnType<typeof setTimeout> | undefined;
   private readonly minIntervalMs: number;
   private readonly maxQueuedBytes: number;
@@ -290,6 +338,7 @@ export class RtpCarrier implements DatagramCarrier {
   private readonly statsMs: number;
   private statsTimer: ReturnType<typeof setInterval> | undefined;
   private ceiling: number | undefined;
+  private sender: CarrierSenderStats | undefined;
   private readonly statsWaiters: Array<(s: RtpCarrierWorkerStats & { queued: number; queuedBytes: number }) => void> = [];
 
   /**
@@ -301,7 +350,10 @@ export class RtpCarrier implements DatagramCarrier {
     private readonly pc: RTCPeerConnection,
     private readonly initiator: boolean,
     opts: RtpCarrierOptions = {},
+    remoteReady?: () => boolean,
   ) {
+    // attach 'stall': wake() acts only once the remote peer said it has a carrier (when the owner can tell).
+    this.remoteReady = opts.attach === 'stall' ? remoteReady : undefined;
     if (opts.attach !== undefined && opts.attach !== 'connect' && opts.attach !== 'stall') throw new RangeError(`RtpCarrier: attach must be 'connect' or 'stall', got ${String(opts.attach)}`);
     this.maxQueuedBytes = posInt(opts.maxQueuedBytes, 262_144, 'maxQueuedBytes');
     this.maxQueuedDatagrams = Math.floor(posInt(opts.maxQueuedDatagrams, 1024, 'maxQueuedDatagrams'));
@@ -315,10 +367,11 @@ export class RtpCarrier implements DatagramCarrier {
       maxFrameBytes: posInt(opts.maxFrameBytes, 2600, 'maxFrameBytes'),
     };
     this.statsMs = posInt(opts.statsIntervalMs, 1000, 'statsIntervalMs');
-    // Offers and answers made from now on carry no NACK / PLI / FIR for video.
+    const minKbps = opts.minBitrateBps === 0 ? 0 : posInt(opts.minBitrateBps, 150_000, 'minBitrateBps') / 1000;
+    // Offers and answers made from now on carry no NACK / PLI / FIR for video, and the estimate's floor.
     for (const k of ['createOffer', 'createAnswer'] as const) {
       const make = pc[k].bind(pc) as (o?: RTCOfferOptions) => Promise<RTCSessionDescriptionInit>;
-      (pc as unknown as Record<string, unknown>)[k] = (o?: RTCOfferOptions) => make(o).then((d) => (d.sdp ? { type: d.type, sdp: withoutVideoRepair(d.sdp) } : d));
+      (pc as unknown as Record<string, unknown>)[k] = (o?: RTCOfferOptions) => make(o).then((d) => (d.sdp ? { type: d.type, sdp: withoutVideoRepair(d.sdp, minKbps) } : d));
     }
     if (initiator) {
       // Every video transceiver of the initiator is the carrier's: the one wake() adds and the one the
@@ -388,7 +441,7 @@ export class RtpCarrier implements DatagramCarrier {
    * Cheap when there is nothing to do; never throws.
    */
   wake(): void {
-    if (this.transceiver || this.closed || this.failure || this.counters.wakes >= MAX_WAKES || this.peer.destroyed) return;
+    if (this.transceiver || this.closed || this.failure || this.counters.wakes >= MAX_WAKES || this.peer.destroyed || this.remoteReady?.() === false) return;
     const now = performance.now();
     if (now - this.wakeMs < WAKE_RETRY_MS) return;
     this.wakeMs = now;
@@ -420,6 +473,7 @@ export class RtpCarrier implements DatagramCarrier {
       this.counters.sendRefused++;
       return false;
     }
+    if (this.queued === 0) this.progressed();
     this.queued += n;
     this.queuedDatagrams++;
     this.counters.sent++;
@@ -435,6 +489,11 @@ export class RtpCarrier implements DatagramCarrier {
   /** Chromium's GCC estimate for the path (bps, `availableOutgoingBitrate`), polled every `statsIntervalMs` once the transceiver exists; undefined before the first value. */
   rateCeilingBps(): number | undefined {
     return this.ceiling;
+  }
+
+  /** The carrier's video sender as of the last `getStats()` poll (outbound-rtp, the selected pair's estimate); undefined before one. */
+  senderStats(): CarrierSenderStats | undefined {
+    return this.sender && { ...this.sender, framesPushed: this.counters.framesPushed };
   }
 
   /** A datagram arrived; `ageUs` = time since the worker saw its frame (µs, clamped to [0, 2 s]). */
@@ -498,6 +557,12 @@ export class RtpCarrier implements DatagramCarrier {
     return this.source;
   }
 
+  /** The worker took from the queue (or the queue filled from empty): see {@link STUCK_MS}. */
+  private progressed(): void {
+    this.progressMs = performance.now();
+    this.pushedAtProgress = this.counters.framesPushed;
+  }
+
   private fail(e: unknown): void {
     this.counters.errors++;
     this.failure = `RTP carrier set-up failed: ${e instanceof Error ? e.message : String(e)}`;
@@ -553,10 +618,20 @@ export class RtpCarrier implements DatagramCarrier {
    */
   private pump = (): void => {
     this.timer = undefined;
-    if (this.queued <= 0 || !this.open) return;
-    const wait = this.lastPushMs + this.minIntervalMs - performance.now();
+    if (this.queued <= 0) return;
+    if (!this.open) {
+      this.progressed(); // a closed spell (ICE down) is no stuck worker
+      return;
+    }
+    const now = performance.now();
+    if (now - this.progressMs > STUCK_MS && this.counters.framesPushed - this.pushedAtProgress >= STUCK_FRAMES) {
+      this.counters.errors++;
+      this.failure = `RTP carrier stopped: no frame took a datagram for ${Math.round(now - this.progressMs)} ms (${this.counters.framesPushed - this.pushedAtProgress} frames pushed)`;
+      return;
+    }
+    const wait = this.lastPushMs + this.minIntervalMs - now;
     if (wait <= 0) {
-      this.lastPushMs = performance.now();
+      this.lastPushMs = now;
       if (this.source?.push()) this.counters.framesPushed++;
       else this.counters.framesNotPushed++;
     }
@@ -576,10 +651,12 @@ export class RtpCarrier implements DatagramCarrier {
         break;
       }
       case 'out':
+        this.progressed();
         this.queued = Math.max(0, this.queued - (m.n as number));
         this.queuedDatagrams = Math.max(0, this.queuedDatagrams - (m.k as number));
         break;
       case 'drop':
+        this.progressed();
         this.queued = Math.max(0, this.queued - (m.n as number));
         this.queuedDatagrams = Math.max(0, this.queuedDatagrams - (m.k as number));
         this.counters.queueDrops += m.k as number;
@@ -598,6 +675,12 @@ export class RtpCarrier implements DatagramCarrier {
     this.pc.getStats().then(
       (report) => {
         this.ceiling = selectedPairFromStats(report.values() as Iterable<StatsEntry>)?.availableOutgoingBps;
+        const out: CarrierSenderStats = { availableOutgoingBitrate: this.ceiling };
+        for (const r of report.values() as Iterable<Record<string, unknown>>)
+          if (r.type === 'outbound-rtp' && r.kind === 'video')
+            for (const k of ['targetBitrate', 'framesEncoded', 'framesSent', 'bytesSent', 'packetsSent', 'qualityLimitationReason'] as const)
+              if (r[k] !== undefined) (out as Record<string, unknown>)[k] = r[k];
+        this.sender = out;
       },
       () => this.counters.errors++,
     );
@@ -611,14 +694,14 @@ export class RtpCarrier implements DatagramCarrier {
  * @returns the carrier, or why there is none (unsupported browser, closed
  *   peer, a step the browser refused, a bad option).
  */
-export function attachRtpCarrier(peer: CarrierPeer, pathOptions: { initiator: boolean; rtpCarrier?: RtpCarrierOptions | boolean }): RtpCarrier | string {
+export function attachRtpCarrier(peer: CarrierPeer, pathOptions: { initiator: boolean; rtpCarrier?: RtpCarrierOptions | boolean }, remoteReady?: () => boolean): RtpCarrier | string {
   const options = pathOptions.rtpCarrier;
   const why = rtpCarrierUnsupported();
   if (why) return why;
   const pc = peer._pc;
   if (!pc || peer.destroyed) return 'the path is closed';
   try {
-    return new RtpCarrier(peer, pc, pathOptions.initiator, typeof options === 'object' ? options : {});
+    return new RtpCarrier(peer, pc, pathOptions.initiator, typeof options === 'object' ? options : {}, remoteReady);
   } catch (e) {
     return `RTP carrier set-up failed: ${e instanceof Error ? e.message : String(e)}`;
   }
@@ -630,8 +713,23 @@ export function attachRtpCarrier(peer: CarrierPeer, pathOptions: { initiator: bo
  * the carrier or to why there is none. Never throws.
  */
 export function carrierForPath(path: SimplePeerPath, pathOptions: { initiator: boolean; rtpCarrier?: RtpCarrierOptions | boolean }): void {
-  const c = attachRtpCarrier((path as unknown as { peer: CarrierPeer }).peer, pathOptions);
+  const c = attachRtpCarrier((path as unknown as { peer: CarrierPeer }).peer, pathOptions, () => path.remoteRtpCarrier);
   path.rtpCarrier = c;
+  if (typeof c !== 'object') return;
   // The carrier's datagrams reach the path's listeners as the datachannel's do (same `ageUs` meaning).
-  if (typeof c === 'object') c.on('message', (bytes, ageUs) => (path as unknown as { events: Emitter<PathTransportEvents> }).events.emit('message', bytes, ageUs));
+  c.on('message', (bytes, ageUs) => (path as unknown as { events: Emitter<PathTransportEvents> }).events.emit('message', bytes, ageUs));
+  // Tell the remote peer, once the path is connected (both path objects exist then): its carrier with
+  // attach 'stall' waits for this before it offers or asks (SimplePeerPath.remoteRtpCarrier).
+  let told = false;
+  const tell = () => {
+    if (told || path.state !== 'connected') return;
+    told = true;
+    try {
+      (path as unknown as { onSignalCb(d: unknown): void }).onSignalCb({ rtpCarrier: 1 });
+    } catch {
+      c.counters.errors++;
+    }
+  };
+  path.on('state', tell);
+  tell();
 }

@@ -83,9 +83,11 @@ export interface SimplePeerPathOptions {
   /** Bound on remote signals accepted over the path's lifetime (default 512); more are dropped. */
   maxRemoteSignals?: number;
   /**
-   * Opt-in (default off): set up the path's RTP carrier, a second datagram pipe that needs no
-   * acknowledgement on the reverse direction (src/transport/rtp-carrier.ts, a lazy chunk loaded
-   * here; `true` or its options). Both peers of the path must set it. See {@link SimplePeerPath.rtpCarrier}.
+   * Default off here (MultipathCall sets it by default): set up the path's RTP carrier, a second
+   * datagram pipe that needs no acknowledgement on the reverse direction (src/transport/rtp-carrier.ts,
+   * a lazy chunk loaded here; `true` or its options). It carries only when both peers of the path have
+   * one; with attach 'stall' it waits for the remote's word ({@link SimplePeerPath.remoteRtpCarrier}).
+   * See {@link SimplePeerPath.rtpCarrier}.
    */
   rtpCarrier?: boolean | RtpCarrierOptions;
 }
@@ -164,6 +166,13 @@ export class SimplePeerPath implements PathTransport {
    * A field, not a method, to keep a default call's bundle small (tools/size.ts).
    */
   declare rtpCarrier: DatagramCarrier | string | undefined;
+  /**
+   * The remote peer has an RTP carrier on this path: its carrier said so
+   * (the signal `{ rtpCarrier: 1 }`, sent once the path connects; consumed
+   * here, never passed to simple-peer). A carrier with `attach: 'stall'`
+   * neither offers nor asks for its transceiver before (src/transport/rtp-carrier.ts).
+   */
+  remoteRtpCarrier = false;
 
   /** @throws PathTransportError (code from simple-peer, e.g. ERR_WEBRTC_SUPPORT) when no WebRTC exists. */
   constructor(opts: SimplePeerPathOptions) {
@@ -231,7 +240,9 @@ export class SimplePeerPath implements PathTransport {
 
   /**
    * Feed one signal from the remote peer (offer, answer, candidate,
-   * renegotiate). Never throws: invalid or excess signals are dropped,
+   * renegotiate; a `transceiverRequest` for video only while the path has an
+   * RTP carrier, option `rtpCarrier`: a remote that opted in must not make
+   * one that did not add a transceiver). Never throws: invalid or excess signals are dropped,
    * counted and reported with an 'error' event (code ERR_PATH_BAD_SIGNAL /
    * ERR_PATH_TOO_MANY_SIGNALS) without tearing the path down.
    */
@@ -244,6 +255,10 @@ export class SimplePeerPath implements PathTransport {
       this.counters.badSignalsIn++;
       if (!this.overLimitReported) this.emitError(PathTransportError.tooManySignals(this.maxRemoteSignals));
       this.overLimitReported = true;
+      return;
+    }
+    if ((data as { rtpCarrier?: unknown } | null)?.rtpCarrier === 1) {
+      this.remoteRtpCarrier = true;
       return;
     }
     const why = this.checkRemoteSignal(data);
@@ -287,7 +302,9 @@ export class SimplePeerPath implements PathTransport {
       if (!isObject(c) || typeof c.candidate !== 'string') return 'candidate must be {candidate: string, ...}';
       return undefined;
     }
-    if (data.renegotiate === true || isObject(data.transceiverRequest)) return undefined;
+    if (data.renegotiate === true) return undefined;
+    // Only the RTP carrier asks for a transceiver (its `attach: 'stall'`): a path without one refuses.
+    if (isObject(data.transceiverRequest)) return typeof this.rtpCarrier === 'object' && data.transceiverRequest.kind === 'video' ? undefined : 'no RTP carrier';
     return 'neither sdp, candidate, renegotiate nor transceiverRequest';
   }
 

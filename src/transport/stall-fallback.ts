@@ -51,6 +51,30 @@
  * frame costs the whole key frame. Without a known ceiling datagrams go to
  * the carrier at once (only its own queue bound applies).
  *
+ * **A stale ceiling**: Chromium's estimate for the carrier moves only with
+ * the transport-wide feedback on packets the carrier sent (GCC's AIMD may not
+ * rise above 1.5x the acknowledged rate: libwebrtc
+ * modules/remote_bitrate_estimator/aimd_rate_control.cc, ClampBitrate), so a
+ * carrier that sat idle keeps whatever the last outage left: after AT&T's
+ * uplink outage 30-90 kbps, measured in the browser benchmark (docs/results.md,
+ * stop 33; the RTP carrier now floors it: rtp-carrier.ts `minBitrateBps`).
+ * A switch onto a carrier that carried nothing for `staleCeilingMs` (default
+ * 1 s: the estimate then describes no current traffic; always so for a
+ * carrier's first use) starts a **stale episode**, which lasts until the
+ * sink goes back to the datachannel: the sink then paces at
+ * max(ceiling, min(`pathRateBps()`, `staleCeilingFactor` x ceiling)) instead
+ * of the ceiling. `pathRateBps` is the path's own rate from our engine
+ * (its congestion controller's target, which the datachannel's traffic kept
+ * current); `staleCeilingFactor` (default 2.5) is libwebrtc's pacing factor
+ * (modules/congestion_controller/goog_cc/goog_cc_network_control.cc,
+ * kDefaultPaceMultiplier): Chromium's pacer sends up to 2.5x its estimate
+ * without queueing, so what we offer within it goes out at once; above it the
+ * pacer's queue would grow until its 2 s queue-time limit makes it drain
+ * faster (modules/pacing/pacing_controller.cc, kMaxExpectedQueueLength: ~1.3
+ * s of latency at a constant overload), which is too late for our frames.
+ * Without `pathRateBps` (or while it is unknown or below the ceiling) the
+ * sink paces at the ceiling, as on a fresh one.
+ *
  * **What {@link StallFallbackSink.bufferedAmount} reports**: on the
  * datachannel, the channel's `bufferedAmount()` (unchanged behaviour). On the
  * carrier, the bytes ahead of the next datagram there: the sink's FIFO +
@@ -96,7 +120,7 @@
 import type { Clock } from '../core/clock.js';
 import { DRAIN_BACKLOG_BYTES } from '../engine/sender-path.js';
 import type { PathSink } from '../engine/types.js';
-import type { DatagramCarrier } from './carrier.js';
+import type { CarrierSenderStats, DatagramCarrier } from './carrier.js';
 
 /** dcSCTP's minimum RTO (ms): webrtc net/dcsctp/public/dcsctp_options.h `rto_min`. */
 export const DCSCTP_RTO_MIN_MS = 400;
@@ -155,6 +179,23 @@ export interface StallFallbackOptions {
   minCeilingBps?: number;
   /** Called on each switch with the pipe now used: on 'carrier' the owner should ask the encoder for a key frame. */
   onSwitch?: (pipe: 'datachannel' | 'carrier') => void;
+  /**
+   * The path's own rate (bps) from our engine (e.g. its congestion
+   * controller's target, PathState.rateBps), undefined = unknown: the rate
+   * the sink paces a stale carrier ceiling up to (see the module doc, "A
+   * stale ceiling"). Default: none (the sink paces at the ceiling).
+   */
+  pathRateBps?: () => number | undefined;
+  /**
+   * The path as our sender engine sees it (PathState: `srttMs`, `rateBps`),
+   * undefined = unknown: stands for `rttMs` and `pathRateBps` where those are
+   * not given (one read of the engine for both).
+   */
+  path?: () => { srttMs?: number; rateBps?: number } | undefined;
+  /** A switch onto a carrier that carried nothing for this long (ms) starts a stale episode. Default 1000. */
+  staleCeilingMs?: number;
+  /** In a stale episode, the most the sink paces at, as a multiple of the ceiling. Default 2.5 (libwebrtc's pacing factor). */
+  staleCeilingFactor?: number;
 }
 
 /** Defaults of the optional {@link StallFallbackOptions}. */
@@ -166,6 +207,8 @@ export const STALL_FALLBACK_DEFAULTS = Object.freeze({
   minCeilingQueueBytes: 12_000,
   burstMs: 20,
   minCeilingBps: 0,
+  staleCeilingMs: 1000,
+  staleCeilingFactor: 2.5,
 });
 
 /** Counters of one {@link StallFallbackSink} (getStats-style; bytes are datagram bytes). */
@@ -190,6 +233,14 @@ export interface StallFallbackStats {
   lastWakeToCarrierMs: number | undefined;
   /** The carrier's rate ceiling (bps) at each switch onto it, the last 8 (0: unknown). */
   ceilingsAtSwitchBps: number[];
+  /** Of {@link toCarrier}: switches that started a stale episode (the carrier had carried nothing for `staleCeilingMs`). */
+  staleSwitches: number;
+  /** The carrier's rate ceiling now (bps; undefined: unknown or no carrier). */
+  ceilingBps: number | undefined;
+  /** The rate the sink paces the carrier at now (bps): the ceiling, or above it in a stale episode; undefined when not on the carrier or unknown. */
+  paceBps: number | undefined;
+  /** The carrier's sender as the browser reports it ({@link DatagramCarrier.senderStats}), when it does. */
+  carrierSender?: CarrierSenderStats;
   /** Datagrams the datachannel refused. */
   datachannelRefused: number;
   /** Datagrams the carrier refused (closed, its queue bound): dropped. */
@@ -220,6 +271,16 @@ export class StallFallbackSink implements PathSink {
   private readonly burstMs: number;
   private readonly minCeilingBps: number;
   private readonly onSwitch: ((pipe: 'datachannel' | 'carrier') => void) | undefined;
+  private readonly pathRateBps: (() => number | undefined) | undefined;
+  private readonly staleCeilingUs: number;
+  private readonly staleCeilingFactor: number;
+  /** When this sink last handed a datagram to the carrier (µs); -Infinity before. */
+  private lastCarrierUs = Number.NEGATIVE_INFINITY;
+  /** On the carrier in a stale episode (see the module doc). */
+  private staleEpisode = false;
+  /** The last `pathRateBps()` read, and when (µs). */
+  private rate: number | undefined;
+  private rateAtUs = Number.NEGATIVE_INFINITY;
   /** The sink's FIFO on the carrier (bounded by {@link fifoLimit}); head index and bytes. */
   private fifo: Uint8Array[] = [];
   private fifoHead = 0;
@@ -240,7 +301,7 @@ export class StallFallbackSink implements PathSink {
   /** Leaky bucket at the carrier's ceiling: bytes, as of `bucketUs`. */
   private bucket = 0;
   private bucketUs: number;
-  private readonly st: Omit<StallFallbackStats, 'pipe' | 'carrierMs' | 'fifoBytes'> & { carrierUs: number };
+  private readonly st: Omit<StallFallbackStats, 'pipe' | 'carrierMs' | 'fifoBytes' | 'ceilingBps' | 'paceBps' | 'carrierSender'> & { carrierUs: number };
 
   /**
    * @throws RangeError when a number option is not finite or out of range
@@ -258,7 +319,8 @@ export class StallFallbackSink implements PathSink {
     const c = opts.carrier;
     this.getCarrier = typeof c === 'function' ? c : () => c;
     this.clock = opts.clock;
-    this.rttMs = opts.rttMs;
+    const path = opts.path;
+    this.rttMs = opts.rttMs ?? (path && (() => path()?.srttMs));
     this.lastReverseUs = opts.lastReverseUs;
     this.fixedStallMs = opts.stallMs === undefined ? undefined : num('stallMs', opts.stallMs, 0, 0, true);
     this.stallScale = num('stallScale', opts.stallScale, d.stallScale, 0, true);
@@ -269,6 +331,9 @@ export class StallFallbackSink implements PathSink {
     this.burstMs = num('burstMs', opts.burstMs, d.burstMs, 0, false);
     this.minCeilingBps = num('minCeilingBps', opts.minCeilingBps, d.minCeilingBps, 0, false);
     this.onSwitch = opts.onSwitch;
+    this.pathRateBps = opts.pathRateBps ?? (path && (() => path()?.rateBps));
+    this.staleCeilingUs = num('staleCeilingMs', opts.staleCeilingMs, d.staleCeilingMs, 0, false) * 1000;
+    this.staleCeilingFactor = num('staleCeilingFactor', opts.staleCeilingFactor, d.staleCeilingFactor, 1, false);
     const now = this.clock.nowUs();
     this.sinceUs = now;
     this.lastProgressUs = now;
@@ -286,6 +351,7 @@ export class StallFallbackSink implements PathSink {
       stallsWithoutCarrier: 0,
       lastWakeToCarrierMs: undefined,
       ceilingsAtSwitchBps: [],
+      staleSwitches: 0,
       datachannelRefused: 0,
       carrierRefused: 0,
       ceilingRefused: 0,
@@ -314,8 +380,8 @@ export class StallFallbackSink implements PathSink {
     const st = this.st;
     if (this.onCarrier) {
       const carrier = this.getCarrier();
-      const ceiling = ceilingOf(carrier);
-      if (ceiling === undefined && this.fifoBytes === 0) return this.toCarrier(carrier, bytes);
+      const ceiling = this.paceOf(carrier);
+      if (ceiling === undefined && this.fifoBytes === 0) return this.toCarrier(carrier, bytes, now);
       if (this.fifoBytes > 0 && this.fifoBytes + bytes.length > this.fifoLimit(ceiling)) {
         st.ceilingRefused++;
         return false;
@@ -329,12 +395,13 @@ export class StallFallbackSink implements PathSink {
   }
 
   /** Hand one datagram to the carrier (counted either way). */
-  private toCarrier(carrier: DatagramCarrier | undefined, bytes: Uint8Array): boolean {
+  private toCarrier(carrier: DatagramCarrier | undefined, bytes: Uint8Array, now: number): boolean {
     const st = this.st;
     if (!carrier?.send(bytes)) {
       st.carrierRefused++;
       return false;
     }
+    this.lastCarrierUs = now;
     st.carrierDatagrams++;
     st.carrierBytes += bytes.length;
     return true;
@@ -379,9 +446,13 @@ export class StallFallbackSink implements PathSink {
     const now = this.clock.nowUs();
     this.update(now);
     const { carrierUs, ...rest } = this.st;
+    const carrier = this.getCarrier();
     return {
       pipe: this.onCarrier ? 'carrier' : 'datachannel',
       ...rest,
+      ceilingBps: ceilingOf(carrier),
+      paceBps: this.onCarrier ? this.paceOf(carrier) : undefined,
+      carrierSender: carrier?.senderStats?.(),
       ceilingsAtSwitchBps: [...rest.ceilingsAtSwitchBps],
       fifoBytes: this.fifoBytes,
       carrierMs: (carrierUs + (this.onCarrier ? now - this.sinceUs : 0)) / 1000,
@@ -393,10 +464,32 @@ export class StallFallbackSink implements PathSink {
     return Math.max(((ceiling ?? 0) * this.ceilingQueueMs) / 8000, this.minCeilingQueueBytes);
   }
 
-  /** Hand the FIFO's head to the carrier while the leaky bucket at the ceiling allows. */
+  /**
+   * The rate (bps) the sink paces the carrier at: its ceiling, or in a stale
+   * episode up to min(path rate, staleCeilingFactor x ceiling) (module doc);
+   * undefined when the ceiling is unknown.
+   */
+  private paceOf(carrier: DatagramCarrier | undefined): number | undefined {
+    const ceiling = ceilingOf(carrier);
+    if (ceiling === undefined || !this.staleEpisode) return ceiling;
+    const r = this.pathRate();
+    return typeof r === 'number' && Number.isFinite(r) && r > ceiling ? Math.min(r, this.staleCeilingFactor * ceiling) : ceiling;
+  }
+
+  /** `pathRateBps()`, read at most every 100 ms (the owner may compute it). */
+  private pathRate(): number | undefined {
+    const now = this.clock.nowUs();
+    if (now - this.rateAtUs >= 100_000) {
+      this.rateAtUs = now;
+      this.rate = this.pathRateBps?.();
+    }
+    return this.rate;
+  }
+
+  /** Hand the FIFO's head to the carrier while the leaky bucket at the pacing rate allows. */
   private release(now: number): void {
     const carrier = this.getCarrier();
-    const ceiling = ceilingOf(carrier);
+    const ceiling = this.paceOf(carrier);
     const dt = now - this.bucketUs;
     if (dt > 0) {
       this.bucket = ceiling === undefined ? 0 : Math.max(0, this.bucket - (ceiling * dt) / 8e6);
@@ -409,7 +502,7 @@ export class StallFallbackSink implements PathSink {
       this.fifoHead++;
       this.fifoBytes -= b.length;
       this.bucket += b.length;
-      this.toCarrier(carrier, b);
+      this.toCarrier(carrier, b, now);
     }
     this.compact();
   }
@@ -519,12 +612,15 @@ export class StallFallbackSink implements PathSink {
     this.sinceUs = now;
     if (carrier) {
       this.st.toCarrier++;
+      this.staleEpisode = now - this.lastCarrierUs > this.staleCeilingUs;
+      if (this.staleEpisode) this.st.staleSwitches++;
       const c = this.st.ceilingsAtSwitchBps;
       if (c.length >= 8) c.shift();
       c.push(Math.round(ceilingOf(this.getCarrier()) ?? 0));
       this.bucket = 0;
       this.bucketUs = now;
     } else {
+      this.staleEpisode = false;
       this.st.toDatachannel++;
       // What still waits for the carrier goes into the datachannel, in order.
       while (this.fifoHead < this.fifo.length) {

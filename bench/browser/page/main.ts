@@ -242,7 +242,13 @@ async function main(): Promise<void> {
       candidates: 'all',
       clock,
       ...(q.get('dcWorker') === '1' ? { datachannelWorker: true } : {}),
-      ...(q.get('rtpCarrier') === '1' ? { rtpCarrier: true } : q.has('rtpCarrier') ? { rtpCarrier: { attach: q.get('rtpCarrier') as 'connect' | 'stall' } } : {}),
+      ...(q.get('rtpCarrier') === '0'
+        ? { rtpCarrier: false }
+        : q.get('rtpCarrier') === '1'
+          ? { rtpCarrier: true }
+          : q.has('rtpCarrier')
+            ? { rtpCarrier: { attach: q.get('rtpCarrier') as 'connect' | 'stall' } }
+            : {}),
       ...(q.has('pacerBurstMs') || q.has('pacingFactor')
         ? {
             pacer: {

@@ -76,6 +76,41 @@ describe('RTP carrier frame', () => {
     expect(out[out.length - 1]).toBe('');
   });
 
+  it('puts x-google-min-bitrate on every VP8 payload type of the video m-sections when asked', () => {
+    const sdp = [
+      'v=0',
+      'm=application 9 UDP/DTLS/SCTP webrtc-datachannel',
+      'a=sctp-port:5000',
+      'm=video 9 UDP/TLS/RTP/SAVPF 96 98 100',
+      'a=rtpmap:96 VP8/90000',
+      'a=rtcp-fb:96 transport-cc',
+      'a=rtpmap:98 vp8/90000',
+      'a=rtpmap:100 VP9/90000',
+      'a=fmtp:98 foo=1',
+      'a=fmtp:100 profile-id=0',
+      '',
+    ].join('\r\n');
+    expect(withoutVideoRepair(sdp)).toBe(sdp);
+    expect(withoutVideoRepair(sdp, 0)).toBe(sdp);
+    const out = withoutVideoRepair(sdp, 150).split('\r\n');
+    expect(out).toEqual([
+      'v=0',
+      'm=application 9 UDP/DTLS/SCTP webrtc-datachannel',
+      'a=sctp-port:5000',
+      'm=video 9 UDP/TLS/RTP/SAVPF 96 98 100',
+      'a=rtpmap:96 VP8/90000',
+      'a=fmtp:96 x-google-min-bitrate=150',
+      'a=rtcp-fb:96 transport-cc',
+      'a=rtpmap:98 vp8/90000',
+      'a=rtpmap:100 VP9/90000',
+      'a=fmtp:98 foo=1;x-google-min-bitrate=150',
+      'a=fmtp:100 profile-id=0',
+      '',
+    ]);
+    // Idempotent: an SDP that already has it keeps its value.
+    expect(withoutVideoRepair(out.join('\r\n'), 300)).toBe(out.join('\r\n'));
+  });
+
   it('prefers one VP8 codec and nothing else (no RTX)', () => {
     const caps = [{ mimeType: 'video/VP9' }, { mimeType: 'video/VP8' }, { mimeType: 'video/rtx' }, { mimeType: 'video/VP8', sdpFmtpLine: 'x' }];
     expect(carrierCodecs(caps)).toEqual([{ mimeType: 'video/VP8' }]);

@@ -315,8 +315,19 @@ describe('RTP carrier (page side, browser stand-ins)', () => {
       { id: 'P', type: 'candidate-pair', localCandidateId: 'L', remoteCandidateId: 'R', availableOutgoingBitrate: 812_000 },
       { id: 'L', type: 'local-candidate', address: '127.0.0.1', port: 5000, protocol: 'udp', candidateType: 'host' },
       { id: 'R', type: 'remote-candidate', address: '127.0.0.1', port: 6000, protocol: 'udp', candidateType: 'host' },
+      { id: 'O', type: 'outbound-rtp', kind: 'video', framesEncoded: 40, framesSent: 38, targetBitrate: 90_000, qualityLimitationReason: 'none', bytesSent: 5000 },
+      { id: 'A', type: 'outbound-rtp', kind: 'audio', bytesSent: 1 },
     ];
     await vi.waitFor(() => expect(c.rateCeilingBps()).toBe(812_000));
+    expect(c.senderStats()).toEqual({
+      availableOutgoingBitrate: 812_000,
+      framesEncoded: 40,
+      framesSent: 38,
+      targetBitrate: 90_000,
+      qualityLimitationReason: 'none',
+      bytesSent: 5000,
+      framesPushed: c.counters.framesPushed,
+    });
 
     peer.emit('close');
     expect(c.open).toBe(false);
@@ -325,6 +336,32 @@ describe('RTP carrier (page side, browser stand-ins)', () => {
     expect(c.send(new Uint8Array(5))).toBe(false);
     c.close(); // idempotent
     expect(await c.workerStats()).toBeUndefined();
+  });
+
+  it('fails (not open) when its worker takes nothing from the queue for 5 s while frames are pushed', () => {
+    vi.useFakeTimers();
+    const { pc, c, w } = openCarrier();
+    negotiated(pc, w);
+    expect(c.send(new Uint8Array(100))).toBe(true);
+    // A healthy worker: each frame takes the queue; no failure however long it runs.
+    for (let i = 0; i < 700; i++) {
+      vi.advanceTimersByTime(10);
+      if (c.queuedBytes() > 0) w.answer({ t: 'out', n: 100, k: 1 });
+      expect(c.send(new Uint8Array(100))).toBe(true);
+    }
+    expect(c.open).toBe(true);
+    // Now the frames stop taking datagrams (the worker says nothing): it keeps pushing, then gives up.
+    vi.advanceTimersByTime(4000);
+    expect(c.open).toBe(true);
+    const pushed = c.counters.framesPushed;
+    vi.advanceTimersByTime(2000);
+    expect(c.counters.framesPushed - pushed).toBeGreaterThan(10);
+    expect(c.open).toBe(false);
+    expect(c.failure).toMatch(/no frame took a datagram/);
+    const after = c.counters.framesPushed;
+    vi.advanceTimersByTime(1000);
+    expect(c.counters.framesPushed).toBe(after); // stopped pushing
+    expect(c.send(new Uint8Array(10))).toBe(false);
   });
 
   it("attach 'stall': no worker, track or transceiver until wake(); then the initiator adds it and renegotiates, once", () => {
@@ -443,6 +480,79 @@ describe('RTP carrier (page side, browser stand-ins)', () => {
     expect(c.open).toBe(true);
     c.close();
     vi.restoreAllMocks();
+  });
+
+  it("attach 'stall': wake() neither offers nor asks until the remote peer said it has a carrier", () => {
+    for (const initiator of [true, false]) {
+      stubBrowser();
+      const pc = new FakePC() as FakePC & RTCPeerConnection;
+      const peer = new FakePeer(pc, initiator);
+      let remote = false;
+      const c = attachRtpCarrier(peer, { initiator, rtpCarrier: { attach: 'stall' } }, () => remote);
+      if (typeof c === 'string') throw new Error(c);
+      c.wake();
+      expect(pc.transceivers.length + peer.requests.length).toBe(0); // e.g. a Firefox peer: nothing is negotiated
+      expect(c.counters.wakes).toBe(0);
+      remote = true;
+      c.wake();
+      expect(pc.transceivers.length + peer.requests.length).toBe(1);
+      c.close();
+    }
+    // 'connect' is not gated (both peers opted in explicitly).
+    stubBrowser();
+    const pc = new FakePC() as FakePC & RTCPeerConnection;
+    const c = attachRtpCarrier(new FakePeer(pc, true), { initiator: true, rtpCarrier: true }, () => false);
+    expect(typeof c).toBe('object');
+    expect(pc.transceivers.length).toBe(1);
+  });
+
+  it('a path with a carrier tells the remote peer once it connects; the remote path consumes the signal', async () => {
+    stubBrowser();
+    const pcs: FakePC[] = [];
+    class PcPeer implements SimplePeerInstance {
+      destroyed = false;
+      connected = false;
+      bufferSize = 0;
+      // biome-ignore lint/suspicious/noExplicitAny: a stand-in for simple-peer's untyped RTCPeerConnection member
+      _pc: any = new FakePC();
+      private readonly handlers = new Map<string, Array<() => void>>();
+      constructor() {
+        pcs.push(this._pc);
+      }
+      signals: unknown[] = [];
+      signal(d: unknown) {
+        this.signals.push(d);
+      }
+      destroy() {}
+      on(ev: string, cb: () => void) {
+        this.handlers.set(ev, [...(this.handlers.get(ev) ?? []), cb]);
+      }
+      emit(ev: string) {
+        for (const cb of this.handlers.get(ev) ?? []) cb();
+      }
+      negotiate() {}
+      addTransceiver() {}
+    }
+    const out: unknown[] = [];
+    const path = new SimplePeerPath({ pathId: 0, initiator: false, onSignal: (d) => out.push(d), Peer: PcPeer, rtpCarrier: { attach: 'stall' } });
+    await vi.waitFor(() => expect(typeof path.rtpCarrier).toBe('object'));
+    expect(out).toEqual([]); // not connected yet
+    const peer = (path as unknown as { peer: PcPeer }).peer;
+    peer.emit('connect');
+    peer.emit('connect');
+    expect(out).toEqual([{ rtpCarrier: 1 }]);
+    // The other side: the signal sets remoteRtpCarrier and never reaches simple-peer (it would destroy the peer).
+    expect(path.remoteRtpCarrier).toBe(false);
+    path.signal({ rtpCarrier: 1 });
+    expect(path.remoteRtpCarrier).toBe(true);
+    expect(peer.signals).toEqual([]);
+    // No carrier here (unsupported browser): no announcement.
+    vi.unstubAllGlobals();
+    const out2: unknown[] = [];
+    const bare = new SimplePeerPath({ pathId: 1, initiator: false, onSignal: (d) => out2.push(d), Peer: PcPeer, rtpCarrier: { attach: 'stall' } });
+    await vi.waitFor(() => expect(typeof bare.rtpCarrier).toBe('string'));
+    (bare as unknown as { peer: PcPeer }).peer.emit('connect');
+    expect(out2).toEqual([]);
   });
 
   it('rejects bad options with a reason, not an exception', () => {

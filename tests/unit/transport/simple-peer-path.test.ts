@@ -130,6 +130,29 @@ describe('SimplePeerPath (with a mock simple-peer)', () => {
     expect(path.state).toBe('connecting');
   });
 
+  it('refuses a remote transceiverRequest unless the path has an RTP carrier (the remote opted in, this side did not)', () => {
+    const { path, peer } = make({ initiator: true });
+    const errors: PathTransportErrorInfo[] = [];
+    path.on('error', (e) => errors.push(e));
+    const req = { transceiverRequest: { kind: 'video', init: { direction: 'sendrecv' } } };
+    // Without the option: simple-peer would add a video transceiver and renegotiate.
+    path.signal(req);
+    expect(peer.signals).toEqual([]);
+    expect(errors.map((e) => e.code)).toEqual(['ERR_PATH_BAD_SIGNAL']);
+    expect(path.counters.badSignalsIn).toBe(1);
+    expect(path.state).toBe('connecting');
+    // A carrier that could not be set up (a reason string) refuses too; one that exists takes video only.
+    path.rtpCarrier = 'no RTCRtpScriptTransform (WebRTC encoded transform)';
+    path.signal(req);
+    expect(peer.signals).toEqual([]);
+    path.rtpCarrier = { open: false } as unknown as typeof path.rtpCarrier;
+    path.signal({ transceiverRequest: { kind: 'audio' } });
+    expect(peer.signals).toEqual([]);
+    path.signal(req);
+    expect(peer.signals).toEqual([req]);
+    expect(errors).toHaveLength(3);
+  });
+
   it('sends only when open, never throws, delivers binary as plain Uint8Array', () => {
     const { path, peer } = make();
     const states: PathTransportState[] = [];

@@ -276,6 +276,100 @@ describe('StallFallbackSink', () => {
     expect(s.sink.stats().ceilingRefused).toBe(refused);
   });
 
+  describe('a stale ceiling', () => {
+    /** A sink with the path's own rate known (600 kbps) and a carrier whose ceiling the test sets. */
+    function staleSetup(pathRate: number | null = 600_000) {
+      const clock = new ManualClock(1_000_000);
+      const dc = new FakeDc();
+      const carrier = new FakeCarrier();
+      const sink = new StallFallbackSink({ datachannel: dc, carrier, clock, pathRateBps: () => pathRate ?? undefined });
+      return { clock, dc, carrier, sink };
+    }
+    /** Offer 8 Mbps for `ms` (the fake carrier sends what it takes at once); the bytes that reached the carrier. */
+    function offer(s: ReturnType<typeof staleSetup>, ms: number): number {
+      const before = s.carrier.got.length;
+      for (let t = 0; t < ms; t++) {
+        s.sink.send(dg());
+        s.carrier.queue = 0;
+        s.clock.advanceMs(1);
+      }
+      return (s.carrier.got.length - before) * 1000;
+    }
+    /** SACKs are back: the channel drains and the sink goes back to it. */
+    function recover(s: ReturnType<typeof staleSetup>): void {
+      s.dc.drain(1e9);
+      s.sink.send(dg());
+      s.dc.drain(1e9);
+      expect(s.sink.stats().pipe).toBe('datachannel');
+    }
+
+    it("after an outage left the idle carrier's ceiling low, paces up to min(path rate, 2.5 x ceiling), not at the ceiling", () => {
+      const s = staleSetup();
+      // First outage: the carrier's estimate is high (Chromium's start-up probes), then collapses in it.
+      s.carrier.ceiling = 800_000;
+      stall(s, 500);
+      expect(s.sink.stats().pipe).toBe('carrier');
+      offer(s, 200);
+      s.carrier.ceiling = 50_000; // the uplink outage: GCC fell to 50 kbps
+      offer(s, 300);
+      recover(s);
+      // Five seconds on the datachannel: the idle carrier gets no feedback, its ceiling stays at 50 kbps.
+      for (let t = 0; t < 50; t++) {
+        s.sink.send(dg());
+        s.dc.drain(1e9);
+        s.clock.advanceMs(100);
+      }
+      // Second outage.
+      stall(s, 500);
+      expect(s.sink.stats().pipe).toBe('carrier');
+      const bytes = offer(s, 1000);
+      // At the stale 50 kbps ceiling ~6.3 kB would go in 1 s; at min(600 kbps, 125 kbps) ~15.6 kB.
+      expect(bytes).toBeGreaterThan(12_000);
+      expect(bytes).toBeLessThan(20_000);
+      const st = s.sink.stats();
+      expect(st.staleSwitches).toBe(2); // the first use is stale too (the carrier never carried)
+      expect(st.paceBps).toBe(125_000);
+      expect(st.ceilingBps).toBe(50_000);
+      expect(st.ceilingsAtSwitchBps).toEqual([800_000, 50_000]);
+    });
+
+    it('paces at the ceiling when the carrier carried within staleCeilingMs, when the path rate is lower, or unknown', () => {
+      // A quick second stall: the carrier carried 0.5 s ago, its ceiling describes current traffic.
+      const s = staleSetup();
+      s.carrier.ceiling = 50_000;
+      stall(s, 500);
+      offer(s, 300);
+      recover(s);
+      stall(s, 500);
+      expect(s.sink.stats().pipe).toBe('carrier');
+      expect(s.sink.stats().staleSwitches).toBe(1); // only the first use
+      const fresh = offer(s, 1000);
+      expect(fresh).toBeGreaterThan(4000);
+      expect(fresh).toBeLessThan(9000); // ~6.3 kB at 50 kbps
+      expect(s.sink.stats().paceBps).toBe(50_000);
+      // The path's own rate below the ceiling, or unknown: the ceiling.
+      for (const rate of [30_000, null]) {
+        const l = staleSetup(rate);
+        l.carrier.ceiling = 50_000;
+        stall(l, 500);
+        expect(l.sink.stats().staleSwitches).toBe(1);
+        const b = offer(l, 1000);
+        expect(b).toBeLessThan(9000);
+        expect(l.sink.stats().paceBps).toBe(50_000);
+      }
+      // Between the ceiling and 2.5x: the path's rate.
+      const m = staleSetup(80_000);
+      m.carrier.ceiling = 50_000;
+      stall(m, 500);
+      expect(m.sink.stats().paceBps).toBe(80_000);
+    });
+
+    it('rejects a staleCeilingFactor below 1', () => {
+      const clock = new ManualClock(0);
+      expect(() => new StallFallbackSink({ datachannel: new FakeDc(), carrier: undefined, clock, staleCeilingFactor: 0.5 })).toThrow(RangeError);
+    });
+  });
+
   it('keeps releasing its FIFO on bufferedAmount() while a T3 packet has left the backlog below backlogBytes', () => {
     const s = setup();
     s.carrier.ceiling = 500_000; // 62.5 kB/s
