@@ -2,7 +2,7 @@
  * `npm run bench:browser -- --scenario FILE.json|default
  *    [--compare converge,minrtt,native-webrtc:0,native-webrtc:1] [--duration S]
  *    [--video FILE.y4m | --synthetic] [--fec path|webrtc-table|none] [--codec h264|vp8|vp9|av1]
- *    [--max-bitrate BPS] [--track canvas|generator] [--sample-every N] [--no-ssim] [--no-source-check] [--no-audio] [--native-audio] [--dc-worker receiver|both] [--rtp-carrier] [--rtp-carrier-attach stall|connect] [--pacer burstMs=40,pacingFactor=2.5] [--seed N] [--out DIR]`
+ *    [--max-bitrate BPS] [--track canvas|generator] [--sample-every N] [--no-ssim] [--no-source-check] [--no-audio] [--native-audio] [--dc-worker receiver|both] [--rtp-carrier | --no-rtp-carrier] [--rtp-carrier-attach stall|connect] [--pacer burstMs=40,pacingFactor=2.5] [--seed N] [--out DIR]`
  *
  * Compares our multipath call (one entry per scheduler) with plain Chromium
  * WebRTC over one path at a time, each through the same emulated paths, with
@@ -21,13 +21,15 @@ import { scenarioFile } from '../../sim/net/scenario-files.js';
 const USAGE = `usage: npm run bench:browser -- --scenario FILE.json|default
        [--compare converge,minrtt,native-webrtc:0,native-webrtc:1] [--duration S]
        [--video FILE.y4m | --synthetic] [--fec ${fecPolicyNames().join('|')}] [--codec h264|vp8|vp9|av1]
-       [--max-bitrate BPS] [--track canvas|generator] [--sample-every N] [--no-ssim] [--no-source-check] [--no-audio] [--native-audio] [--dc-worker receiver|both] [--rtp-carrier] [--rtp-carrier-attach stall|connect] [--pacer K=V,...] [--seed N] [--out DIR]
+       [--max-bitrate BPS] [--track canvas|generator] [--sample-every N] [--no-ssim] [--no-source-check] [--no-audio] [--native-audio] [--dc-worker receiver|both] [--rtp-carrier | --no-rtp-carrier] [--rtp-carrier-attach stall|connect] [--pacer K=V,...] [--seed N] [--out DIR]
   --native-audio: Chromium's WebRTC sends the fake microphone too (the load our call carries with audio)
   --dc-worker: ours serves its datachannels from a worker (MultipathCallOptions.datachannelWorker) on the media
       receiver's page (where the arrival stamps are taken) or on both pages (the sender's sends then take a hop)
-  --rtp-carrier: ours, MultipathCallOptions.rtpCarrier on both pages (media on an RTP carrier while a path's datachannel is stalled;
-      without it the bench turns the carrier off, rtpCarrier: false, although the library's default is on)
-  --rtp-carrier-attach: implies --rtp-carrier, with rtpCarrier.attach (when the carrier is negotiated: stall, the default, or connect)
+  --rtp-carrier: ours, MultipathCallOptions.rtpCarrier: true on both pages (attach 'connect'). Without any of the three
+      carrier flags ours runs the library's default (the carrier on, attach 'stall': media on an RTP carrier while a
+      path's datachannel is stalled)
+  --no-rtp-carrier: ours with rtpCarrier: false (the datachannels only)
+  --rtp-carrier-attach: with rtpCarrier.attach (when the carrier is negotiated: stall, the default, or connect)
   --pacer: ours, MultipathCallOptions.pacer fields (burstMs, pacingFactor; numbers), e.g. burstMs=40,pacingFactor=2.5
   --compare entries: ${compareEntriesHelp()}, native-webrtc:N`;
 
@@ -48,6 +50,7 @@ const OPTIONS = {
   'native-audio': { type: 'boolean', default: false },
   'dc-worker': { type: 'string' },
   'rtp-carrier': { type: 'boolean', default: false },
+  'no-rtp-carrier': { type: 'boolean', default: false },
   'rtp-carrier-attach': { type: 'string' },
   pacer: { type: 'string' },
   width: { type: 'string', default: '640' },
@@ -57,8 +60,11 @@ const OPTIONS = {
   out: { type: 'string' },
 } as const;
 
-function rtpCarrierOption(on: boolean, attach: string | undefined): boolean | 'connect' | 'stall' {
-  if (attach === undefined) return on;
+/** The carrier flags to MultipathCallOptions.rtpCarrier; none given: the library's default, attach 'stall'. */
+function rtpCarrierOption(on: boolean, off: boolean, attach: string | undefined): boolean | 'connect' | 'stall' {
+  if (off && (on || attach !== undefined)) throw new UsageError('--no-rtp-carrier excludes --rtp-carrier and --rtp-carrier-attach');
+  if (off) return false;
+  if (attach === undefined) return on ? true : 'stall';
   if (attach !== 'connect' && attach !== 'stall') throw new UsageError(`--rtp-carrier-attach must be stall or connect, got ${attach}`);
   return attach;
 }
@@ -112,7 +118,7 @@ async function main(values: CliValues<typeof OPTIONS>): Promise<number> {
     audio: !values['no-audio'],
     nativeAudio: values['native-audio'],
     datachannelWorker: dcWorker(values['dc-worker']),
-    rtpCarrier: rtpCarrierOption(values['rtp-carrier'] === true, values['rtp-carrier-attach']),
+    rtpCarrier: rtpCarrierOption(values['rtp-carrier'] === true, values['no-rtp-carrier'] === true, values['rtp-carrier-attach']),
     pacer: pacerOption(values.pacer),
     seed: num('seed', values.seed, 0, 2 ** 31),
     out: values.out ?? `out/bench-browser/${scenarioName.replace(/[^\w.-]+/g, '_')}`,

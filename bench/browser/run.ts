@@ -53,7 +53,7 @@ export interface BenchOptions {
   seed: number;
   /** Ours: MultipathCallOptions.datachannelWorker (arrival stamps off the main thread) on the media receiver's page, or on both pages. */
   datachannelWorker?: 'receiver' | 'both';
-  /** Ours: MultipathCallOptions.rtpCarrier on both pages (each path's media rides an RTP carrier while its datachannel is stalled); a string: with that `attach`. */
+  /** Ours: MultipathCallOptions.rtpCarrier on both pages (each path's media rides an RTP carrier while its datachannel is stalled); a string: with that `attach`; false: off; undefined: the library's default (on, attach 'stall'). */
   rtpCarrier?: boolean | 'connect' | 'stall';
   /** Ours: MultipathCallOptions.pacer (the sender's pacer: send burst, pacing factor). */
   pacer?: { burstMs?: number; pacingFactor?: number };
@@ -183,8 +183,8 @@ async function runOne(browser: Browser, base: string, cfg: CompareEntry, o: Benc
         q.set('fec', cfg.fec ?? 'path'); // main.ts fills it from --fec
         if (cfg.singlePath !== undefined) q.set('singlePath', String(cfg.singlePath));
         if (o.datachannelWorker === 'both' || (o.datachannelWorker === 'receiver' && role === 'receiver')) q.set('dcWorker', '1');
-        // Without --rtp-carrier the carrier is off (explicitly: the library's default is on).
-        q.set('rtpCarrier', o.rtpCarrier ? (o.rtpCarrier === true ? '1' : o.rtpCarrier) : '0');
+        // Unset: the library's default (the carrier on, attach 'stall').
+        if (o.rtpCarrier !== undefined) q.set('rtpCarrier', o.rtpCarrier ? (o.rtpCarrier === true ? '1' : o.rtpCarrier) : '0');
         if (o.pacer?.burstMs !== undefined) q.set('pacerBurstMs', String(o.pacer.burstMs));
         if (o.pacer?.pacingFactor !== undefined) q.set('pacingFactor', String(o.pacer.pacingFactor));
       }
@@ -239,8 +239,8 @@ async function runOne(browser: Browser, base: string, cfg: CompareEntry, o: Benc
         o.log(`  ${cfg.name} t=${s}s: ${shown} frames displayed in the last second, ${quality.length} PSNR samples`);
       }
     }
-    // --rtp-carrier: every path of ours must have loaded its stall fallback (else the option did nothing); say how much rode the carrier.
-    if (o.rtpCarrier && cfg.kind !== 'native') {
+    // The carrier on (the default, or a carrier flag): every path of ours must have loaded its stall fallback (else the option did nothing); say how much rode the carrier.
+    if (o.rtpCarrier !== false && cfg.kind !== 'native') {
       const ps =
         (
           lastS?.stats as {
@@ -254,7 +254,7 @@ async function runOne(browser: Browser, base: string, cfg: CompareEntry, o: Benc
         )?.sender?.paths ?? [];
       if (ps.length === 0 || ps.some((p) => !p.rtpCarrier))
         pageErrors.push(
-          `--rtp-carrier: path(s) ${
+          `rtp carrier: path(s) ${
             ps
               .filter((p) => !p.rtpCarrier)
               .map((p) => p.id)
