@@ -32,8 +32,10 @@
  *   transport-wide feedback, which the receiving end sends every
  *   `feedbackIntervalMs` (100 ms: libwebrtc RemoteEstimatorProxy's default
  *   send interval) on the reverse link. Start 300 kbps (the study's
- *   `rate-1m`: `availableOutgoingBitrate` started at 300 kbps), floor 30 kbps
- *   (A4 `att-follow`: the estimate fell to 30 kbps after AT&T's uplink
+ *   `rate-1m`: `availableOutgoingBitrate` started at 300 kbps), floor 150 kbps
+ *   (the library's `x-google-min-bitrate`, src/transport/rtp-carrier.ts
+ *   `minBitrateBps`; Chromium's own floor without it is 30 kbps: A4
+ *   `att-follow`, the estimate fell to 30 kbps after AT&T's uplink
  *   outage), feedback timeout 3 s then -20 % per second (A4 `dead-reverse`:
  *   held ~3 s, then 1386 -> 1108 -> 887 -> 709 kbps; our GCC's timeout cuts
  *   20 % once per second). Not modelled: Chromium's initial exponential
@@ -111,7 +113,7 @@ export const RTP_CARRIER_DEFAULTS: Readonly<RtpCarrierOptions> = Object.freeze({
   maxQueueBytes: 200_000,
   feedbackIntervalMs: 100,
   gccStartBps: 300_000,
-  gccMinBps: 30_000,
+  gccMinBps: 150_000,
   gccMaxBps: 10_000_000,
   gccFeedbackTimeoutMs: 3000,
   iceTimeoutMs: 5500,

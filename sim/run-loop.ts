@@ -248,7 +248,7 @@ export function runLoop(opts: SimOptions, settings: RunSettings): SimRun {
     close: () => c.close(),
   });
   /** Stream s's sender sink on path i: the datachannel, behind the stall fallback with 'sctp+rtp'. */
-  const senderSink = (i: number, s: number, keyframe: () => void): PathSink => {
+  const senderSink = (i: number, s: number, keyframe: () => void, pathRateBps?: () => number | undefined): PathSink => {
     const dc = sink(i, s, true, chUp[i]);
     const r = rtp?.[i];
     if (!r) return dc;
@@ -260,6 +260,8 @@ export function runLoop(opts: SimOptions, settings: RunSettings): SimRun {
       carrier: carrierView(r.carrier, i, s),
       clock,
       rttMs: () => ch.smoothedRttMs(),
+      // The path's own rate, which a stale carrier ceiling is paced up to (as src/call/peer-session.ts wires it).
+      ...(pathRateBps ? { pathRateBps } : {}),
       ...(reverseGate ? { lastReverseUs: () => r.lastReverseUs } : {}),
       // What follows on the carrier references frames stuck in the stalled channel (StallFallbackOptions.onSwitch).
       ...(keyframeOnSwitch ? { onSwitch: (p: 'datachannel' | 'carrier') => void (p === 'carrier' && keyframe()) } : {}),
@@ -344,10 +346,15 @@ export function runLoop(opts: SimOptions, settings: RunSettings): SimRun {
     for (let i = 0; i < nPaths; i++) {
       sender.addPath(
         i,
-        senderSink(i, s, () => {
-          enc.requestKeyframe();
-          if (rec && s === 0) rec.onKeyframeRequest(clock.nowUs());
-        }),
+        senderSink(
+          i,
+          s,
+          () => {
+            enc.requestKeyframe();
+            if (rec && s === 0) rec.onKeyframeRequest(clock.nowUs());
+          },
+          () => sender.pathStates().find((p) => p.id === i)?.rateBps,
+        ),
         'connected',
       );
       rev.addPath(i, sink(i, s, true, chUp[i]));
