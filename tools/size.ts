@@ -79,8 +79,11 @@ const REPO = resolve(dirname(fileURLToPath(import.meta.url)), '..');
  * carriers, loses loss-sweep at 10 %); budget raised 0.1 kB for it. 99.11 kB after the review's
  * mends (a range check of that option, the stall fallback chunk's load error reported, a selected
  * pair read again while the browser's stats do not list it yet); budget raised 0.2 kB.
+ * 99.33 kB with a silent path kept through a feedback gap next to weak alternatives
+ * (`SenderEngineConfig.gapMinAltFraction`, SenderPaths.keptThroughGap, 139 bytes); budget raised
+ * 0.14 kB for it.
  */
-export const DEFAULT_BUDGET_GZIP_BYTES = 99_200;
+export const DEFAULT_BUDGET_GZIP_BYTES = 99_340;
 
 export interface BundleSize {
   /** The JavaScript a page loads up front (the entry chunk and what it imports statically). */

@@ -117,6 +117,7 @@ const SENDER_KEYS = [
   'fallbackEstablishMs',
   'probation',
   'probationMinAltFraction',
+  'gapMinAltFraction',
   'fecCode',
   'keyframeCoalesceTransmit',
   'pacer.burstMs',
@@ -409,13 +410,21 @@ async function main(values: CliValues<typeof OPTIONS>): Promise<number> {
   const entries: BenchEntry[] = runs.map((r, i) => ({ variant: meta[i].variant, config: meta[i].config, loss: meta[i].loss, half: meta[i].half, wallMs: Math.round(r.wallMs), result: r.result }));
   // results.json: perSecond only for the first seed of each (variant, config).
   const firstSeed = new Set<string>();
-  const json = entries.map((e) => {
+  const json = entries.map((e, i) => {
     const key = `${e.variant}|${e.config}`;
     const keep = !firstSeed.has(key);
     firstSeed.add(key);
     const { result, ...rest } = e;
     const { perSecond, ...res } = result;
-    return { variant: rest.variant, ...(rest.half ? { half: rest.half } : {}), config: rest.config, ...res, ...(keep ? { perSecond } : {}) };
+    // The overrides the run was given (--sender, --receiver, --converge, --datachannel), so a results file says what it measured.
+    const j = jobs[i];
+    const options = {
+      ...(j.sender ? { sender: j.sender } : {}),
+      ...(j.receiver ? { receiver: j.receiver } : {}),
+      ...(j.converge ? { converge: j.converge } : {}),
+      ...(j.datachannel ? { datachannel: j.datachannel } : {}),
+    };
+    return { variant: rest.variant, ...(rest.half ? { half: rest.half } : {}), config: rest.config, ...(Object.keys(options).length > 0 ? { options } : {}), ...res, ...(keep ? { perSecond } : {}) };
   });
   writeFileSync(resolve(outDir, 'results.json'), JSON.stringify(json, null, 1) + '\n');
   const summaryLabel = a.rateScale !== undefined && a.rateScale !== 1 ? `${scenarioLabel} (every capacity x ${a.rateScale})` : scenarioLabel;

@@ -292,6 +292,20 @@ export interface SenderEngineConfig {
    */
   probationMinAltFraction?: number;
   /**
+   * Keep a silent path through a feedback gap next to weak alternatives
+   * (SenderPaths.keptThroughGap; 0 = off, the default). A path whose
+   * receiver reports stopped (suspect, not yet down) or that is on
+   * probation after such a silence keeps carrying media, and counts in the
+   * encoder target, while the live alternatives' estimates sum to less than
+   * this fraction of its own. Moving the call there would cut the encoder
+   * target below that fraction and leave the frames already encoded for it
+   * in the weak path's pacer; and a report silence is first of all one of
+   * the reverse direction (mm:tmobile+att: T-Mobile's downlink dead for
+   * 150-750 ms while its uplink delivers 6-26 Mbps, the call moved to AT&T
+   * at 0.14 Mbps). A silence past the path manager's 500 ms still fails over.
+   */
+  gapMinAltFraction?: number;
+  /**
    * Key frame request coalescing (src/engine/keyframe-gate.ts): answer
    * requests with the last key frame while it is still held in this
    * sender's pacer or datachannel and for max(500 ms, 2 x the lowest SRTT)
@@ -340,6 +354,7 @@ export type ResolvedSenderConfig = Required<
     | 'pathHealth'
     | 'audio'
     | 'probationMinAltFraction'
+    | 'gapMinAltFraction'
   >
 >;
 

@@ -138,6 +138,7 @@ export class SenderEngine {
       this.cfg.fallbackEstablishMs * 1000,
       this.cfg.probation,
       config.probationMinAltFraction,
+      config.gapMinAltFraction,
     );
     this.dropper = new FrameDropper(this.cfg);
     this.packetizer = new Packetizer({ mtuBytes: this.cfg.mtuBytes, streamId: this.streamId });
