@@ -103,8 +103,10 @@ export class SenderPaths {
    * Kept through a feedback gap (SenderEngineConfig.gapMinAltFraction > 0):
    * the path is silent (suspect: no report for its learned threshold) or
    * on probation after such a silence, but still up (not silent for the path
-   * manager's downAfterMs), enabled, not demoted by the hysteresis, and the
-   * live alternatives (at least one) are estimated at less than that
+   * manager's downAfterMs), enabled, not demoted by the hysteresis, no
+   * packet it carried since its last report was NACKed (the receiver, over
+   * another path, saw it lose: a blackhole of both directions, not a
+   * feedback gap), and the live alternatives (at least one) are estimated at less than that
    * fraction of its rate in sum. Such a path keeps carrying media and counts
    * in the encoder target: moving the call to the alternatives would cut
    * the target below the fraction, and frames already encoded for it wait
@@ -117,7 +119,15 @@ export class SenderPaths {
    * alternative the multipath rule stands (nothing is kept).
    */
   keptThroughGap(p: SenderPath, nowUs: number): boolean {
-    if (!(this.gapAltMin > 0) || !this.manager.isUp(p.id) || !this.scheduler.isEnabled(p.id) || this.hysteresis?.isDemoted(p.id) === true) return false;
+    // A NACK of a packet sent during the silence: the forward direction loses too (a blackhole, not a feedback gap).
+    if (
+      !(this.gapAltMin > 0) ||
+      !this.manager.isUp(p.id) ||
+      !this.scheduler.isEnabled(p.id) ||
+      this.hysteresis?.isDemoted(p.id) === true ||
+      !(p.nackedInGapUs < (p.estimator.lastReportUs() ?? -Infinity))
+    )
+      return false;
     let alt = 0;
     let n = 0;
     for (const q of this.map.values()) {

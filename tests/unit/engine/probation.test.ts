@@ -106,6 +106,21 @@ describe('sender: a feedback gap next to a weak backup (gapMinAltFraction)', () 
     expect(on.media1).toBeLessThan(off.media1);
   });
 
+  it('does not keep a path whose packets sent in the silence the receiver NACKs (a blackhole of both directions)', () => {
+    /** Media packets path 0 was given in 6.2-6.5 s (its reports stop at ~6.0 s either way). */
+    const media0 = (spec: PathSpec): number => {
+      const c = makeCall([spec, paths[1]], { extra: { maxBitrateBps: 3_000_000, gapMinAltFraction: 0.5 } });
+      c.run(6200);
+      const m = c.sender.stats().paths[0].mediaPacketsSent;
+      c.run(300);
+      return c.sender.stats().paths[0].mediaPacketsSent - m;
+    };
+    const feedbackGap = media0(paths[0]);
+    const blackhole = media0({ rateMbps: 6, delayMs: 60, down: [[6000, 6400]] });
+    expect(feedbackGap).toBeGreaterThan(20);
+    expect(blackhole).toBeLessThan(0.5 * feedbackGap);
+  });
+
   it('does not keep a silent path whose alternative can carry the call', () => {
     const strong: PathSpec[] = [paths[0], { rateMbps: 6, delayMs: 10 }];
     const benched = (gapMinAltFraction: number): number => benchedSteps(strong, { gapMinAltFraction }, 6500, 7300);
