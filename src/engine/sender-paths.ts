@@ -46,7 +46,7 @@ export class SenderPaths {
     private readonly probation: boolean | 'down' = false,
     /** SenderEngineConfig.probationMinAltFraction (see {@link isDemoted}): with probation, an alternative must be estimated at >= this fraction of the benched path's estimate (0 = any). */
     private readonly altMin = 0,
-    /** SenderEngineConfig.gapMinAltFraction (see {@link keptThroughGap}; 0 = off). */
+    /** SenderEngineConfig.gapMinAltFraction (see {@link keptThroughGap}; 0 = off; the engine's default 0.1). */
     private readonly gapAltMin = 0,
   ) {
     this.fastFailoverRule = fastFailover ? { isEnabled: (id) => this.scheduler.isEnabled(id), silenceThresholdUs: (id, srttMs) => this.health.silenceThresholdUs(id, srttMs) } : undefined;

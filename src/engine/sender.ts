@@ -138,7 +138,7 @@ export class SenderEngine {
       this.cfg.fallbackEstablishMs * 1000,
       this.cfg.probation,
       config.probationMinAltFraction,
-      config.gapMinAltFraction,
+      config.gapMinAltFraction ?? 0.1,
     );
     this.dropper = new FrameDropper(this.cfg);
     this.packetizer = new Packetizer({ mtuBytes: this.cfg.mtuBytes, streamId: this.streamId });

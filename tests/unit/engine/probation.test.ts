@@ -69,7 +69,8 @@ describe('sender: probation after a feedback gap, next to a weak backup', () => 
       { rateMbps: 0.3, delayMs: 10 },
     ];
     /** 100 ms steps (6.7-7.5 s, path 0 reporting again) in which path 0 was benched. */
-    const benched0 = (probationMinAltFraction: number): number => benchedSteps(paths, { probationMinAltFraction }, 6700, 7500);
+    // gapMinAltFraction 0: probation's own rule (the feedback-gap rule would keep path 0 too).
+    const benched0 = (probationMinAltFraction: number): number => benchedSteps(paths, { probationMinAltFraction, gapMinAltFraction: 0 }, 6700, 7500);
     expect(benched0(0)).toBeGreaterThan(3);
     expect(benched0(0.5)).toBe(0);
     expect(benched0(Number.NaN)).toBeGreaterThan(3); // a bad fraction acts as 0 (off)
