@@ -107,6 +107,7 @@ export interface SimOptions {
       | 'fallbackEstablishMs'
       | 'probation'
       | 'probationMinAltFraction'
+      | 'gapMinAltFraction'
       | 'audio'
       | 'fecCode'
       | 'pacer'

@@ -38,7 +38,7 @@
  * overrides ConvergeConfig fields (e.g. `baseLayerFastPath=false`), `--fractal K=V,...`
  * FractalConfig fields of every FRACTaL sender of the run (`distortionMarginMs=15`, `distortionMarginScales=true`, `splitStart=true`, `coupledIncrease=off|share|lia`, `coupledIncreaseMaxLoss=0`, `fairShare=true|false`, `fairShareMarginMs=15`; SimOptions.fractal),
  * `--sender K=V,...` SenderEngine fields: frame dropping (e.g. `upperLayerDropFactor=0.5`)
- * and fault handling (`pathHysteresis=false` turns the default hysteresis off, `fastFailover=false` the default fast failover off, `outageRestore=total|any|off`,
+ * and fault handling (`pathHysteresis=false` turns the default hysteresis off, `pathHysteresis.promoteRelative=true` promotes a demoted path relative to the usable paths' loss, `fastFailover=false` the default fast failover off, `outageRestore=total|any|off`,
  * `fallbackEstablishMs=1000`, `probation=true`), and the FEC code (`fecCode=xor`, src/fec/codes.ts); `--receiver K=V,...` the media
  * receiver's ReceiverEngine fields (`reportCopies=true`).
  * `--clock-skew MS` gives the sender a clock MS ahead of the receiver's (any
@@ -117,10 +117,12 @@ const SENDER_KEYS = [
   'fallbackEstablishMs',
   'probation',
   'probationMinAltFraction',
+  'gapMinAltFraction',
   'fecCode',
   'keyframeCoalesceTransmit',
   'pacer.burstMs',
   'pacer.pacingFactor',
+  'pathHysteresis.promoteRelative',
 ];
 
 const USAGE = `usage: npm run bench -- --scenario FILE.json|NAME [--compare LIST] [--fec LIST] [--streams 1-3] [--seeds N] [--first-seed K] [--duration S] [--variants N] [--half tune|check] [--only NAME,...] [--rate-scale K] [--degradation PREF] [--datachannel sctp|sctp+rtp|ideal] [--stall K=V,...] [--clock-skew MS] [--playout K=V,...] [--nack K=V,...] [--temporal-layers 1-3] [--converge K=V,...] [--fractal K=V,...] [--sender K=V,...] [--receiver K=V,...] [--audio on|off] [--explain-freezes] [--jobs N] [--out DIR]
@@ -227,11 +229,13 @@ function parseOptions(v: CliValues<typeof OPTIONS>): Args {
   const converge = parseOverrides(v.converge, '--converge', Object.keys(DEFAULT_CONVERGE_CONFIG)) as Partial<ConvergeConfig> | undefined;
   const sender = parseOverrides(v.sender, '--sender', SENDER_KEYS, { outageRestore: ['total', 'any', 'off'], fecCode: fecCodeNames(), probation: ['true', 'false', 'down'] }) as SimOptions['sender'];
   if (sender?.probation !== undefined && sender.probation !== 'down') sender.probation = (sender.probation as unknown) === 'true';
-  // pacer.K=V: SenderEngineConfig.pacer fields.
+  // pacer.K=V: SenderEngineConfig.pacer fields; pathHysteresis.K=V: PathHysteresisConfig fields.
   for (const k of Object.keys(sender ?? {})) {
-    if (!sender || !k.startsWith('pacer.')) continue;
+    if (!sender) continue;
     const flat = sender as Record<string, unknown>;
-    sender.pacer = { ...sender.pacer, [k.slice(6)]: flat[k] };
+    if (k.startsWith('pacer.')) sender.pacer = { ...sender.pacer, [k.slice(6)]: flat[k] };
+    else if (k.startsWith('pathHysteresis.')) sender.pathHysteresis = { ...(typeof sender.pathHysteresis === 'object' ? sender.pathHysteresis : {}), [k.slice(15)]: flat[k] };
+    else continue;
     delete flat[k];
   }
   if (v.duration !== undefined && !(Number(v.duration) > 0)) throw new UsageError(`--duration must be > 0 s, got ${v.duration}`);
@@ -409,13 +413,21 @@ async function main(values: CliValues<typeof OPTIONS>): Promise<number> {
   const entries: BenchEntry[] = runs.map((r, i) => ({ variant: meta[i].variant, config: meta[i].config, loss: meta[i].loss, half: meta[i].half, wallMs: Math.round(r.wallMs), result: r.result }));
   // results.json: perSecond only for the first seed of each (variant, config).
   const firstSeed = new Set<string>();
-  const json = entries.map((e) => {
+  const json = entries.map((e, i) => {
     const key = `${e.variant}|${e.config}`;
     const keep = !firstSeed.has(key);
     firstSeed.add(key);
     const { result, ...rest } = e;
     const { perSecond, ...res } = result;
-    return { variant: rest.variant, ...(rest.half ? { half: rest.half } : {}), config: rest.config, ...res, ...(keep ? { perSecond } : {}) };
+    // The overrides the run was given (--sender, --receiver, --converge, --datachannel), so a results file says what it measured.
+    const j = jobs[i];
+    const options = {
+      ...(j.sender ? { sender: j.sender } : {}),
+      ...(j.receiver ? { receiver: j.receiver } : {}),
+      ...(j.converge ? { converge: j.converge } : {}),
+      ...(j.datachannel ? { datachannel: j.datachannel } : {}),
+    };
+    return { variant: rest.variant, ...(rest.half ? { half: rest.half } : {}), config: rest.config, ...(Object.keys(options).length > 0 ? { options } : {}), ...res, ...(keep ? { perSecond } : {}) };
   });
   writeFileSync(resolve(outDir, 'results.json'), JSON.stringify(json, null, 1) + '\n');
   const summaryLabel = a.rateScale !== undefined && a.rateScale !== 1 ? `${scenarioLabel} (every capacity x ${a.rateScale})` : scenarioLabel;

@@ -82,7 +82,13 @@ export class PathRecovery {
         continue;
       }
       let bestRtt = Infinity;
-      for (const q of paths.values()) if (q !== p && paths.isUsable(q, nowUs)) bestRtt = Math.min(bestRtt, q.estimator.srttMs());
+      let otherLossRate: number | undefined;
+      for (const q of paths.values()) {
+        if (q === p || !paths.isUsable(q, nowUs)) continue;
+        bestRtt = Math.min(bestRtt, q.estimator.srttMs());
+        // Its last loss window (recentLoss): a demoted path's promotion may compare with it (promoteRelative).
+        otherLossRate = Math.min(otherLossRate ?? 1, q.lossWindow.rate);
+      }
       const rttExcessMs = Number.isFinite(bestRtt) ? p.estimator.srttMs() - bestRtt : undefined;
       // A fault: a failure (a silence that lost its packets, a dead transport, a silence past
       // FAILURE_SILENCE_US), or loss sustained over several windows. A delay stall (an LTE
@@ -90,7 +96,7 @@ export class PathRecovery {
       const lossRate = this.recentLoss(p, nowUs);
       const since = paths.manager.unreportedSinceUs(p.id);
       const silent = paths.health.takeFailure(p.id) || p.linkState !== 'connected' || (since !== undefined && nowUs - since > FAILURE_SILENCE_US);
-      h.update(p.id, nowUs, { silent, lossRate, sustainedLossRate: paths.health.sustainedLoss(p.id), rttExcessMs });
+      h.update(p.id, nowUs, { silent, lossRate, sustainedLossRate: paths.health.sustainedLoss(p.id), rttExcessMs, otherLossRate });
     }
   }
 

@@ -292,6 +292,33 @@ export interface SenderEngineConfig {
    */
   probationMinAltFraction?: number;
   /**
+   * Keep a silent path through a feedback gap next to weak alternatives
+   * (SenderPaths.keptThroughGap; 0 = off). A path whose receiver reports
+   * stopped (suspect, not yet down) or that is on probation after such a
+   * silence keeps carrying media, and counts in the encoder target, while
+   * the live alternatives' estimates sum to less than this fraction of its
+   * own and the receiver has NACKed nothing it carried since its last
+   * report (a NACK, over another path, shows the forward direction losing
+   * too: a blackhole, where failover is right). Moving the call there would
+   * cut the encoder target below that fraction and leave the frames already
+   * encoded for it in the weak path's pacer; and a report silence is first
+   * of all one of the reverse direction (mm:tmobile+att: T-Mobile's
+   * downlink dead for 150-750 ms while its uplink delivers 6-26 Mbps, the
+   * call moved to AT&T at 0.14 Mbps). A single path's call keeps a silent
+   * path the same way (SenderPaths.lastResort). A silence past the path
+   * manager's 500 ms still fails over. Default 0.1 (the alternatives carry
+   * less than a tenth of the call), chosen on the tune half: converge,
+   * cellular suite, frozen s, at 0.5 / 0.2 / 0.1 the tune half's only pair
+   * where it acts, mm:verizon+att, seeds 1-3 1.85 -> 1.90 / 2.37 / 1.85,
+   * seeds 4-6 2.07 -> 3.18 / 1.98 / 2.07 (there Verizon's downlink dies
+   * 1.4 s before its uplink, and the early failover pays, as rpt3 found);
+   * at 0.1 the tune half is identical on every pair, the check half 9.59 ->
+   * 8.71 s (mm:tmobile+att 3.56 -> 2.68; 0.5: 2.06); carriers, collapse,
+   * failover, flap, constant, loss-sweep identical (0.5: carriers 0.15 ->
+   * 0.16 s, and flap 0.14 -> 0.33 s before the NACK test).
+   */
+  gapMinAltFraction?: number;
+  /**
    * Key frame request coalescing (src/engine/keyframe-gate.ts): answer
    * requests with the last key frame while it is still held in this
    * sender's pacer or datachannel and for max(500 ms, 2 x the lowest SRTT)
@@ -340,6 +367,7 @@ export type ResolvedSenderConfig = Required<
     | 'pathHealth'
     | 'audio'
     | 'probationMinAltFraction'
+    | 'gapMinAltFraction'
   >
 >;
 

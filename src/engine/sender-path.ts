@@ -107,6 +107,8 @@ export class SenderPath {
   lastDownUs = -Infinity;
   /** The path's rate (bps) when it last went silent, and when (µs): restored when its reports resume. */
   rateAtFailure: { bps: number; atUs: number } | undefined;
+  /** When (µs) the receiver last NACKed a media packet first sent on this path after the path's last report arrived (SenderPaths.keptThroughGap); -Infinity = never. */
+  nackedInGapUs = -Infinity;
   /** `stats.bytesSent` right after the last packet of the latest key frame went into the sink; undefined before (see SenderEngine.keyframeStillQueued). */
   keyTailBytes: number | undefined;
   /** Recent loss for the hysteresis: estimator counters at the window start, and the last window's loss fraction. */

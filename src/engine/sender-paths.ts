@@ -46,6 +46,8 @@ export class SenderPaths {
     private readonly probation: boolean | 'down' = false,
     /** SenderEngineConfig.probationMinAltFraction (see {@link isDemoted}): with probation, an alternative must be estimated at >= this fraction of the benched path's estimate (0 = any). */
     private readonly altMin = 0,
+    /** SenderEngineConfig.gapMinAltFraction (see {@link keptThroughGap}; 0 = off; the engine's default 0.1). */
+    private readonly gapAltMin = 0,
   ) {
     this.fastFailoverRule = fastFailover ? { isEnabled: (id) => this.scheduler.isEnabled(id), silenceThresholdUs: (id, srttMs) => this.health.silenceThresholdUs(id, srttMs) } : undefined;
   }
@@ -98,6 +100,50 @@ export class SenderPaths {
   }
 
   /**
+   * Kept through a feedback gap (SenderEngineConfig.gapMinAltFraction > 0):
+   * the path is silent (suspect: no report for its learned threshold) or
+   * on probation after such a silence, but still up (not silent for the path
+   * manager's downAfterMs), enabled, not demoted by the hysteresis, no
+   * packet it carried since its last report was NACKed (the receiver, over
+   * another path, saw it lose: a blackhole of both directions, not a
+   * feedback gap), and the live alternatives (at least one) are estimated at less than that
+   * fraction of its rate in sum. Such a path keeps carrying media and counts
+   * in the encoder target: moving the call to the alternatives would cut
+   * the target below the fraction, and frames already encoded for it wait
+   * in the weak path's pacer, while the silence is first of all one of the
+   * reverse direction (an LTE downlink dead for 150-750 ms while its uplink
+   * delivers, mm:tmobile+att). A single path's call keeps a silent path the
+   * same way (see {@link lastResort}); libwebrtc keeps sending on a silent
+   * path until ICE consent fails (RFC 7675 §5.1: 30 s), its rate held by the
+   * congestion window (here: the congestion-window pushback). With no live
+   * alternative the multipath rule stands (nothing is kept).
+   */
+  keptThroughGap(p: SenderPath, nowUs: number): boolean {
+    // A NACK of a packet sent during the silence: the forward direction loses too (a blackhole, not a feedback gap).
+    if (
+      !(this.gapAltMin > 0) ||
+      !this.manager.isUp(p.id) ||
+      !this.scheduler.isEnabled(p.id) ||
+      this.hysteresis?.isDemoted(p.id) === true ||
+      !(p.nackedInGapUs < (p.estimator.lastReportUs() ?? -Infinity))
+    )
+      return false;
+    let alt = 0;
+    let n = 0;
+    for (const q of this.map.values()) {
+      if (q === p || this.hysteresis?.isDemoted(q.id) === true || !this.scheduler.isEnabled(q.id) || !this.isLive(q, nowUs)) continue;
+      alt += q.rateBps();
+      n++;
+    }
+    return n > 0 && alt < this.gapAltMin * p.rateBps();
+  }
+
+  /** Live, or silent but {@link keptThroughGap}. */
+  private carries(p: SenderPath, nowUs: number): boolean {
+    return this.isLive(p, nowUs) || this.keptThroughGap(p, nowUs);
+  }
+
+  /**
    * Benched: demoted by the hysteresis, or (with probation) not established,
    * i.e. gone within {@link fallbackEstablishUs}, while another path can
    * carry the call: live, enabled, not demoted and, with
@@ -119,6 +165,8 @@ export class SenderPaths {
     const est = this.fallbackEstablishUs;
     const probation = est > 0 && this.probation !== false && nowUs - (this.probation === 'down' ? p.lastDownUs : p.lastGoneUs) < est;
     if (!h?.isDemoted(p.id) && !probation) return false;
+    // Probation only, next to alternatives too weak to carry the call (SenderEngineConfig.gapMinAltFraction).
+    if (!h?.isDemoted(p.id) && this.keptThroughGap(p, nowUs)) return false;
     const excessMs = h?.config.promoteMaxRttExcessMs ?? 100;
     // Probation only (probationMinAltFraction > 0): an alternative whose estimate is a small fraction of this path's cannot carry the call.
     const minBps = h?.isDemoted(p.id) ? 0 : this.altMin * p.estimator.targetRateBps();
@@ -142,7 +190,7 @@ export class SenderPaths {
 
   /** Live, enabled by the scheduler, not demoted and not switching relays (or the last resort): a path that carries media and counts in the encoder target. */
   isUsable(p: SenderPath, nowUs: number): boolean {
-    return (this.isLive(p, nowUs) && this.scheduler.isEnabled(p.id) && !this.isDemoted(p, nowUs) && !this.isSwitching(p, nowUs)) || p === this.lastResort(nowUs);
+    return (this.carries(p, nowUs) && this.scheduler.isEnabled(p.id) && !this.isDemoted(p, nowUs) && !this.isSwitching(p, nowUs)) || p === this.lastResort(nowUs);
   }
 
   /**
@@ -225,7 +273,7 @@ export class SenderPaths {
       const e = p.estimator;
       out.push({
         id: p.id,
-        up: (this.isLive(p, nowUs) && !this.isDemoted(p, nowUs) && !this.isSwitching(p, nowUs)) || p === this.lastResort(nowUs),
+        up: (this.carries(p, nowUs) && !this.isDemoted(p, nowUs) && !this.isSwitching(p, nowUs)) || p === this.lastResort(nowUs),
         rateBps: p.rateBps(),
         goodputBps: e.ackedRateBps() ?? 0,
         srttMs: e.srttMs(),

@@ -138,6 +138,7 @@ export class SenderEngine {
       this.cfg.fallbackEstablishMs * 1000,
       this.cfg.probation,
       config.probationMinAltFraction,
+      config.gapMinAltFraction ?? 0.1,
     );
     this.dropper = new FrameDropper(this.cfg);
     this.packetizer = new Packetizer({ mtuBytes: this.cfg.mtuBytes, streamId: this.streamId });
@@ -492,6 +493,12 @@ export class SenderEngine {
   }
 
   private onNack(seqs: readonly number[], now: number): void {
+    // Loss on a path during its report silence: its forward direction is not (only) a feedback gap (SenderPaths.keptThroughGap).
+    for (const f of seqs) {
+      const h = this.history.get(f);
+      const p = h && this.paths.get(h.pathId);
+      if (p && h.sentUs >= (p.estimator.lastReportUs() ?? 0)) p.nackedInGapUs = now;
+    }
     this.resend(seqs, now, true);
   }
 

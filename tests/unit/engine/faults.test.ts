@@ -74,6 +74,22 @@ describe('PathHysteresis', () => {
     expect(h.isDemoted(1)).toBe(false);
   });
 
+  it('promoteRelative: a path demoted where every path loses ~10 % comes back once it loses no more than the path in use', () => {
+    const run = (promoteRelative: boolean): boolean => {
+      const h = new PathHysteresis({ demoteLoss: 0.15, promoteLoss: 0.05, holdMs: 1000, promoteRelative });
+      h.update(1, 0, { silent: false, lossRate: 0.3 });
+      for (let t = 0.1; t < 10; t += 0.1) h.update(1, t * S, { silent: false, lossRate: 0.1, otherLossRate: 0.1 });
+      return h.isDemoted(1);
+    };
+    expect(run(false)).toBe(true);
+    expect(run(true)).toBe(false);
+    // Relative to a clean path in use, 10 % still keeps it demoted.
+    const h = new PathHysteresis({ holdMs: 1000, promoteRelative: true });
+    h.update(1, 0, { silent: false, lossRate: 0.3 });
+    for (let t = 0.1; t < 10; t += 0.1) h.update(1, t * S, { silent: false, lossRate: 0.1, otherLossRate: 0 });
+    expect(h.isDemoted(1)).toBe(true);
+  });
+
   it('does not promote a path whose delay stays far above the best other path', () => {
     const h = new PathHysteresis({ holdMs: 1000, promoteMaxRttExcessMs: 100 });
     h.update(0, 0, silent);

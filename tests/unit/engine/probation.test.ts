@@ -69,9 +69,63 @@ describe('sender: probation after a feedback gap, next to a weak backup', () => 
       { rateMbps: 0.3, delayMs: 10 },
     ];
     /** 100 ms steps (6.7-7.5 s, path 0 reporting again) in which path 0 was benched. */
-    const benched0 = (probationMinAltFraction: number): number => benchedSteps(paths, { probationMinAltFraction }, 6700, 7500);
+    // gapMinAltFraction 0: probation's own rule (the feedback-gap rule would keep path 0 too).
+    const benched0 = (probationMinAltFraction: number): number => benchedSteps(paths, { probationMinAltFraction, gapMinAltFraction: 0 }, 6700, 7500);
     expect(benched0(0)).toBeGreaterThan(3);
     expect(benched0(0.5)).toBe(0);
     expect(benched0(Number.NaN)).toBeGreaterThan(3); // a bad fraction acts as 0 (off)
+  });
+});
+
+describe('sender: a feedback gap next to a weak backup (gapMinAltFraction)', () => {
+  // Path 0 carries the call; its reverse direction (reports) stalls for 400 ms (suspect, not down: the
+  // path manager's downAfterMs is 500 ms), its forward direction delivers. Path 1 is a weak backup.
+  const paths: PathSpec[] = [
+    { rateMbps: 6, delayMs: 60, reverseDown: [[6000, 6400]] },
+    { rateMbps: 0.3, delayMs: 10 },
+  ];
+  /** Media packets path 0 / path 1 were given in 6.0-7.5 s, and the mean encoder target (bps) then. */
+  const gap = (gapMinAltFraction: number): { media0: number; media1: number; meanTargetBps: number } => {
+    const c = makeCall(paths, { extra: { maxBitrateBps: 3_000_000, gapMinAltFraction } });
+    c.run(6000);
+    const before = c.sender.stats().paths.map((p) => p.mediaPacketsSent);
+    let sum = 0;
+    for (let t = 0; t < 1500; t += 50) {
+      c.run(50);
+      sum += c.sender.targetBitrateBps();
+    }
+    const after = c.sender.stats().paths.map((p) => p.mediaPacketsSent);
+    return { media0: after[0] - before[0], media1: after[1] - before[1], meanTargetBps: sum / 30 };
+  };
+
+  it('keeps the silent strong path carrying the call and the encoder target up', () => {
+    const off = gap(0);
+    const on = gap(0.5);
+    // Off: the call moves to the 0.3 Mbps backup while path 0 is suspect, then probation benches path 0.
+    expect(on.meanTargetBps).toBeGreaterThan(2 * off.meanTargetBps);
+    expect(on.media0).toBeGreaterThan(2 * off.media0);
+    expect(on.media1).toBeLessThan(off.media1);
+  });
+
+  it('does not keep a path whose packets sent in the silence the receiver NACKs (a blackhole of both directions)', () => {
+    /** Media packets path 0 was given in 6.2-6.5 s (its reports stop at ~6.0 s either way). */
+    const media0 = (spec: PathSpec): number => {
+      const c = makeCall([spec, paths[1]], { extra: { maxBitrateBps: 3_000_000, gapMinAltFraction: 0.5 } });
+      c.run(6200);
+      const m = c.sender.stats().paths[0].mediaPacketsSent;
+      c.run(300);
+      return c.sender.stats().paths[0].mediaPacketsSent - m;
+    };
+    const feedbackGap = media0(paths[0]);
+    const blackhole = media0({ rateMbps: 6, delayMs: 60, down: [[6000, 6400]] });
+    expect(feedbackGap).toBeGreaterThan(20);
+    expect(blackhole).toBeLessThan(0.5 * feedbackGap);
+  });
+
+  it('does not keep a silent path whose alternative can carry the call', () => {
+    const strong: PathSpec[] = [paths[0], { rateMbps: 6, delayMs: 10 }];
+    const benched = (gapMinAltFraction: number): number => benchedSteps(strong, { gapMinAltFraction }, 6500, 7300);
+    expect(benched(0.5)).toBeGreaterThan(3);
+    expect(benched(0.5)).toBe(benched(0));
   });
 });
