@@ -153,6 +153,7 @@ export interface SctpStats {
   t3Timeouts: number;
   cwndBytes: number;
   ssthreshBytes: number;
+  /** The T3-rtx timer's duration now (ms): the RTO with the current backoff (see `maxTimerBackoffMs`). */
   rtoMs: number;
   srttMs: number | undefined;
 }
@@ -389,8 +390,10 @@ export class SctpChannel<M> {
     }
     // T3-rtx (§6.3.2 R2/R3): stop when nothing is outstanding, restart when the cum TSN advanced.
     if (cumAdvanced) this.t3Backoffs = 0;
-    if (this.outstanding.length === 0) this.t3DueUs = undefined;
-    else if (cumAdvanced || this.t3DueUs === undefined) this.t3DueUs = nowUs + this.t3DurationMs() * 1000;
+    if (this.outstanding.length === 0) {
+      this.t3DueUs = undefined; // the timer stops, which resets its backoff (dcSCTP Timer::Stop)
+      this.t3Backoffs = 0;
+    } else if (cumAdvanced || this.t3DueUs === undefined) this.t3DueUs = nowUs + this.t3DurationMs() * 1000;
     this.pump(nowUs);
   }
 

@@ -92,9 +92,11 @@ const REPO = resolve(dirname(fileURLToPath(import.meta.url)), '..');
  * default at 0.1: cellular check half 9.59 -> 8.71 s, tune half identical; SenderPaths.keptThroughGap,
  * ~190 bytes), 99.43 kB with the hysteresis' relative promotion (`PathHysteresisConfig.promoteRelative`,
  * on by default: loss-sweep at 10 % 39.8 -> 34.0 s over 9 seeds; 51 bytes); budget raised 0.24 kB for them.
- * Both on one branch (stop 34): 99 499 bytes; budget 99 500.
+ * Both on one branch (stop 34): 99 499 bytes; budget 99 500. 99 533 bytes after the review's mends
+ * (the object form of `rtpCarrier` defaults to attach 'stall' too, the carrier's watchdog counts from a
+ * reopening); budget 99 540.
  */
-export const DEFAULT_BUDGET_GZIP_BYTES = 99_500;
+export const DEFAULT_BUDGET_GZIP_BYTES = 99_540;
 
 export interface BundleSize {
   /** The JavaScript a page loads up front (the entry chunk and what it imports statically). */

@@ -394,7 +394,7 @@ export interface TimelinePoint {
   limitation?: string;
   /** Chromium's: outbound-rtp qpSum so far (cumulative; H.264 QP 0-51), for the mean QP per second. */
   qpSum?: number | null;
-  /** Ours with --rtp-carrier: each path's stall fallback (src/transport/stall-fallback.ts StallFallbackStats: pipe, ceiling, pacing rate, counters, the carrier's sender stats). */
+  /** Ours with the carrier on (the default; not with --no-rtp-carrier): each path's stall fallback (src/transport/stall-fallback.ts StallFallbackStats: pipe, ceiling, pacing rate, counters, the carrier's sender stats). */
   carrier?: unknown[];
 }
 

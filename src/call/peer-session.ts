@@ -64,6 +64,16 @@ export class DecoderSlot {
 }
 
 /**
+ * `MultipathCallOptions.rtpCarrier` as the path gets it: on unless `false`, with
+ * attach 'stall' unless one is given (also in the object form); `true` is
+ * 'connect' (src/call/types.ts).
+ */
+export function rtpCarrierOption(v: MultipathCallOptions['rtpCarrier']): true | { attach: 'connect' | 'stall' } {
+  if (v === true) return true;
+  return { ...(typeof v === 'object' ? v : {}), attach: (typeof v === 'object' && v.attach) || 'stall' };
+}
+
+/**
  * The browser's {@link CreatePath}: a simple-peer RTCPeerConnection per path
  * generation, with the call's ICE servers (all paths or per path) and its
  * local candidate filter (the app's, else `policy()`'s split). With
@@ -87,8 +97,8 @@ export function simplePeerPaths(
       ...(relay ? { iceTransportPolicy: 'relay' as const } : {}),
       candidateFilter: o.candidateFilter ?? ((c: ParsedCandidate, id: PathId) => policy().allows(c, id)),
       ...(wrtc?.() ? { wrtc: wrtc() } : {}),
-      // The RTP carrier is on unless `false` (default: attach 'stall'; where the browser cannot run it the chunk says why).
-      ...(o.rtpCarrier !== false ? { rtpCarrier: o.rtpCarrier ?? { attach: 'stall' as const } } : {}),
+      // Where the browser cannot run the carrier, its chunk says why.
+      ...(o.rtpCarrier !== false ? { rtpCarrier: rtpCarrierOption(o.rtpCarrier) } : {}),
       onSignal,
     });
   };

@@ -329,6 +329,8 @@ export class RtpCarrier implements DatagramCarrier {
   private readonly remoteReady: (() => boolean) | undefined;
   /** When the worker last took from the queue (or the queue last filled from empty), and framesPushed then. */
   private progressMs = 0;
+  /** The last pump found the carrier closed (see {@link pump}). */
+  private closedSpell = false;
   private pushedAtProgress = 0;
   private connectTimer: ReturnType<typeof setTimeout> | undefined;
   private readonly minIntervalMs: number;
@@ -621,7 +623,12 @@ export class RtpCarrier implements DatagramCarrier {
     if (this.queued <= 0) return;
     if (!this.open) {
       this.progressed(); // a closed spell (ICE down) is no stuck worker
+      this.closedSpell = true;
       return;
+    }
+    if (this.closedSpell) {
+      this.closedSpell = false;
+      this.progressed(); // the watchdog counts from the reopening, not from the last pump before the spell
     }
     const now = performance.now();
     if (now - this.progressMs > STUCK_MS && this.counters.framesPushed - this.pushedAtProgress >= STUCK_FRAMES) {
