@@ -169,7 +169,9 @@ export function withoutVideoRepair(sdp: string, minBitrateKbps = 0): string {
   const floor = `x-google-min-bitrate=${Math.floor(minBitrateKbps)}`;
   /** VP8 payload types seen in an `a=rtpmap` line whose `a=fmtp` line comes later. */
   const vp8 = new Set<string>();
-  for (const l of sdp.split(eol)) {
+  const lines = sdp.split(eol);
+  for (let i = 0; i < lines.length; i++) {
+    const l = lines[i];
     if (l.startsWith('m=')) video = l.startsWith('m=video');
     if (video && /^a=rtcp-fb:\S+ (nack|nack pli|ccm fir)$/.test(l)) continue;
     if (!(video && minBitrateKbps >= 1)) {
@@ -187,7 +189,10 @@ export function withoutVideoRepair(sdp: string, minBitrateKbps = 0): string {
     const rtpmap = /^a=rtpmap:(\d+) VP8\/90000/i.exec(l);
     if (rtpmap) {
       const pt = rtpmap[1];
-      if (new RegExp(`^a=fmtp:${pt} `, 'm').test(sdp)) vp8.add(pt);
+      // Its fmtp line, if any, later in this m-section (another section's same payload type number is not it).
+      let has = false;
+      for (let j = i + 1; j < lines.length && !lines[j].startsWith('m='); j++) if (lines[j].startsWith(`a=fmtp:${pt} `)) has = true;
+      if (has) vp8.add(pt);
       else out.push(`a=fmtp:${pt} ${floor}`);
     }
   }

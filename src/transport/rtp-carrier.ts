@@ -184,7 +184,9 @@ export interface RtpCarrierOptions {
    * (bps; default 150 000, the lowest target of our encoder,
    * SenderEngineConfig.minBitrateBps; 0 = none): `x-google-min-bitrate` on
    * the carrier's VP8 payload type in every offer and answer (see the module
-   * doc, "Rate").
+   * doc, "Rate"). That parameter is in whole kbps: a value in (0, 1000) is a
+   * bad option (RangeError: {@link attachRtpCarrier} returns it as the reason
+   * the path has no carrier).
    */
   minBitrateBps?: number;
 }
@@ -239,6 +241,15 @@ const MAX_ARRIVAL_AGE_US = 2_000_000;
  * fallback leaves it. Seen once in ~20 browser benchmark runs: the encoder
  * sent its own tiny frames for 43 s (framesSent 4003, 45 bytes per packet)
  * while the worker's transform took none of them and the page kept pushing.
+ * The failure is permanent for the call, by choice: a reopening after an
+ * ICE-down spell already restarts the count (a closed spell is no stuck
+ * worker), so what fails here failed with ICE up, in the transform chain,
+ * which nothing we do resets (the transforms stay attached to the
+ * transceiver; a new worker would need a new transceiver and a
+ * renegotiation). Re-arming would switch the fallback back onto a dead
+ * carrier at every later stall, each switch costing a key frame and the
+ * stall's frames; failed, the path keeps its datachannel alone (the
+ * fallback counts its stalls in `stallsWithoutCarrier`) and `failure` says why.
  */
 const STUCK_MS = 5000;
 const STUCK_FRAMES = 100;
@@ -369,7 +380,10 @@ export class RtpCarrier implements DatagramCarrier {
       maxFrameBytes: posInt(opts.maxFrameBytes, 2600, 'maxFrameBytes'),
     };
     this.statsMs = posInt(opts.statsIntervalMs, 1000, 'statsIntervalMs');
-    const minKbps = opts.minBitrateBps === 0 ? 0 : posInt(opts.minBitrateBps, 150_000, 'minBitrateBps') / 1000;
+    const minBps = opts.minBitrateBps === 0 ? 0 : posInt(opts.minBitrateBps, 150_000, 'minBitrateBps');
+    // x-google-min-bitrate is in kbps: a floor under 1 kbps would be left out of the SDP.
+    if (minBps > 0 && minBps < 1000) throw new RangeError(`RtpCarrier: minBitrateBps must be 0 (none) or >= 1000, got ${minBps}`);
+    const minKbps = minBps / 1000;
     // Offers and answers made from now on carry no NACK / PLI / FIR for video, and the estimate's floor.
     for (const k of ['createOffer', 'createAnswer'] as const) {
       const make = pc[k].bind(pc) as (o?: RTCOfferOptions) => Promise<RTCSessionDescriptionInit>;

@@ -111,6 +111,32 @@ describe('RTP carrier frame', () => {
     expect(withoutVideoRepair(out.join('\r\n'), 300)).toBe(out.join('\r\n'));
   });
 
+  it("looks for a VP8 payload type's fmtp line in its own video m-section only", () => {
+    const sdp = [
+      'v=0',
+      'm=video 9 UDP/TLS/RTP/SAVPF 96',
+      'a=rtpmap:96 VP8/90000',
+      'a=rtcp-fb:96 transport-cc',
+      'm=video 9 UDP/TLS/RTP/SAVPF 96',
+      'a=rtpmap:96 H264/90000',
+      'a=fmtp:96 packetization-mode=1',
+      '',
+    ].join('\r\n');
+    const out = withoutVideoRepair(sdp, 150).split('\r\n');
+    // The first section's VP8 gets its own fmtp line (the second section's fmtp:96 belongs to H264 there and stays as it was).
+    expect(out).toEqual([
+      'v=0',
+      'm=video 9 UDP/TLS/RTP/SAVPF 96',
+      'a=rtpmap:96 VP8/90000',
+      'a=fmtp:96 x-google-min-bitrate=150',
+      'a=rtcp-fb:96 transport-cc',
+      'm=video 9 UDP/TLS/RTP/SAVPF 96',
+      'a=rtpmap:96 H264/90000',
+      'a=fmtp:96 packetization-mode=1',
+      '',
+    ]);
+  });
+
   it('prefers one VP8 codec and nothing else (no RTX)', () => {
     const caps = [{ mimeType: 'video/VP9' }, { mimeType: 'video/VP8' }, { mimeType: 'video/rtx' }, { mimeType: 'video/VP8', sdpFmtpLine: 'x' }];
     expect(carrierCodecs(caps)).toEqual([{ mimeType: 'video/VP8' }]);

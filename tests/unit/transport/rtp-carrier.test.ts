@@ -454,6 +454,10 @@ describe('RTP carrier (page side, browser stand-ins)', () => {
     expect(pc2.transceivers.length).toBe(1);
     eager.close();
     expect(attachRtpCarrier(new FakePeer(new FakePC() as FakePC & RTCPeerConnection), { initiator: true, rtpCarrier: { connectDelayMs: -1 } })).toMatch(/connectDelayMs/);
+    // x-google-min-bitrate is in kbps: a floor under 1000 bps is refused, not dropped from the SDP silently.
+    expect(attachRtpCarrier(new FakePeer(new FakePC() as FakePC & RTCPeerConnection), { initiator: true, rtpCarrier: { minBitrateBps: 500 } })).toMatch(/minBitrateBps must be 0 \(none\) or >= 1000/);
+    expect(typeof attachRtpCarrier(new FakePeer(new FakePC() as FakePC & RTCPeerConnection), { initiator: true, rtpCarrier: { minBitrateBps: 0 } })).toBe('object');
+    expect(typeof attachRtpCarrier(new FakePeer(new FakePC() as FakePC & RTCPeerConnection), { initiator: true, rtpCarrier: { minBitrateBps: 1000 } })).toBe('object');
   });
 
   it("attach 'stall', answerer: wake() asks the initiator (bounded, 5 s apart), then adopts the offered transceiver", () => {
