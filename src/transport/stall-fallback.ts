@@ -298,6 +298,8 @@ export class StallFallbackSink implements PathSink {
   private mark = 0;
   private markUs: number;
   private lastProgressUs: number;
+  /** The progress before the last (µs; see {@link drainedNow}). */
+  private prevProgressUs = Number.NEGATIVE_INFINITY;
   /** Leaky bucket at the carrier's ceiling: bytes, as of `bucketUs`. */
   private bucket = 0;
   private bucketUs: number;
@@ -574,12 +576,22 @@ export class StallFallbackSink implements PathSink {
 
   /**
    * On the carrier with the channel's backlog at or below `backlogBytes`: has
-   * it drained? Yes on evidence that SACKs flow again (progress within the
-   * stall time), or when the channel has been empty for the stall time. A
-   * retransmission-timeout packet that takes the last bytes of the backlog
-   * (one packet per backed-off RTO while the reverse direction is dead) is
-   * no such evidence: going back then wrote a new backlog into a dead
-   * channel (AT&T: a T3 packet at 27.5 s, in the uplink outage).
+   * it drained? Yes on evidence that SACKs flow again, or when the channel
+   * has been empty for the stall time. The evidence: two progresses (see
+   * {@link progress}) within one stall time, the latest within the last: a
+   * working reverse direction brings a SACK at least every second packet or
+   * delayed-ack time (RFC 4960 §6.2; dcSCTP `delayed_ack_max_timeout` 200
+   * ms), so a draining channel progresses again within RTT + 200 ms, while
+   * one SACK through a reverse direction that still passes ~1 packet/s (the
+   * AT&T trace's downlink-only outages) acks everything outstanding at once
+   * and then nothing. Going back on such a lone SACK wrote a new backlog
+   * into the dead channel: another stall, its detection time and another key
+   * frame (simulator, `--datachannel sctp+rtp`, AT&T alone, 18 seeds: frozen
+   * 11.47 -> 10.55 s with two progresses required; docs/results.md stop 35
+   * `swloss`). Nor is a retransmission-timeout packet that takes the last
+   * bytes of the backlog (one packet per backed-off RTO while the reverse
+   * direction is dead) such evidence (AT&T: a T3 packet at 27.5 s, in the
+   * uplink outage).
    */
   /**
    * Progress = at least `progressBytes` left the channel within one stall
@@ -589,6 +601,7 @@ export class StallFallbackSink implements PathSink {
   private progress(now: number, departed: number): void {
     if (departed - this.mark >= this.progressBytes) {
       this.stalledNoCarrier = false;
+      this.prevProgressUs = this.lastProgressUs;
       this.lastProgressUs = now;
       this.mark = departed;
       this.markUs = now;
@@ -603,7 +616,8 @@ export class StallFallbackSink implements PathSink {
     if (buffered > 0) this.emptySinceUs = undefined;
     else if (this.emptySinceUs === undefined) this.emptySinceUs = now;
     const stallUs = this.stallTimeMs() * 1000;
-    return now - this.lastProgressUs <= stallUs || (this.emptySinceUs !== undefined && now - this.emptySinceUs > stallUs);
+    // SACKs flow again: two progresses within the stall time (one SACK through a reverse direction that passes ~1 packet/s acks all at once).
+    return (now - this.lastProgressUs <= stallUs && this.lastProgressUs - this.prevProgressUs <= stallUs) || (this.emptySinceUs !== undefined && now - this.emptySinceUs > stallUs);
   }
 
   private switchTo(carrier: boolean, now: number): void {

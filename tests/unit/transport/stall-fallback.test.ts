@@ -75,6 +75,13 @@ function stall(s: ReturnType<typeof setup>, ms: number): void {
   s.clock.advanceMs(ms);
 }
 
+/** SACKs flow again: a first one frees part of the backlog (one progress), the next one the rest (a second progress). */
+function sacksBack(dc: FakeDc, sink: StallFallbackSink): void {
+  dc.drain(1200);
+  sink.bufferedAmount();
+  dc.drain(1e9);
+}
+
 describe('StallFallbackSink', () => {
   it('passes through to the datachannel while it drains, without a carrier too', () => {
     const s = setup();
@@ -149,7 +156,8 @@ describe('StallFallbackSink', () => {
     stall(s, 500);
     const pipes: string[] = [];
     for (let i = 0; i < 6; i++) {
-      if (i === 3) s.dc.drain(1e9); // SACKs are back: the backlog leaves
+      if (i === 2) s.dc.drain(1200); // a first SACK: one progress is not yet a drain
+      if (i === 3) s.dc.drain(1e9); // the next: SACKs are back, the backlog leaves
       s.sink.send(dg());
       pipes.push(s.sink.stats().pipe);
       s.clock.advanceMs(1);
@@ -163,6 +171,31 @@ describe('StallFallbackSink', () => {
     expect(st.carrierLost).toBe(0);
     expect(st.carrierMs).toBeGreaterThan(0);
     expect(st.carrierMs).toBeLessThan(10);
+  });
+
+  it('does not go back on one lone SACK (a reverse direction passing ~1 packet/s): only when a second progress follows within the stall time', () => {
+    const s = setup();
+    stall(s, 500);
+    s.sink.send(dg());
+    expect(s.sink.stats().pipe).toBe('carrier');
+    s.dc.drain(9000); // one SACK acks almost all outstanding: 1000 B left, below backlogBytes
+    s.clock.advanceMs(100);
+    s.sink.send(dg());
+    expect(s.sink.stats().pipe).toBe('carrier');
+    s.clock.advanceMs(350);
+    s.sink.bufferedAmount();
+    expect(s.sink.stats().pipe).toBe('carrier'); // still on it, 450 ms after that SACK, nothing since
+    expect(s.dc.bufferedAmount()).toBe(1000);
+    // SACKs flow: a second progress within the stall time of the last takes it back.
+    const t = setup();
+    stall(t, 500);
+    t.sink.send(dg());
+    t.dc.drain(3000);
+    t.sink.bufferedAmount();
+    t.clock.advanceMs(150);
+    t.dc.drain(1e9);
+    t.sink.send(dg());
+    expect(t.sink.stats().pipe).toBe('datachannel');
   });
 
   it('does not go back when a retransmission-timeout packet takes the last bytes: only on progress or an empty channel for the stall time', () => {
@@ -297,7 +330,7 @@ describe('StallFallbackSink', () => {
     }
     /** SACKs are back: the channel drains and the sink goes back to it. */
     function recover(s: ReturnType<typeof staleSetup>): void {
-      s.dc.drain(1e9);
+      sacksBack(s.dc, s.sink);
       s.sink.send(dg());
       s.dc.drain(1e9);
       expect(s.sink.stats().pipe).toBe('datachannel');
@@ -403,7 +436,7 @@ describe('StallFallbackSink', () => {
     expect(seen).toEqual(['carrier']);
     const onCarrier = carrier.got.length;
     expect(onCarrier).toBeLessThan(5);
-    dc.drain(1e9);
+    sacksBack(dc, sink);
     expect(sink.bufferedAmount()).toBe(5000 - onCarrier * 1000); // back on the datachannel: the FIFO went there
     expect(seen).toEqual(['carrier', 'datachannel']);
     const st = sink.stats();
