@@ -30,8 +30,9 @@
  * Stall time = `stallScale` x max(rto_min 400 ms, RTT + 200 ms) unless
  * `stallMs` fixes it; RTT from the `rttMs` option (e.g. the path's SRTT),
  * 0 when unknown. "Drained" (back to the datachannel) = `bufferedAmount() <=
- * backlogBytes` with progress within the stall time (SACKs flow again), or an
- * empty channel for the stall time; or the carrier closed.
+ * backlogBytes` with progress within the stall time (SACKs flow again; with
+ * `drainProgresses` 2, two progresses), or an empty channel for the stall
+ * time; or the carrier closed.
  *
  * Progress is measured as bytes that left the channel = bytes written through
  * this sink - `bufferedAmount()`; bytes others write into the same channel
@@ -162,6 +163,20 @@ export interface StallFallbackOptions {
   backlogBytes?: number;
   /** Bytes that must leave the datachannel to count as progress. Default 1191 (one dcSCTP MTU: more than a T3-rtx probe packet carries). */
   progressBytes?: number;
+  /**
+   * Progresses within one stall time that take the sink back from the
+   * carrier to its drained datachannel (see `drainedNow`): 1 (default) = any
+   * progress, even one lone SACK; 2 (opt-in) = SACKs flow again. An empty
+   * channel for the stall time takes it back either way. Measured with 2
+   * (docs/results.md, stop 35 `swloss`): simulator, `--datachannel
+   * sctp+rtp`, AT&T alone, 18 seeds, frozen 11.47 -> 10.55 s (no seed of
+   * 10-18 worse), carriers and T-Mobile identical, att-tmobile converge
+   * 2.90 -> 2.93 s (6 seeds); browser benchmark, interleaved, load 7-10 on
+   * 2 cores: AT&T alone 13.1 -> 12.9 s frozen (6 + 6 runs, ranges
+   * 11.2-16.1 / 10.9-15.9), T-Mobile alone 1.97 -> 2.54 s (4 + 4, one run
+   * 3.8): not a clear win in the browser, so not the default yet.
+   */
+  drainProgresses?: 1 | 2;
   /** Bound of the sink's FIFO on the carrier, in time at the ceiling (ms). Default 500. */
   ceilingQueueMs?: number;
   /** Floor of that bound (bytes). Default 12 000: twice the engine pacer's smallest datachannel budget (6 kB). */
@@ -209,6 +224,7 @@ export const STALL_FALLBACK_DEFAULTS = Object.freeze({
   minCeilingBps: 0,
   staleCeilingMs: 1000,
   staleCeilingFactor: 2.5,
+  drainProgresses: 1,
 });
 
 /** Counters of one {@link StallFallbackSink} (getStats-style; bytes are datagram bytes). */
@@ -286,6 +302,8 @@ export class StallFallbackSink implements PathSink {
   private fifoHead = 0;
   private fifoBytes = 0;
   private onCarrier = false;
+  /** StallFallbackOptions.drainProgresses === 2. */
+  private readonly twoProgresses: boolean;
   /** In a stall that found no usable carrier (counted once per stall), since when (µs). */
   private stalledNoCarrier = false;
   private stalledNoCarrierUs = 0;
@@ -333,6 +351,9 @@ export class StallFallbackSink implements PathSink {
     this.burstMs = num('burstMs', opts.burstMs, d.burstMs, 0, false);
     this.minCeilingBps = num('minCeilingBps', opts.minCeilingBps, d.minCeilingBps, 0, false);
     this.onSwitch = opts.onSwitch;
+    const dp = opts.drainProgresses ?? d.drainProgresses;
+    if (dp !== 1 && dp !== 2) throw new RangeError(`StallFallbackSink: drainProgresses must be 1 or 2, got ${String(dp)}`);
+    this.twoProgresses = dp === 2;
     this.pathRateBps = opts.pathRateBps ?? (path && (() => path()?.rateBps));
     this.staleCeilingUs = num('staleCeilingMs', opts.staleCeilingMs, d.staleCeilingMs, 0, false) * 1000;
     this.staleCeilingFactor = num('staleCeilingFactor', opts.staleCeilingFactor, d.staleCeilingFactor, 1, false);
@@ -587,8 +608,8 @@ export class StallFallbackSink implements PathSink {
    * and then nothing. Going back on such a lone SACK wrote a new backlog
    * into the dead channel: another stall, its detection time and another key
    * frame (simulator, `--datachannel sctp+rtp`, AT&T alone, 18 seeds: frozen
-   * 11.47 -> 10.55 s with two progresses required; docs/results.md stop 35
-   * `swloss`). Nor is a retransmission-timeout packet that takes the last
+   * 11.47 -> 10.55 s with two progresses required). Opt-in:
+   * `drainProgresses` 2; by default one progress is enough. Nor is a retransmission-timeout packet that takes the last
    * bytes of the backlog (one packet per backed-off RTO while the reverse
    * direction is dead) such evidence (AT&T: a T3 packet at 27.5 s, in the
    * uplink outage).
@@ -617,7 +638,9 @@ export class StallFallbackSink implements PathSink {
     else if (this.emptySinceUs === undefined) this.emptySinceUs = now;
     const stallUs = this.stallTimeMs() * 1000;
     // SACKs flow again: two progresses within the stall time (one SACK through a reverse direction that passes ~1 packet/s acks all at once).
-    return (now - this.lastProgressUs <= stallUs && this.lastProgressUs - this.prevProgressUs <= stallUs) || (this.emptySinceUs !== undefined && now - this.emptySinceUs > stallUs);
+    return (
+      (now - this.lastProgressUs <= stallUs && (!this.twoProgresses || this.lastProgressUs - this.prevProgressUs <= stallUs)) || (this.emptySinceUs !== undefined && now - this.emptySinceUs > stallUs)
+    );
   }
 
   private switchTo(carrier: boolean, now: number): void {

@@ -55,7 +55,7 @@ class FakeCarrier implements DatagramCarrier {
 
 const dg = (n = 1000) => new Uint8Array(n);
 
-function setup(opts: { rtt?: number; stallMs?: number } = {}) {
+function setup(opts: { rtt?: number; stallMs?: number; drainProgresses?: 1 | 2 } = {}) {
   const clock = new ManualClock(1_000_000);
   const dc = new FakeDc();
   const carrier = new FakeCarrier();
@@ -63,6 +63,7 @@ function setup(opts: { rtt?: number; stallMs?: number } = {}) {
     datachannel: dc,
     carrier,
     clock,
+    ...(opts.drainProgresses !== undefined ? { drainProgresses: opts.drainProgresses } : {}),
     ...(opts.rtt !== undefined ? { rttMs: () => opts.rtt } : {}),
     ...(opts.stallMs !== undefined ? { stallMs: opts.stallMs } : {}),
   });
@@ -173,8 +174,8 @@ describe('StallFallbackSink', () => {
     expect(st.carrierMs).toBeLessThan(10);
   });
 
-  it('does not go back on one lone SACK (a reverse direction passing ~1 packet/s): only when a second progress follows within the stall time', () => {
-    const s = setup();
+  it('with drainProgresses 2, does not go back on one lone SACK (a reverse direction passing ~1 packet/s): only when a second progress follows within the stall time', () => {
+    const s = setup({ drainProgresses: 2 });
     stall(s, 500);
     s.sink.send(dg());
     expect(s.sink.stats().pipe).toBe('carrier');
@@ -187,7 +188,7 @@ describe('StallFallbackSink', () => {
     expect(s.sink.stats().pipe).toBe('carrier'); // still on it, 450 ms after that SACK, nothing since
     expect(s.dc.bufferedAmount()).toBe(1000);
     // SACKs flow: a second progress within the stall time of the last takes it back.
-    const t = setup();
+    const t = setup({ drainProgresses: 2 });
     stall(t, 500);
     t.sink.send(dg());
     t.dc.drain(3000);
@@ -196,6 +197,19 @@ describe('StallFallbackSink', () => {
     t.dc.drain(1e9);
     t.sink.send(dg());
     expect(t.sink.stats().pipe).toBe('datachannel');
+    // By default (drainProgresses 1) the lone SACK takes it back.
+    const clock = new ManualClock(1_000_000);
+    const dc = new FakeDc();
+    const one = new StallFallbackSink({ datachannel: dc, carrier: new FakeCarrier(), clock });
+    for (let i = 0; i < 10; i++) one.send(dg());
+    clock.advanceMs(500);
+    one.send(dg());
+    expect(one.stats().pipe).toBe('carrier');
+    dc.drain(9000);
+    clock.advanceMs(100);
+    one.send(dg());
+    expect(one.stats().pipe).toBe('datachannel');
+    expect(() => new StallFallbackSink({ datachannel: dc, carrier: undefined, clock, drainProgresses: 3 as 1 })).toThrow(RangeError);
   });
 
   it('does not go back when a retransmission-timeout packet takes the last bytes: only on progress or an empty channel for the stall time', () => {
