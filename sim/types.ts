@@ -67,7 +67,9 @@ export interface SimOptions {
    */
   datachannel?: 'sctp' | 'ideal' | 'sctp+rtp';
   /** With `datachannel: 'sctp+rtp'`: the stall fallback's options (StallFallbackOptions `stallMs`, `stallScale`, `backlogBytes`, ...); default its defaults. */
-  stallFallback?: Partial<Pick<StallFallbackOptions, 'stallMs' | 'stallScale' | 'backlogBytes' | 'progressBytes' | 'ceilingQueueMs' | 'minCeilingQueueBytes' | 'burstMs' | 'minCeilingBps'>> & {
+  stallFallback?: Partial<
+    Pick<StallFallbackOptions, 'stallMs' | 'stallScale' | 'backlogBytes' | 'progressBytes' | 'ceilingQueueMs' | 'minCeilingQueueBytes' | 'burstMs' | 'minCeilingBps' | 'drainProgresses'>
+  > & {
     /** Ask the encoder for a key frame on each switch to the carrier (StallFallbackOptions.onSwitch); default true. */
     keyframeOnSwitch?: boolean;
     /** Count a stall only while nothing arrived on the path's down link for the stall time (StallFallbackOptions.lastReverseUs); default false. */

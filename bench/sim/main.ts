@@ -49,7 +49,7 @@
  * path used while the datachannel is stalled). `--stall K=V,...` sets the stall
  * fallback's options with 'sctp+rtp' (src/transport/stall-fallback.ts:
  * `stallMs`, `stallScale`, `backlogBytes`, `progressBytes`, `ceilingQueueMs`,
- * `minCeilingQueueBytes`, `burstMs`, `minCeilingBps`; `reverseGate=true` counts a stall
+ * `minCeilingQueueBytes`, `burstMs`, `minCeilingBps`, `drainProgresses`; `reverseGate=true` counts a stall
  * only while the path's down link is silent; `keyframeOnSwitch=false` turns off the key
  * frame the simulator asks for on each switch to the carrier). `--playout K=V,...` sets the
  * receiver's playout timing (src/feedback/playout.ts PlayoutOptions, e.g.
@@ -262,6 +262,7 @@ function parseOptions(v: CliValues<typeof OPTIONS>): Args {
       'minCeilingQueueBytes',
       'burstMs',
       'minCeilingBps',
+      'drainProgresses',
       'keyframeOnSwitch',
       'reverseGate',
     ]) as SimOptions['stallFallback'],
