@@ -289,6 +289,15 @@ export interface SenderEngineConfig {
    * converge, 3 seeds, frozen s; docs/results.md): tune 5.59 -> 5.10, check
    * 10.96 -> 10.79; failover, flap, collapse identical; carriers 0.31 ->
    * 0.35 at 4.54 -> 4.82 Mbps; 0.25 and 1.0 lose mm:verizon+att.
+   * Re-measured on stop 34 (main 3b6788b; the gap rule, relative promotion
+   * and the RTP carrier on): probation is the only bench that holds the
+   * encoder target far below a live benched path's estimate (cellular suite,
+   * 100 ms samples, 43 converge runs: 130 samples, 38 at the 150 kbps floor,
+   * never a hysteresis demotion), and 0.5 still splits the halves: tune
+   * 4.88 -> 5.62 s (mm:verizon+att 1.85 -> 2.60, seed 2 1.60 -> 4.17),
+   * check 8.71 -> 7.93 s (mm:tmobile+att 2.68 -> 2.04, mm:verizon+tmobile
+   * 0.15 -> 0.00); carriers 0.15 -> 0.00 s at 4.65 -> 4.69 Mbps, failover 0
+   * -> 0, flap 0.14 -> 0.14 s; 0.2 loses mm:verizon+att too (1.85 -> 2.37).
    */
   probationMinAltFraction?: number;
   /**
