@@ -6,7 +6,8 @@
  * number and periodically feeds back a range [base seq, base seq + count) with
  * a receive delta for each received packet), and libwebrtc
  * modules/remote_bitrate_estimator/remote_estimator_proxy.cc (one report per
- * interval, a late packet for an already-reported seq is still fed back).
+ * interval, a late packet for an already-reported seq is still fed back, and
+ * the feedback re-lists every packet received inside the range it covers).
  * Here the sequence number is our per-path `pathSeq` (Converge App. C:
  * path-specific RTCP sequence numbers), one builder per path.
  */
@@ -33,6 +34,12 @@ export interface PathReportBuilderOptions {
    * arrivals that fall outside are left out and counted (`rangeClamped`).
    */
   maxReportRange?: number;
+  /**
+   * Most arrivals in one report (default 4096, the wire decoder's
+   * `maxReportArrivals`). Only re-listed arrivals (see the class doc) are
+   * capped by it; the pending ones are bounded by `maxEntries`.
+   */
+  maxReportArrivals?: number;
 }
 
 /** Counters of {@link PathReportBuilder} (all monotonic except `pending`). */
@@ -53,6 +60,10 @@ export interface PathReportBuilderStats {
   overflowDropped: number;
   /** Arrivals left out of a report because its range had to be clamped. */
   rangeClamped: number;
+  /** Already-reported arrivals listed again because a late packet's report re-covered them. */
+  relisted: number;
+  /** Re-coverable received seqs left out because `maxReportArrivals` was reached. */
+  relistCapped: number;
   /** Reports made. */
   reports: number;
   /** Arrivals waiting for the next report. */
@@ -77,12 +88,20 @@ const DEFAULT_MAX_SEQ_JUMP = 1 << 15;
  * - A LATE packet (its seq was covered by an earlier report, which implied it
  *   lost) is still listed so the sender can un-count that loss; the range is
  *   then extended back to include it. The extension re-covers seqs an earlier
- *   report already settled (received or lost); they are not listed again, so
- *   the sender must keep "received" sticky and only count a seq lost once
+ *   report already settled: every one of them that was received is listed
+ *   again with its original arrival time (as libwebrtc's transport feedback
+ *   lists every packet received inside its range), so a seq the sender never
+ *   heard about because that earlier report was lost (a dead downlink) is not
+ *   implied lost. Bounded: only seqs still in the duplicate window (at least
+ *   4 x `maxEntries`, >= 4096 seqs behind the newest) and at most
+ *   `maxReportArrivals` arrivals per report (the rest counted `relistCapped`).
+ *   The sender must keep "received" sticky (a re-listed seq it already has as
+ *   received is a duplicate) and only count a seq lost once
  *   (transport-wide-cc semantics; src/cc/sent-history.ts does this).
  * - When only late packets arrived since the last report, the range spans
  *   just those late seqs.
- * - `arrivals` are in arrival order; `reportTimeUs` is the `nowUs` given to
+ * - `arrivals` are in arrival order (re-listed ones merged in by their arrival
+ *   time, each seq once); `reportTimeUs` is the `nowUs` given to
  *   {@link makeReport} (receiver clock, rounded to an integer µs).
  *
  * Cost: `onPacket` is O(1) with no allocation (typed-array ring + a seq-indexed
@@ -93,6 +112,7 @@ export class PathReportBuilder {
   private readonly cap: number;
   private readonly maxSeqJump: number;
   private readonly maxRange: number;
+  private readonly maxArrivals: number;
   // Ring of pending arrivals.
   private readonly ringSeq: Uint32Array;
   private readonly ringTime: Float64Array;
@@ -100,6 +120,8 @@ export class PathReportBuilder {
   private count = 0;
   // Duplicate detection: seenSeq[seq & mask] = seq + 1 (0 = empty).
   private readonly seenSeq: Float64Array;
+  /** Arrival time (µs, rounded) of the seq in the same slot of seenSeq. */
+  private readonly seenTime: Float64Array;
   private readonly seenMask: number;
   private readonly window: number;
   private hasHighest = false;
@@ -122,6 +144,8 @@ export class PathReportBuilder {
     invalid: 0,
     overflowDropped: 0,
     rangeClamped: 0,
+    relisted: 0,
+    relistCapped: 0,
     reports: 0,
     pending: 0,
   };
@@ -138,6 +162,9 @@ export class PathReportBuilder {
     const range = opts.maxReportRange ?? 65535;
     if (!Number.isInteger(range) || range < 1 || range > 0x7fff_ffff) throw new RangeError(`PathReportBuilder: maxReportRange must be a positive integer, got ${range}`);
     this.maxRange = range;
+    const maxArr = opts.maxReportArrivals ?? 4096;
+    if (!Number.isInteger(maxArr) || maxArr < 1) throw new RangeError(`PathReportBuilder: maxReportArrivals must be a positive integer, got ${maxArr}`);
+    this.maxArrivals = maxArr;
     if (!Number.isInteger(cap) || cap < 1 || cap > 1 << 20) throw new RangeError(`PathReportBuilder: maxEntries must be an integer in [1, 2^20], got ${cap}`);
     if (!Number.isInteger(jump) || jump < 1 || jump > 0x7fff_ffff) throw new RangeError(`PathReportBuilder: maxSeqJump must be a positive integer, got ${jump}`);
     this.pathId = pathId;
@@ -150,6 +177,7 @@ export class PathReportBuilder {
     this.window = w;
     this.seenMask = w - 1;
     this.seenSeq = new Float64Array(w);
+    this.seenTime = new Float64Array(w);
   }
 
   /**
@@ -178,6 +206,8 @@ export class PathReportBuilder {
       return;
     }
     this.seenSeq[slot] = pathSeq + 1;
+    const at = Math.round(arrivalUs);
+    this.seenTime[slot] = at;
     if (!this.hasHighest || seqDiff(this.highest, pathSeq) > 0) {
       this.highest = pathSeq;
       this.hasHighest = true;
@@ -213,7 +243,7 @@ export class PathReportBuilder {
     let tail = this.head + this.count;
     if (tail >= this.cap) tail -= this.cap;
     this.ringSeq[tail] = pathSeq;
-    this.ringTime[tail] = Math.round(arrivalUs);
+    this.ringTime[tail] = at;
     this.count++;
   }
 
@@ -240,6 +270,7 @@ export class PathReportBuilder {
     if (this.count === 0) return undefined;
     let beginSeq: number;
     let endSeq: number;
+    const prevNext = this.nextBegin;
     if (this.batchHasNew) {
       beginSeq = this.nextBegin ?? this.batchLow;
       endSeq = this.batchHigh;
@@ -251,7 +282,7 @@ export class PathReportBuilder {
     if (this.batchHasLate && seqDiff(beginSeq, this.lateLow) < 0) beginSeq = this.lateLow;
     const clamp = seqDiff(beginSeq, endSeq) > this.maxRange;
     if (clamp) beginSeq = seqAdd(endSeq, -this.maxRange);
-    const arrivals: ArrivalEntry[] = [];
+    let arrivals: ArrivalEntry[] = [];
     let idx = this.head;
     for (let i = 0; i < this.count; i++) {
       const seq = this.ringSeq[idx];
@@ -259,6 +290,9 @@ export class PathReportBuilder {
       else arrivals.push({ pathSeq: seq, arrivalUs: this.ringTime[idx] });
       idx = idx + 1 === this.cap ? 0 : idx + 1;
     }
+    // The range re-covers [beginSeq, prevNext - 1] (a late packet): list again what was received there.
+    if (this.batchHasLate && prevNext !== undefined && seqDiff(beginSeq, prevNext) > 0)
+      arrivals = this.relist(arrivals, beginSeq, seqDiff(beginSeq, endSeq) < seqDiff(beginSeq, prevNext) ? endSeq : seqAdd(prevNext, -1));
     this.head = 0;
     this.count = 0;
     this.batchHasNew = false;
@@ -267,6 +301,41 @@ export class PathReportBuilder {
     if (arrivals.length === 0) return undefined;
     const t = Number.isFinite(nowUs) && nowUs > 0 ? Math.round(nowUs) : 0;
     return { pathId: this.pathId, beginSeq, endSeq, arrivals, reportTimeUs: t };
+  }
+
+  /**
+   * `arrivals` plus every seq in [lo, hi] (inside the duplicate window) that
+   * was received and is not already in `arrivals`, merged in by arrival time.
+   */
+  private relist(arrivals: ArrivalEntry[], lo: number, hi: number): ArrivalEntry[] {
+    const oldest = seqAdd(this.highest, 1 - this.window);
+    if (seqDiff(oldest, lo) < 0) lo = oldest;
+    const listed = new Set<number>();
+    for (const a of arrivals) listed.add(a.pathSeq);
+    const extra: ArrivalEntry[] = [];
+    const n = seqDiff(lo, hi);
+    for (let k = 0; k <= n; k++) {
+      const seq = seqAdd(lo, k);
+      const slot = seq & this.seenMask;
+      if (this.seenSeq[slot] !== seq + 1 || listed.has(seq)) continue;
+      if (arrivals.length + extra.length >= this.maxArrivals) {
+        this.st.relistCapped++;
+        continue;
+      }
+      extra.push({ pathSeq: seq, arrivalUs: this.seenTime[slot] });
+    }
+    if (extra.length === 0) return arrivals;
+    this.st.relisted += extra.length;
+    extra.sort((x, y) => x.arrivalUs - y.arrivalUs);
+    // Merge: keeps the pending arrivals' order, re-listed ones placed by time.
+    const out: ArrivalEntry[] = [];
+    let j = 0;
+    for (const a of arrivals) {
+      while (j < extra.length && extra[j].arrivalUs < a.arrivalUs) out.push(extra[j++]);
+      out.push(a);
+    }
+    while (j < extra.length) out.push(extra[j++]);
+    return out;
   }
 
   /** Counters (a copy). */
