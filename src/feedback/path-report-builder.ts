@@ -34,12 +34,6 @@ export interface PathReportBuilderOptions {
    * arrivals that fall outside are left out and counted (`rangeClamped`).
    */
   maxReportRange?: number;
-  /**
-   * Most arrivals in one report (default 4096, the wire decoder's
-   * `maxReportArrivals`). Only re-listed arrivals (see the class doc) are
-   * capped by it; the pending ones are bounded by `maxEntries`.
-   */
-  maxReportArrivals?: number;
 }
 
 /** Counters of {@link PathReportBuilder} (all monotonic except `pending`). */
@@ -58,12 +52,14 @@ export interface PathReportBuilderStats {
   invalid: number;
   /** Pending arrivals dropped because `maxEntries` was reached before a report. */
   overflowDropped: number;
-  /** Arrivals left out of a report because its range had to be clamped. */
+  /**
+   * Arrivals left out of a report because its range had to be clamped, or
+   * re-listed ones left out because the report already held
+   * {@link MAX_RELIST_ARRIVALS} arrivals.
+   */
   rangeClamped: number;
   /** Already-reported arrivals listed again because a late packet's report re-covered them. */
   relisted: number;
-  /** Re-coverable received seqs left out because `maxReportArrivals` was reached. */
-  relistCapped: number;
   /** Reports made. */
   reports: number;
   /** Arrivals waiting for the next report. */
@@ -72,6 +68,11 @@ export interface PathReportBuilderStats {
 
 const DEFAULT_MAX_ENTRIES = 1024;
 const DEFAULT_MAX_SEQ_JUMP = 1 << 15;
+/**
+ * Re-listing stops once a report holds this many arrivals: the wire decoder's
+ * default `maxReportArrivals` (src/wire/types.ts DEFAULT_WIRE_LIMITS).
+ */
+export const MAX_RELIST_ARRIVALS = 4096;
 
 /**
  * Collects the arrivals of one path between reports and turns them into a
@@ -94,7 +95,8 @@ const DEFAULT_MAX_SEQ_JUMP = 1 << 15;
  *   heard about because that earlier report was lost (a dead downlink) is not
  *   implied lost. Bounded: only seqs still in the duplicate window (at least
  *   4 x `maxEntries`, >= 4096 seqs behind the newest) and at most
- *   `maxReportArrivals` arrivals per report (the rest counted `relistCapped`).
+ *   {@link MAX_RELIST_ARRIVALS} arrivals per report (the rest counted
+ *   `rangeClamped`).
  *   The sender must keep "received" sticky (a re-listed seq it already has as
  *   received is a duplicate) and only count a seq lost once
  *   (transport-wide-cc semantics; src/cc/sent-history.ts does this).
@@ -112,7 +114,6 @@ export class PathReportBuilder {
   private readonly cap: number;
   private readonly maxSeqJump: number;
   private readonly maxRange: number;
-  private readonly maxArrivals: number;
   // Ring of pending arrivals.
   private readonly ringSeq: Uint32Array;
   private readonly ringTime: Float64Array;
@@ -145,7 +146,6 @@ export class PathReportBuilder {
     overflowDropped: 0,
     rangeClamped: 0,
     relisted: 0,
-    relistCapped: 0,
     reports: 0,
     pending: 0,
   };
@@ -162,9 +162,6 @@ export class PathReportBuilder {
     const range = opts.maxReportRange ?? 65535;
     if (!Number.isInteger(range) || range < 1 || range > 0x7fff_ffff) throw new RangeError(`PathReportBuilder: maxReportRange must be a positive integer, got ${range}`);
     this.maxRange = range;
-    const maxArr = opts.maxReportArrivals ?? 4096;
-    if (!Number.isInteger(maxArr) || maxArr < 1) throw new RangeError(`PathReportBuilder: maxReportArrivals must be a positive integer, got ${maxArr}`);
-    this.maxArrivals = maxArr;
     if (!Number.isInteger(cap) || cap < 1 || cap > 1 << 20) throw new RangeError(`PathReportBuilder: maxEntries must be an integer in [1, 2^20], got ${cap}`);
     if (!Number.isInteger(jump) || jump < 1 || jump > 0x7fff_ffff) throw new RangeError(`PathReportBuilder: maxSeqJump must be a positive integer, got ${jump}`);
     this.pathId = pathId;
@@ -305,7 +302,8 @@ export class PathReportBuilder {
 
   /**
    * `arrivals` plus every seq in [lo, hi] (inside the duplicate window) that
-   * was received and is not already in `arrivals`, merged in by arrival time.
+   * was received and is not already in `arrivals`, all sorted by arrival
+   * time (a stable sort: equal times keep their order).
    */
   private relist(arrivals: ArrivalEntry[], lo: number, hi: number): ArrivalEntry[] {
     const oldest = seqAdd(this.highest, 1 - this.window);
@@ -318,24 +316,14 @@ export class PathReportBuilder {
       const seq = seqAdd(lo, k);
       const slot = seq & this.seenMask;
       if (this.seenSeq[slot] !== seq + 1 || listed.has(seq)) continue;
-      if (arrivals.length + extra.length >= this.maxArrivals) {
-        this.st.relistCapped++;
+      if (arrivals.length + extra.length >= MAX_RELIST_ARRIVALS) {
+        this.st.rangeClamped++;
         continue;
       }
       extra.push({ pathSeq: seq, arrivalUs: this.seenTime[slot] });
     }
-    if (extra.length === 0) return arrivals;
     this.st.relisted += extra.length;
-    extra.sort((x, y) => x.arrivalUs - y.arrivalUs);
-    // Merge: keeps the pending arrivals' order, re-listed ones placed by time.
-    const out: ArrivalEntry[] = [];
-    let j = 0;
-    for (const a of arrivals) {
-      while (j < extra.length && extra[j].arrivalUs < a.arrivalUs) out.push(extra[j++]);
-      out.push(a);
-    }
-    while (j < extra.length) out.push(extra[j++]);
-    return out;
+    return extra.length ? extra.concat(arrivals).sort((x, y) => x.arrivalUs - y.arrivalUs) : arrivals;
   }
 
   /** Counters (a copy). */

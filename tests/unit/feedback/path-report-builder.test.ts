@@ -1,7 +1,9 @@
 import { describe, expect, it } from 'vitest';
 import fc from 'fast-check';
-import { PathReportBuilder } from '../../../src/feedback/path-report-builder.js';
+import { MAX_RELIST_ARRIVALS, PathReportBuilder } from '../../../src/feedback/path-report-builder.js';
 import { seqAdd, seqDiff } from '../../../src/core/seq.js';
+import { SentPacketHistory } from '../../../src/cc/sent-history.js';
+import { GccEstimator } from '../../../src/cc/gcc.js';
 
 describe('PathReportBuilder', () => {
   it('reports nothing before any arrival', () => {
@@ -77,6 +79,129 @@ describe('PathReportBuilder', () => {
     expect(r3.arrivals.map((a) => a.pathSeq)).toEqual([3, 2]);
     b2.onPacket(5, 40);
     expect(b2.makeReport(50)!.beginSeq).toBe(5);
+  });
+
+  it('a lost report followed by a late packet: the seqs that report listed are not implied lost at the sender', () => {
+    const b = new PathReportBuilder(0);
+    const h = new SentPacketHistory();
+    for (let s = 0; s < 30; s++) h.add(s, s * 1000, 1000);
+    for (let s = 0; s < 10; s++) b.onPacket(s, 50_000 + s * 1000);
+    h.applyReport(b.makeReport(60_000)!);
+    for (let s = 10; s < 20; s++) if (s !== 12) b.onPacket(s, 60_000 + s * 1000);
+    b.makeReport(80_000); // LOST on a dead downlink: the sender never sees 10, 11, 13..19 received
+    for (let s = 20; s < 25; s++) b.onPacket(s, 80_000 + s * 1000);
+    h.applyReport(b.makeReport(110_000)!);
+    b.onPacket(12, 111_000); // late
+    b.onPacket(25, 112_000);
+    const r = b.makeReport(120_000)!;
+    expect([r.beginSeq, r.endSeq]).toEqual([12, 25]);
+    // 13..24 (the re-covered part [12, 24], received) listed again with their original
+    // arrival times, before the newer arrivals
+    expect(r.arrivals.map((a) => a.pathSeq)).toEqual([13, 14, 15, 16, 17, 18, 19, 20, 21, 22, 23, 24, 12, 25]);
+    expect(r.arrivals[0].arrivalUs).toBe(73_000);
+    h.applyReport(r);
+    expect(h.outcome.newlyLost).toBe(0); // was 7: all of 13..19 read as lost
+    expect(h.outcome.newlyReceived).toBe(9); // 13..19, 12, 25
+    expect(h.outcome.duplicates).toBe(5); // 20..24: already received
+  });
+
+  it('a re-listed seq the sender already has as received is a duplicate: no new delay sample, no loss change', () => {
+    const b = new PathReportBuilder(0);
+    const h = new SentPacketHistory();
+    for (let s = 0; s < 20; s++) h.add(s, s * 1000, 1000);
+    for (let s = 0; s < 10; s++) if (s !== 3) b.onPacket(s, 50_000 + s * 1000);
+    h.applyReport(b.makeReport(60_000)!); // 3 implied lost
+    expect(h.outcome.newlyLost).toBe(1);
+    b.onPacket(3, 61_000); // late
+    b.onPacket(10, 62_000);
+    const r = b.makeReport(70_000)!;
+    expect(r.arrivals.length).toBe(8); // 4..9 re-listed, 3, 10
+    h.applyReport(r);
+    expect(h.outcome.duplicates).toBe(6);
+    expect(h.outcome.recovered).toBe(1);
+    expect(h.outcome.newlyReceived).toBe(1);
+    expect(h.outcome.newlyLost).toBe(0);
+    expect(h.newIdx.map((i) => h.arrivalUs[i])).toEqual([61_000, 62_000]); // only 3 and 10 feed the delay estimator
+  });
+
+  it('GCC: re-listed old arrivals the sender never heard about count as received, without a loss report or an inter-arrival reset', () => {
+    const run = (dropReport: boolean) => {
+      const b = new PathReportBuilder(0);
+      const g = new GccEstimator({ startBps: 500_000, minBps: 100_000, maxBps: 5_000_000 });
+      let seq = 0;
+      // 2 s at 50 packets/s, one report per 100 ms; report k=12 is lost and seq 600 arrives only at the end
+      for (let k = 0; k < 20; k++) {
+        for (let j = 0; j < 5; j++) {
+          const sendUs = k * 100_000 + j * 20_000;
+          g.onPacketSent({ pathSeq: seq, sendTimeUs: sendUs, sizeBytes: 1000 });
+          if (!(k === 12 && j === 0)) b.onPacket(seq, sendUs + 30_000);
+          seq++;
+        }
+        if (k === 19) b.onPacket(60, k * 100_000 + 95_000); // late
+        const r = b.makeReport(k * 100_000 + 99_000);
+        if (r && !(dropReport && k === 12)) g.onReport(r, k * 100_000 + 99_000 + 30_000);
+      }
+      return g;
+    };
+    const st = run(true).stats();
+    expect(st.packetsLost).toBe(0); // on the old builder: 4 (61..64, received, read as lost)
+    expect(st.lossRate).toBe(0);
+    expect(st.packetsReceived).toBe(100);
+    expect(st.interArrivalResets).toBe(0);
+    // the old arrivals (sent before the current inter-arrival group) are skipped by the
+    // delay-based detector: same hypothesis as the call with every report delivered
+    const ref = run(false).stats();
+    expect(st.bandwidthUsage).toBe(ref.bandwidthUsage);
+    expect(st.delayBasedBps).toBeGreaterThan(0.8 * ref.delayBasedBps);
+  });
+
+  it('the re-list is bounded by MAX_RELIST_ARRIVALS and maxReportRange, and reaches back no further than the late packet', () => {
+    const b = new PathReportBuilder(0, { maxEntries: 2048 }); // window 8192 seqs
+    for (let s = 0; s < 7000; s++) {
+      if (s !== 500) b.onPacket(s, s * 10);
+      if (s % 100 === 99) b.makeReport(s * 10 + 5);
+    }
+    b.onPacket(500, 80_000); // late: re-covers [500, 6999]
+    b.onPacket(7000, 80_010);
+    const r = b.makeReport(90_000)!;
+    expect([r.beginSeq, r.endSeq]).toEqual([500, 7000]);
+    expect(r.arrivals.length).toBe(MAX_RELIST_ARRIVALS);
+    expect(new Set(r.arrivals.map((a) => a.pathSeq)).size).toBe(MAX_RELIST_ARRIVALS);
+    for (const a of r.arrivals) expect(a.pathSeq >= 500 && a.pathSeq <= 7000).toBe(true);
+    expect(r.arrivals.slice(-2).map((a) => a.pathSeq)).toEqual([500, 7000]); // the pending ones are never left out
+    expect(b.stats().relisted).toBe(MAX_RELIST_ARRIVALS - 2);
+    expect(b.stats().rangeClamped).toBe(6499 - (MAX_RELIST_ARRIVALS - 2));
+    // maxReportRange clamps the re-covered part to the newest seqs
+    const c = new PathReportBuilder(0, { maxReportRange: 50 });
+    for (let s = 0; s < 300; s++) {
+      if (s !== 10) c.onPacket(s, s);
+      if (s % 10 === 9) c.makeReport(s + 0.5);
+    }
+    c.onPacket(10, 2000);
+    c.onPacket(300, 2001);
+    const rc = c.makeReport(3000)!;
+    expect([rc.beginSeq, rc.endSeq]).toEqual([250, 300]);
+    expect(rc.arrivals.map((a) => a.pathSeq)).toEqual([...Array.from({ length: 50 }, (_, k) => 250 + k), 300]);
+    expect(c.stats().rangeClamped).toBe(1); // the late packet itself
+  });
+
+  it('the re-list reaches back no further than the duplicate window', () => {
+    const b = new PathReportBuilder(0, { maxEntries: 256 }); // window 4096 seqs
+    for (let s = 0; s < 6000; s++) {
+      if (s % 2 === 0 && s !== 2000 && s !== 1990) b.onPacket(s, s); // odd seqs lost
+      if (s % 10 === 9) b.makeReport(s + 0.5);
+    }
+    b.onPacket(1000, 7000); // 4999 behind the newest: outside the window, dropped
+    expect(b.stats().tooOld).toBe(1);
+    b.onPacket(1990, 7100); // 4009 behind: accepted
+    for (let s = 6000; s <= 6100; s++) b.onPacket(s, 7200 + s); // the window now starts at 2005
+    const r = b.makeReport(20_000)!;
+    expect([r.beginSeq, r.endSeq]).toEqual([1990, 6100]);
+    const listed = new Set(r.arrivals.map((a) => a.pathSeq));
+    for (let s = 1991; s < 2005; s++) expect(listed.has(s)).toBe(false); // no longer in the duplicate table
+    for (let s = 2005; s < 6000; s++) expect(listed.has(s)).toBe(s % 2 === 0);
+    expect(b.stats().relisted).toBe((5998 - 2006) / 2 + 1);
+    expect(r.arrivals.length).toBe((5998 - 2006) / 2 + 1 + 1 + 101); // + 1990 and 6000..6100
   });
 
   it('rounds times to integer µs and clamps an over-wide range (counted)', () => {
