@@ -69,10 +69,11 @@ export interface PathReportBuilderStats {
 const DEFAULT_MAX_ENTRIES = 1024;
 const DEFAULT_MAX_SEQ_JUMP = 1 << 15;
 /**
- * Re-listing stops once a report holds this many arrivals: the wire decoder's
- * default `maxReportArrivals` (src/wire/types.ts DEFAULT_WIRE_LIMITS).
+ * Re-listing stops once a report holds this many arrivals: the default
+ * `maxEntries`, so a report with re-listed arrivals is no bigger than a full
+ * batch (~12 kB encoded; the wire decoder takes up to 4096 arrivals).
  */
-export const MAX_RELIST_ARRIVALS = 4096;
+export const MAX_RELIST_ARRIVALS = 1024;
 
 /**
  * Collects the arrivals of one path between reports and turns them into a
