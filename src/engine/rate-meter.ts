@@ -25,10 +25,16 @@ export class RateMeter {
     this.stamps = new Float64Array(n).fill(-1);
   }
 
-  /** Count `bytes` at time `nowUs`. */
+  /**
+   * Count `bytes` at time `nowUs`. A time older than the bucket its ring slot
+   * already holds (an old arrival time, e.g. one a receiver report lists
+   * again) is outside every window still read: dropped, so it never wipes
+   * that newer bucket.
+   */
   add(nowUs: number, bytes: number): void {
     const slot = Math.floor((nowUs - this.originUs) / BUCKET_US);
     const i = slot % this.buckets.length;
+    if (this.stamps[i] > slot) return;
     if (this.stamps[i] !== slot) {
       this.stamps[i] = slot;
       this.buckets[i] = 0;

@@ -282,7 +282,8 @@ export class SenderPath {
     if (!(this.queuedMs > 0)) return;
     for (const a of arrivals) {
       const i = a.pathSeq & (DELIVERY_RING - 1);
-      this.delivered.add(a.arrivalUs, Math.max(0, this.sizes[i]));
+      // A seq already delivered (a report listing it again) adds nothing.
+      if (this.sizes[i] > 0) this.delivered.add(a.arrivalUs, this.sizes[i]);
       this.sizes[i] = -Math.abs(this.sizes[i]);
       this.lastArrivalUs = Math.max(this.lastArrivalUs, a.arrivalUs);
       if (((a.pathSeq - this.newestDelivered) | 0) > 0) this.newestDelivered = a.pathSeq;

@@ -26,6 +26,15 @@ describe('RateMeter', () => {
     expect(unaligned(3_468_123)).not.toEqual(unaligned(0));
   });
 
+  it('drops a time older than the bucket its slot holds (an old arrival listed again) instead of wiping that bucket', () => {
+    const m = new RateMeter(200_000);
+    for (let t = 500_000; t < 700_000; t += 10_000) m.add(t, 12_000); // 9.6 Mbps over the last 200 ms
+    const before = m.rateBps(699_999);
+    expect(before).toBeCloseTo(9_600_000, -4);
+    for (let t = 0; t < 500_000; t += 10_000) m.add(t, 0); // old times map onto the same ring slots
+    expect(m.rateBps(699_999)).toBe(before);
+  });
+
   it('refuses a window that is not > 0', () => {
     for (const bad of [0, -1, Number.NaN]) expect(() => new RateMeter(bad), String(bad)).toThrow(RangeError);
   });
