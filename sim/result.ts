@@ -4,6 +4,7 @@
  * with the metric definitions of sim/metrics.ts.
  */
 import type { ReceiverStats } from '../src/engine/types.js';
+import { pathFeedback } from '../tools/harness/report.js';
 import { fairness } from './fairness.js';
 import { linkCapacityBps, type SimRun, type StreamCtx } from './run-loop.js';
 import { frameLatencyMs, freezeStats, latencyCdf, mean, PacketTransmission, perSecondQoe, round, streamQoe } from './metrics.js';
@@ -104,9 +105,18 @@ export function buildResult(opts: SimOptions, run: SimRun): SimResult {
       pacerDropped: s((x) => x.pacerDropped),
       fecUtilizationPct: round(rpFecRx > 0 ? (100 * rpFecUsed) / rpFecRx : 0),
       latePackets: rp.reduce((a, x) => a + x.latePackets, 0),
+      feedback: pathFeedback(
+        {
+          feedbackBytesSent: rp.reduce((a, x) => a + x.feedbackBytesSent, 0),
+          reportBytesSent: rp.reduce((a, x) => a + x.reportBytesSent, 0),
+          reportArrivalsRelisted: rp.reduce((a, x) => a + x.reportArrivalsRelisted, 0),
+        },
+        durationS,
+      ),
       meanCapacityBps: Math.round(mean(samples.map((x) => x.cap[i]))),
       meanSendRateBps: Math.round((s((x) => x.bytesSent) * 8) / durationS),
       linkDrops: { queue: ls.dropped.queue, loss: ls.dropped.loss, blackhole: ls.dropped.blackhole },
+      countedLoss: countedLoss(streams.map((c) => c.sender.estimatorStats().find((x) => x.id === i))),
     };
   });
 
@@ -348,4 +358,16 @@ function audioResult(c: StreamCtx): SimAudioResult {
     targetDelayMs: round(a.targetDelayMs),
     avOffsetMs: round(a.avOffsetMs),
   };
+}
+
+/** SimPathResult.countedLoss of one path's estimator stats (one per stream; estimators without the counters count 0). */
+function countedLoss(st: Array<object | undefined>): SimPathResult['countedLoss'] {
+  let lost = 0;
+  let received = 0;
+  for (const x of st) {
+    const c = x as { packetsLost?: unknown; packetsReceived?: unknown } | undefined;
+    if (typeof c?.packetsLost === 'number') lost += c.packetsLost;
+    if (typeof c?.packetsReceived === 'number') received += c.packetsReceived;
+  }
+  return { lost, received, pct: round(lost + received > 0 ? (100 * lost) / (lost + received) : 0, 2) };
 }

@@ -174,6 +174,12 @@ export interface SimPathResult extends Omit<ReportPath, 'localAddress' | 'remote
   meanSendRateBps: number;
   /** Up-link drops by cause. */
   linkDrops: { queue: number; loss: number; blackhole: number };
+  /**
+   * What the sender's estimators counted from the path's reports (all streams; their
+   * `packetsLost` / `packetsReceived` stats, src/cc/gcc.ts): seqs counted lost (net of
+   * losses a later report un-counted) and received, and lost / (lost + received) in %.
+   */
+  countedLoss: { lost: number; received: number; pct: number };
 }
 
 /** The call report's per-second fields, with the simulator's own per-path facts (capacity, pacer queue). */

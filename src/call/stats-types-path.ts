@@ -171,4 +171,10 @@ export interface PathStats extends StatsBase {
    * most the offset's error bound.
    */
   oneWayDelay: number | undefined;
+  /** Receive side: feedback we sent back on it (reports, clock echoes, NACKs, QoE feedback, key frame requests; encoded bytes). */
+  feedbackBytesSent: number;
+  /** The path reports among it (bytes). */
+  reportBytesSent: number;
+  /** Arrivals its reports listed again after a late packet re-covered them (count). */
+  reportArrivalsRelisted: number;
 }

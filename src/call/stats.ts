@@ -288,6 +288,9 @@ function sessionEntries(c: CallSnapshot, x: SessionSnapshot, timestamp: number):
       earlyPackets: r?.earlyPackets ?? 0,
       fecUtilization: frac(r?.fecUtilizationPct ?? 0),
       oneWayDelay: sOpt(r?.oneWayDelayMs),
+      feedbackBytesSent: r?.feedbackBytesSent ?? 0,
+      reportBytesSent: r?.reportBytesSent ?? 0,
+      reportArrivalsRelisted: r?.reportArrivalsRelisted ?? 0,
     };
     entries.push(path);
   }

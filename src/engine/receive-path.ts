@@ -25,6 +25,16 @@ export interface PathRx {
   owdUs: number;
   /** When this side last answered a peer report on this path with a clock echo (µs, local clock). */
   lastEchoUs: number;
+  /** Bytes sent on the path's reverse direction: all feedback, and the reports among it (ReceiverPathStats). */
+  feedbackBytesSent: number;
+  reportBytesSent: number;
+}
+
+/** Send `bytes` of feedback on the path's reverse direction (if it has a sink) and count them when the sink takes them; `report`: a path report. */
+export function sendFeedback(p: PathRx, bytes: Uint8Array, report = false): void {
+  if (!p.sink?.send(bytes)) return;
+  p.feedbackBytesSent += bytes.length;
+  if (report) p.reportBytesSent += bytes.length;
 }
 
 /** A path seen for the first time: no sink yet, counters at zero. */
@@ -44,6 +54,8 @@ export function newReceivePath(id: PathId): PathRx {
     firstSeq: -1,
     owdUs: NaN,
     lastEchoUs: -Infinity,
+    feedbackBytesSent: 0,
+    reportBytesSent: 0,
   };
 }
 
@@ -68,5 +80,8 @@ export function receivePathStats(p: PathRx, perPath: FecPathStats | undefined, r
     rttMs: rttMs ?? 0,
     // Arrival (receiver clock) - send time (sender clock) = delay - offset, offset = sender - receiver.
     oneWayDelayMs: Number.isFinite(p.owdUs) && clock?.offsetMs !== undefined ? p.owdUs / 1000 + clock.offsetMs : undefined,
+    feedbackBytesSent: p.feedbackBytesSent,
+    reportBytesSent: p.reportBytesSent,
+    reportArrivalsRelisted: p.reports.stats().relisted,
   };
 }

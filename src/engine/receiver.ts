@@ -35,7 +35,7 @@ import { DEFAULT_DEPACKETIZER_BYTES, Depacketizer } from '../wire/depacketizer.j
 import type { AssembledFrame } from '../wire/packetization.js';
 import type { DecodedPacket, MediaMessage, PacketBody, StreamInfoMessage } from '../wire/types.js';
 import type { DecodableFrame, ReceiverEngineConfig, ReceiverEvents } from './receiver-config.js';
-import { type PathRx, newReceivePath, receivePathStats } from './receive-path.js';
+import { type PathRx, newReceivePath, receivePathStats, sendFeedback } from './receive-path.js';
 import type { PathSink, ReceiverPathStats, ReceiverStats } from './types.js';
 
 /**
@@ -270,7 +270,7 @@ export class ReceiverEngine {
     const now = this.clock.nowUs();
     if (now - p.lastEchoUs < this.cfg.clockEchoIntervalMs * 1000) return;
     p.lastEchoUs = now;
-    p.sink.send(encodeControl({ pathId: viaPath, pathSeq: 0, sendTimeUs: now }, { kind: 'clockEcho', clockEcho: { echoUs: packet.sendTimeUs, holdUs: 0 } }));
+    sendFeedback(p, encodeControl({ pathId: viaPath, pathSeq: 0, sendTimeUs: now }, { kind: 'clockEcho', clockEcho: { echoUs: packet.sendTimeUs, holdUs: 0 } }));
   }
 
   /** Estimated sender clock - receiver clock (µs); undefined before the first clock exchange completes. */
@@ -488,9 +488,10 @@ export class ReceiverEngine {
         const fcdMs = this.qoe.smoothedFcdMs();
         if (report && fcdMs !== undefined) report.fcdUs = Math.min(0xffffffff, Math.max(1, Math.round(fcdMs * 1000)));
         if (!report) continue;
-        p.sink.send(encodeControl({ pathId: p.id, pathSeq: 0, sendTimeUs: now }, { kind: 'report', report }));
+        sendFeedback(p, encodeControl({ pathId: p.id, pathSeq: 0, sendTimeUs: now }, { kind: 'report', report }), true);
         // ReceiverEngineConfig.reportCopies: the same report on the other paths too (the sender applies the first to arrive).
-        if (this.cfg.reportCopies) for (const q of this.paths.values()) if (q !== p) q.sink?.send(encodeControl({ pathId: q.id, pathSeq: 0, sendTimeUs: now }, { kind: 'report', report }));
+        if (this.cfg.reportCopies)
+          for (const q of this.paths.values()) if (q !== p && q.sink) sendFeedback(q, encodeControl({ pathId: q.id, pathSeq: 0, sendTimeUs: now }, { kind: 'report', report }), true);
       }
     }
     for (const n of this.nack.poll(now, this.rttMs)) {
@@ -540,7 +541,7 @@ export class ReceiverEngine {
   private broadcast(body: PacketBody): void {
     const now = this.clock.nowUs();
     for (const p of this.paths.values()) {
-      p.sink?.send(encodeControl({ pathId: p.id, pathSeq: 0, sendTimeUs: now }, body));
+      if (p.sink) sendFeedback(p, encodeControl({ pathId: p.id, pathSeq: 0, sendTimeUs: now }, body));
     }
   }
 

@@ -133,6 +133,17 @@ export interface ReceiverPathStats {
    * (src/feedback/clock-sync.ts); undefined before both are known.
    */
   oneWayDelayMs: number | undefined;
+  /**
+   * Feedback this side sent back on the path's reverse direction (bytes of the
+   * encoded datagrams, no transport overhead): its path reports (copies of
+   * other paths' reports included), clock echoes, NACKs, QoE feedback and key
+   * frame requests.
+   */
+  feedbackBytesSent: number;
+  /** The path reports among {@link feedbackBytesSent} (bytes). */
+  reportBytesSent: number;
+  /** Arrivals this path's reports listed again (src/feedback/path-report-builder.ts `relisted`; count). */
+  reportArrivalsRelisted: number;
 }
 
 export interface ReceiverStats {

@@ -44,10 +44,38 @@ export interface ReportPath {
   remoteAddress?: string;
   fecUtilizationPct: number;
   latePackets: number;
+  /** What the media receiver sent back on the path's reverse direction ({@link pathFeedback}). */
+  feedback?: PathFeedback;
   /** Browser calls: the path's state at the end, ms to its first connection, restarts (getStats() `path` entries). */
   state?: string;
   connectMs?: number;
   iceRestarts?: number;
+}
+
+/**
+ * Feedback on a path's reverse direction, from the media receiver's counters
+ * (ReceiverPathStats / getStats() `path` entry: `feedbackBytesSent`,
+ * `reportBytesSent`, `reportArrivalsRelisted`): bytes of encoded feedback
+ * datagrams (no transport overhead) and their mean rate over the call (bps).
+ * One definition for the simulator's results.json and the browser call report.
+ */
+export interface PathFeedback {
+  /** All feedback: path reports, clock echoes, NACKs, QoE feedback, key frame requests (bytes, bps). */
+  bytes: number;
+  bps: number;
+  /** The path reports among it (bytes, bps). */
+  reportBytes: number;
+  reportBps: number;
+  /** Arrivals the path's reports listed again (src/feedback/path-report-builder.ts `relisted`). */
+  relisted: number;
+}
+
+/** {@link PathFeedback} of a path's receiver counters over `durationS` seconds. */
+export function pathFeedback(c: { feedbackBytesSent: number; reportBytesSent: number; reportArrivalsRelisted: number } | undefined, durationS: number): PathFeedback {
+  const bytes = c?.feedbackBytesSent ?? 0;
+  const reportBytes = c?.reportBytesSent ?? 0;
+  const bps = (b: number) => (durationS > 0 ? Math.round((b * 8) / durationS) : 0);
+  return { bytes, bps: bps(bytes), reportBytes, reportBps: bps(reportBytes), relisted: c?.reportArrivalsRelisted ?? 0 };
 }
 
 export interface PerSecond {
@@ -243,6 +271,7 @@ export function buildReport(input: BuildReportInput): CallReport {
       remoteAddress: route ? `${route.remote.address}:${route.remote.port}` : undefined,
       fecUtilizationPct: round((rp?.fecUtilization ?? 0) * 100),
       latePackets: rp?.latePackets ?? 0,
+      feedback: rp ? pathFeedback(rp, input.durationS) : undefined,
       state: p.state,
       connectMs: ms(p.connectTime),
       iceRestarts: p.iceRestarts,
