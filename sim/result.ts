@@ -116,7 +116,10 @@ export function buildResult(opts: SimOptions, run: SimRun): SimResult {
       meanCapacityBps: Math.round(mean(samples.map((x) => x.cap[i]))),
       meanSendRateBps: Math.round((s((x) => x.bytesSent) * 8) / durationS),
       linkDrops: { queue: ls.dropped.queue, loss: ls.dropped.loss, blackhole: ls.dropped.blackhole },
-      countedLoss: countedLoss(streams.map((c) => c.sender.estimatorStats().find((x) => x.id === i))),
+      countedLoss: countedLoss(
+        streams.map((c) => c.sender.estimatorStats().find((x) => x.id === i)),
+        rp.reduce((a, x) => a + x.packetsLost, 0),
+      ),
     };
   });
 
@@ -361,13 +364,15 @@ function audioResult(c: StreamCtx): SimAudioResult {
 }
 
 /** SimPathResult.countedLoss of one path's estimator stats (one per stream; estimators without the counters count 0). */
-function countedLoss(st: Array<object | undefined>): SimPathResult['countedLoss'] {
+function countedLoss(st: Array<object | undefined>, missing: number): SimPathResult['countedLoss'] {
   let lost = 0;
   let received = 0;
+  let recovered = 0;
   for (const x of st) {
-    const c = x as { packetsLost?: unknown; packetsReceived?: unknown } | undefined;
+    const c = x as { packetsLost?: unknown; packetsReceived?: unknown; lossRecovered?: unknown } | undefined;
     if (typeof c?.packetsLost === 'number') lost += c.packetsLost;
     if (typeof c?.packetsReceived === 'number') received += c.packetsReceived;
+    if (typeof c?.lossRecovered === 'number') recovered += c.lossRecovered;
   }
-  return { lost, received, pct: round(lost + received > 0 ? (100 * lost) / (lost + received) : 0, 2) };
+  return { lost, received, pct: round(lost + received > 0 ? (100 * lost) / (lost + received) : 0, 2), recovered, missing };
 }

@@ -177,9 +177,11 @@ export interface SimPathResult extends Omit<ReportPath, 'localAddress' | 'remote
   /**
    * What the sender's estimators counted from the path's reports (all streams; their
    * `packetsLost` / `packetsReceived` stats, src/cc/gcc.ts): seqs counted lost (net of
-   * losses a later report un-counted) and received, and lost / (lost + received) in %.
+   * losses a later report un-counted) and received, and lost / (lost + received) in %;
+   * `recovered`: losses un-counted by a later report (`lossRecovered`); `missing`: seqs the
+   * receiver never got (ReceiverPathStats.packetsLost), the truth the counts estimate.
    */
-  countedLoss: { lost: number; received: number; pct: number };
+  countedLoss: { lost: number; received: number; pct: number; recovered: number; missing: number };
 }
 
 /** The call report's per-second fields, with the simulator's own per-path facts (capacity, pacer queue). */
