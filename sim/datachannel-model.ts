@@ -263,11 +263,14 @@ export class SctpChannel<M> {
     return true;
   }
 
-  /** Earliest timer (T3-rtx or delayed SACK), µs, or undefined. */
+  /**
+   * Earliest timer (T3-rtx or delayed SACK), µs, or undefined. A whole
+   * microsecond: the RTO (SRTT + 4 RTTVAR, smoothed) is fractional, and the
+   * simulator's clock, which steps to this time, must stay integral.
+   */
   nextTimerUs(): number | undefined {
-    if (this.t3DueUs === undefined) return this.sackDueUs;
-    if (this.sackDueUs === undefined) return this.t3DueUs;
-    return Math.min(this.t3DueUs, this.sackDueUs);
+    const t = this.t3DueUs === undefined ? this.sackDueUs : this.sackDueUs === undefined ? this.t3DueUs : Math.min(this.t3DueUs, this.sackDueUs);
+    return t === undefined ? undefined : Math.ceil(t);
   }
 
   /** Run timers due at `nowUs`. */

@@ -275,12 +275,17 @@ export class RtpCarrierModel implements DatagramCarrier {
     this.setOpen(false);
   }
 
-  /** Earliest time (µs) something is due: a frame, a pacer release, a feedback packet. */
+  /**
+   * Earliest time (µs, a whole microsecond: the simulator's clock never goes
+   * fractional) something is due: a frame, a pacer release, a feedback packet.
+   */
   nextTimerUs(): number | undefined {
     let t = this.feedbackDueUs ?? Number.POSITIVE_INFINITY;
     if (this.pacerHead < this.pacer.length) t = Math.min(t, this.pacerFreeUs);
     if (this.queue.length > 0) t = Math.min(t, this.nextFrameUs);
-    return Number.isFinite(t) ? t : undefined;
+    // The pacer's release time is fractional (bytes x 8e6 / rate): waking at it made the run's
+    // clock fractional, and a camera frame captured then failed the packetizer's integer check.
+    return Number.isFinite(t) ? Math.ceil(t) : undefined;
   }
 
   /** Run what is due at `now`. */

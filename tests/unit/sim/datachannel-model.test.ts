@@ -75,6 +75,25 @@ describe('SctpChannel (dcSCTP sender model)', () => {
     expect(h.ch.cwndBytes()).toBeGreaterThanOrEqual(4 * MTU);
   });
 
+  it('keeps its timers on whole microseconds (the simulator clock follows them)', () => {
+    const h = harness();
+    let now = 0;
+    let checked = 0;
+    for (let r = 0; r < 8; r++) {
+      for (let i = 0; i < 5; i++) h.ch.send(now, r * 10 + i, 1000);
+      // RTTs above rtoMinMs and uneven: SRTT + 4 RTTVAR (the RTO) turns fractional.
+      now += 450_000 + r * 77_777;
+      roundTrip(h, now);
+      for (let i = 5; i < 10; i++) h.ch.send(now, r * 10 + i, 1000);
+      const due = h.ch.nextTimerUs();
+      if (due === undefined) continue;
+      expect(Number.isInteger(due)).toBe(true);
+      checked++;
+    }
+    expect(checked).toBeGreaterThan(4);
+    expect(h.ch.stats().rtoMs).toBeGreaterThan(DCSCTP_DEFAULTS.rtoMinMs);
+  });
+
   it('T3-rtx timeout with no SACKs: cwnd 1 MTU, RTO backs off, outstanding abandoned', () => {
     const h = harness();
     for (let i = 0; i < 50; i++) h.ch.send(0, i, 1000);

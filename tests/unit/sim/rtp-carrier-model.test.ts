@@ -93,6 +93,8 @@ describe('RtpCarrierModel', () => {
     c.onTimer(now);
     // frame = 10 + 3 x (2 + 1200) = 3616 bytes; payload per packet 1200 - 12 - 8 - 4 = 1176 -> 4 packets
     while ((c.nextTimerUs() ?? Infinity) < 1e6) {
+      // Whole microseconds: the simulator's clock follows this timer (a fractional time made a camera frame's capture time fractional).
+      expect(Number.isInteger(c.nextTimerUs())).toBe(true);
       now = Math.max(now, c.nextTimerUs()!);
       c.onTimer(now);
     }
