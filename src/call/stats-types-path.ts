@@ -171,10 +171,17 @@ export interface PathStats extends StatsBase {
    * most the offset's error bound.
    */
   oneWayDelay: number | undefined;
-  /** Receive side: feedback we sent back on it (reports, clock echoes, NACKs, QoE feedback, key frame requests; encoded bytes). */
+  /**
+   * Receive side: feedback we sent back on this path's reverse direction (reports, clock echoes,
+   * NACKs, QoE feedback, key frame requests; bytes of the encoded datagrams the transport took, no
+   * transport overhead).
+   */
   feedbackBytesSent: number;
-  /** The path reports among it (bytes). */
+  /** The path reports among {@link feedbackBytesSent} (bytes), copies of other paths' reports it carried included. */
   reportBytesSent: number;
-  /** Arrivals its reports listed again after a late packet re-covered them (count). */
+  /**
+   * Arrivals this path's own reports listed again after a late packet re-covered them (count;
+   * src/feedback/path-report-builder.ts `relisted`): counted when the report is built, whichever path carries it.
+   */
   reportArrivalsRelisted: number;
 }

@@ -142,7 +142,11 @@ export interface ReceiverPathStats {
   feedbackBytesSent: number;
   /** The path reports among {@link feedbackBytesSent} (bytes). */
   reportBytesSent: number;
-  /** Arrivals this path's reports listed again (src/feedback/path-report-builder.ts `relisted`; count). */
+  /**
+   * Arrivals this path's own reports listed again after a late packet re-covered them
+   * (src/feedback/path-report-builder.ts `relisted`; count): counted when the report is built,
+   * whichever path carries it and whether or not the transport took it.
+   */
   reportArrivalsRelisted: number;
 }
 
