@@ -110,6 +110,7 @@ export interface SimOptions {
       | 'probation'
       | 'probationMinAltFraction'
       | 'gapMinAltFraction'
+      | 'cleanReturn'
       | 'audio'
       | 'fecCode'
       | 'pacer'

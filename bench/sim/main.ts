@@ -118,6 +118,7 @@ const SENDER_KEYS = [
   'probation',
   'probationMinAltFraction',
   'gapMinAltFraction',
+  'cleanReturn',
   'fecCode',
   'keyframeCoalesceTransmit',
   'pacer.burstMs',

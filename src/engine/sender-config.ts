@@ -328,6 +328,25 @@ export interface SenderEngineConfig {
    */
   gapMinAltFraction?: number;
   /**
+   * End a path's probation (see {@link probation}) when its reports resume
+   * after a silence and show that the silence was only its feedback's: a
+   * report of the silence's backlog (arriving while the path is still
+   * suspect or down) resolves at least 20 packets, less than 5 % of them
+   * lost, and the path's estimate does not fall on it
+   * (PathRecovery.learnGap, SenderPaths.isDemoted). The path then carries
+   * its share again at once instead of being benched for
+   * fallbackEstablishMs while a much weaker path carries the call
+   * (mm:tmobile+att: T-Mobile's downlink dies for 0.4-0.9 s while its
+   * uplink delivers every packet; back, it was benched while a failover
+   * probe lifted AT&T's estimate, and the call moved to AT&T with 30-40 kB
+   * of frames for a 1 Mbps link). It ends only the path's own probation:
+   * as an alternative for a demoted path it must still be established by
+   * time. TCP undoes its response to a retransmission timeout shown
+   * spurious by the ACKs of the original packets the same way (RFC 4015
+   * §3, the Eifel response; RFC 5682 F-RTO). Default false.
+   */
+  cleanReturn?: boolean;
+  /**
    * Key frame request coalescing (src/engine/keyframe-gate.ts): answer
    * requests with the last key frame while it is still held in this
    * sender's pacer or datachannel and for max(500 ms, 2 x the lowest SRTT)
@@ -413,5 +432,6 @@ export function resolveSenderConfig(config: SenderEngineConfig): ResolvedSenderC
     fallbackEstablishMs: config.fallbackEstablishMs ?? 1000,
     probation: config.probation ?? true,
     keyframeCoalesceTransmit: config.keyframeCoalesceTransmit ?? false,
+    cleanReturn: config.cleanReturn ?? false,
   };
 }

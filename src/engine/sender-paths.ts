@@ -158,12 +158,17 @@ export class SenderPaths {
    * `probationMinAltFraction` > 0 (SenderEngineConfig) a path on probation
    * only (not demoted) yields only to a path whose estimate is at least that
    * fraction of its own: a backup at 0.1 Mbps is no alternative to a path
-   * that carried 5 Mbps and reports again after a feedback gap.
+   * that carried 5 Mbps and reports again after a feedback gap. A path
+   * whose reports showed a clean return after its last silence
+   * (SenderEngineConfig.cleanReturn, SenderPath.cleanReturnUs) is not on
+   * probation; as an alternative it still needs fallbackEstablishUs.
    */
   isDemoted(p: SenderPath, nowUs: number): boolean {
     const h = this.hysteresis;
     const est = this.fallbackEstablishUs;
-    const probation = est > 0 && this.probation !== false && nowUs - (this.probation === 'down' ? p.lastDownUs : p.lastGoneUs) < est;
+    // A clean return (SenderEngineConfig.cleanReturn) after the last silence ends the path's own probation.
+    const goneUs = this.probation === 'down' ? p.lastDownUs : p.lastGoneUs;
+    const probation = est > 0 && this.probation !== false && nowUs - goneUs < est && !(p.cleanReturnUs > goneUs);
     if (!h?.isDemoted(p.id) && !probation) return false;
     // Probation only, next to alternatives too weak to carry the call (SenderEngineConfig.gapMinAltFraction).
     if (!h?.isDemoted(p.id) && this.keptThroughGap(p, nowUs)) return false;

@@ -129,3 +129,41 @@ describe('sender: a feedback gap next to a weak backup (gapMinAltFraction)', () 
     expect(benched(0.5)).toBe(benched(0));
   });
 });
+
+describe('sender: a clean return ends probation (cleanReturn)', () => {
+  // Path 0 carries the call; its reports are held for 600 ms (down after 500 ms; an LTE downlink stall, the
+  // backlog arrives at its end) while its forward direction delivers every packet. Path 1 is a weak backup
+  // with a shorter delay (an alternative for SenderPaths.isDemoted).
+  const gapPaths: PathSpec[] = [
+    { rateMbps: 6, delayMs: 60, reverseStall: [[6000, 6600]] },
+    { rateMbps: 0.3, delayMs: 10 },
+  ];
+  /** 100 ms steps (6.8-7.5 s, path 0 reporting again) in which path 0 was benched; gapMinAltFraction 0 isolates probation. */
+  const benched0 = (paths: PathSpec[], cleanReturn: boolean): number => benchedSteps(paths, { cleanReturn, gapMinAltFraction: 0 }, 6800, 7500);
+
+  it('a path back from a feedback gap with its packets delivered is not benched', () => {
+    expect(benched0(gapPaths, false)).toBeGreaterThan(3);
+    expect(benched0(gapPaths, true)).toBe(0);
+  });
+
+  it('a path back from a blackhole (its packets lost) stays on probation', () => {
+    const blackhole: PathSpec[] = [{ rateMbps: 6, delayMs: 60, down: [[6000, 6600]] }, gapPaths[1]];
+    expect(benched0(blackhole, true)).toBeGreaterThan(3);
+    expect(benched0(blackhole, true)).toBe(benched0(blackhole, false));
+  });
+
+  it('a path live only in short bursts stays on probation', () => {
+    const paths: PathSpec[] = [
+      { rateMbps: 6, delayMs: 40 },
+      { rateMbps: 6, delayMs: 20, reverseDown: burstyReports(3000, 12_000) },
+    ];
+    const media1 = (cleanReturn: boolean): number => {
+      const c = makeCall(paths, { extra: { maxBitrateBps: 3_000_000, cleanReturn } });
+      c.run(5000);
+      const m = c.sender.stats().paths[1].mediaPacketsSent;
+      c.run(6000);
+      return c.sender.stats().paths[1].mediaPacketsSent - m;
+    };
+    expect(media1(true)).toBeLessThanOrEqual(media1(false) + 5);
+  });
+});
