@@ -111,6 +111,7 @@ export interface SimOptions {
       | 'probationMinAltFraction'
       | 'gapMinAltFraction'
       | 'cleanReturn'
+      | 'gapKeepMs'
       | 'audio'
       | 'fecCode'
       | 'pacer'

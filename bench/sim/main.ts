@@ -119,6 +119,7 @@ const SENDER_KEYS = [
   'probationMinAltFraction',
   'gapMinAltFraction',
   'cleanReturn',
+  'gapKeepMs',
   'fecCode',
   'keyframeCoalesceTransmit',
   'pacer.burstMs',

@@ -328,6 +328,24 @@ export interface SenderEngineConfig {
    */
   gapMinAltFraction?: number;
   /**
+   * With gapMinAltFraction: keep a path through a feedback gap for up to
+   * this much silence (ms; the age of its oldest unreported packet), also
+   * after the path manager declared it down for silence (downAfterMs, 500
+   * ms), as long as its transport is connected and the gap rule's other
+   * tests hold (nothing it sent in the silence NACKed, the live
+   * alternatives estimated at less than gapMinAltFraction of its rate).
+   * 0 = until it is declared down (default). mm:tmobile+att: T-Mobile's
+   * downlink dies for 0.5-0.9 s at 101-102 s and 117-118 s while its
+   * uplink delivers 12-26 Mbps; at 500 ms the call moved to AT&T (0.7-1.5
+   * Mbps), where the encoder's output, which lags its target (0.2 s) and
+   * overshoots a 150 kbps one, waited in AT&T's pacer (17-31 kB): freezes
+   * of 0.2-0.5 s in every seed, none with T-Mobile alone (a single path is
+   * kept as the last resort). libwebrtc likewise sends on through a
+   * feedback silence, its rate held by the congestion window (here the
+   * congestion-window pushback), until ICE consent fails (RFC 7675 §5.1).
+   */
+  gapKeepMs?: number;
+  /**
    * End a path's probation (see {@link probation}) when its reports resume
    * after a silence and show that the silence was only its feedback's: a
    * report of the silence's backlog (arriving while the path is still
@@ -396,6 +414,7 @@ export type ResolvedSenderConfig = Required<
     | 'audio'
     | 'probationMinAltFraction'
     | 'gapMinAltFraction'
+    | 'gapKeepMs'
   >
 >;
 

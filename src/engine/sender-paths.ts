@@ -48,6 +48,8 @@ export class SenderPaths {
     private readonly altMin = 0,
     /** SenderEngineConfig.gapMinAltFraction (see {@link keptThroughGap}; 0 = off; the engine's default 0.1). */
     private readonly gapAltMin = 0,
+    /** SenderEngineConfig.gapKeepMs in µs (see {@link keptThroughGap}; 0 = until the path manager declares the path down). */
+    private readonly gapKeepUs = 0,
   ) {
     this.fastFailoverRule = fastFailover ? { isEnabled: (id) => this.scheduler.isEnabled(id), silenceThresholdUs: (id, srttMs) => this.health.silenceThresholdUs(id, srttMs) } : undefined;
   }
@@ -103,7 +105,8 @@ export class SenderPaths {
    * Kept through a feedback gap (SenderEngineConfig.gapMinAltFraction > 0):
    * the path is silent (suspect: no report for its learned threshold) or
    * on probation after such a silence, but still up (not silent for the path
-   * manager's downAfterMs), enabled, not demoted by the hysteresis, no
+   * manager's downAfterMs; with SenderEngineConfig.gapKeepMs, silent for
+   * less than that while its transport is connected), enabled, not demoted by the hysteresis, no
    * packet it carried since its last report was NACKed (the receiver, over
    * another path, saw it lose: a blackhole of both directions, not a
    * feedback gap), and the live alternatives (at least one) are estimated at less than that
@@ -122,7 +125,7 @@ export class SenderPaths {
     // A NACK of a packet sent during the silence: the forward direction loses too (a blackhole, not a feedback gap).
     if (
       !(this.gapAltMin > 0) ||
-      !this.manager.isUp(p.id) ||
+      !(this.manager.isUp(p.id) || this.keptDown(p, nowUs)) ||
       !this.scheduler.isEnabled(p.id) ||
       this.hysteresis?.isDemoted(p.id) === true ||
       !(p.nackedInGapUs < (p.estimator.lastReportUs() ?? -Infinity))
@@ -136,6 +139,16 @@ export class SenderPaths {
       n++;
     }
     return n > 0 && alt < this.gapAltMin * p.rateBps();
+  }
+
+  /**
+   * Down for silence only (its transport connected) for less than
+   * {@link gapKeepUs} of silence: with gapKeepMs, a path kept through a
+   * feedback gap stays kept past the path manager's downAfterMs.
+   */
+  private keptDown(p: SenderPath, nowUs: number): boolean {
+    const since = this.manager.unreportedSinceUs(p.id);
+    return this.gapKeepUs > 0 && this.manager.transportState(p.id) === 'connected' && since !== undefined && nowUs - since < this.gapKeepUs;
   }
 
   /** Live, or silent but {@link keptThroughGap}. */

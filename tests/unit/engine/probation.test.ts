@@ -167,3 +167,32 @@ describe('sender: a clean return ends probation (cleanReturn)', () => {
     expect(media1(true)).toBeLessThanOrEqual(media1(false) + 5);
   });
 });
+
+describe('sender: a feedback gap past the path manager down time (gapKeepMs)', () => {
+  // Path 0 carries the call; its reports are held for 900 ms (down after 500 ms) while its forward
+  // direction delivers. Path 1 is a weak backup (below the gap rule's default 0.1 of path 0's rate).
+  const weak: PathSpec = { rateMbps: 0.3, delayMs: 10 };
+  /** Media packets path 0 was given in 6.55-6.85 s (past its 500 ms down time, inside the 900 ms silence). */
+  const media0 = (spec: PathSpec, gapKeepMs: number): number => {
+    const c = makeCall([spec, weak], { extra: { maxBitrateBps: 3_000_000, gapKeepMs } });
+    c.run(6550);
+    const m = c.sender.stats().paths[0].mediaPacketsSent;
+    c.run(300);
+    return c.sender.stats().paths[0].mediaPacketsSent - m;
+  };
+
+  it('keeps the silent strong path carrying the call past its down time', () => {
+    const gap: PathSpec = { rateMbps: 6, delayMs: 60, reverseStall: [[6000, 6900]] };
+    const off = media0(gap, 0);
+    const on = media0(gap, 1000);
+    // The congestion-window pushback holds the encoder target low in the silence: few packets, but on path 0.
+    expect(on).toBeGreaterThanOrEqual(5);
+    expect(off).toBeLessThanOrEqual(1);
+  });
+
+  it('does not keep a path whose forward direction is dead too (the receiver NACKs what it sent)', () => {
+    const gap = media0({ rateMbps: 6, delayMs: 60, reverseStall: [[6000, 6900]] }, 1000);
+    const blackhole = media0({ rateMbps: 6, delayMs: 60, down: [[6000, 6900]] }, 1000);
+    expect(blackhole).toBeLessThan(0.3 * gap);
+  });
+});
