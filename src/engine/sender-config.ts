@@ -357,8 +357,11 @@ export interface SenderEngineConfig {
    * (mm:tmobile+att: T-Mobile's downlink dies for 0.4-0.9 s while its
    * uplink delivers every packet; back, it was benched while a failover
    * probe lifted AT&T's estimate, and the call moved to AT&T with 30-40 kB
-   * of frames for a 1 Mbps link). It ends only the path's own probation:
-   * as an alternative for a demoted path it must still be established by
+   * of frames for a 1 Mbps link). Only for a path estimated at least at
+   * its live alternatives' sum (benching it moves the call onto weaker
+   * paths; a weaker path back from a silence is often the first half of a
+   * fade: mm:verizon+tmobile). It ends only the path's own probation: as
+   * an alternative for a demoted path it must still be established by
    * time. TCP undoes its response to a retransmission timeout shown
    * spurious by the ACKs of the original packets the same way (RFC 4015
    * §3, the Eifel response; RFC 5682 F-RTO). Default false.

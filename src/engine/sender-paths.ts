@@ -151,6 +151,13 @@ export class SenderPaths {
     return this.gapKeepUs > 0 && this.manager.transportState(p.id) === 'connected' && since !== undefined && nowUs - since < this.gapKeepUs;
   }
 
+  /** Sum of the rates (bps) of the live, enabled, not demoted paths other than `p`. */
+  private liveAltBps(p: SenderPath, nowUs: number): number {
+    let alt = 0;
+    for (const q of this.map.values()) if (q !== p && this.hysteresis?.isDemoted(q.id) !== true && this.scheduler.isEnabled(q.id) && this.isLive(q, nowUs)) alt += q.rateBps();
+    return alt;
+  }
+
   /** Live, or silent but {@link keptThroughGap}. */
   private carries(p: SenderPath, nowUs: number): boolean {
     return this.isLive(p, nowUs) || this.keptThroughGap(p, nowUs);
@@ -179,9 +186,10 @@ export class SenderPaths {
   isDemoted(p: SenderPath, nowUs: number): boolean {
     const h = this.hysteresis;
     const est = this.fallbackEstablishUs;
-    // A clean return (SenderEngineConfig.cleanReturn) after the last silence ends the path's own probation.
+    // A clean return (SenderEngineConfig.cleanReturn) after the last silence ends the probation of a path
+    // estimated at least at its live alternatives' sum: benching it would move the call onto weaker paths.
     const goneUs = this.probation === 'down' ? p.lastDownUs : p.lastGoneUs;
-    const probation = est > 0 && this.probation !== false && nowUs - goneUs < est && !(p.cleanReturnUs > goneUs);
+    const probation = est > 0 && this.probation !== false && nowUs - goneUs < est && !(p.cleanReturnUs > goneUs && this.liveAltBps(p, nowUs) <= p.rateBps());
     if (!h?.isDemoted(p.id) && !probation) return false;
     // Probation only, next to alternatives too weak to carry the call (SenderEngineConfig.gapMinAltFraction).
     if (!h?.isDemoted(p.id) && this.keptThroughGap(p, nowUs)) return false;

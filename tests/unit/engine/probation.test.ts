@@ -152,6 +152,28 @@ describe('sender: a clean return ends probation (cleanReturn)', () => {
     expect(benched0(blackhole, true)).toBe(benched0(blackhole, false));
   });
 
+  it('a weaker path back from a feedback gap stays on probation next to a stronger live path', () => {
+    // Path 1 (4 Mbps) carries a share whose backlog's reports, 200 ms apart, resolve 20+ packets each (a
+    // clean return) next to a 20 Mbps path 0 estimated far above it.
+    const paths: PathSpec[] = [
+      { rateMbps: 20, delayMs: 40 },
+      { rateMbps: 4, delayMs: 20, reverseStall: [[6000, 6600]] },
+    ];
+    /** 100 ms steps (6.8-7.5 s) in which path 1 was benched. */
+    const benched1 = (cleanReturn: boolean): number => {
+      const c = makeCall(paths, { extra: { maxBitrateBps: 8_000_000, cleanReturn }, receiver: { reportIntervalMs: 200 } });
+      c.run(6800);
+      let n = 0;
+      for (let t = 6800; t < 7500; t += 100) {
+        c.run(100);
+        if (c.sender.stats().paths[1].demoted) n++;
+      }
+      return n;
+    };
+    expect(benched1(false)).toBeGreaterThan(3);
+    expect(benched1(true)).toBe(benched1(false));
+  });
+
   it('a path live only in short bursts stays on probation', () => {
     const paths: PathSpec[] = [
       { rateMbps: 6, delayMs: 40 },
