@@ -110,6 +110,8 @@ export interface SimOptions {
       | 'probation'
       | 'probationMinAltFraction'
       | 'gapMinAltFraction'
+      | 'cleanReturn'
+      | 'gapKeepMs'
       | 'audio'
       | 'fecCode'
       | 'pacer'

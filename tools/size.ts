@@ -100,7 +100,7 @@ const REPO = resolve(dirname(fileURLToPath(import.meta.url)), '..');
  * time older than its ring slot's bucket (a re-listed arrival wiped the delivery meter of the opt-in
  * `queuedDeliveryMs`); budget 99 720. 99 844 bytes with the feedback bytes each receiver counts per
  * path (`ReceiverPathStats` / getStats() `feedbackBytesSent`, `reportBytesSent`,
- * `reportArrivalsRelisted`; 127 bytes); budget 99 844.
+ * `reportArrivalsRelisted`; 127 bytes); budget 99 844. BUDGETLINE
  */
 export const DEFAULT_BUDGET_GZIP_BYTES = 99_844;
 

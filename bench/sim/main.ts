@@ -118,6 +118,8 @@ const SENDER_KEYS = [
   'probation',
   'probationMinAltFraction',
   'gapMinAltFraction',
+  'cleanReturn',
+  'gapKeepMs',
   'fecCode',
   'keyframeCoalesceTransmit',
   'pacer.burstMs',

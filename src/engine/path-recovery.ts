@@ -35,13 +35,16 @@ const OUTAGE_MIN_US = 700_000;
 const OUTAGE_RATE_MEMORY_US = 10_000_000;
 /** After an outage, loss is not congestion for max(this, 2 x SRTT + 200 ms) after reports resume (µs). */
 const OUTAGE_LOSS_GRACE_US = 500_000;
+/** A clean return (SenderEngineConfig.cleanReturn): a report of the silence's backlog resolves at least this many packets, and loses less than this fraction of them. */
+const CLEAN_RETURN_PACKETS = 20;
+const CLEAN_RETURN_MAX_LOSS = 0.05;
 
 /** What path recovery needs from the engine. */
 export interface RecoveryHost {
   readonly paths: SenderPaths;
   readonly history: NackResponder;
   readonly streamId: number;
-  readonly cfg: Pick<ResolvedSenderConfig, 'fastFailover' | 'outageRestore'>;
+  readonly cfg: Pick<ResolvedSenderConfig, 'fastFailover' | 'outageRestore' | 'cleanReturn'>;
   /** Frame id of the newest key frame sent. */
   lastKeyFrameId(): number;
   /** Ceiling of one path's estimate (bps). */
@@ -232,24 +235,35 @@ export class PathRecovery {
     const since = this.host.paths.manager.unreportedSinceUs(p.id);
     const paths = this.host.paths;
     // A single-path call that sent on through a silence (SenderPaths.lastResort): its first report tells a blackhole from a feedback outage.
-    const lastResortSilence = paths.isSuspect(p, nowUs) && nowUs - (p.estimator.lastReportUs() ?? nowUs) > LAST_RESORT_KEY_SILENCE_US && paths.lastResort(nowUs) === p;
-    return { gapUs: since === undefined ? undefined : nowUs - since, before: p.lossCounters(), srttMs: p.estimator.srttMs(), lastResortSilence };
+    const suspect = paths.isSuspect(p, nowUs);
+    const lastResortSilence = suspect && nowUs - (p.estimator.lastReportUs() ?? nowUs) > LAST_RESORT_KEY_SILENCE_US && paths.lastResort(nowUs) === p;
+    const gone = p.failedOver || suspect || !paths.isUp(p);
+    return { gapUs: since === undefined ? undefined : nowUs - since, before: p.lossCounters(), srttMs: p.estimator.srttMs(), lastResortSilence, gone, estBps: p.estimator.targetRateBps() };
   }
 
   /**
    * After the report was applied: feed the gap and the share of packets the
    * report declared lost to PathHealth; after a last-resort silence that
-   * lost more than it delivered, ask for a key frame ('outage').
+   * lost more than it delivered, ask for a key frame ('outage'). With
+   * `cleanReturn`, a report that ends a silence (one of the backlog that
+   * arrives while the path is still gone) and resolves at least
+   * CLEAN_RETURN_PACKETS packets with less than
+   * CLEAN_RETURN_MAX_LOSS of them lost, while the estimate did not fall on
+   * it (no overuse, no loss cut), marks a clean return
+   * (SenderPath.cleanReturnUs): the silence was the feedback's, and the
+   * path's probation ends (SenderPaths.isDemoted).
    */
   learnGap(p: SenderPath, nowUs: number, g: ReportGap): void {
     const after = p.lossCounters();
     let lostFraction = 0;
+    let n = 0;
     if (g.before && after) {
       const lost = after.lost - g.before.lost;
-      const n = lost + after.received - g.before.received;
+      n = lost + after.received - g.before.received;
       if (n > 0) lostFraction = lost / n;
     }
     this.host.paths.health.onReport(p.id, nowUs, g.gapUs, lostFraction, g.srttMs);
+    if (this.host.cfg.cleanReturn && g.gone && n >= CLEAN_RETURN_PACKETS && lostFraction < CLEAN_RETURN_MAX_LOSS && p.estimator.targetRateBps() >= g.estBps) p.cleanReturnUs = nowUs;
     // More of a last-resort silence lost than received: it was a blackhole, the decoder's references
     // are gone; a key frame now saves the receiver a NACK round and a frame-buffer timeout.
     if (g.lastResortSilence && g.before && after && after.lost - g.before.lost > after.received - g.before.received) this.host.requestKeyframe('outage');
@@ -331,4 +345,8 @@ export interface ReportGap {
   srttMs: number;
   /** The path carried a single-path call through a silence of > 500 ms as its last resort. */
   lastResortSilence: boolean;
+  /** The path was gone (failed over, suspect or down) when the report arrived: the report ends a silence. */
+  gone: boolean;
+  /** The path's estimate (bps) before the report. */
+  estBps: number;
 }

@@ -328,6 +328,46 @@ export interface SenderEngineConfig {
    */
   gapMinAltFraction?: number;
   /**
+   * With gapMinAltFraction: keep a path through a feedback gap for up to
+   * this much silence (ms; the age of its oldest unreported packet), also
+   * after the path manager declared it down for silence (downAfterMs, 500
+   * ms), as long as its transport is connected and the gap rule's other
+   * tests hold (nothing it sent in the silence NACKed, the live
+   * alternatives estimated at less than gapMinAltFraction of its rate).
+   * 0 = until it is declared down (default). mm:tmobile+att: T-Mobile's
+   * downlink dies for 0.5-0.9 s at 101-102 s and 117-118 s while its
+   * uplink delivers 12-26 Mbps; at 500 ms the call moved to AT&T (0.7-1.5
+   * Mbps), where the encoder's output, which lags its target (0.2 s) and
+   * overshoots a 150 kbps one, waited in AT&T's pacer (17-31 kB): freezes
+   * of 0.2-0.5 s in every seed, none with T-Mobile alone (a single path is
+   * kept as the last resort). libwebrtc likewise sends on through a
+   * feedback silence, its rate held by the congestion window (here the
+   * congestion-window pushback), until ICE consent fails (RFC 7675 §5.1).
+   */
+  gapKeepMs?: number;
+  /**
+   * End a path's probation (see {@link probation}) when its reports resume
+   * after a silence and show that the silence was only its feedback's: a
+   * report of the silence's backlog (arriving while the path is still
+   * suspect or down) resolves at least 20 packets, less than 5 % of them
+   * lost, and the path's estimate does not fall on it
+   * (PathRecovery.learnGap, SenderPaths.isDemoted). The path then carries
+   * its share again at once instead of being benched for
+   * fallbackEstablishMs while a much weaker path carries the call
+   * (mm:tmobile+att: T-Mobile's downlink dies for 0.4-0.9 s while its
+   * uplink delivers every packet; back, it was benched while a failover
+   * probe lifted AT&T's estimate, and the call moved to AT&T with 30-40 kB
+   * of frames for a 1 Mbps link). Only for a path estimated at least at
+   * its live alternatives' sum (benching it moves the call onto weaker
+   * paths; a weaker path back from a silence is often the first half of a
+   * fade: mm:verizon+tmobile). It ends only the path's own probation: as
+   * an alternative for a demoted path it must still be established by
+   * time. TCP undoes its response to a retransmission timeout shown
+   * spurious by the ACKs of the original packets the same way (RFC 4015
+   * §3, the Eifel response; RFC 5682 F-RTO). Default false.
+   */
+  cleanReturn?: boolean;
+  /**
    * Key frame request coalescing (src/engine/keyframe-gate.ts): answer
    * requests with the last key frame while it is still held in this
    * sender's pacer or datachannel and for max(500 ms, 2 x the lowest SRTT)
@@ -377,6 +417,7 @@ export type ResolvedSenderConfig = Required<
     | 'audio'
     | 'probationMinAltFraction'
     | 'gapMinAltFraction'
+    | 'gapKeepMs'
   >
 >;
 
@@ -413,5 +454,6 @@ export function resolveSenderConfig(config: SenderEngineConfig): ResolvedSenderC
     fallbackEstablishMs: config.fallbackEstablishMs ?? 1000,
     probation: config.probation ?? true,
     keyframeCoalesceTransmit: config.keyframeCoalesceTransmit ?? false,
+    cleanReturn: config.cleanReturn ?? false,
   };
 }

@@ -105,6 +105,8 @@ export class SenderPath {
   lastGoneUs = -Infinity;
   /** Last check (µs, PathRecovery.tick) at which the path was down (PathManager: silent for downAfterMs while sending, or its transport down); -Infinity = never. */
   lastDownUs = -Infinity;
+  /** When (µs) a report ended a silence of the path and showed its packets delivered with the estimate held (PathRecovery.learnGap, SenderEngineConfig.cleanReturn): a feedback gap, which ends the path's probation; -Infinity = never. */
+  cleanReturnUs = -Infinity;
   /** The path's rate (bps) when it last went silent, and when (µs): restored when its reports resume. */
   rateAtFailure: { bps: number; atUs: number } | undefined;
   /** When (µs) the receiver last NACKed a media packet first sent on this path after the path's last report arrived (SenderPaths.keptThroughGap); -Infinity = never. */

@@ -48,6 +48,8 @@ export class SenderPaths {
     private readonly altMin = 0,
     /** SenderEngineConfig.gapMinAltFraction (see {@link keptThroughGap}; 0 = off; the engine's default 0.1). */
     private readonly gapAltMin = 0,
+    /** SenderEngineConfig.gapKeepMs in µs (see {@link keptThroughGap}; 0 = until the path manager declares the path down). */
+    private readonly gapKeepUs = 0,
   ) {
     this.fastFailoverRule = fastFailover ? { isEnabled: (id) => this.scheduler.isEnabled(id), silenceThresholdUs: (id, srttMs) => this.health.silenceThresholdUs(id, srttMs) } : undefined;
   }
@@ -103,7 +105,8 @@ export class SenderPaths {
    * Kept through a feedback gap (SenderEngineConfig.gapMinAltFraction > 0):
    * the path is silent (suspect: no report for its learned threshold) or
    * on probation after such a silence, but still up (not silent for the path
-   * manager's downAfterMs), enabled, not demoted by the hysteresis, no
+   * manager's downAfterMs; with SenderEngineConfig.gapKeepMs, silent for
+   * less than that while its transport is connected), enabled, not demoted by the hysteresis, no
    * packet it carried since its last report was NACKed (the receiver, over
    * another path, saw it lose: a blackhole of both directions, not a
    * feedback gap), and the live alternatives (at least one) are estimated at less than that
@@ -122,7 +125,7 @@ export class SenderPaths {
     // A NACK of a packet sent during the silence: the forward direction loses too (a blackhole, not a feedback gap).
     if (
       !(this.gapAltMin > 0) ||
-      !this.manager.isUp(p.id) ||
+      !(this.manager.isUp(p.id) || this.keptDown(p, nowUs)) ||
       !this.scheduler.isEnabled(p.id) ||
       this.hysteresis?.isDemoted(p.id) === true ||
       !(p.nackedInGapUs < (p.estimator.lastReportUs() ?? -Infinity))
@@ -136,6 +139,23 @@ export class SenderPaths {
       n++;
     }
     return n > 0 && alt < this.gapAltMin * p.rateBps();
+  }
+
+  /**
+   * Down for silence only (its transport connected) for less than
+   * {@link gapKeepUs} of silence: with gapKeepMs, a path kept through a
+   * feedback gap stays kept past the path manager's downAfterMs.
+   */
+  private keptDown(p: SenderPath, nowUs: number): boolean {
+    const since = this.manager.unreportedSinceUs(p.id);
+    return this.gapKeepUs > 0 && this.manager.transportState(p.id) === 'connected' && since !== undefined && nowUs - since < this.gapKeepUs;
+  }
+
+  /** Sum of the rates (bps) of the live, enabled, not demoted paths other than `p`. */
+  private liveAltBps(p: SenderPath, nowUs: number): number {
+    let alt = 0;
+    for (const q of this.map.values()) if (q !== p && this.hysteresis?.isDemoted(q.id) !== true && this.scheduler.isEnabled(q.id) && this.isLive(q, nowUs)) alt += q.rateBps();
+    return alt;
   }
 
   /** Live, or silent but {@link keptThroughGap}. */
@@ -158,12 +178,18 @@ export class SenderPaths {
    * `probationMinAltFraction` > 0 (SenderEngineConfig) a path on probation
    * only (not demoted) yields only to a path whose estimate is at least that
    * fraction of its own: a backup at 0.1 Mbps is no alternative to a path
-   * that carried 5 Mbps and reports again after a feedback gap.
+   * that carried 5 Mbps and reports again after a feedback gap. A path
+   * whose reports showed a clean return after its last silence
+   * (SenderEngineConfig.cleanReturn, SenderPath.cleanReturnUs) is not on
+   * probation; as an alternative it still needs fallbackEstablishUs.
    */
   isDemoted(p: SenderPath, nowUs: number): boolean {
     const h = this.hysteresis;
     const est = this.fallbackEstablishUs;
-    const probation = est > 0 && this.probation !== false && nowUs - (this.probation === 'down' ? p.lastDownUs : p.lastGoneUs) < est;
+    // A clean return (SenderEngineConfig.cleanReturn) after the last silence ends the probation of a path
+    // estimated at least at its live alternatives' sum: benching it would move the call onto weaker paths.
+    const goneUs = this.probation === 'down' ? p.lastDownUs : p.lastGoneUs;
+    const probation = est > 0 && this.probation !== false && nowUs - goneUs < est && !(p.cleanReturnUs > goneUs && this.liveAltBps(p, nowUs) <= p.rateBps());
     if (!h?.isDemoted(p.id) && !probation) return false;
     // Probation only, next to alternatives too weak to carry the call (SenderEngineConfig.gapMinAltFraction).
     if (!h?.isDemoted(p.id) && this.keptThroughGap(p, nowUs)) return false;

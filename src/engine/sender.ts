@@ -139,6 +139,7 @@ export class SenderEngine {
       this.cfg.probation,
       config.probationMinAltFraction,
       config.gapMinAltFraction ?? 0.1,
+      (config.gapKeepMs ?? 0) * 1000,
     );
     this.dropper = new FrameDropper(this.cfg);
     this.packetizer = new Packetizer({ mtuBytes: this.cfg.mtuBytes, streamId: this.streamId });

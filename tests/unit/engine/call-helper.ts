@@ -25,6 +25,8 @@ export interface PathSpec {
   down?: Array<[number, number]>;
   /** [startMs, endMs) with everything dropped on the reverse direction only (receiver -> sender: reports, NACKs). */
   reverseDown?: Array<[number, number]>;
+  /** [startMs, endMs) in which the reverse direction (reports, NACKs) delivers nothing but holds what it gets (an LTE downlink stall: the backlog arrives at the end). */
+  reverseStall?: Array<[number, number]>;
   /** Extra one-way delay steps: [atMs, delayMs]. */
   delaySteps?: Array<[number, number]>;
   /** Drop the sender's datagrams on this path for which this returns true (the drop times go to Call.dropsUs). */
@@ -36,9 +38,17 @@ function linkCfg(p: PathSpec, up: boolean): LinkConfig {
     capacity: constantRate((up ? p.rateMbps : 50) * 1e6),
     delay: p.delayMs,
     loss: up && p.loss ? { kind: 'bernoulli', p: p.loss } : { kind: 'none' },
-    queue: { ms: 300 },
+    queue: !up && p.reverseStall ? { packets: 100_000 } : { ms: 300 },
     downPeriods: up ? p.down : [...(p.down ?? []), ...(p.reverseDown ?? [])],
-    schedule: (p.delaySteps ?? []).map(([atMs, delayMs]) => ({ atMs, delayMs })),
+    schedule: [
+      ...(p.delaySteps ?? []).map(([atMs, delayMs]) => ({ atMs, delayMs })),
+      ...(up
+        ? []
+        : (p.reverseStall ?? []).flatMap(([from, to]) => [
+            { atMs: from, rateBps: 1000 },
+            { atMs: to, rateBps: null },
+          ])),
+    ].sort((a, b) => a.atMs - b.atMs),
   };
 }
 
@@ -67,7 +77,7 @@ export function makeCall(
     extra?: Partial<SenderEngineConfig>;
     playout?: PlayoutOptions;
     audio?: boolean;
-    receiver?: Partial<Pick<ReceiverEngineConfig, 'reportCopies' | 'keyframeOnNackGiveUp'>>;
+    receiver?: Partial<Pick<ReceiverEngineConfig, 'reportCopies' | 'keyframeOnNackGiveUp' | 'reportIntervalMs'>>;
   } = {},
 ): Call {
   const clock = new ManualClock(1_000_000);

@@ -129,3 +129,92 @@ describe('sender: a feedback gap next to a weak backup (gapMinAltFraction)', () 
     expect(benched(0.5)).toBe(benched(0));
   });
 });
+
+describe('sender: a clean return ends probation (cleanReturn)', () => {
+  // Path 0 carries the call; its reports are held for 600 ms (down after 500 ms; an LTE downlink stall, the
+  // backlog arrives at its end) while its forward direction delivers every packet. Path 1 is a weak backup
+  // with a shorter delay (an alternative for SenderPaths.isDemoted).
+  const gapPaths: PathSpec[] = [
+    { rateMbps: 6, delayMs: 60, reverseStall: [[6000, 6600]] },
+    { rateMbps: 0.3, delayMs: 10 },
+  ];
+  /** 100 ms steps (6.8-7.5 s, path 0 reporting again) in which path 0 was benched; gapMinAltFraction 0 isolates probation. */
+  const benched0 = (paths: PathSpec[], cleanReturn: boolean): number => benchedSteps(paths, { cleanReturn, gapMinAltFraction: 0 }, 6800, 7500);
+
+  it('a path back from a feedback gap with its packets delivered is not benched', () => {
+    expect(benched0(gapPaths, false)).toBeGreaterThan(3);
+    expect(benched0(gapPaths, true)).toBe(0);
+  });
+
+  it('a path back from a blackhole (its packets lost) stays on probation', () => {
+    const blackhole: PathSpec[] = [{ rateMbps: 6, delayMs: 60, down: [[6000, 6600]] }, gapPaths[1]];
+    expect(benched0(blackhole, true)).toBeGreaterThan(3);
+    expect(benched0(blackhole, true)).toBe(benched0(blackhole, false));
+  });
+
+  it('a weaker path back from a feedback gap stays on probation next to a stronger live path', () => {
+    // Path 1 (4 Mbps) carries a share whose backlog's reports, 200 ms apart, resolve 20+ packets each (a
+    // clean return) next to a 20 Mbps path 0 estimated far above it.
+    const paths: PathSpec[] = [
+      { rateMbps: 20, delayMs: 40 },
+      { rateMbps: 4, delayMs: 20, reverseStall: [[6000, 6600]] },
+    ];
+    /** 100 ms steps (6.8-7.5 s) in which path 1 was benched. */
+    const benched1 = (cleanReturn: boolean): number => {
+      const c = makeCall(paths, { extra: { maxBitrateBps: 8_000_000, cleanReturn }, receiver: { reportIntervalMs: 200 } });
+      c.run(6800);
+      let n = 0;
+      for (let t = 6800; t < 7500; t += 100) {
+        c.run(100);
+        if (c.sender.stats().paths[1].demoted) n++;
+      }
+      return n;
+    };
+    expect(benched1(false)).toBeGreaterThan(3);
+    expect(benched1(true)).toBe(benched1(false));
+  });
+
+  it('a path live only in short bursts stays on probation', () => {
+    const paths: PathSpec[] = [
+      { rateMbps: 6, delayMs: 40 },
+      { rateMbps: 6, delayMs: 20, reverseDown: burstyReports(3000, 12_000) },
+    ];
+    const media1 = (cleanReturn: boolean): number => {
+      const c = makeCall(paths, { extra: { maxBitrateBps: 3_000_000, cleanReturn } });
+      c.run(5000);
+      const m = c.sender.stats().paths[1].mediaPacketsSent;
+      c.run(6000);
+      return c.sender.stats().paths[1].mediaPacketsSent - m;
+    };
+    expect(media1(true)).toBeLessThanOrEqual(media1(false) + 5);
+  });
+});
+
+describe('sender: a feedback gap past the path manager down time (gapKeepMs)', () => {
+  // Path 0 carries the call; its reports are held for 900 ms (down after 500 ms) while its forward
+  // direction delivers. Path 1 is a weak backup (below the gap rule's default 0.1 of path 0's rate).
+  const weak: PathSpec = { rateMbps: 0.3, delayMs: 10 };
+  /** Media packets path 0 was given in 6.55-6.85 s (past its 500 ms down time, inside the 900 ms silence). */
+  const media0 = (spec: PathSpec, gapKeepMs: number): number => {
+    const c = makeCall([spec, weak], { extra: { maxBitrateBps: 3_000_000, gapKeepMs } });
+    c.run(6550);
+    const m = c.sender.stats().paths[0].mediaPacketsSent;
+    c.run(300);
+    return c.sender.stats().paths[0].mediaPacketsSent - m;
+  };
+
+  it('keeps the silent strong path carrying the call past its down time', () => {
+    const gap: PathSpec = { rateMbps: 6, delayMs: 60, reverseStall: [[6000, 6900]] };
+    const off = media0(gap, 0);
+    const on = media0(gap, 1000);
+    // The congestion-window pushback holds the encoder target low in the silence: few packets, but on path 0.
+    expect(on).toBeGreaterThanOrEqual(5);
+    expect(off).toBeLessThanOrEqual(1);
+  });
+
+  it('does not keep a path whose forward direction is dead too (the receiver NACKs what it sent)', () => {
+    const gap = media0({ rateMbps: 6, delayMs: 60, reverseStall: [[6000, 6900]] }, 1000);
+    const blackhole = media0({ rateMbps: 6, delayMs: 60, down: [[6000, 6900]] }, 1000);
+    expect(blackhole).toBeLessThan(0.3 * gap);
+  });
+});
