@@ -315,8 +315,8 @@ async function runOne(browser: Browser, base: string, cfg: CompareEntry, o: Benc
     extras.emulator = emu;
     extras.timeline = timeline;
     extras.scenarioAtStartMs = Math.round(scenarioAtStartMs);
-    // This machine's 1-minute load average at start and end: other jobs skew real-time results (render.ts flags an overloaded run).
     if (cfg.kind !== 'native') extras.departureTimes = o.departureTimes ?? 'default';
+    // This machine's 1-minute load average at start and end: other jobs skew real-time results (render.ts flags an overloaded run).
     extras.loadAvg1m = { start: Math.round(loadStart * 100) / 100, end: Math.round(loadavg()[0] * 100) / 100, cores: availableParallelism() };
     extras.source = lastS?.source;
     extras.sink = lastR?.sink;

@@ -166,7 +166,10 @@ export interface MultipathCallOptions {
    * is written into the channel (SenderEngineConfig.departureTimes). A
    * backlog in that buffer then no longer reads as queueing on the path.
    * libwebrtc stamps the send time when the socket takes the packet
-   * (call/rtp_transport_controller_send.cc OnSentPacket). Default false.
+   * (call/rtp_transport_controller_send.cc OnSentPacket). Default false:
+   * on a lossy path SCTP's own window limits the rate, and that backlog,
+   * timed at the write, was what held the estimate down (simulator,
+   * `--datachannel sctp+rtp`, loss-sweep 1 % loss: frozen 3.5 -> 22 s).
    */
   departureTimes?: boolean;
   /**
