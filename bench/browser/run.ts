@@ -57,6 +57,8 @@ export interface BenchOptions {
   rtpCarrier?: boolean | 'connect' | 'stall';
   /** Ours: MultipathCallOptions.pacer (the sender's pacer: send burst, pacing factor). */
   pacer?: { burstMs?: number; pacingFactor?: number };
+  /** Ours: MultipathCallOptions.departureTimes on both pages (send times at the datachannel departure); undefined: the library's default. Recorded in `notes` and each of ours' `extras.departureTimes`. */
+  departureTimes?: boolean;
   out: string;
   log: (line: string) => void;
 }
@@ -185,6 +187,7 @@ async function runOne(browser: Browser, base: string, cfg: CompareEntry, o: Benc
         if (o.datachannelWorker === 'both' || (o.datachannelWorker === 'receiver' && role === 'receiver')) q.set('dcWorker', '1');
         // Unset: the library's default (the carrier on, attach 'stall').
         if (o.rtpCarrier !== undefined) q.set('rtpCarrier', o.rtpCarrier ? (o.rtpCarrier === true ? '1' : o.rtpCarrier) : '0');
+        if (o.departureTimes !== undefined) q.set('departureTimes', o.departureTimes ? '1' : '0');
         if (o.pacer?.burstMs !== undefined) q.set('pacerBurstMs', String(o.pacer.burstMs));
         if (o.pacer?.pacingFactor !== undefined) q.set('pacingFactor', String(o.pacer.pacingFactor));
       }
@@ -312,6 +315,7 @@ async function runOne(browser: Browser, base: string, cfg: CompareEntry, o: Benc
     extras.emulator = emu;
     extras.timeline = timeline;
     extras.scenarioAtStartMs = Math.round(scenarioAtStartMs);
+    if (cfg.kind !== 'native') extras.departureTimes = o.departureTimes ?? 'default';
     // This machine's 1-minute load average at start and end: other jobs skew real-time results (render.ts flags an overloaded run).
     extras.loadAvg1m = { start: Math.round(loadStart * 100) / 100, end: Math.round(loadavg()[0] * 100) / 100, cores: availableParallelism() };
     extras.source = lastS?.source;
@@ -510,6 +514,10 @@ export const AUDIO_RMS_FLOOR = 0.001;
 /** Run every configuration in turn; writes results.json, summary.md and report.html to `o.out`. */
 export async function runBench(o: BenchOptions): Promise<{ results: BenchResults; outDir: string }> {
   const notes: string[] = [];
+  if (o.departureTimes !== undefined)
+    notes.push(
+      `ours: MultipathCallOptions.departureTimes ${o.departureTimes} (send times at the datachannel departure); departures applied per path: extras.timeline[].estimators[].departuresApplied`,
+    );
   let videoFile: string | undefined = o.video;
   if (!videoFile && !o.synthetic) {
     // Real content by default; never a silent switch to the synthetic pattern (--synthetic asks for it).

@@ -395,6 +395,7 @@ export class MultipathCall {
       maxBitrateBps: o.maxBitrateBps ?? 6_000_000,
       startBitrateBps: o.startBitrateBps,
       pacer: o.pacer,
+      departureTimes: o.departureTimes,
       ...o.faultHandling,
     });
     if (this.video.streamInfo) sender.setStreamInfo(this.video.streamInfo);

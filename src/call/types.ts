@@ -160,6 +160,19 @@ export interface MultipathCallOptions {
    */
   pacer?: SenderEngineConfig['pacer'];
   /**
+   * Stamp each media packet's send time (what the bandwidth estimator's
+   * delay gradient and RTT use) when it leaves the RTCDataChannel's SCTP
+   * buffer for the network, read from `bufferedAmount` (bytes), not when it
+   * is written into the channel (SenderEngineConfig.departureTimes). A
+   * backlog in that buffer then no longer reads as queueing on the path.
+   * libwebrtc stamps the send time when the socket takes the packet
+   * (call/rtp_transport_controller_send.cc OnSentPacket). Default false:
+   * on a lossy path SCTP's own window limits the rate, and that backlog,
+   * timed at the write, was what held the estimate down (simulator,
+   * `--datachannel sctp+rtp`, loss-sweep 1 % loss: frozen 3.5 -> 22 s).
+   */
+  departureTimes?: boolean;
+  /**
    * ICE servers (STUN / TURN) for all paths, or per path (e.g. a TURN relay
    * on path 1 only, so one path survives a blocked direct route). Passed to
    * each path's RTCPeerConnection as `iceServers`; a TURN entry needs

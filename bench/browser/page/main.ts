@@ -249,6 +249,7 @@ async function main(): Promise<void> {
           : q.has('rtpCarrier')
             ? { rtpCarrier: { attach: q.get('rtpCarrier') as 'connect' | 'stall' } }
             : {}),
+      ...(q.has('departureTimes') ? { departureTimes: q.get('departureTimes') === '1' } : {}),
       ...(q.has('pacerBurstMs') || q.has('pacingFactor')
         ? {
             pacer: {
