@@ -334,7 +334,10 @@ export interface SenderEngineConfig {
    * ms), as long as its transport is connected and the gap rule's other
    * tests hold (nothing it sent in the silence NACKed, the live
    * alternatives estimated at less than gapMinAltFraction of its rate).
-   * 0 = until it is declared down (default). mm:tmobile+att: T-Mobile's
+   * 0 = until it is declared down. Default 1000 (stop 37: with cleanReturn,
+   * the cellular suite's check half over seeds 1-9 8.71 / 10.60 / 10.24 ->
+   * 8.73 / 10.30 / 9.44 s, the tune half and carriers over 12 seeds
+   * unchanged; docs/results.md). mm:tmobile+att: T-Mobile's
    * downlink dies for 0.5-0.9 s at 101-102 s and 117-118 s while its
    * uplink delivers 12-26 Mbps; at 500 ms the call moved to AT&T (0.7-1.5
    * Mbps), where the encoder's output, which lags its target (0.2 s) and
@@ -364,7 +367,8 @@ export interface SenderEngineConfig {
    * an alternative for a demoted path it must still be established by
    * time. TCP undoes its response to a retransmission timeout shown
    * spurious by the ACKs of the original packets the same way (RFC 4015
-   * §3, the Eifel response; RFC 5682 F-RTO). Default false.
+   * §3, the Eifel response; RFC 5682 F-RTO). Default true (with gapKeepMs
+   * 1000; measured together, see there).
    */
   cleanReturn?: boolean;
   /**
@@ -422,6 +426,12 @@ export type ResolvedSenderConfig = Required<
 >;
 
 /** `v` when it is a number in [0, 1]; else a RangeError naming the option. */
+/** A duration option (ms) of the SenderEngineConfig. @throws RangeError unless finite and >= 0. */
+export function nonNegativeMs(name: string, v: number): number {
+  if (!(Number.isFinite(v) && v >= 0)) throw new RangeError(`SenderEngineConfig.${name} must be a finite number of ms >= 0, got ${v}`);
+  return v;
+}
+
 function fraction(name: string, v: number): number {
   if (!(v >= 0 && v <= 1)) throw new RangeError(`SenderEngineConfig.${name} must be in [0, 1], got ${v}`);
   return v;
@@ -454,6 +464,6 @@ export function resolveSenderConfig(config: SenderEngineConfig): ResolvedSenderC
     fallbackEstablishMs: config.fallbackEstablishMs ?? 1000,
     probation: config.probation ?? true,
     keyframeCoalesceTransmit: config.keyframeCoalesceTransmit ?? false,
-    cleanReturn: config.cleanReturn ?? false,
+    cleanReturn: config.cleanReturn ?? true,
   };
 }

@@ -47,7 +47,7 @@ import { FrameDropper } from './frame-dropper.js';
 import { KeyframeRequestGate } from './keyframe-gate.js';
 import { PathHealth } from './path-health.js';
 import { PathRecovery } from './path-recovery.js';
-import { resolveSenderConfig, type ResolvedSenderConfig, type SenderEngineConfig, type SenderEvents } from './sender-config.js';
+import { nonNegativeMs, resolveSenderConfig, type ResolvedSenderConfig, type SenderEngineConfig, type SenderEvents } from './sender-config.js';
 import { SenderPath, createPathPacer, type QueuedItem } from './sender-path.js';
 import { SenderPaths } from './sender-paths.js';
 import type { PathSink, SenderStats } from './types.js';
@@ -118,7 +118,7 @@ export class SenderEngine {
   };
 
   /**
-   * @throws RangeError for negative frame-dropping settings or an upperLayerDropFactor outside [0, 1].
+   * @throws RangeError for negative frame-dropping settings, an upperLayerDropFactor outside [0, 1] or a gapKeepMs that is not a finite number >= 0.
    * @throws FecError `unknown-code` / `unknown-policy` for a FEC code or policy name not registered.
    */
   constructor(config: SenderEngineConfig) {
@@ -139,7 +139,7 @@ export class SenderEngine {
       this.cfg.probation,
       config.probationMinAltFraction,
       config.gapMinAltFraction ?? 0.1,
-      (config.gapKeepMs ?? 0) * 1000,
+      nonNegativeMs('gapKeepMs', config.gapKeepMs ?? 1000) * 1000,
     );
     this.dropper = new FrameDropper(this.cfg);
     this.packetizer = new Packetizer({ mtuBytes: this.cfg.mtuBytes, streamId: this.streamId });

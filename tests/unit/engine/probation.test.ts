@@ -7,6 +7,9 @@
  * while a path that has been reporting steadily can carry the call.
  */
 import { describe, expect, it } from 'vitest';
+import { ManualClock } from '../../../src/core/clock.js';
+import { resolveSenderConfig } from '../../../src/engine/sender-config.js';
+import { SenderEngine } from '../../../src/engine/sender.js';
 import { makeCall, type PathSpec } from './call-helper.js';
 
 /** Reverse direction of a path dead for 800 ms in every second from `fromMs`: its reports arrive in 200 ms bursts. */
@@ -216,5 +219,24 @@ describe('sender: a feedback gap past the path manager down time (gapKeepMs)', (
     const gap = media0({ rateMbps: 6, delayMs: 60, reverseStall: [[6000, 6900]] }, 1000);
     const blackhole = media0({ rateMbps: 6, delayMs: 60, down: [[6000, 6900]] }, 1000);
     expect(blackhole).toBeLessThan(0.3 * gap);
+  });
+});
+
+describe('sender: clean return and the feedback-gap keep are on by default (stop 37)', () => {
+  it('defaults: cleanReturn true, gapKeepMs 1000 (a silent strong path still carries the call at 6.55-6.85 s)', () => {
+    expect(resolveSenderConfig({ clock: new ManualClock() }).cleanReturn).toBe(true);
+    const spec: PathSpec = { rateMbps: 6, delayMs: 60, reverseStall: [[6000, 6900]] };
+    const c = makeCall([spec, { rateMbps: 0.3, delayMs: 10 }], { extra: { maxBitrateBps: 3_000_000 } });
+    c.run(6550);
+    const m = c.sender.stats().paths[0].mediaPacketsSent;
+    c.run(300);
+    expect(c.sender.stats().paths[0].mediaPacketsSent - m).toBeGreaterThanOrEqual(5);
+  });
+
+  it('gapKeepMs must be a finite number of ms >= 0', () => {
+    for (const bad of [-1, Number.NaN, Number.POSITIVE_INFINITY]) {
+      expect(() => new SenderEngine({ clock: new ManualClock(), scheduler: 'converge', fec: 'none', gapKeepMs: bad })).toThrow(/gapKeepMs must be a finite number of ms >= 0/);
+    }
+    expect(() => new SenderEngine({ clock: new ManualClock(), scheduler: 'converge', fec: 'none', gapKeepMs: 0 })).not.toThrow();
   });
 });
