@@ -103,9 +103,11 @@ const REPO = resolve(dirname(fileURLToPath(import.meta.url)), '..');
  * `reportArrivalsRelisted`; 127 bytes); budget 99 844. 100 110 bytes in stop 37: the feedback-gap
  * rules `cleanReturn` and `gapKeepMs` on by default (254 bytes with gapKeepMs's range check; a win
  * over 9 seeds of the cellular suite's check half, ties elsewhere) and `MultipathCallOptions.departureTimes`
- * (opt-in, 12 bytes); budget 100 110.
+ * (opt-in, 12 bytes); budget 100 110. 100 114 bytes after the review's mend: a single-path call
+ * whose only path the app disabled no longer sends on it (SenderPaths.lastResort reads the path
+ * manager's state); budget 100 114.
  */
-export const DEFAULT_BUDGET_GZIP_BYTES = 100_110;
+export const DEFAULT_BUDGET_GZIP_BYTES = 100_114;
 
 export interface BundleSize {
   /** The JavaScript a page loads up front (the entry chunk and what it imports statically). */

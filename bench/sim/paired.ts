@@ -43,8 +43,9 @@ export function runRows(json: unknown, label: string): RunRow[] {
     const bad = (what: string) => new Error(`${label}: run ${i}: ${what}`);
     if (typeof r.variant !== 'string' || typeof r.config !== 'string') throw bad('no variant / config');
     if (!Number.isInteger(r.seed)) throw bad(`seed ${String(r.seed)} is not an integer`);
-    const freezeMs = Number(freezes.totalMs);
-    const goodputBps = Number(r.goodputBps);
+    // Numbers only: JSON.stringify writes NaN / Infinity as null, and Number(null) is 0.
+    const freezeMs = typeof freezes.totalMs === 'number' ? freezes.totalMs : Number.NaN;
+    const goodputBps = typeof r.goodputBps === 'number' ? r.goodputBps : Number.NaN;
     if (!Number.isFinite(freezeMs) || freezeMs < 0) throw bad(`freezes.totalMs ${String(freezes.totalMs)} is not a number >= 0`);
     if (!Number.isFinite(goodputBps) || goodputBps < 0) throw bad(`goodputBps ${String(r.goodputBps)} is not a number >= 0`);
     const half = r.half === 'tune' || r.half === 'check' ? r.half : undefined;
@@ -70,6 +71,9 @@ export interface PairDiff {
   /** Goodput over the best single path's, each side (undefined without singles). */
   baseGoodputRatio?: number;
   newGoodputRatio?: number;
+  /** Goodput >= PAIR_GOODPUT_RATIO x the best single path's, each side. */
+  baseGoodputOk?: boolean;
+  newGoodputOk?: boolean;
 }
 
 /** One half (or all pairs) compared. Totals are sums over pairs of the per-seed values (ms). */
@@ -93,6 +97,11 @@ export interface GroupDiff {
   newWithin?: number;
   /** The pair whose mean freeze grew most; undefined when none grew. */
   worst?: PairDiff;
+  /** Seeds paired for some pairs of the group but not all: left out of the per-seed totals. */
+  partialSeeds: number[];
+  /** Issue 10's acceptance of the group, each side: every pair within the freeze bound and the goodput ratio, total <= TOTAL_FREEZE_RATIO x the best single paths'. */
+  baseMet?: boolean;
+  newMet?: boolean;
 }
 
 export interface PairedDiff {
@@ -131,7 +140,8 @@ function bestSingle(rows: readonly RunRow[], variant: string, seeds: readonly nu
   }
   let best: { freezeMs: number; goodputBps: number } | undefined;
   for (const m of by.values()) {
-    if (!seeds.every((s) => m.has(s))) continue;
+    // A single path missing one of the seeds: no best single (picking among the others could pick a worse one).
+    if (!seeds.every((s) => m.has(s))) return undefined;
     const f = avg(seeds.map((s) => (m.get(s) as RunRow).freezeMs));
     const g = avg(seeds.map((s) => (m.get(s) as RunRow).goodputBps));
     if (!best || f < best.freezeMs || (f === best.freezeMs && g > best.goodputBps)) best = { freezeMs: f, goodputBps: g };
@@ -147,6 +157,17 @@ function bestSingle(rows: readonly RunRow[], variant: string, seeds: readonly nu
  * @throws Error when no run of `config` has a partner on the other side.
  */
 export function pairedDiff(base: readonly RunRow[], next: readonly RunRow[], config = 'converge'): PairedDiff {
+  for (const [side, rows] of [
+    ['base', base],
+    ['new', next],
+  ] as const) {
+    const seen = new Set<string>();
+    for (const r of rows) {
+      const k = `${r.config}\u0000${key(r.variant, r.seed)}`;
+      if (seen.has(k)) throw new Error(`${side}: two runs of ${r.config} on ${r.variant} with seed ${r.seed} (a results.json given twice, or overlapping seed sets)`);
+      seen.add(k);
+    }
+  }
   const pick = (rows: readonly RunRow[]) => new Map(rows.filter((r) => r.config === config).map((r) => [key(r.variant, r.seed), r] as const));
   const b = pick(base);
   const n = pick(next);
@@ -173,6 +194,8 @@ export function pairedDiff(base: readonly RunRow[], next: readonly RunRow[], con
     const nRuns = seeds.map((s) => n.get(key(variant, s)) as RunRow);
     const baseMs = bRuns.map((r) => r.freezeMs);
     const newMs = nRuns.map((r) => r.freezeMs);
+    const i = bRuns.findIndex((r, j) => r.half !== nRuns[j].half);
+    if (i >= 0) throw new Error(`${variant}: seed ${seeds[i]} is in half ${bRuns[i].half ?? 'none'} in base, ${nRuns[i].half ?? 'none'} in new (runs of different suites?)`);
     const p: PairDiff = { variant, ...(bRuns[0].half ? { half: bRuns[0].half } : {}), seeds, baseMs, newMs, baseMeanMs: avg(baseMs), newMeanMs: avg(newMs), deltaMs: avg(newMs) - avg(baseMs) };
     const bb = bestSingle(bSingles, variant, seeds);
     const nb = bestSingle(nSingles, variant, seeds);
@@ -180,11 +203,13 @@ export function pairedDiff(base: readonly RunRow[], next: readonly RunRow[], con
       p.baseBestMs = bb.freezeMs;
       p.baseOk = p.baseMeanMs <= bb.freezeMs + PAIR_FREEZE_SLACK_MS;
       p.baseGoodputRatio = bb.goodputBps > 0 ? avg(bRuns.map((r) => r.goodputBps)) / bb.goodputBps : Number.POSITIVE_INFINITY;
+      p.baseGoodputOk = p.baseGoodputRatio >= PAIR_GOODPUT_RATIO;
     }
     if (nb) {
       p.newBestMs = nb.freezeMs;
       p.newOk = p.newMeanMs <= nb.freezeMs + PAIR_FREEZE_SLACK_MS;
       p.newGoodputRatio = nb.goodputBps > 0 ? avg(nRuns.map((r) => r.goodputBps)) / nb.goodputBps : Number.POSITIVE_INFINITY;
+      p.newGoodputOk = p.newGoodputRatio >= PAIR_GOODPUT_RATIO;
     }
     pairs.push(p);
   }
@@ -198,7 +223,8 @@ export function pairedDiff(base: readonly RunRow[], next: readonly RunRow[], con
   sets.push(['all', pairs]);
   for (const [group, ps] of sets) {
     // Per-seed totals need every pair to have the seed: use the seeds all pairs share.
-    const seeds = [...new Set(ps.flatMap((p) => p.seeds))].filter((s) => ps.every((p) => p.seeds.includes(s))).sort((x, y) => x - y);
+    const all = [...new Set(ps.flatMap((p) => p.seeds))].sort((x, y) => x - y);
+    const seeds = all.filter((s) => ps.every((p) => p.seeds.includes(s)));
     const total = (side: 'baseMs' | 'newMs') => seeds.map((s) => ps.reduce((a, p) => a + p[side][p.seeds.indexOf(s)], 0));
     const baseTotalMs = total('baseMs');
     const newTotalMs = total('newMs');
@@ -213,14 +239,29 @@ export function pairedDiff(base: readonly RunRow[], next: readonly RunRow[], con
       newMeanMs: avg(newTotalMs),
       deltaMs: avg(deltas),
       deltaSeMs: sd(deltas) / Math.sqrt(deltas.length),
+      partialSeeds: all.filter((s) => !seeds.includes(s)),
     };
+    const met = (mean: number, best: number, okF: (p: PairDiff) => boolean | undefined, okG: (p: PairDiff) => boolean | undefined) =>
+      ps.every((p) => okF(p) === true && okG(p) === true) && (best > 0 ? mean / best : mean === 0 ? 0 : Number.POSITIVE_INFINITY) <= TOTAL_FREEZE_RATIO;
     if (ps.every((p) => p.baseBestMs !== undefined)) {
       g.baseBestMs = ps.reduce((a, p) => a + (p.baseBestMs as number), 0);
       g.baseWithin = ps.filter((p) => p.baseOk).length;
+      g.baseMet = met(
+        g.baseMeanMs,
+        g.baseBestMs,
+        (p) => p.baseOk,
+        (p) => p.baseGoodputOk,
+      );
     }
     if (ps.every((p) => p.newBestMs !== undefined)) {
       g.newBestMs = ps.reduce((a, p) => a + (p.newBestMs as number), 0);
       g.newWithin = ps.filter((p) => p.newOk).length;
+      g.newMet = met(
+        g.newMeanMs,
+        g.newBestMs,
+        (p) => p.newOk,
+        (p) => p.newGoodputOk,
+      );
     }
     g.worst = ps.reduce<PairDiff | undefined>((w, p) => (p.deltaMs > (w?.deltaMs ?? 0) ? p : w), undefined);
     groups.push(g);
@@ -237,6 +278,7 @@ export function pairedDiff(base: readonly RunRow[], next: readonly RunRow[], con
 
 const s = (ms: number, d = 2) => (Number.isFinite(ms) ? (ms / 1000).toFixed(d) : '-');
 const signed = (ms: number) => (Number.isFinite(ms) ? `${ms >= 0 ? '+' : ''}${(ms / 1000).toFixed(2)}` : '-');
+const yn = (ok: boolean | undefined) => (ok === undefined ? '-' : ok ? 'yes' : '**no**');
 const ratio = (num: number, den: number | undefined) => (den === undefined ? '-' : den > 0 ? `${(num / den).toFixed(2)}x` : num === 0 ? '0.00x' : 'inf');
 
 /** The comparison as text: one table per group, then (with `pairs`) one row per pair. */
@@ -247,23 +289,33 @@ export function renderPairedDiff(d: PairedDiff, opts: { pairs?: boolean } = {}):
   lines.push(
     `Best single paths: base from ${d.singles.base === 'own' ? 'its own' : d.singles.base === 'other' ? "new's" : 'no'} single:* runs, new from ${d.singles.new === 'own' ? 'its own' : d.singles.new === 'other' ? "base's" : 'no'}. Acceptance per pair: freeze <= best single + ${PAIR_FREEZE_SLACK_MS / 1000} s, goodput >= ${PAIR_GOODPUT_RATIO}x; per half: total <= ${TOTAL_FREEZE_RATIO}x the best single paths'.`,
     '',
-    '| group | pairs | seeds | base total s (per seed) | new total s (per seed) | delta s +- SE | best single s base / new | ratio base / new | within base / new | worst pair (delta s) |',
-    '| --- | ---: | --- | --- | --- | --- | --- | --- | --- | --- |',
+    '| group | pairs | seeds | base total s (per seed) | new total s (per seed) | delta s +- SE | best single s base / new | ratio base / new | within base / new | worst pair (delta s) | met base / new |',
+    '| --- | ---: | --- | --- | --- | --- | --- | --- | --- | --- | --- |',
   );
   for (const g of d.groups) {
     const per = (xs: number[]) => xs.map((x) => s(x)).join(' / ');
     const se = Number.isFinite(g.deltaSeMs) ? ` +- ${s(g.deltaSeMs)}` : '';
     lines.push(
-      `| ${g.group} | ${g.pairs} | ${g.seeds.join(',')} | ${s(g.baseMeanMs)} (${per(g.baseTotalMs)}) | ${s(g.newMeanMs)} (${per(g.newTotalMs)}) | ${signed(g.deltaMs)}${se} | ${g.baseBestMs === undefined ? '-' : s(g.baseBestMs)} / ${g.newBestMs === undefined ? '-' : s(g.newBestMs)} | ${ratio(g.baseMeanMs, g.baseBestMs)} / ${ratio(g.newMeanMs, g.newBestMs)} | ${g.baseWithin ?? '-'} / ${g.newWithin ?? '-'} of ${g.pairs} | ${g.worst ? `${g.worst.variant} (${signed(g.worst.deltaMs)})` : 'none worse'} |`,
+      `| ${g.group} | ${g.pairs} | ${g.seeds.join(',')} | ${s(g.baseMeanMs)} (${per(g.baseTotalMs)}) | ${s(g.newMeanMs)} (${per(g.newTotalMs)}) | ${signed(g.deltaMs)}${se} | ${g.baseBestMs === undefined ? '-' : s(g.baseBestMs)} / ${g.newBestMs === undefined ? '-' : s(g.newBestMs)} | ${ratio(g.baseMeanMs, g.baseBestMs)} / ${ratio(g.newMeanMs, g.newBestMs)} | ${g.baseWithin ?? '-'} / ${g.newWithin ?? '-'} of ${g.pairs} | ${g.worst ? `${g.worst.variant} (${signed(g.worst.deltaMs)})` : 'none worse'} | ${yn(g.baseMet)} / ${yn(g.newMet)} |`,
     );
   }
+  for (const g of d.groups)
+    if (g.partialSeeds.length > 0 || g.seeds.length === 0)
+      lines.push(
+        '',
+        `${g.group}: ${g.seeds.length === 0 ? 'no seed is paired for every pair, no per-seed totals; ' : ''}seeds ${g.partialSeeds.join(',')} left out of the totals (not paired for every pair; --pairs lists each pair's seeds).`,
+      );
   if (opts.pairs) {
-    lines.push('', '| pair | half | base s (per seed) | new s (per seed) | delta s | best single s base / new | over bound base / new |', '| --- | --- | --- | --- | ---: | --- | --- |');
+    lines.push(
+      '',
+      '| pair | half | base s (per seed) | new s (per seed) | delta s | best single s base / new | over bound (freeze or goodput) base / new |',
+      '| --- | --- | --- | --- | ---: | --- | --- |',
+    );
     for (const p of d.pairs) {
       const per = (xs: number[]) => xs.map((x) => s(x)).join(' / ');
       const over = (ok: boolean | undefined) => (ok === undefined ? '-' : ok ? 'no' : '**yes**');
       lines.push(
-        `| ${p.variant} | ${p.half ?? '-'} | ${s(p.baseMeanMs)} (${per(p.baseMs)}) | ${s(p.newMeanMs)} (${per(p.newMs)}) | ${signed(p.deltaMs)} | ${p.baseBestMs === undefined ? '-' : s(p.baseBestMs)} / ${p.newBestMs === undefined ? '-' : s(p.newBestMs)} | ${over(p.baseOk)} / ${over(p.newOk)} |`,
+        `| ${p.variant} | ${p.half ?? '-'} | ${s(p.baseMeanMs)} (${per(p.baseMs)}) | ${s(p.newMeanMs)} (${per(p.newMs)}) | ${signed(p.deltaMs)} | ${p.baseBestMs === undefined ? '-' : s(p.baseBestMs)} / ${p.newBestMs === undefined ? '-' : s(p.newBestMs)} | ${over(p.baseOk === undefined ? undefined : p.baseOk && p.baseGoodputOk === true)} / ${over(p.newOk === undefined ? undefined : p.newOk && p.newGoodputOk === true)} |`,
       );
     }
   }

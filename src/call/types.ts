@@ -149,9 +149,12 @@ export interface MultipathCallOptions {
   /**
    * Fault handling of the sender (SenderEngineConfig): path
    * demotion with hysteresis, fast failover, rate restore after a total
-   * outage. Default: the engine's (path hysteresis on, fast failover on, restore 'total').
+   * outage, a clean return ending a path's probation, and how long a strong
+   * path is kept through a feedback gap (ms). Default: the engine's (path
+   * hysteresis on, fast failover on, restore 'total', cleanReturn true,
+   * gapKeepMs 1000).
    */
-  faultHandling?: Pick<SenderEngineConfig, 'pathHysteresis' | 'fastFailover' | 'outageRestore'>;
+  faultHandling?: Pick<SenderEngineConfig, 'pathHysteresis' | 'fastFailover' | 'outageRestore' | 'cleanReturn' | 'gapKeepMs'>;
   /**
    * The sender's per-path pacer (SenderEngineConfig.pacer): `burstMs` lets a
    * frame leave as one burst (libwebrtc pacing_controller.cc send burst

@@ -314,8 +314,9 @@ export interface SenderEngineConfig {
    * of all one of the reverse direction (mm:tmobile+att: T-Mobile's
    * downlink dead for 150-750 ms while its uplink delivers 6-26 Mbps, the
    * call moved to AT&T at 0.14 Mbps). A single path's call keeps a silent
-   * path the same way (SenderPaths.lastResort). A silence past the path
-   * manager's 500 ms still fails over. Default 0.1 (the alternatives carry
+   * path the same way (SenderPaths.lastResort). A silence past
+   * {@link gapKeepMs} (default 1000 ms; with 0, the path manager's 500 ms
+   * down time) still fails over. Default 0.1 (the alternatives carry
    * less than a tenth of the call), chosen on the tune half: converge,
    * cellular suite, frozen s, at 0.5 / 0.2 / 0.1 the tune half's only pair
    * where it acts, mm:verizon+att, seeds 1-3 1.85 -> 1.90 / 2.37 / 1.85,
@@ -334,7 +335,10 @@ export interface SenderEngineConfig {
    * ms), as long as its transport is connected and the gap rule's other
    * tests hold (nothing it sent in the silence NACKed, the live
    * alternatives estimated at less than gapMinAltFraction of its rate).
-   * 0 = until it is declared down. Default 1000 (stop 37: with cleanReturn,
+   * 0 = until it is declared down; a value up to the 500 ms down time acts
+   * as 0. A path down for its transport (not connected) or disabled by the
+   * app is never kept. The SenderEngine constructor throws a RangeError
+   * unless it is a finite number >= 0. Default 1000 (stop 37: with cleanReturn,
    * the cellular suite's check half over seeds 1-9 8.71 / 10.60 / 10.24 ->
    * 8.73 / 10.30 / 9.44 s, the tune half and carriers over 12 seeds
    * unchanged; docs/results.md). mm:tmobile+att: T-Mobile's
@@ -425,13 +429,13 @@ export type ResolvedSenderConfig = Required<
   >
 >;
 
-/** `v` when it is a number in [0, 1]; else a RangeError naming the option. */
 /** A duration option (ms) of the SenderEngineConfig. @throws RangeError unless finite and >= 0. */
 export function nonNegativeMs(name: string, v: number): number {
   if (!(Number.isFinite(v) && v >= 0)) throw new RangeError(`SenderEngineConfig.${name} must be a finite number of ms >= 0, got ${v}`);
   return v;
 }
 
+/** `v` when it is a number in [0, 1]; else a RangeError naming the option. */
 function fraction(name: string, v: number): number {
   if (!(v >= 0 && v <= 1)) throw new RangeError(`SenderEngineConfig.${name} must be in [0, 1], got ${v}`);
   return v;

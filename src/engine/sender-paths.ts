@@ -189,7 +189,7 @@ export class SenderPaths {
     // A clean return (SenderEngineConfig.cleanReturn) after the last silence ends the probation of a path
     // estimated at least at its live alternatives' sum: benching it would move the call onto weaker paths.
     const goneUs = this.probation === 'down' ? p.lastDownUs : p.lastGoneUs;
-    const probation = est > 0 && this.probation !== false && nowUs - goneUs < est && !(p.cleanReturnUs > goneUs && this.liveAltBps(p, nowUs) <= p.rateBps());
+    const probation = est > 0 && this.probation !== false && nowUs - goneUs < est && !(p.cleanReturnUs >= goneUs && this.liveAltBps(p, nowUs) <= p.rateBps());
     if (!h?.isDemoted(p.id) && !probation) return false;
     // Probation only, next to alternatives too weak to carry the call (SenderEngineConfig.gapMinAltFraction).
     if (!h?.isDemoted(p.id) && this.keptThroughGap(p, nowUs)) return false;
@@ -244,7 +244,8 @@ export class SenderPaths {
     // A stalled sink is refused: a datachannel holding a backlog (SCTP waits for SACKs on the
     // silent reverse link), where more data only backs its retransmission timer off and lengthens
     // the stall; a sink with a second pipe (src/transport/stall-fallback.ts) answers for itself.
-    if (only?.linkState !== 'connected' || only.estimator.lastReportUs() === undefined || only.sink.stalled?.()) return undefined;
+    // The path manager's transport state, not the link's: a path the app disabled (SenderEngine.setPathEnabled) is 'closed' there.
+    if (!only || this.manager.transportState(only.id) !== 'connected' || only.estimator.lastReportUs() === undefined || only.sink.stalled?.()) return undefined;
     return only;
   }
 
@@ -353,8 +354,9 @@ export class SenderPaths {
 
   /**
    * A connected path that the path manager holds down gets no scheduled
-   * packets; a small padding packet every 100 ms (with its own per-path seq)
-   * lets its receiver reports, and so the path, come back. A demoted path
+   * packets (unless {@link keptThroughGap}: SenderEngineConfig.gapKeepMs);
+   * a small padding packet every 100 ms (with its own per-path seq) lets
+   * its receiver reports, and so the path, come back. A demoted path
    * gets a larger one every 50 ms so its loss and RTT stay measured.
    */
   sendKeepalives(now: number): void {

@@ -22,6 +22,9 @@ describe('runRows', () => {
     expect(() => runRows([{ variant: 'a', config: 'converge', seed: 1.5, freezes: { totalMs: 0 }, goodputBps: 0 }], 'f.json')).toThrow(/run 0: seed 1\.5/);
     expect(() => runRows([{ variant: 'a', config: 'converge', seed: 1, freezes: {}, goodputBps: 0 }], 'f.json')).toThrow(/freezes\.totalMs/);
     expect(() => runRows([null], 'f.json')).toThrow(/run 0: no variant/);
+    // JSON.stringify writes a NaN total as null: not a 0 ms freeze.
+    expect(() => runRows(JSON.parse(JSON.stringify([run('a', 'tune', 'converge', 1, Number.NaN)])), 'f.json')).toThrow(/freezes\.totalMs null/);
+    expect(() => runRows([{ ...run('a', 'tune', 'converge', 1, 0), goodputBps: '' }], 'f.json')).toThrow(/goodputBps/);
   });
 });
 
@@ -34,8 +37,8 @@ describe('pairedDiff', () => {
         run('t2', 'tune', 'converge', s, 0),
         run('c1', 'check', 'converge', s, [2000, 3000, 4000][s - 1]),
         run('c2', 'check', 'converge', s, 500),
-        run('t1', 'tune', 'single:0', s, 3000, 2e6),
-        run('t1', 'tune', 'single:1', s, 3000, 1e6),
+        run('t1', 'tune', 'single:0', s, 3000, 1e6),
+        run('t1', 'tune', 'single:1', s, 3000, 2e6),
         run('t2', 'tune', 'single:0', s, 0),
         run('c1', 'check', 'single:0', s, 1000),
         run('c2', 'check', 'single:1', s, 1000),
@@ -82,7 +85,7 @@ describe('pairedDiff', () => {
     expect(c1?.baseOk).toBe(false);
     expect(c1?.newOk).toBe(false);
     const t1 = d.pairs.find((p) => p.variant === 't1');
-    expect(t1?.baseGoodputRatio).toBeCloseTo(0.5, 6); // the tie goes to single:0 (2 Mbps)
+    expect(t1?.baseGoodputRatio).toBeCloseTo(0.5, 6); // the tie goes to single:1 (2 Mbps), listed second
     const t2 = d.pairs.find((p) => p.variant === 't2');
     expect(t2?.baseOk).toBe(true);
     expect(t2?.newOk).toBe(true); // 300 ms <= 0 + 500
@@ -90,6 +93,41 @@ describe('pairedDiff', () => {
     expect(all?.baseBestMs).toBe(3000 + 0 + 1000 + 1000);
     expect(all?.baseWithin).toBe(3); // c1 is over on both sides
     expect(all?.newWithin).toBe(3);
+  });
+
+  it('totals per seed only over the seeds every pair of the group has, and says which were left out', () => {
+    const more = runRows(
+      [...next.map((r) => ({ variant: r.variant, half: r.half, config: r.config, seed: r.seed, freezes: { totalMs: r.freezeMs }, goodputBps: r.goodputBps })), run('c2', 'check', 'converge', 4, 100)],
+      'new',
+    );
+    const d = pairedDiff(base, more);
+    const check = d.groups.find((g) => g.group === 'check');
+    expect(d.pairs.find((p) => p.variant === 'c2')?.seeds).toEqual([1, 2, 3, 4]);
+    expect(check?.seeds).toEqual([1, 2, 3]);
+    expect(check?.baseTotalMs).toEqual([2500, 3500, 4500]);
+    expect(check?.partialSeeds).toEqual([4]);
+    expect(renderPairedDiff(d)).toContain('check: seeds 4 left out of the totals');
+  });
+
+  it('refuses duplicate runs and a pair in different halves on the two sides', () => {
+    expect(() => pairedDiff([...base, ...base], next)).toThrow(/base: two runs of converge on t1 with seed 1/);
+    const moved = runRows([run('t1', 'check', 'converge', 1, 1000)], 'new');
+    expect(() => pairedDiff(base, moved)).toThrow(/t1: seed 1 is in half tune in base, check in new/);
+  });
+
+  it('no best single when a single path lacks one of the seeds, and goodput counts in the acceptance', () => {
+    const partial = runRows(
+      [1, 2, 3].flatMap((s) => [run('a', 'tune', 'converge', s, 2000), run('a', 'tune', 'single:0', s, 3000)]).concat([run('a', 'tune', 'single:1', 1, 0), run('a', 'tune', 'single:1', 2, 0)]),
+      'b',
+    );
+    expect(pairedDiff(partial, partial).pairs[0].baseBestMs).toBeUndefined();
+    const b = runRows([run('a', 'tune', 'converge', 1, 0, 2e6), run('a', 'tune', 'single:0', 1, 0, 2e6)], 'b');
+    const d = pairedDiff(b, runRows([run('a', 'tune', 'converge', 1, 0, 0.5e6)], 'n'));
+    expect(d.pairs[0].newGoodputOk).toBe(false);
+    expect(d.groups.map((g) => [g.baseMet, g.newMet])).toEqual([
+      [true, false],
+      [true, false],
+    ]);
   });
 
   it('refuses two sets with no run in common instead of comparing nothing', () => {

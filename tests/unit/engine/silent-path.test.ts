@@ -85,6 +85,21 @@ describe('sender on a path whose receiver reports stopped', () => {
   });
 });
 
+describe('a single-path call whose only path the app disabled', () => {
+  it('sends no media on it (the last resort is for a silent path, not a disabled one)', () => {
+    const c = makeCall([{ rateMbps: 3, delayMs: 30 }], { extra: { maxBitrateBps: 2_000_000 } });
+    c.run(3000);
+    c.sender.setPathEnabled(0, false);
+    const m = c.sender.stats().paths[0].mediaPacketsSent;
+    c.run(1000);
+    expect(c.sender.stats().paths[0].mediaPacketsSent - m).toBe(0);
+    expect(c.sender.hasUpPath()).toBe(false);
+    c.sender.setPathEnabled(0, true);
+    c.run(1000);
+    expect(c.sender.stats().paths[0].mediaPacketsSent - m).toBeGreaterThan(50);
+  });
+});
+
 describe('sender key frame requests while the last key frame is still queued', () => {
   it('does not answer a request while the key frame waits in the datachannel, and answers once it has left', () => {
     let buffered = 0;
