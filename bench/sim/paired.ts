@@ -241,28 +241,27 @@ export function pairedDiff(base: readonly RunRow[], next: readonly RunRow[], con
       deltaSeMs: sd(deltas) / Math.sqrt(deltas.length),
       partialSeeds: all.filter((s) => !seeds.includes(s)),
     };
-    const met = (mean: number, best: number, okF: (p: PairDiff) => boolean | undefined, okG: (p: PairDiff) => boolean | undefined) =>
-      ps.every((p) => okF(p) === true && okG(p) === true) && (best > 0 ? mean / best : mean === 0 ? 0 : Number.POSITIVE_INFINITY) <= TOTAL_FREEZE_RATIO;
-    if (ps.every((p) => p.baseBestMs !== undefined)) {
-      g.baseBestMs = ps.reduce((a, p) => a + (p.baseBestMs as number), 0);
-      g.baseWithin = ps.filter((p) => p.baseOk).length;
-      g.baseMet = met(
-        g.baseMeanMs,
-        g.baseBestMs,
-        (p) => p.baseOk,
-        (p) => p.baseGoodputOk,
-      );
-    }
-    if (ps.every((p) => p.newBestMs !== undefined)) {
-      g.newBestMs = ps.reduce((a, p) => a + (p.newBestMs as number), 0);
-      g.newWithin = ps.filter((p) => p.newOk).length;
-      g.newMet = met(
-        g.newMeanMs,
-        g.newBestMs,
-        (p) => p.newOk,
-        (p) => p.newGoodputOk,
-      );
-    }
+    // Each side against its own best single paths: the freeze bound and goodput ratio per pair, the total ratio per group.
+    const judge = (mean: number, best: (p: PairDiff) => number | undefined, ok: (p: PairDiff) => boolean | undefined, okG: (p: PairDiff) => boolean | undefined) => {
+      if (!ps.every((p) => best(p) !== undefined)) return undefined;
+      const bestMs = ps.reduce((a, p) => a + (best(p) as number), 0);
+      const ratio = bestMs > 0 ? mean / bestMs : mean === 0 ? 0 : Number.POSITIVE_INFINITY;
+      return { bestMs, within: ps.filter((p) => ok(p)).length, met: ps.every((p) => ok(p) === true && okG(p) === true) && ratio <= TOTAL_FREEZE_RATIO };
+    };
+    const jb = judge(
+      g.baseMeanMs,
+      (p) => p.baseBestMs,
+      (p) => p.baseOk,
+      (p) => p.baseGoodputOk,
+    );
+    const jn = judge(
+      g.newMeanMs,
+      (p) => p.newBestMs,
+      (p) => p.newOk,
+      (p) => p.newGoodputOk,
+    );
+    if (jb) [g.baseBestMs, g.baseWithin, g.baseMet] = [jb.bestMs, jb.within, jb.met];
+    if (jn) [g.newBestMs, g.newWithin, g.newMet] = [jn.bestMs, jn.within, jn.met];
     g.worst = ps.reduce<PairDiff | undefined>((w, p) => (p.deltaMs > (w?.deltaMs ?? 0) ? p : w), undefined);
     groups.push(g);
   }
