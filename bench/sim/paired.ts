@@ -276,6 +276,7 @@ export function pairedDiff(base: readonly RunRow[], next: readonly RunRow[], con
 }
 
 const s = (ms: number, d = 2) => (Number.isFinite(ms) ? (ms / 1000).toFixed(d) : '-');
+const per = (xs: readonly number[]) => xs.map((x) => s(x)).join(' / ');
 const signed = (ms: number) => (Number.isFinite(ms) ? `${ms >= 0 ? '+' : ''}${(ms / 1000).toFixed(2)}` : '-');
 const yn = (ok: boolean | undefined) => (ok === undefined ? '-' : ok ? 'yes' : '**no**');
 const ratio = (num: number, den: number | undefined) => (den === undefined ? '-' : den > 0 ? `${(num / den).toFixed(2)}x` : num === 0 ? '0.00x' : 'inf');
@@ -292,7 +293,6 @@ export function renderPairedDiff(d: PairedDiff, opts: { pairs?: boolean } = {}):
     '| --- | ---: | --- | --- | --- | --- | --- | --- | --- | --- | --- |',
   );
   for (const g of d.groups) {
-    const per = (xs: number[]) => xs.map((x) => s(x)).join(' / ');
     const se = Number.isFinite(g.deltaSeMs) ? ` +- ${s(g.deltaSeMs)}` : '';
     lines.push(
       `| ${g.group} | ${g.pairs} | ${g.seeds.join(',')} | ${s(g.baseMeanMs)} (${per(g.baseTotalMs)}) | ${s(g.newMeanMs)} (${per(g.newTotalMs)}) | ${signed(g.deltaMs)}${se} | ${g.baseBestMs === undefined ? '-' : s(g.baseBestMs)} / ${g.newBestMs === undefined ? '-' : s(g.newBestMs)} | ${ratio(g.baseMeanMs, g.baseBestMs)} / ${ratio(g.newMeanMs, g.newBestMs)} | ${g.baseWithin ?? '-'} / ${g.newWithin ?? '-'} of ${g.pairs} | ${g.worst ? `${g.worst.variant} (${signed(g.worst.deltaMs)})` : 'none worse'} | ${yn(g.baseMet)} / ${yn(g.newMet)} |`,
@@ -311,7 +311,6 @@ export function renderPairedDiff(d: PairedDiff, opts: { pairs?: boolean } = {}):
       '| --- | --- | --- | --- | ---: | --- | --- |',
     );
     for (const p of d.pairs) {
-      const per = (xs: number[]) => xs.map((x) => s(x)).join(' / ');
       const over = (ok: boolean | undefined) => (ok === undefined ? '-' : ok ? 'no' : '**yes**');
       lines.push(
         `| ${p.variant} | ${p.half ?? '-'} | ${s(p.baseMeanMs)} (${per(p.baseMs)}) | ${s(p.newMeanMs)} (${per(p.newMs)}) | ${signed(p.deltaMs)} | ${p.baseBestMs === undefined ? '-' : s(p.baseBestMs)} / ${p.newBestMs === undefined ? '-' : s(p.newBestMs)} | ${over(p.baseOk === undefined ? undefined : p.baseOk && p.baseGoodputOk === true)} / ${over(p.newOk === undefined ? undefined : p.newOk && p.newGoodputOk === true)} |`,

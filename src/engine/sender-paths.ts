@@ -131,14 +131,8 @@ export class SenderPaths {
       !(p.nackedInGapUs < (p.estimator.lastReportUs() ?? -Infinity))
     )
       return false;
-    let alt = 0;
-    let n = 0;
-    for (const q of this.map.values()) {
-      if (q === p || this.hysteresis?.isDemoted(q.id) === true || !this.scheduler.isEnabled(q.id) || !this.isLive(q, nowUs)) continue;
-      alt += q.rateBps();
-      n++;
-    }
-    return n > 0 && alt < this.gapAltMin * p.rateBps();
+    const alt = this.liveAlts(p, nowUs);
+    return alt.n > 0 && alt.bps < this.gapAltMin * p.rateBps();
   }
 
   /**
@@ -151,11 +145,16 @@ export class SenderPaths {
     return this.gapKeepUs > 0 && this.manager.transportState(p.id) === 'connected' && since !== undefined && nowUs - since < this.gapKeepUs;
   }
 
-  /** Sum of the rates (bps) of the live, enabled, not demoted paths other than `p`. */
-  private liveAltBps(p: SenderPath, nowUs: number): number {
-    let alt = 0;
-    for (const q of this.map.values()) if (q !== p && this.hysteresis?.isDemoted(q.id) !== true && this.scheduler.isEnabled(q.id) && this.isLive(q, nowUs)) alt += q.rateBps();
-    return alt;
+  /** The live, enabled, not demoted paths other than `p`: how many, and the sum of their rates (bps). */
+  private liveAlts(p: SenderPath, nowUs: number): { n: number; bps: number } {
+    let bps = 0;
+    let n = 0;
+    for (const q of this.map.values()) {
+      if (q === p || this.hysteresis?.isDemoted(q.id) === true || !this.scheduler.isEnabled(q.id) || !this.isLive(q, nowUs)) continue;
+      bps += q.rateBps();
+      n++;
+    }
+    return { n, bps };
   }
 
   /** Live, or silent but {@link keptThroughGap}. */
@@ -189,7 +188,7 @@ export class SenderPaths {
     // A clean return (SenderEngineConfig.cleanReturn) after the last silence ends the probation of a path
     // estimated at least at its live alternatives' sum: benching it would move the call onto weaker paths.
     const goneUs = this.probation === 'down' ? p.lastDownUs : p.lastGoneUs;
-    const probation = est > 0 && this.probation !== false && nowUs - goneUs < est && !(p.cleanReturnUs >= goneUs && this.liveAltBps(p, nowUs) <= p.rateBps());
+    const probation = est > 0 && this.probation !== false && nowUs - goneUs < est && !(p.cleanReturnUs >= goneUs && this.liveAlts(p, nowUs).bps <= p.rateBps());
     if (!h?.isDemoted(p.id) && !probation) return false;
     // Probation only, next to alternatives too weak to carry the call (SenderEngineConfig.gapMinAltFraction).
     if (!h?.isDemoted(p.id) && this.keptThroughGap(p, nowUs)) return false;
