@@ -17,6 +17,22 @@ export function describeCall(r: CallReport): string {
 }
 
 /**
+ * One path's seconds for a failure message: `t:media packets,rate kbps,RTT ms,loss %` plus flags
+ * (`D` demoted by the hysteresis, `d` not up, the state reason when it is not 'connected').
+ */
+export function pathTimeline(r: CallReport, id: number, fromS = 0): string {
+  return r.perSecond
+    .filter((s) => s.t >= fromS)
+    .map((s) => {
+      const p = s.paths.find((q) => q.id === id);
+      if (!p) return `${s.t}:-`;
+      const flags = `${p.demoted ? 'D' : ''}${p.up ? '' : 'd'}${p.stateReason && p.stateReason !== 'connected' ? `(${p.stateReason})` : ''}`;
+      return `${s.t}:${p.mediaPackets},${Math.round(p.rateBps / 1000)},${Math.round(p.rttMs)},${p.lossPct}${flags}`;
+    })
+    .join(' ');
+}
+
+/**
  * Frames flow (issue 11: e2e tests assert behaviour, quality thresholds live in the benchmarks):
  * frames were decoded in at least half of the report seconds from `fromS` on, and at least a
  * fifth of the frames sent were decoded. A broken call (codec, transport, decoder) decodes ~0;

@@ -14,7 +14,7 @@
 import { describe, expect, it } from 'vitest';
 import { parseScenario } from '../../sim/net/scenario.js';
 import { runCall } from '../../tools/harness/run-call.js';
-import { describeCall, outDir } from './out-dir.js';
+import { describeCall, outDir, pathTimeline } from './out-dir.js';
 
 const SWITCH_AT_S = 8;
 const DURATION_S = 18;
@@ -31,9 +31,18 @@ describe('overlay: TURN relays', () => {
       scenario,
       durationS: DURATION_S,
       scheduler: 'roundrobin',
-      overlay: { callPaths: 2, relaySwitch: { atS: SWITCH_AT_S, pathId: 0, relay: 2 } },
+      // Nor may the path hysteresis bench path 1: while path 0 switches, path 1 carries the call alone, and on a
+      // loaded 2-core machine the relays' sockets drop enough of it (no queueing delay: loss as if random) to
+      // demote it; with strikes from earlier seconds its hold (3 s x 2^(strikes-1)) outlasted the call in one CI
+      // run (path 1 benched from 9 s to the end, its loss 1-2 %). That is the hysteresis' rule working, not
+      // the relay switch failing; tests/unit/engine/faults.test.ts covers that rule.
+      faultHandling: { pathHysteresis: false },
+      // Both paths connected first: one CI run's path 1 connected only after 9 s (TURN on a loaded machine).
+      overlay: { callPaths: 2, relaySwitch: { atS: SWITCH_AT_S, pathId: 0, relay: 2 }, switchWhenPathsUp: true },
     });
     const why = `${describeCall(report)}; overlay ${JSON.stringify(overlay)}`;
+    const timelines = `per second (t:media,kbps,RTT ms,loss %, D demoted, d down) path 0 ${pathTimeline(report, 0, 1)}; path 1 ${pathTimeline(report, 1, 1)}`;
+    console.log(`relay switch, ${timelines}`);
     const sw = overlay?.switches?.[0];
     console.log(
       `relay switch: longest frame gap within 3 s after the switch ${sw?.gapMs} ms (3 s before it: ${sw?.controlGapMs} ms; issue 16 target < 500 ms; npm run bench:relays for a distribution), from 1 s before the switch to the end ${overlay?.maxFrameGapAfterSwitchMs} ms`,
@@ -57,11 +66,12 @@ describe('overlay: TURN relays', () => {
     expect(overlay?.relayBytesAfter?.[1], why).toBeGreaterThan(50_000);
     // Media on both paths after the switch, and video that keeps coming: no gap of 2 s or more
     // (the switch's freeze itself is a benchmark number, printed above; a loaded machine stretches it).
-    const after = report.perSecond.filter((x) => x.t > SWITCH_AT_S + 1);
+    const switchedAtS = overlay?.switched?.atS ?? SWITCH_AT_S;
+    const after = report.perSecond.filter((x) => x.t > switchedAtS + 1);
     for (const id of [0, 1]) {
       const media = after.reduce((n, x) => n + (x.paths.find((p) => p.id === id)?.mediaPackets ?? 0), 0);
       // Any media at all: how much depends on GCC's cut after the restart on a loaded machine (one run: 6 packets).
-      expect(media, `path ${id}: ${why}`).toBeGreaterThan(0);
+      expect(media, `path ${id}: ${timelines}; ${why}`).toBeGreaterThan(0);
     }
     expect(overlay?.maxFrameGapAfterSwitchMs, why).toBeLessThan(2000);
     expect(report.errors, why).toEqual([]);

@@ -111,6 +111,10 @@ export interface PerSecond {
     latePackets: number;
     up: boolean;
     enabled: boolean;
+    /** Benched by the path hysteresis (padding only; `stats().paths[].demoted`). Absent in reports written before stop 38. */
+    demoted?: boolean;
+    /** `stats().paths[].stateReason` at the end of the second. */
+    stateReason?: string;
   }>;
   /** QoE feedback the receiver sent during this second (Converge §4.2). */
   qoeFeedback: Array<{ atMs: number; pathId: number; alpha: number; fcdMs: number }>;
@@ -236,6 +240,8 @@ export function buildReport(input: BuildReportInput): CallReport {
         latePackets: late.get(p.pathId) ?? 0,
         up: p.up,
         enabled: p.enabled,
+        demoted: p.demoted,
+        stateReason: p.stateReason,
       })),
       qoeFeedback: (r?.recentQoeFeedback ?? []).map((f) => ({ atMs: f.timestamp, pathId: f.pathId, alpha: f.alpha, fcdMs: round(f.fcd * 1000, 1) })),
     };

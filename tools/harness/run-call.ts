@@ -40,6 +40,8 @@ export interface CallRunOptions {
   keyframeIntervalMs?: number;
   /** Sender acts on QoE feedback (default true). */
   qoeFeedback?: boolean;
+  /** MultipathCallOptions.faultHandling on both pages (e.g. `{ pathHysteresis: false }`); default the library's. */
+  faultHandling?: { pathHysteresis?: boolean; fastFailover?: boolean; cleanReturn?: boolean; gapKeepMs?: number };
   /** Y4M file for the fake camera (else Chromium's synthetic camera). */
   video?: string;
   /** What `video` is, recorded in the report (tools/harness/clip.ts `resolveSource`). */
@@ -80,6 +82,13 @@ export interface CallRunOptions {
     relayHandover?: 'hold' | 'none';
     /** MultipathCallOptions.relaySelection on both pages (the receiver page offers every path and so decides). */
     relaySelection?: RelaySelectionOption;
+    /**
+     * A planned switch waits until every path of the call is connected on both pages (checked each second,
+     * at most until 4 s before the end): a path that connects late (one CI run: path 1 after 9 s, on a loaded
+     * machine) is then not switched, or left alone, before it ever carried anything. The switch's `atS` in the
+     * result is the second it was made. Default false: at `atS` whatever the paths do.
+     */
+    switchWhenPathsUp?: boolean;
   };
 }
 
@@ -251,7 +260,7 @@ export async function runCall(opts: CallRunOptions = {}): Promise<CallRunResult>
     let relayBytesBefore: number[] | undefined;
     let switchEpochMs: number | undefined;
     const decodedAtMs: number[] = [];
-    const plans = [...(opts.overlay?.relaySwitch ? [opts.overlay.relaySwitch] : []), ...(opts.overlay?.relaySwitches ?? [])];
+    const plans = [...(opts.overlay?.relaySwitch ? [opts.overlay.relaySwitch] : []), ...(opts.overlay?.relaySwitches ?? [])].map((p) => ({ ...p, done: false }));
     const made: Array<RelaySwitchPlan & { receiver: number; sender: number; epochMs: number }> = [];
     const relayTimeline: RelayTimelineEntry[] = [];
 
@@ -285,6 +294,7 @@ export async function runCall(opts: CallRunOptions = {}): Promise<CallRunResult>
       if (turn) q.set('relays', JSON.stringify(relayServers));
       if (opts.overlay?.relayHandover) q.set('relayHandover', opts.overlay.relayHandover);
       if (opts.overlay?.relaySelection) q.set('relaySelection', JSON.stringify(opts.overlay.relaySelection));
+      if (opts.faultHandling) q.set('faultHandling', JSON.stringify(opts.faultHandling));
       return `${base}?${q}`;
     };
     const ctxR = await browser.newContext();
@@ -314,8 +324,15 @@ export async function runCall(opts: CallRunOptions = {}): Promise<CallRunResult>
       if (wait > 0) await new Promise((r) => setTimeout(r, wait));
       const [snd, rcv] = await Promise.all([sample(sender), sample(receiver)]);
       samples.push({ tS: s, sender: snd, receiver: rcv, emulator: relays.map((r) => r.stats()) });
-      for (const sw of plans) {
-        if (s !== sw.atS) continue;
+      const pathsUp = (smp: PeerSample) => {
+        const up = peerView(smp.stats).paths.filter((p) => p.transportState === 'connected').length;
+        return up >= (opts.overlay ? opts.overlay.callPaths : scenario.paths.length);
+      };
+      const due = plans.filter((sw) => !sw.done && s >= sw.atS);
+      const held = opts.overlay?.switchWhenPathsUp === true && s <= durationS - 4 && !(pathsUp(snd) && pathsUp(rcv));
+      if (due.length > 0 && held) log(`t=${s}s relay switch waits: not every path is connected on both pages`);
+      for (const sw of held ? [] : due) {
+        sw.done = true;
         const epochMs = Date.now();
         if (!switched) {
           pairsBefore = await readPairs(receiver);
@@ -323,7 +340,7 @@ export async function runCall(opts: CallRunOptions = {}): Promise<CallRunResult>
           switchEpochMs = epochMs;
         }
         const call = (pg: Page) => pg.evaluate(([p, r]) => (window as unknown as { __peer: { switchRelay(p: number, r: number): number } }).__peer.switchRelay(p, r), [sw.pathId, sw.relay] as const);
-        const done = { ...sw, receiver: await call(receiver), sender: await call(sender), epochMs };
+        const done = { atS: s, pathId: sw.pathId, relay: sw.relay, receiver: await call(receiver), sender: await call(sender), epochMs };
         made.push(done);
         switched ??= { atS: s, receiver: done.receiver, sender: done.sender };
         log(`t=${s}s relay switch: path ${sw.pathId} -> relay ${sw.relay} (sessions switched: receiver ${done.receiver}, sender ${done.sender})`);

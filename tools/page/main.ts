@@ -54,6 +54,7 @@ const call = new MultipathCall({
   relays: q.has('relays') ? (JSON.parse(q.get('relays') as string) as RTCIceServer[]) : undefined,
   relayHandover: q.get('relayHandover') === 'hold' ? 'hold' : undefined,
   relaySelection: q.has('relaySelection') ? JSON.parse(q.get('relaySelection') as string) : undefined,
+  faultHandling: q.has('faultHandling') ? JSON.parse(q.get('faultHandling') as string) : undefined,
   clock,
 });
 
