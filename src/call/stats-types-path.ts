@@ -116,9 +116,23 @@ export interface PathStats extends StatsBase {
    * src/transport/stall-fallback.ts `StallFallbackStats`. Absent otherwise.
    */
   rtpCarrier?: StallFallbackStats;
-  /** Our sender schedules on it (connected, enabled). */
+  /**
+   * Up in our sender's path manager: its transport is connected and its
+   * receiver reports have not been silent past the down threshold (a
+   * `path-down` event fires when this turns false). Media follows it with two
+   * exceptions: a path kept through a feedback gap (its reverse direction
+   * silent while the others are too weak to carry the call) still carries
+   * media while `up` is false, and a `demoted` path carries none while
+   * `up` is true. `sendBitrate` and `mediaPacketsSent` show what it carries.
+   */
   up: boolean;
-  /** Demoted by the path hysteresis: padding only, no media (src/sched/path-hysteresis.ts). */
+  /**
+   * Benched: no media, padding only (its loss and RTT stay measured). Either
+   * demoted by the path hysteresis (src/sched/path-hysteresis.ts: a flapping
+   * or lossy path, until it stays clean for its hold time) or on probation
+   * after a silence while another path can carry the call
+   * (src/engine/sender-paths.ts isDemoted).
+   */
   demoted: boolean;
   /** Share of our first-sent media packets on this path (fraction 0..1). */
   mediaShare: number;

@@ -25,9 +25,10 @@ export interface PathSink {
 /** Per-path sender statistics (units in names). */
 export interface SenderPathStats {
   id: PathId;
+  /** Up in the path manager (connected, reports not silent past downAfterMs); see src/call/stats-types-path.ts `up` for when media does not follow it. */
   up: boolean;
   enabled: boolean;
-  /** Demoted by the path hysteresis (SenderEngineConfig.pathHysteresis): no media, padding only. */
+  /** Benched (no media, padding only): demoted by the path hysteresis (SenderEngineConfig.pathHysteresis) or on probation after a silence (SenderPaths.isDemoted). */
   demoted: boolean;
   packetsSent: number;
   bytesSent: number;
