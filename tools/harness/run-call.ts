@@ -160,6 +160,12 @@ export interface CallRunResult {
   /** With `turnRelays`: the relays' ports and the relay switch made (sessions switched per page). */
   overlay?: {
     relayPorts: number[];
+    /**
+     * Each relay link's emulator counters at the end (tools/emulator/relay.ts RelayCounters): datagrams dropped
+     * before a side's address was known, address changes of a side. A path whose TURN allocation took a connect
+     * timeout shows here whether the emulator lost its first datagrams.
+     */
+    relayLinks: Array<{ noPeerDrops: number; peerChanges: number; sendErrors: number }>;
     switched?: { atS: number; receiver: number; sender: number };
     /** The receiver page's (the offerer's) selected local candidates just before the switch and at the end. */
     pairsBefore?: RelayPair[];
@@ -429,6 +435,7 @@ export async function runCall(opts: CallRunOptions = {}): Promise<CallRunResult>
         ? {
             overlay: {
               relayPorts: turn.relays.map((r) => r.port),
+              relayLinks: relays.map((r) => ({ ...r.stats().relay })),
               ...(switched ? { switched, pairsBefore, relayBytesBefore, relayBytesAfter, maxFrameGapAfterSwitchMs, switches } : {}),
               pairsAfter,
               relayTimeline,
