@@ -229,6 +229,7 @@ export function buildResult(opts: SimOptions, run: SimRun): SimResult {
           ),
         }
       : {}),
+    ...(run.pathTracer ? { pathTrace: run.pathTracer.out } : {}),
     ...(opts.estimator !== undefined ? { estimator: opts.estimator } : {}),
     ...cross,
     sim: {

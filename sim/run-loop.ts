@@ -30,6 +30,7 @@ import type { DatagramCarrier } from '../src/transport/carrier.js';
 import { StallFallbackSink } from '../src/transport/stall-fallback.js';
 import { EncoderModel, makeAnnexB } from './encoder-model.js';
 import { FreezeRecorder } from './freeze-explain.js';
+import { PathTracer } from './path-trace.js';
 import { type HeapSampler, heapSampler } from './heap.js';
 import type { DecodedFrame } from './metrics.js';
 import { PacketTransmission, round } from './metrics.js';
@@ -160,6 +161,8 @@ export interface SimRun extends RunSettings {
   overlay?: OverlayResult;
   /** Stream 0's traffic for the freeze attribution (SimOptions.explainFreezes). */
   freezeRecorder?: FreezeRecorder;
+  /** Stream 0's per-path trace (SimOptions.pathTrace). */
+  pathTracer?: PathTracer;
   steps: number;
   datagramsUp: number;
   datagramsDown: number;
@@ -194,6 +197,7 @@ export function runLoop(opts: SimOptions, settings: RunSettings): SimRun {
   let datagramsUp = 0;
   let datagramsDown = 0;
   const rec = opts.explainFreezes ? new FreezeRecorder(nPaths) : undefined;
+  const tracer = opts.pathTrace ? new PathTracer(nPaths) : undefined;
   // Overlay (issue 16): paths with relays switch routes (sim/overlay.ts); 'ideal' datachannel only.
   const routes = OverlayRoutes.wanted(scenario)
     ? new OverlayRoutes<Item>(
@@ -240,6 +244,7 @@ export function runLoop(opts: SimOptions, settings: RunSettings): SimRun {
       datagramsUp++;
       if (s < nStreams) flows.oursSent++;
       if (rec && s === 0) rec.onSend(i, b, clock.nowUs());
+      if (tracer && s === 0) tracer.onSend(i, b.length);
       return true;
     },
     queuedBytes: () => c.queuedBytes(),
@@ -304,6 +309,7 @@ export function runLoop(opts: SimOptions, settings: RunSettings): SimRun {
       if (isUp) datagramsUp++;
       else datagramsDown++;
       if (isUp && s < nStreams) flows.oursSent++;
+      if (tracer && isUp && s === 0) tracer.onSend(i, bytes.length);
       if (rec && isUp && s === 0) rec.onSend(i, bytes, clock.nowUs());
       else if (isUp) flows.crossSent[crossOfStream[s]]++;
       if (rec && !isUp && s === 0) rec.onControlSend(bytes, clock.nowUs());
@@ -518,6 +524,7 @@ export function runLoop(opts: SimOptions, settings: RunSettings): SimRun {
             }
             if (x < 0) all[g.s].transmission.onArrival(g.bytes, now + txBaseUs);
             if (rec && g.s === 0) rec.onArrival(i, g.bytes, now);
+            if (tracer && g.s === 0) tracer.onArrival(i, g.bytes, now);
             all[g.s].rEp.onDatagram(i, g.bytes);
           }
         }
@@ -539,6 +546,7 @@ export function runLoop(opts: SimOptions, settings: RunSettings): SimRun {
               c.qoeDropped++;
               continue;
             }
+            if (tracer && g.s === 0) tracer.onFeedback(i, now);
             c.sEp.onDatagram(i, g.bytes);
             c.sWake = Math.min(c.sWake, c.sEp.nextWakeUs() - txBaseUs);
           }
@@ -661,6 +669,47 @@ export function runLoop(opts: SimOptions, settings: RunSettings): SimRun {
       });
       rec.sample(now, streams[0].sender.targetBitrateBps(), st, detail);
     }
+    if (tracer?.due(now)) {
+      const snd = streams[0].sender;
+      const st = snd.stats().paths;
+      const es = snd.estimatorStats() as unknown as Array<Record<string, unknown> & { id: number }>;
+      const nowMs = Math.floor(now / 1000);
+      const num = (x: unknown): number => (typeof x === 'number' ? x : Number.NaN);
+      tracer.sample(
+        now,
+        snd.targetBitrateBps(),
+        up.map((l, i) => {
+          const p = st.find((q) => q.id === i);
+          const e = es.find((q) => q.id === i) ?? { id: i };
+          const ls = l.stats();
+          const qd = ls.queueDelay.recentMs;
+          return {
+            capBps: capacityBps(l, Math.max(0, nowMs - 100), nowMs),
+            netMs: qd.length > 0 ? qd[qd.length - 1] : 0,
+            netBytes: ls.queuedBytes,
+            drops: ls.dropped.queue + ls.dropped.loss + ls.dropped.blackhole,
+            estBps: p?.rateBps ?? 0,
+            gccBps: num(e.targetRateBps),
+            delayBps: num(e.delayBasedBps),
+            lossBps: num(e.lossBasedBps),
+            ackedBps: num(e.ackedRateBps),
+            sendBps: p?.sendRateBps ?? 0,
+            queuedBytes: p?.queuedBytes ?? 0,
+            srttMs: num(e.srttMs),
+            minRttMs: num(e.minRttMs),
+            rttMs: num(e.latestRttMs),
+            lossFrac: num(e.lossRate),
+            trend: num(e.trend),
+            threshold: num(e.threshold),
+            usage: String(e.bandwidthUsage),
+            onsets: num(e.overuseOnsets),
+            up: p?.up === true,
+            demoted: p?.demoted === true,
+            sharePct: p?.sharePct ?? 0,
+          };
+        }),
+      );
+    }
     // Next event.
     let next = Math.min(now + MAX_STEP_US, endUs, nextSampleUs);
     for (let i = 0; i < nPaths; i++) {
@@ -698,6 +747,7 @@ export function runLoop(opts: SimOptions, settings: RunSettings): SimRun {
     ...(heap ? { heap } : {}),
     ...(overlay ? { overlay } : {}),
     ...(rec ? { freezeRecorder: rec } : {}),
+    ...(tracer ? { pathTracer: tracer } : {}),
     steps,
     datagramsUp,
     datagramsDown,

@@ -165,6 +165,8 @@ export interface SimOptions {
    * Default off (it decodes every datagram and keeps per-frame records).
    */
   explainFreezes?: boolean;
+  /** Record stream 0's per-path trace every 100 ms (sim/path-trace.ts) into `SimResult.pathTrace`. Measurement only. Default off. */
+  pathTrace?: boolean;
 }
 
 /** A path of a simulated call: the call report's path fields (no ICE addresses), plus link facts. */
@@ -286,6 +288,8 @@ export interface SimResult extends CallQoe {
   audio?: SimAudioResult;
   /** Stream 0's freezes explained (SimOptions.explainFreezes; sim/freeze-explain.ts). */
   freezeCauses?: import('./freeze-explain.js').FreezeCause[];
+  /** Stream 0's per-path trace (SimOptions.pathTrace; sim/path-trace.ts). */
+  pathTrace?: import('./path-trace.js').PathTrace;
   /** Overlay scenarios: routes taken per slot, best routes in hindsight, switches (sim/overlay.ts). */
   overlay?: import('./overlay.js').OverlayResult;
   /** The per-path estimator of our sender (SimOptions.estimator), when one was given. */

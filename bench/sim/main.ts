@@ -1,6 +1,6 @@
 /**
  * `npm run bench -- --scenario FILE.json|NAME [--compare LIST] [--fec LIST] [--streams 1-3]
- *                   [--seeds N] [--first-seed K] [--duration S] [--variants N] [--half tune|check] [--only NAME,...] [--rate-scale K] [--degradation PREF] [--datachannel sctp|sctp+rtp|ideal] [--stall K=V,...] [--clock-skew MS] [--playout K=V,...] [--nack K=V,...] [--temporal-layers 1-3] [--converge K=V,...] [--fractal K=V,...] [--sender K=V,...] [--receiver K=V,...] [--audio on|off] [--explain-freezes] [--jobs N] [--out DIR]`
+ *                   [--seeds N] [--first-seed K] [--duration S] [--variants N] [--half tune|check] [--only NAME,...] [--rate-scale K] [--degradation PREF] [--datachannel sctp|sctp+rtp|ideal] [--stall K=V,...] [--clock-skew MS] [--playout K=V,...] [--nack K=V,...] [--temporal-layers 1-3] [--converge K=V,...] [--fractal K=V,...] [--sender K=V,...] [--receiver K=V,...] [--audio on|off] [--explain-freezes] [--path-trace] [--jobs N] [--out DIR]`
  *
  * Runs the simulator (sim/simulator.ts) for every scenario variant x
  * configuration x FEC policy x seed and writes:
@@ -69,6 +69,9 @@
  * (sim/freeze-explain.ts, SimOptions.explainFreezes): results.json gets
  * `freezeCauses` per run, summary.md a "Freeze causes" table per
  * configuration and the longest freezes of each multipath configuration.
+ * `--path-trace`: stream 0's per-path trace every 100 ms (sim/path-trace.ts, SimOptions.pathTrace):
+ * results.json gets `pathTrace` per run (estimator state, one-way delay, jitter, seq gaps, feedback
+ * gaps, and the link's capacity and queue as ground truth), for bench/sim/onset-study.py.
  * `soak` samples the heap every 60 simulated seconds (SimOptions.heapSampleS)
  * and compares converge only by default.
  * Default DIR: out/bench/<scenario>. Runs in parallel worker threads (`--jobs`,
@@ -127,7 +130,7 @@ const SENDER_KEYS = [
   'pathHysteresis.promoteRelative',
 ];
 
-const USAGE = `usage: npm run bench -- --scenario FILE.json|NAME [--compare LIST] [--fec LIST] [--streams 1-3] [--seeds N] [--first-seed K] [--duration S] [--variants N] [--half tune|check] [--only NAME,...] [--rate-scale K] [--degradation PREF] [--datachannel sctp|sctp+rtp|ideal] [--stall K=V,...] [--clock-skew MS] [--playout K=V,...] [--nack K=V,...] [--temporal-layers 1-3] [--converge K=V,...] [--fractal K=V,...] [--sender K=V,...] [--receiver K=V,...] [--audio on|off] [--explain-freezes] [--jobs N] [--out DIR]
+const USAGE = `usage: npm run bench -- --scenario FILE.json|NAME [--compare LIST] [--fec LIST] [--streams 1-3] [--seeds N] [--first-seed K] [--duration S] [--variants N] [--half tune|check] [--only NAME,...] [--rate-scale K] [--degradation PREF] [--datachannel sctp|sctp+rtp|ideal] [--stall K=V,...] [--clock-skew MS] [--playout K=V,...] [--nack K=V,...] [--temporal-layers 1-3] [--converge K=V,...] [--fractal K=V,...] [--sender K=V,...] [--receiver K=V,...] [--audio on|off] [--explain-freezes] [--path-trace] [--jobs N] [--out DIR]
   --compare entries: ${compareEntriesHelp()}, converge-nofb, ${estimatorEntries().join('|')} (that estimator with its paper's scheduler: fractal = mrtp + fractal), SCHED+EST (e.g. converge+fractal) (bench/compare.ts)`;
 
 const OPTIONS = {
@@ -158,6 +161,7 @@ const OPTIONS = {
   receiver: { type: 'string' },
   audio: { type: 'string' },
   'explain-freezes': { type: 'boolean' },
+  'path-trace': { type: 'boolean' },
   jobs: { type: 'string' },
   out: { type: 'string' },
 } as const;
@@ -192,6 +196,7 @@ interface Args {
   relayHandover?: SimOptions['relayHandover'];
   audio: boolean;
   explainFreezes: boolean;
+  pathTrace: boolean;
   jobs: number;
   out?: string;
 }
@@ -283,6 +288,7 @@ function parseOptions(v: CliValues<typeof OPTIONS>): Args {
     relayHandover: choiceOption('relay-handover', v['relay-handover'], ['break', 'make-before-break'] as const),
     audio: (choiceOption('audio', v.audio, ['on', 'off'] as const) ?? 'on') === 'on',
     explainFreezes: v['explain-freezes'] === true,
+    pathTrace: v['path-trace'] === true,
     jobs: int('jobs', availableParallelism(), 1, 64),
     out: v.out,
   };
@@ -391,6 +397,7 @@ async function main(values: CliValues<typeof OPTIONS>): Promise<number> {
             ...(a.scenario === 'soak' ? { heapSampleS: SOAK.heapSampleS } : {}),
             audio: a.audio,
             ...(a.explainFreezes ? { explainFreezes: true } : {}),
+            ...(a.pathTrace ? { pathTrace: true } : {}),
             label,
           });
           meta.push({ variant: v.label, config: label, loss: v.loss, half: v.half });

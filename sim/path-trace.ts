@@ -1,0 +1,238 @@
+/**
+ * Per-path, per-100 ms trace of stream 0 (SimOptions.pathTrace): what the
+ * sender's estimator believed (trendline slope, over-use state, delay- and
+ * loss-based estimates, acked rate, RTTs, loss), what the path carried and
+ * what the receiver saw (one-way delay, inter-arrival jitter, seq gaps), when
+ * the path's feedback last reached the sender, and the link's ground truth
+ * (capacity, bottleneck queue delay, drops) for labelling. Measurement only:
+ * results do not depend on it. Columnar (one array per field) to keep
+ * results.json small.
+ *
+ * The receiver-side columns (owd*, jit, rxKB, gaps) are what the next report
+ * tells the sender: it sees them one report interval (~50 ms) plus the
+ * reverse trip later. `fbGapMs` is the sender's own view (time since any
+ * datagram of stream 0 last arrived from the path).
+ */
+import { decodePacket } from '../src/wire/decode.js';
+
+/** Sampling interval (µs). */
+export const TRACE_US = 100_000;
+
+/** One path's columns. */
+export interface PathTraceColumns {
+  /** Ground truth: up-link capacity over the last 100 ms (Mbps, 0 while down), bottleneck queue delay of the last accepted packet (ms), queue (kB), drops so far (queue + loss + blackhole). */
+  cap: number[];
+  netMs: number[];
+  netKB: number[];
+  drops: number[];
+  /** Sender: S_i (Mbps), estimator target / delay-based / loss-based / acked (Mbps), send rate over 1 s (Mbps), pacer + dc queue (kB). */
+  est: number[];
+  gcc: number[];
+  dly: number[];
+  lss: number[];
+  ack: number[];
+  snd1s: number[];
+  qKB: number[];
+  /** Sender: SRTT, min RTT, latest RTT (ms), loss fraction of recent reports (%), modified trend (ms), threshold (ms), usage (1 over, -1 under, 0 normal), over-use onsets so far. */
+  srtt: number[];
+  minRtt: number[];
+  rtt: number[];
+  loss: number[];
+  trend: number[];
+  thr: number[];
+  use: number[];
+  onsets: number[];
+  /** Sender: ms since the last datagram of stream 0 arrived from the path (feedback gap). */
+  fbGapMs: number[];
+  /** Sender: up (1) / down (0), demoted (1), share of media %. */
+  up: number[];
+  dem: number[];
+  share: number[];
+  /** Last 100 ms, our stream 0: kB handed to the path, kB arrived, arrivals' one-way delay mean / min / max (ms), mean |inter-arrival - inter-send| (ms), path seqs skipped (gaps). */
+  txKB: number[];
+  rxKB: number[];
+  owd: number[];
+  owdMin: number[];
+  owdMax: number[];
+  jit: number[];
+  gaps: number[];
+}
+
+export interface PathTrace {
+  dtMs: number;
+  /** Sample times (s). */
+  t: number[];
+  /** Encoder target (Mbps). */
+  target: number[];
+  paths: PathTraceColumns[];
+}
+
+interface Bin {
+  tx: number;
+  rx: number;
+  n: number;
+  owdSum: number;
+  owdMin: number;
+  owdMax: number;
+  jitSum: number;
+  jitN: number;
+  gaps: number;
+}
+
+const freshBin = (): Bin => ({ tx: 0, rx: 0, n: 0, owdSum: 0, owdMin: Infinity, owdMax: -Infinity, jitSum: 0, jitN: 0, gaps: 0 });
+
+/** What the run loop passes per path at each sample. */
+export interface PathTraceInput {
+  capBps: number;
+  netMs: number;
+  netBytes: number;
+  drops: number;
+  estBps: number;
+  gccBps: number;
+  delayBps: number;
+  lossBps: number;
+  ackedBps: number;
+  sendBps: number;
+  queuedBytes: number;
+  srttMs: number;
+  minRttMs: number;
+  rttMs: number;
+  lossFrac: number;
+  trend: number;
+  threshold: number;
+  usage: string;
+  onsets: number;
+  up: boolean;
+  demoted: boolean;
+  sharePct: number;
+}
+
+export class PathTracer {
+  private nextUs = TRACE_US;
+  private readonly bins: Bin[];
+  private readonly lastFbUs: number[];
+  private readonly lastArr: Array<{ sendUs: number; arrUs: number; seq: number } | undefined>;
+  readonly out: PathTrace;
+
+  constructor(nPaths: number) {
+    this.bins = Array.from({ length: nPaths }, freshBin);
+    this.lastFbUs = new Array<number>(nPaths).fill(0);
+    this.lastArr = new Array(nPaths).fill(undefined);
+    const cols = (): PathTraceColumns => ({
+      cap: [],
+      netMs: [],
+      netKB: [],
+      drops: [],
+      est: [],
+      gcc: [],
+      dly: [],
+      lss: [],
+      ack: [],
+      snd1s: [],
+      qKB: [],
+      srtt: [],
+      minRtt: [],
+      rtt: [],
+      loss: [],
+      trend: [],
+      thr: [],
+      use: [],
+      onsets: [],
+      fbGapMs: [],
+      up: [],
+      dem: [],
+      share: [],
+      txKB: [],
+      rxKB: [],
+      owd: [],
+      owdMin: [],
+      owdMax: [],
+      jit: [],
+      gaps: [],
+    });
+    this.out = { dtMs: TRACE_US / 1000, t: [], target: [], paths: Array.from({ length: nPaths }, cols) };
+  }
+
+  /** A datagram of stream 0 handed to path i. */
+  onSend(i: number, bytes: number): void {
+    const b = this.bins[i];
+    if (b) b.tx += bytes;
+  }
+
+  /** A datagram of stream 0 arrived on path i's up link at nowUs. */
+  onArrival(i: number, bytes: Uint8Array, nowUs: number): void {
+    const b = this.bins[i];
+    if (!b) return;
+    const r = decodePacket(bytes);
+    if (!r.ok) return;
+    const { pathSeq, sendTimeUs } = r.packet;
+    b.rx += bytes.length;
+    const owdMs = (nowUs - sendTimeUs) / 1000;
+    b.n++;
+    b.owdSum += owdMs;
+    b.owdMin = Math.min(b.owdMin, owdMs);
+    b.owdMax = Math.max(b.owdMax, owdMs);
+    const last = this.lastArr[i];
+    if (last !== undefined && ((pathSeq - last.seq) | 0) > 0) {
+      b.gaps += ((pathSeq - last.seq) | 0) - 1;
+      b.jitSum += Math.abs(nowUs - last.arrUs - (sendTimeUs - last.sendUs)) / 1000;
+      b.jitN++;
+    }
+    if (last === undefined || ((pathSeq - last.seq) | 0) > 0) this.lastArr[i] = { sendUs: sendTimeUs, arrUs: nowUs, seq: pathSeq };
+  }
+
+  /** A datagram of stream 0 reached the sender from path i (reports, NACKs, QoE). */
+  onFeedback(i: number, nowUs: number): void {
+    if (i < this.lastFbUs.length) this.lastFbUs[i] = nowUs;
+  }
+
+  due(nowUs: number): boolean {
+    return nowUs >= this.nextUs;
+  }
+
+  sample(nowUs: number, targetBps: number, paths: readonly PathTraceInput[]): void {
+    const r1 = (x: number) => Math.round(x * 10) / 10;
+    const r2 = (x: number) => Math.round(x * 100) / 100;
+    const r3 = (x: number) => Math.round(x * 1000) / 1000;
+    const num = (x: number) => (Number.isFinite(x) ? x : -1);
+    this.out.t.push(r2(nowUs / 1e6));
+    this.out.target.push(r3(targetBps / 1e6));
+    paths.forEach((p, i) => {
+      const c = this.out.paths[i];
+      const b = this.bins[i];
+      if (!c || !b) return;
+      c.cap.push(r3(p.capBps / 1e6));
+      c.netMs.push(Math.round(p.netMs));
+      c.netKB.push(r1(p.netBytes / 1000));
+      c.drops.push(p.drops);
+      c.est.push(r3(p.estBps / 1e6));
+      c.gcc.push(r3(num(p.gccBps) / 1e6));
+      c.dly.push(r3(num(p.delayBps) / 1e6));
+      c.lss.push(r3(num(p.lossBps) / 1e6));
+      c.ack.push(r3(num(p.ackedBps) / 1e6));
+      c.snd1s.push(r3(p.sendBps / 1e6));
+      c.qKB.push(r1(p.queuedBytes / 1000));
+      c.srtt.push(r1(num(p.srttMs)));
+      c.minRtt.push(r1(num(p.minRttMs)));
+      c.rtt.push(r1(num(p.rttMs)));
+      c.loss.push(r1(100 * num(p.lossFrac)));
+      c.trend.push(r2(num(p.trend)));
+      c.thr.push(r2(num(p.threshold)));
+      c.use.push(p.usage === 'overusing' ? 1 : p.usage === 'underusing' ? -1 : 0);
+      c.onsets.push(p.onsets);
+      c.fbGapMs.push(Math.round((nowUs - this.lastFbUs[i]) / 1000));
+      c.up.push(p.up ? 1 : 0);
+      c.dem.push(p.demoted ? 1 : 0);
+      c.share.push(Math.round(p.sharePct));
+      c.txKB.push(r1(b.tx / 1000));
+      c.rxKB.push(r1(b.rx / 1000));
+      c.owd.push(b.n > 0 ? r1(b.owdSum / b.n) : -1);
+      c.owdMin.push(b.n > 0 ? r1(b.owdMin) : -1);
+      c.owdMax.push(b.n > 0 ? r1(b.owdMax) : -1);
+      c.jit.push(b.jitN > 0 ? r2(b.jitSum / b.jitN) : -1);
+      c.gaps.push(b.gaps);
+      this.bins[i] = freshBin();
+    });
+    this.nextUs += TRACE_US;
+  }
+}
