@@ -20,7 +20,7 @@ export const TRACE_US = 100_000;
 
 /** One path's columns. */
 export interface PathTraceColumns {
-  /** Ground truth: up-link capacity over the last 100 ms (Mbps, 0 while down), bottleneck queue delay of the last accepted packet (ms), queue (kB), drops so far (queue + loss + blackhole). */
+  /** Ground truth: up-link capacity over the last 100 ms (Mbps, 0 while down), bottleneck queue delay of the last accepted packet (ms), queue (kB), every drop so far (queue + random loss + blackhole; freeze-explain's `dropped` counts queue drops only). */
   cap: number[];
   netMs: number[];
   netKB: number[];
@@ -33,22 +33,31 @@ export interface PathTraceColumns {
   ack: number[];
   snd1s: number[];
   qKB: number[];
-  /** Sender: SRTT, min RTT, latest RTT (ms), loss fraction of recent reports (%), modified trend (ms), threshold (ms), usage (1 over, -1 under, 0 normal), over-use onsets so far. */
+  /**
+   * Sender: SRTT, min RTT, latest RTT (ms), loss fraction of recent reports (%), modified trend (ms), threshold (ms),
+   * usage (1 over, -1 under, 0 normal), over-use onsets so far. A value the estimator does not have (FRACTaL has no
+   * trendline; no acked rate yet) is -1 in the non-negative columns and null in `trend` / `thr`.
+   */
   srtt: number[];
   minRtt: number[];
   rtt: number[];
   loss: number[];
-  trend: number[];
-  thr: number[];
+  trend: (number | null)[];
+  thr: (number | null)[];
   use: number[];
   onsets: number[];
   /** Sender: ms since the last datagram of stream 0 arrived from the path (feedback gap). */
   fbGapMs: number[];
-  /** Sender: up (1) / down (0), demoted (1), share of media %. */
+  /** Sender: up (1) / down (0), benched (1: `stats().paths[].demoted`, hysteresis or probation), share of media % since the call started (cumulative, not recent). */
   up: number[];
   dem: number[];
   share: number[];
-  /** Last 100 ms, our stream 0: kB handed to the path, kB arrived, arrivals' one-way delay mean / min / max (ms), mean |inter-arrival - inter-send| (ms), path seqs skipped (gaps). */
+  /**
+   * Last 100 ms, our stream 0: kB handed to the path, kB arrived, arrivals' one-way delay mean / min / max (ms;
+   * arrival on the sender's clock minus send time, so exact under `--clock-skew` too), mean |inter-arrival -
+   * inter-send| over consecutive arrivals (ms; unsmoothed, per packet: not RFC 3550's J nor the receiver's frame
+   * jitter), path seqs skipped (gaps).
+   */
   txKB: number[];
   rxKB: number[];
   owd: number[];
@@ -194,7 +203,10 @@ export class PathTracer {
     const r1 = (x: number) => Math.round(x * 10) / 10;
     const r2 = (x: number) => Math.round(x * 100) / 100;
     const r3 = (x: number) => Math.round(x * 1000) / 1000;
-    const num = (x: number) => (Number.isFinite(x) ? x : -1);
+    // Missing (an estimator without that state, or none yet): -1 for the non-negative columns, after scaling; null for the signed ones.
+    const mbps = (x: number) => (Number.isFinite(x) ? r3(x / 1e6) : -1);
+    const ms1 = (x: number) => (Number.isFinite(x) ? r1(x) : -1);
+    const signed = (x: number) => (Number.isFinite(x) ? r2(x) : null);
     this.out.t.push(r2(nowUs / 1e6));
     this.out.target.push(r3(targetBps / 1e6));
     paths.forEach((p, i) => {
@@ -206,20 +218,20 @@ export class PathTracer {
       c.netKB.push(r1(p.netBytes / 1000));
       c.drops.push(p.drops);
       c.est.push(r3(p.estBps / 1e6));
-      c.gcc.push(r3(num(p.gccBps) / 1e6));
-      c.dly.push(r3(num(p.delayBps) / 1e6));
-      c.lss.push(r3(num(p.lossBps) / 1e6));
-      c.ack.push(r3(num(p.ackedBps) / 1e6));
+      c.gcc.push(mbps(p.gccBps));
+      c.dly.push(mbps(p.delayBps));
+      c.lss.push(mbps(p.lossBps));
+      c.ack.push(mbps(p.ackedBps));
       c.snd1s.push(r3(p.sendBps / 1e6));
       c.qKB.push(r1(p.queuedBytes / 1000));
-      c.srtt.push(r1(num(p.srttMs)));
-      c.minRtt.push(r1(num(p.minRttMs)));
-      c.rtt.push(r1(num(p.rttMs)));
-      c.loss.push(r1(100 * num(p.lossFrac)));
-      c.trend.push(r2(num(p.trend)));
-      c.thr.push(r2(num(p.threshold)));
+      c.srtt.push(ms1(p.srttMs));
+      c.minRtt.push(ms1(p.minRttMs));
+      c.rtt.push(ms1(p.rttMs));
+      c.loss.push(Number.isFinite(p.lossFrac) ? r1(100 * p.lossFrac) : -1);
+      c.trend.push(signed(p.trend));
+      c.thr.push(signed(p.threshold));
       c.use.push(p.usage === 'overusing' ? 1 : p.usage === 'underusing' ? -1 : 0);
-      c.onsets.push(p.onsets);
+      c.onsets.push(Number.isFinite(p.onsets) ? p.onsets : -1);
       c.fbGapMs.push(Math.round((nowUs - this.lastFbUs[i]) / 1000));
       c.up.push(p.up ? 1 : 0);
       c.dem.push(p.demoted ? 1 : 0);

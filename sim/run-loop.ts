@@ -197,6 +197,8 @@ export function runLoop(opts: SimOptions, settings: RunSettings): SimRun {
   let datagramsUp = 0;
   let datagramsDown = 0;
   const rec = opts.explainFreezes ? new FreezeRecorder(nPaths) : undefined;
+  // Overlay (relay) routes deliver through their own links, which the trace does not follow: refused, not half-traced.
+  if (opts.pathTrace && OverlayRoutes.wanted(scenario)) throw new Error('pathTrace: not supported on overlay (relay) scenarios');
   const tracer = opts.pathTrace ? new PathTracer(nPaths) : undefined;
   // Overlay (issue 16): paths with relays switch routes (sim/overlay.ts); 'ideal' datachannel only.
   const routes = OverlayRoutes.wanted(scenario)
@@ -524,7 +526,8 @@ export function runLoop(opts: SimOptions, settings: RunSettings): SimRun {
             }
             if (x < 0) all[g.s].transmission.onArrival(g.bytes, now + txBaseUs);
             if (rec && g.s === 0) rec.onArrival(i, g.bytes, now);
-            if (tracer && g.s === 0) tracer.onArrival(i, g.bytes, now);
+            // On the sender's clock, as the send times in the packets (PacketTransmission above): exact under --clock-skew.
+            if (tracer && g.s === 0) tracer.onArrival(i, g.bytes, now + txBaseUs);
             all[g.s].rEp.onDatagram(i, g.bytes);
           }
         }

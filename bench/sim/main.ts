@@ -226,6 +226,8 @@ function parseOptions(v: CliValues<typeof OPTIONS>): Args {
   const scenario = v.scenario;
   if (!scenario) throw new UsageError('--scenario is required');
   const isSweep = scenario === 'loss-sweep';
+  // The trace grows with the call (62 numbers per path per 100 ms): a 30 min soak would put ~10 MB into the heap it measures.
+  if (v['path-trace'] === true && scenario === 'soak') throw new Error('--path-trace: not with --scenario soak (it would grow the heap the soak measures)');
   const defaultCompare = isSweep || scenario === 'soak' ? 'converge' : scenario === 'cellular' ? 'converge,single:0,single:1' : ALL_CONFIGS.join(',');
   const compare = parseCompare(v.compare ?? defaultCompare, { noFeedback: true, estimators: true });
   const fec = (v.fec ?? (isSweep ? 'path,webrtc-table,none' : 'path')).split(',').filter(Boolean);

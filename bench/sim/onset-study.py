@@ -79,7 +79,7 @@ def features(pt, p, k, base_k0):
     ack = c['ack'][k]
     snd = c['snd1s'][k]
     return dict(
-        trend=c['trend'][k],
+        trend=c['trend'][k] if c['trend'][k] is not None else float('nan'),
         over=c['use'][k],
         qd=c['rtt'][k] - c['minRtt'][k] if c['rtt'][k] >= 0 and c['minRtt'][k] >= 0 else float('nan'),
         sq=c['srtt'][k] - c['minRtt'][k] if c['srtt'][k] >= 0 and c['minRtt'][k] >= 0 else float('nan'),

@@ -119,19 +119,22 @@ export interface PathStats extends StatsBase {
   /**
    * Up in our sender's path manager: its transport is connected and its
    * receiver reports have not been silent past the down threshold (a
-   * `path-down` event fires when this turns false). Media follows it with two
-   * exceptions: a path kept through a feedback gap (its reverse direction
-   * silent while the others are too weak to carry the call) still carries
-   * media while `up` is false, and a `demoted` path carries none while
-   * `up` is true. `sendBitrate` and `mediaPacketsSent` show what it carries.
+   * `path-down` event fires when this turns false). Media goes on a path
+   * that is `up`, `enabled` and not `demoted`, except: none while its reports
+   * are late past its silence threshold (suspect, before down) or while it
+   * switches relays; and some while `up` is false on a path kept through a
+   * feedback gap (its reverse direction silent while the others are too
+   * weak to carry the call) or on the only enabled path (the last resort).
+   * `sendBitrate` and `mediaPacketsSent` show what it carries.
    */
   up: boolean;
   /**
-   * Benched: no media, padding only (its loss and RTT stay measured). Either
-   * demoted by the path hysteresis (src/sched/path-hysteresis.ts: a flapping
-   * or lossy path, until it stays clean for its hold time) or on probation
-   * after a silence while another path can carry the call
-   * (src/engine/sender-paths.ts isDemoted).
+   * Benched: no media, padding only (its loss and RTT stay measured), while
+   * another path can carry the call; either demoted by the path hysteresis
+   * (src/sched/path-hysteresis.ts: a flapping or lossy path, until it stays
+   * clean for its hold time) or on probation after a silence
+   * (src/engine/sender-paths.ts isDemoted). With no live alternative a
+   * demoted path is not benched and this is false.
    */
   demoted: boolean;
   /** Share of our first-sent media packets on this path (fraction 0..1). */

@@ -28,7 +28,7 @@ export interface SenderPathStats {
   /** Up in the path manager (connected, reports not silent past downAfterMs); see src/call/stats-types-path.ts `up` for when media does not follow it. */
   up: boolean;
   enabled: boolean;
-  /** Benched (no media, padding only): demoted by the path hysteresis (SenderEngineConfig.pathHysteresis) or on probation after a silence (SenderPaths.isDemoted). */
+  /** Benched (no media, padding only) while another path can carry the call: demoted by the path hysteresis (SenderEngineConfig.pathHysteresis) or on probation after a silence (SenderPaths.isDemoted). */
   demoted: boolean;
   packetsSent: number;
   bytesSent: number;

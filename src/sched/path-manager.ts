@@ -16,9 +16,10 @@
  * - It is up again as soon as a report arrives while the transport is still
  *   connected. A down-but-connected path carries no media (schedulers skip it),
  *   so the engine should send small keepalives on it ({@link needsKeepalive})
- *   for reports to resume; the sender engine's one exception is a path kept
+ *   for reports to resume; the sender engine's exceptions are a path kept
  *   through a feedback gap (src/engine/sender-paths.ts keptThroughGap, with
- *   SenderEngineConfig.gapKeepMs past downAfterMs).
+ *   SenderEngineConfig.gapKeepMs past downAfterMs) and the only enabled
+ *   path of a call (SenderPaths.lastResort).
  * - 'path-disabled' / 'path-enabled' come from diffing `scheduler.isEnabled`
  *   at each {@link tick}.
  *

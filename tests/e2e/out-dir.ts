@@ -18,7 +18,7 @@ export function describeCall(r: CallReport): string {
 
 /**
  * One path's seconds for a failure message: `t:media packets,rate kbps,RTT ms,loss %` plus flags
- * (`D` demoted by the hysteresis, `d` not up, the state reason when it is not 'connected').
+ * (`D` benched: `stats().paths[].demoted`, by the hysteresis or on probation; `d` not up; the state reason when it is not 'connected').
  */
 export function pathTimeline(r: CallReport, id: number, fromS = 0): string {
   return r.perSecond

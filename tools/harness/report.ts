@@ -111,7 +111,7 @@ export interface PerSecond {
     latePackets: number;
     up: boolean;
     enabled: boolean;
-    /** Benched by the path hysteresis (padding only; `stats().paths[].demoted`). Absent in reports written before stop 38. */
+    /** Benched (padding only; `stats().paths[].demoted`: by the path hysteresis or on probation after a silence). Absent in reports written before stop 38. */
     demoted?: boolean;
     /** `stats().paths[].stateReason` at the end of the second. */
     stateReason?: string;

@@ -19,6 +19,7 @@ import type { SourceInfo } from './clip.js';
 import type { CallReport, PeerSample } from './report.js';
 import { peerView } from './stats-view.js';
 import type { RelaySelectionOption } from '../../src/call/relay-selection-config.js';
+import type { MultipathCallOptions } from '../../src/call/types.js';
 
 export { REPO_ROOT } from './paths.js';
 
@@ -41,7 +42,7 @@ export interface CallRunOptions {
   /** Sender acts on QoE feedback (default true). */
   qoeFeedback?: boolean;
   /** MultipathCallOptions.faultHandling on both pages (e.g. `{ pathHysteresis: false }`); default the library's. */
-  faultHandling?: { pathHysteresis?: boolean; fastFailover?: boolean; cleanReturn?: boolean; gapKeepMs?: number };
+  faultHandling?: MultipathCallOptions['faultHandling'];
   /** Y4M file for the fake camera (else Chromium's synthetic camera). */
   video?: string;
   /** What `video` is, recorded in the report (tools/harness/clip.ts `resolveSource`). */
@@ -83,8 +84,8 @@ export interface CallRunOptions {
     /** MultipathCallOptions.relaySelection on both pages (the receiver page offers every path and so decides). */
     relaySelection?: RelaySelectionOption;
     /**
-     * A planned switch waits until every path of the call is connected on both pages (checked each second,
-     * at most until 4 s before the end): a path that connects late (one CI run: path 1 after 9 s, on a loaded
+     * A planned switch waits until every path of the call is connected on both pages (checked each second;
+     * at 4 s before the end it happens whatever the paths do): a path that connects late (one CI run: path 1 after 9 s, on a loaded
      * machine) is then not switched, or left alone, before it ever carried anything. The switch's `atS` in the
      * result is the second it was made. Default false: at `atS` whatever the paths do.
      */
@@ -335,7 +336,7 @@ export async function runCall(opts: CallRunOptions = {}): Promise<CallRunResult>
         return up >= (opts.overlay ? opts.overlay.callPaths : scenario.paths.length);
       };
       const due = plans.filter((sw) => !sw.done && s >= sw.atS);
-      const held = opts.overlay?.switchWhenPathsUp === true && s <= durationS - 4 && !(pathsUp(snd) && pathsUp(rcv));
+      const held = opts.overlay?.switchWhenPathsUp === true && s < durationS - 4 && !(pathsUp(snd) && pathsUp(rcv));
       if (due.length > 0 && held) log(`t=${s}s relay switch waits: not every path is connected on both pages`);
       for (const sw of held ? [] : due) {
         sw.done = true;

@@ -84,4 +84,54 @@ describe('PathTracer (sim/path-trace.ts, SimOptions.pathTrace)', () => {
     expect(c.owd[1]).toBe(-1);
     expect(c.gaps[1]).toBe(0);
   });
+
+  it('times one-way delay on the sender clock: a receiver clock 50 ms behind does not shift it', () => {
+    const r = simulate({ scenario: twoPath, scheduler: 'converge', fec: 'path', seed: 1, durationS: 3, pathTrace: true, clockSkewMs: 50 });
+    const mins = (r.pathTrace?.paths[0].owdMin ?? []).filter((x) => x >= 0);
+    expect(mins.length).toBeGreaterThan(10);
+    // Path a's one-way delay is at least its 20 ms propagation, at most that plus its 150 ms queue.
+    expect(Math.min(...mins)).toBeGreaterThanOrEqual(19);
+    expect(Math.max(...mins)).toBeLessThan(200);
+  });
+
+  it('writes a value the estimator lacks as -1 (non-negative columns) or null (signed ones), not as 0 or NaN', () => {
+    const t = new PathTracer(1);
+    const nan = Number.NaN;
+    t.sample(100_000, 1e6, [
+      {
+        capBps: 1e6,
+        netMs: 0,
+        netBytes: 0,
+        drops: 0,
+        estBps: 1e6,
+        gccBps: nan,
+        delayBps: nan,
+        lossBps: nan,
+        ackedBps: nan,
+        sendBps: 0,
+        queuedBytes: 0,
+        srttMs: nan,
+        minRttMs: nan,
+        rttMs: nan,
+        lossFrac: nan,
+        trend: nan,
+        threshold: nan,
+        usage: 'undefined',
+        onsets: nan,
+        up: true,
+        demoted: false,
+        sharePct: 0,
+      },
+    ]);
+    const c = t.out.paths[0];
+    for (const col of [c.gcc, c.dly, c.lss, c.ack, c.srtt, c.minRtt, c.rtt, c.loss, c.onsets]) expect(col[0]).toBe(-1);
+    expect(c.trend[0]).toBeNull();
+    expect(c.thr[0]).toBeNull();
+    expect(JSON.parse(JSON.stringify(c)).ack[0]).toBe(-1);
+  });
+
+  it('refuses overlay (relay) scenarios, whose relay links it does not follow', () => {
+    const overlay = parseScenario({ name: 'relayed', paths: [{ name: 'a', up: { rateMbps: 5, delayMs: 20 }, relays: [{ name: 'r', up: { rateMbps: 5, delayMs: 30 } }] }] }, '.');
+    expect(() => simulate({ scenario: overlay, scheduler: 'converge', fec: 'path', seed: 1, durationS: 1, pathTrace: true })).toThrow(/overlay/);
+  });
 });
