@@ -2,18 +2,10 @@ import { describe, expect, it } from 'vitest';
 import { parseScenario } from '../../../sim/net/scenario.js';
 import { PathTracer } from '../../../sim/path-trace.js';
 import { simulate } from '../../../sim/simulator.js';
+import { twoConstantPaths } from './fixtures.js';
 import { encodeControl } from '../../../src/wire/encode.js';
 
-const twoPath = parseScenario(
-  {
-    name: 'two-constant',
-    paths: [
-      { name: 'a', up: { rateMbps: 5, delayMs: 20, queue: { ms: 150 } } },
-      { name: 'b', up: { rateMbps: 3, delayMs: 40, queue: { ms: 150 } } },
-    ],
-  },
-  '.',
-);
+const twoPath = twoConstantPaths;
 
 /** A padding datagram on path 0 with per-path seq `seq`, sent at `sendUs`. */
 const dgram = (seq: number, sendUs: number) => encodeControl({ pathId: 0, pathSeq: seq, sendTimeUs: sendUs }, { kind: 'padding', padding: { size: 100 } });

@@ -2,17 +2,9 @@ import { describe, expect, it } from 'vitest';
 import { parseScenario } from '../../../sim/net/scenario.js';
 import { cellularHalf, namedScenario, resolveScenario, SCENARIO_NAMES } from '../../../sim/scenarios.js';
 import { simulate } from '../../../sim/simulator.js';
+import { twoConstantPaths } from './fixtures.js';
 
-const twoPath = parseScenario(
-  {
-    name: 'two-constant',
-    paths: [
-      { name: 'a', up: { rateMbps: 5, delayMs: 20, queue: { ms: 150 } } },
-      { name: 'b', up: { rateMbps: 3, delayMs: 40, queue: { ms: 150 } } },
-    ],
-  },
-  '.',
-);
+const twoPath = twoConstantPaths;
 
 describe('simulate', () => {
   it('is deterministic: same seed and inputs give byte-identical JSON', () => {
