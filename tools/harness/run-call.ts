@@ -268,6 +268,8 @@ export async function runCall(opts: CallRunOptions = {}): Promise<CallRunResult>
     let switchEpochMs: number | undefined;
     const decodedAtMs: number[] = [];
     const plans = [...(opts.overlay?.relaySwitch ? [opts.overlay.relaySwitch] : []), ...(opts.overlay?.relaySwitches ?? [])].map((p) => ({ ...p, done: false }));
+    // Every path of the call connected, as one page's getStats sees the paths to the other (overlay.switchWhenPathsUp).
+    const pathsUp = (smp: PeerSample) => peerView(smp.stats).paths.filter((p) => p.transportState === 'connected').length >= (opts.overlay ? opts.overlay.callPaths : scenario.paths.length);
     const made: Array<RelaySwitchPlan & { receiver: number; sender: number; epochMs: number }> = [];
     const relayTimeline: RelayTimelineEntry[] = [];
 
@@ -331,13 +333,9 @@ export async function runCall(opts: CallRunOptions = {}): Promise<CallRunResult>
       if (wait > 0) await new Promise((r) => setTimeout(r, wait));
       const [snd, rcv] = await Promise.all([sample(sender), sample(receiver)]);
       samples.push({ tS: s, sender: snd, receiver: rcv, emulator: relays.map((r) => r.stats()) });
-      const pathsUp = (smp: PeerSample) => {
-        const up = peerView(smp.stats).paths.filter((p) => p.transportState === 'connected').length;
-        return up >= (opts.overlay ? opts.overlay.callPaths : scenario.paths.length);
-      };
       const due = plans.filter((sw) => !sw.done && s >= sw.atS);
-      const held = opts.overlay?.switchWhenPathsUp === true && s < durationS - 4 && !(pathsUp(snd) && pathsUp(rcv));
-      if (due.length > 0 && held) log(`t=${s}s relay switch waits: not every path is connected on both pages`);
+      const held = due.length > 0 && opts.overlay?.switchWhenPathsUp === true && s < durationS - 4 && !(pathsUp(snd) && pathsUp(rcv));
+      if (held) log(`t=${s}s relay switch waits: not every path is connected on both pages`);
       for (const sw of held ? [] : due) {
         sw.done = true;
         const epochMs = Date.now();
