@@ -42,7 +42,7 @@ describe('overlay: TURN relays', () => {
     });
     const why = `${describeCall(report)}; overlay ${JSON.stringify(overlay)}`;
     const timelines = `per second (t:media,kbps,RTT ms,loss %, D benched: hysteresis or probation, d not up) path 0 ${pathTimeline(report, 0, 1)}; path 1 ${pathTimeline(report, 1, 1)}`;
-    console.log(`relay switch, ${timelines}`);
+    console.log(`relay switch, ${timelines}; relay links' emulator counters ${JSON.stringify(overlay?.relayLinks)}`);
     const sw = overlay?.switches?.[0];
     console.log(
       `relay switch: longest frame gap within 3 s after the switch ${sw?.gapMs} ms (3 s before it: ${sw?.controlGapMs} ms; issue 16 target < 500 ms; npm run bench:relays for a distribution), from 1 s before the switch to the end ${overlay?.maxFrameGapAfterSwitchMs} ms`,
