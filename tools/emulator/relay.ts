@@ -69,7 +69,16 @@ export interface RelayCounters {
   sendErrors: number;
   /** Times a side's learned address changed. */
   peerChanges: number;
+  /**
+   * Distinct source addresses seen per side (counted up to {@link MAX_DISTINCT_SOURCES}): more than one on a
+   * side means several clients (sockets) share the link, and only the latest is answered.
+   */
+  sourcesA: number;
+  sourcesB: number;
 }
+
+/** Distinct source addresses a relay remembers per side (a bound on the diagnostic set). */
+const MAX_DISTINCT_SOURCES = 16;
 
 export interface PathRelayStats {
   up: LinkStats;
@@ -164,7 +173,8 @@ export async function startPathRelay(opts: PathRelayOptions): Promise<PathRelay>
     throw e;
   }
 
-  const counters: RelayCounters = { noPeerDrops: 0, sendErrors: 0, peerChanges: 0 };
+  const counters: RelayCounters = { noPeerDrops: 0, sendErrors: 0, peerChanges: 0, sourcesA: 0, sourcesB: 0 };
+  const seen = { a: new Set<string>(), b: new Set<string>() };
   const peers: { a?: PeerAddress; b?: PeerAddress } = {};
   let closed = false;
   let timer: ReturnType<typeof setTimeout> | undefined;
@@ -175,6 +185,12 @@ export async function startPathRelay(opts: PathRelayOptions): Promise<PathRelay>
   };
 
   const learn = (side: RelaySide, address: string, port: number): void => {
+    const set = seen[side];
+    if (set.size < MAX_DISTINCT_SOURCES && !set.has(`${address}:${port}`)) {
+      set.add(`${address}:${port}`);
+      if (side === 'a') counters.sourcesA = set.size;
+      else counters.sourcesB = set.size;
+    }
     const cur = peers[side];
     if (cur && cur.address === address && cur.port === port) return;
     if (cur) counters.peerChanges++;

@@ -163,10 +163,11 @@ export interface CallRunResult {
     relayPorts: number[];
     /**
      * Each relay link's emulator counters at the end (tools/emulator/relay.ts RelayCounters): datagrams dropped
-     * before a side's address was known, address changes of a side. A path whose TURN allocation took a connect
-     * timeout shows here whether the emulator lost its first datagrams.
+     * before a side's address was known, address changes of a side, distinct sources per side. A path whose TURN
+     * allocation took a connect timeout shows here whether the emulator lost its first datagrams or served
+     * several clients through one link.
      */
-    relayLinks: Array<{ noPeerDrops: number; peerChanges: number; sendErrors: number }>;
+    relayLinks: Array<{ noPeerDrops: number; peerChanges: number; sendErrors: number; sourcesA: number; sourcesB: number }>;
     switched?: { atS: number; receiver: number; sender: number };
     /** The receiver page's (the offerer's) selected local candidates just before the switch and at the end. */
     pairsBefore?: RelayPair[];

@@ -117,6 +117,11 @@ describe('startPathRelay', () => {
     await sleep(30);
     expect(relay.peer('a')?.port).toBe(a2.address().port);
     expect(relay.stats().relay.peerChanges).toBe(1);
+    // Two sockets on side A, none yet on side B; a source seen again is not counted twice.
+    a1.send(Buffer.from('3'), relay.portA, '127.0.0.1');
+    await sleep(30);
+    expect(relay.stats().relay.sourcesA).toBe(2);
+    expect(relay.stats().relay.sourcesB).toBe(0);
     expect(() => relay.setPeer('b', '10.0.0.1', 5000)).toThrow(/addresses of this host/);
     expect(() => relay.setPeer('b', '127.0.0.1', 0)).toThrow(/port/);
     expect(isLoopback('127.0.0.1')).toBe(true);
