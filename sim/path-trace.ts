@@ -182,12 +182,15 @@ export class PathTracer {
     b.owdMin = Math.min(b.owdMin, owdMs);
     b.owdMax = Math.max(b.owdMax, owdMs);
     const last = this.lastArr[i];
-    if (last !== undefined && ((pathSeq - last.seq) | 0) > 0) {
-      b.gaps += ((pathSeq - last.seq) | 0) - 1;
+    // Seqs ahead of the newest arrival (uint32, wrapping); a late (reordered) arrival moves nothing.
+    const ahead = last === undefined ? 1 : (pathSeq - last.seq) | 0;
+    if (ahead <= 0) return;
+    if (last !== undefined) {
+      b.gaps += ahead - 1;
       b.jitSum += Math.abs(nowUs - last.arrUs - (sendTimeUs - last.sendUs)) / 1000;
       b.jitN++;
     }
-    if (last === undefined || ((pathSeq - last.seq) | 0) > 0) this.lastArr[i] = { sendUs: sendTimeUs, arrUs: nowUs, seq: pathSeq };
+    this.lastArr[i] = { sendUs: sendTimeUs, arrUs: nowUs, seq: pathSeq };
   }
 
   /** A datagram of stream 0 reached the sender from path i (reports, NACKs, QoE). */
