@@ -18,6 +18,13 @@
  * the sockets are bound to 127.0.0.1, so learned sources are this host, and
  * `setPeer` refuses anything else.
  *
+ * NAT side A ({@link PathRelayOptions.natSideA}, for links in front of a
+ * server, e.g. a TURN server behind the link): every distinct source on side
+ * A gets its own socket towards peer B (an endpoint-independent mapping, RFC
+ * 4787 section 4.1), and what peer B sends to that socket goes back to that
+ * source only. Without it every client behind the link would reach the server
+ * from one address and only the latest client would get the replies.
+ *
  * Timing: link time is µs since `epochMs` (a `performance.now()` value,
  * default: relay start), so several relays of one emulator share scenario
  * time 0. One `setTimeout` per relay is armed at the earliest
@@ -59,6 +66,12 @@ export interface PathRelayOptions {
   portB?: number;
   /** Header bytes charged per datagram on top of its payload (default {@link DEFAULT_OVERHEAD_BYTES}). */
   overheadBytes?: number;
+  /**
+   * Side A is a NAT (default false): one socket towards peer B per distinct side-A source (at most
+   * {@link MAX_DISTINCT_SOURCES}; datagrams of further sources are dropped and counted in `natDrops`).
+   * Peer B must be set with {@link PathRelay.setPeer} (or learned from its first datagram to port B).
+   */
+  natSideA?: boolean;
 }
 
 /** Relay-level counters (link-level ones are in {@link LinkStats}). */
@@ -71,13 +84,17 @@ export interface RelayCounters {
   peerChanges: number;
   /**
    * Distinct source addresses seen per side (counted up to {@link MAX_DISTINCT_SOURCES}): more than one on a
-   * side means several clients (sockets) share the link, and only the latest is answered.
+   * side means several clients (sockets) share the link; only the latest is answered unless side A is a NAT.
    */
   sourcesA: number;
   sourcesB: number;
+  /** NAT side A: datagrams dropped because the source would have needed a mapping beyond the bound. */
+  natDrops: number;
+  /** NAT side A: mappings (sockets towards peer B) opened. */
+  natMappings: number;
 }
 
-/** Distinct source addresses a relay remembers per side (a bound on the diagnostic set). */
+/** Distinct source addresses a relay remembers per side (a bound on the diagnostic set and on NAT mappings). */
 const MAX_DISTINCT_SOURCES = 16;
 
 export interface PathRelayStats {
@@ -173,7 +190,10 @@ export async function startPathRelay(opts: PathRelayOptions): Promise<PathRelay>
     throw e;
   }
 
-  const counters: RelayCounters = { noPeerDrops: 0, sendErrors: 0, peerChanges: 0, sourcesA: 0, sourcesB: 0 };
+  const counters: RelayCounters = { noPeerDrops: 0, sendErrors: 0, peerChanges: 0, sourcesA: 0, sourcesB: 0, natDrops: 0, natMappings: 0 };
+  // NAT side A: source "address:port" -> its socket towards peer B; a datagram in a link remembers its mapping.
+  const mappings = new Map<string, { sock: Socket; client: PeerAddress }>();
+  const via = new WeakMap<Buffer, { sock: Socket; client: PeerAddress }>();
   const seen = { a: new Set<string>(), b: new Set<string>() };
   const peers: { a?: PeerAddress; b?: PeerAddress } = {};
   let closed = false;
@@ -197,14 +217,18 @@ export async function startPathRelay(opts: PathRelayOptions): Promise<PathRelay>
     peers[side] = { address, port };
   };
 
-  const forward = (sock: Socket, to: PeerAddress | undefined, batch: Array<{ item: Buffer }>): void => {
+  const forward = (sock: Socket, to: PeerAddress | undefined, batch: Array<{ item: Buffer }>, toClient: boolean): void => {
     for (const { item } of batch) {
-      if (!to) {
+      // NAT side A: upstream leaves from the source's own socket; downstream goes back to that source only.
+      const m = via.get(item);
+      const from = m && !toClient ? m.sock : sock;
+      const dest = m && toClient ? m.client : to;
+      if (!dest) {
         counters.noPeerDrops++;
         continue;
       }
       try {
-        sock.send(item, to.port, to.address, onSendDone);
+        from.send(item, dest.port, dest.address, onSendDone);
       } catch {
         counters.sendErrors++;
       }
@@ -216,8 +240,8 @@ export async function startPathRelay(opts: PathRelayOptions): Promise<PathRelay>
     timerAtUs = Infinity;
     if (closed) return;
     const now = nowUs();
-    forward(sockB, peers.b, up.poll(now));
-    forward(sockA, peers.a, down.poll(now));
+    forward(sockB, peers.b, up.poll(now), false);
+    forward(sockA, peers.a, down.poll(now), true);
     arm();
   };
 
@@ -238,9 +262,38 @@ export async function startPathRelay(opts: PathRelayOptions): Promise<PathRelay>
     timer = setTimeout(tick, Math.max(0, Math.ceil((next - nowUs()) / 1000)));
   };
 
+  const mappingFor = (client: PeerAddress): { sock: Socket; client: PeerAddress } | undefined => {
+    const key = `${client.address}:${client.port}`;
+    const have = mappings.get(key);
+    if (have) return have;
+    if (mappings.size >= MAX_DISTINCT_SOURCES) return undefined;
+    const sock = createSocket('udp4');
+    const m = { sock, client };
+    mappings.set(key, m);
+    counters.natMappings++;
+    sock.on('error', () => counters.sendErrors++);
+    sock.on('message', (msg, rinfo) => {
+      if (closed) return;
+      learn('b', rinfo.address, rinfo.port);
+      via.set(msg, m);
+      down.send(msg, msg.length + overhead, nowUs());
+      arm();
+    });
+    sock.bind(0, host); // sends issued before the bind completes are queued by node:dgram
+    return m;
+  };
+
   sockA.on('message', (msg, rinfo) => {
     if (closed) return;
     learn('a', rinfo.address, rinfo.port);
+    if (opts.natSideA) {
+      const m = mappingFor({ address: rinfo.address, port: rinfo.port });
+      if (!m) {
+        counters.natDrops++;
+        return;
+      }
+      via.set(msg, m);
+    }
     up.send(msg, msg.length + overhead, nowUs());
     arm();
   });
@@ -280,7 +333,7 @@ export async function startPathRelay(opts: PathRelayOptions): Promise<PathRelay>
       closed = true;
       if (timer) clearTimeout(timer);
       timer = undefined;
-      await Promise.all([closeSocket(sockA), closeSocket(sockB)]);
+      await Promise.all([closeSocket(sockA), closeSocket(sockB), ...[...mappings.values()].map((m) => closeSocket(m.sock))]);
     },
   };
 }
@@ -294,6 +347,8 @@ export interface EmulatorOptions {
   /** `performance.now()` (ms) that is scenario time 0 (default: when the emulator starts). */
   epochMs?: number;
   overheadBytes?: number;
+  /** Every relay's side A is a NAT ({@link PathRelayOptions.natSideA}; default false). */
+  natSideA?: boolean;
 }
 
 export interface PathStats extends PathRelayStats {
@@ -336,7 +391,17 @@ export async function startEmulator(scenario: Scenario = DEFAULT_SCENARIO, opts:
       const p = scenario.paths[i];
       const up = buildLink<Buffer>(p.up, new Rng(linkSeed(opts.seed, i, 0)));
       const down = buildLink<Buffer>(p.down, new Rng(linkSeed(opts.seed, i, 1)));
-      relays.push(await startPathRelay({ pathId: i, up, down, host: opts.host ?? '127.0.0.1', epochMs, ...(opts.overheadBytes !== undefined ? { overheadBytes: opts.overheadBytes } : {}) }));
+      relays.push(
+        await startPathRelay({
+          pathId: i,
+          up,
+          down,
+          host: opts.host ?? '127.0.0.1',
+          epochMs,
+          natSideA: opts.natSideA ?? false,
+          ...(opts.overheadBytes !== undefined ? { overheadBytes: opts.overheadBytes } : {}),
+        }),
+      );
     }
   } catch (e) {
     await Promise.all(relays.map((r) => r.close()));

@@ -20,6 +20,7 @@ import type { CallReport, PeerSample } from './report.js';
 import { peerView } from './stats-view.js';
 import type { RelaySelectionOption } from '../../src/call/relay-selection-config.js';
 import type { MultipathCallOptions } from '../../src/call/types.js';
+import type { RelayCounters } from '../emulator/relay.js';
 
 export { REPO_ROOT } from './paths.js';
 
@@ -165,9 +166,9 @@ export interface CallRunResult {
      * Each relay link's emulator counters at the end (tools/emulator/relay.ts RelayCounters): datagrams dropped
      * before a side's address was known, address changes of a side, distinct sources per side. A path whose TURN
      * allocation took a connect timeout shows here whether the emulator lost its first datagrams or served
-     * several clients through one link.
+     * several clients through one link (each client has its own mapping towards the TURN server: `natMappings`).
      */
-    relayLinks: Array<{ noPeerDrops: number; peerChanges: number; sendErrors: number; sourcesA: number; sourcesB: number }>;
+    relayLinks: RelayCounters[];
     switched?: { atS: number; receiver: number; sender: number };
     /** The receiver page's (the offerer's) selected local candidates just before the switch and at the end. */
     pairsBefore?: RelayPair[];
@@ -245,7 +246,7 @@ export async function runCall(opts: CallRunOptions = {}): Promise<CallRunResult>
 
   const cleanups: Array<() => Promise<unknown> | unknown> = [];
   try {
-    const env = await startPathEnv(scenario, opts.seed ?? 1, { rewrite: !opts.overlay });
+    const env = await startPathEnv(scenario, opts.seed ?? 1, { rewrite: !opts.overlay, natSideA: !!opts.overlay });
     cleanups.push(() => env.close());
     const { emulator, relays } = env;
     log(`emulator: ${relays.map((r) => `path ${r.pathId} A:${r.portA} B:${r.portB}`).join(', ')}`);

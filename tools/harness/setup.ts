@@ -37,10 +37,11 @@ export interface PathEnv {
 /**
  * Start the relays of `scenario` and a signalling server that rewrites candidates onto them.
  * With `{ rewrite: false }` (overlay mode, tools/harness/coturn.ts) signals pass unchanged: the
- * emulated links then sit in front of the TURN servers instead of between the peers.
+ * emulated links then sit in front of the TURN servers instead of between the peers; there
+ * `{ natSideA: true }` gives each client socket behind a link its own address towards the server.
  */
-export async function startPathEnv(scenario: Scenario, seed: number, opts: { rewrite?: boolean } = {}): Promise<PathEnv> {
-  const emulator = await startEmulator(scenario, { seed });
+export async function startPathEnv(scenario: Scenario, seed: number, opts: { rewrite?: boolean; natSideA?: boolean } = {}): Promise<PathEnv> {
+  const emulator = await startEmulator(scenario, { seed, natSideA: opts.natSideA ?? false });
   const relays = emulator.relays;
   const rewrite = opts.rewrite ?? true;
   let sig: Awaited<ReturnType<typeof startSignallingServer>>;

@@ -129,6 +129,39 @@ describe('startPathRelay', () => {
     expect(isLoopback('192.168.1.1')).toBe(false);
     expect(isLoopback('localhost')).toBe(false);
   });
+
+  it('as a NAT on side A gives each client its own address towards a server and answers each client only', async () => {
+    const up = new Link<Buffer>({ capacity: constantRate(12e6), delay: 1 }, new Rng(1));
+    const down = new Link<Buffer>({ capacity: constantRate(12e6), delay: 1 }, new Rng(2));
+    const relay = await startPathRelay({ pathId: 0, up, down, natSideA: true });
+    cleanups.push(() => relay.close());
+    // A server (a TURN server, say) that answers every datagram to its source with "<source port>".
+    const server = await peer();
+    const sourcesAtServer = new Set<number>();
+    server.on('message', (_msg, rinfo) => {
+      sourcesAtServer.add(rinfo.port);
+      server.send(Buffer.from(String(rinfo.port)), rinfo.port, rinfo.address);
+    });
+    relay.setPeer('b', '127.0.0.1', server.address().port);
+    const clients = [await peer(), await peer()];
+    const got: string[][] = [[], []];
+    clients.forEach((c, i) => c.on('message', (msg) => got[i].push(msg.toString())));
+    for (let round = 0; round < 3; round++) {
+      for (const c of clients) c.send(Buffer.from('req'), relay.portA, '127.0.0.1');
+      await sleep(30);
+    }
+    await sleep(60);
+    // Without the NAT the server would see one source (port B) and only the latest client would get replies.
+    expect(sourcesAtServer.size).toBe(2);
+    expect(sourcesAtServer.has(relay.portB)).toBe(false);
+    expect(got[0].length).toBe(3);
+    expect(got[1].length).toBe(3);
+    // Each client hears only its own mapping's replies.
+    expect(new Set(got[0]).size).toBe(1);
+    expect(new Set(got[1]).size).toBe(1);
+    expect(got[0][0]).not.toBe(got[1][0]);
+    expect(relay.stats().relay).toMatchObject({ natMappings: 2, natDrops: 0, sourcesA: 2 });
+  });
 });
 
 describe('startEmulator', () => {

@@ -17,7 +17,13 @@ const link = (delivered: number, bytes: number) =>
     queueDelay: { count: 0, meanMs: 0, maxMs: 0, recentMs: [] },
   }) as unknown as PathStats['up'];
 const stats = (upBytes: number[]): PathStats[] =>
-  upBytes.map((b, i) => ({ pathId: i, name: `p${i}`, up: link(Math.round(b / 1000), b), down: link(10, 1000), relay: { noPeerDrops: 0, sendErrors: 0, peerChanges: 0, sourcesA: 0, sourcesB: 0 } }));
+  upBytes.map((b, i) => ({
+    pathId: i,
+    name: `p${i}`,
+    up: link(Math.round(b / 1000), b),
+    down: link(10, 1000),
+    relay: { noPeerDrops: 0, sendErrors: 0, peerChanges: 0, sourcesA: 0, sourcesB: 0, natDrops: 0, natMappings: 0 },
+  }));
 const scenario = (downPeriods: Array<Array<[number, number]>> = [[], []]) =>
   parseScenario({ name: 't', paths: downPeriods.map((d, i) => ({ name: `p${i}`, up: { rateMbps: 5, delayMs: 20, ...(d.length ? { downPeriods: d } : {}) } })) }, '/');
 
