@@ -145,7 +145,9 @@ describe('startPathRelay', () => {
     relay.setPeer('b', '127.0.0.1', server.address().port);
     const clients = [await peer(), await peer()];
     const got: string[][] = [[], []];
-    clients.forEach((c, i) => c.on('message', (msg) => got[i].push(msg.toString())));
+    clients.forEach((c, i) => {
+      c.on('message', (msg) => got[i].push(msg.toString()));
+    });
     for (let round = 0; round < 3; round++) {
       for (const c of clients) c.send(Buffer.from('req'), relay.portA, '127.0.0.1');
       await sleep(30);
