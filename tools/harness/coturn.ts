@@ -96,7 +96,8 @@ async function waitStun(port: number, timeoutMs: number): Promise<void> {
 
 /**
  * Start `count` coturn instances on 127.0.0.1: listening ports `basePort`,
- * `basePort + 10`, ..., relay ports `basePort + 1000 + 100 k` .. `+ 99`.
+ * `basePort + 10`, ..., relay ports `basePort + 1000 + 100 k` .. `+ 99`
+ * (default base: 20000-29980 by pid, retried twice elsewhere when a port is taken).
  * They relay to loopback peers (`--allow-loopback-peers`: our emulated
  * paths listen there). Credentials: user `mprtc`, password `mprtc`, realm `mprtc`.
  * @throws Error when turnserver is missing or an instance does not answer within 5 s (the others are stopped)
@@ -104,7 +105,22 @@ async function waitStun(port: number, timeoutMs: number): Promise<void> {
 export async function startCoturn(count: number, opts: { basePort?: number; log?: (line: string) => void } = {}): Promise<CoturnSet> {
   if (!(Number.isInteger(count) && count >= 1 && count <= 8)) throw new RangeError(`startCoturn: count must be 1..8, got ${count}`);
   const bin = ensureTurnserver();
-  const base = opts.basePort ?? 40_000 + ((process.pid * 7) % 500) * 20;
+  if (opts.basePort !== undefined) return startCoturnAt(bin, count, opts.basePort, opts.log);
+  // Below Linux's ephemeral range (32768-60999): there any socket of the machine (a browser's, a test's TCP
+  // connection) can hold a port by chance; one bench run failed so ("Address already in use"). Two runs at once
+  // pick different slots by pid; a slot taken anyway is retried at the next one.
+  const slot = (process.pid * 7) % 500;
+  for (let attempt = 0; ; attempt++) {
+    try {
+      return await startCoturnAt(bin, count, 20_000 + ((slot + 37 * attempt) % 500) * 20, opts.log);
+    } catch (e) {
+      if (attempt >= 2 || !/Address already in use/.test((e as Error).message)) throw e;
+      opts.log?.(`coturn: ${(e as Error).message.slice(0, 120)}; retrying on other ports`);
+    }
+  }
+}
+
+async function startCoturnAt(bin: string, count: number, base: number, log?: (line: string) => void): Promise<CoturnSet> {
   const dir = mkdtempSync(join(tmpdir(), 'mprtc-coturn-'));
   const procs: ChildProcess[] = [];
   const relays: TurnRelay[] = [];
@@ -167,7 +183,7 @@ export async function startCoturn(count: number, opts: { basePort?: number; log?
         throw new Error(`${(e as Error).message}; turnserver said: ${tail.slice(-5).join(' | ')}`);
       }
       relays.push({ iceServer: { urls: `turn:127.0.0.1:${port}?transport=udp`, username: 'mprtc', credential: 'mprtc' }, port, relayPorts: [minPort, minPort + 99], pid: p.pid });
-      opts.log?.(`coturn ${k}: 127.0.0.1:${port} (pid ${p.pid}, relay ports ${minPort}-${minPort + 99})`);
+      log?.(`coturn ${k}: 127.0.0.1:${port} (pid ${p.pid}, relay ports ${minPort}-${minPort + 99})`);
     }
   } catch (e) {
     await close();
