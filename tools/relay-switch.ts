@@ -46,8 +46,8 @@ async function main(values: CliValues<typeof OPTIONS>): Promise<number> {
   if (!isSchedulerName(values.scheduler)) throw new UsageError(`--scheduler must be one of ${schedulerNames().join(', ')}`);
   const handover = values.handover;
   if (handover !== 'hold' && handover !== 'none') throw new UsageError(`--handover must be hold or none, got ${handover}`);
-  // Paths 0 and 1 start on relays 0 and 1; switch k moves path k mod 2 onto relay k + 2 (never used before:
-  // the path emulator follows one client per relay link).
+  // Paths 0 and 1 start on relays 0 and 1; switch k moves path k mod 2 onto relay k + 2 (never used before,
+  // so each switch allocates on a fresh coturn).
   const relays = n + 2;
   const link = (k: number) => ({ name: `relay${k}`, up: { rateMbps: 4, delayMs: 10 + 5 * (k % 3), queue: { ms: 200 } } });
   const scenario = parseScenario({ name: 'relay-switch', paths: Array.from({ length: relays }, (_, k) => link(k)) }, process.cwd());

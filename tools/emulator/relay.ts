@@ -68,7 +68,8 @@ export interface PathRelayOptions {
   overheadBytes?: number;
   /**
    * Side A is a NAT (default false): one socket towards peer B per distinct side-A source (at most
-   * {@link MAX_DISTINCT_SOURCES}; datagrams of further sources are dropped and counted in `natDrops`).
+   * {@link MAX_DISTINCT_SOURCES}; datagrams of further sources are dropped and counted in `natDrops`). Mappings
+   * never expire: they live until {@link PathRelay.close} (a harness call opens a few).
    * Peer B must be set with {@link PathRelay.setPeer} (or learned from its first datagram to port B).
    */
   natSideA?: boolean;
@@ -80,7 +81,7 @@ export interface RelayCounters {
   noPeerDrops: number;
   /** `socket.send` failures and socket errors. */
   sendErrors: number;
-  /** Times a side's learned address changed. */
+  /** Times a side's learned address changed (not counted on a NAT side A, where clients alternate by design). */
   peerChanges: number;
   /**
    * Distinct source addresses seen per side (counted up to {@link MAX_DISTINCT_SOURCES}): more than one on a
@@ -117,7 +118,7 @@ export interface PathRelay {
   setPeer(side: RelaySide, address: string, port: number): void;
   /** Learned/set address of a peer, if known. */
   peer(side: RelaySide): PeerAddress | undefined;
-  /** Stop timers and close both sockets; in-flight datagrams are discarded. Idempotent. */
+  /** Stop timers and close both sockets (and a NAT side's mapping sockets); in-flight datagrams are discarded. Idempotent. */
   close(): Promise<void>;
 }
 
@@ -213,7 +214,7 @@ export async function startPathRelay(opts: PathRelayOptions): Promise<PathRelay>
     }
     const cur = peers[side];
     if (cur && cur.address === address && cur.port === port) return;
-    if (cur) counters.peerChanges++;
+    if (cur && !(side === 'a' && opts.natSideA)) counters.peerChanges++;
     peers[side] = { address, port };
   };
 
@@ -271,9 +272,24 @@ export async function startPathRelay(opts: PathRelayOptions): Promise<PathRelay>
     const m = { sock, client };
     mappings.set(key, m);
     counters.natMappings++;
-    sock.on('error', () => counters.sendErrors++);
+    let bound = false;
+    sock.once('listening', () => {
+      bound = true;
+    });
+    sock.on('error', () => {
+      counters.sendErrors++;
+      if (bound || mappings.get(key) !== m) return;
+      // The bind failed: forget the mapping (the source's next datagram opens a new one) and drop the socket
+      // (node:dgram would otherwise re-bind it on 0.0.0.0 at the next send; close() does not wait for it).
+      mappings.delete(key);
+      try {
+        sock.close();
+      } catch {
+        /* already closed */
+      }
+    });
     sock.on('message', (msg, rinfo) => {
-      if (closed) return;
+      if (closed || !isLoopback(rinfo.address)) return;
       learn('b', rinfo.address, rinfo.port);
       via.set(msg, m);
       down.send(msg, msg.length + overhead, nowUs());
@@ -285,7 +301,6 @@ export async function startPathRelay(opts: PathRelayOptions): Promise<PathRelay>
 
   sockA.on('message', (msg, rinfo) => {
     if (closed) return;
-    learn('a', rinfo.address, rinfo.port);
     if (opts.natSideA) {
       const m = mappingFor({ address: rinfo.address, port: rinfo.port });
       if (!m) {
@@ -294,6 +309,7 @@ export async function startPathRelay(opts: PathRelayOptions): Promise<PathRelay>
       }
       via.set(msg, m);
     }
+    learn('a', rinfo.address, rinfo.port);
     up.send(msg, msg.length + overhead, nowUs());
     arm();
   });

@@ -55,6 +55,30 @@ export function ensureTurnserver(): string {
   return bin;
 }
 
+/**
+ * Resolves when 127.0.0.1:`port` can be bound (UDP, without SO_REUSEPORT: a socket holding the port, coturn's
+ * included, makes the bind fail). @throws Error "... Address already in use" otherwise
+ */
+async function checkUdpPortFree(port: number): Promise<void> {
+  const sock = createSocket('udp4');
+  try {
+    await new Promise<void>((resolve, reject) => {
+      sock.once('error', reject);
+      sock.bind(port, '127.0.0.1', () => resolve());
+    });
+  } catch (e) {
+    throw new Error(`127.0.0.1:${port} (UDP) is taken: Address already in use (${(e as Error).message})`);
+  } finally {
+    await new Promise<void>((resolve) => {
+      try {
+        sock.close(() => resolve());
+      } catch {
+        resolve(); // never bound
+      }
+    });
+  }
+}
+
 /** Resolves once a STUN Binding request to 127.0.0.1:port gets a response (RFC 8489 §6), or rejects after `timeoutMs`. */
 async function waitStun(port: number, timeoutMs: number): Promise<void> {
   const sock = createSocket('udp4');
@@ -107,8 +131,10 @@ export async function startCoturn(count: number, opts: { basePort?: number; log?
   const bin = ensureTurnserver();
   if (opts.basePort !== undefined) return startCoturnAt(bin, count, opts.basePort, opts.log);
   // Below Linux's ephemeral range (32768-60999): there any socket of the machine (a browser's, a test's TCP
-  // connection) can hold a port by chance; one bench run failed so ("Address already in use"). Two runs at once
-  // pick different slots by pid; a slot taken anyway is retried at the next one.
+  // connection) can hold a port by chance; one bench run failed so ("Address already in use"). The slot comes
+  // from the pid; slots 20 ports apart can still share listening ports between two runs at once (one run
+  // spans base..base+70), and coturn binds with SO_REUSEPORT (a second coturn on a port would not fail), so
+  // each listening port is checked free first, and a taken one moves the whole set to another slot.
   const slot = (process.pid * 7) % 500;
   for (let attempt = 0; ; attempt++) {
     try {
@@ -169,11 +195,16 @@ async function startCoturnAt(bin: string, count: number, base: number, log?: (li
         '--log-file=stdout',
         '--simple-log',
       ];
+      await checkUdpPortFree(port);
       const p = spawn(bin, args, { stdio: ['ignore', 'pipe', 'pipe'] });
       procs.push(p);
       const tail: string[] = [];
       const keep = (b: Buffer) => {
-        for (const line of b.toString().split('\n')) if (line.trim() && tail.length < 50) tail.push(line);
+        for (const line of b.toString().split('\n')) {
+          if (!line.trim()) continue;
+          tail.push(line);
+          if (tail.length > 50) tail.shift(); // the last 50 lines
+        }
       };
       p.stdout?.on('data', keep);
       p.stderr?.on('data', keep);

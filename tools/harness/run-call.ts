@@ -71,8 +71,8 @@ export interface CallRunOptions {
    * relays as MultipathCallOptions.relays. The call has `callPaths` paths;
    * path i starts on relay i. The offerer's route is then receiver -> link k
    * -> TURN k -> sender: media (sender -> receiver) crosses link k's `down`
-   * direction. One client per relay link (the emulator learns one peer per
-   * side): give more relays than paths.
+   * direction. Side A of each relay link is a NAT (tools/emulator/relay.ts
+   * natSideA): every client socket behind it has its own address at coturn.
    */
   overlay?: {
     callPaths: number;

@@ -143,16 +143,18 @@ describe('startPathRelay', () => {
       server.send(Buffer.from(String(rinfo.port)), rinfo.port, rinfo.address);
     });
     relay.setPeer('b', '127.0.0.1', server.address().port);
-    const clients = [await peer(), await peer()];
-    const got: string[][] = [[], []];
+    // 17 clients: one more than the relay maps.
+    const clients: Socket[] = [];
+    for (let i = 0; i < 17; i++) clients.push(await peer());
+    const got: string[][] = clients.map(() => []);
     clients.forEach((c, i) => {
       c.on('message', (msg) => got[i].push(msg.toString()));
     });
     for (let round = 0; round < 3; round++) {
-      for (const c of clients) c.send(Buffer.from('req'), relay.portA, '127.0.0.1');
-      await sleep(30);
+      for (const c of clients.slice(0, 2)) c.send(Buffer.from('req'), relay.portA, '127.0.0.1');
+      await sleep(20);
     }
-    await sleep(60);
+    for (let t = 0; t < 100 && (got[0].length < 3 || got[1].length < 3); t++) await sleep(20);
     // Without the NAT the server would see one source (port B) and only the latest client would get replies.
     expect(sourcesAtServer.size).toBe(2);
     expect(sourcesAtServer.has(relay.portB)).toBe(false);
@@ -162,7 +164,16 @@ describe('startPathRelay', () => {
     expect(new Set(got[0]).size).toBe(1);
     expect(new Set(got[1]).size).toBe(1);
     expect(got[0][0]).not.toBe(got[1][0]);
-    expect(relay.stats().relay).toMatchObject({ natMappings: 2, natDrops: 0, sourcesA: 2 });
+    // Clients alternating behind a NAT are no address changes.
+    expect(relay.stats().relay).toMatchObject({ natMappings: 2, natDrops: 0, sourcesA: 2, peerChanges: 0 });
+    // 14 more clients fill the 16 mappings; the 17th is dropped and counted, and nobody else hears it.
+    for (const c of clients.slice(2)) c.send(Buffer.from('req'), relay.portA, '127.0.0.1');
+    for (let t = 0; t < 100 && got.slice(2, 16).some((g) => g.length < 1); t++) await sleep(20);
+    await sleep(50);
+    expect(got.slice(2, 16).every((g) => g.length === 1)).toBe(true);
+    expect(got[16]).toEqual([]);
+    expect(sourcesAtServer.size).toBe(16);
+    expect(relay.stats().relay).toMatchObject({ natMappings: 16, natDrops: 1 });
   });
 });
 

@@ -1,10 +1,10 @@
 /**
- * tools/harness/coturn.ts against the real turnserver (installed by .ci/run with the Debian coturn package):
- * a listening port some other socket already holds is not fatal.
+ * tools/harness/coturn.ts against the real turnserver (Debian's coturn, which .ci/run installs; the relays
+ * e2e needs it too): a listening port some other socket already holds is not fatal. No browser.
  */
 import { type Socket, createSocket } from 'node:dgram';
 import { afterEach, describe, expect, it } from 'vitest';
-import { startCoturn } from '../../../tools/harness/coturn.js';
+import { startCoturn } from '../../tools/harness/coturn.js';
 
 const cleanups: Array<() => Promise<void>> = [];
 afterEach(async () => {
@@ -16,7 +16,10 @@ describe('startCoturn', () => {
     // The default first slot (by pid), as startCoturn computes it; a socket takes its listening port first.
     const first = 20_000 + ((process.pid * 7) % 500) * 20;
     const squatter: Socket = createSocket('udp4');
-    await new Promise<void>((res) => squatter.bind(first, '127.0.0.1', () => res()));
+    await new Promise<void>((res, rej) => {
+      squatter.once('error', (e) => rej(new Error(`test setup: cannot hold 127.0.0.1:${first} (${e.message})`)));
+      squatter.bind(first, '127.0.0.1', () => res());
+    });
     cleanups.push(() => new Promise<void>((res) => squatter.close(() => res())));
     const lines: string[] = [];
     const set = await startCoturn(1, { log: (l) => lines.push(l) });
