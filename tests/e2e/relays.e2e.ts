@@ -82,7 +82,8 @@ describe('overlay: TURN relays', () => {
     // start a switch back to relay 0. Since the relay links are NATs (tools/emulator/relay.ts natSideA) that
     // switch completes (before, every client behind a link reached coturn from one socket and coturn refused
     // the second allocation: RFC 8656 §7.2, 437). Noticed, not asserted: the selector then goes back to the
-    // slow relay 2 for ~4 s every ~8 s (its exploration bonus scales with the 40 it once measured there).
+    // slow relay 2 for ~4 s every ~8 s (Eq. 12's exploration bonus scales with the relay's largest reward
+    // of the last 10 s: 40 before the slowdown).
     const DEGRADE_AT_S = 26;
     const link = (k: number, delayMs: number, schedule?: Array<{ atS: number; delayMs: number }>) => ({
       name: `relay${k}`,
