@@ -95,6 +95,12 @@ export interface RelayCounters {
   natMappings: number;
 }
 
+/** NAT side A: a side-A source and the relay's socket that speaks for it towards peer B. */
+interface NatMapping {
+  sock: Socket;
+  client: PeerAddress;
+}
+
 /** Distinct source addresses a relay remembers per side (a bound on the diagnostic set and on NAT mappings). */
 const MAX_DISTINCT_SOURCES = 16;
 
@@ -193,8 +199,8 @@ export async function startPathRelay(opts: PathRelayOptions): Promise<PathRelay>
 
   const counters: RelayCounters = { noPeerDrops: 0, sendErrors: 0, peerChanges: 0, sourcesA: 0, sourcesB: 0, natDrops: 0, natMappings: 0 };
   // NAT side A: source "address:port" -> its socket towards peer B; a datagram in a link remembers its mapping.
-  const mappings = new Map<string, { sock: Socket; client: PeerAddress }>();
-  const via = new WeakMap<Buffer, { sock: Socket; client: PeerAddress }>();
+  const mappings = new Map<string, NatMapping>();
+  const via = new WeakMap<Buffer, NatMapping>();
   const seen = { a: new Set<string>(), b: new Set<string>() };
   const peers: { a?: PeerAddress; b?: PeerAddress } = {};
   let closed = false;
@@ -263,7 +269,7 @@ export async function startPathRelay(opts: PathRelayOptions): Promise<PathRelay>
     timer = setTimeout(tick, Math.max(0, Math.ceil((next - nowUs()) / 1000)));
   };
 
-  const mappingFor = (client: PeerAddress): { sock: Socket; client: PeerAddress } | undefined => {
+  const mappingFor = (client: PeerAddress): NatMapping | undefined => {
     const key = `${client.address}:${client.port}`;
     const have = mappings.get(key);
     if (have) return have;
