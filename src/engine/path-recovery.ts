@@ -49,6 +49,8 @@ export interface RecoveryHost {
   readonly cfg: Pick<ResolvedSenderConfig, 'fastFailover' | 'outageRestore' | 'cleanReturn' | 'blackholeKeyframe'>;
   /** Frame id of the newest key frame sent. */
   lastKeyFrameId(): number;
+  /** True when a key frame was sent at or after `us` (µs). */
+  keyFrameSentSince(us: number): boolean;
   /** Ceiling of one path's estimate (bps). */
   pathMaxBps(): number;
   /** Ask the encoder for a key frame. */
@@ -239,8 +241,9 @@ export class PathRecovery {
     // A single-path call that sent on through a silence (SenderPaths.lastResort): its first report tells a blackhole from a feedback outage.
     const suspect = paths.isSuspect(p, nowUs);
     const gone = p.failedOver || suspect || !paths.isUp(p);
-    const silent = nowUs - (p.estimator.lastReportUs() ?? nowUs) > LAST_RESORT_KEY_SILENCE_US;
-    const lastResortSilence = silent && ((suspect && paths.lastResort(nowUs) === p) || (gone && this.blackholeCandidate(p)));
+    const lastReportUs = p.estimator.lastReportUs() ?? nowUs;
+    const silent = nowUs - lastReportUs > LAST_RESORT_KEY_SILENCE_US;
+    const lastResortSilence = silent && ((suspect && paths.lastResort(nowUs) === p) || (gone && this.blackholeCandidate(p, lastReportUs)));
     return { gapUs: since === undefined ? undefined : nowUs - since, before: p.lossCounters(), srttMs: p.estimator.srttMs(), lastResortSilence, gone, estBps: p.estimator.targetRateBps() };
   }
 
@@ -249,13 +252,17 @@ export class PathRecovery {
 
   /**
    * SenderEngineConfig.blackholeKeyframe: path `p` carried media
-   * (BLACKHOLE_KEY_MIN_MEDIA packets) since its previous report, so its
-   * silence, when the report shows it lost more than it delivered, broke
-   * the frames sent into it (ours: the single-path rule of learnGap
-   * extended to any path that carried the call).
+   * (BLACKHOLE_KEY_MIN_MEDIA packets) since its previous report (at
+   * `lastReportUs`), so its silence, when the report shows it lost more
+   * than it delivered, broke the frames sent into it (ours: the
+   * single-path rule of learnGap extended to any path that carried the
+   * call). Not when a key frame went out since the silence began: with
+   * another path the receiver can ask for one itself, and a second key
+   * frame only queues behind the first (at 0.1x the suite's rates, wc:8_5:
+   * +0.3 s per freeze).
    */
-  private blackholeCandidate(p: SenderPath): boolean {
-    if (!this.host.cfg.blackholeKeyframe) return false;
+  private blackholeCandidate(p: SenderPath, lastReportUs: number): boolean {
+    if (!this.host.cfg.blackholeKeyframe || this.host.keyFrameSentSince(lastReportUs)) return false;
     const before = this.mediaAtReport.get(p.id) ?? 0;
     return p.stats.mediaPacketsSent - before >= BLACKHOLE_KEY_MIN_MEDIA;
   }
