@@ -65,6 +65,9 @@ export interface PathTraceColumns {
   owdMax: number[];
   jit: number[];
   gaps: number[];
+  /** Last 100 ms, our stream 0: kB of media retransmissions (the packet's retransmission flag) and of key frame packets (first sends and resends) handed to the path. */
+  rtxKB: number[];
+  keyKB: number[];
 }
 
 export interface PathTrace {
@@ -78,6 +81,8 @@ export interface PathTrace {
 
 interface Bin {
   tx: number;
+  rtx: number;
+  key: number;
   rx: number;
   n: number;
   owdSum: number;
@@ -88,7 +93,7 @@ interface Bin {
   gaps: number;
 }
 
-const freshBin = (): Bin => ({ tx: 0, rx: 0, n: 0, owdSum: 0, owdMin: Infinity, owdMax: -Infinity, jitSum: 0, jitN: 0, gaps: 0 });
+const freshBin = (): Bin => ({ tx: 0, rtx: 0, key: 0, rx: 0, n: 0, owdSum: 0, owdMin: Infinity, owdMax: -Infinity, jitSum: 0, jitN: 0, gaps: 0 });
 
 /** What the run loop passes per path at each sample. */
 export interface PathTraceInput {
@@ -120,6 +125,8 @@ export class PathTracer {
   private nextUs = TRACE_US;
   private readonly bins: Bin[];
   private readonly lastFbUs: number[];
+  /** Media flow seq -> its first send (path, µs), for the resend column. */
+  private readonly firstSend = new Map<number, { path: number; us: number }>();
   private readonly lastArr: Array<{ sendUs: number; arrUs: number; seq: number } | undefined>;
   readonly out: PathTrace;
 
@@ -158,14 +165,25 @@ export class PathTracer {
       owdMax: [],
       jit: [],
       gaps: [],
+      rtxKB: [],
+      keyKB: [],
     });
     this.out = { dtMs: TRACE_US / 1000, t: [], target: [], paths: Array.from({ length: nPaths }, cols) };
   }
 
   /** A datagram of stream 0 handed to path i. */
-  onSend(i: number, bytes: number): void {
+  onSend(i: number, bytes: Uint8Array, nowUs: number): void {
     const b = this.bins[i];
-    if (b) b.tx += bytes;
+    if (!b) return;
+    b.tx += bytes.length;
+    const r = decodePacket(bytes);
+    if (!r.ok || r.packet.body.kind !== 'media') return;
+    const m = r.packet.body.media;
+    // A resend as freeze-explain counts it: the flow seq sent before on the same path, or more than 20 ms earlier on another (a probe copy is not one).
+    const first = this.firstSend.get(m.flowSeq);
+    if (first === undefined) this.firstSend.set(m.flowSeq, { path: i, us: nowUs });
+    else if (m.retransmission || first.path === i || nowUs - first.us > 20_000) b.rtx += bytes.length;
+    if (m.keyFrame) b.key += bytes.length;
   }
 
   /** A datagram of stream 0 arrived on path i's up link at nowUs. */
@@ -246,6 +264,8 @@ export class PathTracer {
       c.owdMax.push(b.n > 0 ? r1(b.owdMax) : -1);
       c.jit.push(b.jitN > 0 ? r2(b.jitSum / b.jitN) : -1);
       c.gaps.push(b.gaps);
+      c.rtxKB.push(r1(b.rtx / 1000));
+      c.keyKB.push(r1(b.key / 1000));
       this.bins[i] = freshBin();
     });
     this.nextUs += TRACE_US;

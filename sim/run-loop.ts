@@ -246,7 +246,7 @@ export function runLoop(opts: SimOptions, settings: RunSettings): SimRun {
       datagramsUp++;
       if (s < nStreams) flows.oursSent++;
       if (rec && s === 0) rec.onSend(i, b, clock.nowUs());
-      if (tracer && s === 0) tracer.onSend(i, b.length);
+      if (tracer && s === 0) tracer.onSend(i, b, clock.nowUs());
       return true;
     },
     queuedBytes: () => c.queuedBytes(),
@@ -311,7 +311,7 @@ export function runLoop(opts: SimOptions, settings: RunSettings): SimRun {
       if (isUp) datagramsUp++;
       else datagramsDown++;
       if (isUp && s < nStreams) flows.oursSent++;
-      if (tracer && isUp && s === 0) tracer.onSend(i, bytes.length);
+      if (tracer && isUp && s === 0) tracer.onSend(i, bytes, clock.nowUs());
       if (rec && isUp && s === 0) rec.onSend(i, bytes, clock.nowUs());
       else if (isUp) flows.crossSent[crossOfStream[s]]++;
       if (rec && !isUp && s === 0) rec.onControlSend(bytes, clock.nowUs());

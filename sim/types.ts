@@ -111,6 +111,7 @@ export interface SimOptions {
       | 'probationMinAltFraction'
       | 'gapMinAltFraction'
       | 'cleanReturn'
+      | 'blackholeKeyframe'
       | 'gapKeepMs'
       | 'audio'
       | 'fecCode'

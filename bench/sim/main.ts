@@ -122,6 +122,7 @@ const SENDER_KEYS = [
   'probationMinAltFraction',
   'gapMinAltFraction',
   'cleanReturn',
+  'blackholeKeyframe',
   'gapKeepMs',
   'fecCode',
   'keyframeCoalesceTransmit',

@@ -40,6 +40,11 @@ export class KeyframeRequestGate {
     this.lastKeyFrameTxUs = Math.min(MAX_KEYFRAME_TX_US, (bytes * 8e6) / Math.max(1, targetBps));
   }
 
+  /** True when a key frame was sent at or after `us` (µs). */
+  sentSince(us: number): boolean {
+    return this.lastKeyFrameUs >= us;
+  }
+
   /**
    * A key frame request arrived: true = ask the encoder, false = the last
    * key frame answers it (coalesced).

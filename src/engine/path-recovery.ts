@@ -18,6 +18,8 @@ import type { SenderPaths } from './sender-paths.js';
 
 /** A single-path call's silence (µs) after which the first report decides on a key frame (see learnGap). */
 const LAST_RESORT_KEY_SILENCE_US = 500_000;
+/** SenderEngineConfig.blackholeKeyframe: media packets a path must have sent since its previous report for its silence to ask for a key frame. */
+export const BLACKHOLE_KEY_MIN_MEDIA = 10;
 /** Hysteresis: a silence this long (µs) is a fault even before its packets are known lost. */
 const FAILURE_SILENCE_US = 2_000_000;
 /** Fast failover: the duplicates (with the surviving path's queue) must drain at its rate within this (ms). */
@@ -44,9 +46,11 @@ export interface RecoveryHost {
   readonly paths: SenderPaths;
   readonly history: NackResponder;
   readonly streamId: number;
-  readonly cfg: Pick<ResolvedSenderConfig, 'fastFailover' | 'outageRestore' | 'cleanReturn'>;
+  readonly cfg: Pick<ResolvedSenderConfig, 'fastFailover' | 'outageRestore' | 'cleanReturn' | 'blackholeKeyframe'>;
   /** Frame id of the newest key frame sent. */
   lastKeyFrameId(): number;
+  /** True when a key frame was sent at or after `us` (µs). */
+  keyFrameSentSince(us: number): boolean;
   /** Ceiling of one path's estimate (bps). */
   pathMaxBps(): number;
   /** Ask the encoder for a key frame. */
@@ -236,9 +240,31 @@ export class PathRecovery {
     const paths = this.host.paths;
     // A single-path call that sent on through a silence (SenderPaths.lastResort): its first report tells a blackhole from a feedback outage.
     const suspect = paths.isSuspect(p, nowUs);
-    const lastResortSilence = suspect && nowUs - (p.estimator.lastReportUs() ?? nowUs) > LAST_RESORT_KEY_SILENCE_US && paths.lastResort(nowUs) === p;
     const gone = p.failedOver || suspect || !paths.isUp(p);
+    const lastReportUs = p.estimator.lastReportUs() ?? nowUs;
+    const silent = nowUs - lastReportUs > LAST_RESORT_KEY_SILENCE_US;
+    const lastResortSilence = silent && ((suspect && paths.lastResort(nowUs) === p) || (gone && this.blackholeCandidate(p, lastReportUs)));
     return { gapUs: since === undefined ? undefined : nowUs - since, before: p.lossCounters(), srttMs: p.estimator.srttMs(), lastResortSilence, gone, estBps: p.estimator.targetRateBps() };
+  }
+
+  /** Media packets path `p` sent up to its latest report (SenderEngineConfig.blackholeKeyframe). */
+  private readonly mediaAtReport = new Map<number, number>();
+
+  /**
+   * SenderEngineConfig.blackholeKeyframe: path `p` carried media
+   * (BLACKHOLE_KEY_MIN_MEDIA packets) since its previous report (at
+   * `lastReportUs`), so its silence, when the report shows it lost more
+   * than it delivered, broke the frames sent into it (ours: the
+   * single-path rule of learnGap extended to any path that carried the
+   * call). Not when a key frame went out since the silence began: with
+   * another path the receiver can ask for one itself, and a second key
+   * frame only queues behind the first (at 0.1x the suite's rates, wc:8_5:
+   * +0.3 s per freeze).
+   */
+  private blackholeCandidate(p: SenderPath, lastReportUs: number): boolean {
+    if (!this.host.cfg.blackholeKeyframe || this.host.keyFrameSentSince(lastReportUs)) return false;
+    const before = this.mediaAtReport.get(p.id) ?? 0;
+    return p.stats.mediaPacketsSent - before >= BLACKHOLE_KEY_MIN_MEDIA;
   }
 
   /**
@@ -267,6 +293,7 @@ export class PathRecovery {
     // More of a last-resort silence lost than received: it was a blackhole, the decoder's references
     // are gone; a key frame now saves the receiver a NACK round and a frame-buffer timeout.
     if (g.lastResortSilence && g.before && after && after.lost - g.before.lost > after.received - g.before.received) this.host.requestKeyframe('outage');
+    if (this.host.cfg.blackholeKeyframe) this.mediaAtReport.set(p.id, p.stats.mediaPacketsSent);
   }
 
   /**

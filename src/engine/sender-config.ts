@@ -376,6 +376,19 @@ export interface SenderEngineConfig {
    */
   cleanReturn?: boolean;
   /**
+   * The 'outage' key frame of a single path's call (PathRecovery.learnGap:
+   * a silence over 500 ms on the last-resort path whose first report shows
+   * more of its packets lost than delivered) also in a multipath call: on
+   * any path that sent at least 10 media (PathRecovery BLACKHOLE_KEY_MIN_MEDIA)
+   * packets since its previous report. An LTE uplink that stalls for
+   * 0.5-1 s (mm:tmobile+att at 22.8 s) loses every frame sent into it;
+   * recovering them by NACK one frame after another froze converge a
+   * second time (0.3-0.8 s, 5 of 6 seeds) where the single path's call
+   * asked for a key frame when the path came back and froze once.
+   * Default false (opt-in).
+   */
+  blackholeKeyframe?: boolean;
+  /**
    * Key frame request coalescing (src/engine/keyframe-gate.ts): answer
    * requests with the last key frame while it is still held in this
    * sender's pacer or datachannel and for max(500 ms, 2 x the lowest SRTT)
@@ -469,5 +482,6 @@ export function resolveSenderConfig(config: SenderEngineConfig): ResolvedSenderC
     probation: config.probation ?? true,
     keyframeCoalesceTransmit: config.keyframeCoalesceTransmit ?? false,
     cleanReturn: config.cleanReturn ?? true,
+    blackholeKeyframe: config.blackholeKeyframe ?? false,
   };
 }

@@ -159,6 +159,7 @@ export class SenderEngine {
       streamId: this.streamId,
       cfg: this.cfg,
       lastKeyFrameId: () => this.keyframes.lastKeyFrameId,
+      keyFrameSentSince: (us) => this.keyframes.sentSince(us),
       pathMaxBps: () => this.pathMaxBps(),
       requestKeyframe: (reason) => this.events.emit('keyframeNeeded', reason),
     });

@@ -77,6 +77,58 @@ describe('PathTracer (sim/path-trace.ts, SimOptions.pathTrace)', () => {
     expect(c.gaps[1]).toBe(0);
   });
 
+  it('counts resends and key frame bytes handed to each path (a resend: the flow seq sent before on that path, or over 20 ms earlier on another)', () => {
+    const t = new PathTracer(2);
+    const media = (path: number, pathSeq: number, flowSeq: number, keyFrame: boolean) =>
+      encodeControl(
+        { pathId: path, pathSeq, sendTimeUs: 0 },
+        {
+          kind: 'media',
+          media: { streamId: 0, flowSeq, frameId: 1, fragIndex: 0, fragCount: 1, keyFrame, nalClass: 0, priority: 2, captureUs: 0, retransmission: false, payload: new Uint8Array(500) },
+        },
+      );
+    const key = media(0, 0, 7, true);
+    const delta = media(0, 1, 8, false);
+    t.onSend(0, key, 10_000);
+    t.onSend(0, delta, 11_000);
+    // A copy on path 1 within 20 ms (a probe copy), then resends: path 1 after 20 ms, path 0 again.
+    t.onSend(1, media(1, 0, 8, false), 20_000);
+    const late = media(1, 1, 7, true);
+    t.onSend(1, late, 40_000);
+    const again = media(0, 2, 8, false);
+    t.onSend(0, again, 50_000);
+    const none = {
+      capBps: 0,
+      netMs: 0,
+      netBytes: 0,
+      drops: 0,
+      estBps: 0,
+      gccBps: 0,
+      delayBps: 0,
+      lossBps: 0,
+      ackedBps: 0,
+      sendBps: 0,
+      queuedBytes: 0,
+      srttMs: 0,
+      minRttMs: 0,
+      rttMs: 0,
+      lossFrac: 0,
+      trend: 0,
+      threshold: 0,
+      usage: 'normal',
+      onsets: 0,
+      up: true,
+      demoted: false,
+      sharePct: 0,
+    };
+    t.sample(100_000, 1e6, [none, none]);
+    const [a, b] = t.out.paths;
+    expect(a.keyKB[0]).toBeCloseTo(key.length / 1000, 1);
+    expect(a.rtxKB[0]).toBeCloseTo(again.length / 1000, 1);
+    expect(b.rtxKB[0]).toBeCloseTo(late.length / 1000, 1);
+    expect(b.keyKB[0]).toBeCloseTo(late.length / 1000, 1);
+  });
+
   it('times one-way delay on the sender clock: a receiver clock 50 ms behind does not shift it', () => {
     const r = simulate({ scenario: twoPath, scheduler: 'converge', fec: 'path', seed: 1, durationS: 3, pathTrace: true, clockSkewMs: 50 });
     const mins = (r.pathTrace?.paths[0].owdMin ?? []).filter((x) => x >= 0);
