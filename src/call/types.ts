@@ -149,12 +149,13 @@ export interface MultipathCallOptions {
   /**
    * Fault handling of the sender (SenderEngineConfig): path
    * demotion with hysteresis, fast failover, rate restore after a total
-   * outage, a clean return ending a path's probation, and how long a strong
-   * path is kept through a feedback gap (ms). Default: the engine's (path
-   * hysteresis on, fast failover on, restore 'total', cleanReturn true,
-   * gapKeepMs 1000).
+   * outage, a clean return ending a path's probation, how long a strong
+   * path is kept through a feedback gap (ms), and a key frame after a
+   * path's blackhole. Default: the engine's (path hysteresis on, fast
+   * failover on, restore 'total', cleanReturn true, gapKeepMs 1000,
+   * blackholeKeyframe true).
    */
-  faultHandling?: Pick<SenderEngineConfig, 'pathHysteresis' | 'fastFailover' | 'outageRestore' | 'cleanReturn' | 'gapKeepMs'>;
+  faultHandling?: Pick<SenderEngineConfig, 'pathHysteresis' | 'fastFailover' | 'outageRestore' | 'cleanReturn' | 'gapKeepMs' | 'blackholeKeyframe'>;
   /**
    * The sender's per-path pacer (SenderEngineConfig.pacer): `burstMs` lets a
    * frame leave as one burst (libwebrtc pacing_controller.cc send burst

@@ -30,8 +30,8 @@ describe('SenderEngineConfig.blackholeKeyframe', () => {
     expect(blackhole(true)).toContain('outage');
   });
 
-  it('is off by default: the outage key frame is a single-path rule', () => {
-    expect(blackhole(undefined)).not.toContain('outage');
+  it('is on by default; off, the outage key frame is a single-path rule', () => {
+    expect(blackhole(undefined)).toContain('outage');
     expect(blackhole(false)).not.toContain('outage');
   });
 
