@@ -17,6 +17,8 @@ import { decodePacket } from '../src/wire/decode.js';
 
 /** Sampling interval (µs). */
 export const TRACE_US = 100_000;
+/** How long (µs) a media seq's first send is remembered for the resend column. */
+const FIRST_SEND_KEEP_US = 3_000_000;
 
 /** One path's columns. */
 export interface PathTraceColumns {
@@ -269,5 +271,10 @@ export class PathTracer {
       this.bins[i] = freshBin();
     });
     this.nextUs += TRACE_US;
+    // Bound the resend map: a resend comes within the sender's history age (well under 3 s).
+    for (const [seq, f] of this.firstSend) {
+      if (nowUs - f.us <= FIRST_SEND_KEEP_US) break;
+      this.firstSend.delete(seq);
+    }
   }
 }
