@@ -67,7 +67,12 @@ export interface PathTraceColumns {
   owdMax: number[];
   jit: number[];
   gaps: number[];
-  /** Last 100 ms, our stream 0: kB of media retransmissions (the packet's retransmission flag) and of key frame packets (first sends and resends) handed to the path. */
+  /**
+   * Last 100 ms, our stream 0: kB of media resends handed to the path, as freeze-explain counts them (a seq seen
+   * before on the same path or more than 20 ms earlier on another, or flagged a retransmission once its original
+   * was seen: a flagged packet whose original the tracer never saw counts as a first send), and of key frame
+   * packets (first sends, resends and probe copies).
+   */
   rtxKB: number[];
   keyKB: number[];
 }

@@ -105,11 +105,12 @@ const REPO = resolve(dirname(fileURLToPath(import.meta.url)), '..');
  * over 9 seeds of the cellular suite's check half, ties elsewhere) and `MultipathCallOptions.departureTimes`
  * (opt-in, 12 bytes); budget 100 110. 100 114 bytes after the review's mend: a single-path call
  * whose only path the app disabled no longer sends on it (SenderPaths.lastResort reads the path
- * manager's state); budget 100 114. 100 232 bytes in stop 40 with the blackhole key frame on by
+ * manager's state); budget 100 114. 100 257 bytes in stop 40 with the blackhole key frame on by
  * default (SenderEngineConfig.blackholeKeyframe, 118 bytes; cellular suite seeds 1-12 no pair worse,
- * mm:tmobile+att -0.25 s); budget 100 232.
+ * mm:tmobile+att -0.25 s) and the review's mend (a key frame that went into the silence does not stand
+ * in for it, 25 bytes); budget 100 257.
  */
-export const DEFAULT_BUDGET_GZIP_BYTES = 100_232;
+export const DEFAULT_BUDGET_GZIP_BYTES = 100_257;
 
 export interface BundleSize {
   /** The JavaScript a page loads up front (the entry chunk and what it imports statically). */

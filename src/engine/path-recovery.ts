@@ -256,13 +256,15 @@ export class PathRecovery {
    * `lastReportUs`), so its silence, when the report shows it lost more
    * than it delivered, broke the frames sent into it (ours: the
    * single-path rule of learnGap extended to any path that carried the
-   * call). Not when a key frame went out since the silence began: with
-   * another path the receiver can ask for one itself, and a second key
+   * call). Not when a key frame (any: asked for by the receiver over
+   * another path, periodic, another path's 'outage') went out since the
+   * silence began and none of its packets were queued on `p`: a second key
    * frame only queues behind the first (at 0.1x the suite's rates, wc:8_5:
-   * +0.3 s per freeze).
+   * +0.3 s per freeze). One that went partly into the silence is broken too.
+   * "Sent" here means queued on the path.
    */
   private blackholeCandidate(p: SenderPath, lastReportUs: number): boolean {
-    if (!this.host.cfg.blackholeKeyframe || this.host.keyFrameSentSince(lastReportUs)) return false;
+    if (!this.host.cfg.blackholeKeyframe || (this.host.keyFrameSentSince(lastReportUs) && !(p.keyQueuedUs >= lastReportUs))) return false;
     const before = this.mediaAtReport.get(p.id) ?? 0;
     return p.stats.mediaPacketsSent - before >= BLACKHOLE_KEY_MIN_MEDIA;
   }

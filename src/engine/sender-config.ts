@@ -378,15 +378,16 @@ export interface SenderEngineConfig {
   /**
    * The 'outage' key frame of a single path's call (PathRecovery.learnGap:
    * a silence over 500 ms on the last-resort path whose first report shows
-   * more of its packets lost than delivered) also in a multipath call: on
-   * any path that sent at least 10 media (PathRecovery BLACKHOLE_KEY_MIN_MEDIA)
-   * packets since its previous report. An LTE uplink that stalls for
+   * more of its packets lost than delivered) on any path of the call (also
+   * one the single-path rule leaves out, e.g. a path whose transport
+   * dropped) that had at least 10 media packets (PathRecovery
+   * BLACKHOLE_KEY_MIN_MEDIA) queued on it since its previous report. An LTE uplink that stalls for
    * 0.5-1 s (mm:tmobile+att at 22.8 s) loses every frame sent into it;
    * recovering them by NACK one frame after another froze converge a
    * second time (0.3-0.8 s, 5 of 6 seeds) where the single path's call
    * asked for a key frame when the path came back and froze once. Not
-   * when a key frame went out since the silence began (the receiver asked
-   * over another path). Default true: cellular suite, converge, seeds 1-12,
+   * when a key frame went out since the silence began on other paths only
+   * (the receiver asked over another path). Default true: cellular suite, converge, seeds 1-12,
    * no pair worse, mm:tmobile+att 2.48 -> 2.23 s (seeds 1-6) and 2.59 ->
    * 2.35 s (7-12), named scenarios identical; at `--rate-scale 0.1` a tie
    * (seeds 1-6: tune +0.18 +- 0.11 s, check -0.18 +- 0.07 s: a large key

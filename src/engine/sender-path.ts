@@ -113,6 +113,8 @@ export class SenderPath {
   nackedInGapUs = -Infinity;
   /** `stats.bytesSent` right after the last packet of the latest key frame went into the sink; undefined before (see SenderEngine.keyframeStillQueued). */
   keyTailBytes: number | undefined;
+  /** When a packet of the newest key frame was last queued on this path (µs; SenderEngineConfig.blackholeKeyframe). */
+  keyQueuedUs = -Infinity;
   /** Recent loss for the hysteresis: estimator counters at the window start, and the last window's loss fraction. */
   readonly lossWindow: { atUs: number; lost: number; received: number; rate: number; graceUntilUs: number };
   readonly stats: SenderPathCounters = {

@@ -385,6 +385,7 @@ export class SenderEngine {
       if (isMedia && !a.probe && !a.packet.isRetransmission) {
         p.stats.mediaPacketsSent++;
         this.c.mediaPacketsSent++;
+        if (a.packet.frameId === this.keyframes.lastKeyFrameId) p.keyQueuedUs = now;
       }
       n++;
     }

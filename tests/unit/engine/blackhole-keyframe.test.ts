@@ -4,44 +4,73 @@ import { registerAllStrategies } from '../../../src/strategies.js';
 
 registerAllStrategies();
 
-/** Converge over a 4 Mbps path that is a blackhole (both directions) for `downMs` from 3 s, next to a 1 Mbps path; the sender's key frame requests by reason. */
-function blackhole(blackholeKeyframe: boolean | undefined, downMs = 800, pliAtMs?: number): string[] {
+interface Hole {
+  blackholeKeyframe?: boolean;
+  /** Silence length (ms), from 3 s. */
+  downMs?: number;
+  /** The receiver asks for a key frame over path 1 at this time (ms). */
+  pliAtMs?: number;
+  /** Which path goes silent: 0 (4 Mbps, carries the call) or 1 (1 Mbps). */
+  path?: 0 | 1;
+  /** Only the path's feedback direction is silent (its media arrives). */
+  reverseOnly?: boolean;
+}
+
+/** Converge over a 4 Mbps and a 1 Mbps path, one of them silent for `downMs` from 3 s; the sender's key frame requests by reason. */
+function blackhole(h: Hole = {}): string[] {
+  const downMs = h.downMs ?? 800;
+  const hole: Array<[number, number]> = [[3000, 3000 + downMs]];
+  const silence = h.reverseOnly ? { reverseDown: hole } : { down: hole };
   const c = makeCall(
     [
-      { rateMbps: 4, delayMs: 30, down: [[3000, 3000 + downMs]] },
-      { rateMbps: 1, delayMs: 40 },
+      { rateMbps: 4, delayMs: 30, ...(h.path !== 1 ? silence : {}) },
+      { rateMbps: 1, delayMs: 40, ...(h.path === 1 ? silence : {}) },
     ],
-    { scheduler: 'converge', fec: 'none', extra: blackholeKeyframe === undefined ? {} : { blackholeKeyframe } },
+    { scheduler: 'converge', fec: 'none', extra: h.blackholeKeyframe === undefined ? {} : { blackholeKeyframe: h.blackholeKeyframe } },
   );
   const reasons: string[] = [];
   c.run(2900);
   c.sender.on('keyframeNeeded', (reason) => reasons.push(reason));
-  if (pliAtMs !== undefined) {
-    // The receiver asks for a key frame over the other path during the silence.
-    c.run(pliAtMs - 2900);
+  if (h.pliAtMs !== undefined) {
+    c.run(h.pliAtMs - 2900);
     c.sender.onControl({ kind: 'keyframeRequest', keyframeRequest: { streamId: 0, requestId: 99 } }, 1);
-    c.run(5000 - pliAtMs);
+    c.run(5000 - h.pliAtMs);
   } else c.run(2100);
   return reasons;
 }
 
 describe('SenderEngineConfig.blackholeKeyframe', () => {
   it("asks for the 'outage' key frame when a path that carried media comes back from a blackhole", () => {
-    expect(blackhole(true)).toContain('outage');
+    expect(blackhole({ blackholeKeyframe: true })).toContain('outage');
   });
 
   it('is on by default; off, the outage key frame is a single-path rule', () => {
-    expect(blackhole(undefined)).toContain('outage');
-    expect(blackhole(false)).not.toContain('outage');
+    expect(blackhole()).toContain('outage');
+    expect(blackhole({ blackholeKeyframe: false })).not.toContain('outage');
   });
 
-  it('not when a key frame went out since the silence began (the receiver asked over the other path)', () => {
-    const reasons = blackhole(true, 800, 3300);
+  it('not when a key frame went out since the silence began on another path (the receiver asked over it)', () => {
+    const reasons = blackhole({ pliAtMs: 3300 });
     expect(reasons).toContain('pli');
     expect(reasons).not.toContain('outage');
   });
 
+  it('still when that key frame went (partly) into the silence itself', () => {
+    // 50 ms into the silence the path is not suspect yet: the key frame follows the call onto it.
+    const reasons = blackhole({ pliAtMs: 3050 });
+    expect(reasons).toContain('pli');
+    expect(reasons).toContain('outage');
+  });
+
   it('not for a silence of at most 500 ms', () => {
-    expect(blackhole(true, 300)).not.toContain('outage');
+    expect(blackhole({ downMs: 300 })).not.toContain('outage');
+  });
+
+  it('not for a path that carried (almost) no media into its silence', () => {
+    expect(blackhole({ path: 1 })).not.toContain('outage');
+  });
+
+  it('not for a silence of the feedback only (the media arrived)', () => {
+    expect(blackhole({ reverseOnly: true })).not.toContain('outage');
   });
 });

@@ -127,6 +127,16 @@ describe('PathTracer (sim/path-trace.ts, SimOptions.pathTrace)', () => {
     expect(a.rtxKB[0]).toBeCloseTo(again.length / 1000, 1);
     expect(b.rtxKB[0]).toBeCloseTo(late.length / 1000, 1);
     expect(b.keyKB[0]).toBeCloseTo(late.length / 1000, 1);
+    // First sends are remembered 3 s: seq 7 again at 3.21 s is a first send; a same-path resend within 20 ms is a resend.
+    t.sample(3_200_000, 1e6, [none, none]);
+    t.onSend(1, media(1, 2, 7, true), 3_210_000);
+    t.onSend(0, media(0, 3, 9, false), 3_220_000);
+    const soon = media(0, 4, 9, false);
+    t.onSend(0, soon, 3_230_000);
+    t.sample(3_300_000, 1e6, [none, none]);
+    expect(b.rtxKB[2]).toBe(0);
+    expect(b.keyKB[2]).toBeGreaterThan(0);
+    expect(a.rtxKB[2]).toBeCloseTo(soon.length / 1000, 1);
   });
 
   it('times one-way delay on the sender clock: a receiver clock 50 ms behind does not shift it', () => {
