@@ -18,7 +18,7 @@ import type { SenderPaths } from './sender-paths.js';
 
 /** A single-path call's silence (µs) after which the first report decides on a key frame (see learnGap). */
 const LAST_RESORT_KEY_SILENCE_US = 500_000;
-/** SenderEngineConfig.blackholeKeyframe: media packets a path must have sent since its previous report for its silence to ask for a key frame. */
+/** SenderEngineConfig.blackholeKeyframe: media packets a path must have had queued since its previous report for its silence to ask for a key frame. */
 export const BLACKHOLE_KEY_MIN_MEDIA = 10;
 /** Hysteresis: a silence this long (µs) is a fault even before its packets are known lost. */
 const FAILURE_SILENCE_US = 2_000_000;

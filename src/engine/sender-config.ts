@@ -381,17 +381,16 @@ export interface SenderEngineConfig {
    * more of its packets lost than delivered) on any path of the call (also
    * one the single-path rule leaves out, e.g. a path whose transport
    * dropped) that had at least 10 media packets (PathRecovery
-   * BLACKHOLE_KEY_MIN_MEDIA) queued on it since its previous report. An LTE uplink that stalls for
-   * 0.5-1 s (mm:tmobile+att at 22.8 s) loses every frame sent into it;
-   * recovering them by NACK one frame after another froze converge a
-   * second time (0.3-0.8 s, 5 of 6 seeds) where the single path's call
-   * asked for a key frame when the path came back and froze once. Not
-   * when a key frame went out since the silence began on other paths only
-   * (the receiver asked over another path). Default true: cellular suite, converge, seeds 1-12,
-   * no pair worse, mm:tmobile+att 2.48 -> 2.23 s (seeds 1-6) and 2.59 ->
-   * 2.35 s (7-12), named scenarios identical; at `--rate-scale 0.1` a tie
-   * (seeds 1-6: tune +0.18 +- 0.11 s, check -0.18 +- 0.07 s: a large key
-   * frame takes long at a tenth of the rate).
+   * BLACKHOLE_KEY_MIN_MEDIA) queued on it since its previous report. An
+   * LTE uplink that stalls for 0.5-1 s (mm:tmobile+att at 22.8 s) loses
+   * every frame sent into it; recovering them by NACK one frame after
+   * another froze converge a second time (0.3-0.8 s, 5 of 6 seeds) where
+   * the single path's call asked for a key frame when the path came back
+   * and froze once. Not when a key frame went out since the silence began
+   * on other paths only (e.g. the receiver asked over another path).
+   * Default true: cellular suite, converge, no pair worse over seeds 1-12,
+   * mm:tmobile+att 2.48 -> 2.10 s (seeds 1-6), named scenarios identical,
+   * `--rate-scale 0.1` a tie (docs/results.md, stop 40).
    */
   blackholeKeyframe?: boolean;
   /**
