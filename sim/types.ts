@@ -102,6 +102,7 @@ export interface SimOptions {
       | 'departureTimes'
       | 'upperLayerDropFactor'
       | 'cwndPushback'
+      | 'pushbackQueueMs'
       | 'pathHysteresis'
       | 'fastFailover'
       | 'rack'

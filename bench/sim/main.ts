@@ -113,6 +113,7 @@ const SENDER_KEYS = [
   'protectionOverheadMax',
   'upperLayerDropFactor',
   'cwndPushback',
+  'pushbackQueueMs',
   'pathHysteresis',
   'fastFailover',
   'rack',

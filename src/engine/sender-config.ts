@@ -178,6 +178,16 @@ export interface SenderEngineConfig {
    */
   cwndPushback?: boolean;
   /**
+   * The pushback's accepted queue (ms): the data window is the sum over the
+   * usable paths of S_i x (SRTT_i + this). libwebrtc's CongestionWindowConfig
+   * default is 350 ms (PUSHBACK_QUEUE_MS); ours is 100 ms, within a video
+   * call's playout slack: cellular suite, converge, seeds 1-12 in four sets,
+   * check half -0.85 / -1.30 / -1.23 / -0.49 s, tune -0.22 / +1.56 / -0.55 /
+   * -1.19 s, goodput unchanged (docs/results.md, stop 40). Finite, >= 0;
+   * a RangeError otherwise.
+   */
+  pushbackQueueMs?: number;
+  /**
    * Demote a path that fails or loses heavily, promote it back only after
    * it stayed clean for a hold that doubles per recent fault
    * (src/sched/path-hysteresis.ts). A fault is a failure (a
@@ -461,7 +471,7 @@ function fraction(name: string, v: number): number {
 
 /**
  * Apply the defaults documented on {@link SenderEngineConfig}.
- * @throws RangeError when `protectionOverheadMax` is outside [0, 1].
+ * @throws RangeError when `protectionOverheadMax` is outside [0, 1] or `pushbackQueueMs` is not a finite number >= 0.
  */
 export function resolveSenderConfig(config: SenderEngineConfig): ResolvedSenderConfig {
   return {
@@ -480,6 +490,7 @@ export function resolveSenderConfig(config: SenderEngineConfig): ResolvedSenderC
     protectionOverheadMax: fraction('protectionOverheadMax', config.protectionOverheadMax ?? 0.5),
     upperLayerDropFactor: config.upperLayerDropFactor ?? 1,
     cwndPushback: config.cwndPushback ?? true,
+    pushbackQueueMs: nonNegativeMs('pushbackQueueMs', config.pushbackQueueMs ?? 100),
     fastFailover: config.fastFailover ?? true,
     rack: config.rack ?? true,
     outageRestore: config.outageRestore ?? 'total',

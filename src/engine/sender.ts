@@ -17,7 +17,7 @@
  * The browser and the simulator drive the same object: encoded frames go to {@link SenderEngine.sendFrame},
  * receiver packets to {@link SenderEngine.onControl}; {@link SenderEngine.tick} runs at {@link SenderEngine.nextWakeUs}.
  */
-import { CongestionWindowPushback, PUSHBACK_QUEUE_MS } from '../cc/congestion-window-pushback.js';
+import { CongestionWindowPushback } from '../cc/congestion-window-pushback.js';
 import { resolveEstimator } from '../cc/registry.js';
 import { ProbeSender } from '../cc/probe-sender.js';
 import type { BandwidthEstimator } from '../cc/types.js';
@@ -271,7 +271,7 @@ export class SenderEngine {
   /** Congestion-window pushback update (src/cc/congestion-window-pushback.ts) over the usable paths. */
   private updatePushback(now: number): void {
     if (!this.cfg.cwndPushback || !this.pushback.due(now)) return;
-    const w = this.paths.congestionWindow(now, PUSHBACK_QUEUE_MS);
+    const w = this.paths.congestionWindow(now, this.cfg.pushbackQueueMs);
     this.pushback.update(w.windowBytes, w.outstandingBytes);
   }
 
