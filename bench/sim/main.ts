@@ -39,7 +39,7 @@
  * FractalConfig fields of every FRACTaL sender of the run (`distortionMarginMs=15`, `distortionMarginScales=true`, `splitStart=true`, `coupledIncrease=off|share|lia`, `coupledIncreaseMaxLoss=0`, `fairShare=true|false`, `fairShareMarginMs=15`; SimOptions.fractal),
  * `--sender K=V,...` SenderEngine fields: frame dropping (e.g. `upperLayerDropFactor=0.5`)
  * and fault handling (`pathHysteresis=false` turns the default hysteresis off, `pathHysteresis.promoteRelative=true` promotes a demoted path relative to the usable paths' loss, `fastFailover=false` the default fast failover off, `outageRestore=total|any|off`,
- * `fallbackEstablishMs=1000`, `probation=true`, `blackholeKeyframe=false`, `pushbackQueueMs=350` libwebrtc's accepted queue instead of our 100 ms), and the FEC code (`fecCode=xor`, src/fec/codes.ts); `--receiver K=V,...` the media
+ * `fallbackEstablishMs=1000`, `probation=true`, `blackholeKeyframe=false`, `pushbackQueueMs=100` the congestion-window pushback's accepted queue instead of libwebrtc's 350 ms), and the FEC code (`fecCode=xor`, src/fec/codes.ts); `--receiver K=V,...` the media
  * receiver's ReceiverEngine fields (`reportCopies=true`).
  * `--clock-skew MS` gives the sender a clock MS ahead of the receiver's (any
  * sign; SimOptions.clockSkewMs): latency then rests on the receiver's clock

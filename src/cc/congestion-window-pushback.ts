@@ -2,8 +2,8 @@
  * Congestion-window pushback of the encoder target. Following libwebrtc
  * modules/congestion_controller/goog_cc/congestion_window_pushback_controller.cc
  * (facts, our code): the data window = sum over the usable paths of
- * S_i x (SRTT_i + an accepted queue: libwebrtc 350 ms, PUSHBACK_QUEUE_MS; the
- * sender's SenderEngineConfig.pushbackQueueMs, default 100 ms); fill = (bytes in flight + bytes
+ * S_i x (SRTT_i + an accepted queue: SenderEngineConfig.pushbackQueueMs,
+ * default libwebrtc's 350 ms, PUSHBACK_QUEUE_MS); fill = (bytes in flight + bytes
  * queued at the sender) / window; fill > 1.5 -> ratio x 0.9, > 1 -> x 0.95,
  * < 0.1 -> 1, else x 1.05 (at most 1). The encoder target is multiplied by
  * the ratio. Updated at most every 25 ms (the libwebrtc process interval).
@@ -12,7 +12,7 @@
 
 /** Update spacing (µs; libwebrtc process interval, 25 ms). */
 const PUSHBACK_INTERVAL_US = 25_000;
-/** Accepted queue added to the RTT in the data window (ms; libwebrtc CongestionWindowConfig default). */
+/** Default accepted queue added to the RTT in the data window (ms; libwebrtc CongestionWindowConfig default; SenderEngineConfig.pushbackQueueMs). */
 export const PUSHBACK_QUEUE_MS = 350;
 /** Smallest data window (bytes; libwebrtc kMinCwndBytes 2 x 1500). */
 const PUSHBACK_MIN_WINDOW_BYTES = 3000;

@@ -9,6 +9,7 @@ import type { FecCodeEntry, FecCodeName } from '../fec/codes.js';
 import type { FecPolicySpec } from '../fec/factory.js';
 import type { AudioPathSelectorOptions } from '../sched/audio-paths.js';
 import type { PathHysteresisConfig } from '../sched/path-hysteresis.js';
+import { PUSHBACK_QUEUE_MS } from '../cc/congestion-window-pushback.js';
 import type { PathHealthConfig } from './path-health.js';
 import type { PathEvent } from '../sched/path-manager.js';
 import type { SchedulerSpec } from '../sched/factory.js';
@@ -179,12 +180,16 @@ export interface SenderEngineConfig {
   cwndPushback?: boolean;
   /**
    * The pushback's accepted queue (ms): the data window is the sum over the
-   * usable paths of S_i x (SRTT_i + this). libwebrtc's CongestionWindowConfig
-   * default is 350 ms (PUSHBACK_QUEUE_MS); ours is 100 ms, within a video
-   * call's playout slack: cellular suite, converge, seeds 1-12 in four sets,
-   * check half -0.85 / -1.30 / -1.23 / -0.49 s, tune -0.22 / +1.56 / -0.55 /
-   * -1.19 s, goodput unchanged (docs/results.md, stop 40). Finite, >= 0;
-   * a RangeError otherwise.
+   * usable paths of S_i x (SRTT_i + this). Default 350 ms, libwebrtc's
+   * CongestionWindowConfig default (PUSHBACK_QUEUE_MS). 100 ms (opt-in)
+   * pushes the encoder back within a video call's playout slack: cellular
+   * suite, converge, seeds 1-12 in four sets, check half -0.85 / -1.30 /
+   * -1.23 / -0.49 s, tune -0.22 / +1.56 / -0.55 / -1.19 s, goodput -0.3 %;
+   * but after a relay switch (tests/unit/sim/overlay.test.ts) the new
+   * route's rate is 0.8-1.7 Mbps 3-7 s after the switch instead of 1.2-2.3, and
+   * 175 ms gained nothing (docs/results.md, stop 40). Values under ~100 ms
+   * push back even on a clean link (0: the window is S_i x SRTT_i alone).
+   * No effect with `cwndPushback` false. Finite, >= 0; a RangeError otherwise.
    */
   pushbackQueueMs?: number;
   /**
@@ -490,7 +495,7 @@ export function resolveSenderConfig(config: SenderEngineConfig): ResolvedSenderC
     protectionOverheadMax: fraction('protectionOverheadMax', config.protectionOverheadMax ?? 0.5),
     upperLayerDropFactor: config.upperLayerDropFactor ?? 1,
     cwndPushback: config.cwndPushback ?? true,
-    pushbackQueueMs: nonNegativeMs('pushbackQueueMs', config.pushbackQueueMs ?? 100),
+    pushbackQueueMs: nonNegativeMs('pushbackQueueMs', config.pushbackQueueMs ?? PUSHBACK_QUEUE_MS),
     fastFailover: config.fastFailover ?? true,
     rack: config.rack ?? true,
     outageRestore: config.outageRestore ?? 'total',

@@ -118,7 +118,7 @@ export class SenderEngine {
   };
 
   /**
-   * @throws RangeError for negative frame-dropping settings, an upperLayerDropFactor outside [0, 1] or a gapKeepMs that is not a finite number >= 0.
+   * @throws RangeError for negative frame-dropping settings, an upperLayerDropFactor outside [0, 1], a protectionOverheadMax outside [0, 1], or a gapKeepMs or pushbackQueueMs that is not a finite number >= 0.
    * @throws FecError `unknown-code` / `unknown-policy` for a FEC code or policy name not registered.
    */
   constructor(config: SenderEngineConfig) {

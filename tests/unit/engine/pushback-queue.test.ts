@@ -26,9 +26,9 @@ function lowestRatio(pushbackQueueMs: number | undefined): number {
 }
 
 describe('SenderEngineConfig.pushbackQueueMs', () => {
-  it('pushes the encoder back once more than 100 ms of data waits beyond the RTT (default); with 350 ms (libwebrtc) not yet', () => {
+  it('at 100 ms pushes the encoder back once more than 100 ms of data waits beyond the RTT; at 350 ms (libwebrtc, the default) not yet', () => {
+    expect(lowestRatio(undefined)).toBe(1);
     expect(lowestRatio(350)).toBe(1);
-    expect(lowestRatio(undefined)).toBeLessThan(0.8);
     expect(lowestRatio(100)).toBeLessThan(0.8);
   });
 
@@ -36,6 +36,8 @@ describe('SenderEngineConfig.pushbackQueueMs', () => {
     const clock = new ManualClock();
     expect(() => resolveSenderConfig({ clock, pushbackQueueMs: -1 })).toThrow(RangeError);
     expect(() => resolveSenderConfig({ clock, pushbackQueueMs: Number.NaN })).toThrow(RangeError);
-    expect(resolveSenderConfig({ clock }).pushbackQueueMs).toBe(100);
+    expect(resolveSenderConfig({ clock }).pushbackQueueMs).toBe(350);
+    expect(resolveSenderConfig({ clock, pushbackQueueMs: 0 }).pushbackQueueMs).toBe(0);
+    expect(() => resolveSenderConfig({ clock, pushbackQueueMs: Number.POSITIVE_INFINITY })).toThrow(RangeError);
   });
 });
