@@ -247,9 +247,6 @@ export class PathRecovery {
     return { gapUs: since === undefined ? undefined : nowUs - since, before: p.lossCounters(), srttMs: p.estimator.srttMs(), lastResortSilence, gone, estBps: p.estimator.targetRateBps() };
   }
 
-  /** Media packets path `p` sent up to its latest report (SenderEngineConfig.blackholeKeyframe). */
-  private readonly mediaAtReport = new Map<number, number>();
-
   /**
    * SenderEngineConfig.blackholeKeyframe: path `p` carried media
    * (BLACKHOLE_KEY_MIN_MEDIA packets) since its previous report (at
@@ -265,8 +262,7 @@ export class PathRecovery {
    */
   private blackholeCandidate(p: SenderPath, lastReportUs: number): boolean {
     if (!this.host.cfg.blackholeKeyframe || (this.host.keyFrameSentSince(lastReportUs) && !(p.keyQueuedUs >= lastReportUs))) return false;
-    const before = this.mediaAtReport.get(p.id) ?? 0;
-    return p.stats.mediaPacketsSent - before >= BLACKHOLE_KEY_MIN_MEDIA;
+    return p.stats.mediaPacketsSent - p.mediaAtReport >= BLACKHOLE_KEY_MIN_MEDIA;
   }
 
   /**
@@ -295,7 +291,7 @@ export class PathRecovery {
     // More of a last-resort silence lost than received: it was a blackhole, the decoder's references
     // are gone; a key frame now saves the receiver a NACK round and a frame-buffer timeout.
     if (g.lastResortSilence && g.before && after && after.lost - g.before.lost > after.received - g.before.received) this.host.requestKeyframe('outage');
-    if (this.host.cfg.blackholeKeyframe) this.mediaAtReport.set(p.id, p.stats.mediaPacketsSent);
+    p.mediaAtReport = p.stats.mediaPacketsSent;
   }
 
   /**

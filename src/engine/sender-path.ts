@@ -115,6 +115,8 @@ export class SenderPath {
   keyTailBytes: number | undefined;
   /** When a packet of the newest key frame was last queued on this path (µs; SenderEngineConfig.blackholeKeyframe). */
   keyQueuedUs = -Infinity;
+  /** `stats.mediaPacketsSent` when the path's latest report was applied (SenderEngineConfig.blackholeKeyframe). */
+  mediaAtReport = 0;
   /** Recent loss for the hysteresis: estimator counters at the window start, and the last window's loss fraction. */
   readonly lossWindow: { atUs: number; lost: number; received: number; rate: number; graceUntilUs: number };
   readonly stats: SenderPathCounters = {
