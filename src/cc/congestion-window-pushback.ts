@@ -4,7 +4,12 @@
  * (facts, our code): the data window = sum over the usable paths of
  * S_i x (SRTT_i + an accepted queue: SenderEngineConfig.pushbackQueueMs,
  * default libwebrtc's 350 ms, PUSHBACK_QUEUE_MS); fill = (bytes in flight + bytes
- * queued at the sender) / window; fill > 1.5 -> ratio x 0.9, > 1 -> x 0.95,
+ * queued at the sender: the pacer queue and the datachannel's bufferedAmount) / window
+ * (libwebrtc counts the bytes in flight only unless
+ * WebRTC-AddPacingToCongestionWindowPushback is on; our in-flight bytes already
+ * hold what the datachannel buffers, since the estimator learns a send when
+ * the datachannel takes it, so that part counts twice: without it, a tie,
+ * docs/results.md stop 41); fill > 1.5 -> ratio x 0.9, > 1 -> x 0.95,
  * < 0.1 -> 1, else x 1.05 (at most 1). The encoder target is multiplied by
  * the ratio. Updated at most every 25 ms (the libwebrtc process interval).
  * I/O-free: times are passed in (µs).

@@ -255,11 +255,12 @@ export class GccEstimator implements BandwidthEstimator {
   /**
    * A bandwidth-probe result (bps, from {@link import('./probe-estimator.js').ProbeBitrateEstimator},
    * usually via {@link import('./probe-controller.js').GccProber}) at sender time `nowUs` (µs).
-   * Unless the detector is over-using, the AIMD (delay-based) estimate is set
-   * to the result, capped at maxBps: raised when higher; when lower (the probe
-   * saturated the link) lowered, but not below min(estimate, 0.85 x acked
-   * bitrate) once the acked bitrate is known. The loss-based estimate is
-   * restarted from the result when it was lower, so the target follows at once.
+   * Unless the detector is over-using, the AIMD (delay-based) estimate is
+   * raised to the result (capped at maxBps) when the result is higher; a lower
+   * result leaves it (deviation from libwebrtc, which sets it: in the browser a
+   * probe crosses the datachannel's SCTP window and can measure SCTP, not the
+   * path; see the code). On a clean path (lossRate() < 2 %) the loss-based
+   * estimate restarts from a raising result, so the target follows at once.
    * Until the acknowledged bitrate is measured (first 500 ms window), the
    * last probe result stands in for it in the delay-based controller, so an
    * over-use right after a probe backs off to 0.85 x the probed rate instead
