@@ -260,7 +260,9 @@ export class GccEstimator implements BandwidthEstimator {
    * result leaves it (deviation from libwebrtc, which sets it: in the browser a
    * probe crosses the datachannel's SCTP window and can measure SCTP, not the
    * path; see the code). On a clean path (lossRate() < 2 %) the loss-based
-   * estimate restarts from a raising result, so the target follows at once.
+   * estimate restarts from a raising result that is above it, so the target
+   * follows at once (after an outage a restore probe may restart it without
+   * raising anything: see {@link onPathRestored}).
    * Until the acknowledged bitrate is measured (first 500 ms window), the
    * last probe result stands in for it in the delay-based controller, so an
    * over-use right after a probe backs off to 0.85 x the probed rate instead

@@ -187,9 +187,10 @@ export interface SenderEngineConfig {
    * -1.23 / -0.49 s, tune -0.22 / +1.56 / -0.55 / -1.19 s, goodput -0.3 %;
    * but after a relay switch (tests/unit/sim/overlay.test.ts) the new
    * route's rate is 0.8-1.7 Mbps 3-7 s after the switch instead of 1.2-2.3, and
-   * 175 ms gained nothing (docs/results.md, stop 40). What 100 ms gains comes
-   * from the pacer queue in the outstanding bytes: counting the bytes in
-   * flight only (libwebrtc's default) it is a tie (stop 41). Values under ~100 ms
+   * 175 ms gained nothing (docs/results.md, stop 40). Most of what 100 ms
+   * gains comes from the pacer queue in the outstanding bytes: counting the
+   * bytes in flight only (libwebrtc's default), check half +1.05 / +0.58 s
+   * against 100 ms with it (stop 41). Values under ~100 ms
    * push back even on a clean link (0: the window is S_i x SRTT_i alone).
    * No effect with `cwndPushback` false. Finite, >= 0; a RangeError otherwise.
    */
