@@ -451,3 +451,31 @@ export function overlayScenario(): Scenario {
     ],
   });
 }
+
+/** The relay switch mid-call (issue 16): when the relay grows and the oracle moves path a onto it (s). */
+export const RELAY_SWITCH_AT_S = 5;
+
+/**
+ * A relay switch mid-call: path a goes direct (1 Mbps) until its relay grows
+ * from 0.5 to 4 Mbps at RELAY_SWITCH_AT_S, where the oracle relay policy moves
+ * it there; path b 1.5 Mbps; 200 ms drop-tail queues. Used by
+ * tests/unit/sim/overlay.test.ts and `npm run bench:relay-ramp`
+ * (bench/sim/relay-ramp.ts).
+ */
+export function relaySwitchScenario(durationS = 12): Scenario {
+  return parseScenario(
+    {
+      name: 'switch',
+      durationS,
+      paths: [
+        {
+          name: 'a',
+          up: { rateMbps: 1, delayMs: 40, queue: { ms: 200 } },
+          relays: [{ name: 'a:r', up: { rateMbps: 0.5, delayMs: 50, queue: { ms: 200 }, schedule: [{ atS: RELAY_SWITCH_AT_S, rateMbps: 4 }] } }],
+        },
+        { name: 'b', up: { rateMbps: 1.5, delayMs: 50, queue: { ms: 200 } } },
+      ],
+    },
+    '.',
+  );
+}

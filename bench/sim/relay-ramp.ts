@@ -2,10 +2,10 @@
  * `npm run bench:relay-ramp -- [--seeds N] [--scheduler converge,overlay-ucb] [--pushback-queue 350,100]`
  *
  * How fast a path takes up a better route after a relay switch, in the
- * simulator: the scenario of tests/unit/sim/overlay.test.ts "a relay switch
- * mid-call" (path a direct 1 Mbps until its relay grows from 0.5 to 4 Mbps at
- * 5 s, the oracle relay policy moves it there; path b 1.5 Mbps; 200 ms
- * drop-tail queues). For each scheduler and congestion-window pushback queue
+ * simulator: sim/scenarios.ts relaySwitchScenario, the scenario of
+ * tests/unit/sim/overlay.test.ts "a relay switch mid-call" (path a direct
+ * 1 Mbps until its relay grows from 0.5 to 4 Mbps at 5 s, the oracle relay
+ * policy moves it there; path b 1.5 Mbps; 200 ms drop-tail queues). For each scheduler and congestion-window pushback queue
  * (SenderEngineConfig.pushbackQueueMs) it prints path a's mean send rate over
  * seconds 8-12 per seed, the mean and the worst seed, and how many seeds stay
  * under 1.2 Mbps (the direct route it left carried 1 Mbps): a run only climbs
@@ -17,7 +17,7 @@
  * measures a switch).
  */
 import { type CliValues, intOption, runCli, UsageError } from '../../tools/cli.js';
-import { parseScenario } from '../../sim/net/scenario.js';
+import { RELAY_SWITCH_AT_S, relaySwitchScenario } from '../../sim/scenarios.js';
 import { simulate } from '../../sim/simulator.js';
 import { isSchedulerName } from '../../src/sched/factory.js';
 import { registerAllStrategies } from '../../src/strategies.js';
@@ -32,29 +32,14 @@ const OPTIONS = {
   'pushback-queue': { type: 'string', default: '350,100' },
 } as const;
 
-/** The relay grows and the oracle switches at this second. */
-const SWITCH_S = 5;
+const SWITCH_S = RELAY_SWITCH_AT_S;
 /** Seconds whose send rate is averaged (the new route's ramp, 3-7 s after the switch). */
 const FROM_S = 8;
 const TO_S = 12;
 /** A seed under this (bps) has not taken up the 4 Mbps route: the 1 Mbps direct route it left would do as much. */
 const STUCK_BPS = 1_200_000;
 
-const scenario = parseScenario(
-  {
-    name: 'relay-ramp',
-    durationS: TO_S,
-    paths: [
-      {
-        name: 'a',
-        up: { rateMbps: 1, delayMs: 40, queue: { ms: 200 } },
-        relays: [{ name: 'a:r', up: { rateMbps: 0.5, delayMs: 50, queue: { ms: 200 }, schedule: [{ atS: SWITCH_S, rateMbps: 4 }] } }],
-      },
-      { name: 'b', up: { rateMbps: 1.5, delayMs: 50, queue: { ms: 200 } } },
-    ],
-  },
-  '.',
-);
+const scenario = relaySwitchScenario(TO_S);
 
 function list(name: string, v: string, parse: (s: string) => string | number): Array<string | number> {
   const out = v

@@ -3,7 +3,7 @@ import { Rng } from '../../../src/core/rng.js';
 import type { SenderEngine } from '../../../src/engine/sender.js';
 import { ScenarioError, buildLink, parseScenario } from '../../../sim/net/scenario.js';
 import { OverlayRoutes, overlayChecks, settleTimeS, timeOnBest } from '../../../sim/overlay.js';
-import { OVERLAY, overlayScenario } from '../../../sim/scenarios.js';
+import { OVERLAY, overlayScenario, relaySwitchScenario } from '../../../sim/scenarios.js';
 import { simulate } from '../../../sim/simulator.js';
 
 describe('overlay routes (issue 16)', () => {
@@ -116,21 +116,8 @@ describe('a relay switch mid-call (issue 16)', () => {
   // then (a 300 ms gap). The switch's silence and losses are not the new route's fault: the path must
   // carry media on the new route at once (it used to be demoted for 3 s and its estimate collapsed to
   // the audio it still carried, ~20 kbps, for 10 s and more).
-  const scenario = parseScenario(
-    {
-      name: 'switch',
-      durationS: 12,
-      paths: [
-        {
-          name: 'a',
-          up: { rateMbps: 1, delayMs: 40, queue: { ms: 200 } },
-          relays: [{ name: 'a:r', up: { rateMbps: 0.5, delayMs: 50, queue: { ms: 200 }, schedule: [{ atS: 5, rateMbps: 4 }] } }],
-        },
-        { name: 'b', up: { rateMbps: 1.5, delayMs: 50, queue: { ms: 200 } } },
-      ],
-    },
-    '.',
-  );
+  // (sim/scenarios.ts relaySwitchScenario; `npm run bench:relay-ramp` measures the ramp over 12 seeds.)
+  const scenario = relaySwitchScenario();
 
   it('the switched path carries media on its new route within 2 s', () => {
     const r = simulate({ scenario, scheduler: 'overlay-ucb', fec: 'path', seed: 1, relayPolicy: 'oracle' });
