@@ -17,6 +17,7 @@
  * measures a switch).
  */
 import { type CliValues, intOption, runCli, UsageError } from '../../tools/cli.js';
+import { mean } from '../../sim/metrics.js';
 import { RELAY_SWITCH_AT_S, relaySwitchScenario } from '../../sim/scenarios.js';
 import { simulate } from '../../sim/simulator.js';
 import { isSchedulerName } from '../../src/sched/factory.js';
@@ -32,7 +33,6 @@ const OPTIONS = {
   'pushback-queue': { type: 'string', default: '350,100' },
 } as const;
 
-const SWITCH_S = RELAY_SWITCH_AT_S;
 /** Seconds whose send rate is averaged (the new route's ramp, 3-7 s after the switch). */
 const FROM_S = 8;
 const TO_S = 12;
@@ -41,7 +41,7 @@ const STUCK_BPS = 1_200_000;
 
 const scenario = relaySwitchScenario(TO_S);
 
-function list(name: string, v: string, parse: (s: string) => string | number): Array<string | number> {
+function list<T>(name: string, v: string, parse: (s: string) => T): T[] {
   const out = v
     .split(',')
     .map((s) => s.trim())
@@ -56,10 +56,10 @@ function main(values: CliValues<typeof OPTIONS>): number {
   const schedulers = list('scheduler', values.scheduler, (s) => {
     if (!isSchedulerName(s)) throw new UsageError(`--scheduler: unknown scheduler '${s}'`);
     return s;
-  }) as string[];
-  const queues = list('pushback-queue', values['pushback-queue'], (s) => intOption('pushback-queue', s, 0, 5000)) as number[];
+  });
+  const queues = list('pushback-queue', values['pushback-queue'], (s) => intOption('pushback-queue', s, 0, 5000));
   const lines = [
-    `relay ramp: path a's send rate at ${FROM_S}-${TO_S} s after its relay switch at ${SWITCH_S} s (Mbps), seeds 1-${seeds}`,
+    `relay ramp: path a's send rate at ${FROM_S}-${TO_S} s after its relay switch at ${RELAY_SWITCH_AT_S} s (Mbps), seeds 1-${seeds}`,
     '',
     '| scheduler | pushback queue (ms) | mean | worst seed | seeds < 1.2 Mbps | goodput (Mbps) | per seed |',
     '| --- | ---: | ---: | ---: | ---: | ---: | --- |',
@@ -72,17 +72,16 @@ function main(values: CliValues<typeof OPTIONS>): number {
       for (let seed = 1; seed <= seeds; seed++) {
         const r = simulate({ scenario, scheduler, fec: 'path', seed, relayPolicy: 'oracle', sender: { pushbackQueueMs } });
         const slots = r.overlay?.slots ?? [];
-        const before = slots.find((s) => s.atS === SWITCH_S - 1)?.arms[0];
-        const at = slots.find((s) => s.atS === SWITCH_S)?.arms[0];
+        const before = slots.find((s) => s.atS === RELAY_SWITCH_AT_S - 1)?.arms[0];
+        const at = slots.find((s) => s.atS === RELAY_SWITCH_AT_S)?.arms[0];
         if (before !== 0 || at !== 1) {
-          process.stderr.write(`relay-ramp: ${scheduler} seed ${seed}: path a was on route ${before} before ${SWITCH_S} s and ${at} at ${SWITCH_S} s (expected 0 then 1)\n`);
+          process.stderr.write(`relay-ramp: ${scheduler} seed ${seed}: path a was on route ${before} before ${RELAY_SWITCH_AT_S} s and ${at} at ${RELAY_SWITCH_AT_S} s (expected 0 then 1)\n`);
           bad++;
         }
         const secs = r.perSecond.filter((x) => x.t >= FROM_S && x.t <= TO_S);
         rates.push(secs.reduce((s, x) => s + x.paths[0].sendRateBps, 0) / Math.max(1, secs.length));
         goodput.push(r.goodputBps);
       }
-      const mean = (xs: number[]) => xs.reduce((s, x) => s + x, 0) / xs.length;
       const mbps = (bps: number) => (bps / 1e6).toFixed(2);
       lines.push(
         `| ${scheduler} | ${pushbackQueueMs} | ${mbps(mean(rates))} | ${mbps(Math.min(...rates))} | ${rates.filter((x) => x < STUCK_BPS).length} / ${seeds} | ${mbps(mean(goodput))} | ${rates.map(mbps).join(' ')} |`,
