@@ -52,10 +52,12 @@ export const DEFAULT_GCC_CONFIG: Readonly<GccConfig> = Object.freeze({
  * input is counted in {@link stats}.
  */
 export class GccEstimator implements BandwidthEstimator {
-  private readonly cfg: GccConfig;
-  private readonly history: SentPacketHistory;
+  protected readonly cfg: GccConfig;
+  /** Sent packets and the last report's outcome (`newIdx`, `lostIdx`; read by subclasses after {@link onReport}). */
+  protected readonly history: SentPacketHistory;
   private readonly delay: DelayBasedBwe;
-  private loss: LossBasedBwe;
+  /** The classic loss-based bound; rebuilt when a probe restarts it (subclasses may watch for that). */
+  protected loss: LossBasedBwe;
   private readonly acked = new AckedBitrateEstimator();
   private readonly rtt: RttEstimator;
 
@@ -71,7 +73,7 @@ export class GccEstimator implements BandwidthEstimator {
   /** Last probe result (bps): the throughput measurement until the acked bitrate exists. */
   private probeThroughputBps: number | undefined;
   /** Loss windows resolved before this sender time (µs) are not congestion (see onPathRestored). */
-  private lossGraceUntilUs = Number.NEGATIVE_INFINITY;
+  protected lossGraceUntilUs = Number.NEGATIVE_INFINITY;
   /** After an outage: the rate a probe result may restore the loss-based estimate to, until when (see onPathRestored). */
   private restoreByProbe: { bps: number; untilUs: number } | undefined;
 
@@ -105,7 +107,7 @@ export class GccEstimator implements BandwidthEstimator {
   constructor(config: Partial<GccConfig> = {}) {
     const c: GccConfig = { ...DEFAULT_GCC_CONFIG, ...config };
     for (const k of ['startBps', 'minBps', 'maxBps', 'feedbackTimeoutMs', 'initialRttMs'] as const) {
-      if (typeof c[k] !== 'number' || !Number.isFinite(c[k]) || c[k] <= 0) throw new RangeError(`GccEstimator: ${k} must be a finite number > 0, got ${c[k]}`);
+      if (!Number.isFinite(c[k]) || c[k] <= 0) throw new RangeError(`GccEstimator: ${k} must be a finite number > 0, got ${c[k]}`);
     }
     if (c.minBps > c.maxBps) throw new RangeError(`GccEstimator: minBps (${c.minBps}) > maxBps (${c.maxBps})`);
     if (!Number.isInteger(c.historyPackets) || c.historyPackets < 16 || c.historyPackets > 1 << 20) {
@@ -275,19 +277,17 @@ export class GccEstimator implements BandwidthEstimator {
    * result.probe -> SendSideBandwidthEstimation::SetSendBitrate).
    */
   onProbeResult(bps: number, nowUs: number): void {
-    if (!(typeof bps === 'number' && Number.isFinite(bps) && bps > 0) || !Number.isFinite(nowUs)) return;
+    if (!(Number.isFinite(bps) && bps > 0) || !Number.isFinite(nowUs)) return;
     this.counters.probeResults++;
     this.probeThroughputBps = Math.min(bps, this.cfg.maxBps);
     const rb = this.restoreByProbe;
     if (rb) {
       this.restoreByProbe = undefined;
       const r = Math.min(bps, rb.bps);
-      if (nowUs <= rb.untilUs && r > this.loss.targetBps()) {
+      if (nowUs <= rb.untilUs && r > this.lossBasedBps()) {
         // After an outage (onPathRestored): the probe says what the returned path carries.
-        const c = this.cfg;
         this.counters.probeRestores++;
-        this.loss = new LossBasedBwe({ startBps: r, minBps: c.minBps, maxBps: c.maxBps });
-        this.loss.setRtt(this.rtt.srttMs());
+        this.restartLoss(r);
         this.loss.setDelayBasedLimit(this.delay.estimateBps(), nowUs);
         this.refreshTarget();
       }
@@ -305,13 +305,9 @@ export class GccEstimator implements BandwidthEstimator {
     this.delay.aimd.setEstimate(p, nowUs);
     // Only on a clean path: with >= 2% loss the loss-based bound is doing its job and a
     // probe (which measures capacity, not loss) must not undo it.
-    if (this.loss.targetBps() < p && this.lossRate() < 0.02) {
+    if (this.lossBasedBps() < p && this.lossRate() < 0.02) {
       // libwebrtc SetSendBitrate: the loss-based estimate restarts from the probed rate.
-      // LossBasedBwe has no setter for its target, so it is rebuilt from the probed rate
-      // (its loss history restarts; the next loss report, within ~20 packets, re-arms it).
-      const c = this.cfg;
-      this.loss = new LossBasedBwe({ startBps: p, minBps: c.minBps, maxBps: c.maxBps });
-      this.loss.setRtt(this.rtt.srttMs());
+      this.restartLoss(p);
     }
     this.loss.setDelayBasedLimit(this.delay.estimateBps(), nowUs);
     this.refreshTarget();
@@ -342,6 +338,17 @@ export class GccEstimator implements BandwidthEstimator {
     this.lossLost = 0;
     this.lastTimeoutUs = nowUs;
     this.restoreByProbe = { bps: Math.min(Math.max(rateBps, this.cfg.minBps), this.cfg.maxBps), untilUs: nowUs + PATH_RESTORE_PROBE_US };
+  }
+
+  /**
+   * The classic loss-based estimate restarts at `bps`. LossBasedBwe has no
+   * setter for its target, so it is rebuilt (its loss history restarts; the
+   * next loss report, within ~20 packets, re-arms it).
+   */
+  private restartLoss(bps: number): void {
+    const c = this.cfg;
+    this.loss = new LossBasedBwe({ startBps: bps, minBps: c.minBps, maxBps: c.maxBps });
+    this.loss.setRtt(this.rtt.srttMs());
   }
 
   /** Bandwidth probing bound to this estimator (BandwidthEstimator.createProber; a {@link GccProber}). */
@@ -390,7 +397,7 @@ export class GccEstimator implements BandwidthEstimator {
     return this.delay.estimateBps();
   }
 
-  /** Loss-based estimate (bps). */
+  /** Loss-based estimate (bps), the bound the target takes the minimum with: the classic rule's here (subclasses may replace it). */
   lossBasedBps(): number {
     return this.loss.targetBps();
   }
@@ -400,7 +407,7 @@ export class GccEstimator implements BandwidthEstimator {
     return {
       targetRateBps: this.target,
       delayBasedBps: this.delay.estimateBps(),
-      lossBasedBps: this.loss.targetBps(),
+      lossBasedBps: this.lossBasedBps(),
       ackedRateBps: this.acked.bitrateBps(),
       srttMs: this.rtt.srttMs(),
       minRttMs: this.rtt.minRttMs(),
@@ -418,8 +425,9 @@ export class GccEstimator implements BandwidthEstimator {
     };
   }
 
-  private refreshTarget(): void {
-    let t = Math.min(this.delay.estimateBps(), this.loss.targetBps());
+  /** target = min(delay-based, {@link lossBasedBps}) within [minBps, maxBps]. */
+  protected refreshTarget(): void {
+    let t = Math.min(this.delay.estimateBps(), this.lossBasedBps());
     if (!Number.isFinite(t)) return; // cannot happen; keep the previous target
     if (t < this.cfg.minBps) t = this.cfg.minBps;
     else if (t > this.cfg.maxBps) t = this.cfg.maxBps;

@@ -44,7 +44,8 @@ export interface ReportOutcome {
 export class SentPacketHistory {
   readonly capacity: number;
   private readonly mask: number;
-  private readonly seqs: Float64Array;
+  /** Path seq held in each slot (-1 when empty). */
+  readonly seqs: Float64Array;
   readonly sendUs: Float64Array;
   readonly sizes: Float64Array;
   readonly arrivalUs: Float64Array;
@@ -59,6 +60,8 @@ export class SentPacketHistory {
    * arrival time (ascending). Read `sendUs/sizes/arrivalUs[idx]`.
    */
   readonly newIdx: number[] = [];
+  /** Slot indices of the packets first marked lost by the last report, in seq order. */
+  readonly lostIdx: number[] = [];
   /** Counters of the last report. */
   readonly outcome: ReportOutcome = { newlyReceived: 0, newlyLost: 0, recovered: 0, duplicates: 0, unknown: 0, invalid: 0 };
   /**
@@ -137,6 +140,7 @@ export class SentPacketHistory {
     const o = this.outcome;
     o.newlyReceived = o.newlyLost = o.recovered = o.duplicates = o.unknown = o.invalid = 0;
     this.newIdx.length = 0;
+    this.lostIdx.length = 0;
     this.lastArrivalSendUs = Number.NaN;
     this.lastArrivalUs = Number.NaN;
     if (typeof report !== 'object' || report === null || !Array.isArray(report.arrivals)) return false;
@@ -209,6 +213,7 @@ export class SentPacketHistory {
       if (this.seqs[i] !== s || this.status[i] !== UNREPORTED) continue;
       this.status[i] = LOST;
       this.outcome.newlyLost++;
+      this.lostIdx.push(i);
     }
     // Advance the covered point; packets at or before it are no longer in flight.
     const relCovered = this.highestCovered < 0 ? -1 : seqDiff(oldest, this.highestCovered);

@@ -40,6 +40,18 @@ describe('SentPacketHistory', () => {
     expect(h.lastArrivalSendUs).toBe(30);
   });
 
+  it('lists the slots first marked lost by a report (lostIdx), in seq order, and clears them on the next', () => {
+    const h = new SentPacketHistory(64);
+    for (let s = 0; s < 6; s++) h.add(s, s * 10, 100);
+    h.applyReport(report(0, 5, [0, 2, 5]));
+    expect(h.lostIdx.map((i) => h.seqs[i])).toEqual([1, 3, 4]);
+    expect(h.outcome.newlyLost).toBe(3);
+    h.applyReport(report(3, 3, [3])); // a late arrival: recovered, nothing newly lost
+    expect(h.lostIdx).toEqual([]);
+    expect(h.outcome.recovered).toBe(1);
+    expect(h.newIdx.map((i) => h.seqs[i])).toEqual([3]);
+  });
+
   it('handles seq wrap-around', () => {
     const h = new SentPacketHistory(64);
     const base = 0xffff_fffa;
