@@ -15,7 +15,8 @@
  *                                                   deficit of a path's rate over what it was sent; the
  *                                                   estimator hands it SR_transient as the path rate)
  *   SCHED+EST (e.g. converge+fractal)               any scheduler above with any registered estimator
- *                                                   (src/cc/registry.ts) instead of GCC (simulator only)
+ *                                                   (src/cc/registry.ts) instead of GCC
+ *   single:N+EST (e.g. single:0+gcc-lossv2)         the same for a single-path entry
  *   other estimator names                           converge's scheduler with that estimator (simulator only)
  *   native-webrtc:N                                 plain Chromium WebRTC over path N only (browser only)
  *
@@ -90,7 +91,7 @@ export interface CompareOptions {
   native?: boolean;
   /** Accept `converge-nofb` (the simulator, which can drop feedback on the link). */
   noFeedback?: boolean;
-  /** Accept estimator entries (`fractal`: converge + that estimator; the simulator). */
+  /** Accept estimator entries (`fractal`: converge + that estimator) and `SCHED+EST`, `single:N+EST`. */
   estimators?: boolean;
 }
 
@@ -107,7 +108,7 @@ export function parseCompare(list: string, opts: CompareOptions = {}): CompareEn
     ...multipathSchedulers(),
     ...singlePathSchedulers().map((n) => `${n}:N`),
     ...(opts.noFeedback ? ['converge-nofb'] : []),
-    ...(opts.estimators ? [...estimatorEntries(), 'SCHED+EST'] : []),
+    ...(opts.estimators ? [...estimatorEntries(), 'SCHED+EST', ...singlePathSchedulers().map((n) => `${n}:N+EST`)] : []),
     ...(opts.native ? ['native-webrtc:N'] : []),
   ];
   const out: CompareEntry[] = [];
@@ -133,7 +134,11 @@ export function parseCompare(list: string, opts: CompareOptions = {}): CompareEn
       out.push({ name: entry, kind: 'native', path: pathIndex(arg, entry) });
     } else if (singlePathSchedulers().includes(kind)) {
       if (arg === undefined) throw new UsageError(`--compare ${entry}: say which path, e.g. ${kind}:0`);
-      out.push({ name: entry, kind: 'multipath', scheduler: kind, singlePath: pathIndex(arg, entry), ...withFec });
+      const [pathArg, est] = arg.split('+');
+      if (est !== undefined && !(opts.estimators && estimatorNames().includes(est))) {
+        throw new UsageError(`--compare ${entry}: ${opts.estimators ? `unknown estimator ${JSON.stringify(est)} (use ${estimatorNames().join(', ')})` : 'this benchmark takes no +estimator'}`);
+      }
+      out.push({ name: entry, kind: 'multipath', scheduler: kind, singlePath: pathIndex(pathArg, entry), ...withFec, ...(est !== undefined ? { estimator: est } : {}) });
     } else if (kind === 'converge-nofb' && opts.noFeedback && arg === undefined) {
       out.push({ name: entry, kind: 'multipath', scheduler: 'converge', ...withFec, qoeFeedback: false });
     } else if (multipathSchedulers().includes(kind) && arg === undefined) {

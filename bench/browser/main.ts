@@ -33,7 +33,8 @@ const USAGE = `usage: npm run bench:browser -- --scenario FILE.json|default
   --pacer: ours, MultipathCallOptions.pacer fields (burstMs, pacingFactor; numbers), e.g. burstMs=40,pacingFactor=2.5
   --departure-times / --no-departure-times: ours, MultipathCallOptions.departureTimes true / false on both pages (send
       times at the datachannel departure); neither: the library's default. Recorded in results.json notes and extras
-  --compare entries: ${compareEntriesHelp()}, native-webrtc:N`;
+  --compare entries: ${compareEntriesHelp()}, native-webrtc:N; SCHED+EST or single:N+EST runs ours with that
+      registered estimator instead of GCC (e.g. single:0+gcc-lossv2; bench/compare.ts)`;
 
 const OPTIONS = {
   scenario: { type: 'string', default: 'default' },
@@ -109,7 +110,7 @@ async function main(values: CliValues<typeof OPTIONS>): Promise<number> {
   const track = values.track!;
   if (track !== 'canvas' && track !== 'generator') throw new UsageError(`--track must be canvas or generator, got ${track}`);
   if (values.video && values.synthetic) throw new UsageError('--video and --synthetic exclude each other');
-  const configs = parseCompare(values.compare!, { numPaths: scenario.paths.length, defaultFec: values.fec, native: true });
+  const configs = parseCompare(values.compare!, { numPaths: scenario.paths.length, defaultFec: values.fec, native: true, estimators: true });
   const { results, outDir } = await runBench({
     scenario,
     configs,

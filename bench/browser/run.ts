@@ -184,6 +184,7 @@ async function runOne(browser: Browser, base: string, cfg: CompareEntry, o: Benc
         q.set('scheduler', cfg.scheduler);
         q.set('fec', cfg.fec ?? 'path'); // main.ts fills it from --fec
         if (cfg.singlePath !== undefined) q.set('singlePath', String(cfg.singlePath));
+        if (cfg.estimator !== undefined) q.set('estimator', cfg.estimator);
         if (o.datachannelWorker === 'both' || (o.datachannelWorker === 'receiver' && role === 'receiver')) q.set('dcWorker', '1');
         // Unset: the library's default (the carrier on, attach 'stall').
         if (o.rtpCarrier !== undefined) q.set('rtpCarrier', o.rtpCarrier ? (o.rtpCarrier === true ? '1' : o.rtpCarrier) : '0');
@@ -300,6 +301,7 @@ async function runOne(browser: Browser, base: string, cfg: CompareEntry, o: Benc
         ? { ...nativeExtras(lastS, lastR), path: cfg.path }
         : {
             scheduler: cfg.scheduler,
+            estimator: cfg.estimator ?? 'gcc',
             fec: cfg.fec ?? 'path',
             singlePath: cfg.singlePath,
             sender: (lastS?.stats as { sender?: unknown })?.sender,

@@ -1,7 +1,7 @@
 /**
  * The bench peer page (driven by bench/browser/main.ts). URL parameters:
  *   role=sender|receiver, mode=ours|native, sig, room,
- *   ours:   paths, scheduler, fec, codec, singlePath, maxBitrate
+ *   ours:   paths, scheduler, estimator, fec, codec, singlePath, maxBitrate
  *   native: path (the emulated path to use), codec, maxBitrate
  *   source: video=<url of a Y4M served with range support> or width/height
  *           (synthetic pattern); fps; track=canvas|generator
@@ -16,6 +16,7 @@ import { peerView } from '../../../tools/harness/stats-view.js';
 import type { CodecName } from '../../../src/core/types.js';
 import type { FecPolicyName } from '../../../src/fec/types.js';
 import type { SchedulerName } from '../../../src/sched/types.js';
+import type { EstimatorName } from '../../../src/cc/registry.js';
 import { registerAllStrategies } from '../../../src/strategies.js';
 import type { DrawEntry } from '../metrics.js';
 import { startNativePeer } from './native.js';
@@ -233,6 +234,7 @@ async function main(): Promise<void> {
       codec: codec as CodecName,
       scheduler: (q.get('scheduler') ?? 'converge') as SchedulerName,
       singlePath: q.has('singlePath') ? Number(q.get('singlePath')) : undefined,
+      ...(q.has('estimator') ? { estimator: q.get('estimator') as EstimatorName } : {}),
       fec: (q.get('fec') ?? 'path') as FecPolicyName,
       maxBitrateBps: maxBitrate > 0 ? maxBitrate : undefined,
       // Every path runs over the same loopback interface and the harness keeps only

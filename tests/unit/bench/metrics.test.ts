@@ -171,4 +171,14 @@ describe('parseCompare', () => {
     expect(() => parseCompare('single+fractal', SIM)).toThrow(/unknown multipath scheduler/);
     expect(() => parseCompare('converge+nope', SIM)).toThrow(/unknown estimator/);
   });
+  it('takes single:N+EST (a single path with another estimator) only where estimators are accepted', () => {
+    const WITH = { numPaths: 2, native: true, estimators: true };
+    expect(parseCompare('single:1+gcc-lossv2@none,single:0', WITH)).toEqual([
+      { name: 'single:1+gcc-lossv2@none', kind: 'multipath', scheduler: 'single', singlePath: 1, fec: 'none', estimator: 'gcc-lossv2' },
+      { name: 'single:0', kind: 'multipath', scheduler: 'single', singlePath: 0 },
+    ]);
+    expect(() => parseCompare('single:1+nope', WITH)).toThrow(/unknown estimator/);
+    expect(() => parseCompare('single:2+gcc', WITH)).toThrow(/path must be 0..1/);
+    expect(() => parseCompare('single:1+gcc', BROWSER)).toThrow(/takes no \+estimator/);
+  });
 });
