@@ -8,7 +8,7 @@
  *   single:N                                        our engine on path N only (registry entries
  *                                                   with needsSinglePath take `:N`)
  *   converge-nofb                                   converge with its QoE feedback dropped (simulator only)
- *   fractal                                         the MPRTP paper's whole sender (simulator only): the
+ *   fractal                                         the MPRTP paper's whole sender: the
  *                                                   `fractal` estimator (FRACTaL per subflow, Alg. 1 coupled
  *                                                   ramp-up, Eq. 1 transient rates) with the paper's own
  *                                                   packet scheduler, Alg. 2 = our `mrtp` scheduler (largest
@@ -17,7 +17,7 @@
  *   SCHED+EST (e.g. converge+fractal)               any scheduler above with any registered estimator
  *                                                   (src/cc/registry.ts) instead of GCC
  *   single:N+EST (e.g. single:0+gcc-lossv2)         the same for a single-path entry
- *   other estimator names                           converge's scheduler with that estimator (simulator only)
+ *   other estimator names                           converge's scheduler with that estimator
  *   native-webrtc:N                                 plain Chromium WebRTC over path N only (browser only)
  *
  * An optional `@fec` suffix pins our FEC policy for that entry
@@ -134,7 +134,8 @@ export function parseCompare(list: string, opts: CompareOptions = {}): CompareEn
       out.push({ name: entry, kind: 'native', path: pathIndex(arg, entry) });
     } else if (singlePathSchedulers().includes(kind)) {
       if (arg === undefined) throw new UsageError(`--compare ${entry}: say which path, e.g. ${kind}:0`);
-      const [pathArg, est] = arg.split('+');
+      const [pathArg, est, extra] = arg.split('+');
+      if (extra !== undefined) throw new UsageError(`--compare ${entry}: one +estimator at most`);
       if (est !== undefined && !(opts.estimators && estimatorNames().includes(est))) {
         throw new UsageError(`--compare ${entry}: ${opts.estimators ? `unknown estimator ${JSON.stringify(est)} (use ${estimatorNames().join(', ')})` : 'this benchmark takes no +estimator'}`);
       }

@@ -10,13 +10,16 @@
  * packets, the delay-based estimate and the ALR flag) and
  * send_side_bandwidth_estimation.cc UpdateEstimate (once v2 is ready its
  * result replaces the classic rule, which runs until then; the target is
- * min(delay-based, loss-based)) and SetSendBitrate (a probe result restarts
- * the loss-based estimate: v2's SetBandwidthEstimate).
+ * min(delay-based, loss-based)); a probe result (SetSendBitrate) restarts the
+ * classic estimate only, not v2.
  *
- * Deviations: an outage's restore probe (GccEstimator.onPathRestored)
+ * Deviations: an outage's restore probe (GccEstimator.onPathRestored, ours)
  * restarts v2's estimate too; reports inside an outage's grace window are
- * not fed to v2 (their losses are the outage's, not congestion). As
- * upstream, our feedback-timeout cut (classic rule) does not touch v2.
+ * not fed to v2 (their losses are the outage's, not congestion); v2 bounds
+ * the target as soon as it is ready (~0.75 s), where upstream, in the first
+ * 2 s without loss, lets the target follow the delay-based estimate (v2
+ * then follows it too, one 250 ms observation behind). As upstream, our
+ * feedback-timeout cut (classic rule) does not touch v2.
  */
 import { GccEstimator } from './gcc.js';
 import { LossBasedBweV2, type LossBasedBweV2Config, type LossBasedBweV2Stats, type LossV2Packet, type LossV2State } from './loss-based-v2.js';
@@ -60,14 +63,23 @@ export class GccLossV2Estimator extends GccEstimator {
   /** The path sends well below its estimate (the prober's ALR flag, as of the previous report). */
   private inAlr = false;
 
-  /** GccEstimator.onProbeResult; when it restarted the classic loss-based estimate, v2 restarts there too (SetSendBitrate -> SetBandwidthEstimate). */
+  /**
+   * GccEstimator.onProbeResult. A probe result does not touch v2 (upstream's
+   * SetSendBitrate leaves it), except the restore probe after an outage
+   * (GccEstimator.onPathRestored, ours): when it restarted the classic
+   * estimate, v2 restarts there too.
+   */
   override onProbeResult(bps: number, nowUs: number): void {
-    const before = this.loss;
+    const restores = this.counters.probeRestores;
     super.onProbeResult(bps, nowUs);
-    if (this.loss !== before && this.lossV2.isReady()) this.lossV2.setBandwidthEstimate(this.loss.targetBps());
+    if (this.counters.probeRestores !== restores && this.lossV2.isReady()) this.lossV2.setBandwidthEstimate(this.loss.targetBps());
   }
 
-  /** GccEstimator.createProber, also keeping the ALR flag v2's acked-rate candidate needs. */
+  /**
+   * GccEstimator.createProber, also keeping the ALR flag v2's acked-rate
+   * candidate needs. Without a prober (the sender's `probing: false`) v2
+   * never learns ALR and always offers the acked rate as a candidate.
+   */
   override createProber(config: { maxBps: number; alrIntervalMs: number }): PathProber {
     const p = super.createProber(config);
     return {
@@ -81,8 +93,9 @@ export class GccLossV2Estimator extends GccEstimator {
 
   /**
    * GccEstimator.stats() plus `lossV2`: whether v2 is ready, its state, its
-   * estimate (bps; Infinity before it is ready), its window's average loss
-   * (0..1) and its counters. Shows in call reports that v2 really ran.
+   * result (bps: before it is ready, the last delay-based estimate it was
+   * given, Infinity before any), its window's average loss (0..1) and its
+   * counters. Shows in call reports that v2 really ran.
    */
   override stats(): GccStats & { lossV2: LossBasedBweV2Stats & { ready: boolean; state: LossV2State; estimateBps: number; averageLoss: number } } {
     const v2 = this.lossV2;

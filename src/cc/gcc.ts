@@ -77,7 +77,8 @@ export class GccEstimator implements BandwidthEstimator {
   /** After an outage: the rate a probe result may restore the loss-based estimate to, until when (see onPathRestored). */
   private restoreByProbe: { bps: number; untilUs: number } | undefined;
 
-  private readonly counters = {
+  /** Counters behind {@link stats} (subclasses read them). */
+  protected readonly counters = {
     packetsSent: 0,
     reports: 0,
     reportsInvalid: 0,

@@ -709,7 +709,10 @@ export class LossBasedBweV2 {
     }
     if (this.medianSendingRate() * this.cfg.medianSendingRateFactor <= maxLossSendingRate) return total > 0 ? lostTotal / total : 0;
     const denominator = total - maxTotal - minTotal;
-    return denominator > 0 ? (lostTotal - minLost - maxLost) / denominator : 0;
+    // Nothing left after the trim (a window of 2): the plain ratio, as upstream. Upstream's
+    // weighted sizes are whole bytes and compare exactly; ours are doubles, hence the tolerance.
+    if (!(denominator > 1e-9 * total)) return total > 0 ? lostTotal / total : 0;
+    return Math.min(1, Math.max(0, (lostTotal - minLost - maxLost) / denominator));
   }
 
   private medianSendingRate(): number {

@@ -133,7 +133,7 @@ export class SentPacketHistory {
   /**
    * Apply one report: mark listed packets received, unlisted ones in
    * [beginSeq, endSeq] lost, advance the covered point. Fills {@link newIdx},
-   * {@link outcome}, {@link lastArrivalSendUs}/{@link lastArrivalUs}.
+   * {@link lostIdx}, {@link outcome}, {@link lastArrivalSendUs}/{@link lastArrivalUs}.
    * @returns false (and changes nothing) when the report is not an object with an arrivals array
    */
   applyReport(report: PathReport): boolean {

@@ -178,6 +178,7 @@ describe('parseCompare', () => {
       { name: 'single:0', kind: 'multipath', scheduler: 'single', singlePath: 0 },
     ]);
     expect(() => parseCompare('single:1+nope', WITH)).toThrow(/unknown estimator/);
+    expect(() => parseCompare('single:1+gcc+gcc', WITH)).toThrow(/one \+estimator at most/);
     expect(() => parseCompare('single:2+gcc', WITH)).toThrow(/path must be 0..1/);
     expect(() => parseCompare('single:1+gcc', BROWSER)).toThrow(/takes no \+estimator/);
   });

@@ -61,13 +61,51 @@ describe('GccLossV2Estimator (gcc-lossv2: GCC with LossBasedBweV2)', () => {
     expect(st.estimateBps).toBe(g.lossBasedBps());
   });
 
-  it('does not feed v2 the reports inside an outage grace window (their losses are the outage)', () => {
+  it('does not feed v2 the reports inside an outage grace window (their losses are the outage), and feeds it again after', () => {
     const g = new GccLossV2Estimator({ startBps: 1_000_000 });
     drive(g, { rateBps: 1_000_000, fromUs: 0, toUs: 2_000_000, seq0: 0, lost: () => false });
     const obs = g.lossV2.stats().observations;
     g.onPathRestored(1_000_000, 2_000_000, 3_000_000);
     drive(g, { rateBps: 1_000_000, fromUs: 2_000_000, toUs: 2_800_000, seq0: 5_000, lost: (s) => s % 2 === 0 });
     expect(g.lossV2.stats().observations).toBe(obs);
+    expect(g.lossV2.averageLossRatio()).toBe(0);
+    drive(g, { rateBps: 1_000_000, fromUs: 3_000_000, toUs: 4_000_000, seq0: 9_000, lost: (s) => s % 4 === 0 });
+    expect(g.lossV2.stats().observations).toBeGreaterThan(obs + 2);
+    expect(g.lossV2.averageLossRatio()).toBeGreaterThan(0.1);
+  });
+
+  it('uses the classic bound until v2 has its 3 observations', () => {
+    const g = new GccLossV2Estimator({ startBps: 1_000_000 });
+    const c = new GccEstimator({ startBps: 1_000_000 });
+    drive(g, { rateBps: 1_000_000, fromUs: 0, toUs: 300_000, seq0: 0, lost: () => false });
+    drive(c, { rateBps: 1_000_000, fromUs: 0, toUs: 300_000, seq0: 0, lost: () => false });
+    expect(g.lossV2.isReady()).toBe(false);
+    expect(g.lossBasedBps()).toBe(c.lossBasedBps());
+    expect(g.targetRateBps()).toBe(c.targetRateBps());
+  });
+
+  it('a packet reported lost and then received while v2 observation is open reaches v2 as received', () => {
+    const g = new GccLossV2Estimator({ startBps: 1_000_000 });
+    for (let s = 0; s < 10; s++) g.onPacketSent({ pathSeq: s, sizeBytes: 1200, sendTimeUs: s * 10_000 });
+    const arr = (seqs: number[]) => seqs.map((s) => ({ pathSeq: s, arrivalUs: s * 10_000 + 40_000 }));
+    g.onReport({ pathId: 0, beginSeq: 0, endSeq: 4, arrivals: arr([0, 1, 3, 4]), reportTimeUs: 90_000 }, 130_000);
+    expect(g.stats().lossV2.partialLostEntries).toBe(1); // seq 2
+    g.onReport({ pathId: 0, beginSeq: 5, endSeq: 9, arrivals: arr([2, 5, 6, 7, 8, 9]), reportTimeUs: 140_000 }, 180_000);
+    expect(g.stats().lossV2.partialLostEntries).toBe(0);
+    expect(g.stats().lossRecovered).toBe(1);
+  });
+
+  it('a raising probe result leaves v2 alone (upstream SetSendBitrate does); the restore probe after an outage restarts it', () => {
+    const g = new GccLossV2Estimator({ startBps: 500_000 });
+    drive(g, { rateBps: 500_000, fromUs: 0, toUs: 2_000_000, seq0: 0, lost: (s) => s % 10 === 0 });
+    expect(g.lossV2.isReady()).toBe(true);
+    const before = g.lossV2.result();
+    g.onProbeResult(5_000_000, 2_000_000);
+    expect(g.lossV2.result()).toEqual(before);
+    g.onPathRestored(3_000_000, 2_100_000, 2_200_000);
+    g.onProbeResult(2_500_000, 2_150_000);
+    expect(g.stats().probeRestores).toBe(1);
+    expect(g.lossV2.result().bandwidthEstimateBps).toBe(g.stats().lossBasedBps);
     expect(g.lossV2.result().state).toBe('delay-based');
   });
 

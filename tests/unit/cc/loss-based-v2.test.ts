@@ -299,4 +299,19 @@ describe('LossBasedBweV2 (goog_cc loss_based_bwe_v2.cc)', () => {
     expect(e.result().bandwidthEstimateBps).toBeGreaterThan(400_000);
     expect(e.result().bandwidthEstimateBps).toBeLessThan(650_000);
   });
+
+  it('byte-loss mode with a window of 2: the trim leaves nothing, so the plain byte ratio, within [0, 1]', () => {
+    const e = new LossBasedBweV2({ useByteLossRate: true, observationWindowSize: 2 });
+    const r = new Reports();
+    // Uneven packet sizes so the weighted totals are not round numbers.
+    for (let k = 0; k < 40; k++) {
+      const pk = r.next(3_000_000, (s) => s % 7 === 0).map((p, i) => ({ ...p, sizeBytes: 300 + ((i * 97) % 1100) }));
+      e.updateBandwidthEstimate(pk, 5_000_000, false);
+      const l = e.averageLossRatio();
+      expect(l).toBeGreaterThanOrEqual(0);
+      expect(l).toBeLessThanOrEqual(1);
+    }
+    expect(e.averageLossRatio()).toBeGreaterThan(0.03);
+    expect(e.averageLossRatio()).toBeLessThan(0.3);
+  });
 });
