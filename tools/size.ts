@@ -110,8 +110,12 @@ const REPO = resolve(dirname(fileURLToPath(import.meta.url)), '..');
  * mm:tmobile+att -0.25 s) and the review's mend (a key frame that went into the silence does not stand
  * in for it, 25 bytes); budget 100 257. 100 280 bytes with the congestion-window pushback's accepted
  * queue as an option (`pushbackQueueMs`, default libwebrtc's 350 ms; 23 bytes); budget 100 280.
+ * 100 279 bytes in stop 42 with GccEstimator's subclass hooks for the opt-in `gcc-lossv2` (its
+ * LossBasedBweV2 stays out of a default call), paid for by dropping redundant checks; 100 343 bytes
+ * with GCC's loss-queue bound on (the LossBasedBweV2 instant upper bound while a queue stands, 64
+ * bytes: cellular suite converge lower on each of six 3-seed sets, single paths -8 %); budget 100 350.
  */
-export const DEFAULT_BUDGET_GZIP_BYTES = 100_280;
+export const DEFAULT_BUDGET_GZIP_BYTES = 100_350;
 
 export interface BundleSize {
   /** The JavaScript a page loads up front (the entry chunk and what it imports statically). */

@@ -27,6 +27,21 @@ const TIMEOUT_INTERVAL_US = 1_000_000;
 /** Gain of the EWMA behind lossRate() per loss window (>= 20 packets). */
 const LOSS_EWMA_GAIN = 0.1;
 const UINT32_MAX = 0xffff_ffff;
+/**
+ * Loss-queue bound (see refreshTarget): above LOSS_BOUND_OFFSET recent loss
+ * while a queue stands (SRTT over the min RTT by more than
+ * LOSS_BOUND_QUEUE_MS), the target is at most LOSS_BOUND_BPS / (loss -
+ * LOSS_BOUND_OFFSET). The bound and its constants are LossBasedBweV2's
+ * instant upper bound (loss_based_bwe_v2.cc CalculateInstantUpperBound,
+ * InstantUpperBoundBwBalance 75 kbps, InstantUpperBoundLossOffset 0.05); the
+ * queue gate is ours, so that random loss on an empty link (WiFi, loss-sweep)
+ * does not cap the rate; recent loss is an EWMA of the loss windows with
+ * gain LOSS_BOUND_GAIN.
+ */
+const LOSS_BOUND_BPS = 75_000;
+const LOSS_BOUND_OFFSET = 0.05;
+const LOSS_BOUND_QUEUE_MS = 50;
+const LOSS_BOUND_GAIN = 0.3;
 /** After an outage, a probe result this soon (µs) may restore the loss-based estimate (onPathRestored). */
 const PATH_RESTORE_PROBE_US = 2_000_000;
 /** Larger "packets" are rejected as garbage (bytes). */
@@ -69,6 +84,8 @@ export class GccEstimator implements BandwidthEstimator {
   private lossExpected = 0;
   private lossLost = 0;
   private lastLossRate = 0;
+  /** EWMA of the loss windows, gain LOSS_BOUND_GAIN: the loss-queue bound's loss. */
+  private recentLoss = 0;
   private lossWindows = 0;
   /** Last probe result (bps): the throughput measurement until the acked bitrate exists. */
   private probeThroughputBps: number | undefined;
@@ -214,6 +231,7 @@ export class GccEstimator implements BandwidthEstimator {
       // lossRate() is an EWMA over windows (a 20-packet window reads 0 a third of
       // the time at 5% loss, which made the per-path FEC rate l_i jump to 0).
       this.lastLossRate = this.lossWindows === 0 ? f : this.lastLossRate + LOSS_EWMA_GAIN * (f - this.lastLossRate);
+      this.recentLoss = this.lossWindows === 0 ? f : this.recentLoss + LOSS_BOUND_GAIN * (f - this.recentLoss);
       this.lossWindows++;
       this.lossExpected = 0;
       this.lossLost = 0;
@@ -426,9 +444,19 @@ export class GccEstimator implements BandwidthEstimator {
     };
   }
 
-  /** target = min(delay-based, {@link lossBasedBps}) within [minBps, maxBps]. */
+  /**
+   * target = min(delay-based, {@link lossBasedBps}, the loss-queue bound)
+   * within [minBps, maxBps]. The loss-queue bound (LOSS_BOUND_*) caps the
+   * target at 75 kbps / (recent loss - 0.05) while the loss is above 5 % and
+   * SRTT stands more than 50 ms over the min RTT: losses with a standing
+   * queue are the path's capacity falling under the rate (a fading WiFi), and
+   * the classic rule, which cuts at most once per 300 ms + RTT by half the
+   * loss, follows such a fall over seconds.
+   */
   protected refreshTarget(): void {
     let t = Math.min(this.delay.estimateBps(), this.lossBasedBps());
+    const l = this.recentLoss;
+    if (l > LOSS_BOUND_OFFSET && this.rtt.srttMs() - this.rtt.minRttMs() > LOSS_BOUND_QUEUE_MS) t = Math.min(t, LOSS_BOUND_BPS / (l - LOSS_BOUND_OFFSET));
     if (!Number.isFinite(t)) return; // cannot happen; keep the previous target
     if (t < this.cfg.minBps) t = this.cfg.minBps;
     else if (t > this.cfg.maxBps) t = this.cfg.maxBps;

@@ -110,3 +110,42 @@ describe('GccEstimator: wiring', () => {
     expect(new GccEstimator({ startBps: 10 }).targetRateBps()).toBe(100_000);
   });
 });
+
+describe('GccEstimator: the loss-queue bound (LossBasedBweV2 instant upper bound while a queue stands)', () => {
+  /** 1200-byte packets at `rateBps` for `seconds`, a report every 50 ms; one-way delay `owdUs(t)`; every `lossEvery`-th packet lost. */
+  function run(owdUs: (tUs: number) => number, lossEvery: number, seconds = 4): GccEstimator {
+    const g = new GccEstimator({ startBps: 4_000_000 });
+    const gapUs = (1200 * 8 * 1e6) / 4_000_000;
+    let seq = 0;
+    let begin = 0;
+    let next = 50_000;
+    let arrivals: PathReport['arrivals'] = [];
+    for (let t = 0; t < seconds * 1e6; t += gapUs) {
+      g.onPacketSent({ pathSeq: seq, sizeBytes: 1200, sendTimeUs: t });
+      if (seq % lossEvery !== 0) arrivals.push({ pathSeq: seq, arrivalUs: t + owdUs(t) });
+      seq++;
+      if (t >= next) {
+        const at = t + owdUs(t);
+        g.onReport({ pathId: 0, beginSeq: begin, endSeq: seq - 1, arrivals, reportTimeUs: at }, at + 20_000);
+        g.onTick(at + 20_000);
+        begin = seq;
+        arrivals = [];
+        next += 50_000;
+      }
+    }
+    return g;
+  }
+  const bound = 75_000 / (1 / 12 - 0.05); // 8.3 % loss: 2.25 Mbps
+
+  it('with ~8 % loss and a standing queue (one-way delay up 150 ms) the target is at most 75 kbps / (loss - 0.05)', () => {
+    const g = run((t) => (t < 1_000_000 ? 20_000 : 170_000), 12);
+    expect(g.srttMs() - g.minRttMs()).toBeGreaterThan(50);
+    expect(g.targetRateBps()).toBeLessThanOrEqual(bound * 1.15);
+  });
+
+  it('the same loss without a queue (random loss on an idle link) is not capped: the classic rule holds at 2-10 %', () => {
+    const g = run(() => 20_000, 12);
+    expect(g.srttMs() - g.minRttMs()).toBeLessThan(10);
+    expect(g.targetRateBps()).toBeGreaterThan(bound * 1.4);
+  });
+});
