@@ -113,9 +113,11 @@ const REPO = resolve(dirname(fileURLToPath(import.meta.url)), '..');
  * 100 279 bytes in stop 42 with GccEstimator's subclass hooks for the opt-in `gcc-lossv2` (its
  * LossBasedBweV2 stays out of a default call), paid for by dropping redundant checks; 100 343 bytes
  * with GCC's loss-queue bound on (the LossBasedBweV2 instant upper bound while a queue stands, 64
- * bytes: cellular suite converge lower on each of six 3-seed sets, single paths -8 %); budget 100 350.
+ * bytes: cellular suite converge lower on each of six 3-seed sets, single paths -8 %); 100 365 with
+ * the review's mends (the bound forgets its loss after an outage and on a route change; its loss in
+ * stats()); budget 100 370.
  */
-export const DEFAULT_BUDGET_GZIP_BYTES = 100_350;
+export const DEFAULT_BUDGET_GZIP_BYTES = 100_370;
 
 export interface BundleSize {
   /** The JavaScript a page loads up front (the entry chunk and what it imports statically). */

@@ -19,7 +19,9 @@
  * the target as soon as it is ready (~0.75 s), where upstream, in the first
  * 2 s without loss, lets the target follow the delay-based estimate (v2
  * then follows it too, one 250 ms observation behind). As upstream, our
- * feedback-timeout cut (classic rule) does not touch v2.
+ * feedback-timeout cut (classic rule) does not touch v2. GccEstimator's
+ * loss-queue bound (refreshTarget) applies on top of v2's own instant upper
+ * bound (stop 42 measured gcc-lossv2 before that bound was on).
  */
 import { GccEstimator } from './gcc.js';
 import { LossBasedBweV2, type LossBasedBweV2Config, type LossBasedBweV2Stats, type LossV2Packet, type LossV2State } from './loss-based-v2.js';

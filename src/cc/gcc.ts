@@ -1,6 +1,6 @@
 /**
  * Per-path Google Congestion Control (send-side): target = min(delay-based,
- * loss-based), clamped to [minBps, maxBps].
+ * loss-based, the loss-queue bound), clamped to [minBps, maxBps].
  *
  * SOURCE: libwebrtc modules/congestion_controller/goog_cc/goog_cc_network_control.cc
  * (OnTransportPacketsFeedback: feedback -> acknowledged bitrate, delay-based
@@ -35,8 +35,11 @@ const UINT32_MAX = 0xffff_ffff;
  * instant upper bound (loss_based_bwe_v2.cc CalculateInstantUpperBound,
  * InstantUpperBoundBwBalance 75 kbps, InstantUpperBoundLossOffset 0.05); the
  * queue gate is ours, so that random loss on an empty link (WiFi, loss-sweep)
- * does not cap the rate; recent loss is an EWMA of the loss windows with
- * gain LOSS_BOUND_GAIN.
+ * does not cap the rate. The loss differs from upstream's (its window's
+ * reported loss, 0.9 weight per >= 250 ms observation): ours is an EWMA of the
+ * >= 20-packet loss windows with gain LOSS_BOUND_GAIN, reset when the path
+ * comes back from an outage or changes route; the min RTT is the RTT
+ * estimator's 10 s windowed minimum.
  */
 const LOSS_BOUND_BPS = 75_000;
 const LOSS_BOUND_OFFSET = 0.05;
@@ -353,6 +356,7 @@ export class GccEstimator implements BandwidthEstimator {
     if (!(Number.isFinite(rateBps) && rateBps > 0) || !Number.isFinite(nowUs) || !Number.isFinite(graceUntilUs)) return;
     this.counters.pathRestores++;
     this.lossGraceUntilUs = graceUntilUs;
+    this.recentLoss = 0; // the outage's losses are not the returned path's
     this.lossExpected = 0;
     this.lossLost = 0;
     this.lastTimeoutUs = nowUs;
@@ -368,6 +372,18 @@ export class GccEstimator implements BandwidthEstimator {
     const c = this.cfg;
     this.loss = new LossBasedBwe({ startBps: bps, minBps: c.minBps, maxBps: c.maxBps });
     this.loss.setRtt(this.rtt.srttMs());
+  }
+
+  /**
+   * The path now runs over another route (BandwidthEstimator.onRouteChange,
+   * e.g. an ICE restart onto another relay): the loss-queue bound forgets the
+   * old route's loss (its min RTT, a 10 s window, may still be the old
+   * route's). The estimators are not restarted (libwebrtc's
+   * OnNetworkRouteChange does; measured, it slowed the relay switch's ramp:
+   * docs/results.md, stop 41).
+   */
+  onRouteChange(_nowUs: number): void {
+    this.recentLoss = 0;
   }
 
   /** Bandwidth probing bound to this estimator (BandwidthEstimator.createProber; a {@link GccProber}). */
@@ -432,6 +448,7 @@ export class GccEstimator implements BandwidthEstimator {
       minRttMs: this.rtt.minRttMs(),
       latestRttMs: this.rtt.latestRttMs(),
       lossRate: this.lastLossRate,
+      recentLossRate: this.recentLoss,
       trend: this.delay.trendline.modifiedTrend,
       threshold: det.threshold,
       bandwidthUsage: det.state,

@@ -139,6 +139,8 @@ export interface GccConfig {
 export interface GccStats extends EstimatorStats {
   /** Latest RTT sample (ms), 0 before the first. */
   latestRttMs: number;
+  /** The loss-queue bound's loss (0..1): an EWMA of the loss windows, gain 0.3 (src/cc/gcc.ts refreshTarget). */
+  recentLossRate: number;
   /** Link capacity estimate of the AIMD controller (bps), undefined when reset. */
   linkCapacityBps: number | undefined;
   inflightBytes: number;

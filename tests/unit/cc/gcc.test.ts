@@ -136,16 +136,31 @@ describe('GccEstimator: the loss-queue bound (LossBasedBweV2 instant upper bound
     return g;
   }
   const bound = 75_000 / (1 / 12 - 0.05); // 8.3 % loss: 2.25 Mbps
+  const queued = (t: number) => (t < 1_000_000 ? 20_000 : 170_000); // one-way delay up 150 ms at 1 s
 
-  it('with ~8 % loss and a standing queue (one-way delay up 150 ms) the target is at most 75 kbps / (loss - 0.05)', () => {
-    const g = run((t) => (t < 1_000_000 ? 20_000 : 170_000), 12);
+  it('with ~8 % loss and a standing queue (one-way delay up 150 ms) the target is at most 75 kbps / (recent loss - 0.05)', () => {
+    const g = run(queued, 12);
+    const st = g.stats();
     expect(g.srttMs() - g.minRttMs()).toBeGreaterThan(50);
-    expect(g.targetRateBps()).toBeLessThanOrEqual(bound * 1.15);
+    expect(st.recentLossRate).toBeGreaterThan(0.06);
+    expect(st.recentLossRate).toBeLessThan(0.1);
+    expect(g.targetRateBps()).toBeLessThanOrEqual(75_000 / (st.recentLossRate - 0.05) + 1);
+    expect(g.targetRateBps()).toBeLessThan(Math.min(st.delayBasedBps, st.lossBasedBps)); // the bound, not the others, binds
+  });
+
+  it('forgets the loss when the path comes back from an outage or changes route', () => {
+    for (const reset of [(g: GccEstimator) => g.onPathRestored(2_000_000, 4_000_000, 4_500_000), (g: GccEstimator) => g.onRouteChange(4_000_000)]) {
+      const g = run(queued, 12);
+      expect(g.stats().recentLossRate).toBeGreaterThan(0.06);
+      reset(g);
+      expect(g.stats().recentLossRate).toBe(0);
+    }
   });
 
   it('the same loss without a queue (random loss on an idle link) is not capped: the classic rule holds at 2-10 %', () => {
     const g = run(() => 20_000, 12);
     expect(g.srttMs() - g.minRttMs()).toBeLessThan(10);
     expect(g.targetRateBps()).toBeGreaterThan(bound * 1.4);
+    expect(g.stats().recentLossRate).toBeGreaterThan(0.06);
   });
 });
