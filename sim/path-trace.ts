@@ -36,7 +36,8 @@ export interface PathTraceColumns {
   snd1s: number[];
   qKB: number[];
   /**
-   * Sender: SRTT, min RTT, latest RTT (ms), loss fraction of recent reports (%), modified trend (ms), threshold (ms),
+   * Sender: SRTT, min RTT, latest RTT (ms), loss fraction of recent reports (%), the loss-queue bound's loss (%, GCC's
+   * `recentLossRate`: the bound caps the target above 5 % while SRTT stands > 50 ms over the min RTT), modified trend (ms), threshold (ms),
    * usage (1 over, -1 under, 0 normal), over-use onsets so far. A value the estimator does not have (FRACTaL has no
    * trendline; no acked rate yet) is -1 in the non-negative columns and null in `trend` / `thr`.
    */
@@ -44,6 +45,7 @@ export interface PathTraceColumns {
   minRtt: number[];
   rtt: number[];
   loss: number[];
+  rloss: number[];
   trend: (number | null)[];
   thr: (number | null)[];
   use: number[];
@@ -119,6 +121,7 @@ export interface PathTraceInput {
   minRttMs: number;
   rttMs: number;
   lossFrac: number;
+  recentLossFrac: number;
   trend: number;
   threshold: number;
   usage: string;
@@ -157,6 +160,7 @@ export class PathTracer {
       minRtt: [],
       rtt: [],
       loss: [],
+      rloss: [],
       trend: [],
       thr: [],
       use: [],
@@ -256,6 +260,7 @@ export class PathTracer {
       c.minRtt.push(ms1(p.minRttMs));
       c.rtt.push(ms1(p.rttMs));
       c.loss.push(Number.isFinite(p.lossFrac) ? r1(100 * p.lossFrac) : -1);
+      c.rloss.push(Number.isFinite(p.recentLossFrac) ? r1(100 * p.recentLossFrac) : -1);
       c.trend.push(signed(p.trend));
       c.thr.push(signed(p.threshold));
       c.use.push(p.usage === 'overusing' ? 1 : p.usage === 'underusing' ? -1 : 0);

@@ -702,6 +702,7 @@ export function runLoop(opts: SimOptions, settings: RunSettings): SimRun {
             minRttMs: num(e.minRttMs),
             rttMs: num(e.latestRttMs),
             lossFrac: num(e.lossRate),
+            recentLossFrac: num(e.recentLossRate),
             trend: num(e.trend),
             threshold: num(e.threshold),
             usage: String(e.bandwidthUsage),

@@ -25,6 +25,7 @@ describe('PathTracer (sim/path-trace.ts, SimOptions.pathTrace)', () => {
     expect(pathTrace?.paths[0].cap[n - 1]).toBeCloseTo(5, 0);
     expect(pathTrace?.paths[0].est[n - 1]).toBeGreaterThan(0.3);
     expect(pathTrace?.paths[0].fbGapMs[n - 1]).toBeLessThan(200);
+    expect(pathTrace?.paths[0].rloss[n - 1]).toBeGreaterThanOrEqual(0); // GCC has the loss-queue bound's loss
   });
 
   it('bins one-way delay, jitter, seq gaps and bytes per path; the feedback gap counts from the last datagram back', () => {
@@ -45,6 +46,7 @@ describe('PathTracer (sim/path-trace.ts, SimOptions.pathTrace)', () => {
       minRttMs: 40,
       rttMs: 60,
       lossFrac: 0,
+      recentLossFrac: 0,
       trend: 0,
       threshold: 6,
       usage: 'normal',
@@ -113,6 +115,7 @@ describe('PathTracer (sim/path-trace.ts, SimOptions.pathTrace)', () => {
       minRttMs: 0,
       rttMs: 0,
       lossFrac: 0,
+      recentLossFrac: 0,
       trend: 0,
       threshold: 0,
       usage: 'normal',
@@ -168,6 +171,7 @@ describe('PathTracer (sim/path-trace.ts, SimOptions.pathTrace)', () => {
         minRttMs: nan,
         rttMs: nan,
         lossFrac: nan,
+        recentLossFrac: nan,
         trend: nan,
         threshold: nan,
         usage: 'undefined',
@@ -178,7 +182,7 @@ describe('PathTracer (sim/path-trace.ts, SimOptions.pathTrace)', () => {
       },
     ]);
     const c = t.out.paths[0];
-    for (const col of [c.gcc, c.dly, c.lss, c.ack, c.srtt, c.minRtt, c.rtt, c.loss, c.onsets]) expect(col[0]).toBe(-1);
+    for (const col of [c.gcc, c.dly, c.lss, c.ack, c.srtt, c.minRtt, c.rtt, c.loss, c.rloss, c.onsets]) expect(col[0]).toBe(-1);
     expect(c.trend[0]).toBeNull();
     expect(c.thr[0]).toBeNull();
     expect(JSON.parse(JSON.stringify(c)).ack[0]).toBe(-1);
