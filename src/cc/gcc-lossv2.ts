@@ -107,7 +107,7 @@ export class GccLossV2Estimator extends GccEstimator {
 
   /** v2's estimate once it is ready, else the classic rule's (bps). */
   override lossBasedBps(): number {
-    // Called from the base constructor's paths only after construction; guard anyway.
+    // lossV2 is set after super(): undefined if the base constructor ever asked.
     const v2 = this.lossV2 as LossBasedBweV2 | undefined;
     if (v2?.isReady()) {
       const r = v2.result().bandwidthEstimateBps;

@@ -232,6 +232,10 @@ interface Observation {
   sendingRateBps: number;
   sizeBytes: number;
   lostBytes: number;
+  /** What the likelihood counts (GetDerivatives, GetObjective): lost, received and all, in packets, or in kB with useByteLossRate. */
+  lostUnits: number;
+  okUnits: number;
+  totalUnits: number;
   /** -1 = slot not yet used. */
   id: number;
 }
@@ -386,7 +390,18 @@ export class LossBasedBweV2 {
       this.temporalWeights[i] = c.temporalWeightFactor ** i;
       this.iubTemporalWeights[i] = c.instantUpperBoundTemporalWeightFactor ** i;
     }
-    this.observations = Array.from({ length: n }, () => ({ numPackets: 0, numLost: 0, numReceived: 0, sendingRateBps: NEG_INF, sizeBytes: 0, lostBytes: 0, id: -1 }));
+    this.observations = Array.from({ length: n }, () => ({
+      numPackets: 0,
+      numLost: 0,
+      numReceived: 0,
+      sendingRateBps: NEG_INF,
+      sizeBytes: 0,
+      lostBytes: 0,
+      lostUnits: 0,
+      okUnits: 0,
+      totalUnits: 0,
+      id: -1,
+    }));
     this.best = { inherentLoss: c.initialInherentLossEstimate, bandwidthBps: NEG_INF };
   }
 
@@ -647,6 +662,10 @@ export class LossBasedBweV2 {
     o.sendingRateBps = rate;
     o.sizeBytes = this.partialBytes;
     o.lostBytes = lostBytes;
+    const kB = c.useByteLossRate;
+    o.lostUnits = kB ? lostBytes / 1000 : numLost;
+    o.okUnits = kB ? (this.partialBytes - lostBytes) / 1000 : o.numReceived;
+    o.totalUnits = kB ? this.partialBytes / 1000 : this.partialPackets;
     o.id = id;
 
     this.partialPackets = 0;
@@ -658,6 +677,11 @@ export class LossBasedBweV2 {
     this.avgLoss = c.useByteLossRate ? this.byteLossRatio() : this.packetLossRatio();
     this.cachedUpperBps = this.avgLoss > c.instantUpperBoundLossOffset ? bps(c.instantUpperBoundBwBalanceBps / (this.avgLoss - c.instantUpperBoundLossOffset)) : this.maxBps;
     return true;
+  }
+
+  /** The likelihood's temporal weight of an observation (temporalWeightFactor^age). */
+  private weight(o: Observation): number {
+    return this.temporalWeights[this.numObservations - 1 - o.id];
   }
 
   private iubWeight(o: Observation): number {
@@ -770,18 +794,15 @@ export class LossBasedBweV2 {
   /** Moves the inherent loss towards the likelihood maximum (Newton steps), kept feasible. */
   private newtonUpdate(ch: Channel): void {
     if (this.numObservations <= 0) return;
-    const byteMode = this.cfg.useByteLossRate;
     for (let i = 0; i < this.cfg.newtonIterations; i++) {
       let first = 0;
       let second = 0;
       for (const o of this.observations) {
         if (o.id < 0) continue;
         const p = lossProbability(ch.inherentLoss, ch.bandwidthBps, o.sendingRateBps);
-        const w = this.temporalWeights[this.numObservations - 1 - o.id];
-        const lostN = byteMode ? o.lostBytes / 1000 : o.numLost;
-        const okN = byteMode ? (o.sizeBytes - o.lostBytes) / 1000 : o.numReceived;
-        first += w * (lostN / p - okN / (1 - p));
-        second -= w * (lostN / (p * p) + okN / ((1 - p) * (1 - p)));
+        const w = this.weight(o);
+        first += w * (o.lostUnits / p - o.okUnits / (1 - p));
+        second -= w * (o.lostUnits / (p * p) + o.okUnits / ((1 - p) * (1 - p)));
       }
       if (second >= 0) second = -1e-6; // only reachable with no data; keeps the step finite
       ch.inherentLoss -= (this.cfg.newtonStepSize * first) / second;
@@ -802,17 +823,13 @@ export class LossBasedBweV2 {
 
   /** Time-weighted Bernoulli log-likelihood of the window plus the high-bandwidth bias. */
   private objective(ch: Channel): number {
-    const byteMode = this.cfg.useByteLossRate;
     const bias = this.highBandwidthBias(ch.bandwidthBps);
     let objective = 0;
     for (const o of this.observations) {
       if (o.id < 0) continue;
       const p = lossProbability(ch.inherentLoss, ch.bandwidthBps, o.sendingRateBps);
-      const w = this.temporalWeights[this.numObservations - 1 - o.id];
-      const lostN = byteMode ? o.lostBytes / 1000 : o.numLost;
-      const okN = byteMode ? (o.sizeBytes - o.lostBytes) / 1000 : o.numReceived;
-      const total = byteMode ? o.sizeBytes / 1000 : o.numPackets;
-      objective += w * (lostN * Math.log(p) + okN * Math.log(1 - p)) + w * bias * total;
+      const w = this.weight(o);
+      objective += w * (o.lostUnits * Math.log(p) + o.okUnits * Math.log(1 - p)) + w * bias * o.totalUnits;
     }
     return objective;
   }
