@@ -359,6 +359,8 @@ export function maybeProbe(s: ConvergeState, out: Assignment[], packets: readonl
     if (s.up[i] !== 1) continue;
     if (s.disabled[i] !== 1 && !(floor && nowUs - s.lastUsedUs[i] >= intervalUs)) continue;
     if (nowUs - s.lastProbeUs[i] < intervalUs) continue;
+    // Never a duplicate onto the path that carries the original (no new measurement, a wasted copy).
+    if (out[dupIdx]?.pathId === i) continue;
     if (best < 0 || s.lastProbeUs[i] < s.lastProbeUs[best]) best = i;
   }
   if (best < 0) return;

@@ -173,6 +173,35 @@ function runFluid(name: string, seed: number, drop: { atMs: number; capacityBps:
   return { log: log.map((o) => o.map((a) => [a.pathId, a.packet.flowSeq, a.probe === true])), sharesAfter };
 }
 
+// A counterexample the property found in CI (seed 1826058029): a zero-byte FEC
+// batch made converge's fast-path budget NaN, so the packet went to the disabled
+// path it protects, and the probe then duplicated it onto that same path.
+describe('converge on a zero-byte batch with a disabled path', () => {
+  it('keeps the packet on an enabled path and never probes with a copy onto its own path', () => {
+    const s = createScheduler('converge', { singlePath: 0 });
+    const path = (id: number, up: boolean, srttMs: number): PathState => ({ id, up, rateBps: 0, goodputBps: 0, srttMs, minRttMs: 0, lossRate: 0, inflightBytes: 0, queuedBytes: 0 });
+    expect(s.schedule([], [path(1, false, 0)], 0)).toEqual([]);
+    s.onQoeFeedback({ pathId: 1, alpha: -1, fcdMs: 0, seq: 0 }, 0);
+    const pkt: OutgoingPacket = {
+      streamId: 1,
+      flowSeq: 0,
+      frameId: 0,
+      priority: 6 as Priority,
+      nalClass: NalClass.Other,
+      sizeBytes: 0,
+      body: new Uint8Array(0),
+      isFec: true,
+      protectsPath: 1,
+      isRetransmission: false,
+    };
+    const out = s.schedule([pkt], [path(1, true, Number.NaN), path(2, true, Number.NaN)], 0);
+    const main = out.filter((a) => !a.probe);
+    expect(main).toHaveLength(1);
+    expect(s.isEnabled(main[0].pathId)).toBe(true);
+    for (const a of out.filter((x) => x.probe === true)) expect(a.pathId).not.toBe(main[0].pathId);
+  });
+});
+
 describe('every scheduler is deterministic', () => {
   for (const name of schedulerNames()) {
     it(name, () => {
