@@ -333,9 +333,9 @@ export class ConvergeScheduler implements Scheduler {
     // frame interval at its rate, and at least its Eq. 1/Eq. 2 share of this batch.
     // (A share-only P_max would split every key frame by Eq. 1, since a key
     // frame's packets are all priority packets.)
-    // (A batch of zero-byte packets fits whole: 0 / 0 would make P_max NaN.)
-    const capacity = kBits > 0 ? Math.floor((this.s.rate[fast] * this.config.priorityBudgetMs) / 1000 / kBits) : N;
-    const pmaxFast = Math.max(1, target[fast], capacity);
+    const capacity = Math.floor((this.s.rate[fast] * this.config.priorityBudgetMs) / 1000 / kBits);
+    // NaN only for a batch of zero-byte packets at rate 0 (0 / 0): it fits whole.
+    const pmaxFast = Math.max(1, target[fast], capacity) || N;
     if (N - cnt[Priority.Media] > 0) {
       for (let p = Priority.Retransmission; p <= Priority.Fec; p++) {
         if (cnt[p] === 0) continue;
