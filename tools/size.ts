@@ -115,9 +115,10 @@ const REPO = resolve(dirname(fileURLToPath(import.meta.url)), '..');
  * with GCC's loss-queue bound on (the LossBasedBweV2 instant upper bound while a queue stands, 64
  * bytes: cellular suite converge lower on each of six 3-seed sets, single paths -8 %); 100 365 with
  * the review's mends (the bound forgets its loss after an outage and on a route change; its loss in
- * stats()); budget 100 370. 100 376 bytes in stop 43 with converge's mends for a CI property
+ * stats()); budget 100 370. 100 378 bytes in stop 43 with converge's mends for a CI property
  * counterexample (a zero-byte batch made its fast-path budget NaN; a probe never copies a packet
- * onto the path that carries it); budget 100 380.
+ * onto the path that carries it, nor onto an enabled path this batch used) and fastestPath's RTT
+ * fallback for a NaN SRTT; budget 100 380.
  */
 export const DEFAULT_BUDGET_GZIP_BYTES = 100_380;
 

@@ -357,9 +357,10 @@ export function maybeProbe(s: ConvergeState, out: Assignment[], packets: readonl
   let best = -1;
   for (let i = 0; i < MAX_PATHS; i++) {
     if (s.up[i] !== 1) continue;
-    if (s.disabled[i] !== 1 && !(floor && nowUs - s.lastUsedUs[i] >= intervalUs)) continue;
+    // An enabled path is probed only when idle: not used for probeIntervalMs, nor by this batch (probeIntervalMs 0).
+    if (s.disabled[i] !== 1 && !(floor && s.lastUsedUs[i] < nowUs && nowUs - s.lastUsedUs[i] >= intervalUs)) continue;
     if (nowUs - s.lastProbeUs[i] < intervalUs) continue;
-    // Never a duplicate onto the path that carries the original (no new measurement, a wasted copy).
+    // Never a copy onto the path that carries the original.
     if (out[dupIdx]?.pathId === i) continue;
     if (best < 0 || s.lastProbeUs[i] < s.lastProbeUs[best]) best = i;
   }

@@ -103,7 +103,8 @@ export function completionTimeMs(bits: number, rateBps: number, rttMs: number): 
 /**
  * The up path with the least completion time for a typical frame of
  * `bits` (Converge Algorithm 1, {@link completionTimeMs}) at its delivery
- * rate and SRTT; undefined when no up path has a positive rate.
+ * rate and RTT ({@link rttMs}: SRTT, else min RTT, else the default);
+ * undefined when no up path has a positive rate.
  */
 export function fastestPath(paths: readonly PathState[], bits: number): number | undefined {
   let best: number | undefined;
@@ -112,7 +113,7 @@ export function fastestPath(paths: readonly PathState[], bits: number): number |
     if (!st.up) continue;
     const rate = deliveryRateBps(st);
     if (!(rate > 0)) continue;
-    const cpt = completionTimeMs(bits, rate, st.srttMs);
+    const cpt = completionTimeMs(bits, rate, rttMs(st));
     if (cpt < bestCpt) {
       bestCpt = cpt;
       best = st.id;

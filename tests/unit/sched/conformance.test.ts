@@ -177,7 +177,7 @@ function runFluid(name: string, seed: number, drop: { atMs: number; capacityBps:
 // batch made converge's fast-path budget NaN, so the packet went to the disabled
 // path it protects, and the probe then duplicated it onto that same path.
 describe('converge on a zero-byte batch with a disabled path', () => {
-  it('keeps the packet on an enabled path and never probes with a copy onto its own path', () => {
+  it('puts the first priority packet on the fast (enabled) path, and its probe copy elsewhere', () => {
     const s = createScheduler('converge', { singlePath: 0 });
     const path = (id: number, up: boolean, srttMs: number): PathState => ({ id, up, rateBps: 0, goodputBps: 0, srttMs, minRttMs: 0, lossRate: 0, inflightBytes: 0, queuedBytes: 0 });
     expect(s.schedule([], [path(1, false, 0)], 0)).toEqual([]);
@@ -199,6 +199,27 @@ describe('converge on a zero-byte batch with a disabled path', () => {
     expect(main).toHaveLength(1);
     expect(s.isEnabled(main[0].pathId)).toBe(true);
     for (const a of out.filter((x) => x.probe === true)) expect(a.pathId).not.toBe(main[0].pathId);
+  });
+});
+
+// The review's case: with probeIntervalMs 0 every enabled path is "idle" long enough, so the
+// probe must skip a path that carried part of the batch (its own packet, or a busy one).
+describe('converge probes only a path that carried nothing of the batch', () => {
+  it('with probeIntervalMs 0, over two batches', () => {
+    const s = createScheduler('converge', { singlePath: 0, converge: { probeIntervalMs: 0 } });
+    const path = (id: number, srttMs: number): PathState => ({ id, up: true, rateBps: 2e6, goodputBps: 2e6, srttMs, minRttMs: srttMs, lossRate: 0, inflightBytes: 0, queuedBytes: 0 });
+    const media = (flowSeq: number): OutgoingPacket => ({ streamId: 1, flowSeq, frameId: flowSeq, priority: 6 as Priority, nalClass: NalClass.Other, sizeBytes: 1000, body: new Uint8Array(0) });
+    let now = 0;
+    for (const srtt1 of [300, 60]) {
+      now += 33_000;
+      const out = s.schedule(
+        Array.from({ length: 20 }, (_, k) => media(20 * now + k)),
+        [path(0, 50), path(1, srtt1)],
+        now,
+      );
+      const busy = new Set(out.filter((a) => !a.probe).map((a) => a.pathId));
+      for (const a of out.filter((x) => x.probe === true)) expect(busy.has(a.pathId)).toBe(false);
+    }
   });
 });
 
