@@ -203,4 +203,13 @@ describe('fastestPath', () => {
     expect(completionTimeMs(8_000, 1e6, 20)).toBe(18);
     expect(fastestPath([], 1)).toBeUndefined();
   });
+
+  it('times a path without an SRTT sample by its min RTT (a NaN SRTT never made it the fastest)', () => {
+    const base = { lossRate: 0, inflightBytes: 0, queuedBytes: 0, up: true, rateBps: 8e6, goodputBps: 8e6 };
+    const paths = [
+      { ...base, id: 0, srttMs: Number.NaN, minRttMs: 20 },
+      { ...base, id: 1, srttMs: 100, minRttMs: 100 },
+    ];
+    expect(fastestPath(paths, 8_000)).toBe(0); // 1 + 10 ms vs 1 + 50 ms
+  });
 });
