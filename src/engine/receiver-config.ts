@@ -98,8 +98,8 @@ export interface ReceiverEngineConfig {
   /**
    * NACK timing (src/feedback/nack.ts): the least and the most time a missing
    * packet waits for a late original before its first NACK (ms; defaults 30
-   * and 200). Between the two the wait follows the reordering the receiver
-   * observed between paths.
+   * and 100, see NackGeneratorOptions.maxReorderWindowMs). Between the two the
+   * wait follows the reordering the receiver observed between paths.
    */
   nack?: Pick<NackGeneratorOptions, 'reorderWindowMs' | 'maxReorderWindowMs'>;
 }

@@ -238,7 +238,7 @@ export interface SenderEngineConfig {
    * (RACK, RFC 8985 §6.2; src/feedback/path-rack.ts) declares it lost: a
    * packet sent later on the same path was delivered and a reorder window
    * (min RTT / 4) has passed. Saves the receiver's NACK reorder wait, which
-   * must cover the delay difference between paths (up to 200 ms). The
+   * must cover the delay difference between paths (up to 100 ms; 200 when this was measured). The
    * resend goes through the NACK rules (best path, once per 0.75 x RTT, at
    * most 3 times), and only while RACK is ahead of the NACK (first sent at
    * most the lowest SRTT + 200 ms ago). Default true: measured (converge,

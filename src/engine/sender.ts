@@ -56,7 +56,7 @@ export type { SenderEngineConfig, SenderEvents } from './sender-config.js';
 
 /** No retransmission onto a path whose queue holds more than this (ms at its rate). */
 const MAX_RTX_QUEUE_MS = 300;
-/** RACK resends only packets first sent at most the lowest SRTT + this long ago (ms): the receiver's longest NACK reorder wait (src/feedback/nack.ts maxReorderWindowMs); later it is no faster than the NACK. */
+/** RACK resends only packets first sent at most the lowest SRTT + this long ago (ms): the receiver's longest NACK reorder wait when it was measured (src/feedback/nack.ts maxReorderWindowMs, 200 ms until stop 43, now 100; the 100 ms cap was measured with this at 200); later it is no faster than the NACK. */
 const RACK_MAX_LEAD_MS = 200;
 /** A report copy from another path is applied only when the path's own last report is older than this (µs; 2 report intervals). */
 const REPORT_COPY_AFTER_US = 100_000;
@@ -497,10 +497,12 @@ export class SenderEngine {
 
   private onNack(seqs: readonly number[], now: number): void {
     // Loss on a path during its report silence: its forward direction is not (only) a feedback gap (SenderPaths.keptThroughGap).
+    // "During" = sent after what the path's last report could cover (its arrival less one SRTT): with the NACK reorder
+    // wait at 100 ms the first NACK can name a packet sent just before that report arrived, and the next one comes late.
     for (const f of seqs) {
       const h = this.history.get(f);
       const p = h && this.paths.get(h.pathId);
-      if (p && h.sentUs >= (p.estimator.lastReportUs() ?? 0)) p.nackedInGapUs = now;
+      if (p && h.sentUs >= (p.estimator.lastReportUs() ?? 0) - p.estimator.srttMs() * 1000) p.nackedInGapUs = now;
     }
     this.resend(seqs, now, true);
   }

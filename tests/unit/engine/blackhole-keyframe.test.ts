@@ -26,7 +26,15 @@ function blackhole(h: Hole = {}): string[] {
       { rateMbps: 4, delayMs: 30, ...(h.path !== 1 ? silence : {}) },
       { rateMbps: 1, delayMs: 40, ...(h.path === 1 ? silence : {}) },
     ],
-    { scheduler: 'converge', fec: 'none', extra: h.blackholeKeyframe === undefined ? {} : { blackholeKeyframe: h.blackholeKeyframe } },
+    {
+      scheduler: 'converge',
+      fec: 'none',
+      extra: h.blackholeKeyframe === undefined ? {} : { blackholeKeyframe: h.blackholeKeyframe },
+      // The receiver NACKs at the reorder-wait cap it had when these cases were built (200 ms): with the
+      // default 100 ms it gives up within the 800 ms silence and asks for a key frame over path 1 itself,
+      // which by design makes the sender's 'outage' key frame unnecessary (the 'pli' cases below).
+      receiver: { nack: { maxReorderWindowMs: 200 } },
+    },
   );
   const reasons: string[] = [];
   c.run(2900);

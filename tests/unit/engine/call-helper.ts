@@ -77,7 +77,7 @@ export function makeCall(
     extra?: Partial<SenderEngineConfig>;
     playout?: PlayoutOptions;
     audio?: boolean;
-    receiver?: Partial<Pick<ReceiverEngineConfig, 'reportCopies' | 'keyframeOnNackGiveUp' | 'reportIntervalMs'>>;
+    receiver?: Partial<Pick<ReceiverEngineConfig, 'reportCopies' | 'keyframeOnNackGiveUp' | 'reportIntervalMs' | 'nack'>>;
   } = {},
 ): Call {
   const clock = new ManualClock(1_000_000);

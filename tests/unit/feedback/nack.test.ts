@@ -70,6 +70,25 @@ describe('NackGenerator', () => {
     expect(n.stats().expired).toBe(4);
   });
 
+  it('caps the adaptive reorder wait at 100 ms by default: a packet 150 ms behind is NACKed at 100 ms', () => {
+    const n = new NackGenerator({ reorderWindowMs: 20 });
+    let t = 0;
+    for (let k = 0; k < 3; k++) {
+      const base = k * 3;
+      n.onPacket(0, base, t);
+      n.onPacket(0, base + 2, t);
+      n.poll(t + 25_000, 50);
+      n.onPacket(0, base + 1, t + 150_000, false, t); // a slow path's original, 150 ms late
+      t += 200_000;
+    }
+    expect(n.reorderWindowMs(t)).toBeGreaterThan(99); // 150 x 1.2 capped at 100, then decaying (10 s)
+    expect(n.reorderWindowMs(t)).toBeLessThanOrEqual(100);
+    n.onPacket(0, 9, t);
+    n.onPacket(0, 11, t);
+    expect(n.poll(t + 90_000, 50)).toEqual([]);
+    expect(seqsOf(n.poll(t + 100_000, 50))).toEqual([10]);
+  });
+
   it('adapts the reorder wait to observed path delay spread', () => {
     const n = new NackGenerator({ reorderWindowMs: 20, maxReorderWindowMs: 200 });
     // packets of a slow path arrive 100 ms after their neighbours, after being NACKed
