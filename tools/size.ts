@@ -118,9 +118,9 @@ const REPO = resolve(dirname(fileURLToPath(import.meta.url)), '..');
  * stats()); budget 100 370. 100 378 bytes in stop 43 with converge's mends for a CI property
  * counterexample (a zero-byte batch made its fast-path budget NaN; a probe never copies a packet
  * onto the path that carries it, nor onto an enabled path this batch used) and fastestPath's RTT
- * fallback for a NaN SRTT; budget 100 380. 100 382 with the NACK reorder-wait cap at 100 ms and the
+ * fallback for a NaN SRTT; budget 100 380. 100 388 with the NACK reorder-wait cap at 100 ms and the
  * feedback-gap rule's "sent in the silence" counted from what the last report could cover (its
- * arrival less one SRTT); budget 100 390.
+ * arrival less one SRTT, a NaN SRTT as 0); budget 100 390.
  */
 export const DEFAULT_BUDGET_GZIP_BYTES = 100_390;
 

@@ -324,8 +324,8 @@ export interface SenderEngineConfig {
    * stopped (suspect, not yet down) or that is on probation after such a
    * silence keeps carrying media, and counts in the encoder target, while
    * the live alternatives' estimates sum to less than this fraction of its
-   * own and the receiver has NACKed nothing it carried since its last
-   * report (a NACK, over another path, shows the forward direction losing
+   * own and the receiver has NACKed nothing it sent after what its last
+   * report could cover (the report's arrival less one SRTT; a NACK, over another path, shows the forward direction losing
    * too: a blackhole, where failover is right). Moving the call there would
    * cut the encoder target below that fraction and leave the frames already
    * encoded for it in the weak path's pacer; and a report silence is first

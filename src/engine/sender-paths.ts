@@ -107,7 +107,7 @@ export class SenderPaths {
    * on probation after such a silence, but still up (not silent for the path
    * manager's downAfterMs; with SenderEngineConfig.gapKeepMs, silent for
    * less than that while its transport is connected), enabled, not demoted by the hysteresis, no
-   * packet it carried since its last report was NACKed (the receiver, over
+   * packet it sent after what its last report could cover (the report's arrival less one SRTT) was NACKed (the receiver, over
    * another path, saw it lose: a blackhole of both directions, not a
    * feedback gap), and the live alternatives (at least one) are estimated at less than that
    * fraction of its rate in sum. Such a path keeps carrying media and counts

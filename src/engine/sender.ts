@@ -476,7 +476,7 @@ export class SenderEngine {
    * Media packets the per-path RACK declared lost: resent at once with `rack`
    * on (SenderEngineConfig.rack), through the NACK rules, while RACK is
    * still ahead of the receiver's NACK: first sent at most the lowest SRTT +
-   * RACK_MAX_LEAD_MS ago (the receiver's longest reorder wait). Later
+   * RACK_MAX_LEAD_MS ago (the receiver's longest reorder wait when measured, 200 ms; now 100). Later
    * detections (a path whose queue holds hundreds of ms, a path back from
    * an outage) are left to the receiver, which NACKs only what it still
    * needs: measured, resending them was 90 % of RACK's resends and useless
@@ -502,7 +502,8 @@ export class SenderEngine {
     for (const f of seqs) {
       const h = this.history.get(f);
       const p = h && this.paths.get(h.pathId);
-      if (p && h.sentUs >= (p.estimator.lastReportUs() ?? 0) - p.estimator.srttMs() * 1000) p.nackedInGapUs = now;
+      // (A third-party estimator's NaN SRTT counts as 0: the rule as it was.)
+      if (p && h.sentUs >= (p.estimator.lastReportUs() ?? 0) - (p.estimator.srttMs() * 1000 || 0)) p.nackedInGapUs = now;
     }
     this.resend(seqs, now, true);
   }

@@ -34,7 +34,7 @@
  * as reordering made a failover
  * inflate the wait to its cap: the retransmissions of the dead path's
  * packets crossed the slower path (NACK + RTT ~150 ms x 1.2), and every
- * NACK after that waited 200 ms instead of 30 (seed 3 of the `failover`
+ * NACK after that waited 200 ms (then the cap) instead of 30 (seed 3 of the `failover`
  * scenario: a 622 ms freeze). libwebrtc likewise leaves retransmitted
  * packets out of its reordering histogram (nack_requester.cc,
  * UpdateReorderingStatistics only when !is_retransmitted).

@@ -14,10 +14,16 @@ interface Hole {
   path?: 0 | 1;
   /** Only the path's feedback direction is silent (its media arrives). */
   reverseOnly?: boolean;
+  /** The receiver's own NACK defaults (the cases below pin its cap at 200 ms, see blackhole()). */
+  defaultReceiver?: boolean;
 }
 
 /** Converge over a 4 Mbps and a 1 Mbps path, one of them silent for `downMs` from 3 s; the sender's key frame requests by reason. */
 function blackhole(h: Hole = {}): string[] {
+  return blackholeCall(h).reasons;
+}
+
+function blackholeCall(h: Hole): { reasons: string[]; decoded: number[] } {
   const downMs = h.downMs ?? 800;
   const hole: Array<[number, number]> = [[3000, 3000 + downMs]];
   const silence = h.reverseOnly ? { reverseDown: hole } : { down: hole };
@@ -33,7 +39,7 @@ function blackhole(h: Hole = {}): string[] {
       // The receiver NACKs at the reorder-wait cap it had when these cases were built (200 ms): with the
       // default 100 ms it gives up within the 800 ms silence and asks for a key frame over path 1 itself,
       // which by design makes the sender's 'outage' key frame unnecessary (the 'pli' cases below).
-      receiver: { nack: { maxReorderWindowMs: 200 } },
+      ...(h.defaultReceiver ? {} : { receiver: { nack: { maxReorderWindowMs: 200 } } }),
     },
   );
   const reasons: string[] = [];
@@ -44,7 +50,7 @@ function blackhole(h: Hole = {}): string[] {
     c.sender.onControl({ kind: 'keyframeRequest', keyframeRequest: { streamId: 0, requestId: 99 } }, 1);
     c.run(5000 - h.pliAtMs);
   } else c.run(2100);
-  return reasons;
+  return { reasons, decoded: c.decoded };
 }
 
 describe('SenderEngineConfig.blackholeKeyframe', () => {
@@ -76,6 +82,13 @@ describe('SenderEngineConfig.blackholeKeyframe', () => {
 
   it('not for a path that carried (almost) no media into its silence', () => {
     expect(blackhole({ path: 1 })).not.toContain('outage');
+  });
+
+  it('with every default, the receiver asks for the key frame itself in the silence: one key frame, no outage copy', () => {
+    const { reasons, decoded } = blackholeCall({ defaultReceiver: true });
+    expect(reasons).toContain('pli');
+    expect(reasons).not.toContain('outage');
+    expect(decoded.length).toBeGreaterThan(100); // frames decode again after the 800 ms silence (30 fps over 5 s)
   });
 
   it('not for a silence of the feedback only (the media arrived)', () => {

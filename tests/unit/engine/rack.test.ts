@@ -42,7 +42,7 @@ describe('sender-side loss detection per path (RACK, RFC 8985 §6.2)', () => {
     expect(resentUs).toBeGreaterThan(0);
     const afterMs = (resentUs - call.dropsUs[0]) / 1000;
     // Fast path RTT 40 ms + up to one report interval + reorder window (min RTT / 4) + frame spacing slack;
-    // well under the receiver's learned cross-path reorder wait (up to 200 ms) plus its NACK round.
+    // well under the receiver's learned cross-path reorder wait (up to 100 ms) plus its NACK round.
     expect(afterMs).toBeLessThan(40 + REPORT_INTERVAL_MS + 10 + 35);
     // Exactly the one lost packet: nothing merely delayed on the slow path was declared lost.
     expect(st.rackLost).toBe(1);
