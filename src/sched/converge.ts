@@ -23,10 +23,11 @@
  *    next path by completion time. N is preserved exactly.
  * 4. Algorithm 1: fast path = argmin over E of cpt_i(N) = N*k/rate_i + rtt_i/2
  *    with k = the largest packet of the batch (bits), rate_i = the path's
- *    delivery rate max(goodput, S_i x (1 - loss)) (the paper's "measured
- *    goodput rate (which accounts for packet loss)"; acknowledged goodput
- *    alone under-reports a lightly loaded path), rtt_i = SRTT (falls back to
- *    min RTT, then `defaultRttMs`).
+ *    delivery rate max(min(goodput, S_i), S_i x (1 - loss)) (the paper's
+ *    "measured goodput rate (which accounts for packet loss)"; acknowledged
+ *    goodput alone under-reports a lightly loaded path and, on a collapsing
+ *    one, holds its last value: path-util.ts `deliveryRateBps`), rtt_i =
+ *    SRTT (falls back to min RTT, then `defaultRttMs`).
  * 5. Table 2 priorities (1 retransmission, 2 keyframe, 3 SPS, 4 PPS, 5 FEC) are
  *    placed first, most important first, on the fast path up to its
  *    P_max = max(1, P_fast, S_fast x priorityBudgetMs / k): its Eq. 1 share

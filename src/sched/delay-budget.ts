@@ -15,7 +15,7 @@
  *   delay-based pushback on the encoder, not on the paths.
  *
  * Signals (our reading, as in lola.ts): ewma_iat_f = MTU · 8 / delivery rate
- * (max(goodput, target x (1 - loss)), `deliveryRateBps`; for Converge the
+ * (max(min(goodput, target), target x (1 - loss)), `deliveryRateBps`; for Converge the
  * goodput alone on a path whose SRTT exceeds its min RTT by more than
  * `queuedGoodputMs`, ConvergeConfig.budgetQueuedGoodputMs), EWMA gain 1/8 per
  * batch; owd_f = min RTT / 2; N_f = (inflight + queued bytes) / MTU for

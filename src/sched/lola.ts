@@ -21,8 +21,9 @@
  *   inter-frame gap, Eq. 1) is, for a backlogged subflow, the time the link
  *   takes to deliver one MTU packet. Our per-path reports carry rates, not
  *   per-packet inter-arrival times to the scheduler, so we use
- *   MTU · 8 / delivery rate, the delivery rate being max(goodput, GCC
- *   target x (1 - loss)) (`deliveryRateBps`), smoothed by an EWMA (gain 1/8).
+ *   MTU · 8 / delivery rate, the delivery rate being max(min(goodput, GCC
+ *   target), GCC target x (1 - loss)) (`deliveryRateBps`), smoothed by an
+ *   EWMA (gain 1/8).
  * - owd_f = min RTT / 2 (the paper's own approximation of propagation delay).
  * - N_f = the path's bytes in flight and queued, in MTU packets. Our reports
  *   come every ~50 ms, not per packet, so N_f counts up to one report

@@ -151,7 +151,7 @@ export interface ConvergeConfig {
    * measures from ACK arrivals) on a queued path: when a path's SRTT exceeds
    * its min RTT by more than this (ms), its packets are timed at the goodput
    * it measured alone (it is saturated, so what it delivers is its
-   * capacity), not at max(goodput, S_i x (1 - loss)), which keeps a fading
+   * capacity), not at `deliveryRateBps` (from S_i), which keeps a fading
    * path's stale S_i. On wc:21_2 WiFi fades from 16 Mbps to 0 in 6 s while
    * its GCC estimate lags 2x behind: the cap floored the encoder while
    * WiFi's queue was full, the drained queue read as under-use (GCC held

@@ -3,6 +3,7 @@ import { Rng } from '../../../src/core/rng.js';
 import { Priority, type PathState } from '../../../src/core/types.js';
 import { ConvergeScheduler } from '../../../src/sched/converge.js';
 import { SchedError } from '../../../src/sched/errors.js';
+import { deliveryRateBps } from '../../../src/sched/path-util.js';
 import { counts, fec, media, path, pathOf, pkt, probes } from './helpers.js';
 
 const MS = 1000;
@@ -48,6 +49,24 @@ describe('Converge Table 2 priorities and Algorithm 1 fast path', () => {
     const rt = pkt(Priority.Retransmission, { isRetransmission: true });
     // With goodput 0 taken literally path 0 would look infinitely slow.
     expect(pathOf(s.schedule([rt, ...media(9)], paths, 0), rt)).toBe(0);
+  });
+
+  it('times a path whose target was cut below its stale goodput at the target, not at the goodput', () => {
+    // wc:8_5 at 43 s: path 0 collapsed; GCC already cut S_0 to 0.1 Mbps, but its acknowledged
+    // goodput still says 9.5 Mbps (nothing is acknowledged any more, so it holds). Path 1: 0.4 Mbps, idle.
+    const paths = [path(0, 0.1, 80, { goodputBps: 9.5e6 }), path(1, 0.4, 30, { goodputBps: 0.02e6 })];
+    const rt = pkt(Priority.Retransmission, { isRetransmission: true });
+    // N = 10, k = 1200 B: cpt_0 = 960 ms + 40 ms at S_0 (10 + 40 ms at the stale goodput); cpt_1 = 240 + 15 ms.
+    const out = new ConvergeScheduler(PAPER).schedule([rt, ...media(9)], paths, 0);
+    expect(pathOf(out, rt)).toBe(1);
+  });
+
+  it('still times a lightly loaded path at its target, and a loaded one at a goodput above S x (1 - loss)', () => {
+    expect(deliveryRateBps(path(0, 5, 20, { goodputBps: 0.2e6 }))).toBe(5e6);
+    expect(deliveryRateBps(path(0, 5, 20, { goodputBps: 3e6, lossRate: 0.5 }))).toBe(3e6);
+    expect(deliveryRateBps(path(0, 5, 20, { goodputBps: 8e6 }))).toBe(5e6);
+    expect(deliveryRateBps(path(0, 0, 20, { goodputBps: 1e6 }))).toBe(1e6);
+    expect(deliveryRateBps(path(0, Number.NaN, 20, { goodputBps: Number.NaN }))).toBe(0);
   });
 
   it('overflows priority packets past P_max in Table 2 order to the next paths by completion time', () => {
