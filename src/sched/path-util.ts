@@ -45,12 +45,12 @@ export function goodputOrRateBps(p: PathState): number {
  * acknowledged it holds its last value for as long as the collapse lasts,
  * while the congestion controller has already cut S_i; and the pacer does
  * not send above S_i for long anyway. Cellular suite, converge, against the
- * uncapped max, seven 3-seed sets (seeds 1-9, 13-24): tune half -2.81 s
- * frozen, check half -0.28 s, all -3.10 s (-0.44 +- 0.40 s per set; the two
- * sets measured last, seeds 19-24, +0.05 and +0.20: a small gain, not a
- * large one); goodput 1.00x. wc:8_5 is lower on six sets of seven: at 43 s
- * its cellular path drops from 46 to 0.09 Mbps and the stale 9.5 Mbps
- * goodput kept it the fast path for the retransmissions and the key frame.
+ * uncapped max, 21 seeds (seven 3-seed sets): -0.44 +- 0.40 s frozen per
+ * seed of the 29 pairs (12.59 -> 12.15 s; tune half -0.40, check half
+ * -0.04; the two sets measured last, seeds 19-24, +0.05 and +0.20: a small
+ * gain), goodput 1.00x. wc:8_5 1.53 -> 1.19 s: at 43 s its cellular path
+ * drops from 46 to 0.09 Mbps and the stale 9.5 Mbps goodput kept it the
+ * fast path for the retransmissions and the key frame.
  */
 export function deliveryRateBps(p: PathState): number {
   const s = nonNeg(p.rateBps);
