@@ -33,24 +33,27 @@ export function goodputOrRateBps(p: PathState): number {
 }
 
 /**
- * Rate (bps) at which a path can deliver a batch now, for Converge's
- * completion time and the delay-budget cap: max(min(measured goodput, S_i),
- * S_i x (1 - loss)), or the measured goodput while S_i is unknown (0).
- * Goodput alone is what we happened to send (it is low on a path the split
- * keeps lightly loaded, which would make it look slow for good); S_i x
- * (1 - loss) is what the congestion controller says the path carries, net of
- * loss. Goodput counts only above S_i's loss-discounted part and never above
- * S_i: it is measured from acknowledged packets only (libwebrtc's
- * AcknowledgedBitrateEstimator), so when a path collapses and nothing is
- * acknowledged it holds its last value for as long as the collapse lasts,
- * while the congestion controller has already cut S_i; and the pacer does
- * not send above S_i for long anyway. Cellular suite, converge, against the
- * uncapped max, 21 seeds (seven 3-seed sets): -0.44 +- 0.40 s frozen per
- * seed of the 29 pairs (12.59 -> 12.15 s; tune half -0.40, check half
- * -0.04; the two sets measured last, seeds 19-24, +0.05 and +0.20: a small
- * gain), goodput 1.00x. wc:8_5 1.53 -> 1.19 s: at 43 s its cellular path
- * drops from 46 to 0.09 Mbps and the stale 9.5 Mbps goodput kept it the
- * fast path for the retransmissions and the key frame.
+ * Rate (bps) at which a path can deliver a batch now, for every scheduler
+ * step that times a path (Converge's completion time, its deadline split and
+ * network backlog, the delay-budget cap, LoLa, the audio path choice, the
+ * sender's QoE-feedback filter): max(min(measured goodput, S_i), S_i x
+ * (1 - loss)), or the measured goodput while S_i is unknown (0). Goodput
+ * alone is what we happened to send (it is low on a path the split keeps
+ * lightly loaded, which would make it look slow for good); S_i x (1 - loss)
+ * is what the congestion controller says the path carries, net of loss.
+ * Goodput counts up to S_i, not above: it is measured from acknowledged
+ * packets only (libwebrtc's AcknowledgedBitrateEstimator), so when a path
+ * collapses and nothing is acknowledged it holds its last value for as long
+ * as the collapse lasts, while the congestion controller has already cut
+ * S_i. The cost: a path that really delivers more than S_i (the pacer sends
+ * up to 1.5 x S_i while it drains a queue; S_i right after a delay-based cut
+ * is ~0.85 x the acknowledged rate) is timed at S_i. Cellular suite,
+ * converge, against the uncapped max, 21 seeds (seven 3-seed sets): -0.44
+ * +- 0.42 s frozen per seed of the 29 pairs (12.59 -> 12.15 s; tune half
+ * -0.40, check half -0.04; seeds 19-24, measured last, +0.05 and +0.20):
+ * within noise overall, goodput 1.00x; but wc:8_5 1.53 -> 1.19 s: at 43 s
+ * its cellular path drops from 46 to 0.09 Mbps and the stale 9.5 Mbps
+ * goodput kept it the fast path for the retransmissions and the key frame.
  */
 export function deliveryRateBps(p: PathState): number {
   const s = nonNeg(p.rateBps);

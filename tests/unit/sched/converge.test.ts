@@ -67,6 +67,9 @@ describe('Converge Table 2 priorities and Algorithm 1 fast path', () => {
     expect(deliveryRateBps(path(0, 5, 20, { goodputBps: 8e6 }))).toBe(5e6);
     expect(deliveryRateBps(path(0, 0, 20, { goodputBps: 1e6 }))).toBe(1e6);
     expect(deliveryRateBps(path(0, Number.NaN, 20, { goodputBps: Number.NaN }))).toBe(0);
+    expect(deliveryRateBps(path(0, Number.NaN, 20, { goodputBps: 2e6 }))).toBe(2e6);
+    expect(deliveryRateBps(path(0, 5, 20, { goodputBps: 8e6, lossRate: 0.2 }))).toBe(5e6);
+    expect(deliveryRateBps(path(0, 5, 20, { goodputBps: 1e6, lossRate: 1.5 }))).toBe(1e6);
   });
 
   it('overflows priority packets past P_max in Table 2 order to the next paths by completion time', () => {
