@@ -14,6 +14,7 @@ import { MAX_PATHS, NalClass, type Priority, type OutgoingPacket, type PathState
 import { createScheduler, schedulerEntry, schedulerNames } from '../../../src/sched/factory.js';
 import type { Assignment } from '../../../src/core/types.js';
 import { registerAllStrategies } from '../../../src/strategies.js';
+import { media, path } from './helpers.js';
 
 // Every shipped strategy by name (the library registers only the defaults).
 registerAllStrategies();
@@ -179,8 +180,8 @@ function runFluid(name: string, seed: number, drop: { atMs: number; capacityBps:
 describe('converge on a zero-byte batch with a disabled path', () => {
   it('puts the first priority packet on the fast (enabled) path, and its probe copy elsewhere', () => {
     const s = createScheduler('converge', { singlePath: 0 });
-    const path = (id: number, up: boolean, srttMs: number): PathState => ({ id, up, rateBps: 0, goodputBps: 0, srttMs, minRttMs: 0, lossRate: 0, inflightBytes: 0, queuedBytes: 0 });
-    expect(s.schedule([], [path(1, false, 0)], 0)).toEqual([]);
+    const pathAt = (id: number, up: boolean, srttMs: number): PathState => ({ id, up, rateBps: 0, goodputBps: 0, srttMs, minRttMs: 0, lossRate: 0, inflightBytes: 0, queuedBytes: 0 });
+    expect(s.schedule([], [pathAt(1, false, 0)], 0)).toEqual([]);
     s.onQoeFeedback({ pathId: 1, alpha: -1, fcdMs: 0, seq: 0 }, 0);
     const pkt: OutgoingPacket = {
       streamId: 1,
@@ -194,7 +195,7 @@ describe('converge on a zero-byte batch with a disabled path', () => {
       protectsPath: 1,
       isRetransmission: false,
     };
-    const out = s.schedule([pkt], [path(1, true, Number.NaN), path(2, true, Number.NaN)], 0);
+    const out = s.schedule([pkt], [pathAt(1, true, Number.NaN), pathAt(2, true, Number.NaN)], 0);
     const main = out.filter((a) => !a.probe);
     expect(main).toHaveLength(1);
     expect(s.isEnabled(main[0].pathId)).toBe(true);
@@ -207,16 +208,10 @@ describe('converge on a zero-byte batch with a disabled path', () => {
 describe('converge probes only a path that carried nothing of the batch', () => {
   it('with probeIntervalMs 0, over two batches', () => {
     const s = createScheduler('converge', { singlePath: 0, converge: { probeIntervalMs: 0 } });
-    const path = (id: number, srttMs: number): PathState => ({ id, up: true, rateBps: 2e6, goodputBps: 2e6, srttMs, minRttMs: srttMs, lossRate: 0, inflightBytes: 0, queuedBytes: 0 });
-    const media = (flowSeq: number): OutgoingPacket => ({ streamId: 1, flowSeq, frameId: flowSeq, priority: 6 as Priority, nalClass: NalClass.Other, sizeBytes: 1000, body: new Uint8Array(0) });
     let now = 0;
     for (const srtt1 of [300, 60]) {
       now += 33_000;
-      const out = s.schedule(
-        Array.from({ length: 20 }, (_, k) => media(20 * now + k)),
-        [path(0, 50), path(1, srtt1)],
-        now,
-      );
+      const out = s.schedule(media(20), [path(0, 2, 50), path(1, 2, srtt1)], now);
       const busy = new Set(out.filter((a) => !a.probe).map((a) => a.pathId));
       for (const a of out.filter((x) => x.probe === true)) expect(busy.has(a.pathId)).toBe(false);
     }
