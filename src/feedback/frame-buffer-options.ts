@@ -128,7 +128,6 @@ export function resolveFrameBufferOptions(opts: FrameBufferOptions): ResolvedFra
   const maxAgeUs = nonNeg(opts.maxAgeMs ?? 3000, 'maxAgeMs') * 1000;
   const skipRttFactor = nonNeg(opts.skipWaitRttFactor ?? 0, 'skipWaitRttFactor');
   const keepOnTimeout = opts.keepOnTimeout ?? true;
-  if (typeof keepOnTimeout !== 'boolean') throw new RangeError(`FrameBuffer: keepOnTimeout must be a boolean, got ${String(keepOnTimeout)}`);
   if (minWaitMs > maxWaitMs) throw new RangeError(`FrameBuffer: minWaitMs ${minWaitMs} > maxWaitMs ${maxWaitMs}`);
   return { maxFrames, minWaitMs, maxWaitMs, baseWaitMs, jitterMult, maxStreams, maxJump, resyncAfter, maxBytes, maxAgeUs, skipRttFactor, keepOnTimeout };
 }

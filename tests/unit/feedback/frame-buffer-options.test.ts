@@ -29,7 +29,6 @@ describe('resolveFrameBufferOptions', () => {
     ['zero resyncAfterFrames', { resyncAfterFrames: 0 }],
     ['zero maxBytes', { maxBytes: 0 }],
     ['negative maxAgeMs', { maxAgeMs: -5 }],
-    ['a string keepOnTimeout', { keepOnTimeout: 'false' as unknown as boolean }],
     ['negative skipWaitRttFactor', { skipWaitRttFactor: -0.5 }],
     ['minWaitMs above maxWaitMs', { minWaitMs: 10, maxWaitMs: 5 }],
   ])('refuses %s with a RangeError', (_name, opts) => {
