@@ -119,8 +119,8 @@ export interface SimOptions {
       | 'pacer'
     >
   >;
-  /** ReceiverEngine options of the media receiver (report copies on every path); for experiments. */
-  receiver?: Partial<Pick<ReceiverEngineConfig, 'reportCopies'>>;
+  /** ReceiverEngine options of the media receiver (report copies on every path, the key-frame request rules, the frame buffer's timeout rule); for experiments. */
+  receiver?: Partial<Pick<ReceiverEngineConfig, 'reportCopies' | 'keyframeOnNackGiveUp' | 'keyframeRepeat' | 'keepFramesOnTimeout'>>;
   /** Per-path bandwidth estimator of our sender (src/cc/registry.ts name; default the engine's, 'gcc'). */
   estimator?: EstimatorName;
   /**

@@ -102,7 +102,7 @@ import { OverlayRoutes, renderOverlay } from '../../sim/overlay.js';
 export const ALL_CONFIGS = [...multipathSchedulers().flatMap((n) => (n === 'converge' ? [n, 'converge-nofb'] : [n])), 'single:0', 'single:1'];
 const DEGRADATION_PREFERENCES: readonly DegradationPreference[] = ['maintain-framerate', 'maintain-resolution', 'balanced'];
 const PLAYOUT_KEYS = ['minDelayMs', 'maxDelayMs', 'maxChangeMsPerS', 'offsetWindowMs', 'nackHoldMs', 'renderDelayMs', 'nackSteadyBins', 'nackSteadyWindowS', 'nackSteadyMaxQueueMs'] as const;
-const RECEIVER_KEYS = ['reportCopies', 'keyframeOnNackGiveUp', 'keyframeRepeat'];
+const RECEIVER_KEYS = ['reportCopies', 'keyframeOnNackGiveUp', 'keyframeRepeat', 'keepFramesOnTimeout'];
 const SENDER_KEYS = [
   'dropQueueFrames',
   'maxConsecutiveDrops',

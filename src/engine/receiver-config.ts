@@ -54,6 +54,14 @@ export interface ReceiverEngineConfig {
    * collapse, failover unchanged (docs/results.md, `kf4`).
    */
   keyframeRepeat?: boolean;
+  /**
+   * The frame buffer's missing-frame timeout asks for a key frame but keeps
+   * the waiting frames, so a retransmission that arrives after the timeout
+   * still continues decoding (FrameBufferOptions.keepOnTimeout; libwebrtc
+   * video/video_receive_stream2.cc OnDecodableFrameTimeout). Default true;
+   * false drops them and waits for the key frame (the rule before stop 45).
+   */
+  keepFramesOnTimeout?: boolean;
   /** RTT assumed until the first report round trip (or NACK) measures one (ms, default 100). */
   defaultRttMs?: number;
   /**

@@ -120,6 +120,7 @@ export class ReceiverEngine {
       reportCopies: config.reportCopies ?? false,
       keyframeOnNackGiveUp: config.keyframeOnNackGiveUp ?? true,
       keyframeRepeat: config.keyframeRepeat ?? true,
+      keepFramesOnTimeout: config.keepFramesOnTimeout ?? true,
     };
     this.nackRttMs = this.cfg.defaultRttMs;
     this.playout = new PlayoutTiming(config.playout);
@@ -127,7 +128,7 @@ export class ReceiverEngine {
     this.avSync = config.avSync === false ? undefined : new AvSync({ ...config.avSync, canDelayVideo: this.playout.enabled && (config.avSync?.canDelayVideo ?? true) });
     const mem = config.memory ?? {};
     this.depacketizer = new Depacketizer({ maxBytes: mem.depacketizerBytes ?? DEFAULT_DEPACKETIZER_BYTES, maxAgeMs: mem.depacketizerMaxAgeMs ?? 3000 });
-    this.frameBuffer = new FrameBuffer({ maxBytes: mem.frameBufferBytes ?? DEFAULT_FRAME_BUFFER_BYTES, maxAgeMs: mem.frameBufferMaxAgeMs ?? 3000 });
+    this.frameBuffer = new FrameBuffer({ maxBytes: mem.frameBufferBytes ?? DEFAULT_FRAME_BUFFER_BYTES, maxAgeMs: mem.frameBufferMaxAgeMs ?? 3000, keepOnTimeout: this.cfg.keepFramesOnTimeout });
     this.nack = new NackGenerator({ ...config.nack, maxTracked: mem.nackMaxTracked ?? 1000 });
     /** A rebuilt body must decode as the Media message it claims to be (XOR alone cannot tell a forged FEC). */
     this.fecDecoderOptions = {

@@ -36,6 +36,18 @@ export interface FrameBufferOptions {
    * frame costs no NACK round trip of stall; 1 = the full missing-frame wait.
    */
   skipWaitRttFactor?: number;
+  /**
+   * On a missing-frame timeout, ask for a key frame but keep the waiting
+   * frames (default true), as libwebrtc does (video/video_receive_stream2.cc
+   * OnDecodableFrameTimeout requests a key frame and leaves its frame buffer
+   * as it is): when the missing frame's retransmission arrives after the
+   * timeout, decoding goes on from it instead of waiting for the key frame.
+   * The request is repeated while the stream stays blocked and stops once a
+   * frame is released. false: drop every waiting frame (they all depend on
+   * the missing one) and decode nothing until a key frame, the rule before.
+   * Waiting frames stay bounded by `maxFrames`, `maxBytes` and `maxAgeMs`.
+   */
+  keepOnTimeout?: boolean;
 }
 
 /** Estimated fixed heap cost of one waiting frame (object, map entry), bytes. */
@@ -96,6 +108,7 @@ export interface ResolvedFrameBufferOptions {
   maxBytes: number;
   maxAgeUs: number;
   skipRttFactor: number;
+  keepOnTimeout: boolean;
 }
 
 /**
@@ -114,8 +127,9 @@ export function resolveFrameBufferOptions(opts: FrameBufferOptions): ResolvedFra
   const maxBytes = posInt(opts.maxBytes ?? DEFAULT_FRAME_BUFFER_BYTES, 'maxBytes');
   const maxAgeUs = nonNeg(opts.maxAgeMs ?? 3000, 'maxAgeMs') * 1000;
   const skipRttFactor = nonNeg(opts.skipWaitRttFactor ?? 0, 'skipWaitRttFactor');
+  const keepOnTimeout = opts.keepOnTimeout ?? true;
   if (minWaitMs > maxWaitMs) throw new RangeError(`FrameBuffer: minWaitMs ${minWaitMs} > maxWaitMs ${maxWaitMs}`);
-  return { maxFrames, minWaitMs, maxWaitMs, baseWaitMs, jitterMult, maxStreams, maxJump, resyncAfter, maxBytes, maxAgeUs, skipRttFactor };
+  return { maxFrames, minWaitMs, maxWaitMs, baseWaitMs, jitterMult, maxStreams, maxJump, resyncAfter, maxBytes, maxAgeUs, skipRttFactor, keepOnTimeout };
 }
 
 function posInt(v: number, name: string): number {

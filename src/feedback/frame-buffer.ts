@@ -328,9 +328,11 @@ export class FrameBuffer {
       if (s.frames.size > 0 && this.o.maxAgeUs > 0) this.expire(s, now - this.o.maxAgeUs);
       if (s.frames.size === 0) s.blockedSinceUs = undefined;
       else if (progressed || s.blockedSinceUs === undefined) s.blockedSinceUs = now;
+      // keepOnTimeout: a released frame ends the request a timeout raised while the chain was whole.
+      if (progressed && !s.needKey) s.keyRequested = false;
       if (s.blockedSinceUs !== undefined && now - s.blockedSinceUs > timeoutUs) {
         this.st.timeouts++;
-        if (!s.needKey) {
+        if (!s.needKey && !this.o.keepOnTimeout) {
           // Every waiting frame depends on the missing one (no key frame is waiting, or we would have jumped).
           const n = this.clearStream(s);
           this.st.droppedTimeout += n;
@@ -341,7 +343,7 @@ export class FrameBuffer {
         s.keyReason = 'frame-buffer-timeout';
         s.blockedSinceUs = s.frames.size > 0 ? now : undefined;
       }
-      if (s.needKey && s.keyRequested) {
+      if (s.keyRequested) {
         keyStreams.push(streamId);
         keyReasons.set(streamId, s.keyReason);
       }

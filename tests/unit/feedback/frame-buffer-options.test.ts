@@ -15,6 +15,7 @@ describe('resolveFrameBufferOptions', () => {
       maxBytes: DEFAULT_FRAME_BUFFER_BYTES,
       maxAgeUs: 3_000_000,
       skipRttFactor: 0,
+      keepOnTimeout: true,
     });
   });
 

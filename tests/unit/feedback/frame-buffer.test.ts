@@ -48,8 +48,8 @@ describe('FrameBuffer', () => {
     expect(fb.stats().stale).toBe(2);
   });
 
-  it('timeout follows the jitter: dependents dropped, key frame needed until one arrives', () => {
-    const fb = new FrameBuffer({ minWaitMs: 50, maxWaitMs: 1000, baseWaitMs: 30 });
+  it('keepOnTimeout false: timeout follows the jitter, dependents dropped, key frame needed until one arrives', () => {
+    const fb = new FrameBuffer({ minWaitMs: 50, maxWaitMs: 1000, baseWaitMs: 30, keepOnTimeout: false });
     const clock = new ManualClock();
     fb.insert(mkFrame(0, { key: true }), 0);
     fb.poll(0, 0);
@@ -84,6 +84,59 @@ describe('FrameBuffer', () => {
     expect(out.keyframeNeeded).toBe(false);
     expect(fb.stats().droppedTimeout).toBe(2);
     expect(fb.stats().droppedKeyJump).toBe(2);
+  });
+
+  it('by default a timeout asks for a key frame but keeps the waiting frames: a late predecessor continues the chain', () => {
+    const fb = new FrameBuffer({ minWaitMs: 50, maxWaitMs: 1000, baseWaitMs: 30 });
+    const clock = new ManualClock();
+    fb.insert(mkFrame(0, { key: true }), 0);
+    fb.poll(0, 0);
+    fb.insert(mkFrame(2), 0);
+    fb.insert(mkFrame(3), 0);
+    // jitter 10 ms -> wait = 3*10 + 30 = 60 ms: at 100 ms the missing frame 1 has timed out
+    clock.setUs(100_000);
+    let out = fb.poll(clock.nowUs(), 10);
+    expect(out.dropped).toBe(0);
+    expect(out.keyframeNeeded).toBe(true);
+    expect(out.keyframeReasons).toEqual(['frame-buffer-timeout']);
+    expect(fb.waitingFrames(0)).toBe(2);
+    expect(fb.stats().timeouts).toBe(1);
+    // still blocked: the request stands (the receiver's KeyframeRequester spaces the repeats)
+    clock.advanceMs(10);
+    expect(fb.poll(clock.nowUs(), 10).keyframeNeeded).toBe(true);
+    // the retransmission of frame 1 arrives after the timeout: 1, 2, 3 and a later delta decode, the request ends
+    fb.insert(mkFrame(1), clock.nowUs());
+    fb.insert(mkFrame(4), clock.nowUs());
+    out = fb.poll(clock.nowUs(), 10);
+    expect(ids(out.decodable)).toEqual([1, 2, 3, 4]);
+    expect(out.keyframeNeeded).toBe(false);
+    expect(fb.stats().droppedTimeout).toBe(0);
+    // the key frame the request produced still decodes after them
+    fb.insert(mkFrame(5, { key: true }), clock.nowUs());
+    expect(ids(fb.poll(clock.nowUs(), 10).decodable)).toEqual([5]);
+  });
+
+  it('by default a kept frame whose predecessor never comes waits for the key frame, bounded by maxAgeMs', () => {
+    const fb = new FrameBuffer({ minWaitMs: 50, maxWaitMs: 1000, baseWaitMs: 30, maxAgeMs: 500 });
+    fb.insert(mkFrame(0, { key: true }), 0);
+    fb.poll(0, 0);
+    fb.insert(mkFrame(2), 0);
+    fb.insert(mkFrame(3), 0);
+    expect(fb.poll(100_000, 10).keyframeNeeded).toBe(true);
+    expect(fb.waitingFrames(0)).toBe(2);
+    // past maxAgeMs the kept frames go, and only a key frame continues
+    let out = fb.poll(600_000, 10);
+    expect(out.dropped).toBe(2);
+    expect(out.keyframeNeeded).toBe(true);
+    fb.insert(mkFrame(1), 610_000);
+    fb.insert(mkFrame(4), 610_000);
+    out = fb.poll(620_000, 10);
+    expect(out.decodable).toEqual([]);
+    fb.insert(mkFrame(5, { key: true }), 630_000);
+    fb.insert(mkFrame(6), 630_000);
+    out = fb.poll(640_000, 10);
+    expect(ids(out.decodable)).toEqual([5, 6]);
+    expect(out.keyframeNeeded).toBe(false);
   });
 
   it('jumps to a later key frame while waiting for a missing one', () => {
