@@ -60,6 +60,9 @@ export interface ReceiverEngineConfig {
    * still continues decoding (FrameBufferOptions.keepOnTimeout; libwebrtc
    * video/video_receive_stream2.cc OnDecodableFrameTimeout). Default true;
    * false drops them and waits for the key frame (the rule before stop 45).
+   * So a `keyframeRequest` event with reason 'frame-buffer-timeout' no
+   * longer means frames were dropped: decoding may resume before the key
+   * frame (a rate spike the sender sends anyway) arrives.
    */
   keepFramesOnTimeout?: boolean;
   /** RTT assumed until the first report round trip (or NACK) measures one (ms, default 100). */

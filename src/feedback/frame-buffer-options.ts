@@ -46,6 +46,9 @@ export interface FrameBufferOptions {
    * frame is released. false: drop every waiting frame (they all depend on
    * the missing one) and decode nothing until a key frame, the rule before.
    * Waiting frames stay bounded by `maxFrames`, `maxBytes` and `maxAgeMs`.
+   * When the missing frame comes, the kept frames are released together
+   * (up to `maxAgeMs` of video, a catch-up burst for the decoder), and the
+   * key frame already asked for still comes.
    */
   keepOnTimeout?: boolean;
 }
@@ -73,7 +76,7 @@ export interface FrameBufferStats {
   droppedFar: number;
   /** Dropped: more than `maxFrames` waiting. */
   droppedOverflow: number;
-  /** Dropped: dependents of a missing frame whose wait timed out. */
+  /** Dropped: dependents of a missing frame whose wait timed out (only with `keepOnTimeout` false). */
   droppedTimeout: number;
   /** Dropped: older than a key frame the buffer jumped to. */
   droppedKeyJump: number;

@@ -69,7 +69,11 @@ interface StreamState {
   refs: number;
   /** The decode chain is broken (or never started): only a key frame can continue. */
   needKey: boolean;
-  /** A key frame should be requested (timeout or overflow while broken). */
+  /**
+   * A key frame should be requested: the chain is broken (overflow, budget, age, resync, a timeout with
+   * `keepOnTimeout` false), or, with `keepOnTimeout`, a missing frame timed out while the chain is whole
+   * (cleared when a frame is released).
+   */
   keyRequested: boolean;
   /** Why the last key frame request was raised (reported with it, see {@link FrameBufferOutput.keyframeReasons}). */
   keyReason: FrameBufferKeyReason;

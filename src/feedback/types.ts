@@ -12,7 +12,10 @@ export interface FrameBufferOutput {
   decodable: AssembledFrame[];
   /** Frames dropped during this poll (timeouts, key-frame jumps). */
   dropped: number;
-  /** Some stream cannot continue without a new key frame (send a PLI). */
+  /**
+   * Some stream asks for a key frame (send a PLI): it cannot continue without one, or (FrameBufferOptions.keepOnTimeout)
+   * a missing frame timed out and the frames behind it are kept in case it still arrives.
+   */
   keyframeNeeded: boolean;
   /** The streams that need a key frame (subset of known streams, ascending). */
   keyframeNeededStreams: number[];
