@@ -217,18 +217,7 @@ export function buildResult(opts: SimOptions, run: SimRun): SimResult {
     ...(heap ? { heap: { gc: heap.sampler.collected, samples: heap.samples } } : {}),
     ...(opts.audio ? { audio: audioResult(streams[0]) } : {}),
     ...(overlay ? { overlay } : {}),
-    ...(run.freezeRecorder
-      ? {
-          freezeCauses: run.freezeRecorder.explain(
-            freezeStats(
-              streams[0].decoded.map((f) => f.decodedUs),
-              endUs,
-            ).list,
-            streams[0].decoded,
-            (i, fromMs, toMs) => linkCapacityBps(up[i], fromMs, toMs),
-          ),
-        }
-      : {}),
+    ...(run.freezeRecorder ? explained(run.freezeRecorder, streams[0].decoded, endUs, (i, fromMs, toMs) => linkCapacityBps(up[i], fromMs, toMs)) : {}),
     ...(run.pathTracer ? { pathTrace: run.pathTracer.out } : {}),
     ...(opts.estimator !== undefined ? { estimator: opts.estimator } : {}),
     ...cross,
@@ -246,6 +235,23 @@ export function buildResult(opts: SimOptions, run: SimRun): SimResult {
 
 /** Stream 0's receiver clock-offset estimate against the true skew (SimOptions.clockSkewMs), ms. */
 /** Cross-traffic flows and the fairness metrics (sim/fairness.ts), when the scenario has cross traffic. */
+/** Stream 0's freezes, explained (sim/freeze-explain.ts) and as spans in time (every one, also those the explanation skips: a freeze the run's end cut short, or one before the first decoded frame). */
+function explained(
+  rec: NonNullable<SimRun['freezeRecorder']>,
+  decoded: StreamCtx['decoded'],
+  endUs: number,
+  capacityBps: (i: number, fromMs: number, toMs: number) => number,
+): Pick<SimResult, 'freezeCauses' | 'freezeSpans'> {
+  const list = freezeStats(
+    decoded.map((f) => f.decodedUs),
+    endUs,
+  ).list;
+  return {
+    freezeCauses: rec.explain(list, decoded, capacityBps),
+    freezeSpans: list.map((f) => [Math.round(f.atUs / 1000) / 1000, Math.round(f.ms)] as [number, number]),
+  };
+}
+
 function crossResult(opts: SimOptions, run: SimRun): Pick<SimResult, 'crossTraffic' | 'fairness'> {
   const specs = opts.scenario.crossTraffic ?? [];
   if (specs.length === 0) return {};

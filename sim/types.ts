@@ -290,6 +290,8 @@ export interface SimResult extends CallQoe {
   audio?: SimAudioResult;
   /** Stream 0's freezes explained (SimOptions.explainFreezes; sim/freeze-explain.ts). */
   freezeCauses?: import('./freeze-explain.js').FreezeCause[];
+  /** Stream 0's freezes as [start s, duration ms], every one (SimOptions.explainFreezes; freezeCauses leaves out a freeze the run's end cut short). */
+  freezeSpans?: Array<[number, number]>;
   /** Stream 0's per-path trace (SimOptions.pathTrace; sim/path-trace.ts). */
   pathTrace?: import('./path-trace.js').PathTrace;
   /** Overlay scenarios: routes taken per slot, best routes in hindsight, switches (sim/overlay.ts). */

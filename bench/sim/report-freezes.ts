@@ -87,7 +87,110 @@ export function renderFreezeCauses(entries: readonly BenchEntry[]): string[] {
     }
     lines.push('');
   }
+  lines.push(...renderAlignedFreezes(withCauses));
   lines.push(...renderKeyframeWaits(withCauses));
+  return lines;
+}
+
+/** Closed intervals [from, to] in s. */
+type Span = readonly [number, number];
+
+/** Length (s) of the union of `spans`. */
+export function unionS(spans: readonly Span[]): number {
+  const sorted = [...spans].filter(([a, b]) => b > a).sort((x, y) => x[0] - y[0]);
+  let total = 0;
+  let end = Number.NEGATIVE_INFINITY;
+  for (const [a, b] of sorted) {
+    if (b <= end) continue;
+    total += b - Math.max(a, end);
+    end = b;
+  }
+  return total;
+}
+
+/** Length (s) of (union of `a`) ∩ (union of `b`): |A| + |B| - |A ∪ B|. */
+export function overlapS(a: readonly Span[], b: readonly Span[]): number {
+  return Math.max(0, unionS(a) + unionS(b) - unionS([...a, ...b]));
+}
+
+const spansOf = (e: BenchEntry): Span[] => (e.result.freezeSpans ?? e.result.freezeCauses?.map((c) => [c.atS, c.ms] as const) ?? []).map(([atS, ms]) => [atS, atS + ms / 1000] as const);
+
+/** Per variant: its seeds' frozen seconds split by whether the other side was frozen at the same time. */
+interface Aligned {
+  /** Frozen s of the multipath configuration while the best single path was frozen too. */
+  together: number;
+  /** Frozen s of the multipath configuration while the best single path played. */
+  alone: number;
+  /** Frozen s of the best single path while the multipath configuration played. */
+  rescued: number;
+  seeds: number;
+  best: string;
+}
+
+/**
+ * Each multipath configuration's freezes laid over those of the variant's
+ * best single path (the `single:i` with the least frozen time over the
+ * seeds, as in the per-pair table), seed by seed, in simulated time: frozen
+ * time both share (the trace took both down: the other path did not rescue
+ * the call), frozen time only the multipath configuration has (multipath
+ * made it worse), and the best single path's frozen time the multipath
+ * configuration played through (multipath rescued it). Seconds per seed.
+ * Needs `--explain-freezes` and `single:*` configurations in the run; [] otherwise.
+ */
+export function renderAlignedFreezes(entries: readonly BenchEntry[]): string[] {
+  const singles = entries.filter((e) => e.result.scheduler === 'single');
+  const multi = entries.filter((e) => e.result.scheduler !== 'single');
+  if (singles.length === 0 || multi.length === 0) return [];
+  const bestOf = new Map<string, string>();
+  for (const v of new Set(singles.map((e) => e.variant))) {
+    const per = new Map<string, { ms: number; bps: number }>();
+    for (const e of singles.filter((x) => x.variant === v)) {
+      const t = per.get(e.config) ?? { ms: 0, bps: 0 };
+      t.ms += e.result.freezes.totalMs;
+      t.bps += e.result.goodputBps;
+      per.set(e.config, t);
+    }
+    const best = [...per.entries()].sort((a, b) => a[1].ms - b[1].ms || b[1].bps - a[1].bps)[0];
+    if (best) bestOf.set(v, best[0]);
+  }
+  const lines: string[] = [];
+  for (const cfg of new Set(multi.map((e) => e.config))) {
+    const rows = new Map<string, Aligned>();
+    for (const e of multi.filter((x) => x.config === cfg)) {
+      const best = bestOf.get(e.variant);
+      const s = best === undefined ? undefined : singles.find((x) => x.variant === e.variant && x.config === best && x.result.seed === e.result.seed);
+      if (!s || best === undefined) continue;
+      const m = spansOf(e);
+      const b = spansOf(s);
+      const both = overlapS(m, b);
+      const r = rows.get(e.variant) ?? { together: 0, alone: 0, rescued: 0, seeds: 0, best };
+      r.together += both;
+      r.alone += unionS(m) - both;
+      r.rescued += unionS(b) - both;
+      r.seeds++;
+      rows.set(e.variant, r);
+    }
+    if (rows.size === 0) continue;
+    const sum = { together: 0, alone: 0, rescued: 0 };
+    for (const r of rows.values()) {
+      sum.together += r.together / r.seeds;
+      sum.alone += r.alone / r.seeds;
+      sum.rescued += r.rescued / r.seeds;
+    }
+    const f = (x: number) => x.toFixed(2);
+    lines.push(
+      `### ${cfg}: freezes against the best single path, in time`,
+      '',
+      "Seconds per seed. Together: both frozen at the same moment (the trace took both down; the other path did not rescue the call). Alone: only this configuration frozen (multipath made it worse). Rescued: the best single path frozen while this configuration played. Issue 10's bound per pair is together + alone <= together + rescued + 0.5 s.",
+      '',
+      '| variant | best single | together | alone | rescued |',
+      '| --- | --- | ---: | ---: | ---: |',
+      `| all (${rows.size} pairs) | | ${f(sum.together)} | ${f(sum.alone)} | ${f(sum.rescued)} |`,
+    );
+    const sorted = [...rows.entries()].filter(([, r]) => r.together + r.alone + r.rescued > 0).sort((a, b) => b[1].alone - a[1].alone || b[1].together - a[1].together);
+    for (const [v, r] of sorted) lines.push(`| ${v} | ${r.best} | ${f(r.together / r.seeds)} | ${f(r.alone / r.seeds)} | ${f(r.rescued / r.seeds)} |`);
+    lines.push('');
+  }
   return lines;
 }
 
