@@ -233,9 +233,7 @@ export function buildResult(opts: SimOptions, run: SimRun): SimResult {
   };
 }
 
-/** Stream 0's receiver clock-offset estimate against the true skew (SimOptions.clockSkewMs), ms. */
-/** Cross-traffic flows and the fairness metrics (sim/fairness.ts), when the scenario has cross traffic. */
-/** Stream 0's freezes, explained (sim/freeze-explain.ts) and as spans in time (every one, also those the explanation skips: a freeze the run's end cut short, or one before the first decoded frame). */
+/** Stream 0's freezes, explained (sim/freeze-explain.ts) and as spans in time (every one, also those the explanation leaves out: a freeze the run's end cut short, or a run with no decoded frame at all). */
 function explained(
   rec: NonNullable<SimRun['freezeRecorder']>,
   decoded: StreamCtx['decoded'],
@@ -252,6 +250,7 @@ function explained(
   };
 }
 
+/** Cross-traffic flows and the fairness metrics (sim/fairness.ts), when the scenario has cross traffic. */
 function crossResult(opts: SimOptions, run: SimRun): Pick<SimResult, 'crossTraffic' | 'fairness'> {
   const specs = opts.scenario.crossTraffic ?? [];
   if (specs.length === 0) return {};
@@ -345,6 +344,7 @@ function crossResult(opts: SimOptions, run: SimRun): Pick<SimResult, 'crossTraff
   return { crossTraffic, ...(f ? { fairness: f } : {}) };
 }
 
+/** Stream 0's receiver clock-offset estimate against the true skew (SimOptions.clockSkewMs), ms. */
 function clockResult(skewMs: number, c: ReceiverStats['clock']): NonNullable<SimResult['clock']> {
   return { skewMs, estimatedOffsetMs: round(c.offsetMs, 3), errorMs: round(c.offsetMs - skewMs, 3), errorBoundMs: round(c.errorBoundMs, 3), samples: c.samples };
 }

@@ -59,7 +59,15 @@ describe('freezes against the best single path, in time', () => {
     expect(md).toContain('### converge: freezes against the best single path, in time');
     // per seed: together (0.5 + 0) / 2, alone (0.7 + 0) / 2, rescued (0.5 + 0.5) / 2
     expect(md).toContain('| p | single:1 | 0.25 | 0.35 | 0.50 |');
-    expect(md).toContain('| all (1 pairs) | | 0.25 | 0.35 | 0.50 |');
+    expect(md).toContain('| all (1 pair) | | 0.25 | 0.35 | 0.50 |');
+  });
+
+  it('picks the best single path by its mean over seeds, as the per-pair table does, and breaks ties by goodput', () => {
+    // single:0 one seed at 1.0 s; single:1 two seeds at 0.6 s: the sum picks single:0, the mean single:1.
+    const entries = [run('p', 'single:0', 1, [[10, 1000]]), run('p', 'single:1', 1, [[10, 600]]), run('p', 'single:1', 2, [[20, 600]]), run('p', 'converge', 1, []), run('p', 'converge', 2, [])];
+    expect(renderAlignedFreezes(entries).join('\n')).toContain('| p | single:1 | 0.00 | 0.00 | 0.60 |');
+    const tie = [run('q', 'single:0', 1, [], 1e6), run('q', 'single:1', 1, [], 2e6), run('q', 'converge', 1, [[5, 300]])];
+    expect(renderAlignedFreezes(tie).join('\n')).toContain('| q | single:1 | 0.00 | 0.30 | 0.00 |');
   });
 
   it('falls back to the explained freezes and renders nothing without single paths or spans to compare', () => {
