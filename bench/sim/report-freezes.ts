@@ -7,6 +7,7 @@
  * names are the scenario's (`wifi`/`cellular`, a carrier's name, ...).
  */
 import { type FreezeCause, causeLabel } from '../../sim/freeze-explain.js';
+import { bestSingle } from './best-single.js';
 import type { BenchEntry } from './report.js';
 
 /** Longest freezes listed one by one per multipath configuration. */
@@ -143,18 +144,16 @@ export function renderAlignedFreezes(entries: readonly BenchEntry[]): string[] {
   if (singles.length === 0 || multi.length === 0) return [];
   const bestOf = new Map<string, string>();
   for (const v of new Set(singles.map((e) => e.variant))) {
-    // Means over seeds, as the per-pair table (bench/sim/report.ts comparePairs) picks the best single path.
-    const per = new Map<string, { ms: number; bps: number; n: number }>();
+    const per = new Map<string, { config: string; freezeMs: number; goodputBps: number; n: number }>();
     for (const e of singles.filter((x) => x.variant === v)) {
-      const t = per.get(e.config) ?? { ms: 0, bps: 0, n: 0 };
-      t.ms += e.result.freezes.totalMs;
-      t.bps += e.result.goodputBps;
+      const t = per.get(e.config) ?? { config: e.config, freezeMs: 0, goodputBps: 0, n: 0 };
+      t.freezeMs += e.result.freezes.totalMs;
+      t.goodputBps += e.result.goodputBps;
       t.n++;
       per.set(e.config, t);
     }
-    const mean = [...per.entries()].map(([c, t]) => ({ c, ms: t.ms / t.n, bps: t.bps / t.n }));
-    const best = mean.sort((a, b) => a.ms - b.ms || b.bps - a.bps)[0]?.c;
-    if (best !== undefined) bestOf.set(v, best);
+    // Means over seeds, then the per-pair table's rule (bench/sim/report.ts comparePairs).
+    bestOf.set(v, bestSingle([...per.values()].map((t) => ({ ...t, freezeMs: t.freezeMs / t.n, goodputBps: t.goodputBps / t.n }))).config);
   }
   const lines: string[] = [];
   for (const cfg of new Set(multi.map((e) => e.config))) {

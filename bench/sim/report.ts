@@ -4,6 +4,7 @@
  * bench/sim/report-html.ts (uPlot charts, inlined like tools/harness/report.ts).
  */
 import { renderFairness } from './report-fairness.js';
+import { bestSingle } from './best-single.js';
 import { renderFreezeCauses } from './report-freezes.js';
 import { heapSlopeBytesPerMin } from '../../sim/heap.js';
 import { mean, round } from '../../sim/metrics.js';
@@ -409,7 +410,7 @@ export function comparePairs(aggs: Agg[]): PairCompare[] {
     const cv = aggs.find((a) => a.variant === v && a.config === 'converge');
     const singles = aggs.filter((a) => a.variant === v && a.config.startsWith('single:'));
     if (!cv || singles.length === 0) continue;
-    const best = singles.reduce((b, a) => (a.freezeMs < b.freezeMs || (a.freezeMs === b.freezeMs && a.goodputBps > b.goodputBps) ? a : b));
+    const best = bestSingle(singles);
     const goodputRatio = best.goodputBps > 0 ? cv.goodputBps / best.goodputBps : Infinity;
     out.push({
       variant: v,
