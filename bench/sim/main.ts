@@ -444,8 +444,8 @@ async function main(values: CliValues<typeof OPTIONS>): Promise<number> {
     return { variant: rest.variant, ...(rest.half ? { half: rest.half } : {}), config: rest.config, ...(Object.keys(options).length > 0 ? { options } : {}), ...res, ...(keep ? { perSecond } : {}) };
   });
   writeFileSync(resolve(outDir, 'results.json'), JSON.stringify(json, null, 1) + '\n');
-  const summaryLabel = a.rateScale !== undefined && a.rateScale !== 1 ? `${scenarioLabel} (every capacity x ${a.rateScale})` : scenarioLabel;
-  const summary = renderSummary(summaryLabel, entries, { seeds: a.seeds, streams: a.streams, wallS, fec: a.fec }) + renderOverlay(entries);
+  const summary =
+    renderSummary(scenarioLabel, entries, { seeds: a.seeds, streams: a.streams, wallS, fec: a.fec, ...(a.rateScale !== undefined ? { rateScale: a.rateScale } : {}) }) + renderOverlay(entries);
   writeFileSync(resolve(outDir, 'summary.md'), summary);
   writeFileSync(resolve(outDir, 'report.html'), renderHtml(scenarioLabel, entries));
   console.log(summary);

@@ -474,11 +474,15 @@ export function renderPairSuite(aggs: Agg[]): string[] {
   return lines;
 }
 
-export function renderSummary(scenario: string, entries: BenchEntry[], info: { seeds: number; streams: number; wallS: number; fec: string[] }): string {
+export function renderSummary(scenario: string, entries: BenchEntry[], info: { seeds: number; streams: number; wallS: number; fec: string[]; rateScale?: number }): string {
   const aggs = aggregate(entries);
   const variants = [...new Set(aggs.map((a) => a.variant))];
   const lines: string[] = [];
-  lines.push(`# Simulator benchmark: ${scenario}`, '');
+  // `--rate-scale`: the scenario's name still selects its sections (the cellular suite's per-pair
+  // acceptance is relative to the best single path of the same run, so it holds at any scale);
+  // the named scenarios' absolute targets are defined at capacity x 1 and are not checked.
+  const scaled = info.rateScale !== undefined && info.rateScale !== 1;
+  lines.push(`# Simulator benchmark: ${scenario}${scaled ? ` (every capacity x ${info.rateScale})` : ''}`, '');
   lines.push(
     `${entries.length} runs (${info.seeds} seed(s), ${info.streams} stream(s), FEC ${info.fec.join('/')}), duration ${entries[0]?.result.durationS ?? 0} s simulated per run, ${info.wallS.toFixed(1)} s wall in total; mean wall per run ${(mean(entries.map((e) => e.wallMs)) / 1000).toFixed(2)} s. Values are means over seeds.`,
     '',
@@ -511,6 +515,10 @@ export function renderSummary(scenario: string, entries: BenchEntry[], info: { s
   lines.push(...renderAudio(entries));
   lines.push(...renderFairness(scenario, entries));
   lines.push(...renderFreezeCauses(entries));
+  if (scaled) {
+    lines.push(`Named targets (issues 11, 16, ...) are defined at capacity x 1: not checked at x ${info.rateScale}.`, '');
+    return lines.join('\n') + '\n';
+  }
   const fa = faultAcceptance(scenario, entries, aggs);
   if (fa.length) {
     lines.push(

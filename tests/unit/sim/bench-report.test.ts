@@ -1,5 +1,6 @@
 import { describe, expect, it } from 'vitest';
-import { type Agg, comparePairs, renderPairSuite, renderPaperMetrics } from '../../../bench/sim/report.js';
+import { type Agg, type BenchEntry, comparePairs, renderPairSuite, renderPaperMetrics, renderSummary } from '../../../bench/sim/report.js';
+import type { SimResult } from '../../../sim/simulator.js';
 
 function agg(variant: string, config: string, o: Partial<Agg>): Agg {
   return {
@@ -76,5 +77,54 @@ describe("the papers' headline metrics", () => {
     expect(renderPaperMetrics([agg('a', 'converge', {})])).toEqual([]);
     const rows = renderPaperMetrics([agg('a', 'converge', {}), agg('a', 'lola', {})]);
     expect(rows.find((l) => l.startsWith('| lola |'))).toContain('| - |');
+  });
+});
+
+/** A run with only the fields the summary reads. */
+function entry(variant: string, config: string, freezeMs: number, goodputBps: number): BenchEntry {
+  const result = {
+    seed: 1,
+    scheduler: config.startsWith('single') ? 'single' : config,
+    durationS: 120,
+    streams: 1,
+    frames: { sent: 3600, dropped: 0 },
+    freezes: { count: freezeMs > 0 ? 1 : 0, totalMs: freezeMs, maxMs: freezeMs },
+    fps: 30,
+    latencyMs: { p95: 100 },
+    goodputBps,
+    fec: { overheadPct: 0, utilizationPct: 0 },
+    keyframeRequests: 0,
+    retransmissions: 0,
+    decoderViolations: 0,
+    paths: [],
+    packetTransmissionMs: { mean: 30, p95: 50, max: 80 },
+  } as unknown as SimResult;
+  return { variant, half: 'tune', config, wallMs: 0, result };
+}
+
+describe('simulator summary at another capacity scale (--rate-scale)', () => {
+  const runs = [entry('wc:7_1', 'converge', 1000, 5e6), entry('wc:7_1', 'single:0', 3000, 3e6), entry('wc:7_1', 'single:1', 800, 4e6)];
+  const info = { seeds: 1, streams: 1, wallS: 0, fec: ['path'] };
+
+  it("keeps the cellular suite's per-pair acceptance (it is relative to the same run) and names the scale", () => {
+    const plain = renderSummary('cellular', runs, info);
+    const slow = renderSummary('cellular', runs, { ...info, rateScale: 0.1 });
+    expect(plain).toContain('# Simulator benchmark: cellular\n');
+    expect(slow).toContain('# Simulator benchmark: cellular (every capacity x 0.1)');
+    for (const md of [plain, slow]) {
+      expect(md).toContain('## Acceptance per half (issue 10)');
+      expect(md).toContain('| wc:7_1 | tune | 1.0 | single:1 | 0.8 |');
+      // Per-pair rows replace the per-variant tables.
+      expect(md).not.toContain('## wc:7_1');
+    }
+    expect(slow).toContain('not checked at x 0.1');
+    expect(plain).not.toContain('not checked');
+  });
+
+  it("does not judge a scaled run against the named scenarios' absolute targets", () => {
+    const carriers = [entry('carriers', 'converge', 300, 4.5e6), entry('carriers', 'single:0', 2000, 3e6), entry('carriers', 'single:1', 1900, 3.2e6)];
+    expect(renderSummary('carriers', carriers, info)).toContain('## Targets');
+    expect(renderSummary('carriers', carriers, { ...info, rateScale: 0.1 })).not.toContain('## Targets');
+    expect(renderSummary('carriers', carriers, { ...info, rateScale: 1 })).toContain('## Targets');
   });
 });
