@@ -419,6 +419,11 @@ export class GccEstimator implements BandwidthEstimator {
     return this.lastLossRate;
   }
 
+  /** `GccConfig.minBps` (bps): the target never goes below it. */
+  minRateBps(): number {
+    return this.cfg.minBps;
+  }
+
   inflightBytes(): number {
     return this.history.inflightBytes();
   }

@@ -528,6 +528,11 @@ export class RtcBbrEstimator implements BandwidthEstimator {
     return this.lossRateEwma;
   }
 
+  /** `minBps` (bps): the target never goes below it. */
+  minRateBps(): number {
+    return this.cfg.minBps;
+  }
+
   inflightBytes(): number {
     return this.history.inflightBytes();
   }

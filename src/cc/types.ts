@@ -44,6 +44,13 @@ export interface BandwidthEstimator {
   minRttMs(): number;
   /** Loss fraction 0..1 over recent reports. */
   lossRate(): number;
+  /**
+   * The lowest target (bps) the estimator goes to: at it, congestion control
+   * cannot back off any further (GCC: `GccConfig.minBps`; RTC-BBR: its
+   * `minBps`). Optional: without it the path hysteresis' rate-floor rule
+   * (src/engine/path-recovery.ts) stays off for the path.
+   */
+  minRateBps?(): number;
   /** Bytes sent and not yet covered by a report (bytes). */
   inflightBytes(): number;
   /** Sender time (µs) of the last report, undefined before the first. */

@@ -46,6 +46,11 @@
  *    queueing delay at the time follows TCP Veno (Fu & Liew, "TCP Veno: TCP
  *    Enhancement for Transmission Over Wireless Access Networks", IEEE JSAC
  *    21(2), 2003, §II: a loss with a small backlog estimate is random).
+ *    Except at the rate floor (`countQueueLoss`, decided by the caller,
+ *    src/engine/path-recovery.ts): a path whose congestion controller has
+ *    sat at its minimum rate cannot back off any further, so while another
+ *    usable path loses less its loss counts even with a queue (our rule; a
+ *    0.1 Mbps uplink pinned at GCC's 100 kbps floor, issue 10's slow pairs).
  *
  * Bounded: MAX_PATHS entries of fixed size (GAP_BINS numbers and a ring of
  * sustainedLossWindows numbers each).
@@ -251,14 +256,16 @@ export class PathHealth {
   /**
    * A loss window of path `id` closed with this loss fraction (0..1; invalid
    * values are ignored) while the path's SRTT and min RTT were these (ms;
-   * non-finite = unknown, the loss counts).
+   * non-finite = unknown, the loss counts). `countQueueLoss`: the loss
+   * counts even with a standing queue (the caller's rate-floor rule, see the
+   * module comment, 2.).
    */
-  onLossWindow(id: PathId, lossRate: number, srttMs: number, minRttMs: number): void {
+  onLossWindow(id: PathId, lossRate: number, srttMs: number, minRttMs: number, countQueueLoss = false): void {
     if (!(lossRate >= 0 && lossRate <= 1)) return;
     const e = this.entry(id);
     if (!e) return;
     const queueMs = srttMs - minRttMs;
-    const congested = Number.isFinite(queueMs) && queueMs > Math.max(this.config.congestionQueueMs, minRttMs / 2);
+    const congested = !countQueueLoss && Number.isFinite(queueMs) && queueMs > Math.max(this.config.congestionQueueMs, minRttMs / 2);
     e.loss[e.lossNext] = congested ? 0 : lossRate;
     e.lossNext = (e.lossNext + 1) % e.loss.length;
     e.lossCount = Math.min(e.loss.length, e.lossCount + 1);

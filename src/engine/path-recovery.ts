@@ -37,6 +37,18 @@ const OUTAGE_MIN_US = 700_000;
 const OUTAGE_RATE_MEMORY_US = 10_000_000;
 /** After an outage, loss is not congestion for max(this, 2 x SRTT + 200 ms) after reports resume (µs). */
 const OUTAGE_LOSS_GRACE_US = 500_000;
+/** Rate floor (see recentLoss): a path is at its floor while its target is at most this factor of its estimator's minRateBps (ratio). */
+const RATE_FLOOR_MARGIN = 1.1;
+/** Rate floor: another usable path must have lost less than this fraction of the floored path's loss (ratio). */
+const RATE_FLOOR_OTHER_LOSS = 0.5;
+/**
+ * Rate floor: the path must have sat at its floor this long (µs), counted
+ * from the end of an outage's loss grace. A path that collapses takes GCC
+ * to its floor within a few hundred ms and recovers from there (wc:8_5's
+ * cellular uplink at 43 s); a link that cannot carry the floor stays at it.
+ * Also how fresh (µs) the other path's loss window must be.
+ */
+const RATE_FLOOR_HOLD_US = 2_000_000;
 /** A clean return (SenderEngineConfig.cleanReturn): a report of the silence's backlog resolves at least this many packets, and loses less than this fraction of them. */
 const CLEAN_RETURN_PACKETS = 20;
 const CLEAN_RETURN_MAX_LOSS = 0.05;
@@ -82,9 +94,13 @@ export class PathRecovery {
     if (!h) return;
     for (const p of paths.values()) {
       // A path the app switched off is no fault: its hysteresis state waits as it was.
-      if (!p.adminEnabled) continue;
+      if (!p.adminEnabled) {
+        p.rateFloorSinceUs = undefined;
+        continue;
+      }
       // A relay switch's gap (silence, lost packets) is the switch's, not the new route's fault.
       if (this.inRouteGrace(p, nowUs)) {
+        p.rateFloorSinceUs = undefined;
         paths.health.takeFailure(p.id);
         continue;
       }
@@ -155,8 +171,21 @@ export class PathRecovery {
    * EWMA (a demoted path that carries only padding would need tens of
    * seconds to prove itself) and would count an outage's losses. Windows
    * restart at the end of an outage's loss grace.
+   *
+   * Each window goes to PathHealth, which does not count loss with a
+   * standing queue as a fault (congestion is GCC's business), unless the
+   * path is at its rate floor: its congestion controller at its minimum
+   * (within RATE_FLOOR_MARGIN, for RATE_FLOOR_HOLD_US) cannot back off further, and another usable
+   * path's last window lost less than RATE_FLOOR_OTHER_LOSS x this path's
+   * loss, i.e. moving the load there helps. Measured on the cellular suite
+   * at a tenth of its rates (`--rate-scale 0.1`, issue 10's slow pairs):
+   * AT&T's 0.1 Mbps uplink, pinned at GCC's 100 kbps floor and losing 25-50 %
+   * of its packets in its own queue, kept a share of the video beside Verizon.
    */
   private recentLoss(p: SenderPath, nowUs: number): number {
+    const min = p.estimator.minRateBps?.();
+    if (min !== undefined && p.estimator.targetRateBps() <= RATE_FLOOR_MARGIN * min) p.rateFloorSinceUs ??= nowUs;
+    else p.rateFloorSinceUs = undefined;
     const w = p.lossWindow;
     if (nowUs - w.atUs < LOSS_WINDOW_US) return w.rate;
     const st = p.estimator.stats() as { packetsLost?: number; packetsReceived?: number };
@@ -170,11 +199,30 @@ export class PathRecovery {
     } else {
       w.rate = Math.min(1, Math.max(0, lost / n));
     }
-    this.host.paths.health.onLossWindow(p.id, w.rate, p.estimator.srttMs(), p.estimator.minRttMs());
+    this.host.paths.health.onLossWindow(p.id, w.rate, p.estimator.srttMs(), p.estimator.minRttMs(), this.floorLossCounts(p, w.rate, nowUs));
     w.atUs = nowUs;
     w.lost = st.packetsLost;
     w.received = st.packetsReceived;
     return w.rate;
+  }
+
+  /**
+   * Does the loss window of path `p` (it lost `lossRate`, 0..1) count despite a standing queue?
+   * Yes when `p` has sat at its rate floor for RATE_FLOOR_HOLD_US (after its loss grace, if any)
+   * and another live path, out of its own grace, closed a loss window within RATE_FLOOR_HOLD_US that
+   * lost less than RATE_FLOOR_OTHER_LOSS x `lossRate` (see recentLoss).
+   */
+  private floorLossCounts(p: SenderPath, lossRate: number, nowUs: number): boolean {
+    const since = p.rateFloorSinceUs;
+    if (since === undefined || nowUs - Math.max(since, p.lossWindow.graceUntilUs) < RATE_FLOOR_HOLD_US || !(lossRate > 0)) return false;
+    const paths = this.host.paths;
+    for (const q of paths.values()) {
+      const w = q.lossWindow;
+      // A window closed (its counters are set), recently, outside q's grace (where rate is forced to 0).
+      const fresh = w.lost + w.received > 0 && nowUs - w.atUs <= RATE_FLOOR_HOLD_US && nowUs >= w.graceUntilUs;
+      if (q !== p && fresh && paths.isUsable(q, nowUs) && paths.isLive(q, nowUs) && w.rate < RATE_FLOOR_OTHER_LOSS * lossRate) return true;
+    }
+    return false;
   }
 
   /**
@@ -306,6 +354,7 @@ export class PathRecovery {
    */
   onRouteChange(p: SenderPath, nowUs: number): void {
     this.host.paths.hysteresis?.remove(p.id);
+    p.rateFloorSinceUs = undefined;
     p.routeChangeUs = nowUs;
     p.routeChangeSeq = p.nextPathSeq;
     p.routeGraceUntilUs = Number.POSITIVE_INFINITY;

@@ -203,7 +203,10 @@ export interface SenderEngineConfig {
    * lost, a transport that is not connected, or 2 s without a report) or
    * random loss above 15 % sustained over 3 loss windows at the path's base
    * RTT (src/engine/path-health.ts): an LTE uplink's delay stalls and
-   * congestion drops are not faults. A demoted path carries no media and
+   * congestion drops are not faults, except on a path whose congestion
+   * controller has sat at its minimum rate for 2 s while another usable
+   * path loses less than half as much (src/engine/path-recovery.ts,
+   * the rate floor). A demoted path carries no media and
    * does not count in the encoder target; padding every 50 ms keeps its RTT
    * and loss measured. Never demotes the last usable path. true = defaults,
    * an object = tuned, false = off. Default true: on the cellular suite

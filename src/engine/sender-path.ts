@@ -119,6 +119,8 @@ export class SenderPath {
   mediaAtReport = 0;
   /** Recent loss for the hysteresis: estimator counters at the window start, and the last window's loss fraction. */
   readonly lossWindow: { atUs: number; lost: number; received: number; rate: number; graceUntilUs: number };
+  /** Since when (µs) the estimate has sat at its estimator's minimum rate (PathRecovery's rate floor); undefined while above it. */
+  rateFloorSinceUs: number | undefined;
   readonly stats: SenderPathCounters = {
     packetsSent: 0,
     bytesSent: 0,

@@ -119,6 +119,15 @@ describe('PathHealth sustained loss', () => {
     expect(h.sustainedLoss(0)).toBeCloseTo(0.3);
   });
 
+  it('counts loss with a standing queue when the path is at its rate floor (congestion control cannot back off further)', () => {
+    const h = new PathHealth({ sustainedLossWindows: 2 });
+    h.onLossWindow(0, 0.5, 400, 100, true);
+    h.onLossWindow(0, 0.4, 400, 100, true);
+    expect(h.sustainedLoss(0)).toBeCloseTo(0.4);
+    h.onLossWindow(0, 0.4, 400, 100, false); // above the floor again: congestion
+    expect(h.sustainedLoss(0)).toBe(0);
+  });
+
   it('forgets a removed path', () => {
     const h = new PathHealth({ sustainedLossWindows: 1 });
     h.onLossWindow(1, 0.5, 40, 40);
