@@ -127,7 +127,7 @@ const REPO = resolve(dirname(fileURLToPath(import.meta.url)), '..');
  * on by default, 57 bytes); budget 100 460. 100 672 in stop 47 with the path hysteresis' rate floor
  * (a path whose congestion controller has sat at its minimum rate for 2 s counts its queue-time loss
  * while another path loses less: src/engine/path-recovery.ts, `BandwidthEstimator.minRateBps`,
- * 220 bytes); budget 100 680.
+ * 220 bytes); budget 100 680. 100 674 with no failover probe for a path the hysteresis benched (2 bytes).
  */
 export const DEFAULT_BUDGET_GZIP_BYTES = 100_680;
 

@@ -127,7 +127,11 @@ export class PathRecovery {
    * When a path turns suspect (or down) the others must carry its load, but
    * their GCC estimates sit at the rate they were app-limited to. Probe each
    * remaining path at 2 x its estimate plus the lost path's rate, once per
-   * failover, so the encoder target recovers within an RTT.
+   * failover, so the encoder target recovers within an RTT. A path the
+   * hysteresis had benched carried no media and was not in the encoder
+   * target: its silence moves no load, so it sets off no probe (else a weak
+   * path that flaps, e.g. AT&T's 0.1 Mbps uplink at `--rate-scale 0.1`,
+   * probes the path carrying the call at 2x its estimate on every flap).
    */
   private probeOnFailover(nowUs: number): void {
     const { paths } = this.host;
@@ -136,7 +140,7 @@ export class PathRecovery {
     for (const p of paths.values()) {
       const gone = !paths.isUp(p) || paths.isSuspect(p, nowUs);
       if (gone && !p.failedOver) {
-        lostBps += p.estimator.targetRateBps();
+        if (paths.hysteresis?.isDemoted(p.id) !== true) lostBps += p.estimator.targetRateBps();
         p.rateAtFailure = { bps: p.estimator.targetRateBps(), atUs: nowUs };
       }
       p.failedOver = gone;
