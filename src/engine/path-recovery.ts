@@ -128,10 +128,13 @@ export class PathRecovery {
    * their GCC estimates sit at the rate they were app-limited to. Probe each
    * remaining path at 2 x its estimate plus the lost path's rate, once per
    * failover, so the encoder target recovers within an RTT. A path the
-   * hysteresis had benched carried no media and was not in the encoder
-   * target: its silence moves no load, so it sets off no probe (else a weak
-   * path that flaps, e.g. AT&T's 0.1 Mbps uplink at `--rate-scale 0.1`,
-   * probes the path carrying the call at 2x its estimate on every flap).
+   * hysteresis had demoted sets off no probe: while another path carries
+   * the call it is benched (no media, not in the encoder target), so its
+   * silence moves no load (else a weak path that flaps, e.g. AT&T's 0.1
+   * Mbps uplink at `--rate-scale 0.1`, probes the path carrying the call at
+   * 2x its estimate on every flap). A path benched only by probation
+   * (SenderPaths.isDemoted) still does: skipping those too was worse
+   * (docs/results.md, stop 47).
    */
   private probeOnFailover(nowUs: number): void {
     const { paths } = this.host;

@@ -6,7 +6,7 @@
 import { describe, expect, it } from 'vitest';
 import { makeCall } from './call-helper.js';
 
-/** Two 3 Mbps paths; path 1 (random loss `loss`) is down from 8 s to 12 s. Probe packets path 0 sends while it is down. */
+/** Two 3 Mbps paths; path 1 (random loss `loss`) is down from 8 s to 12 s. Probe packets path 0 sends from 7.5 s to 11.5 s. */
 function probesDuringOutage(loss: number): { benched: boolean; probes: number } {
   const c = makeCall(
     [
@@ -31,6 +31,7 @@ describe('failover probe', () => {
   it('does not when the silent path was benched by the hysteresis (30 % loss)', () => {
     const r = probesDuringOutage(0.3);
     expect(r.benched).toBe(true);
-    expect(r.probes).toBe(0);
+    // Without the rule: 30 probe packets (a failover probe cluster); any other cluster would be a few.
+    expect(r.probes).toBeLessThan(10);
   });
 });
