@@ -5,8 +5,15 @@
  * packet; 48 kHz). Each encoded frame goes to `onFrame` with its capture time
  * on the call's clock.
  *
- * Capture time: an input AudioData's timestamp (µs, the track's own clock)
- * maps onto the call's clock with the smallest `now - timestamp` seen when
+ * Capture time: a frame's first sample is located on the input timeline
+ * (each input AudioData's timestamp and sample count, in the order they were
+ * encoded), not taken from the encoder's output timestamp: Chromium stamps
+ * its Opus output from the first input's timestamp plus the samples encoded,
+ * so input the reader missed (a starved main thread: the processor drops
+ * what is not read in time) vanishes from those timestamps, and a sender
+ * reading 75 % of real time would fall 250 ms behind per second, which the
+ * receiver's jitter buffer sees as ever later frames (tests/unit/audio/opus-encoder.test.ts).
+ * That time (µs, the track's own clock) maps onto the call's clock with the smallest `now - timestamp` seen when
  * reading over the last {@link CAPTURE_OFFSET_WINDOW_US} (the read latency
  * floor), so a frame's capture time is its first sample's time, as video's
  * is the time the camera frame was read. The window lets the mapping follow
@@ -61,6 +68,9 @@ export const CAPTURE_OFFSET_WINDOW_US = 2_000_000;
 /** Opus frame duration (µs). */
 export const OPUS_FRAME_US = 20_000;
 
+/** Most inputs kept on the input timeline (10 ms each in Chromium: 2.5 s); the oldest go first. */
+const MAX_TIMELINE_INPUTS = 256;
+
 type ProcessorCtor = new (o: { track: MediaStreamTrack }) => { readable: ReadableStream<AudioData> };
 
 /** See the module comment. */
@@ -70,6 +80,11 @@ export class OpusEncoder {
   private stopped = false;
   /** Windowed minimum of (read time - timestamp): a deque of increasing offsets, the head is the minimum. */
   private readonly offsets: Array<{ atUs: number; offsetUs: number }> = [];
+  /** The input timeline of the current encoder: the first sample index and timestamp (µs) of each input not yet fully encoded, oldest first. */
+  private readonly timeline: Array<{ sample: number; tsUs: number }> = [];
+  /** Samples given to the current encoder, and samples it has output (both from its configuration). */
+  private samplesIn = 0;
+  private samplesOut = 0;
   private readonly c: OpusEncoderStats = { inputFrames: 0, framesEncoded: 0, bytesEncoded: 0, errors: 0, sampleRate: 0, inputChannels: 0, mutedFrames: 0 };
 
   constructor(
@@ -126,6 +141,9 @@ export class OpusEncoder {
         this.c.mutedFrames++;
       }
       this.encoder!.encode(mono);
+      this.timeline.push({ sample: this.samplesIn, tsUs: data.timestamp });
+      if (this.timeline.length > MAX_TIMELINE_INPUTS) this.timeline.shift();
+      this.samplesIn += data.numberOfFrames;
       if (mono !== data) mono.close();
     } catch (e) {
       this.fail(e);
@@ -136,6 +154,9 @@ export class OpusEncoder {
 
   private configure(sampleRate: number): void {
     this.c.sampleRate = sampleRate;
+    this.timeline.length = 0;
+    this.samplesIn = 0;
+    this.samplesOut = 0;
     const enc = new AudioEncoder({
       output: (chunk) => this.onChunk(chunk),
       error: (e) => this.fail(e),
@@ -158,13 +179,30 @@ export class OpusEncoder {
     this.c.framesEncoded++;
     this.c.bytesEncoded += data.length;
     const offsetUs = this.offsets[0]?.offsetUs ?? 0;
-    const captureUs = Math.max(0, Math.round(chunk.timestamp + offsetUs));
     const durationUs = chunk.duration && chunk.duration > 0 ? Math.min(120_000, Math.round(chunk.duration)) : OPUS_FRAME_US;
+    const captureUs = Math.max(0, Math.round(this.firstSampleUs(chunk.timestamp, durationUs) + offsetUs));
     try {
       this.opts.onFrame({ captureUs, durationUs, data });
     } catch (e) {
       this.fail(e);
     }
+  }
+
+  /**
+   * Track-clock time (µs) of the first sample of the next output chunk, from
+   * the input timeline; advances the output position by the chunk's
+   * `durationUs`. `stampUs` (the encoder's own timestamp) stands in when the
+   * timeline has nothing for it.
+   */
+  private firstSampleUs(stampUs: number, durationUs: number): number {
+    const sr = this.c.sampleRate;
+    const at = this.samplesOut;
+    this.samplesOut += Math.round((durationUs * sr) / 1e6);
+    const t = this.timeline;
+    while (t.length > 1 && t[1].sample <= at) t.shift();
+    const head = t[0];
+    if (!head || head.sample > at || !(sr > 0)) return stampUs;
+    return head.tsUs + ((at - head.sample) * 1e6) / sr;
   }
 
   private addOffset(atUs: number, offsetUs: number): void {

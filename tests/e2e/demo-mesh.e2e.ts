@@ -56,6 +56,8 @@ describe('demo page, three participants', () => {
       // each check keeps the largest level seen while it polls, never one instant's.
       const allLevels = () => Promise.all(pages.map(levels));
       const others = (i: number) => ids.filter((_, j) => j !== i) as string[];
+      // What a timed-out audio wait prints: the levels, and per page the microphone frames read and
+      // encoded and what it received from each other participant (a stalled sender or receiver shows there).
       const audioState = async () => ({
         levels: await allLevels(),
         pages: (await all()).map((d) => ({ me: d?.me, encoded: d?.audioEncoded, from: d?.remotes.map((r) => ({ id: r.id, ...r.audio })) })),
@@ -75,14 +77,14 @@ describe('demo page, three participants', () => {
       await pages[0].click('#mute-audio');
       expect(await pages[0].evaluate(() => (window as unknown as { __demo: { isMuted(k: string): boolean } }).__demo.isMuted('audio'))).toBe(true);
       let quiet = 0;
-      await waitFor('participant 0 silent at the others', 20_000, allLevels, (ls) => {
+      await waitFor('participant 0 silent at the others', 20_000, audioState, ({ levels: ls }) => {
         quiet = ls.slice(1).every((l) => (l[me0] ?? 1) < AUDIO_RMS_FLOOR) ? quiet + 1 : 0;
         return quiet >= 4;
       });
       // ... and stays silent while each of them hears the third participant.
       const heardWhileMuted = [0, 0];
       const mutedMax = [0, 0];
-      await waitFor('the others hearing each other while participant 0 is muted', 20_000, allLevels, (ls) => {
+      await waitFor('the others hearing each other while participant 0 is muted', 20_000, audioState, ({ levels: ls }) => {
         for (const k of [0, 1]) {
           const l = ls[k + 1];
           mutedMax[k] = Math.max(mutedMax[k], l[me0] ?? 0);
@@ -99,7 +101,7 @@ describe('demo page, three participants', () => {
       // Unmuted: its beep comes back at both others.
       await pages[0].click('#mute-audio');
       const back0 = [0, 0];
-      await waitFor('participant 0 heard again', 20_000, allLevels, (ls) => {
+      await waitFor('participant 0 heard again', 20_000, audioState, ({ levels: ls }) => {
         for (const k of [0, 1]) back0[k] = Math.max(back0[k], ls[k + 1][me0] ?? 0);
         return back0.every((v) => v > AUDIO_RMS_FLOOR);
       });

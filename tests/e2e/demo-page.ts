@@ -18,8 +18,8 @@ export interface Digest {
     /** Video from it: freezes and capture -> decoded latency p95 (ms). */
     video: { freezes: number; latencyP95Ms: number };
   }>;
-  /** Opus frames encoded by this page, and those encoded as silence (muted). */
-  audioEncoded: { frames: number; muted: number };
+  /** Microphone frames read by this page, Opus frames encoded, and those encoded as silence (muted). */
+  audioEncoded: { input: number; frames: number; muted: number };
   tiles: number;
   status: string;
 }
@@ -47,6 +47,7 @@ export function digest(page: Page): Promise<Digest | undefined> {
       avOffset?: number;
       freezeCount?: number;
       endToEndLatencyP95?: number;
+      frames?: number;
       framesEncoded?: number;
       mutedFrames?: number;
     };
@@ -78,7 +79,7 @@ export function digest(page: Page): Promise<Digest | undefined> {
           video: { freezes: v?.freezeCount ?? 0, latencyP95Ms: (v?.endToEndLatencyP95 ?? 0) * 1000 },
         };
       }),
-      audioEncoded: { frames: source?.framesEncoded ?? 0, muted: source?.mutedFrames ?? 0 },
+      audioEncoded: { input: source?.frames ?? 0, frames: source?.framesEncoded ?? 0, muted: source?.mutedFrames ?? 0 },
       tiles: document.querySelectorAll('.tile.remote').length,
       status: document.getElementById('status')?.textContent ?? '',
     };

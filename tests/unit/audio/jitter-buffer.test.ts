@@ -91,6 +91,31 @@ describe('AudioJitterBuffer', () => {
     expect(s.concealedSamples).toBeGreaterThan(0);
   });
 
+  it('plays a stream whose capture times jumped ahead of its seqs once its frames come, instead of dropping every later frame as late', () => {
+    // 20 ms transit. The sender missed 400 ms of input after frame 9: frame 10 onwards is captured 400 ms
+    // later than 20 ms per seq says. While the stream is silent the playout point gives up slots on
+    // capture times extrapolated from frame 9; by the time frame 10 comes it is ~10 slots ahead.
+    const jb = new AudioJitterBuffer();
+    const cap = (i: number) => 1_000_000 + i * F + (i >= 10 ? 400_000 : 0);
+    const played: number[] = [];
+    let k = 0;
+    for (let t = 1_001_000; t < 4_000_000; t += F) {
+      while (cap(k) + 20_000 <= t) {
+        jb.insert(frame(k, cap(k)), cap(k) + 20_000);
+        k++;
+      }
+      const p = jb.pull(t);
+      if (p.kind === 'frame') played.push(p.frame.seq);
+    }
+    // Frames 10 onwards (~130 sent) play from the first one that came after the gap.
+    const after = played.filter((s) => s >= 10);
+    expect(after.length).toBeGreaterThan(k - 10 - 10);
+    expect(after[0]).toBeLessThanOrEqual(11);
+    const s = jb.stats();
+    expect(s.rewinds).toBeGreaterThanOrEqual(1);
+    expect(s.latePackets).toBeLessThanOrEqual(2);
+  });
+
   it('raises the target delay with arrival jitter and keeps it within [min, max]', () => {
     // delays alternate 20 and 100 ms: p95 of relative delay = 80 ms
     const jittery = run(200, (i) => (i % 3 === 0 ? 100 : 20));
