@@ -25,10 +25,12 @@
  *   delay by a frame (NetEq plays a late packet after expanding rather than
  *   discarding it). The delay never grows past `capture + baseTransit +
  *   maxDelayMs`. A missing frame's capture time is extrapolated from the last
- *   one played (one frame interval per seq); when that runs behind the real
- *   one (the sender's capture jumped, or a burst came late), slots are given
- *   up before their frames come, and the newest frame, once it comes within
- *   the bound, is played rather than dropped as late (`rewinds`).
+ *   one played (one frame duration per seq); when that runs behind the real
+ *   one (the sender's capture timeline jumped: input it never read), slots
+ *   are given up before their frames come, and the newest frame, once it
+ *   comes within the bound, is played rather than dropped as late
+ *   (`rewinds`). It plays at the next pull, so playout restarts close to the
+ *   base transit; the jitter margin comes back through later waits.
  * - **Acceleration** (NetEq "accelerate"): when the playout point lies more
  *   than one frame behind P* and the following frame is buffered too, one
  *   frame is dropped (returned in `skipped` so a decoder can keep its state),
@@ -308,12 +310,12 @@ export class AudioJitterBuffer {
    * the newest frame seen (not a straggler behind frames that came), after
    * the last frame played, and within the give-up bound on its own capture
    * time. The slots given up before it were declared lost on capture times
-   * extrapolated from the last frame played (20 ms per seq): a sender whose
-   * capture timeline jumps (input it missed) or a burst of late frames can
-   * put that extrapolation behind the real one, and then every later pull
-   * gives up one more slot while every arrival is late, for good (a
-   * three-participant demo stayed there at 99 % concealment). NetEq plays a
-   * late packet after expanding rather than discarding it.
+   * extrapolated from the last frame played (one frame duration per seq): a
+   * sender whose capture timeline jumps (input it never read) puts that
+   * extrapolation behind the real one, and then every later pull gives up
+   * one more slot while every arrival is late, for good (in a
+   * three-participant demo one stream stayed there at 99 % concealment).
+   * NetEq plays a late packet after expanding rather than discarding it.
    */
   private rewindable(u: number, transitUs: number): boolean {
     return this.buf.size === 0 && u === this.highestSeq && (this.playedSeq === undefined || u > this.playedSeq) && transitUs < this.baseTransitUs + this.maxDelayUs + this.extraUs;

@@ -5,14 +5,16 @@
  * packet; 48 kHz). Each encoded frame goes to `onFrame` with its capture time
  * on the call's clock.
  *
- * Capture time: a frame's first sample is located on the input timeline
- * (each input AudioData's timestamp and sample count, in the order they were
- * encoded), not taken from the encoder's output timestamp: Chromium stamps
- * its Opus output from the first input's timestamp plus the samples encoded,
- * so input the reader missed (a starved main thread: the processor drops
- * what is not read in time) vanishes from those timestamps, and a sender
- * reading 75 % of real time would fall 250 ms behind per second, which the
- * receiver's jitter buffer sees as ever later frames (tests/unit/audio/opus-encoder.test.ts).
+ * Capture time: Chromium stamps its Opus output from the first input's
+ * timestamp plus the samples encoded (frames DTX leaves out included), so
+ * input the reader missed (a starved main thread: the processor drops what
+ * is not read in time) vanishes from those timestamps; a sender reading 75 %
+ * of real time would fall 250 ms behind per second, which the receiver's
+ * jitter buffer sees as ever later frames. So the encoder's timestamp only
+ * says which input sample a frame starts at (its offset from the first
+ * input's timestamp, in samples at the input rate), and that sample is
+ * located on the input timeline: each input AudioData's timestamp and sample
+ * count, in the order they were encoded (tests/unit/audio/opus-encoder.test.ts).
  * That time (µs, the track's own clock) maps onto the call's clock with the smallest `now - timestamp` seen when
  * reading over the last {@link CAPTURE_OFFSET_WINDOW_US} (the read latency
  * floor), so a frame's capture time is its first sample's time, as video's
@@ -82,9 +84,9 @@ export class OpusEncoder {
   private readonly offsets: Array<{ atUs: number; offsetUs: number }> = [];
   /** The input timeline of the current encoder: the first sample index and timestamp (µs) of each input not yet fully encoded, oldest first. */
   private readonly timeline: Array<{ sample: number; tsUs: number }> = [];
-  /** Samples given to the current encoder, and samples it has output (both from its configuration). */
+  /** Samples (at the input rate) given to the current encoder, and the timestamp (µs) of its first input. */
   private samplesIn = 0;
-  private samplesOut = 0;
+  private firstInputUs: number | undefined;
   private readonly c: OpusEncoderStats = { inputFrames: 0, framesEncoded: 0, bytesEncoded: 0, errors: 0, sampleRate: 0, inputChannels: 0, mutedFrames: 0 };
 
   constructor(
@@ -140,11 +142,21 @@ export class OpusEncoder {
         mono = silence(data);
         this.c.mutedFrames++;
       }
-      this.encoder!.encode(mono);
+      // On the timeline before encode() (an encoder may output within it); taken back if encode() throws.
+      const first = this.firstInputUs === undefined;
+      if (first) this.firstInputUs = data.timestamp;
       this.timeline.push({ sample: this.samplesIn, tsUs: data.timestamp });
+      try {
+        this.encoder!.encode(mono);
+      } catch (e) {
+        this.timeline.pop();
+        if (first) this.firstInputUs = undefined;
+        throw e;
+      } finally {
+        if (mono !== data) mono.close();
+      }
       if (this.timeline.length > MAX_TIMELINE_INPUTS) this.timeline.shift();
       this.samplesIn += data.numberOfFrames;
-      if (mono !== data) mono.close();
     } catch (e) {
       this.fail(e);
     } finally {
@@ -156,7 +168,7 @@ export class OpusEncoder {
     this.c.sampleRate = sampleRate;
     this.timeline.length = 0;
     this.samplesIn = 0;
-    this.samplesOut = 0;
+    this.firstInputUs = undefined;
     const enc = new AudioEncoder({
       output: (chunk) => this.onChunk(chunk),
       error: (e) => this.fail(e),
@@ -180,7 +192,7 @@ export class OpusEncoder {
     this.c.bytesEncoded += data.length;
     const offsetUs = this.offsets[0]?.offsetUs ?? 0;
     const durationUs = chunk.duration && chunk.duration > 0 ? Math.min(120_000, Math.round(chunk.duration)) : OPUS_FRAME_US;
-    const captureUs = Math.max(0, Math.round(this.firstSampleUs(chunk.timestamp, durationUs) + offsetUs));
+    const captureUs = Math.max(0, Math.round(this.firstSampleUs(chunk.timestamp) + offsetUs));
     try {
       this.opts.onFrame({ captureUs, durationUs, data });
     } catch (e) {
@@ -189,20 +201,20 @@ export class OpusEncoder {
   }
 
   /**
-   * Track-clock time (µs) of the first sample of the next output chunk, from
-   * the input timeline; advances the output position by the chunk's
-   * `durationUs`. `stampUs` (the encoder's own timestamp) stands in when the
-   * timeline has nothing for it.
+   * Track-clock time (µs) of the first sample of the chunk the encoder
+   * stamped `stampUs`: the input sample it starts at is `stampUs` less the
+   * first input's timestamp, in samples at the input rate; that sample's time
+   * comes from the input holding it (extrapolated from the oldest input kept
+   * when the timeline no longer reaches back that far). `stampUs` itself
+   * when there is no timeline.
    */
-  private firstSampleUs(stampUs: number, durationUs: number): number {
+  private firstSampleUs(stampUs: number): number {
     const sr = this.c.sampleRate;
-    const at = this.samplesOut;
-    this.samplesOut += Math.round((durationUs * sr) / 1e6);
     const t = this.timeline;
+    if (this.firstInputUs === undefined || t.length === 0 || !(sr > 0)) return stampUs;
+    const at = Math.round(((stampUs - this.firstInputUs) * sr) / 1e6);
     while (t.length > 1 && t[1].sample <= at) t.shift();
-    const head = t[0];
-    if (!head || head.sample > at || !(sr > 0)) return stampUs;
-    return head.tsUs + ((at - head.sample) * 1e6) / sr;
+    return t[0].tsUs + ((at - t[0].sample) * 1e6) / sr;
   }
 
   private addOffset(atUs: number, offsetUs: number): void {
