@@ -58,6 +58,8 @@ let started = false;
 let numPaths = 2;
 /** Signalling trouble to show beside the status ('' when joined). */
 let signalling = '';
+/** What the call goes on without (e.g. the microphone), shown after the status. */
+let notice = '';
 
 async function start(): Promise<void> {
   if (started) return;
@@ -99,8 +101,15 @@ async function start(): Promise<void> {
   const cam = await navigator.mediaDevices.getUserMedia({ video: CAMERA, audio: withAudio });
   $<HTMLVideoElement>('local').srcObject = new MediaStream(cam.getVideoTracks());
   await call.sendTrack(cam.getVideoTracks()[0]);
-  const mic = cam.getAudioTracks()[0];
-  if (mic) await call.sendTrack(mic);
+  // A browser that cannot send the microphone (Firefox: capabilities().audio.send) holds a video-only call.
+  let mic: MediaStreamTrack | undefined = cam.getAudioTracks()[0];
+  if (mic) {
+    await call.sendTrack(mic).catch((e: unknown) => {
+      notice = `microphone not sent: ${e instanceof Error ? e.message : String(e)}`;
+      mic?.stop();
+      mic = undefined;
+    });
+  }
   makeMuteButtons(call);
   void devicePicker(call, 'videoinput', cam.getVideoTracks()[0]);
   if (mic) void devicePicker(call, 'audioinput', mic);
@@ -275,12 +284,12 @@ function renderStatus(call: MultipathCall, s: CallStatsReport): void {
   const room = signalling ? `${$<HTMLInputElement>('room').value} (${signalling}; media goes on)` : $<HTMLInputElement>('room').value;
   const ps = call.participants;
   if (ps.length === 0) {
-    setStatus(`in room ${room} as ${me ?? '?'}: waiting for others to join`);
+    setStatus(`in room ${room} as ${me ?? '?'}: waiting for others to join${notice ? `; ${notice}` : ''}`);
     return;
   }
   const connected = ps.filter((p) => p.connected).length;
   const connecting = ps.length - connected;
-  setStatus(`in room ${room} as ${me ?? '?'} with ${ps.length} other${ps.length > 1 ? 's' : ''}${connecting > 0 ? ` (${connecting} connecting)` : ''}`);
+  setStatus(`in room ${room} as ${me ?? '?'} with ${ps.length} other${ps.length > 1 ? 's' : ''}${connecting > 0 ? ` (${connecting} connecting)` : ''}${notice ? `; ${notice}` : ''}`);
 }
 
 function renderTile(tile: Tile, participantId: string, s: CallStatsReport, tS: number): void {

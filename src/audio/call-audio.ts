@@ -47,7 +47,7 @@ export class AudioSend {
    * Encode `track` (kind 'audio') and send each frame through the sender
    * engines `senders()` returns at that frame (participants come and go).
    * Replaces a previously sent audio track.
-   * @throws Error when the track is not audio or WebCodecs audio is missing.
+   * @throws CodecError (src/audio/opus-encoder.ts start): 'bad-track', 'no-webcodecs', 'no-capture'.
    */
   async send(track: MediaStreamTrack, senders: () => Iterable<SenderEngine | undefined>): Promise<void> {
     this.encoder?.stop();

@@ -27,6 +27,7 @@
  *
  * Browser only (WebCodecs); src/engine never imports it.
  */
+import { CodecError } from '../codec/codec-config.js';
 import type { Clock } from '../core/clock.js';
 import type { AudioFrameInput } from '../engine/audio-sender.js';
 
@@ -96,13 +97,13 @@ export class OpusEncoder {
 
   /**
    * Start reading and encoding (returns once the reader runs).
-   * @throws Error when the track is not audio, or MediaStreamTrackProcessor / AudioEncoder are missing.
+   * @throws CodecError 'bad-track' when the track is not audio, 'no-webcodecs' without AudioEncoder, 'no-capture' without MediaStreamTrackProcessor.
    */
   async start(): Promise<void> {
-    if (this.track.kind !== 'audio') throw new Error(`OpusEncoder: track kind is ${this.track.kind}, not audio`);
+    if (this.track.kind !== 'audio') throw new CodecError('bad-track', `OpusEncoder: track kind is ${this.track.kind}, not audio`);
     const Processor = (globalThis as unknown as { MediaStreamTrackProcessor?: ProcessorCtor }).MediaStreamTrackProcessor;
-    if (!Processor) throw new Error('OpusEncoder: MediaStreamTrackProcessor is not available');
-    if (typeof AudioEncoder === 'undefined') throw new Error('OpusEncoder: WebCodecs AudioEncoder is not available');
+    if (typeof AudioEncoder === 'undefined') throw new CodecError('no-webcodecs', 'cannot send audio in this browser: missing AudioEncoder (WebCodecs)');
+    if (!Processor) throw new CodecError('no-capture', 'cannot read the microphone in this browser: missing MediaStreamTrackProcessor (capabilities().audio.send)');
     this.reader = new Processor({ track: this.track }).readable.getReader();
     void this.pump();
   }

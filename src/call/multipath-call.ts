@@ -39,7 +39,8 @@ import { monotonicClock } from '../core/clock.js';
 import type { Clock } from '../core/clock.js';
 import { Emitter } from '../core/emitter.js';
 import type { PathId } from '../core/types.js';
-import { callCapabilities, isCallSupported } from '../codec/webcodecs.js';
+import { apiCheck } from '../codec/capabilities.js';
+import { isCallSupported } from '../codec/webcodecs.js';
 import type { CallCapabilities } from '../codec/webcodecs.js';
 import { ReceiverEngine } from '../engine/receiver.js';
 import { SenderEngine } from '../engine/sender.js';
@@ -118,10 +119,19 @@ export class MultipathCall {
    * What works in this browser: codecs that encode / decode, the capture mode
    * ('track-processor' | 'video-frame-callback' | 'video-timer'), the render
    * mode ('track-generator' | 'canvas-capture'), RTCDataChannel, and what is
-   * missing by name. Never rejects. See src/codec/capabilities.ts.
+   * missing by name, and whether audio can be sent and played (`audio`).
+   * Never rejects: if its code (a lazy chunk, src/codec/capabilities-probe.ts)
+   * cannot be loaded, the answer is the API check alone, with no codec and
+   * the load error in `missing`.
    */
   static capabilities(): Promise<CallCapabilities> {
-    return callCapabilities();
+    return import('../codec/capabilities-probe.js').then(
+      (m) => m.callCapabilities(),
+      (e: unknown) => {
+        const a = apiCheck();
+        return { ...a, supported: false, send: false, receive: false, encode: [], decode: [], audio: { send: false, receive: false }, missing: [...a.missing, `capabilities: ${String(e)}`] };
+      },
+    );
   }
 
   private readonly opts: MultipathCallOptions;
@@ -411,7 +421,8 @@ export class MultipathCall {
    * participant, on the fastest path ahead of video (src/audio/call-audio.ts);
    * it replaces the previous audio track.
    * @throws CodecError when the codec cannot be used; CallError 'closed',
-   *   'unsupported-track' (neither video nor audio); Error when WebCodecs audio is missing.
+   *   'unsupported-track' (neither video nor audio); for audio, CodecError 'no-webcodecs' (no
+   *   AudioEncoder) or 'no-capture' (no MediaStreamTrackProcessor: Firefox; see `capabilities().audio`).
    */
   async sendTrack(track: MediaStreamTrack): Promise<void> {
     if (this.closed) throw new CallError('closed', 'call is closed');

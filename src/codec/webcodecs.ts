@@ -18,6 +18,6 @@ export { detectCaptureMode, openFrameReader } from './frame-source.js';
 export type { CaptureMode, FrameReader } from './frame-source.js';
 export { createFrameSink, detectRenderMode } from './frame-sink.js';
 export type { FrameSink, RenderMode } from './frame-sink.js';
-export { CALL_CODECS, callCapabilities, isCallSupported } from './capabilities.js';
+export { CALL_CODECS, isCallSupported } from './capabilities.js';
 export type { CallCapabilities } from './capabilities.js';
 export { DEFAULT_TEMPORAL_LAYERS, TemporalRefTracker } from './temporal-layers.js';

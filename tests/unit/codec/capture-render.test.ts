@@ -7,11 +7,11 @@
  */
 import { afterEach, describe, expect, it, vi } from 'vitest';
 import { MultipathCall } from '../../../src/call/multipath-call.js';
+import { callCapabilities } from '../../../src/codec/capabilities-probe.js';
 import {
   CameraEncoder,
   CodecError,
   FrameDecoder,
-  callCapabilities,
   createFrameSink,
   detectCaptureMode,
   detectRenderMode,
@@ -376,11 +376,15 @@ describe('capabilities', () => {
     expect(c.render).toBe('none');
     expect(c.missing).toContain('VideoEncoder (WebCodecs)');
     expect(c.missing.join()).toMatch(/capture: MediaStreamTrackProcessor/);
+    expect(c.audio).toEqual({ send: false, receive: false });
+    expect(c.missing).toContain('audio send: AudioEncoder (WebCodecs)');
+    expect(c.missing).toContain('audio receive: MediaStreamTrackGenerator');
   });
 
   it('a Firefox-like window: video-frame-callback capture, canvas-capture render, codecs as the encoder and decoder answer', async () => {
     stubWindow();
     stubEncoder({ refuseL1T1: true, refuse: ['vp09'] });
+    opusCoders();
     vi.stubGlobal(
       'RTCPeerConnection',
       class {
@@ -394,9 +398,45 @@ describe('capabilities', () => {
     expect(c).toMatchObject({ supported: true, send: true, receive: true, capture: 'video-frame-callback', render: 'canvas-capture', datachannel: true });
     expect(c.encode).toEqual(['h264', 'vp8', 'av1']);
     expect(c.decode).toEqual(['h264', 'vp8', 'vp9']);
-    expect(c.missing).toEqual(['codec: vp9 encoder', 'codec: av1 decoder']);
+    // Firefox 153: Opus encodes and decodes, but no processor for the microphone and no generator for playout.
+    expect(c.audio).toEqual({ send: false, receive: false });
+    expect(c.missing).toEqual(['codec: vp9 encoder', 'codec: av1 decoder', 'audio send: MediaStreamTrackProcessor', 'audio receive: MediaStreamTrackGenerator']);
+  });
+
+  it('a Chromium-like window: audio both ways when the processor, the generator and Opus are there; an Opus the coder refuses is named', async () => {
+    stubWindow();
+    stubEncoder();
+    opusCoders();
+    vi.stubGlobal('MediaStreamTrackProcessor', class {});
+    vi.stubGlobal('MediaStreamTrackGenerator', class {});
+    vi.stubGlobal(
+      'RTCPeerConnection',
+      class {
+        createDataChannel() {
+          return {};
+        }
+      },
+    );
+    expect((await callCapabilities()).audio).toEqual({ send: true, receive: true });
+    opusCoders({ decodes: false });
+    const c = await callCapabilities();
+    expect(c.audio).toEqual({ send: true, receive: false });
+    expect(c.missing).toContain('codec: opus decoder');
   });
 });
+
+/** AudioEncoder / AudioDecoder whose isConfigSupported answers for Opus (48 kHz mono) as told. */
+function opusCoders(o: { encodes?: boolean; decodes?: boolean } = {}) {
+  const coder = (ok: boolean) =>
+    class {
+      configure(): void {}
+      static async isConfigSupported(c: { codec: string; sampleRate: number; numberOfChannels: number }) {
+        return { supported: ok && c.codec === 'opus' && c.sampleRate === 48_000 && c.numberOfChannels === 1, config: c };
+      }
+    };
+  vi.stubGlobal('AudioEncoder', coder(o.encodes ?? true));
+  vi.stubGlobal('AudioDecoder', coder(o.decodes ?? true));
+}
 
 describe('CameraEncoder.start errors name what is missing', () => {
   it("no VideoEncoder: 'no-webcodecs'", async () => {
