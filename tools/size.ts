@@ -132,9 +132,11 @@ const REPO = resolve(dirname(fileURLToPath(import.meta.url)), '..');
  * within the give-up bound plays after the playout point overran the stream: a three-participant demo
  * stream stayed at 99 % concealment without it; `rewinds`, 91 bytes). 100 595 once
  * `MultipathCall.capabilities()` loads its codec probe as a lazy chunk (src/codec/capabilities-probe.ts,
- * 0.7 kB with the new audio answer); budget 100 600.
+ * 0.7 kB with the new audio answer); budget 100 600. 100 602 with Firefox's microphone and remote
+ * audio through Web Audio (src/audio/web-audio.ts, a 1.0 kB lazy chunk loaded only without the
+ * Insertable Streams APIs); budget 100 610.
  */
-export const DEFAULT_BUDGET_GZIP_BYTES = 100_600;
+export const DEFAULT_BUDGET_GZIP_BYTES = 100_610;
 
 export interface BundleSize {
   /** The JavaScript a page loads up front (the entry chunk and what it imports statically). */

@@ -19,10 +19,13 @@
  * Frames the jitter buffer dropped to shorten the delay (`skipped`) are still
  * decoded, to keep the decoder's state continuous, and their output discarded.
  *
- * Browser only (WebCodecs + MediaStreamTrackGenerator, i.e. Chromium); without
- * a generator the output is decoded and measured (RMS) but not rendered.
+ * Browser only (WebCodecs). Rendered through a MediaStreamTrackGenerator
+ * (Chromium) or, without one, through Web Audio (Firefox: ./web-audio.ts
+ * WebAudioPlayout, loaded then; until it is there the output is decoded and
+ * measured but not rendered); without either, decoded and measured (RMS) only.
  */
 import type { AudioPlayoutEvent } from './audio-receiver.js';
+import type { WebAudioPlayout } from './web-audio.js';
 
 /** Output sample rate (Hz): Opus' (RFC 7587 §4.1). */
 export const OUTPUT_SAMPLE_RATE = 48_000;
@@ -45,8 +48,10 @@ export interface AudioOutputStats {
   rms: number;
   /** Largest 1-second RMS so far. */
   maxRms: number;
-  /** The audio track exists (MediaStreamTrackGenerator available). */
+  /** The audio track exists (a MediaStreamTrackGenerator, or Web Audio where there is none). */
   rendering: boolean;
+  /** Web Audio playout only: blocks dropped while its context was suspended or ran behind (see ./web-audio.ts). */
+  webAudioDropped?: number;
 }
 
 interface Slot {
@@ -60,9 +65,13 @@ type GeneratorCtor = new (o: { kind: 'audio' }) => MediaStreamTrack & { writable
 
 /** See the module comment. */
 export class AudioOutput {
-  /** The remote audio (MediaStreamTrackGenerator), undefined where the browser has none. */
-  readonly track: MediaStreamTrack | undefined;
+  /** The remote audio (MediaStreamTrackGenerator, or a Web Audio destination's track), undefined until there is one. */
+  get track(): MediaStreamTrack | undefined {
+    return this.gen ?? this.webAudio?.track;
+  }
+  private readonly gen: MediaStreamTrack | undefined;
   private readonly writer: WritableStreamDefaultWriter<AudioData> | undefined;
+  private webAudio: WebAudioPlayout | undefined;
   private decoder: AudioDecoder | undefined;
   private readonly slots: Slot[] = [];
   /** Decoder outputs still to come, in decode order. */
@@ -78,8 +87,15 @@ export class AudioOutput {
     const Gen = (globalThis as unknown as { MediaStreamTrackGenerator?: GeneratorCtor }).MediaStreamTrackGenerator;
     if (Gen) {
       const gen = new Gen({ kind: 'audio' });
-      this.track = gen;
+      this.gen = gen;
       this.writer = gen.writable.getWriter();
+    } else if (typeof AudioContext === 'function') {
+      import('./web-audio.js').then(
+        ({ WebAudioPlayout }) => {
+          if (!this.closed) this.webAudio = new WebAudioPlayout();
+        },
+        (e: unknown) => this.onError(e instanceof Error ? e : new Error(String(e))),
+      );
     }
   }
 
@@ -197,6 +213,7 @@ export class AudioOutput {
   private write(pcm: Float32Array): void {
     const ts = this.outTs;
     this.outTs += Math.round((pcm.length * 1e6) / OUTPUT_SAMPLE_RATE);
+    if (this.webAudio) return this.webAudio.write(pcm as Float32Array<ArrayBuffer>, OUTPUT_SAMPLE_RATE);
     if (!this.writer) return;
     try {
       const data = new AudioData({ format: 'f32-planar', sampleRate: OUTPUT_SAMPLE_RATE, numberOfFrames: pcm.length, numberOfChannels: 1, timestamp: ts, data: pcm as Float32Array<ArrayBuffer> });
@@ -211,7 +228,7 @@ export class AudioOutput {
   stats(): AudioOutputStats {
     const l = this.level;
     const partial = l.n > 0 ? Math.sqrt(l.sumSq / l.n) : 0;
-    return { ...this.c, rms: l.rms || partial, maxRms: Math.max(l.maxRms, partial), rendering: this.track !== undefined };
+    return { ...this.c, rms: l.rms || partial, maxRms: Math.max(l.maxRms, partial), rendering: this.track !== undefined, ...(this.webAudio ? { webAudioDropped: this.webAudio.dropped } : {}) };
   }
 
   /** Stop decoding and end the track; idempotent. */
@@ -220,6 +237,7 @@ export class AudioOutput {
     this.closed = true;
     if (this.decoder && this.decoder.state !== 'closed') this.decoder.close();
     void this.writer?.close().catch(() => {});
-    this.track?.stop();
+    this.gen?.stop();
+    this.webAudio?.close();
   }
 }

@@ -79,7 +79,7 @@ type ProcessorCtor = new (o: { track: MediaStreamTrack }) => { readable: Readabl
 /** See the module comment. */
 export class OpusEncoder {
   private encoder: AudioEncoder | undefined;
-  private reader: ReadableStreamDefaultReader<AudioData> | undefined;
+  private reader: Pick<ReadableStreamDefaultReader<AudioData>, 'read' | 'cancel'> | undefined;
   private stopped = false;
   /** Windowed minimum of (read time - timestamp): a deque of increasing offsets, the head is the minimum. */
   private readonly offsets: Array<{ atUs: number; offsetUs: number }> = [];
@@ -96,15 +96,24 @@ export class OpusEncoder {
   ) {}
 
   /**
-   * Start reading and encoding (returns once the reader runs).
-   * @throws CodecError 'bad-track' when the track is not audio, 'no-webcodecs' without AudioEncoder, 'no-capture' without MediaStreamTrackProcessor.
+   * Start reading and encoding (returns once the reader runs). The track is
+   * read with MediaStreamTrackProcessor, or through Web Audio where it is
+   * missing (Firefox: ./web-audio.ts, loaded then).
+   * @throws CodecError 'bad-track' when the track is not audio, 'no-webcodecs' without AudioEncoder, 'no-capture' with neither MediaStreamTrackProcessor nor a usable AudioContext.
    */
   async start(): Promise<void> {
     if (this.track.kind !== 'audio') throw new CodecError('bad-track', `OpusEncoder: track kind is ${this.track.kind}, not audio`);
     const Processor = (globalThis as unknown as { MediaStreamTrackProcessor?: ProcessorCtor }).MediaStreamTrackProcessor;
     if (typeof AudioEncoder === 'undefined') throw new CodecError('no-webcodecs', 'cannot send audio in this browser: missing AudioEncoder (WebCodecs)');
-    if (!Processor) throw new CodecError('no-capture', 'cannot read the microphone in this browser: missing MediaStreamTrackProcessor (capabilities().audio.send)');
-    this.reader = new Processor({ track: this.track }).readable.getReader();
+    if (Processor) this.reader = new Processor({ track: this.track }).readable.getReader();
+    else {
+      try {
+        this.reader = (await import('./web-audio.js')).openWebAudioMic(this.track);
+      } catch (e) {
+        throw new CodecError('no-capture', `cannot read the microphone in this browser: no MediaStreamTrackProcessor, and Web Audio failed (${String(e)})`);
+      }
+      if (this.stopped) void this.reader.cancel();
+    }
     void this.pump();
   }
 

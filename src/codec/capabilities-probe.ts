@@ -22,15 +22,17 @@ async function opusSupported(coder: { isConfigSupported(c: typeof OPUS): Promise
 
 /** Audio send and receive, and what each lacks (named in `missing`). */
 async function audioCheck(datachannel: boolean, missing: string[]): Promise<{ send: boolean; receive: boolean }> {
-  const g = globalThis as { AudioEncoder?: typeof AudioEncoder; AudioDecoder?: typeof AudioDecoder; MediaStreamTrackProcessor?: unknown; MediaStreamTrackGenerator?: unknown };
+  const g = globalThis as { AudioEncoder?: typeof AudioEncoder; AudioDecoder?: typeof AudioDecoder; MediaStreamTrackProcessor?: unknown; MediaStreamTrackGenerator?: unknown; AudioContext?: unknown };
+  // Without the processor or the generator, Web Audio stands in (src/audio/web-audio.ts).
+  const webAudio = typeof g.AudioContext === 'function';
   const need = (ok: boolean, what: string) => {
     if (!ok) missing.push(what);
     return ok;
   };
   const enc = need(typeof g.AudioEncoder === 'function', 'audio send: AudioEncoder (WebCodecs)') && need(await opusSupported(g.AudioEncoder), 'codec: opus encoder');
-  const proc = need(typeof g.MediaStreamTrackProcessor === 'function', 'audio send: MediaStreamTrackProcessor');
+  const proc = need(typeof g.MediaStreamTrackProcessor === 'function' || webAudio, 'audio send: MediaStreamTrackProcessor or AudioContext');
   const dec = need(typeof g.AudioDecoder === 'function', 'audio receive: AudioDecoder (WebCodecs)') && need(await opusSupported(g.AudioDecoder), 'codec: opus decoder');
-  const gen = need(typeof g.MediaStreamTrackGenerator === 'function', 'audio receive: MediaStreamTrackGenerator');
+  const gen = need(typeof g.MediaStreamTrackGenerator === 'function' || webAudio, 'audio receive: MediaStreamTrackGenerator or AudioContext');
   return { send: enc && proc && datachannel, receive: dec && gen && datachannel };
 }
 

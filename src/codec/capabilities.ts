@@ -33,14 +33,14 @@ export interface CallCapabilities {
   datachannel: boolean;
   /**
    * Audio (src/audio): `send`, a microphone can be sent (`sendTrack` of an
-   * audio track): WebCodecs AudioEncoder accepting Opus (48 kHz mono),
-   * MediaStreamTrackProcessor for the microphone, RTCDataChannel;
-   * `receive`, remote audio plays (`CallEvent.RemoteTrack` of kind 'audio'):
-   * AudioDecoder accepting Opus and MediaStreamTrackGenerator for the track
-   * (without one, remote audio is decoded and measured but not played).
-   * Chromium has both; Firefox 153 has the Opus encoder and decoder but
-   * neither the processor nor the generator, so neither. Not part of
-   * `supported`, which is about video.
+   * audio track): WebCodecs AudioEncoder accepting Opus (48 kHz mono), a way
+   * to read the microphone (MediaStreamTrackProcessor, or Web Audio where it
+   * is missing: src/audio/web-audio.ts), RTCDataChannel; `receive`, remote
+   * audio plays (`CallEvent.RemoteTrack` of kind 'audio'): AudioDecoder
+   * accepting Opus and MediaStreamTrackGenerator or Web Audio for the track.
+   * Chromium uses the generator and the processor; Firefox 153, Web Audio,
+   * whose AudioContext may wait for a user gesture (autoplay policy). Not
+   * part of `supported`, which is about video.
    */
   audio: { send: boolean; receive: boolean };
   /** What is missing, named (e.g. 'VideoEncoder (WebCodecs)', 'codec: av1 encoder', 'audio send: MediaStreamTrackProcessor'); empty when everything works. */

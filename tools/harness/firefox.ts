@@ -4,6 +4,7 @@
  * drives only its own patched Firefox build, which cannot be downloaded on our
  * machines; puppeteer-core drives a stock Firefox (`browser: 'firefox'`).
  */
+import { spawnSync } from 'node:child_process';
 import puppeteer from 'puppeteer-core';
 import type { Browser } from 'puppeteer-core';
 import { ensureBrowser, findBrowser, type BrowserBinary } from './browser-binary.js';
@@ -38,8 +39,10 @@ export function firefoxPrefs(): Record<string, unknown> {
     // of this machine. With them Firefox's ICE works over the loopback relays.
     'media.peerconnection.ice.obfuscate_host_addresses': false,
     'media.peerconnection.ice.loopback': true,
-    // Muted autoplay without a user gesture (the receiver's <video>).
+    // Muted autoplay without a user gesture (the receiver's <video>), and Web Audio's
+    // AudioContext running without one (the microphone and remote audio, src/audio/web-audio.ts).
     'media.autoplay.default': 0,
+    'media.autoplay.block-webaudio': false,
     // Full-rate timers in pages that are not in front.
     'dom.min_background_timeout_value': 4,
     'dom.timeout.enable_budget_timer_throttling': false,
@@ -51,7 +54,27 @@ export function firefoxPrefs(): Record<string, unknown> {
   };
 }
 
-/** Headless Debian Firefox ESR (puppeteer-core, WebDriver BiDi) with {@link firefoxPrefs}. */
+/**
+ * Make sure a sound server answers, so Firefox's AudioContext runs: headless
+ * Firefox on a machine without one (CI, containers) keeps every AudioContext
+ * suspended, and with it the Web Audio microphone and playout of
+ * src/audio/web-audio.ts (Chromium needs none: it fakes its audio output).
+ * Starts PulseAudio (Debian `pulseaudio`) with a null sink when `pactl info`
+ * gets no answer; it exits after 5 idle minutes.
+ * @returns what it found or did, for a test's log: 'running', 'started', or why not.
+ */
+export function ensureSoundServer(): string {
+  if (spawnSync('pactl', ['info'], { stdio: 'ignore', timeout: 5000 }).status === 0) return 'running';
+  const r = spawnSync('pulseaudio', ['--daemonize=yes', '--exit-idle-time=300', '-n', '--load=module-null-sink sink_name=mprtc_null', '--load=module-native-protocol-unix'], {
+    stdio: 'ignore',
+    timeout: 10_000,
+  });
+  if (r.error) return `no pulseaudio (${r.error.message}): install Debian's pulseaudio`;
+  return spawnSync('pactl', ['info'], { stdio: 'ignore', timeout: 5000 }).status === 0 ? 'started' : `pulseaudio did not start (exit ${r.status})`;
+}
+
+/** Headless Debian Firefox ESR (puppeteer-core, WebDriver BiDi) with {@link firefoxPrefs}, after {@link ensureSoundServer}. */
 export async function launchFirefox(): Promise<Browser> {
+  ensureSoundServer();
   return puppeteer.launch({ browser: 'firefox', executablePath: ensureFirefox(), headless: true, extraPrefsFirefox: firefoxPrefs() });
 }

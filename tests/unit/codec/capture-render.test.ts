@@ -378,13 +378,14 @@ describe('capabilities', () => {
     expect(c.missing.join()).toMatch(/capture: MediaStreamTrackProcessor/);
     expect(c.audio).toEqual({ send: false, receive: false });
     expect(c.missing).toContain('audio send: AudioEncoder (WebCodecs)');
-    expect(c.missing).toContain('audio receive: MediaStreamTrackGenerator');
+    expect(c.missing).toContain('audio receive: MediaStreamTrackGenerator or AudioContext');
   });
 
   it('a Firefox-like window: video-frame-callback capture, canvas-capture render, codecs as the encoder and decoder answer', async () => {
     stubWindow();
     stubEncoder({ refuseL1T1: true, refuse: ['vp09'] });
     opusCoders();
+    vi.stubGlobal('AudioContext', class {});
     vi.stubGlobal(
       'RTCPeerConnection',
       class {
@@ -398,9 +399,14 @@ describe('capabilities', () => {
     expect(c).toMatchObject({ supported: true, send: true, receive: true, capture: 'video-frame-callback', render: 'canvas-capture', datachannel: true });
     expect(c.encode).toEqual(['h264', 'vp8', 'av1']);
     expect(c.decode).toEqual(['h264', 'vp8', 'vp9']);
-    // Firefox 153: Opus encodes and decodes, but no processor for the microphone and no generator for playout.
-    expect(c.audio).toEqual({ send: false, receive: false });
-    expect(c.missing).toEqual(['codec: vp9 encoder', 'codec: av1 decoder', 'audio send: MediaStreamTrackProcessor', 'audio receive: MediaStreamTrackGenerator']);
+    // Firefox 153: Opus encodes and decodes; no processor for the microphone and no generator for playout, so Web Audio stands in.
+    expect(c.audio).toEqual({ send: true, receive: true });
+    expect(c.missing).toEqual(['codec: vp9 encoder', 'codec: av1 decoder']);
+    // Without an AudioContext either, no audio, each direction named.
+    vi.stubGlobal('AudioContext', undefined);
+    const none = await callCapabilities();
+    expect(none.audio).toEqual({ send: false, receive: false });
+    expect(none.missing).toEqual(['codec: vp9 encoder', 'codec: av1 decoder', 'audio send: MediaStreamTrackProcessor or AudioContext', 'audio receive: MediaStreamTrackGenerator or AudioContext']);
   });
 
   it('a Chromium-like window: audio both ways when the processor, the generator and Opus are there; an Opus the coder refuses is named', async () => {

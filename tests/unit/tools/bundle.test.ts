@@ -18,9 +18,16 @@ describe('MultipathCall bundle', () => {
     const ids = b.modules.map((m) => m.id);
     expect(ids).toContain('src/sched/converge.ts');
     expect(ids).toContain('src/cc/gcc.ts');
-    // Rare paths come as lazy chunks, not up front: the Firefox capture fallback, the Opus encoder, the audio output, app data, the capabilities probe.
+    // Rare paths come as lazy chunks, not up front: the Firefox capture fallback and Web Audio, the Opus encoder, the audio output, app data, the capabilities probe.
     const lazy = b.lazy.flatMap((l) => l.modules);
-    for (const m of ['src/codec/frame-source-element.ts', 'src/audio/opus-encoder.ts', 'src/audio/audio-output.ts', 'src/engine/app-data.ts', 'src/codec/capabilities-probe.ts']) {
+    for (const m of [
+      'src/codec/frame-source-element.ts',
+      'src/audio/web-audio.ts',
+      'src/audio/opus-encoder.ts',
+      'src/audio/audio-output.ts',
+      'src/engine/app-data.ts',
+      'src/codec/capabilities-probe.ts',
+    ]) {
       expect(lazy).toContain(m);
       expect(ids).not.toContain(m);
     }
