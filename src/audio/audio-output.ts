@@ -3,7 +3,8 @@
  * buffer releases (ReceiverEngine 'audio' events, src/audio/audio-receiver.ts)
  * with WebCodecs AudioDecoder, writes concealment for the missing ones, and
  * plays everything in order through a MediaStreamTrackGenerator of kind
- * 'audio': {@link AudioOutput.track} is the remote audio track.
+ * 'audio', or Web Audio where there is none (see below):
+ * {@link AudioOutput.track} is the remote audio track.
  *
  * Concealment: WebCodecs exposes no Opus PLC, so a missing frame is the last
  * decoded frame faded by half per consecutive concealed frame (then silence),
@@ -50,8 +51,9 @@ export interface AudioOutputStats {
   maxRms: number;
   /** The audio track exists (a MediaStreamTrackGenerator, or Web Audio where there is none). */
   rendering: boolean;
-  /** Web Audio playout only: blocks dropped while its context was suspended or ran behind (see ./web-audio.ts). */
+  /** Web Audio playout only (./web-audio.ts): blocks not played (context suspended, or written too far ahead), and underruns. */
   webAudioDropped?: number;
+  webAudioUnderruns?: number;
 }
 
 interface Slot {
@@ -90,12 +92,11 @@ export class AudioOutput {
       this.gen = gen;
       this.writer = gen.writable.getWriter();
     } else if (typeof AudioContext === 'function') {
-      import('./web-audio.js').then(
-        ({ WebAudioPlayout }) => {
+      import('./web-audio.js')
+        .then(({ WebAudioPlayout }) => {
           if (!this.closed) this.webAudio = new WebAudioPlayout();
-        },
-        (e: unknown) => this.onError(e instanceof Error ? e : new Error(String(e))),
-      );
+        })
+        .catch((e: unknown) => this.onError(e instanceof Error ? e : new Error(String(e))));
     }
   }
 
@@ -228,7 +229,13 @@ export class AudioOutput {
   stats(): AudioOutputStats {
     const l = this.level;
     const partial = l.n > 0 ? Math.sqrt(l.sumSq / l.n) : 0;
-    return { ...this.c, rms: l.rms || partial, maxRms: Math.max(l.maxRms, partial), rendering: this.track !== undefined, ...(this.webAudio ? { webAudioDropped: this.webAudio.dropped } : {}) };
+    return {
+      ...this.c,
+      rms: l.rms || partial,
+      maxRms: Math.max(l.maxRms, partial),
+      rendering: this.track !== undefined,
+      ...(this.webAudio ? { webAudioDropped: this.webAudio.dropped, webAudioUnderruns: this.webAudio.underruns } : {}),
+    };
   }
 
   /** Stop decoding and end the track; idempotent. */

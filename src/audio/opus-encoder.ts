@@ -1,6 +1,7 @@
 /**
  * Microphone -> Opus, in the browser: reads an audio MediaStreamTrack with
- * MediaStreamTrackProcessor, downmixes to mono and encodes 20 ms Opus frames
+ * MediaStreamTrackProcessor (or Web Audio where it is missing: Firefox,
+ * ./web-audio.ts), downmixes to mono and encodes 20 ms Opus frames
  * with WebCodecs AudioEncoder (RFC 6716; RFC 7587 §4.2: one frame per
  * packet; 48 kHz). Each encoded frame goes to `onFrame` with its capture time
  * on the call's clock.

@@ -3,10 +3,12 @@
  * MediaStreamTrackProcessor / MediaStreamTrackGenerator (Firefox):
  *
  * - {@link openWebAudioMic}: the microphone track -> MediaStreamAudioSourceNode
- *   -> ScriptProcessorNode; each block becomes an AudioData (f32-planar, mono:
- *   the first channel, the context's sample rate, timestamped on the
- *   context's clock in µs), read like a MediaStreamTrackProcessor's stream.
- *   Used by ./opus-encoder.ts.
+ *   -> ScriptProcessorNode (one channel: the node mixes a stereo track down);
+ *   each block becomes an AudioData (f32-planar, mono, the context's sample
+ *   rate), read like a MediaStreamTrackProcessor's stream. Timestamps (µs)
+ *   count samples from the first block's `playbackTime` (the context's
+ *   clock), so they are contiguous, as a capture's are, and free of the
+ *   main thread's lateness in handing blocks over. Used by ./opus-encoder.ts.
  * - {@link WebAudioPlayout}: decoded PCM -> AudioBufferSourceNodes scheduled
  *   back to back into a MediaStreamAudioDestinationNode, whose track is the
  *   remote audio track. Used by ./audio-output.ts.
@@ -29,8 +31,9 @@
 export const MIC_BLOCK = 1024;
 /** Most microphone blocks waiting for the reader (~0.5 s at 48 kHz); older ones are dropped. */
 export const MIC_MAX_QUEUED = 24;
-/** Playout: how far ahead of the context's clock a restart schedules (s), and the most it may run ahead (s). */
-export const PLAYOUT_LEAD_S = 0.04;
+/** Playout: how far ahead of the context's clock a block is scheduled after an underrun (s): room for the main thread's lateness. */
+export const PLAYOUT_LEAD_S = 0.06;
+/** Playout: the most a block may start ahead of the context's clock (s); later ones are dropped. */
 export const PLAYOUT_MAX_AHEAD_S = 0.3;
 
 type Ctx = AudioContext;
@@ -61,7 +64,7 @@ function keepResumed(ctx: Ctx): () => void {
 export interface WebAudioMic {
   read(): Promise<ReadableStreamReadResult<AudioData>>;
   cancel(): Promise<void>;
-  /** Blocks dropped because the reader fell {@link MIC_MAX_QUEUED} behind. */
+  /** Blocks dropped because the reader fell {@link MIC_MAX_QUEUED} behind (their samples still count in the timestamps). */
   readonly dropped: number;
 }
 
@@ -76,11 +79,16 @@ export function openWebAudioMic(track: MediaStreamTrack): WebAudioMic {
   try {
     source = ctx.createMediaStreamSource(new MediaStream([track]));
   } catch (e) {
+    void ctx.close().catch(() => {});
     // A browser that cannot resample a capture into a 48 kHz context: its own rate.
     if (ctx.sampleRate !== 48_000) throw e;
-    void ctx.close();
     ctx = new AudioContext();
-    source = ctx.createMediaStreamSource(new MediaStream([track]));
+    try {
+      source = ctx.createMediaStreamSource(new MediaStream([track]));
+    } catch (e2) {
+      void ctx.close().catch(() => {});
+      throw e2;
+    }
   }
   const node = ctx.createScriptProcessor(MIC_BLOCK, 1, 1);
   // A script processor runs only when connected to the destination: through a muted gain.
@@ -93,18 +101,23 @@ export function openWebAudioMic(track: MediaStreamTrack): WebAudioMic {
   let waiter: ((r: ReadableStreamReadResult<AudioData>) => void) | undefined;
   let open = true;
   let dropped = 0;
+  /** The first block's time (s, the context's clock) and the samples seen since. */
+  let t0: number | undefined;
+  let seen = 0;
   const stopResuming = keepResumed(ctx);
   node.onaudioprocess = (e: AudioProcessingEvent) => {
     if (!open) return;
     const input = e.inputBuffer;
+    t0 ??= e.playbackTime;
     const data = new AudioData({
       format: 'f32-planar',
       sampleRate: input.sampleRate,
       numberOfFrames: input.length,
       numberOfChannels: 1,
-      timestamp: Math.round(e.playbackTime * 1e6),
+      timestamp: Math.round((t0 + seen / input.sampleRate) * 1e6),
       data: input.getChannelData(0).slice(),
     });
+    seen += input.length;
     if (waiter) {
       const w = waiter;
       waiter = undefined;
@@ -163,8 +176,10 @@ export class WebAudioPlayout {
   private readonly dest: MediaStreamAudioDestinationNode;
   private readonly stopResuming: () => void;
   private nextS = 0;
-  /** Blocks dropped for running too far ahead. */
+  /** Blocks not played: written while the context was not running, or more than {@link PLAYOUT_MAX_AHEAD_S} ahead, or empty. */
   dropped = 0;
+  /** Underruns: a block written after everything before it had played (a gap of silence before it). */
+  underruns = 0;
 
   /** @throws Error when the browser has no AudioContext. */
   constructor() {
@@ -179,7 +194,10 @@ export class WebAudioPlayout {
   write(pcm: Float32Array<ArrayBuffer>, sampleRate: number): void {
     const ctx = this.ctx;
     const now = ctx.currentTime;
-    if (this.nextS < now) this.nextS = now + PLAYOUT_LEAD_S;
+    if (this.nextS < now) {
+      if (this.nextS > 0) this.underruns++;
+      this.nextS = now + PLAYOUT_LEAD_S;
+    }
     if (ctx.state !== 'running' || this.nextS - now > PLAYOUT_MAX_AHEAD_S || pcm.length === 0) {
       this.dropped++;
       return;

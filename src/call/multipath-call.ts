@@ -287,7 +287,7 @@ export class MultipathCall {
     return this.myPeerId;
   }
 
-  /** The first remote participant's audio (MediaStreamTrackGenerator of kind 'audio'), once its first frame played; see {@link CallEvent.RemoteTrack} for every participant's. */
+  /** The first remote participant's audio (a MediaStreamTrackGenerator of kind 'audio', or a Web Audio destination's track where there is none), once its first frame played; see {@link CallEvent.RemoteTrack} for every participant's. */
   get remoteAudioTrack(): MediaStreamTrack | undefined {
     return this.sessions.values().next().value?.audio.track;
   }
@@ -422,7 +422,8 @@ export class MultipathCall {
    * it replaces the previous audio track.
    * @throws CodecError when the codec cannot be used; CallError 'closed',
    *   'unsupported-track' (neither video nor audio); for audio, CodecError 'no-webcodecs' (no
-   *   AudioEncoder) or 'no-capture' (no MediaStreamTrackProcessor: Firefox; see `capabilities().audio`).
+   *   AudioEncoder) or 'no-capture' (neither MediaStreamTrackProcessor nor a usable AudioContext;
+   *   see `capabilities().audio`).
    */
   async sendTrack(track: MediaStreamTrack): Promise<void> {
     if (this.closed) throw new CallError('closed', 'call is closed');

@@ -43,7 +43,7 @@ export interface CallCapabilities {
    * part of `supported`, which is about video.
    */
   audio: { send: boolean; receive: boolean };
-  /** What is missing, named (e.g. 'VideoEncoder (WebCodecs)', 'codec: av1 encoder', 'audio send: MediaStreamTrackProcessor'); empty when everything works. */
+  /** What is missing, named (e.g. 'VideoEncoder (WebCodecs)', 'codec: av1 encoder', 'audio send: MediaStreamTrackProcessor or AudioContext'); empty when everything works. */
   missing: string[];
 }
 

@@ -31,7 +31,7 @@ const READ = `(() => {
     status: document.getElementById('status')?.textContent ?? '',
     micFrames: src ? src.framesEncoded : 0,
     audioReceived: audioIn ? audioIn.packetsReceived : 0,
-    decodedLevel: audioIn ? audioIn.audioLevel : 0,
+    decodedLevel: audioIn ? audioIn.maxAudioLevel : 0,
     rendering: audioIn ? audioIn.rendering : false,
     videoDecoded: videoIn ? videoIn.framesDecoded : 0,
     played: Math.max(0, ...Object.values(levels)),
@@ -43,6 +43,7 @@ interface Side {
   status: string;
   micFrames: number;
   audioReceived: number;
+  /** Largest decoded level so far (RMS, the inbound entry's maxAudioLevel). */
   decodedLevel: number;
   rendering: boolean;
   videoDecoded: number;
@@ -55,8 +56,9 @@ describe('demo page, Chromium and Firefox', () => {
     const demo = await startDemo({ signallingPort: 0, pagePort: 0 });
     const url = `${demo.pageUrl}?autojoin=1&room=ff&paths=2&sig=${encodeURIComponent(demo.signallingUrl)}`;
     const cb = await chromium.launch({ executablePath: ensureChromium(), headless: true, args: [...chromiumArgs(), '--autoplay-policy=no-user-gesture-required'] });
-    const fb = await launchFirefox();
+    let fb: Awaited<ReturnType<typeof launchFirefox>> | undefined;
     try {
+      fb = await launchFirefox();
       const cp = await (await cb.newContext()).newPage();
       await cp.goto(url, { waitUntil: 'domcontentloaded', timeout: 30_000 });
       const fp = await fb.newPage();
@@ -78,7 +80,7 @@ describe('demo page, Chromium and Firefox', () => {
       }
       expect(caps.audio, caps.missing.join(', ')).toEqual({ send: true, receive: true });
     } finally {
-      await fb.close().catch(() => {});
+      await fb?.close().catch(() => {});
       await cb.close();
       await demo.close();
     }

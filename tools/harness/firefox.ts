@@ -69,8 +69,9 @@ export function ensureSoundServer(): string {
     stdio: 'ignore',
     timeout: 10_000,
   });
-  if (r.error) return `no pulseaudio (${r.error.message}): install Debian's pulseaudio`;
-  return spawnSync('pactl', ['info'], { stdio: 'ignore', timeout: 5000 }).status === 0 ? 'started' : `pulseaudio did not start (exit ${r.status})`;
+  if ((r.error as NodeJS.ErrnoException | undefined)?.code === 'ENOENT') return "no pulseaudio: install Debian's pulseaudio";
+  if (r.error) return `pulseaudio did not start: ${r.error.message}`;
+  return spawnSync('pactl', ['info'], { stdio: 'ignore', timeout: 5000 }).status === 0 ? 'started' : `pulseaudio exited ${r.status}, and pactl gets no answer`;
 }
 
 /** Headless Debian Firefox ESR (puppeteer-core, WebDriver BiDi) with {@link firefoxPrefs}, after {@link ensureSoundServer}. */

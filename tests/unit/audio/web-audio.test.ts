@@ -114,18 +114,21 @@ describe('WebAudioPlayout', () => {
     expect(ctx.sampleRate).toBe(48_000);
     const block = new Float32Array(960);
     for (let i = 0; i < 3; i++) p.write(block, 48_000);
-    expect(ctx.starts.map((s) => +s.at.toFixed(3))).toEqual([10 + PLAYOUT_LEAD_S, 10.06, 10.08].map((x) => +x.toFixed(3)));
+    expect(ctx.starts.map((s) => +s.at.toFixed(3))).toEqual([0, 0.02, 0.04].map((x) => +(10 + PLAYOUT_LEAD_S + x).toFixed(3)));
+    expect(p.underruns).toBe(0);
     // The context's clock passes what was scheduled: the next block starts a lead ahead again.
     ctx.currentTime = 11;
     p.write(block, 48_000);
     expect(ctx.starts.at(-1)!.at).toBeCloseTo(11 + PLAYOUT_LEAD_S, 9);
+    expect(p.underruns).toBe(1);
     // Written faster than the clock: past PLAYOUT_MAX_AHEAD_S the blocks are dropped, not queued.
     const before = ctx.starts.length;
     for (let i = 0; i < 40; i++) p.write(block, 48_000);
     const kept = ctx.starts.length - before;
-    // Blocks from 0.06 s ahead up to PLAYOUT_MAX_AHEAD_S (0.3 s): 12 or 13 by floating point.
-    expect(kept).toBeGreaterThanOrEqual(Math.floor((PLAYOUT_MAX_AHEAD_S - 0.06) / 0.02));
-    expect(kept).toBeLessThanOrEqual(Math.floor((PLAYOUT_MAX_AHEAD_S - 0.06) / 0.02) + 1);
+    // Blocks from one block past the lead up to PLAYOUT_MAX_AHEAD_S, give or take one by floating point.
+    const room = Math.floor((PLAYOUT_MAX_AHEAD_S - PLAYOUT_LEAD_S - 0.02) / 0.02);
+    expect(kept).toBeGreaterThanOrEqual(room);
+    expect(kept).toBeLessThanOrEqual(room + 1);
     for (const s of ctx.starts) expect(s.at - ctx.currentTime).toBeLessThanOrEqual(PLAYOUT_MAX_AHEAD_S + 1e-9);
     expect(p.dropped).toBe(40 - kept);
   });
@@ -144,16 +147,17 @@ describe('WebAudioPlayout', () => {
 });
 
 describe('openWebAudioMic', () => {
-  it('yields AudioData stamped with the block times (µs), in order, to a waiting and to a later reader', async () => {
+  it('yields AudioData stamped from the first block time plus the samples before it (µs), in order, to a waiting and to a later reader', async () => {
     const { track } = fakeTrack();
     const mic = openWebAudioMic(track);
     const ctx = ctxs[0];
     const first = mic.read();
     ctx.block(1.5);
-    ctx.block(1.521);
+    ctx.block(1.53);
     const a = (await first).value as unknown as FakeAudioData;
     const b = (await mic.read()).value as unknown as FakeAudioData;
-    expect([a.timestamp, b.timestamp]).toEqual([1_500_000, 1_521_000]);
+    // The second block follows the first by its 1024 samples (21.33 ms), whenever it was handed over.
+    expect([a.timestamp, b.timestamp]).toEqual([1_500_000, Math.round((1.5 + 1024 / 48_000) * 1e6)]);
     expect(a.init.sampleRate).toBe(48_000);
   });
 
@@ -161,10 +165,20 @@ describe('openWebAudioMic', () => {
     const { track, end } = fakeTrack();
     const mic = openWebAudioMic(track);
     const ctx = ctxs[0];
-    for (let i = 0; i < MIC_MAX_QUEUED + 5; i++) ctx.block(i * 0.02);
+    const made: FakeAudioData[] = [];
+    const Orig = g.AudioData as typeof FakeAudioData;
+    g.AudioData = class extends Orig {
+      constructor(init: ConstructorParameters<typeof FakeAudioData>[0]) {
+        super(init);
+        made.push(this);
+      }
+    };
+    // Blocks of 1024 samples at 48 kHz, handed over late and unevenly: the timestamps count samples from the first.
+    for (let i = 0; i < MIC_MAX_QUEUED + 5; i++) ctx.block(0.5 + i * 0.03, 1024);
     expect(mic.dropped).toBe(5);
+    expect(made.slice(0, 5).every((d) => d.closed)).toBe(true);
     const r = await mic.read();
-    expect((r.value as unknown as FakeAudioData).timestamp).toBe(Math.round(5 * 0.02 * 1e6));
+    expect((r.value as unknown as FakeAudioData).timestamp).toBe(Math.round((0.5 + (5 * 1024) / 48_000) * 1e6));
     end();
     expect(ctx.state).toBe('closed');
     expect(await mic.read()).toEqual({ value: undefined, done: true });
