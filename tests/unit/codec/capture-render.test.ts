@@ -386,14 +386,7 @@ describe('capabilities', () => {
     stubEncoder({ refuseL1T1: true, refuse: ['vp09'] });
     opusCoders();
     vi.stubGlobal('AudioContext', class {});
-    vi.stubGlobal(
-      'RTCPeerConnection',
-      class {
-        createDataChannel() {
-          return {};
-        }
-      },
-    );
+    stubDataChannel();
     expect(isCallSupported()).toBe(true);
     const c = await callCapabilities();
     expect(c).toMatchObject({ supported: true, send: true, receive: true, capture: 'video-frame-callback', render: 'canvas-capture', datachannel: true });
@@ -415,14 +408,7 @@ describe('capabilities', () => {
     opusCoders();
     vi.stubGlobal('MediaStreamTrackProcessor', class {});
     vi.stubGlobal('MediaStreamTrackGenerator', class {});
-    vi.stubGlobal(
-      'RTCPeerConnection',
-      class {
-        createDataChannel() {
-          return {};
-        }
-      },
-    );
+    stubDataChannel();
     expect((await callCapabilities()).audio).toEqual({ send: true, receive: true });
     opusCoders({ decodes: false });
     const c = await callCapabilities();
@@ -430,6 +416,18 @@ describe('capabilities', () => {
     expect(c.missing).toContain('codec: opus decoder');
   });
 });
+
+/** An RTCPeerConnection with createDataChannel (what the capability check looks for). */
+function stubDataChannel() {
+  vi.stubGlobal(
+    'RTCPeerConnection',
+    class {
+      createDataChannel() {
+        return {};
+      }
+    },
+  );
+}
 
 /** AudioEncoder / AudioDecoder whose isConfigSupported answers for Opus (48 kHz mono) as told. */
 function opusCoders(o: { encodes?: boolean; decodes?: boolean } = {}) {
