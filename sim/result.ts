@@ -363,6 +363,7 @@ function audioResult(c: StreamCtx): SimAudioResult {
     duplicates: a.duplicates,
     duplicatesSent: snd.duplicatesSent,
     framesUnsent: snd.framesUnsent,
+    encodingChanges: snd.encodingChanges,
     latePackets: a.latePackets,
     concealmentEvents: a.concealmentEvents,
     targetDelayMs: round(a.targetDelayMs),

@@ -625,8 +625,14 @@ export function runLoop(opts: SimOptions, settings: RunSettings): SimRun {
     // 2b. Audio frames (sent at once: audio bypasses the pacer).
     if (nextAudioUs <= now) {
       const c = streams[0];
-      c.sender.sendAudio({ captureUs: now, durationUs: AUDIO_FRAME_US, data: new Uint8Array(70 + Math.floor(audioRng.next() * 41)) });
-      nextAudioUs += AUDIO_FRAME_US;
+      // The encoding the sender asks for (SenderEngine.audioEncoding: Opus bitrate and frame duration from the
+      // paths' rate): 70-110 bytes at 32 kbps / 20 ms as before, scaled by the payload per frame at another
+      // (Chromium 156 made 80.7 / 119.7 / 92.6 bytes per frame at 32 / 24 / 12 kbps and 20 / 40 / 60 ms).
+      const e = c.sender.audioEncoding();
+      const bytes = 70 + Math.floor(audioRng.next() * 41);
+      const scale = (e.bitrateBps * e.frameDurationUs) / (32_000 * AUDIO_FRAME_US);
+      c.sender.sendAudio({ captureUs: now, durationUs: e.frameDurationUs, data: new Uint8Array(scale === 1 ? bytes : Math.max(8, Math.round(bytes * scale))) });
+      nextAudioUs += e.frameDurationUs;
       c.sWake = Math.min(c.sWake, c.sEp.nextWakeUs());
       crossVideo.forEach((v, k) => {
         if (!crossSpecs[v.x].audio || now < v.startUs || now >= v.stopUs) return;

@@ -347,6 +347,8 @@ export interface SimAudioResult {
   duplicatesSent: number;
   /** Frames the sender had no path up for. */
   framesUnsent: number;
+  /** Times the sender changed the Opus bitrate / frame duration it asks for (SenderEngine.audioEncoding). */
+  encodingChanges: number;
   latePackets: number;
   concealmentEvents: number;
   /** Jitter buffer target at the end of the call (ms). */

@@ -127,6 +127,8 @@ const SENDER_KEYS = [
   'gapKeepMs',
   'fecCode',
   'keyframeCoalesceTransmit',
+  'minBitrateBps',
+  'audioRate',
   'pacer.burstMs',
   'pacer.pacingFactor',
   'pathHysteresis.promoteRelative',

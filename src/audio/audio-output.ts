@@ -58,6 +58,8 @@ export interface AudioOutputStats {
 
 interface Slot {
   pcm?: Float32Array;
+  /** Samples (at OUTPUT_SAMPLE_RATE) the slot stands for: its frame's duration (20-60 ms). */
+  n?: number;
 }
 
 /** What the next decoder output is for: a slot to fill, or a skipped frame to discard (undefined). */
@@ -108,7 +110,7 @@ export class AudioOutput {
       error: (e) => {
         this.c.decodeErrors++;
         // The decoder is closed: its pending outputs never come; conceal their slots.
-        for (const s of this.pending.splice(0)) if (s) s.pcm = this.conceal(960);
+        for (const s of this.pending.splice(0)) if (s) s.pcm = this.conceal(s.n ?? 960);
         this.flush();
         this.onError(new Error(`audio decoder: ${e.message}`));
       },
@@ -137,14 +139,14 @@ export class AudioOutput {
     } else {
       const dec = this.ensureDecoder();
       for (const s of p.skipped) if (this.decode(dec, s.payload, s.durationUs)) this.pending.push(undefined);
-      const slot: Slot = {};
+      const slot: Slot = { n: Math.round((p.frame.durationUs * OUTPUT_SAMPLE_RATE) / 1e6) };
       if (this.decode(dec, p.frame.payload, p.frame.durationUs)) this.pending.push(slot);
-      else slot.pcm = this.conceal(Math.round((p.frame.durationUs * OUTPUT_SAMPLE_RATE) / 1e6));
+      else slot.pcm = this.conceal(slot.n ?? 960);
       this.slots.push(slot);
     }
     while (this.slots.length > MAX_PENDING_SLOTS && !this.slots[0].pcm) {
       // The decoder fell far behind: its oldest slot plays as silence (its output, when it comes, is dropped).
-      this.slots[0].pcm = new Float32Array(960);
+      this.slots[0].pcm = new Float32Array(this.slots[0].n ?? 960);
       this.c.slotOverflows++;
       this.flush();
     }

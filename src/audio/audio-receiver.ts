@@ -98,7 +98,9 @@ export class AudioReceiver {
     if (nowUs - this.nextPullUs > this.maxCatchUp * step) this.nextPullUs = nowUs;
     while (this.nextPullUs <= nowUs) {
       const p = this.jb.pull(this.nextPullUs);
-      this.nextPullUs += this.jb.frameDurationUs;
+      // The next pull is due when what this one plays has played (frames may be 20, 40 or 60 ms: src/engine/audio-rate.ts).
+      const played = p.kind === 'frame' ? p.frame.durationUs : p.kind === 'idle' ? 0 : p.durationUs;
+      this.nextPullUs += played > 0 ? played : this.jb.frameDurationUs;
       if (p.kind === 'idle') continue;
       if (p.kind === 'frame') this.addLatency(latencySampleMs(p.frame.captureUs, nowUs, senderClockOffsetUs));
       out.push({ playout: p, atUs: nowUs });

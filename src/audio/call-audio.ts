@@ -11,7 +11,7 @@ import type { ReceiverEngine } from '../engine/receiver.js';
 import type { SenderEngine } from '../engine/sender.js';
 import type { AudioOutput, AudioOutputStats } from './audio-output.js';
 import type { AudioPlayoutEvent } from './audio-receiver.js';
-import type { OpusEncoder, OpusEncoderOptions, OpusEncoderStats } from './opus-encoder.js';
+import type { OpusEncoder, OpusEncoderOptions, OpusEncoderStats, OpusEncoding } from './opus-encoder.js';
 
 /** Options of {@link AudioSend}. */
 export interface AudioSendOptions {
@@ -63,6 +63,17 @@ export class AudioSend {
       clock: this.opts.clock,
       ...this.opts.opus,
       isMuted: () => this.muted,
+      // The poorest encoding any participant's paths ask for: one microphone encoder feeds them all. A
+      // participant without a usable path keeps its last answer (AudioRateController.update), so a short
+      // outage of the poorest does not step the encoder up and back.
+      encoding: () => {
+        let e: OpusEncoding | undefined;
+        for (const s of senders()) {
+          const x = s?.audioEncoding();
+          if (x && (!e || x.bitrateBps < e.bitrateBps)) e = x;
+        }
+        return e;
+      },
       onFrame: (f) => {
         for (const s of senders()) if (s?.hasUpPath()) s.sendAudio(f);
       },
@@ -85,7 +96,7 @@ export class AudioSend {
   }
 }
 
-/** Playouts held while the audio output module loads (20 ms frames: 1 s); older ones are dropped. */
+/** Playouts held while the audio output module loads (1 s of 20 ms frames, 3 s of 60 ms ones); older ones are dropped. */
 const MAX_HELD_PLAYOUTS = 50;
 
 /**

@@ -86,9 +86,9 @@ export interface AudioJitterBufferOptions {
    * a few arrivals say nothing about the jitter yet.
    */
   startDelayMs?: number;
-  /** Arrivals the target is computed over. Default 150 (3 s of 20 ms frames). */
+  /** Arrivals the target is computed over. Default 150 (3 s of 20 ms frames, 9 s of 60 ms ones). */
   windowPackets?: number;
-  /** Most frames held. Default 50 (1 s of 20 ms frames). */
+  /** Most frames held. Default 50 (1 s of 20 ms frames, 3 s of 60 ms ones). */
   maxPackets?: number;
   /** Output sample rate used for sample counts (Hz). Default 48000 (Opus, RFC 7587 §4.1). */
   sampleRate?: number;
@@ -236,7 +236,7 @@ export class AudioJitterBuffer {
     this.extraUs = ms * 1000;
   }
 
-  /** Frame interval of the stream (µs): how often {@link pull} should run. */
+  /** Duration (µs) of the newest frame that arrived: the pull interval until a playout says otherwise (AudioReceiver.poll advances by each playout's own duration). */
   get frameDurationUs(): number {
     return this.frameUs;
   }
@@ -410,15 +410,17 @@ export class AudioJitterBuffer {
       const skipped: AudioMessage[] = [];
       let frame = cur.msg;
       const lagUs = nowUs - frame.captureUs;
-      if (this.decelerate && lagUs < this.baseTransitUs + this.minDelayUs + this.extraUs - this.frameUs && this.pullsSinceAccel >= this.accelEvery) {
-        // Playing ahead of the minimum delay: hold this frame back one interval.
+      // Intervals are the frames' own durations (a sender may change its Opus frame duration mid-call).
+      const stretchUs = this.lastPlayed?.durationUs ?? frame.durationUs;
+      if (this.decelerate && lagUs < this.baseTransitUs + this.minDelayUs + this.extraUs - stretchUs && this.pullsSinceAccel >= this.accelEvery) {
+        // Playing ahead of the minimum delay: hold this frame back one interval (what was just played, once more).
         this.pullsSinceAccel = 0;
-        const n = Math.round(this.frameUs * this.samplesPerUs);
+        const n = Math.round(stretchUs * this.samplesPerUs);
         this.c.insertedSamplesForDeceleration += n;
         this.c.totalSamplesReceived += n;
-        return { kind: 'stretch', durationUs: this.frameUs };
+        return { kind: 'stretch', durationUs: stretchUs };
       }
-      if (lagUs > pStar + this.frameUs && this.pullsSinceAccel >= this.accelEvery && this.buf.has(this.nextSeq + 1)) {
+      if (lagUs > pStar + frame.durationUs && this.pullsSinceAccel >= this.accelEvery && this.buf.has(this.nextSeq + 1)) {
         this.buf.delete(this.nextSeq);
         skipped.push(frame);
         this.playedSeq = this.nextSeq;

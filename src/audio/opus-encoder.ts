@@ -1,10 +1,13 @@
 /**
  * Microphone -> Opus, in the browser: reads an audio MediaStreamTrack with
  * MediaStreamTrackProcessor (or Web Audio where it is missing: Firefox,
- * ./web-audio.ts), downmixes to mono and encodes 20 ms Opus frames
- * with WebCodecs AudioEncoder (RFC 6716; RFC 7587 §4.2: one frame per
- * packet; 48 kHz). Each encoded frame goes to `onFrame` with its capture time
- * on the call's clock.
+ * ./web-audio.ts), downmixes to mono and encodes Opus frames with WebCodecs
+ * AudioEncoder (RFC 6716; RFC 7587 §4.2: one frame per packet; 48 kHz): 20 ms
+ * at 32 kbps, or the bitrate and frame duration `encoding` asks for (fewer,
+ * smaller packets on slow paths: src/engine/audio-rate.ts; Chromium 156's
+ * Opus encoder made 80.7 / 119.7 / 92.6 bytes per frame at 32 kbps / 20 ms,
+ * 24 kbps / 40 ms and 12 kbps / 60 ms). Each encoded frame goes to `onFrame`
+ * with its capture time on the call's clock.
  *
  * Capture time: Chromium stamps its Opus output from the first input's
  * timestamp plus the samples encoded (frames DTX leaves out included), so
@@ -39,17 +42,27 @@ export interface OpusEncoderOptions {
   bitrateBps?: number;
   /** Opus in-band FEC (LBRR, RFC 6716 §2.1.7). Default false: multipath duplication covers loss. */
   inbandFec?: boolean;
-  /** Discontinuous transmission. Default false (every 20 ms a frame; the jitter buffer counts every slot). */
+  /** Discontinuous transmission. Default false (a frame every frame duration; the jitter buffer counts every slot). */
   dtx?: boolean;
   /**
    * Asked for every input frame: true encodes it as digital silence (zeros)
    * instead of the microphone's samples (mute). The stream goes on (one
-   * frame per 20 ms, tiny at Opus' silence rate), so the receiver's jitter
+   * frame per frame duration, tiny at Opus' silence rate), so the receiver's jitter
    * buffer plays silence and counts neither loss nor concealment; unmuting
    * needs no resynchronisation. W3C mediacapture-main: a disabled audio
    * track renders silence, which is what WebRTC sends for it.
    */
   isMuted?: () => boolean;
+  /**
+   * Asked for every input: the Opus bitrate (bps) and frame duration (µs)
+   * to encode with (SenderEngine.audioEncoding: fewer, smaller packets when
+   * the paths are slow; src/engine/audio-rate.ts); undefined keeps the
+   * encoding in use (at first `bitrateBps` and 20 ms). When `bitrateBps` is
+   * set it replaces the richest step's 32 kbps and caps the poorer ones; a
+   * frame duration other than 10, 20, 40 or 60 ms is taken as 20.
+   * A change flushes the encoder and starts a new one at that input.
+   */
+  encoding?: () => OpusEncoding | undefined;
   onFrame: (frame: AudioFrameInput) => void;
   onError: (e: Error) => void;
 }
@@ -64,6 +77,38 @@ export interface OpusEncoderStats {
   inputChannels: number;
   /** Input frames replaced by silence because the microphone was muted (`isMuted`). */
   mutedFrames: number;
+  /** Encoders started after the first: a new bitrate or frame duration (`encoding`), or a new input sample rate. */
+  reconfigurations: number;
+  /** The encoding in use: Opus bitrate (bps) and frame duration (µs). */
+  bitrateBps: number;
+  frameDurationUs: number;
+}
+
+/** An Opus encoding: target bitrate (bps) and frame duration (µs). */
+export interface OpusEncoding {
+  bitrateBps: number;
+  frameDurationUs: number;
+}
+
+/** Frame durations (µs) Opus and WebCodecs' Opus registration take here (RFC 6716 §2.1.4: 2.5-60 ms; below 10 ms the overhead only grows). */
+const FRAME_DURATIONS_US = [10_000, 20_000, 40_000, 60_000];
+
+/**
+ * One AudioEncoder with what its output needs: the settings it was
+ * configured with and its input timeline (the first sample index and
+ * timestamp (µs) of each input not yet fully encoded, oldest first; the
+ * samples given to it and its first input's timestamp). A reconfiguration
+ * starts a new one; the old one flushes into its own timeline.
+ */
+interface EncoderState {
+  enc: AudioEncoder;
+  encoding: OpusEncoding;
+  sampleRate: number;
+  timeline: Array<{ sample: number; tsUs: number }>;
+  samplesIn: number;
+  firstInputUs: number | undefined;
+  /** Output held until the previous encoder's flush has come out (undefined: none held). */
+  held?: EncodedAudioChunk[];
 }
 
 /** Window of the capture-time mapping's read-latency floor (µs): 2 s. */
@@ -72,6 +117,11 @@ export const CAPTURE_OFFSET_WINDOW_US = 2_000_000;
 /** Opus frame duration (µs). */
 export const OPUS_FRAME_US = 20_000;
 
+/** Most inputs an encoding change waits for the encoder in use to reach the end of a frame. */
+const MAX_SWITCH_WAIT_INPUTS = 12;
+/** Most chunks a new encoder holds back while the old one flushes (a flush takes milliseconds). */
+const MAX_HELD_CHUNKS = 16;
+
 /** Most inputs kept on the input timeline (10 ms each in Chromium: 2.5 s); the oldest go first. */
 const MAX_TIMELINE_INPUTS = 256;
 
@@ -79,17 +129,26 @@ type ProcessorCtor = new (o: { track: MediaStreamTrack }) => { readable: Readabl
 
 /** See the module comment. */
 export class OpusEncoder {
-  private encoder: AudioEncoder | undefined;
   private reader: Pick<ReadableStreamDefaultReader<AudioData>, 'read' | 'cancel'> | undefined;
   private stopped = false;
   /** Windowed minimum of (read time - timestamp): a deque of increasing offsets, the head is the minimum. */
   private readonly offsets: Array<{ atUs: number; offsetUs: number }> = [];
-  /** The input timeline of the current encoder: the first sample index and timestamp (µs) of each input not yet fully encoded, oldest first. */
-  private readonly timeline: Array<{ sample: number; tsUs: number }> = [];
-  /** Samples (at the input rate) given to the current encoder, and the timestamp (µs) of its first input. */
-  private samplesIn = 0;
-  private firstInputUs: number | undefined;
-  private readonly c: OpusEncoderStats = { inputFrames: 0, framesEncoded: 0, bytesEncoded: 0, errors: 0, sampleRate: 0, inputChannels: 0, mutedFrames: 0 };
+  /** The current encoder, its settings and its input timeline ({@link EncoderState}). */
+  private cur: EncoderState | undefined;
+  /** Inputs an encoding change has waited for a frame boundary. */
+  private switchWait = 0;
+  private readonly c: OpusEncoderStats = {
+    inputFrames: 0,
+    framesEncoded: 0,
+    bytesEncoded: 0,
+    errors: 0,
+    sampleRate: 0,
+    inputChannels: 0,
+    mutedFrames: 0,
+    reconfigurations: 0,
+    bitrateBps: 0,
+    frameDurationUs: 0,
+  };
 
   constructor(
     private readonly track: MediaStreamTrack,
@@ -145,7 +204,33 @@ export class OpusEncoder {
       this.c.inputFrames++;
       const now = this.opts.clock.nowUs();
       this.addOffset(now, now - data.timestamp);
-      if (!this.encoder || this.encoder.state === 'closed') this.configure(data.sampleRate);
+      const want = this.wanted();
+      const cur = this.cur;
+      const live = cur !== undefined && cur.enc.state !== 'closed' && cur.sampleRate === data.sampleRate;
+      const changed = !live || cur.encoding.bitrateBps !== want.bitrateBps || cur.encoding.frameDurationUs !== want.frameDurationUs;
+      // A new encoding starts where the old encoder's frame ends (Chromium's 10 ms inputs reach a 20-60 ms
+      // boundary within 5), so its flush pads nothing that would overlap the new encoder's first frame;
+      // inputs that never line up switch after MAX_SWITCH_WAIT_INPUTS.
+      const frameSamples = live ? Math.round((cur.sampleRate * cur.encoding.frameDurationUs) / 1e6) : 0;
+      if (changed && live && cur.samplesIn % frameSamples !== 0 && this.switchWait++ < MAX_SWITCH_WAIT_INPUTS) {
+        // not yet: this input still goes to the encoder in use
+      } else if (changed) {
+        this.switchWait = 0;
+        let flushed: Promise<void> | undefined;
+        if (cur && cur.enc.state !== 'closed') {
+          this.c.reconfigurations++;
+          const old = cur.enc;
+          // What the old encoder holds comes out through its own state; then it is closed.
+          flushed = old.flush().then(
+            () => {
+              if (old.state !== 'closed') old.close();
+            },
+            () => {},
+          );
+        }
+        this.configure(data.sampleRate, want, flushed);
+      } else this.switchWait = 0;
+      const st = this.cur!;
       this.c.inputChannels = data.numberOfChannels;
       let mono = data.numberOfChannels === 1 ? data : downmix(data);
       if (this.opts.isMuted?.()) {
@@ -154,20 +239,20 @@ export class OpusEncoder {
         this.c.mutedFrames++;
       }
       // On the timeline before encode() (an encoder may output within it); taken back if encode() throws.
-      const first = this.firstInputUs === undefined;
-      if (first) this.firstInputUs = data.timestamp;
-      this.timeline.push({ sample: this.samplesIn, tsUs: data.timestamp });
+      const first = st.firstInputUs === undefined;
+      if (first) st.firstInputUs = data.timestamp;
+      st.timeline.push({ sample: st.samplesIn, tsUs: data.timestamp });
       try {
-        this.encoder!.encode(mono);
+        st.enc.encode(mono);
       } catch (e) {
-        this.timeline.pop();
-        if (first) this.firstInputUs = undefined;
+        st.timeline.pop();
+        if (first) st.firstInputUs = undefined;
         throw e;
       } finally {
         if (mono !== data) mono.close();
       }
-      if (this.timeline.length > MAX_TIMELINE_INPUTS) this.timeline.shift();
-      this.samplesIn += data.numberOfFrames;
+      if (st.timeline.length > MAX_TIMELINE_INPUTS) st.timeline.shift();
+      st.samplesIn += data.numberOfFrames;
     } catch (e) {
       this.fail(e);
     } finally {
@@ -175,35 +260,64 @@ export class OpusEncoder {
     }
   }
 
-  private configure(sampleRate: number): void {
+  /** The encoding asked for now (`encoding`, capped at `bitrateBps`), with a frame duration Opus takes. */
+  private wanted(): OpusEncoding {
+    const base = this.opts.bitrateBps ?? 32_000;
+    let e: OpusEncoding | undefined;
+    try {
+      e = this.opts.encoding?.();
+    } catch {
+      e = undefined;
+    }
+    // Nothing asked (no participant with an up path): the encoder in use goes on as it is.
+    if (!e || !(e.bitrateBps > 0)) return this.cur?.encoding ?? { bitrateBps: base, frameDurationUs: OPUS_FRAME_US };
+    // The app's bitrate stands for the richest step (32 kbps); a poorer step caps it.
+    const bitrateBps = Math.round(this.opts.bitrateBps === undefined ? e.bitrateBps : e.bitrateBps >= 32_000 ? base : Math.min(base, e.bitrateBps));
+    return { bitrateBps: Math.max(6_000, bitrateBps), frameDurationUs: FRAME_DURATIONS_US.includes(e.frameDurationUs) ? e.frameDurationUs : OPUS_FRAME_US };
+  }
+
+  /** A new encoder; with `after` (the old encoder's flush), its output waits until that has come out, so frames reach `onFrame` in capture order. */
+  private configure(sampleRate: number, encoding: OpusEncoding, after?: Promise<void>): void {
     this.c.sampleRate = sampleRate;
-    this.timeline.length = 0;
-    this.samplesIn = 0;
-    this.firstInputUs = undefined;
-    const enc = new AudioEncoder({
-      output: (chunk) => this.onChunk(chunk),
+    this.c.bitrateBps = encoding.bitrateBps;
+    this.c.frameDurationUs = encoding.frameDurationUs;
+    const st = { encoding, sampleRate, timeline: [], samplesIn: 0, firstInputUs: undefined } as unknown as EncoderState;
+    if (after !== undefined) {
+      st.held = [];
+      void after.then(() => {
+        const held = st.held ?? [];
+        st.held = undefined;
+        for (const c of held) this.onChunk(c, st);
+      });
+    }
+    st.enc = new AudioEncoder({
+      output: (chunk) => this.onChunk(chunk, st),
       error: (e) => this.fail(e),
     });
-    enc.configure({
+    st.enc.configure({
       codec: 'opus',
       sampleRate,
       numberOfChannels: 1,
-      bitrate: this.opts.bitrateBps ?? 32_000,
+      bitrate: encoding.bitrateBps,
       // frameDuration in µs (WebCodecs Opus codec registration); packetlossperc tells LBRR how much to protect.
-      opus: { frameDuration: OPUS_FRAME_US, useinbandfec: this.opts.inbandFec ?? false, usedtx: this.opts.dtx ?? false, ...(this.opts.inbandFec ? { packetlossperc: 10 } : {}) },
+      opus: { frameDuration: encoding.frameDurationUs, useinbandfec: this.opts.inbandFec ?? false, usedtx: this.opts.dtx ?? false, ...(this.opts.inbandFec ? { packetlossperc: 10 } : {}) },
     } as AudioEncoderConfig);
-    this.encoder = enc;
+    this.cur = st;
   }
 
-  private onChunk(chunk: EncodedAudioChunk): void {
+  private onChunk(chunk: EncodedAudioChunk, st: EncoderState): void {
     if (this.stopped) return;
+    if (st.held) {
+      if (st.held.length < MAX_HELD_CHUNKS) st.held.push(chunk);
+      return;
+    }
     const data = new Uint8Array(chunk.byteLength);
     chunk.copyTo(data);
     this.c.framesEncoded++;
     this.c.bytesEncoded += data.length;
     const offsetUs = this.offsets[0]?.offsetUs ?? 0;
-    const durationUs = chunk.duration && chunk.duration > 0 ? Math.min(120_000, Math.round(chunk.duration)) : OPUS_FRAME_US;
-    const captureUs = Math.max(0, Math.round(this.firstSampleUs(chunk.timestamp) + offsetUs));
+    const durationUs = chunk.duration && chunk.duration > 0 ? Math.min(120_000, Math.round(chunk.duration)) : st.encoding.frameDurationUs;
+    const captureUs = Math.max(0, Math.round(this.firstSampleUs(st, chunk.timestamp) + offsetUs));
     try {
       this.opts.onFrame({ captureUs, durationUs, data });
     } catch (e) {
@@ -219,11 +333,11 @@ export class OpusEncoder {
    * when the timeline no longer reaches back that far). `stampUs` itself
    * when there is no timeline.
    */
-  private firstSampleUs(stampUs: number): number {
-    const sr = this.c.sampleRate;
-    const t = this.timeline;
-    if (this.firstInputUs === undefined || t.length === 0 || !(sr > 0)) return stampUs;
-    const at = Math.round(((stampUs - this.firstInputUs) * sr) / 1e6);
+  private firstSampleUs(st: EncoderState, stampUs: number): number {
+    const sr = st.sampleRate;
+    const t = st.timeline;
+    if (st.firstInputUs === undefined || t.length === 0 || !(sr > 0)) return stampUs;
+    const at = Math.round(((stampUs - st.firstInputUs) * sr) / 1e6);
     while (t.length > 1 && t[1].sample <= at) t.shift();
     return t[0].tsUs + ((at - t[0].sample) * 1e6) / sr;
   }
@@ -246,7 +360,7 @@ export class OpusEncoder {
     if (this.stopped) return;
     this.stopped = true;
     void this.reader?.cancel().catch(() => {});
-    if (this.encoder && this.encoder.state !== 'closed') this.encoder.close();
+    if (this.cur && this.cur.enc.state !== 'closed') this.cur.enc.close();
   }
 }
 

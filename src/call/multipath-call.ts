@@ -406,6 +406,7 @@ export class MultipathCall {
       startBitrateBps: o.startBitrateBps,
       pacer: o.pacer,
       departureTimes: o.departureTimes,
+      ...(o.audioRate !== undefined ? { audioRate: o.audioRate } : {}),
       ...o.faultHandling,
     });
     if (this.video.streamInfo) sender.setStreamInfo(this.video.streamInfo);

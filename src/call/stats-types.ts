@@ -110,6 +110,12 @@ export interface AudioSourceStats extends StatsBase {
   framesEncoded: number;
   /** (multipath-rtc) Frames sent as digital silence because the microphone is muted (`setMuted('audio', true)`) (count). */
   mutedFrames: number;
+  /** (multipath-rtc) Opus bitrate in use (bps), from the paths' rate (src/engine/audio-rate.ts); 0 before the first microphone input. */
+  targetBitrate: number;
+  /** (multipath-rtc) Opus frame duration in use (s): 0.02, 0.04 or 0.06; 0 before the first microphone input. */
+  frameDuration: number;
+  /** (multipath-rtc) Encoders started after the first: a new bitrate or frame duration, or a new microphone sample rate (count). */
+  reconfigurations: number;
 }
 
 /** webrtc-stats RTCCodecStats; id `CO_<participant>_<mime type>`. No `payloadType`: our wire names the codec, no RTP payload types. */

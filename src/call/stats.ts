@@ -142,6 +142,9 @@ export function buildStatsReport(c: CallSnapshot): CallStatsReport {
       channels: c.audioEncoder.inputChannels,
       framesEncoded: c.audioEncoder.framesEncoded,
       mutedFrames: c.audioEncoder.mutedFrames,
+      targetBitrate: c.audioEncoder.bitrateBps,
+      frameDuration: c.audioEncoder.frameDurationUs / 1e6,
+      reconfigurations: c.audioEncoder.reconfigurations,
     });
   }
   for (const x of c.sessions) out.push(...sessionEntries(c, x, timestamp));

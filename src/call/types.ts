@@ -164,6 +164,12 @@ export interface MultipathCallOptions {
    */
   pacer?: SenderEngineConfig['pacer'];
   /**
+   * The microphone's Opus encoding follows the paths' rate (SenderEngineConfig.audioRate,
+   * src/engine/audio-rate.ts): 32 kbps / 20 ms frames, 24 kbps / 40 ms or 12 kbps / 60 ms
+   * as the rate falls. `false`: 32 kbps / 20 ms always. Default on.
+   */
+  audioRate?: SenderEngineConfig['audioRate'];
+  /**
    * Stamp each media packet's send time (what the bandwidth estimator's
    * delay gradient and RTT use) when it leaves the RTCDataChannel's SCTP
    * buffer for the network, read from `bufferedAmount` (bytes), not when it

@@ -10,6 +10,7 @@ import type { FecPolicySpec } from '../fec/factory.js';
 import type { AudioPathSelectorOptions } from '../sched/audio-paths.js';
 import type { PathHysteresisConfig } from '../sched/path-hysteresis.js';
 import { PUSHBACK_QUEUE_MS } from '../cc/congestion-window-pushback.js';
+import type { AudioRateConfig } from './audio-rate.js';
 import type { PathHealthConfig } from './path-health.js';
 import type { PathEvent } from '../sched/path-manager.js';
 import type { SchedulerSpec } from '../sched/factory.js';
@@ -173,6 +174,12 @@ export interface SenderEngineConfig {
    * upper-layer frames go first under pushback; nothing depends on them.
    */
   upperLayerDropFactor?: number;
+  /**
+   * Audio encoding from the paths' rate ({@link SenderEngine.audioEncoding}:
+   * Opus bitrate and frame duration, src/engine/audio-rate.ts); false keeps
+   * the first step (32 kbps, 20 ms frames). Default on.
+   */
+  audioRate?: AudioRateConfig | false;
   /**
    * Congestion-window pushback of the encoder target (libwebrtc
    * congestion_window_pushback_controller.cc; default true).
@@ -465,6 +472,7 @@ export type ResolvedSenderConfig = Required<
     | 'probationMinAltFraction'
     | 'gapMinAltFraction'
     | 'gapKeepMs'
+    | 'audioRate'
   >
 >;
 

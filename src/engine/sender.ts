@@ -43,6 +43,7 @@ import { Packetizer } from '../wire/packetizer.js';
 import type { PacketBody, StreamInfoMessage } from '../wire/types.js';
 import { AudioSender, type AudioFrameInput } from './audio-sender.js';
 import { RateMeter } from './rate-meter.js';
+import { AudioRateController, DEFAULT_AUDIO_STEPS, type AudioEncoding } from './audio-rate.js';
 import { FrameDropper } from './frame-dropper.js';
 import { KeyframeRequestGate } from './keyframe-gate.js';
 import { PathHealth } from './path-health.js';
@@ -77,6 +78,10 @@ export class SenderEngine {
   private readonly recovery: PathRecovery;
   private readonly audio: AudioSender;
   private readonly dropper: FrameDropper;
+  /** Undefined when `audioRate` is false: the first step always. */
+  private readonly audioRate: AudioRateController | undefined;
+  /** When the last video frame was sent (µs). */
+  private lastVideoUs = -Infinity;
   private readonly latencyDropper = new LatencyFrameDropper();
   private readonly pushback = new CongestionWindowPushback();
   /**
@@ -142,6 +147,7 @@ export class SenderEngine {
       nonNegativeMs('gapKeepMs', config.gapKeepMs ?? 1000) * 1000,
     );
     this.dropper = new FrameDropper(this.cfg);
+    this.audioRate = config.audioRate === false ? undefined : new AudioRateController(typeof config.audioRate === 'object' ? config.audioRate : {});
     this.packetizer = new Packetizer({ mtuBytes: this.cfg.mtuBytes, streamId: this.streamId });
     this.history = new NackResponder(this.cfg.historyPackets);
     // One estimator group per sender: coupled estimators (fractal) share their coordinator through it.
@@ -255,6 +261,18 @@ export class SenderEngine {
     this.lastStreamInfoUs = -Infinity;
   }
 
+  /**
+   * The Opus encoding (bitrate bps, frame duration µs) the audio encoder
+   * should use now: from the usable paths' summed rate
+   * (src/engine/audio-rate.ts); 32 kbps / 20 ms with `audioRate: false`.
+   */
+  audioEncoding(): AudioEncoding {
+    if (!this.audioRate) return DEFAULT_AUDIO_STEPS[0];
+    const now = this.clock.nowUs();
+    // No video frame for 1 s: an audio-only call (AudioRateConfig.audioOnlyShare).
+    return this.audioRate.update(now, this.paths.usableRateBps(now, this.cfg.protectionOverheadMax), now - this.lastVideoUs > 1_000_000);
+  }
+
   /** Encoder target (bps): min(sum S_i over up, not suspect, enabled and not demoted paths, app max), floored. */
   targetBitrateBps(): number {
     const now = this.clock.nowUs();
@@ -327,6 +345,7 @@ export class SenderEngine {
   sendFrame(frame: EncodedFrameInput): number {
     const now = this.clock.nowUs();
     const frags = this.packetizer.packetize(frame);
+    this.lastVideoUs = now;
     this.c.framesSent++;
     if (frame.keyFrame) {
       this.c.keyframesSent++;
@@ -690,7 +709,7 @@ export class SenderEngine {
       targetBitrateBps: this.targetBitrateBps(),
       fecOverheadPct: c.mediaPacketsSent > 0 ? (100 * c.fecPacketsSent) / c.mediaPacketsSent : 0,
       paths,
-      audio: this.audio.stats(now),
+      audio: { ...this.audio.stats(now), encodingChanges: this.audioRate?.changes ?? 0 },
     };
   }
 

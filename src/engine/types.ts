@@ -107,8 +107,8 @@ export interface SenderStats {
   /** Negative feedback naming our own fast path (dropped, see SenderEngine.onQoe). */
   qoeFeedbackIgnored: number;
   paths: SenderPathStats[];
-  /** The audio stream (src/engine/audio-sender.ts). */
-  audio: AudioSenderStats;
+  /** The audio stream (src/engine/audio-sender.ts), and how often {@link SenderEngine.audioEncoding} changed its answer (src/engine/audio-rate.ts). */
+  audio: AudioSenderStats & { encodingChanges: number };
 }
 
 /** Per-path receiver statistics. */

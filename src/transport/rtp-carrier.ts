@@ -115,7 +115,8 @@
  * OnNetworkRouteChanged): probably ICE went `disconnected` in those runs'
  * uplink outage (not recorded); in the others it stayed low. So
  * every offer and answer the carrier makes carries a floor for that
- * estimate, `minBitrateBps` (default 150 kbps, our encoder's lowest target:
+ * estimate, `minBitrateBps` (default 150 kbps, what a VGA camera's smallest step,
+ * 320x240@30, makes at any lower target (tools/capture-frame-sizes.ts):
  * `x-google-min-bitrate`, rtp-carrier-frame.ts `withoutVideoRepair`), which
  * the remote peer's Chromium applies to what it sends (it reads the send
  * codec's parameters from the remote description); both peers run the

@@ -187,7 +187,7 @@ export interface StallFallbackOptions {
    * Lowest useful carrier ceiling (bps); default 0 (off). While
    * `carrier.rateCeilingBps()` is known and below it the sink does not use
    * the carrier (and leaves it): a carrier that cannot carry the encoder's
-   * lowest bitrate (SenderEngineConfig.minBitrateBps, default 150 kbps) only
+   * lowest output (~140 kbps at 320x240@30, whatever its target; tools/capture-frame-sizes.ts) only
    * turns frames into late or broken ones (Chromium's GCC fell to 30 kbps
    * after AT&T's uplink outage: README answer 4).
    */

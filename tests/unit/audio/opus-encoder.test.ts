@@ -12,7 +12,7 @@
  */
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import type { AudioFrameInput } from '../../../src/engine/audio-sender.js';
-import { OpusEncoder } from '../../../src/audio/opus-encoder.js';
+import { OpusEncoder, type OpusEncoding } from '../../../src/audio/opus-encoder.js';
 
 interface FakeData {
   timestamp: number;
@@ -52,20 +52,37 @@ class FakeAudioEncoder {
   private first: number | undefined;
   private buffered = 0;
   private n = 0;
+  private frameUs = 20_000;
+  /** Every configuration any fake encoder was given, in order. */
+  static configs: Array<{ bitrate: number; frameDurationUs: number }> = [];
   constructor(private readonly init: { output: (c: { byteLength: number; timestamp: number; duration: number; copyTo(d: Uint8Array): void }) => void }) {}
-  configure(): void {
+  configure(cfg: { bitrate: number; opus?: { frameDuration?: number } }): void {
     this.state = 'configured';
+    this.frameUs = cfg.opus?.frameDuration ?? 20_000;
+    FakeAudioEncoder.configs.push({ bitrate: cfg.bitrate, frameDurationUs: this.frameUs });
   }
   encode(d: FakeData): void {
     this.first ??= d.timestamp;
     this.buffered += d.numberOfFrames;
-    while (this.buffered >= 960) {
-      this.buffered -= 960;
+    const per = (48 * this.frameUs) / 1000;
+    while (this.buffered >= per) {
+      this.buffered -= per;
       const k = this.n++;
       if (dtxFrames.has(k)) continue;
-      const timestamp = this.first + 20_000 * k;
-      queueMicrotask(() => this.init.output({ byteLength: 3, timestamp, duration: 20_000, copyTo: (dst) => dst.fill(1) }));
+      const timestamp = this.first + this.frameUs * k;
+      const duration = this.frameUs;
+      queueMicrotask(() => this.init.output({ byteLength: 3, timestamp, duration, copyTo: (dst) => dst.fill(1) }));
     }
+  }
+  /** Pads what is buffered to a whole frame (as an encoder drains its last partial frame) and resolves after its output. */
+  flush(): Promise<void> {
+    if (this.buffered > 0) {
+      const timestamp = (this.first ?? 0) + this.frameUs * this.n++;
+      const duration = this.frameUs;
+      this.buffered = 0;
+      queueMicrotask(() => this.init.output({ byteLength: 3, timestamp, duration, copyTo: (dst) => dst.fill(1) }));
+    }
+    return new Promise((r) => queueMicrotask(() => queueMicrotask(r)));
   }
   close(): void {
     this.state = 'closed';
@@ -80,6 +97,7 @@ let readAtUs = 0;
 
 beforeEach(() => {
   dtxFrames = new Set();
+  FakeAudioEncoder.configs = [];
   for (const k of ['MediaStreamTrackProcessor', 'AudioEncoder', 'AudioData']) saved[k] = g[k];
   g.AudioData = FakeAudioData;
   g.AudioEncoder = FakeAudioEncoder;
@@ -106,12 +124,15 @@ afterEach(() => {
  * frames sent. The call's clock reads the track's clock + 5 ms, so the
  * read-latency floor maps capture times by +5 ms.
  */
-async function encode(input: Array<[number, number]>): Promise<AudioFrameInput[]> {
+async function encode(input: Array<[number, number]>, encoding?: (k: number) => OpusEncoding | undefined, bitrateBps?: number): Promise<AudioFrameInput[]> {
   inputs = input.map(([timestamp, numberOfFrames]) => new FakeAudioData({ timestamp, numberOfFrames, numberOfChannels: 1, sampleRate: 48_000 }));
   const frames: AudioFrameInput[] = [];
   const errors: Error[] = [];
+  let inputCount = 0;
   const enc = new OpusEncoder({ kind: 'audio' } as MediaStreamTrack, {
     clock: { nowUs: () => readAtUs + 5_000 },
+    ...(encoding ? { encoding: () => encoding(inputCount++) } : {}),
+    ...(bitrateBps !== undefined ? { bitrateBps } : {}),
     onFrame: (f) => frames.push(f),
     onError: (e) => errors.push(e),
   });
@@ -150,5 +171,61 @@ describe('OpusEncoder capture times', () => {
     // input at 15 ms, frame 2 480 samples (10 ms) into the input at 40 ms.
     const frames = await encode([0, 15_000, 40_000, 55_000].map((t) => [t, 720]));
     expect(frames.map((f) => f.captureUs - 5_000)).toEqual([0, 20_000, 50_000]);
+  });
+});
+
+describe('OpusEncoder encoding (bitrate and frame duration from the sender)', () => {
+  const slow: OpusEncoding = { bitrateBps: 12_000, frameDurationUs: 60_000 };
+  const fast: OpusEncoding = { bitrateBps: 32_000, frameDurationUs: 20_000 };
+
+  it('starts a new encoder at the input where the encoding changes; frames go on with the new duration and their own capture times', async () => {
+    // 10 ms inputs for 200 ms: the first 6 inputs at 32 kbps / 20 ms, then 12 kbps / 60 ms.
+    const frames = await encode(tenMs(Array.from({ length: 20 }, (_, k) => 10_000 * k)), (k) => (k < 6 ? fast : slow));
+    expect(FakeAudioEncoder.configs).toEqual([
+      { bitrate: 32_000, frameDurationUs: 20_000 },
+      { bitrate: 12_000, frameDurationUs: 60_000 },
+    ]);
+    expect(frames.map((f) => [f.captureUs - 5_000, f.durationUs])).toEqual([
+      [0, 20_000],
+      [20_000, 20_000],
+      [40_000, 20_000],
+      [60_000, 60_000],
+      [120_000, 60_000],
+    ]);
+  });
+
+  it('a change asked in the middle of a frame waits for the frame to end, so the two encoders do not overlap', async () => {
+    // Asked after 50 ms (2.5 frames of 20 ms): the old encoder takes one more input and ends its third frame at 60 ms.
+    const frames = await encode(tenMs(Array.from({ length: 20 }, (_, k) => 10_000 * k)), (k) => (k < 5 ? fast : slow));
+    expect(frames.map((f) => [f.captureUs - 5_000, f.durationUs])).toEqual([
+      [0, 20_000],
+      [20_000, 20_000],
+      [40_000, 20_000],
+      [60_000, 60_000],
+      [120_000, 60_000],
+    ]);
+  });
+
+  it("caps the bitrate at the app's `bitrateBps`, and takes an unknown frame duration as 20 ms", async () => {
+    await encode(tenMs([0, 10_000, 20_000]), () => ({ bitrateBps: 48_000, frameDurationUs: 25_000 }), 24_000);
+    expect(FakeAudioEncoder.configs).toEqual([{ bitrate: 24_000, frameDurationUs: 20_000 }]);
+  });
+
+  it('an app bitrate stands for the richest step and caps the poorer ones', async () => {
+    await encode(tenMs(Array.from({ length: 12 }, (_, k) => 10_000 * k)), (k) => (k < 6 ? fast : slow), 64_000);
+    expect(FakeAudioEncoder.configs).toEqual([
+      { bitrate: 64_000, frameDurationUs: 20_000 },
+      { bitrate: 12_000, frameDurationUs: 60_000 },
+    ]);
+  });
+
+  it('keeps the encoding in use while nothing is asked (no participant has an up path)', async () => {
+    await encode(tenMs(Array.from({ length: 12 }, (_, k) => 10_000 * k)), (k) => (k < 3 ? slow : undefined));
+    expect(FakeAudioEncoder.configs).toEqual([{ bitrate: 12_000, frameDurationUs: 60_000 }]);
+  });
+
+  it('keeps one encoder while the encoding stays the same', async () => {
+    await encode(tenMs(Array.from({ length: 12 }, (_, k) => 10_000 * k)), () => ({ ...slow }));
+    expect(FakeAudioEncoder.configs).toEqual([{ bitrate: 12_000, frameDurationUs: 60_000 }]);
   });
 });

@@ -89,4 +89,19 @@ describe('audio through the engines', () => {
     expect(rx.stats().drops['audio-other-stream']).toBe(1);
     expect(rx.stats().audio.packetsReceived).toBe(1);
   });
+
+  it('asks the audio encoder for 12 kbps / 60 ms frames on a 0.15 Mbps path, 32 kbps / 20 ms on a 3 Mbps one (SenderEngine.audioEncoding)', () => {
+    // The app asks at every audio frame (OpusEncoderOptions.encoding); here every 100 ms.
+    const ask = (call: ReturnType<typeof makeCall>) => {
+      let e = call.sender.audioEncoding();
+      for (let k = 0; k < 40; k++) {
+        call.run(100);
+        e = call.sender.audioEncoding();
+      }
+      return e;
+    };
+    expect(ask(makeCall([{ rateMbps: 0.15, delayMs: 40 }], { audio: true }))).toEqual({ bitrateBps: 12_000, frameDurationUs: 60_000 });
+    expect(ask(makeCall([{ rateMbps: 3, delayMs: 40 }], { audio: true }))).toEqual({ bitrateBps: 32_000, frameDurationUs: 20_000 });
+    expect(ask(makeCall([{ rateMbps: 0.15, delayMs: 40 }], { audio: true, extra: { audioRate: false } }))).toEqual({ bitrateBps: 32_000, frameDurationUs: 20_000 });
+  });
 });
