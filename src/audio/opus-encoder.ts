@@ -60,7 +60,8 @@ export interface OpusEncoderOptions {
    * encoding in use (at first `bitrateBps` and 20 ms). When `bitrateBps` is
    * set it replaces the richest step's 32 kbps and caps the poorer ones; a
    * frame duration other than 10, 20, 40 or 60 ms is taken as 20.
-   * A change flushes the encoder and starts a new one at that input.
+   * A change starts a new encoder where the one in use ends its frame
+   * (after at most 12 inputs); the old one is flushed and closed.
    */
   encoding?: () => OpusEncoding | undefined;
   onFrame: (frame: AudioFrameInput) => void;
