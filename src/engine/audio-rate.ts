@@ -74,8 +74,6 @@ export class AudioRateController {
   private upSinceUs = -1;
   private downSinceUs = -1;
   private readonly downHoldUs: number;
-  /** Wire rate (bps) of each step, in step order. */
-  private readonly wire: readonly number[];
   private lastUs = -Infinity;
   /** Step changes so far. */
   changes = 0;
@@ -96,9 +94,9 @@ export class AudioRateController {
     for (const x of [this.share, this.audioOnlyShare]) if (!(x > 0 && x <= 1)) throw new RangeError(`AudioRateController: a share must be in (0, 1], got ${x}`);
     if (!(this.overhead >= 0)) throw new RangeError(`AudioRateController: overheadBytes must be >= 0, got ${this.overhead}`);
     if (!(Number.isFinite(hold) && hold >= 0)) throw new RangeError(`AudioRateController: upHoldMs must be a finite number of ms >= 0, got ${hold}`);
-    this.wire = this.steps.map((x) => this.wireBps(x));
     for (let i = 1; i < this.steps.length; i++) {
-      if (!(this.wire[i] < this.wire[i - 1])) throw new RangeError('AudioRateController: steps must be ordered richest first (each costs less on the wire than the one before)');
+      if (!(this.wireBps(this.steps[i]) < this.wireBps(this.steps[i - 1])))
+        throw new RangeError('AudioRateController: steps must be ordered richest first (each costs less on the wire than the one before)');
     }
     this.holdUs = hold * 1000;
     const down = cfg.downHoldMs ?? 1000;
@@ -134,7 +132,7 @@ export class AudioRateController {
     const budget = availableBps * (audioOnly ? this.audioOnlyShare : this.share);
     let fit = this.steps.length - 1;
     for (let i = 0; i < this.steps.length; i++) {
-      if (this.wire[i] <= budget) {
+      if (this.wireBps(this.steps[i]) <= budget) {
         fit = i;
         break;
       }
