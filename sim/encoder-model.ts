@@ -59,6 +59,20 @@
  * the delta CV is lower at small sizes than the fit gives (0.2 vs 0.6 at
  * 320x240 250 kbps), so the model overstates the jitter there.
  *
+ * Below 320x240 the floor falls faster with the size: 87 kbps at 240x180 and
+ * 47 kbps at 160x120 at 30 fps (30 kbps targets; 60 / 100 kbps targets gave
+ * 91 / 103 and 60 / 100 kbps; `--size 240x180|160x120 --rates 0.03,0.06,0.1`),
+ * mean delta frames 309 / 172 bytes against 502 at 320x240, i.e. the 320x240
+ * floor x (pixels / 320x240)^0.8 (fixtures: sim/fixtures/h264-floor-*.json)
+ * ({@link EncoderModelOptions.minDeltaSmallPixelExponent}).
+ *
+ * At a lower frame rate a delta frame covers more motion and the floor grows
+ * with the frame interval: 320x240 at 30 / 20 / 10 fps made at least 139 / 117
+ * / 91 kbps (mean delta frames 502 / 628 / 953 bytes; `--size 320x240 --rates
+ * 0.05,0.1,0.15 --fps 20|10`, Chromium 156: 132 / 114 kbps at 100 kbps, 157 /
+ * 151 kbps at 150 kbps), i.e. the floor x (30 / fps)^0.6 per frame
+ * ({@link EncoderModelOptions.minDeltaFpsExponent}).
+ *
  * KEY FRAMES AFTER A RATE STEP (tools/capture-frame-sizes.ts --step-key
  * "4,0.15;1,0.15;2,0.3", same encoder and clip, 640x480; a key frame requested
  * 0, 1, 3 or 10 frames after `configure()` with the lower rate): the key frame
@@ -139,6 +153,10 @@ export interface EncoderModelOptions {
    */
   minDeltaBytesAtRef?: number;
   minDeltaPixelExponent?: number;
+  /** Below 320x240 the floor scales with (pixels / 320x240)^minDeltaSmallPixelExponent from its value there (default 0.8, measured: see the module comment). */
+  minDeltaSmallPixelExponent?: number;
+  /** The delta-frame floor scales with (30 / fps)^minDeltaFpsExponent (default 0.6, measured at 10-30 fps: see the module comment; extrapolated above 30 fps). */
+  minDeltaFpsExponent?: number;
   /** Smallest frame (bytes, default 60). */
   minFrameBytes?: number;
   /** Temporal layers (1 = none, 2 = L1T2, 3 = L1T3; default DEFAULT_TEMPORAL_LAYERS, as the library). */
@@ -211,6 +229,8 @@ const DEFAULTS = {
   minFrameBytes: 60,
   minDeltaBytesAtRef: 1350,
   minDeltaPixelExponent: 0.6,
+  minDeltaFpsExponent: 0.6,
+  minDeltaSmallPixelExponent: 0.8,
   minBitrateBps: MIN_ENCODER_BITRATE_BPS,
   temporalLayers: DEFAULT_TEMPORAL_LAYERS,
 };
@@ -218,6 +238,8 @@ const DEFAULTS = {
 /** The calibration's frame size (px) and rate (fps): the bits-per-pixel reference. */
 const REF_PIXELS = 640 * 480;
 const REF_FPS = 30;
+/** Below this size (320x240) the delta-frame floor falls with minDeltaSmallPixelExponent. */
+const SMALL_PIXELS = 320 * 240;
 const MAX_CHANGES_KEPT = 200;
 
 /** Read a frame-size log: a fixture (`{runs: [{name, frames}]}`) or `{frames}` or a bare array. @throws Error naming the file */
@@ -372,10 +394,14 @@ export class EncoderModel {
     return this.o.deltaCvAt1M * Math.pow(Math.max(bps, 1e5) / 1e6, this.o.deltaCvExponent);
   }
 
-  /** The smallest delta frame (bytes) at the current size. */
+  /** The smallest delta frame (bytes) at the current size and frame-rate cap. */
   minDeltaBytes(): number {
     const a = this.adapt;
-    return this.o.minDeltaBytesAtRef * Math.pow((a.width * a.height) / REF_PIXELS, this.o.minDeltaPixelExponent);
+    const fps = Math.min(this.fps, a.maxFps);
+    const px = a.width * a.height;
+    const small = Math.min(1, px / SMALL_PIXELS);
+    const atSize = this.o.minDeltaBytesAtRef * Math.pow(Math.max(px, SMALL_PIXELS) / REF_PIXELS, this.o.minDeltaPixelExponent) * Math.pow(small, this.o.minDeltaSmallPixelExponent);
+    return atSize * Math.pow(REF_FPS / fps, this.o.minDeltaFpsExponent);
   }
 
   /** The bitrate (bps) with the same bits per pixel at 640x480@30 as `bps` at the current size and frame-rate cap. */

@@ -7,7 +7,7 @@
  * variation of delta sizes, convergence time after a bitrate step).
  *
  *   node --import tsx tools/capture-frame-sizes.ts [--clip /work/shared/media/mixed-content.webm] [--frames 300]
- *     [--size WxH --rates MBPS,MBPS... --out FILE]   (constant-rate runs at another size, e.g. for the adaptation ladder)
+ *     [--size WxH --rates MBPS,MBPS... [--fps N] --out FILE]   (constant-rate runs at another size and frame rate, e.g. for the adaptation ladder)
  *
  * Pipeline: ffmpeg converts the clip to a 640x480 30 fps Y4M that Chromium's
  * fake camera plays (looping); the page does getUserMedia ->
@@ -38,6 +38,8 @@ interface RunSpec {
   bitrates: Array<{ atFrame: number; bps: number }>;
   frames: number;
   keyEvery: number;
+  /** Encoded frame rate (fps, <= the camera's 30): the page keeps every (30 / fps)-th camera frame, as the library's FrameRateLimiter does, and configures the encoder with it. */
+  fps: number;
   /** Frames also encoded as key frames (e.g. right after a bitrate step). */
   keyAt?: number[];
 }
@@ -51,7 +53,7 @@ interface RunResult {
 }
 
 const USAGE = `usage: node --import tsx tools/capture-frame-sizes.ts [--clip /work/shared/media/mixed-content.webm] [--frames 300]
-       [--size WxH --rates MBPS,MBPS... --out FILE]   (constant-rate runs at another size, e.g. for the adaptation ladder)
+       [--size WxH --rates MBPS,MBPS... [--fps N] --out FILE]   (constant-rate runs at another size and frame rate, e.g. for the adaptation ladder)
        [--step-key FROM,TO[,...] --out FILE]   (rate steps FROM -> TO Mbps at frame 150 with a key frame requested at once,
                                                  then 1, 3 and 10 frames later in repeats: how a key frame right after a drop is sized)`;
 const OPTIONS = {
@@ -59,6 +61,7 @@ const OPTIONS = {
   frames: { type: 'string', default: '300' },
   size: { type: 'string', default: '640x480' },
   rates: { type: 'string', default: '' },
+  fps: { type: 'string', default: '30' },
   out: { type: 'string', default: defaultOut },
   'step-key': { type: 'string', default: '' },
 } as const;
@@ -85,15 +88,23 @@ async function encodeRun(spec: RunSpec): Promise<Array<[number, number]>> {
       width: spec.width,
       height: spec.height,
       bitrate: bps,
-      framerate: 30,
+      framerate: spec.fps,
       latencyMode: 'realtime',
       bitrateMode: 'variable',
       avc: { format: 'annexb' },
     }) as VideoEncoderConfig;
   enc.configure(cfg(spec.bitrates[0].bps));
+  let camera = 0;
   for (let i = 0; i < spec.frames; i++) {
     const { value: frame, done } = await reader.read();
     if (done || !frame) break;
+    // Keep every (30 / fps)-th camera frame (the library's FrameRateLimiter keeps the same share).
+    camera++;
+    if (Math.floor((camera * spec.fps) / 30) === Math.floor(((camera - 1) * spec.fps) / 30)) {
+      frame.close();
+      i--;
+      continue;
+    }
     const step = spec.bitrates.find((b) => b.atFrame === i && i > 0);
     if (step) enc.configure(cfg(step.bps));
     if (enc.encodeQueueSize > 4) {
@@ -164,6 +175,7 @@ export function deriveStats(runs: RunResult[]): Record<string, unknown> {
 async function main(values: CliValues<typeof OPTIONS>): Promise<number> {
   const clip = values.clip;
   const frames = intOption('frames', values.frames, 1, 100_000);
+  const fps = intOption('fps', values.fps, 1, 30);
   // --size WxH and --rates (Mbps, comma list): constant-rate runs only, for other sizes (default: the 640x480 fixture set).
   const [width, height] = values.size.split('x').map(Number);
   if (!(width > 0 && height > 0)) throw new Error('--size must be WxH');
@@ -187,10 +199,11 @@ async function main(values: CliValues<typeof OPTIONS>): Promise<number> {
       { atFrame: 150, bps: to },
     ],
     frames: n,
+    fps,
     keyEvery,
     ...(keyAt ? { keyAt } : {}),
   });
-  const constRun = (name: string, bps: number): RunSpec => ({ name, ...sz, bitrates: [{ atFrame: 0, bps }], frames, keyEvery: 100 });
+  const constRun = (name: string, bps: number): RunSpec => ({ name, ...sz, bitrates: [{ atFrame: 0, bps }], frames, fps, keyEvery: 100 });
   let specs: RunSpec[];
   if (stepKey) {
     specs = stepKey.split(';').flatMap((pair) => {
@@ -199,7 +212,7 @@ async function main(values: CliValues<typeof OPTIONS>): Promise<number> {
       return [0, 1, 3, 10].map((k) => stepRun(`${width}x${height}-step-${from / 1e6}M-${to / 1e6}M-key+${k}`, from, to, 100, [150 + k], Math.min(frames, 200)));
     });
   } else if (rates) {
-    specs = rates.split(',').map((m) => constRun(`${width}x${height}-const-${mbps(m) / 1e6}M`, mbps(m)));
+    specs = rates.split(',').map((m) => constRun(`${width}x${height}${fps === 30 ? '' : `@${fps}`}-const-${mbps(m) / 1e6}M`, mbps(m)));
   } else {
     specs = [
       ...[500_000, 1_000_000, 2_000_000, 4_000_000].map((bps) => constRun(`const-${bps / 1e6}M`, bps)),
@@ -217,11 +230,11 @@ async function main(values: CliValues<typeof OPTIONS>): Promise<number> {
     await page.goto('https://capture.invalid/');
     for (const spec of specs) {
       const res = await page.evaluate(encodeRun, spec);
-      runs.push({ name: spec.name, bitrates: spec.bitrates, fps: 30, frames: res });
+      runs.push({ name: spec.name, bitrates: spec.bitrates, fps: spec.fps, frames: res });
       console.log(spec.name, res.length, 'frames');
     }
     const fixture = {
-      source: `Chromium WebCodecs VideoEncoder avc1.42e01f annexb realtime ${width}x${height}@30, fake camera playing mixed-content.webm (tools/capture-frame-sizes.ts)`,
+      source: `Chromium WebCodecs VideoEncoder avc1.42e01f annexb realtime ${width}x${height}@${fps}, fake camera playing mixed-content.webm (tools/capture-frame-sizes.ts)`,
       browser: browser.version(),
       clip,
       stats: deriveStats(runs),

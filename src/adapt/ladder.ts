@@ -113,6 +113,8 @@ export interface LadderStep {
   scale: number;
   /** Target bitrate this step needs (bps), non-increasing along the ladder. */
   requiredBps: number;
+  /** A floor step (after the smallest regular size, see {@link buildLadder}): the adapter leaves it sooner (VideoAdapterOptions.floorUpHoldUs). */
+  floor?: true;
 }
 
 export interface LadderSource {
@@ -133,7 +135,36 @@ export interface LadderOptions {
    * frame grow as frames get further apart).
    */
   fpsExponent?: number;
+  /**
+   * The lowest rate the encoder makes at 320x240@30 (bps, default
+   * {@link DEFAULT_FLOOR_BITRATE_BPS}; 0 = no floor steps). At its smallest
+   * size (320x240 from a 4:3 camera, 320x180 from 16:9: libwebrtc's 320x180
+   * minimum) 'maintain-framerate' has nothing left to lower, and an
+   * encoder under its floor overshoots its target; the ladder then goes on
+   * with smaller sizes ("floor steps", see {@link buildLadder}).
+   */
+  floorBitrateBps?: number;
+  /** Smallest frame of a floor step (pixels, >= {@link FLOOR_MIN_PIXELS_BOUND}, default {@link FLOOR_MIN_PIXELS}). */
+  floorMinPixels?: number;
 }
+
+/**
+ * Chromium's H.264 (OpenH264) encoder cannot go below ~140 kbps at
+ * 320x240@30: 139 / 140 / 145 / 166 kbps out at 30 / 50 / 80 / 150 kbps
+ * targets, 502-625-byte delta frames (Chromium 156,
+ * tools/capture-frame-sizes.ts; docs/results.md stop 50). Smaller frames have
+ * lower floors: 87 kbps at 240x180, 47 kbps at 160x120 (30 kbps targets; mean
+ * delta frames 309 and 172 bytes against 502 at 320x240), i.e. pixels^0.8
+ * ({@link floorStepBitrateBps}). A lower frame rate is a poor lever there:
+ * each delta frame covers more motion, 117 kbps at 320x240@20 and 91 kbps at
+ * 320x240@10 (628 / 953-byte deltas), i.e. fps^0.4. Fixtures:
+ * sim/fixtures/h264-floor-*.json.
+ */
+export const DEFAULT_FLOOR_BITRATE_BPS = 150_000;
+/** Smallest floor step (pixels): 160x90, so a 4:3 camera ends at 160x120 (QQVGA) and a 16:9 one at 160x90. */
+export const FLOOR_MIN_PIXELS = 160 * 90;
+/** Lowest `floorMinPixels` accepted (pixels): 64x48. */
+export const FLOOR_MIN_PIXELS_BOUND = 64 * 48;
 
 /**
  * The min start bitrate (bps) a step is held to: the table's, except that an
@@ -158,12 +189,12 @@ function scaled(src: LadderSource, s: { num: number; den: number }): { width: nu
   return { width: even(src.width), height: even(src.height) };
 }
 
-/** Resolution steps of a source, largest first (see the module comment). */
-export function resolutionSteps(src: LadderSource): Array<{ width: number; height: number; scale: number }> {
+/** Resolution steps of a source, largest first, down to `minPixelsPerFrame` (see the module comment). */
+export function resolutionSteps(src: LadderSource, minPixelsPerFrame = MIN_PIXELS_PER_FRAME): Array<{ width: number; height: number; scale: number }> {
   let s = { num: 1, den: 1 };
   const first = scaled(src, s);
   const out = [{ ...first, scale: 1 }];
-  const minPixels = Math.min(MIN_PIXELS_PER_FRAME, first.width * first.height);
+  const minPixels = Math.min(minPixelsPerFrame, first.width * first.height);
   for (let guard = 0; guard < 32; guard++) {
     const cur = out[out.length - 1];
     const maxPixels = (cur.width * cur.height * 3) / 5; // GetLowerResolutionThan
@@ -196,6 +227,9 @@ export function frameRateSteps(sourceFps: number): number[] {
  */
 export function buildLadder(src: LadderSource, pref: DegradationPreference, opts: LadderOptions = {}): LadderStep[] {
   if (!(src.width > 0 && src.height > 0 && src.fps > 0)) throw new RangeError(`buildLadder: bad source ${src.width}x${src.height}@${src.fps}`);
+  const floorBps = opts.floorBitrateBps ?? DEFAULT_FLOOR_BITRATE_BPS;
+  const floorMinPixels = opts.floorMinPixels ?? FLOOR_MIN_PIXELS;
+  if (!(floorBps >= 0 && floorBps < Infinity && floorMinPixels >= FLOOR_MIN_PIXELS_BOUND)) throw new RangeError(`buildLadder: bad floorBitrateBps ${floorBps} or floorMinPixels ${floorMinPixels}`);
   const limits = opts.limits ?? DEFAULT_BITRATE_LIMITS;
   const exp = opts.fpsExponent ?? 0.6;
   const res = resolutionSteps(src);
@@ -212,7 +246,12 @@ export function buildLadder(src: LadderSource, pref: DegradationPreference, opts
     case 'maintain-framerate-and-resolution':
       return [step(res[0], top)];
     case 'maintain-framerate':
-      return res.map((r) => step(r, top));
+      return withFloorSteps(
+        res.map((r) => step(r, top)),
+        src,
+        floorBps,
+        floorMinPixels,
+      );
     case 'maintain-resolution':
       return fpsSteps.map((f) => step(res[0], f));
     case 'balanced': {
@@ -230,6 +269,49 @@ export function buildLadder(src: LadderSource, pref: DegradationPreference, opts
     default:
       throw new RangeError(`buildLadder: unknown degradation preference ${String(pref)}`);
   }
+}
+
+/**
+ * Floor steps (ours): libwebrtc stops at 320x180 (kDefaultMinPixelsPerFrame)
+ * and meets a target under the encoder's floor there with its frame dropper
+ * (modules/video_coding/utility/frame_dropper.cc), frame by frame through
+ * every rate-control lag (docs/results.md stop 50); a lower frame rate saves
+ * little (fps^0.4, see {@link DEFAULT_FLOOR_BITRATE_BPS}). So after the
+ * smallest size the ladder goes on with smaller sizes at the same frame rate
+ * (the same scale fractions: 240x180, 160x120 from 640x480), down to
+ * `floorMinPixels`. Each needs the encoder's floor at its size
+ * ({@link floorStepBitrateBps}), and so does the smallest regular size (where
+ * the ladder returns once the target covers its floor). The adapter leaves a
+ * floor step sooner than a regular one (VideoAdapterOptions.floorUpHoldUs).
+ * Each step needs no more than the one before it (a custom `limits` table or
+ * `floorBitrateBps` could otherwise order them the other way). Encoder
+ * overuse steps down into them too (a smaller picture costs less to encode).
+ */
+function withFloorSteps(steps: LadderStep[], src: LadderSource, floorBps: number, minPixels: number): LadderStep[] {
+  const last = steps[steps.length - 1];
+  if (floorBps === 0) return steps;
+  const floorAt = (r: { width: number; height: number }): number => floorStepBitrateBps(floorBps, r.width * r.height, last.maxFps);
+  let need = Math.min(steps.length > 1 ? steps[steps.length - 2].requiredBps : Infinity, floorAt(last));
+  last.requiredBps = need;
+  const out = [...steps];
+  for (const r of resolutionSteps(src, minPixels)) {
+    if (r.width * r.height >= last.width * last.height) continue;
+    need = Math.min(need, floorAt(r));
+    out.push({ ...r, maxFps: last.maxFps, requiredBps: need, floor: true });
+  }
+  return out;
+}
+
+/**
+ * The encoder's floor (bps) at `pixels` and `fps`, from its floor at
+ * 320x240@30: x (pixels / 320x240)^0.8 below that size, ^0.6 above it
+ * (sim/encoder-model.ts' delta-frame floor), x (fps / 30)^0.4 (Chromium's
+ * H.264, measured at 10-30 fps: see {@link DEFAULT_FLOOR_BITRATE_BPS};
+ * extrapolated above 30 fps).
+ */
+export function floorStepBitrateBps(floorBps: number, pixels: number, fps: number): number {
+  const r = pixels / (320 * 240);
+  return Math.round(floorBps * r ** (r < 1 ? 0.8 : 0.6) * (fps / 30) ** 0.4);
 }
 
 /** Drop consecutive equal steps (a resolution step that does not change the frame rate after a frame-rate step). */

@@ -66,6 +66,14 @@ export interface VideoAdapterOptions extends LadderOptions {
    * first adaptation down).
    */
   rampUpHoldUs?: number;
+  /**
+   * Up hold from a floor step (below the smallest regular size, see
+   * src/adapt/ladder.ts), µs, default 1 s: the encoder overshoots a target
+   * under its floor, so a floor step is left as soon as the target covers the
+   * step above; failed up-steps lengthen it as they lengthen `upHoldUs`,
+   * and it is never longer than the regular up hold.
+   */
+  floorUpHoldUs?: number;
   /** Longest `upHoldUs` after repeated failed up-steps (µs, default 60 s). */
   maxUpHoldUs?: number;
   /** A step down this soon after a step up makes the up-step a failure (µs, default 10 s). */
@@ -109,6 +117,7 @@ const DEFAULTS = {
   downHoldUs: 1_000_000,
   smoothingUs: 500_000,
   upHoldUs: 5_000_000,
+  floorUpHoldUs: 1_000_000,
   rampUpHoldUs: 0,
   maxUpHoldUs: 60_000_000,
   failWindowUs: 10_000_000,
@@ -152,7 +161,7 @@ export class VideoAdapter {
       this.o[k] = v;
     }
     if (!(this.o.underuseThreshold < this.o.overuseThreshold)) throw new RangeError('VideoAdapter: underuseThreshold must be < overuseThreshold');
-    this.ladderOpts = { limits: opts.limits, fpsExponent: opts.fpsExponent };
+    this.ladderOpts = { limits: opts.limits, fpsExponent: opts.fpsExponent, floorBitrateBps: opts.floorBitrateBps, floorMinPixels: opts.floorMinPixels };
     this.pref = opts.degradationPreference ?? DEFAULT_DEGRADATION_PREFERENCE;
     this.src = { ...source };
     this.ladder = buildLadder(this.src, this.pref, this.ladderOpts);
@@ -253,7 +262,9 @@ export class VideoAdapter {
       const cpuOk = usage === undefined ? true : this.cpuSteps > 0 ? usage < this.o.underuseThreshold : usage <= this.o.overuseThreshold;
       if (bwOk && cpuOk) {
         this.upOkSinceUs ??= now;
-        const hold = this.rampUp ? this.o.rampUpHoldUs : this.upHoldUs;
+        // From a floor step: floorUpHoldUs times the failed-up-step backoff, never longer than the regular hold.
+        const backoff = this.o.upHoldUs > 0 ? this.upHoldUs / this.o.upHoldUs : 1;
+        const hold = this.rampUp ? this.o.rampUpHoldUs : step.floor ? Math.min(this.upHoldUs, this.o.floorUpHoldUs * backoff) : this.upHoldUs;
         if (now - this.upOkSinceUs >= hold && now - this.lastChangeUs >= hold) {
           if (this.cpuSteps > 0) this.cpuSteps--;
           this.lastUpUs = now;

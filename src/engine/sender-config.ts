@@ -34,7 +34,12 @@ export interface SenderEngineConfig {
   mtuBytes?: number;
   /** App cap on the encoder target (bps, default 8 Mbps). */
   maxBitrateBps?: number;
-  /** Floor of the encoder target (bps, default 150 kbps). */
+  /**
+   * Floor of the encoder target (bps, default 50 kbps: about what the
+   * adaptation ladder's smallest floor step, 160x120@30, needs; src/adapt/ladder.ts).
+   * Under ~150 kbps the camera's ladder goes on below 320x180 so the encoder
+   * can meet the target; the floor was 150 kbps before those steps.
+   */
   minBitrateBps?: number;
   /** Initial per-path rate (bps, default 1 Mbps). */
   startBitrateBps?: number;
@@ -496,7 +501,7 @@ export function resolveSenderConfig(config: SenderEngineConfig): ResolvedSenderC
   return {
     mtuBytes: config.mtuBytes ?? 1200,
     maxBitrateBps: config.maxBitrateBps ?? 8_000_000,
-    minBitrateBps: config.minBitrateBps ?? 150_000,
+    minBitrateBps: config.minBitrateBps ?? 50_000,
     startBitrateBps: config.startBitrateBps ?? 1_000_000,
     historyPackets: config.historyPackets ?? 4096,
     streamInfoIntervalMs: config.streamInfoIntervalMs ?? 1000,

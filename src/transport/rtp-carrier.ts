@@ -115,7 +115,7 @@
  * OnNetworkRouteChanged): probably ICE went `disconnected` in those runs'
  * uplink outage (not recorded); in the others it stayed low. So
  * every offer and answer the carrier makes carries a floor for that
- * estimate, `minBitrateBps` (default 150 kbps, what a VGA camera's smallest step,
+ * estimate, `minBitrateBps` (default 150 kbps, what a VGA camera's smallest regular step,
  * 320x240@30, makes at any lower target (tools/capture-frame-sizes.ts):
  * `x-google-min-bitrate`, rtp-carrier-frame.ts `withoutVideoRepair`), which
  * the remote peer's Chromium applies to what it sends (it reads the send
@@ -182,8 +182,9 @@ export interface RtpCarrierOptions {
   statsIntervalMs?: number;
   /**
    * Floor of Chromium's bandwidth estimate for the path's peer connection
-   * (bps; default 150 000, the lowest target of our encoder,
-   * SenderEngineConfig.minBitrateBps; 0 = none): `x-google-min-bitrate` on
+   * (bps; default 150 000, what Chromium's encoder makes at 320x240@30 under
+   * any lower target, the floor the datachannel's encoder target had before its
+   * ladder's floor steps; 0 = none): `x-google-min-bitrate` on
    * the carrier's VP8 payload type in every offer and answer (see the module
    * doc, "Rate"). That parameter is in whole kbps: a value in (0, 1000) is a
    * bad option (RangeError: {@link attachRtpCarrier} returns it as the reason

@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import { Rng } from '../../../src/core/rng.js';
-import { balancedMinFps, bitrateLimitsFor, buildLadder, frameRateSteps, resolutionSteps } from '../../../src/adapt/ladder.js';
+import { balancedMinFps, bitrateLimitsFor, buildLadder, floorStepBitrateBps, frameRateSteps, resolutionSteps } from '../../../src/adapt/ladder.js';
 import { EncodeUsageMeter, FrameRateLimiter, VideoAdapter, type AdaptationDecision } from '../../../src/adapt/video-adapter.js';
 
 const VGA = { width: 640, height: 480, fps: 30 };
@@ -46,7 +46,8 @@ describe('ladder (libwebrtc video_stream_adapter / video_adapter steps)', () => 
   });
 
   it('each preference walks its own dimension; needed bitrate never rises down the ladder', () => {
-    expect(buildLadder(VGA, 'maintain-framerate').map(size)).toEqual(['640x480@30', '480x360@30', '320x240@30']);
+    // maintain-framerate: the sizes, then the floor steps (smaller sizes than libwebrtc's 320x180 minimum).
+    expect(buildLadder(VGA, 'maintain-framerate').map(size)).toEqual(['640x480@30', '480x360@30', '320x240@30', '240x180@30', '160x120@30']);
     expect(buildLadder(VGA, 'maintain-resolution').map(size)).toEqual(['640x480@30', '640x480@20', '640x480@13', '640x480@8', '640x480@5', '640x480@3', '640x480@2']);
     // balanced: frame rate to the size's minimum first, then the size.
     expect(buildLadder(VGA, 'balanced').map(size)).toEqual(['640x480@30', '640x480@15', '480x360@15', '480x360@10', '320x240@10', '320x240@7']);
@@ -60,6 +61,120 @@ describe('ladder (libwebrtc video_stream_adapter / video_adapter steps)', () => 
     }
     expect(() => buildLadder({ width: 0, height: 480, fps: 30 }, 'balanced')).toThrow(RangeError);
     expect(() => buildLadder(VGA, 'nope' as never)).toThrow(RangeError);
+  });
+});
+
+describe('floor steps (the encoder floor at the smallest size)', () => {
+  it('go on below 320x180 at the same frame rate, each needing the encoder floor at its size', () => {
+    const need = (l: ReturnType<typeof buildLadder>) => l.map((s) => `${size(s)}:${s.requiredBps}`);
+    // Chromium's H.264 floor at 30 fps: 139 / 87 / 47 kbps at 320x240 / 240x180 / 160x120 (pixels^0.8).
+    expect(need(buildLadder(VGA, 'maintain-framerate')).slice(2)).toEqual(['320x240@30:150000', '240x180@30:94665', '160x120@30:49482']);
+    // 1280x720: 320x180 (libwebrtc's smallest), then 240x134 and 160x90 (floorMinPixels).
+    expect(need(buildLadder(HD, 'maintain-framerate')).slice(4)).toEqual(['320x180@30:119163', '240x134@30:74758', '160x90@30:39309']);
+    // A 60 fps camera: the floors at 60 fps (fps^0.4, extrapolated).
+    expect(need(buildLadder({ width: 640, height: 480, fps: 60 }, 'maintain-framerate')).slice(2)).toEqual(['320x240@60:197926', '240x180@60:124911', '160x120@60:65291']);
+    // A camera already at or under 320x240: floor steps from its own size; at the floor size, none.
+    expect(buildLadder({ width: 320, height: 240, fps: 30 }, 'maintain-framerate').map(size)).toEqual(['320x240@30', '240x180@30', '160x120@30']);
+    expect(buildLadder({ width: 160, height: 120, fps: 30 }, 'maintain-framerate').map(size)).toEqual(['160x120@30']);
+    // A 15 fps camera: the floors at 15 fps (fps^0.4: 91 kbps at 320x240@10 against 139 at 30).
+    expect(need(buildLadder({ width: 640, height: 480, fps: 15 }, 'maintain-framerate')).slice(2)).toEqual(['320x240@15:113679', '240x180@15:71743', '160x120@15:37500']);
+    expect(floorStepBitrateBps(150_000, 320 * 240, 30)).toBe(150_000);
+    expect(floorStepBitrateBps(150_000, 320 * 240, 10)).toBe(96_659);
+    expect(
+      buildLadder(VGA, 'maintain-framerate', { floorMinPixels: 240 * 180 })
+        .map(size)
+        .slice(2),
+    ).toEqual(['320x240@30', '240x180@30']);
+  });
+
+  it('are off with floorBitrateBps 0, only in maintain-framerate, and bad options throw', () => {
+    expect(buildLadder(VGA, 'maintain-framerate', { floorBitrateBps: 0 }).map(size)).toEqual(['640x480@30', '480x360@30', '320x240@30']);
+    expect(buildLadder(VGA, 'maintain-framerate', { floorBitrateBps: 0 })[2].requiredBps).toBe(200_000);
+    expect(
+      buildLadder(VGA, 'maintain-framerate', { floorBitrateBps: 120_000 })
+        .map((s) => s.requiredBps)
+        .slice(2),
+    ).toEqual([120_000, 75_732, 39_585]);
+    expect(buildLadder(VGA, 'balanced').at(-1)!.width).toBe(320);
+    expect(buildLadder(VGA, 'maintain-resolution').at(-1)!.width).toBe(640);
+    expect(buildLadder(VGA, 'maintain-framerate-and-resolution')).toHaveLength(1);
+    expect(() => buildLadder(VGA, 'maintain-framerate', { floorBitrateBps: -1 })).toThrow(RangeError);
+    expect(() => buildLadder(VGA, 'maintain-framerate', { floorMinPixels: 0 })).toThrow(RangeError);
+    expect(() => buildLadder(VGA, 'maintain-framerate', { floorMinPixels: 16 })).toThrow(RangeError);
+    // Checked whatever the preference, so a bad option fails at construction, not at a later reconfigure.
+    expect(() => new VideoAdapter(VGA, { degradationPreference: 'balanced', floorBitrateBps: Number.NaN })).toThrow(RangeError);
+  });
+
+  it('never needs more than the step before, whatever the options', () => {
+    const limits = [
+      { pixels: 320 * 180, minStartBps: 0, minBps: 30_000, maxBps: 300_000 },
+      { pixels: 480 * 270, minStartBps: 100_000, minBps: 30_000, maxBps: 500_000 },
+      { pixels: 1280 * 720, minStartBps: 900_000, minBps: 30_000, maxBps: 2_500_000 },
+    ];
+    for (const [src, opts] of [
+      [VGA, { floorBitrateBps: 400_000 }],
+      [HD, { limits }],
+      [{ width: 1920, height: 1080, fps: 60 }, {}],
+      [{ width: 720, height: 1280, fps: 30 }, {}],
+    ] as const) {
+      const l = buildLadder(src, 'maintain-framerate', opts);
+      for (let i = 1; i < l.length; i++) expect(l[i].requiredBps, `${size(l[i])} after ${size(l[i - 1])}`).toBeLessThanOrEqual(l[i - 1].requiredBps);
+    }
+  });
+
+  it('the adapter steps under the floor after the hold, and back one step per up hold', () => {
+    const a = new VideoAdapter(VGA);
+    drive(a, 0, 5, () => 1_000_000);
+    // At the floor the smallest regular size stays (the engine's old 150 kbps floor).
+    expect(size(drive(a, 5, 10, () => 150_000).at(-1)!)).toBe('320x240@30');
+    // 110 kbps: the encoder cannot make 320x240@30 (~140 kbps); 240x180 fits.
+    const low = drive(a, 15, 5, () => 110_000);
+    expect(size(low.at(-1)!)).toBe('240x180@30');
+    expect(low.findIndex((d) => d.changed)).toBeGreaterThanOrEqual(9); // the 1 s hold
+    expect(size(drive(a, 20, 5, () => 60_000).at(-1)!)).toBe('160x120@30');
+    // Never below floorMinPixels, whatever the target; the frame rate is kept.
+    const bottom = drive(a, 25, 5, () => 10_000).at(-1)!;
+    expect(size(bottom)).toBe('160x120@30');
+    expect(bottom.reason).toBe('bandwidth');
+    // The target recovers: a floor step is left after floorUpHoldUs (1 s), a regular one after upHoldUs (5 s).
+    const r = drive(a, 30, 30, () => 400_000);
+    const up = r.map((d, i) => ({ d, t: 30 + i / 10 })).filter((x) => x.d.changed);
+    expect(up.map((x) => size(x.d))).toEqual(['240x180@30', '320x240@30', '480x360@30']);
+    expect(up[0].t).toBeLessThanOrEqual(31.5);
+    expect(up[1].t - up[0].t).toBeLessThanOrEqual(1.5);
+    expect(up[2].t - up[1].t).toBeGreaterThanOrEqual(5);
+  });
+
+  it('a floor step is never left later than a regular one, whatever upHoldUs', () => {
+    for (const upHoldUs of [0, 500_000, 5_000_000]) {
+      const a = new VideoAdapter(VGA, { upHoldUs });
+      drive(a, 0, 5, () => 1_000_000);
+      drive(a, 5, 10, () => 110_000); // 240x180
+      expect(size(a.current()), String(upHoldUs)).toBe('240x180@30');
+      const r = drive(a, 15, 10, () => 200_000);
+      const at = r.findIndex((d) => d.changed) / 10;
+      expect(size(r.find((d) => d.changed)!)).toBe('320x240@30');
+      expect(at, String(upHoldUs)).toBeLessThanOrEqual(Math.min(upHoldUs, 1_000_000) / 1e6 + 0.2);
+    }
+  });
+
+  it('marks floor steps; a failed up-step from one lengthens its hold like any other', () => {
+    expect(buildLadder(VGA, 'maintain-framerate').map((s) => s.floor === true)).toEqual([false, false, false, true, true]);
+    const a = new VideoAdapter(VGA);
+    drive(a, 0, 5, () => 1_000_000);
+    drive(a, 5, 10, () => 60_000); // 160x120
+    expect(size(a.current())).toBe('160x120@30');
+    // The target reaches 240x180's need, then falls back as soon as it steps up: each up-step fails.
+    const ups: number[] = [];
+    for (let i = 0; i < 600; i++) {
+      const t = 15 + i / 10;
+      const at240 = a.current().width === 240;
+      const d = a.update({ nowUs: Math.round(t * 1e6), targetBitrateBps: at240 ? 60_000 : 100_000 });
+      if (d.changed && d.width === 240) ups.push(t);
+    }
+    expect(ups.length).toBeGreaterThanOrEqual(3);
+    const gaps = ups.slice(1).map((x, i) => x - ups[i]);
+    expect(gaps.at(-1)!).toBeGreaterThan(gaps[0] * 1.5);
   });
 });
 

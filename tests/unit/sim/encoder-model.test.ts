@@ -19,6 +19,7 @@ function run(model: EncoderModel, frames: number): { sizes: number[]; keys: numb
   return { sizes, keys };
 }
 
+const size = (d: { width: number; height: number; maxFps: number }): string => `${d.width}x${d.height}@${d.maxFps}`;
 const rate = (sizes: number[], fps = 30) => (sizes.reduce((a, b) => a + b, 0) * 8 * fps) / sizes.length;
 
 describe('EncoderModel', () => {
@@ -184,6 +185,54 @@ describe('EncoderModel resolution / frame-rate adaptation (src/adapt)', () => {
     const bytes = lo.slice(-150).reduce((s, f) => s + f.sizeBytes, 0);
     expect((bytes * 8) / 5).toBeGreaterThan(0.6 * 120_000);
     expect((bytes * 8) / 5).toBeLessThan(1.6 * 120_000);
+  });
+
+  it("maintain-framerate under the encoder's floor: a smaller size at the full frame rate meets the target 320x240 overshoots", () => {
+    const out = (floorBitrateBps: number | undefined) => {
+      const m = new EncoderModel({ adapter: floorBitrateBps === undefined ? {} : { floorBitrateBps } }, 2_000_000, new Rng(1));
+      step(m, 0, 150);
+      m.setTargetBitrate(100_000);
+      const lo = step(m, 150, 450);
+      const last = lo.slice(-150);
+      return { d: m.currentAdaptation(), kept: last.filter((f) => !f.dropped).length, bps: (last.reduce((s, f) => s + f.sizeBytes, 0) * 8) / 5 };
+    };
+    const floor = out(undefined);
+    expect(size(floor.d)).toBe('240x180@30');
+    expect(floor.kept).toBe(150);
+    // Chromium: 87-103 kbps at 240x180@30 under 30-100 kbps targets.
+    expect(floor.bps).toBeLessThan(1.15 * 100_000);
+    // Without floor steps (the ladder ends at 320x240@30) the encoder overshoots the target by ~40 %.
+    const none = out(0);
+    expect(size(none.d)).toBe('320x240@30');
+    expect(none.bps).toBeGreaterThan(1.3 * 100_000);
+  });
+
+  it('the delta-frame floor follows Chromium below 320x240 and at a lower frame rate (sim/fixtures/h264-floor-*.json)', () => {
+    const floor = (width: number, height: number, maxFps: number) => {
+      const m = new EncoderModel({ adapter: { floorBitrateBps: 0 }, degradationPreference: 'maintain-framerate-and-resolution' }, 1_000_000, new Rng(1));
+      (m as unknown as { adapt: { width: number; height: number; maxFps: number } }).adapt = { width, height, maxFps };
+      return m.minDeltaBytes();
+    };
+    // Mean delta frame of each fixture's lowest target (30-50 kbps: every frame at the encoder's floor), against 320x240@30's.
+    const measured = (name: string) => {
+      const f = JSON.parse(readFileSync(resolve(__dirname, `../../../sim/fixtures/h264-floor-${name}.json`), 'utf8')) as { stats: { perRun: Array<{ targetBps: number; meanDeltaBytes: number }> } };
+      return [...f.stats.perRun].sort((a, b) => a.targetBps - b.targetBps)[0].meanDeltaBytes;
+    };
+    const ref = measured('320x240');
+    const base = floor(320, 240, 30);
+    for (const [name, w, h, fps] of [
+      ['320x240-20fps', 320, 240, 20],
+      ['320x240-10fps', 320, 240, 10],
+      ['240x180', 240, 180, 30],
+      ['160x120', 160, 120, 30],
+    ] as const) {
+      const want = measured(name) / ref;
+      const got = floor(w, h, fps) / base;
+      expect(Math.abs(got / want - 1), name).toBeLessThan(0.1);
+    }
+    // Unchanged at 320x240 and above at 30 fps: 1350 x (pixels / 640x480)^0.6.
+    expect(floor(640, 480, 30)).toBeCloseTo(1350, 0);
+    expect(base).toBeCloseTo(1350 * 0.25 ** 0.6, 3);
   });
 
   it("waits for the engine's first target before choosing the start step (the start value is only a floor)", () => {
