@@ -12,7 +12,8 @@
  *   (alternately x3/4 and x2/3, as media/base/video_adapter.cc picks its
  *   scale factors) whose pixel count fits, so 640x480 steps to 480x360 and
  *   320x240, and 1280x720 to 960x540, 640x360, 480x270 and 320x180. Never
- *   below {@link MIN_PIXELS_PER_FRAME} (libwebrtc's default 320x180).
+ *   below {@link MIN_PIXELS_PER_FRAME} (libwebrtc's default 320x180), except
+ *   for the floor steps of 'maintain-framerate' (below).
  * - Frame-rate steps (GetLowerFrameRateThan / GetHigherFrameRateThan): 2/3 of
  *   the rate down, 3/2 up, never below {@link MIN_FRAME_RATE_FPS}.
  * - 'balanced' (video_stream_adapter.cc, BALANCED: first the frame rate, then
@@ -21,6 +22,11 @@
  *   configuration gives for the current size (<= 320x240: 7 fps, <= 480x360:
  *   10 fps, <= 640x480: 15 fps, larger: no minimum), and lowers the
  *   resolution only when the frame rate is already there.
+ *
+ * - Floor steps (ours, 'maintain-framerate' only): after its smallest size
+ *   the ladder goes on with smaller sizes at the same frame rate (640x480:
+ *   240x180, 160x120), each needing the encoder's floor there, for a target
+ *   under what the encoder can make at the smallest size (see withFloorSteps).
  *
  * Each step carries the target bitrate it needs ({@link requiredBitrateBps}):
  * the "min start bitrate" of the resolution (libwebrtc
