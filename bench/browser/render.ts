@@ -123,6 +123,14 @@ export function renderSummaryMd(r: BenchResults): string {
     const d = (x.extras as { decoder?: { decoded?: number; errors?: number } }).decoder;
     return d && typeof d.errors === 'number' ? [`${x.name} ${d.errors} / ${d.decoded ?? 0}`] : [];
   });
+  const enc = r.results.flatMap((x) => {
+    // extras.audio.sender: the sending page's audio digest (bench/browser/page/main.ts).
+    const e = (x.extras as { audio?: { sender?: { encoder?: { targetBitrateBps?: number; frameDurationMs?: number; reconfigurations?: number } } } } | undefined)?.audio?.sender?.encoder;
+    return e && typeof e.targetBitrateBps === 'number'
+      ? [`${x.name} ${Math.round(e.targetBitrateBps / 1000)} kbps / ${Math.round(e.frameDurationMs ?? 0)} ms, ${e.reconfigurations ?? 0} change${e.reconfigurations === 1 ? '' : 's'}`]
+      : [];
+  });
+  if (enc.length) lines.push('', `Microphone encoding at the end of the run (ours; Opus bitrate / frame duration from the paths' rate, and how many times it changed): ${enc.join(', ')}.`);
   if (dec.length) lines.push('', `Decoder errors / frames decoded (ours; the receiver's WebCodecs decoder, a delta frame without its reference is one): ${dec.join(', ')}.`);
   for (const n of r.notes) lines.push('', `- ${n}`);
   const errs = r.results.filter((x) => x.errors.length);

@@ -63,6 +63,7 @@ function oursCounters(): { counters: Counters; stats: unknown } {
   const v = peerView(report.values());
   const src = [...report.values()].find((e) => e.type === 'media-source' && e.kind === 'video');
   const notEncoded = src?.type === 'media-source' && src.kind === 'video' ? src.framesNotEncoded : undefined;
+  const mic = [...report.values()].find((e) => e.type === 'media-source' && e.kind === 'audio');
   const ov = v.outVideo;
   const iv = v.inVideo;
   const ia = v.inAudio;
@@ -151,6 +152,9 @@ function oursCounters(): { counters: Counters; stats: unknown } {
         avOffsetMs: ia.avOffset * 1000,
       },
       sender: oa && { framesSent: oa.framesSent, packetsSent: oa.packetsSent + oa.duplicatePacketsSent, duplicatesSent: oa.duplicatePacketsSent, framesUnsent: oa.framesUnsent },
+      // The microphone's Opus encoding at the end of the run (src/engine/audio-rate.ts follows the paths' rate) and how often it changed.
+      encoder:
+        mic?.type === 'media-source' && mic.kind === 'audio' ? { targetBitrateBps: mic.targetBitrate, frameDurationMs: mic.frameDuration * 1000, reconfigurations: mic.reconfigurations } : undefined,
       output: ia && { framesDecoded: ia.framesDecoded, rms: ia.audioLevel, maxRms: ia.maxAudioLevel, rendering: ia.rendering },
     },
     paths: v.paths.map((p) => ({ id: p.pathId, state: p.state, stateReason: p.stateReason, connectMs: toMs(p.connectTime), iceRestarts: p.iceRestarts })),
