@@ -95,6 +95,15 @@ describe('summarizeRun', () => {
     expect(md).toContain('**Measured on an overloaded machine**');
     expect(md).not.toContain('quiet (');
   });
+
+  it("prints the microphone's Opus encoding of ours, and nothing for a run without it", () => {
+    const withEnc = { ...emptyRun('converge', 'multipath', 1, 0), extras: { audio: { sender: { encoder: { targetBitrateBps: 12_000, frameDurationMs: 60, reconfigurations: 1 } } } } };
+    const md = renderSummaryMd(benchResults([withEnc, emptyRun('native-webrtc:0', 'native', 1, 0)], 1));
+    const line = md.split('\n').find((l) => l.startsWith('Microphone encoding')) ?? '';
+    expect(line).toContain('converge 12 kbps / 60 ms, 1 change.');
+    expect(line).not.toContain('native-webrtc');
+    expect(renderSummaryMd(benchResults([emptyRun('x', 'multipath', 1, 0)], 1))).not.toContain('Microphone encoding');
+  });
 });
 
 describe('summarizeRun freeze list and split', () => {
