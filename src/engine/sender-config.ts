@@ -450,7 +450,11 @@ export interface SenderEngineConfig {
 export interface SenderEvents {
   /** The encoder should produce a key frame ('pli', or 'outage': a single path's silence lost what was sent into it). */
   keyframeNeeded: (reason: string) => void;
-  /** The encoder target changed by more than 5% (bps). */
+  /**
+   * The encoder target changed by more than 5% (bps): checked every tick, and
+   * at once when a path changes transport state or is switched by the app (so an encoder never takes its first frame from the
+   * floor of a call that had no path yet).
+   */
   targetBitrate: (bps: number) => void;
   /** Path lifecycle (path manager) and scheduler enable/disable. */
   pathEvent: (event: PathEvent) => void;

@@ -222,6 +222,7 @@ export class SenderEngine {
     if (!p) return;
     p.linkState = state;
     this.paths.manager.onTransportState(pathId, p.adminEnabled ? state : 'closed', this.clock.nowUs());
+    this.emitTargetChange();
   }
 
   /**
@@ -247,6 +248,7 @@ export class SenderEngine {
       p.rateAtDisable = undefined;
       if (p.prober && bps !== undefined) p.prober.probeFirst(now, Math.min(this.pathMaxBps(), bps));
     }
+    this.emitTargetChange();
   }
 
   /** The app's switch of the path (see {@link setPathEnabled}); false for unknown paths. */
@@ -571,12 +573,25 @@ export class SenderEngine {
       if (this.paths.broadcast({ kind: 'streamInfo', streamInfo: this.streamInfo }, now) > 0) this.lastStreamInfoUs = now;
     }
     this.updatePushback(now);
+    this.emitTargetChange();
+    this.flush(now);
+  }
+
+  /**
+   * Emit 'targetBitrate' when the encoder target moved by more than 5 % since
+   * the last one emitted. Called every tick, and at once when a path changes
+   * transport state or is switched by the app: a path that comes up changes
+   * the target before the next tick, and the app's encoder may take its next
+   * frame (its first, at call start) in between. Not from addPath: an owner
+   * subscribes after adding its paths (PeerSession.attachSender), and the
+   * first tick tells it.
+   */
+  private emitTargetChange(): void {
     const target = this.targetBitrateBps();
     if (Math.abs(target - this.lastTargetBps) > 0.05 * Math.max(1, this.lastTargetBps)) {
       this.lastTargetBps = target;
       this.events.emit('targetBitrate', target);
     }
-    this.flush(now);
   }
 
   /** Send what the probers and pacers allow now. */
