@@ -447,7 +447,8 @@ export class EncoderModel {
     this.lastNowUs = now;
     // Adapt once the engine has given a target (or after 1 s without one): the
     // constructor's start value is the engine's floor before any path is up.
-    const d = this.targetSet || now >= 1_000_000 ? this.adapter.update({ nowUs: now, targetBitrateBps: this.targetBps }) : this.adapt;
+    const periodicDue = this.o.keyframeIntervalFrames > 0 && this.frameCount % this.o.keyframeIntervalFrames === 0;
+    const d = this.targetSet || now >= 1_000_000 ? this.adapter.update({ nowUs: now, targetBitrateBps: this.targetBps, keyFrameDue: this.keyPending || periodicDue }) : this.adapt;
     if (d.changed) {
       if (d.width !== this.adapt.width || d.height !== this.adapt.height) this.keyPending = true; // a new size starts with a key frame
       this.adapt = d;
@@ -464,8 +465,7 @@ export class EncoderModel {
     this.encodedFrames++;
     const sizeKey = `${d.width}x${d.height}`;
     this.bySize.set(sizeKey, (this.bySize.get(sizeKey) ?? 0) + 1);
-    const periodic = this.o.keyframeIntervalFrames > 0 && this.frameCount % this.o.keyframeIntervalFrames === 0;
-    const keyFrame = this.keyPending || periodic;
+    const keyFrame = this.keyPending || periodicDue;
     this.keyPending = false;
     this.frameCount++;
     const n = this.o.temporalLayers;

@@ -26,6 +26,20 @@
  *   for the load is given back only when the usage is below
  *   `underuseThreshold` (0.42).
  *
+ * Key frames (OUR RULE, not libwebrtc's): a new size costs a key frame. When
+ * one is due anyway (a receiver's request after a loss, a periodic one:
+ * {@link AdapterInput.keyFrameDue}) and the target is falling (at or under
+ * its smoothed value) below `downFactor` x the step's need, the step down to
+ * the size the target carries is taken at once (`keyframeDownHoldUs`,
+ * default 0), not after `downHoldUs`: after a collapse of the rate the
+ * recovery key frame is made at a smaller size, sent sooner. Not below the
+ * smallest regular size (the floor steps follow a lasting slow link, by the
+ * regular rule): in an outage the target reads the engine's floor. The way
+ * back is quick when the rate comes back whole: after `floorUpHoldUs` of a
+ * target and a smoothed target that cover the step it left, straight back
+ * there (a short outage costs a second or two of a smaller picture, not two
+ * regular up holds); otherwise the regular rule. docs/results.md, stop 52.
+ *
  * Start-up: until the first step down, steps up are immediate and may skip
  * steps (`rampUpHoldUs`), as the bandwidth estimate ramps up from its start.
  *
@@ -78,6 +92,19 @@ export interface VideoAdapterOptions extends LadderOptions {
   maxUpHoldUs?: number;
   /** A step down this soon after a step up makes the up-step a failure (µs, default 10 s). */
   failWindowUs?: number;
+  /**
+   * With a key frame due anyway ({@link AdapterInput.keyFrameDue}), a step
+   * down to the size the target carries (not below the smallest regular
+   * size: floor steps keep the regular rule) needs the target falling (at or
+   * under its smoothed value) below `downFactor` x the current step's need
+   * only this long (µs, default 0) instead of the smoothed target for
+   * `downHoldUs`: a new size costs a key frame, and this one is paid already
+   * (frame-rate steps, which cost none, keep the regular rule). Such a step
+   * is undone, straight back to the step it left, after `floorUpHoldUs` of
+   * a target and a smoothed target that cover that step again. A value longer than any call (e.g.
+   * `Number.MAX_SAFE_INTEGER`) turns the rule off.
+   */
+  keyframeDownHoldUs?: number;
   /** Encode usage above which the encoder is overused (fraction, default 0.85). */
   overuseThreshold?: number;
   /** Encode usage below which a load step may be given back (fraction, default 0.42). */
@@ -94,6 +121,11 @@ export interface AdapterInput {
   targetBitrateBps: number;
   /** Encode time / frame interval (fraction, e.g. 0.3), if measured; undefined = unknown (no load adaptation). */
   encodeUsage?: number;
+  /**
+   * The next encoded frame is a key frame whatever the adapter decides (a
+   * receiver's request, a periodic one): see `keyframeDownHoldUs`. Default false.
+   */
+  keyFrameDue?: boolean;
 }
 
 /** What the encoder should produce now. */
@@ -121,6 +153,7 @@ const DEFAULTS = {
   rampUpHoldUs: 0,
   maxUpHoldUs: 60_000_000,
   failWindowUs: 10_000_000,
+  keyframeDownHoldUs: 0,
   overuseThreshold: 0.85,
   underuseThreshold: 0.42,
   cpuHoldUs: 3_000_000,
@@ -138,6 +171,10 @@ export class VideoAdapter {
   private lastNowUs = 0;
   private smoothedBps = 0;
   private belowSinceUs: number | undefined;
+  /** Since when the target has been falling below the current step's need (the key frame rule, 2b). */
+  private keyBelowSinceUs: number | undefined;
+  /** The step the key frame rule left (2b), until any other change: its way back up is quick. */
+  private keyDownFrom: number | undefined;
   private upOkSinceUs: number | undefined;
   private overuseSinceUs: number | undefined;
   private lastChangeUs = -Infinity;
@@ -201,6 +238,7 @@ export class VideoAdapter {
     this.pref = pref;
     this.src = src;
     this.index = 0;
+    this.keyDownFrom = undefined;
     this.cpuSteps = 0;
     this.started = false;
     this.rampUp = true;
@@ -254,6 +292,26 @@ export class VideoAdapter {
         return this.stepTo(Math.max(this.index + 1, this.firstStepFor(this.smoothedBps, this.index + 1)), now);
       }
     } else this.belowSinceUs = undefined;
+    // 2b. A key frame is due anyway: while the target falls (at or under its smoothed value) below the step's need,
+    // the step down to the size it carries is taken at once. After a collapse of the rate the receiver's recovery key
+    // frame is then made at a smaller size, sent sooner (OUR RULE, not libwebrtc's). A rising target whose smoothed
+    // value lags (a ramp-up step just taken) does not count.
+    if (haveTarget && target <= this.smoothedBps && target < this.o.downFactor * step.requiredBps) {
+      this.keyBelowSinceUs ??= now;
+      if (input.keyFrameDue === true && now - this.keyBelowSinceUs >= this.o.keyframeDownHoldUs && this.index < last) {
+        // To the step the target carries, but not into the floor steps (a lasting slow link's: the regular rule).
+        let lowest = last;
+        while (lowest > 0 && this.ladder[lowest].floor) lowest--;
+        const to = Math.min(lowest, Math.max(this.index + 1, this.firstStepFor(target, this.index + 1)));
+        // Only a new size rides on the key frame (a frame-rate step costs none: it keeps the regular rule).
+        if (to > this.index && (this.ladder[to].width !== step.width || this.ladder[to].height !== step.height)) {
+          const from = this.keyDownFrom ?? this.index;
+          const d = this.stepTo(to, now);
+          this.keyDownFrom = from;
+          return d;
+        }
+      }
+    } else this.keyBelowSinceUs = undefined;
 
     // 3. One step up when the target and the load have allowed it for upHoldUs.
     if (this.index > 0) {
@@ -262,14 +320,18 @@ export class VideoAdapter {
       const cpuOk = usage === undefined ? true : this.cpuSteps > 0 ? usage < this.o.underuseThreshold : usage <= this.o.overuseThreshold;
       if (bwOk && cpuOk) {
         this.upOkSinceUs ??= now;
-        // From a floor step: floorUpHoldUs times the failed-up-step backoff, never longer than the regular hold.
+        // From a floor step, or back to the step a key frame's step left (2b, taken on a short-term signal) once both
+        // targets carry it again: floorUpHoldUs times the failed-up-step backoff, never longer than the regular hold.
+        const kb = this.keyDownFrom;
+        const back = kb !== undefined && target >= this.ladder[kb].requiredBps && this.smoothedBps >= this.ladder[kb].requiredBps ? kb : undefined;
         const backoff = this.o.upHoldUs > 0 ? this.upHoldUs / this.o.upHoldUs : 1;
-        const hold = this.rampUp ? this.o.rampUpHoldUs : step.floor ? Math.min(this.upHoldUs, this.o.floorUpHoldUs * backoff) : this.upHoldUs;
+        const hold = this.rampUp ? this.o.rampUpHoldUs : step.floor || back !== undefined ? Math.min(this.upHoldUs, this.o.floorUpHoldUs * backoff) : this.upHoldUs;
         if (now - this.upOkSinceUs >= hold && now - this.lastChangeUs >= hold) {
           if (this.cpuSteps > 0) this.cpuSteps--;
           this.lastUpUs = now;
-          // Start-up: straight to the highest step the raw target meets (the load allowing).
-          const to = this.rampUp && this.cpuSteps === 0 ? Math.min(this.index - 1, this.firstStepFor(target, 0)) : this.index - 1;
+          // Start-up: straight to the highest step the raw target meets (the load allowing); after a key frame's
+          // step, straight back to the step it left.
+          const to = this.rampUp && this.cpuSteps === 0 ? Math.min(this.index - 1, this.firstStepFor(target, 0)) : back !== undefined && this.cpuSteps === 0 ? back : this.index - 1;
           return this.stepTo(to, now);
         }
       } else this.upOkSinceUs = undefined;
@@ -291,6 +353,7 @@ export class VideoAdapter {
       this.lastUpUs = undefined;
     }
     this.index = index;
+    this.keyDownFrom = undefined;
     this.cpuSteps = Math.min(this.cpuSteps, index);
     this.lastChangeUs = now;
     this.changes++;
@@ -300,6 +363,7 @@ export class VideoAdapter {
 
   private resetHolds(): void {
     this.belowSinceUs = undefined;
+    this.keyBelowSinceUs = undefined;
     this.upOkSinceUs = undefined;
     this.overuseSinceUs = undefined;
   }

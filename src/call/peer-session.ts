@@ -406,6 +406,8 @@ export class PeerSession {
       }),
       sender.on('pathEvent', (ev) => this.host.emit(CallEvent.PathEvent, ev, this.remoteId)),
     ];
+    // The engine may have told a target while its paths were added above, before anyone listened: follow it now.
+    this.host.onTargetBitrate(this);
   }
 
   /** Enable or disable one path towards this participant (see `MultipathCall.setPathEnabled`). */

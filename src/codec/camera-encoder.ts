@@ -265,8 +265,7 @@ export class CameraEncoder {
         continue;
       }
       if (this.opts.dropBeforeEncode) {
-        const iv = this.opts.keyframeIntervalMs;
-        const wouldKey = this.forceKey || (iv !== undefined && iv > 0 && nowUs - this.lastKeyUs >= iv * 1000);
+        const wouldKey = this.keyDue(nowUs);
         const n = this.s.temporalLayers;
         const nextLayer = n > 1 ? (wouldKey ? 0 : temporalPatternLayer(n, this.layerSlot)) : undefined;
         if (this.opts.dropBeforeEncode(wouldKey, nextLayer)) {
@@ -299,8 +298,7 @@ export class CameraEncoder {
       }
       if (this.captureTimes.size > 64) this.captureTimes.clear();
       this.captureTimes.set(frame.timestamp, nowUs);
-      const interval = this.opts.keyframeIntervalMs;
-      const keyFrame = this.forceKey || (interval !== undefined && interval > 0 && nowUs - this.lastKeyUs >= interval * 1000);
+      const keyFrame = this.keyDue(nowUs);
       this.forceKey = false;
       if (keyFrame) this.lastKeyUs = nowUs;
       this.layerSlot = keyFrame ? 1 : this.layerSlot + 1;
@@ -331,7 +329,7 @@ export class CameraEncoder {
         this.adapter.reconfigure({ source: this.camera });
       }
     }
-    const d = this.adapter.update({ nowUs, targetBitrateBps: this.targetBps, encodeUsage: this.usage.usage() });
+    const d = this.adapter.update({ nowUs, targetBitrateBps: this.targetBps, encodeUsage: this.usage.usage(), keyFrameDue: this.keyDue(nowUs) });
     this.s.degradationReason = d.reason;
     this.s.adaptationChanges = this.adapter.adaptationChanges;
     this.s.encodeUsage = this.usage.usage();
@@ -400,6 +398,12 @@ export class CameraEncoder {
       this.black = b;
     }
     return new VideoFrame(b.data, { format: 'I420', codedWidth: width, codedHeight: height, timestamp, ...(duration ? { duration } : {}) });
+  }
+
+  /** True when the next frame encoded at `nowUs` (µs) is a key frame: asked for, or the periodic one (`keyframeIntervalMs`). */
+  private keyDue(nowUs: number): boolean {
+    const iv = this.opts.keyframeIntervalMs;
+    return this.forceKey || (iv !== undefined && iv > 0 && nowUs - this.lastKeyUs >= iv * 1000);
   }
 
   /** The next encoded frame will be a key frame. */

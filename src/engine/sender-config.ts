@@ -452,8 +452,10 @@ export interface SenderEvents {
   keyframeNeeded: (reason: string) => void;
   /**
    * The encoder target changed by more than 5% (bps): checked every tick, and
-   * at once when a path changes transport state or is switched by the app (so an encoder never takes its first frame from the
-   * floor of a call that had no path yet).
+   * at once when a path changes transport state or is switched by the app (so
+   * at call start an encoder no longer takes its first frame from the floor of
+   * a call that had no path yet). A listener added after paths changed may
+   * have missed one: read `targetBitrateBps()` when subscribing.
    */
   targetBitrate: (bps: number) => void;
   /** Path lifecycle (path manager) and scheduler enable/disable. */

@@ -582,9 +582,9 @@ export class SenderEngine {
    * the last one emitted. Called every tick, and at once when a path changes
    * transport state or is switched by the app: a path that comes up changes
    * the target before the next tick, and the app's encoder may take its next
-   * frame (its first, at call start) in between. Not from addPath: an owner
-   * subscribes after adding its paths (PeerSession.attachSender), and the
-   * first tick tells it.
+   * frame (its first, at call start) in between. Not from addPath (an owner
+   * may subscribe after adding its paths); an owner that subscribes late reads
+   * `targetBitrateBps()` (PeerSession.attachSender).
    */
   private emitTargetChange(): void {
     const target = this.targetBitrateBps();

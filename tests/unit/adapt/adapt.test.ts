@@ -235,6 +235,88 @@ describe('VideoAdapter', () => {
     expect(size(drop[first])).toBe('320x240@30');
   });
 
+  it('a key frame due anyway takes the step down at once, to the size the lower of target and smoothed target carries', () => {
+    const a = new VideoAdapter(VGA);
+    drive(a, 0, 10, () => 1_000_000);
+    // The rate collapses; 0.3 s later the receiver asks for a key frame: made at the size the new rate carries,
+    // but not in the floor steps (240x180 would carry 120 kbps; those follow a lasting slow link only).
+    drive(a, 10, 0.3, () => 120_000);
+    expect(size(a.current())).toBe('640x480@30');
+    const d = a.update({ nowUs: 10_300_000, targetBitrateBps: 120_000, keyFrameDue: true });
+    expect(d.changed).toBe(true);
+    expect(size(d)).toBe('320x240@30');
+    // At the smallest regular size a key frame goes no further; the regular rule takes the floor step after its hold.
+    expect(a.update({ nowUs: 10_400_000, targetBitrateBps: 60_000, keyFrameDue: true }).changed).toBe(false);
+    const later = drive(a, 10.5, 2, () => 60_000);
+    expect(size(later.find((x) => x.changed)!)).toBe('160x120@30');
+    // Without a key frame due the same collapse waits out the hold (1 s of the smoothed target below the need).
+    const b = new VideoAdapter(VGA);
+    drive(b, 0, 10, () => 1_000_000);
+    const r = drive(b, 10, 3, () => 120_000);
+    expect(r.findIndex((x) => x.changed)).toBeGreaterThanOrEqual(10);
+    // A target that carries the current size: a key frame changes nothing.
+    const c = new VideoAdapter(VGA);
+    drive(c, 0, 10, () => 1_000_000);
+    expect(c.update({ nowUs: 10_000_000, targetBitrateBps: 900_000, keyFrameDue: true }).changed).toBe(false);
+    // keyframeDownHoldUs: the raw target must have been below that long first.
+    const e = new VideoAdapter(VGA, { keyframeDownHoldUs: 500_000 });
+    drive(e, 0, 10, () => 1_000_000);
+    e.update({ nowUs: 10_000_000, targetBitrateBps: 120_000 });
+    expect(e.update({ nowUs: 10_200_000, targetBitrateBps: 120_000, keyFrameDue: true }).changed).toBe(false);
+    expect(size(e.update({ nowUs: 10_600_000, targetBitrateBps: 120_000, keyFrameDue: true }))).toBe('320x240@30');
+    // balanced: to the step the rate carries when it has another size (a key frame is paid for that one).
+    const g = new VideoAdapter(VGA, { degradationPreference: 'balanced' });
+    drive(g, 0, 10, () => 1_000_000);
+    drive(g, 10, 0.3, () => 200_000);
+    expect(size(g.update({ nowUs: 10_300_000, targetBitrateBps: 200_000, keyFrameDue: true }))).toBe('480x360@15');
+    // ... and not when it only lowers the frame rate (640x480@15 carries 400 kbps: no key frame needed for it).
+    const h = new VideoAdapter(VGA, { degradationPreference: 'balanced' });
+    drive(h, 0, 10, () => 1_000_000);
+    drive(h, 10, 0.3, () => 400_000);
+    expect(h.update({ nowUs: 10_300_000, targetBitrateBps: 400_000, keyFrameDue: true }).changed).toBe(false);
+    // A frame-rate step costs no key frame: maintain-resolution keeps the regular rule.
+    const f = new VideoAdapter(VGA, { degradationPreference: 'maintain-resolution' });
+    drive(f, 0, 10, () => 1_000_000);
+    drive(f, 10, 0.3, () => 120_000);
+    expect(f.update({ nowUs: 10_300_000, targetBitrateBps: 120_000, keyFrameDue: true }).changed).toBe(false);
+  });
+
+  it("a key frame's step is undone quickly when the rate comes back, and a rising target never takes one", () => {
+    // A short outage: the target reads the floor, the sender's outage key frame is due.
+    const a = new VideoAdapter(VGA);
+    drive(a, 0, 10, () => 1_000_000);
+    drive(a, 10, 0.2, () => 50_000);
+    expect(size(a.update({ nowUs: 10_200_000, targetBitrateBps: 50_000, keyFrameDue: true }))).toBe('320x240@30');
+    // The path is back: straight back to 640x480 within ~2 s (the floor up hold plus the smoothing), not two 5 s holds.
+    const back = drive(a, 10.3, 5, () => 1_000_000);
+    const ups = back.map((d, i) => ({ d, t: 10.3 + i / 10 })).filter((x) => x.d.changed);
+    expect(ups.map((x) => size(x.d))).toEqual(['640x480@30']);
+    expect(ups[0].t).toBeLessThanOrEqual(12.5);
+    // Start-up: the estimate ramps up and the adapter steps up on the raw target; a key frame due 100 ms later
+    // (the smoothed target still lags below the new step) must not take the step back.
+    const b = new VideoAdapter(VGA);
+    b.update({ nowUs: 0, targetBitrateBps: 250_000 });
+    expect(size(b.current())).toBe('320x240@30');
+    const r = drive(b, 0.1, 1, () => 1_000_000);
+    expect(size(r.find((d) => d.changed)!)).toBe('640x480@30');
+    expect(b.update({ nowUs: 1_200_000, targetBitrateBps: 1_000_000, keyFrameDue: true }).changed).toBe(false);
+    expect(size(b.current())).toBe('640x480@30');
+  });
+
+  it('a noisy target with periodic key frames does not hold the picture down', () => {
+    // Noise around a level that carries 640x480 (CV 30 %), a key frame every 3 s.
+    const a = new VideoAdapter(VGA);
+    const rng = new Rng(7);
+    let low = 0;
+    for (let i = 0; i < 600; i++) {
+      const t = i / 10;
+      const d = a.update({ nowUs: Math.round(t * 1e6), targetBitrateBps: 800_000 * (1 + 0.3 * (rng.next() * 2 - 1) * 1.7), keyFrameDue: i % 30 === 0 });
+      if (t >= 5 && d.width < 640) low++;
+    }
+    // At most a quarter of the time below 640x480 (a key frame on a dip costs ~1-2 s each time).
+    expect(low / 550).toBeLessThan(0.25);
+  });
+
   it('steps up one step at a time, only after the up hold, and only when the target reaches the higher step', () => {
     const a = new VideoAdapter(VGA, { degradationPreference: 'maintain-framerate' });
     drive(a, 0, 5, () => 1_000_000);
