@@ -140,9 +140,11 @@ const REPO = resolve(dirname(fileURLToPath(import.meta.url)), '..');
  * chunk): slow cellular suite -18.3 s frozen per seed set; budget 101 450. 101 735 in stop 51 with the
  * ladder's floor steps (240x180 and 160x120 below libwebrtc's 320x180 minimum under 'maintain-framerate',
  * src/adapt/ladder.ts withFloorSteps, their 1 s up hold and the engine's 50 kbps target floor; 291 bytes with the review's mends): slow cellular
- * suite -16.8 s frozen per seed set; budget 101 740.
+ * suite -16.8 s frozen per seed set; budget 101 740. 101 962 in stop 52 with the key frame's step down
+ * (src/adapt/video-adapter.ts rule 2b and its quick way back) and the target event on path changes (227
+ * bytes): cellular suite -1.41 s frozen per seed set; budget 101 970.
  */
-export const DEFAULT_BUDGET_GZIP_BYTES = 101_740;
+export const DEFAULT_BUDGET_GZIP_BYTES = 101_970;
 
 export interface BundleSize {
   /** The JavaScript a page loads up front (the entry chunk and what it imports statically). */
