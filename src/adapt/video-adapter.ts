@@ -101,8 +101,8 @@ export interface VideoAdapterOptions extends LadderOptions {
    * `downHoldUs`: a new size costs a key frame, and this one is paid already
    * (frame-rate steps, which cost none, keep the regular rule). Such a step
    * is undone, straight back to the step it left, after `floorUpHoldUs` of
-   * a target and a smoothed target that cover that step again. A value longer than any call (e.g.
-   * `Number.MAX_SAFE_INTEGER`) turns the rule off.
+   * a target and a smoothed target that cover that step again. A value
+   * longer than any call (e.g. `Number.MAX_SAFE_INTEGER`) turns the rule off.
    */
   keyframeDownHoldUs?: number;
   /** Encode usage above which the encoder is overused (fraction, default 0.85). */

@@ -11,12 +11,18 @@ import { SenderEngine } from '../../../src/engine/sender.js';
 
 const sink = (): PathSink => ({ send: () => true, bufferedAmount: () => 0 });
 
+/** An engine (800 kbps start, 50 kbps floor) and the targets it emits. */
+function engine(): { clock: ManualClock; e: SenderEngine; seen: number[] } {
+  const clock = new ManualClock();
+  const e = new SenderEngine({ clock, startBitrateBps: 800_000, minBitrateBps: 50_000 });
+  const seen: number[] = [];
+  e.on('targetBitrate', (bps) => seen.push(bps));
+  return { clock, e, seen };
+}
+
 describe("SenderEngine 'targetBitrate' event", () => {
   it('is emitted when a path connects, before any tick', () => {
-    const clock = new ManualClock();
-    const e = new SenderEngine({ clock, startBitrateBps: 800_000, minBitrateBps: 50_000 });
-    const seen: number[] = [];
-    e.on('targetBitrate', (bps) => seen.push(bps));
+    const { clock, e, seen } = engine();
     e.addPath(0, sink(), 'connecting');
     e.tick();
     // No usable path: the floor.
@@ -32,10 +38,7 @@ describe("SenderEngine 'targetBitrate' event", () => {
   });
 
   it('is emitted when the app switches the only path off and on', () => {
-    const clock = new ManualClock();
-    const e = new SenderEngine({ clock, startBitrateBps: 800_000, minBitrateBps: 50_000 });
-    const seen: number[] = [];
-    e.on('targetBitrate', (bps) => seen.push(bps));
+    const { e, seen } = engine();
     e.addPath(0, sink(), 'connected');
     e.tick();
     expect(seen.length).toBe(1);
