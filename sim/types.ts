@@ -88,7 +88,7 @@ export interface SimOptions {
    * estimate, as in a real call; `clock` in the result reports the estimate.
    */
   clockSkewMs?: number;
-  /** Receiver NACK timing (ReceiverEngine `nack`: reorderWindowMs, maxReorderWindowMs); default the engine's. For experiments. */
+  /** Receiver NACK timing (ReceiverEngine `nack`: reorderWindowMs, maxReorderWindowMs, maxRetries, maxNackAgeMs); default the engine's. For experiments. */
   nack?: import('../src/engine/receiver-config.js').ReceiverEngineConfig['nack'];
   /** Receiver RTT assumption (ms) passed as ReceiverEngine `defaultRttMs` (engine default 100); for experiments. */
   receiverDefaultRttMs?: number;

@@ -55,7 +55,7 @@
  * receiver's playout timing (src/feedback/playout.ts PlayoutOptions, e.g.
  * `maxDelayMs=0` = decode at once; default the engine's). `--nack K=V,...`
  * the receiver's NACK timing (ReceiverEngineConfig.nack: `reorderWindowMs`,
- * `maxReorderWindowMs`).
+ * `maxReorderWindowMs`, `maxRetries`, `maxNackAgeMs`).
  * Overlay scenarios: `--relay-ucb K=V,...` overrides the overlay-ucb relay
  * selector (src/sched/relay-ucb.ts RelayUcbConfig: `alpha`, `observedWindowMs`,
  * `explorationScale`, `switchMargin`); `--relay-probe off|K=V,...` the ucb
@@ -288,7 +288,7 @@ function parseOptions(v: CliValues<typeof OPTIONS>): Args {
     sender,
     receiver: parseOverrides(v.receiver, '--receiver', RECEIVER_KEYS) as SimOptions['receiver'],
     playout: parseOverrides(v.playout, '--playout', [...PLAYOUT_KEYS]) as PlayoutOptions | undefined,
-    nack: parseOverrides(v.nack, '--nack', ['reorderWindowMs', 'maxReorderWindowMs']) as SimOptions['nack'],
+    nack: parseOverrides(v.nack, '--nack', ['reorderWindowMs', 'maxReorderWindowMs', 'maxRetries', 'maxNackAgeMs']) as SimOptions['nack'],
     relayUcb: parseOverrides(v['relay-ucb'], '--relay-ucb', ['alpha', 'observedWindowMs', 'explorationScale', 'switchMargin']) as SimOptions['relayUcb'],
     relayProbe: v['relay-probe'] === 'off' ? false : (parseOverrides(v['relay-probe'], '--relay-probe', ['packets', 'bytes', 'offsetMs', 'current']) as SimOptions['relayProbe']),
     relayHandover: choiceOption('relay-handover', v['relay-handover'], ['break', 'make-before-break'] as const),
