@@ -11,6 +11,8 @@
  * also ends probing further; periodic ALR probes at 2x every 5 s, off by
  * default; min_probe_packets_sent 5, min_probe_duration 15 ms) and
  * goog_cc_network_control.cc (probe result -> DelayBasedBwe -> SendSideBandwidthEstimation).
+ * Ours, not libwebrtc's: {@link ProbeController.reprobe} and the start-up
+ * re-probe of {@link GccProber} (see there).
  *
  * I/O-free: time only comes as `nowUs` arguments (sender clock, µs).
  */
@@ -136,6 +138,24 @@ export class ProbeController {
     if (this.st === 'waiting' && resultBps < this.cfg.furtherThreshold * this.lastProbeTargetBps) this.complete();
   }
 
+  /**
+   * A second round of exponential probing: one cluster per `initialScales`
+   * entry (default 3x and 6x `bps`), capped at maxBps, probing further as
+   * after {@link onStart}. Ours, not libwebrtc's (see {@link GccProber}'s
+   * start-up re-probe). Returns [] before {@link onStart}, while waiting for
+   * a result, and on non-finite or <= 0 input.
+   * @param nowUs sender clock (µs)
+   * @param bps the rate to scale (bps), e.g. the current target
+   */
+  reprobe(nowUs: number, bps: number): ProbeCluster[] {
+    if (this.st !== 'complete' || !Number.isFinite(nowUs) || !(Number.isFinite(bps) && bps > 0)) return [];
+    return this.initiate(
+      nowUs,
+      this.cfg.initialScales.map((s) => s * bps),
+      true,
+    );
+  }
+
   /** Whether the sender is application-limited (ALR: sending well below the target); enables periodic ALR probes. */
   setApplicationLimited(appLimited: boolean): void {
     this.appLimited = appLimited === true;
@@ -212,15 +232,42 @@ export class ProbeController {
  *    further clusters to send (usually []).
  * Optional: `prober.setApplicationLimited(true)` while the path sends well
  * below its target (only acts when `alrIntervalMs` > 0).
+ *
+ * Start-up re-probe (ours, not libwebrtc's): when no probe result was applied
+ * by 1 s after {@link start}, the first report between 1 s and 3 s after it
+ * that finds the path clean (loss rate < 2 %), busy (acknowledged bitrate >=
+ * 0.6 x the target) and not backed off (target >= 0.9 x the start rate)
+ * starts one more round of initial probing at the current target
+ * ({@link ProbeController.reprobe}). It is given up for good once a result
+ * was applied, the detector saw an over-use, or 3 s passed. Why: in a browser
+ * the start probes go out through a new datachannel's SCTP association,
+ * whose slow start (RFC 9260 §7.2.1; dcSCTP's initial cwnd, 10 MTUs, ~12 kB)
+ * holds less than both clusters plus the first media, so they arrive spread
+ * out, read low and are not applied; GCC then climbs from the start rate at
+ * ~8 %/s. One second in, the window has opened and the probe measures the path.
  */
 /** Ids of requested clusters live above the controller's own ids. */
 const REQUESTED_PROBE_ID_BASE = 1_000_000;
+/** The start-up re-probe is considered from this long after {@link GccProber.start} (µs)... */
+const REPROBE_AFTER_US = 1_000_000;
+/** ...until this long after it (µs). */
+const REPROBE_UNTIL_US = 3_000_000;
+/** ...on a path whose acknowledged bitrate is at least this fraction of the target (not application-limited). */
+const REPROBE_MIN_ACKED_FRACTION = 0.6;
+/** ...whose target is still at least this fraction of the start rate... */
+const REPROBE_MIN_TARGET_FRACTION = 0.9;
+/** ...and whose loss rate is below this. */
+const REPROBE_MAX_LOSS = 0.02;
 
 export class GccProber {
   readonly controller: ProbeController;
   readonly estimator: ProbeBitrateEstimator;
   private lastResult: number | undefined;
   private requested = 0;
+  private startUs = Number.NaN;
+  private startBps = 0;
+  /** Whether the start-up re-probe may still happen. */
+  private reprobePending = false;
 
   /**
    * @param config probe controller settings (set maxBps to the GCC maxBps) and estimator settings
@@ -234,6 +281,11 @@ export class GccProber {
   /** Initial clusters (default 3x and 6x `startBps`); [] after the first call. */
   start(nowUs: number, startBps: number): ProbeCluster[] {
     const out = this.controller.onStart(nowUs, startBps);
+    if (out.length > 0) {
+      this.startUs = nowUs;
+      this.startBps = startBps;
+      this.reprobePending = true;
+    }
     for (const c of out) this.estimator.addCluster(c, nowUs);
     return out;
   }
@@ -255,8 +307,27 @@ export class GccProber {
       gcc.onProbeResult(r, nowUs);
       this.controller.onProbeResult(nowUs, r);
     }
-    const out = this.controller.onEstimate(nowUs, gcc.targetRateBps());
+    let out = this.controller.onEstimate(nowUs, gcc.targetRateBps());
+    if (out.length === 0 && this.reprobePending && Number.isFinite(nowUs)) out = this.maybeReprobe(nowUs, gcc);
     for (const c of out) this.estimator.addCluster(c, nowUs);
+    return out;
+  }
+
+  /** The start-up re-probe (see the class docstring); [] when not due. */
+  private maybeReprobe(nowUs: number, gcc: GccEstimator): ProbeCluster[] {
+    const sinceUs = nowUs - this.startUs;
+    if (sinceUs < REPROBE_AFTER_US) return [];
+    const st = gcc.stats();
+    if (sinceUs > REPROBE_UNTIL_US || st.probeResultsApplied > 0 || st.overuseOnsets > 0) {
+      this.reprobePending = false;
+      return [];
+    }
+    const target = gcc.targetRateBps();
+    const acked = gcc.ackedRateBps();
+    if (gcc.lossRate() >= REPROBE_MAX_LOSS || target < REPROBE_MIN_TARGET_FRACTION * this.startBps) return [];
+    if (acked === undefined || acked < REPROBE_MIN_ACKED_FRACTION * target) return [];
+    const out = this.controller.reprobe(nowUs, target);
+    if (out.length > 0) this.reprobePending = false;
     return out;
   }
 

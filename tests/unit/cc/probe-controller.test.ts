@@ -91,6 +91,19 @@ describe('ProbeController', () => {
     expect(pc.onEstimate(clock.nowUs(), 1_000_000)).toHaveLength(1);
   });
 
+  it('reprobe: a second round at 3x and 6x, only when not waiting for a result', () => {
+    const pc = new ProbeController();
+    expect(pc.reprobe(0, 1_000_000)).toEqual([]); // before onStart
+    pc.onStart(0, 1_000_000);
+    expect(pc.reprobe(100_000, 1_000_000)).toEqual([]); // waiting
+    pc.onEstimate(1_200_000, 1_000_000); // > 1 s: complete
+    expect(pc.state()).toBe('complete');
+    expect(pc.reprobe(1_200_000, Number.NaN)).toEqual([]);
+    expect(pc.reprobe(1_200_000, 1_100_000).map((c) => c.targetBps)).toEqual([3_300_000, 6_600_000]);
+    expect(pc.state()).toBe('waiting');
+    expect(pc.onEstimate(1_400_000, 4_700_000).map((c) => c.targetBps)).toEqual([9_400_000]); // probing further
+  });
+
   it('ignores non-finite input and rejects bad configuration', () => {
     const pc = new ProbeController();
     expect(pc.onStart(0, Number.NaN)).toEqual([]);
@@ -160,5 +173,100 @@ describe('GccProber + GccEstimator.onProbeResult', () => {
     expect(p.lastResultBps()).toBeCloseTo(3_000_000, -3);
     expect(g.targetRateBps()).toBeCloseTo(3_000_000, -3);
     expect(() => p.onReport(null as never, clock.nowUs(), g)).not.toThrow();
+  });
+});
+
+describe('GccProber start-up re-probe', () => {
+  interface DriveOptions {
+    /** Path start rate (bps). */
+    startBps: number;
+    /** What the sender puts on the path (bps), given the target. */
+    sendBps: (targetBps: number) => number;
+    /** Every n-th packet is lost. */
+    lossEvery?: number;
+    /** Queueing delay added to a packet sent at `tUs` (µs). */
+    queueUs?: (tUs: number) => number;
+    /** Called every 5 ms before sending. */
+    at?: (tUs: number, g: GccEstimator) => void;
+  }
+
+  /**
+   * A path with a 30 ms one-way delay, fed for 5 s: 1200-byte packets, a
+   * report every 100 ms. The start clusters are never sent (as in a browser
+   * whose SCTP window held them back): their result never comes.
+   * Returns the clusters the prober asked for after the start, with when.
+   */
+  function drive(o: DriveOptions): { atUs: number; targetsBps: number[] }[] {
+    const g = new GccEstimator({ startBps: o.startBps });
+    const p = new GccProber();
+    expect(p.start(0, g.targetRateBps())).toHaveLength(2);
+    const asked: { atUs: number; targetsBps: number[] }[] = [];
+    const flight: { pathSeq: number; arrivalUs: number; lost: boolean }[] = [];
+    let seq = 0;
+    let reportedUpTo = 0;
+    let credit = 0;
+    for (let t = 0; t <= 5_000_000; t += 5000) {
+      o.at?.(t, g);
+      credit += (o.sendBps(g.targetRateBps()) * 0.005) / 8;
+      while (credit >= 1200) {
+        credit -= 1200;
+        g.onPacketSent({ pathSeq: seq, sizeBytes: 1200, sendTimeUs: t });
+        const lost = o.lossEvery !== undefined && seq % o.lossEvery === o.lossEvery - 1;
+        flight.push({ pathSeq: seq, arrivalUs: t + 30_000 + (o.queueUs?.(t) ?? 0), lost });
+        seq++;
+      }
+      if (t > 0 && t % 100_000 === 0) {
+        let end = reportedUpTo;
+        while (end < flight.length && flight[end].arrivalUs <= t) end++;
+        if (end > reportedUpTo) {
+          const got = flight.slice(reportedUpTo, end).filter((f) => !f.lost);
+          const report = {
+            pathId: 0,
+            beginSeq: reportedUpTo,
+            endSeq: end - 1,
+            arrivals: got.map((f) => ({ pathSeq: f.pathSeq, arrivalUs: 9e12 + f.arrivalUs })),
+            reportTimeUs: 9e12 + t,
+          };
+          reportedUpTo = end;
+          g.onReport(report, t + 30_000);
+          const out = p.onReport(report, t + 30_000, g);
+          if (out.length > 0) asked.push({ atUs: t + 30_000, targetsBps: out.map((c) => c.targetBps) });
+        }
+      }
+      g.onTick(t);
+    }
+    return asked;
+  }
+
+  it('probes again, once, 1 s in, at 3x and 6x the target when the start probes gave nothing', () => {
+    const asked = drive({ startBps: 1_000_000, sendBps: (tb) => tb });
+    expect(asked).toHaveLength(1);
+    expect(asked[0].atUs).toBeGreaterThanOrEqual(1_000_000);
+    expect(asked[0].atUs).toBeLessThanOrEqual(1_500_000);
+    expect(asked[0].targetsBps[0]).toBeGreaterThan(2_900_000);
+    expect(asked[0].targetsBps[0]).toBeLessThan(3_600_000);
+    expect(asked[0].targetsBps[1]).toBeCloseTo(2 * asked[0].targetsBps[0], -3);
+  });
+
+  it('does not probe again after an applied result, an over-use, on an application-limited path or under loss', () => {
+    // A start probe measured 2 Mbps and was applied.
+    expect(drive({ startBps: 1_000_000, sendBps: (tb) => tb, at: (t, g) => t === 200_000 && g.onProbeResult(2_000_000, t) })).toEqual([]);
+    // 1.6 Mbps sent; 500 ms in, the delay grows for 250 ms (over-use); the target stays above 0.9 x the start.
+    let minTarget = Number.POSITIVE_INFINITY;
+    expect(
+      drive({
+        startBps: 1_000_000,
+        sendBps: (tb) => {
+          if (tb < minTarget) minTarget = tb;
+          return 1_600_000;
+        },
+        queueUs: (t) => (t < 500_000 ? 0 : Math.min(t - 500_000, 250_000) * 0.4),
+      }),
+    ).toEqual([]);
+    expect(minTarget).toBeGreaterThan(900_000);
+    // The app sends 330 kbps of a 1 Mbps target: nothing to learn from a probe.
+    expect(drive({ startBps: 1_000_000, sendBps: () => 330_000 })).toEqual([]);
+    // 10 % loss.
+    expect(drive({ startBps: 1_000_000, sendBps: (tb) => tb, lossEvery: 10 })).toEqual([]);
   });
 });
