@@ -97,12 +97,8 @@ export class ProbeController {
    * @param startBps start rate of the path (bps)
    */
   onStart(nowUs: number, startBps: number): ProbeCluster[] {
-    if (this.st !== 'init' || !Number.isFinite(nowUs) || !(Number.isFinite(startBps) && startBps > 0)) return [];
-    return this.initiate(
-      nowUs,
-      this.cfg.initialScales.map((s) => s * startBps),
-      true,
-    );
+    if (this.st !== 'init') return [];
+    return this.exponential(nowUs, startBps);
   }
 
   /**
@@ -148,17 +144,23 @@ export class ProbeController {
    * @param bps the rate to scale (bps), e.g. the current target
    */
   reprobe(nowUs: number, bps: number): ProbeCluster[] {
-    if (this.st !== 'complete' || !Number.isFinite(nowUs) || !(Number.isFinite(bps) && bps > 0)) return [];
-    return this.initiate(
-      nowUs,
-      this.cfg.initialScales.map((s) => s * bps),
-      true,
-    );
+    if (this.st !== 'complete') return [];
+    return this.exponential(nowUs, bps);
   }
 
   /** Whether the sender is application-limited (ALR: sending well below the target); enables periodic ALR probes. */
   setApplicationLimited(appLimited: boolean): void {
     this.appLimited = appLimited === true;
+  }
+
+  /** One cluster per initialScales entry x `bps`, probing further; [] on non-finite or <= 0 input. */
+  private exponential(nowUs: number, bps: number): ProbeCluster[] {
+    if (!Number.isFinite(nowUs) || !(Number.isFinite(bps) && bps > 0)) return [];
+    return this.initiate(
+      nowUs,
+      this.cfg.initialScales.map((s) => s * bps),
+      true,
+    );
   }
 
   private complete(): void {
@@ -233,18 +235,22 @@ export class ProbeController {
  * Optional: `prober.setApplicationLimited(true)` while the path sends well
  * below its target (only acts when `alrIntervalMs` > 0).
  *
- * Start-up re-probe (ours, not libwebrtc's): when no probe result was applied
- * by 1 s after {@link start}, the first report between 1 s and 3 s after it
- * that finds the path clean (loss rate < 2 %), busy (acknowledged bitrate >=
- * 0.6 x the target) and not backed off (target >= 0.9 x the start rate)
- * starts one more round of initial probing at the current target
- * ({@link ProbeController.reprobe}). It is given up for good once a result
- * was applied, the detector saw an over-use, or 3 s passed. Why: in a browser
- * the start probes go out through a new datachannel's SCTP association,
- * whose slow start (RFC 9260 §7.2.1; dcSCTP's initial cwnd, 10 MTUs, ~12 kB)
- * holds less than both clusters plus the first media, so they arrive spread
- * out, read low and are not applied; GCC then climbs from the start rate at
- * ~8 %/s. One second in, the window has opened and the probe measures the path.
+ * Start-up re-probe (ours, not libwebrtc's): when the start probes found no
+ * headroom (the target is still under 2x the start rate 1 s after
+ * {@link start}), the first report between 1 s and 3 s after it that finds
+ * the path clean (loss rate < 2 %), busy (acknowledged bitrate >= 0.6 x the
+ * target) and not backed off (target >= 0.9 x the start rate) starts one more
+ * round of initial probing at the current target
+ * ({@link ProbeController.reprobe}). It is given up for good once the target
+ * reached 2x the start rate, the detector saw an over-use, or 3 s passed.
+ * Why: in a browser the start probes go out through a new datachannel's SCTP
+ * association, whose slow start (RFC 9260 §7.2.1; dcSCTP's initial cwnd, 10
+ * MTUs, ~12 kB) holds less than both clusters plus the first media, so they
+ * arrive spread out and read low: not applied, or applied at 1.1-1.6x the start
+ * rate (measured on carriers' 4+ Mbps paths); GCC then climbs at ~8 %/s. One
+ * second in, the window has opened and the probe measures the path. On a path
+ * whose capacity is what the start probes read, the re-probe's two clusters
+ * (15 ms each at 3x and 6x) read the same again and raise nothing.
  */
 /** Ids of requested clusters live above the controller's own ids. */
 const REQUESTED_PROBE_ID_BASE = 1_000_000;
@@ -254,6 +260,8 @@ const REPROBE_AFTER_US = 1_000_000;
 const REPROBE_UNTIL_US = 3_000_000;
 /** ...on a path whose acknowledged bitrate is at least this fraction of the target (not application-limited). */
 const REPROBE_MIN_ACKED_FRACTION = 0.6;
+/** Given up once the target reached this multiple of the start rate (the start probes found headroom)... */
+const REPROBE_FOUND_FACTOR = 2;
 /** ...whose target is still at least this fraction of the start rate... */
 const REPROBE_MIN_TARGET_FRACTION = 0.9;
 /** ...and whose loss rate is below this. */
@@ -317,12 +325,11 @@ export class GccProber {
   private maybeReprobe(nowUs: number, gcc: GccEstimator): ProbeCluster[] {
     const sinceUs = nowUs - this.startUs;
     if (sinceUs < REPROBE_AFTER_US) return [];
-    const st = gcc.stats();
-    if (sinceUs > REPROBE_UNTIL_US || st.probeResultsApplied > 0 || st.overuseOnsets > 0) {
+    const target = gcc.targetRateBps();
+    if (sinceUs > REPROBE_UNTIL_US || target >= REPROBE_FOUND_FACTOR * this.startBps || gcc.stats().overuseOnsets > 0) {
       this.reprobePending = false;
       return [];
     }
-    const target = gcc.targetRateBps();
     const acked = gcc.ackedRateBps();
     if (gcc.lossRate() >= REPROBE_MAX_LOSS || target < REPROBE_MIN_TARGET_FRACTION * this.startBps) return [];
     if (acked === undefined || acked < REPROBE_MIN_ACKED_FRACTION * target) return [];

@@ -248,8 +248,14 @@ describe('GccProber start-up re-probe', () => {
     expect(asked[0].targetsBps[1]).toBeCloseTo(2 * asked[0].targetsBps[0], -3);
   });
 
-  it('does not probe again after an applied result, an over-use, on an application-limited path or under loss', () => {
-    // A start probe measured 2 Mbps and was applied.
+  it('probes again when the start probes read low but were applied (a result of 1.4x the start rate)', () => {
+    const asked = drive({ startBps: 1_000_000, sendBps: (tb) => tb, at: (t, g) => t === 200_000 && g.onProbeResult(1_400_000, t) });
+    expect(asked).toHaveLength(1);
+    expect(asked[0].targetsBps[0]).toBeGreaterThan(4_000_000);
+  });
+
+  it('does not probe again once the start probes found headroom, after an over-use, on an application-limited path or under loss', () => {
+    // A start probe measured 2 Mbps and was applied: the target is at 2x the start rate.
     expect(drive({ startBps: 1_000_000, sendBps: (tb) => tb, at: (t, g) => t === 200_000 && g.onProbeResult(2_000_000, t) })).toEqual([]);
     // 1.6 Mbps sent; 500 ms in, the delay grows for 250 ms (over-use); the target stays above 0.9 x the start.
     let minTarget = Number.POSITIVE_INFINITY;
