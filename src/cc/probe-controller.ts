@@ -212,6 +212,21 @@ export class ProbeController {
   }
 }
 
+/** Ids of requested clusters live above the controller's own ids. */
+const REQUESTED_PROBE_ID_BASE = 1_000_000;
+/** The start-up re-probe is considered from this long after {@link GccProber.start} (µs)... */
+const REPROBE_AFTER_US = 1_000_000;
+/** ...until this long after it (µs). */
+const REPROBE_UNTIL_US = 3_000_000;
+/** ...on a path whose acknowledged bitrate is at least this fraction of the target (not application-limited). */
+const REPROBE_MIN_ACKED_FRACTION = 0.6;
+/** Given up once the target reached this multiple of the start rate (the start probes found headroom)... */
+const REPROBE_FOUND_FACTOR = 2;
+/** ...whose target is still at least this fraction of the start rate... */
+const REPROBE_MIN_TARGET_FRACTION = 0.9;
+/** ...and whose loss rate is below this. */
+const REPROBE_MAX_LOSS = 0.02;
+
 /**
  * Per-path probing facade: {@link ProbeController} + {@link ProbeBitrateEstimator},
  * applying results to a {@link GccEstimator}.
@@ -237,7 +252,7 @@ export class ProbeController {
  *
  * Start-up re-probe (ours, not libwebrtc's): when the start probes found no
  * headroom (the target is still under 2x the start rate 1 s after
- * {@link start}), the first report between 1 s and 3 s after it that finds
+ * {@link GccProber.start}), the first report between 1 s and 3 s after it that finds
  * the path clean (loss rate < 2 %), busy (acknowledged bitrate >= 0.6 x the
  * target) and not backed off (target >= 0.9 x the start rate) starts one more
  * round of initial probing at the current target
@@ -252,21 +267,6 @@ export class ProbeController {
  * whose capacity is what the start probes read, the re-probe's two clusters
  * (15 ms each at 3x and 6x) read the same again and raise nothing.
  */
-/** Ids of requested clusters live above the controller's own ids. */
-const REQUESTED_PROBE_ID_BASE = 1_000_000;
-/** The start-up re-probe is considered from this long after {@link GccProber.start} (µs)... */
-const REPROBE_AFTER_US = 1_000_000;
-/** ...until this long after it (µs). */
-const REPROBE_UNTIL_US = 3_000_000;
-/** ...on a path whose acknowledged bitrate is at least this fraction of the target (not application-limited). */
-const REPROBE_MIN_ACKED_FRACTION = 0.6;
-/** Given up once the target reached this multiple of the start rate (the start probes found headroom)... */
-const REPROBE_FOUND_FACTOR = 2;
-/** ...whose target is still at least this fraction of the start rate... */
-const REPROBE_MIN_TARGET_FRACTION = 0.9;
-/** ...and whose loss rate is below this. */
-const REPROBE_MAX_LOSS = 0.02;
-
 export class GccProber {
   readonly controller: ProbeController;
   readonly estimator: ProbeBitrateEstimator;
