@@ -391,7 +391,7 @@ export class GccEstimator implements BandwidthEstimator {
     const prober = new GccProber(config);
     return {
       start: (nowUs, startBps) => prober.start(nowUs, startBps),
-      onPacketSent: (clusterId, pathSeq, sizeBytes, sendTimeUs) => prober.onPacketSent(clusterId, pathSeq, sizeBytes, sendTimeUs),
+      onPacketSent: (clusterId, pathSeq, sizeBytes, sendTimeUs, bufferedBytes) => prober.onPacketSent(clusterId, pathSeq, sizeBytes, sendTimeUs, bufferedBytes),
       onReport: (report, nowUs) => prober.onReport(report, nowUs, this),
       requestProbe: (nowUs, targetBps) => prober.requestProbe(nowUs, targetBps),
       setApplicationLimited: (appLimited) => prober.setApplicationLimited(appLimited),

@@ -226,6 +226,8 @@ const REPROBE_FOUND_FACTOR = 2;
 const REPROBE_MIN_TARGET_FRACTION = 0.9;
 /** ...and whose loss rate is below this. */
 const REPROBE_MAX_LOSS = 0.02;
+/** A start cluster counts as held by the transport when its send buffer held at least this fraction of the cluster's minBytes after one of its packets was written. */
+const HELD_FRACTION = 0.5;
 
 /**
  * Per-path probing facade: {@link ProbeController} + {@link ProbeBitrateEstimator},
@@ -238,7 +240,8 @@ const REPROBE_MAX_LOSS = 0.02;
  *    spaced `size x 8e6 / cluster.targetBps` µs apart, clusters one after
  *    the other in the order returned. Each such packet gets a per-path seq
  *    like any other; call `gcc.onPacketSent(...)` AND
- *    `prober.onPacketSent(cluster.id, pathSeq, sizeBytes, sendTimeUs)`.
+ *    `prober.onPacketSent(cluster.id, pathSeq, sizeBytes, sendTimeUs,
+ *    bufferedBytes)` (the transport's send buffer after the write, when known).
  *    Media packets sent while a cluster is going out may be counted into it
  *    too (pass the cluster id); then pad only the difference, so the path's
  *    total rate during the cluster is about `targetBps` (libwebrtc pacer
@@ -250,22 +253,26 @@ const REPROBE_MAX_LOSS = 0.02;
  * Optional: `prober.setApplicationLimited(true)` while the path sends well
  * below its target (only acts when `alrIntervalMs` > 0).
  *
- * Start-up re-probe (ours, not libwebrtc's): when the start probes found no
- * headroom (the target is still under 2x the start rate 1 s after
- * {@link GccProber.start}), the first report between 1 s and 3 s after it that finds
- * the path clean (loss rate < 2 %), busy (acknowledged bitrate >= 0.6 x the
- * target) and not backed off (target >= 0.9 x the start rate) starts one more
- * round of initial probing at the current target
- * ({@link ProbeController.reprobe}). It is given up for good once the target
- * reached 2x the start rate, the detector saw an over-use, or 3 s passed.
+ * Start-up re-probe (ours, not libwebrtc's): when the start probes did not
+ * measure the path (no result applied by 1 s after {@link GccProber.start},
+ * or the transport's send buffer held them: at least half a start cluster's
+ * bytes were still in it after one of its packets was written, told through
+ * {@link GccProber.onPacketSent}'s `bufferedBytes`), the first report between
+ * 1 s and 3 s after the start that finds the path clean (loss rate < 2 %),
+ * busy (acknowledged bitrate >= 0.6 x the target) and not backed off (target
+ * >= 0.9 x the start rate) starts one more round of initial probing at the
+ * current target ({@link ProbeController.reprobe}). It is given up for good
+ * once the target reached 2x the start rate, a result was applied from start
+ * probes that left unheld, the detector saw an over-use, or 3 s passed.
  * Why: in a browser the start probes go out through a new datachannel's SCTP
  * association, whose slow start (RFC 9260 §7.2.1; dcSCTP's initial cwnd, 10
  * MTUs, ~12 kB) holds less than both clusters plus the first media, so they
  * arrive spread out and read low: not applied, or applied at 1.1-1.6x the start
  * rate (measured on carriers' 4+ Mbps paths); GCC then climbs at ~8 %/s. One
- * second in, the window has opened and the probe measures the path. On a path
- * whose capacity is what the start probes read, the re-probe's two clusters
- * (15 ms each at 3x and 6x) read the same again and raise nothing.
+ * second in, the window has opened and the probe measures the path. A low
+ * result from probes that left at their rate is the path's answer and is not
+ * asked again (the simulator's cellular suite at a tenth of its rates: asking
+ * again there put more on paths that then faded, +1.8 s frozen per seed set).
  */
 export class GccProber {
   readonly controller: ProbeController;
@@ -276,6 +283,10 @@ export class GccProber {
   private startBps = 0;
   /** Whether the start-up re-probe may still happen. */
   private reprobePending = false;
+  /** minBytes of the start clusters, by id (until the re-probe is decided). */
+  private readonly startClusters = new Map<number, number>();
+  /** Whether the transport's send buffer held a start cluster (see the class docstring). */
+  private startHeld = false;
 
   /**
    * @param config probe controller settings (set maxBps to the GCC maxBps) and estimator settings
@@ -293,14 +304,21 @@ export class GccProber {
       this.startUs = nowUs;
       this.startBps = startBps;
       this.reprobePending = true;
+      for (const c of out) this.startClusters.set(c.id, c.minBytes);
     }
     for (const c of out) this.estimator.addCluster(c, nowUs);
     return out;
   }
 
-  /** A packet of cluster `clusterId` was sent (per-path seq, bytes, sender clock µs). */
-  onPacketSent(clusterId: number, pathSeq: number, sizeBytes: number, sendTimeUs: number): void {
+  /**
+   * A packet of cluster `clusterId` was sent (per-path seq, bytes, sender clock µs).
+   * @param bufferedBytes the transport's send buffer right after the write (bytes; a datachannel's
+   *   `bufferedAmount`), when known: a start cluster held there allows the start-up re-probe
+   */
+  onPacketSent(clusterId: number, pathSeq: number, sizeBytes: number, sendTimeUs: number, bufferedBytes?: number): void {
     this.estimator.onProbePacketSent(clusterId, pathSeq, sizeBytes, sendTimeUs);
+    const minBytes = this.startClusters.get(clusterId);
+    if (minBytes !== undefined && typeof bufferedBytes === 'number' && bufferedBytes >= HELD_FRACTION * minBytes) this.startHeld = true;
   }
 
   /**
@@ -326,15 +344,20 @@ export class GccProber {
     const sinceUs = nowUs - this.startUs;
     if (sinceUs < REPROBE_AFTER_US) return [];
     const target = gcc.targetRateBps();
-    if (sinceUs > REPROBE_UNTIL_US || target >= REPROBE_FOUND_FACTOR * this.startBps || gcc.stats().overuseOnsets > 0) {
+    const st = gcc.stats();
+    if (sinceUs > REPROBE_UNTIL_US || target >= REPROBE_FOUND_FACTOR * this.startBps || st.overuseOnsets > 0 || (st.probeResultsApplied > 0 && !this.startHeld)) {
       this.reprobePending = false;
+      this.startClusters.clear();
       return [];
     }
     const acked = gcc.ackedRateBps();
     if (gcc.lossRate() >= REPROBE_MAX_LOSS || target < REPROBE_MIN_TARGET_FRACTION * this.startBps) return [];
     if (acked === undefined || acked < REPROBE_MIN_ACKED_FRACTION * target) return [];
     const out = this.controller.reprobe(nowUs, target);
-    if (out.length > 0) this.reprobePending = false;
+    if (out.length > 0) {
+      this.reprobePending = false;
+      this.startClusters.clear();
+    }
     return out;
   }
 

@@ -88,7 +88,7 @@ export class ProbeSender {
         this.current = undefined;
         return;
       }
-      this.prober.onPacketSent(pr.cluster.id, sent.pathSeq, sent.bytes, nowUs);
+      this.prober.onPacketSent(pr.cluster.id, sent.pathSeq, sent.bytes, nowUs, bufferedBytes());
       pr.packets++;
       pr.bytes += sent.bytes;
       if (pr.packets >= pr.cluster.minPackets && pr.bytes >= pr.cluster.minBytes) {

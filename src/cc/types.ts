@@ -99,8 +99,11 @@ export interface BandwidthEstimator {
 export interface PathProber {
   /** Initial clusters; [] after the first call. */
   start(nowUs: number, startBps: number): ProbeCluster[];
-  /** A packet of cluster `clusterId` was sent (per-path seq, bytes, sender clock µs). */
-  onPacketSent(clusterId: number, pathSeq: number, sizeBytes: number, sendTimeUs: number): void;
+  /**
+   * A packet of cluster `clusterId` was sent (per-path seq, bytes, sender clock µs); `bufferedBytes`:
+   * the transport's send buffer right after the write (bytes, a datachannel's `bufferedAmount`), when known.
+   */
+  onPacketSent(clusterId: number, pathSeq: number, sizeBytes: number, sendTimeUs: number, bufferedBytes?: number): void;
   /** After the estimator's own onReport: measure clusters, apply results, return clusters to send next. */
   onReport(report: PathReport, nowUs: number): ProbeCluster[];
   /** An extra cluster at `targetBps` (after a failover or an outage), undefined for bad input. */

@@ -188,18 +188,29 @@ describe('GccProber start-up re-probe', () => {
     queueUs?: (tUs: number) => number;
     /** Called every 5 ms before sending. */
     at?: (tUs: number, g: GccEstimator) => void;
+    /**
+     * When set, the start clusters' packets are written at 0 with the transport's send buffer at this
+     * many bytes after each write (their reports never come).
+     */
+    startBufferedBytes?: number;
   }
 
   /**
    * A path with a 30 ms one-way delay, fed for 5 s: 1200-byte packets, a
-   * report every 100 ms. The start clusters are never sent (as in a browser
-   * whose SCTP window held them back): their result never comes.
+   * report every 100 ms. The start clusters' result never comes (as in a
+   * browser whose SCTP window held them back); they are written only with
+   * `startBufferedBytes`.
    * Returns the clusters the prober asked for after the start, with when.
    */
   function drive(o: DriveOptions): { atUs: number; targetsBps: number[] }[] {
     const g = new GccEstimator({ startBps: o.startBps });
     const p = new GccProber();
-    expect(p.start(0, g.targetRateBps())).toHaveLength(2);
+    const start = p.start(0, g.targetRateBps());
+    expect(start).toHaveLength(2);
+    if (o.startBufferedBytes !== undefined) {
+      let probeSeq = 1_000_000;
+      for (const c of start) for (let k = 0; k < c.minPackets; k++) p.onPacketSent(c.id, probeSeq++, 1200, 0, o.startBufferedBytes);
+    }
     const asked: { atUs: number; targetsBps: number[] }[] = [];
     const flight: { pathSeq: number; arrivalUs: number; lost: boolean }[] = [];
     let seq = 0;
@@ -248,15 +259,23 @@ describe('GccProber start-up re-probe', () => {
     expect(asked[0].targetsBps[1]).toBeCloseTo(2 * asked[0].targetsBps[0], -3);
   });
 
-  it('probes again when the start probes read low but were applied (a result of 1.4x the start rate)', () => {
-    const asked = drive({ startBps: 1_000_000, sendBps: (tb) => tb, at: (t, g) => t === 200_000 && g.onProbeResult(1_400_000, t) });
+  it('probes again when the start probes were held in the transport and read low (a result of 1.4x the start rate applied)', () => {
+    const weak = (t: number, g: GccEstimator) => t === 200_000 && g.onProbeResult(1_400_000, t);
+    // The 3x cluster's minBytes is 5625: 2813 bytes still buffered after a write count as held.
+    const asked = drive({ startBps: 1_000_000, sendBps: (tb) => tb, at: weak, startBufferedBytes: 2813 });
     expect(asked).toHaveLength(1);
     expect(asked[0].targetsBps[0]).toBeGreaterThan(4_000_000);
+    // The same result from start probes that left at their rate is the path's answer: not asked again.
+    expect(drive({ startBps: 1_000_000, sendBps: (tb) => tb, at: weak, startBufferedBytes: 2800 })).toEqual([]);
+    expect(drive({ startBps: 1_000_000, sendBps: (tb) => tb, at: weak, startBufferedBytes: 0 })).toEqual([]);
+    expect(drive({ startBps: 1_000_000, sendBps: (tb) => tb, at: weak })).toEqual([]);
   });
 
   it('does not probe again once the start probes found headroom, after an over-use, on an application-limited path or under loss', () => {
-    // A start probe measured 2 Mbps and was applied: the target is at 2x the start rate.
-    expect(drive({ startBps: 1_000_000, sendBps: (tb) => tb, at: (t, g) => t === 200_000 && g.onProbeResult(2_000_000, t) })).toEqual([]);
+    // A start probe measured 2 Mbps and was applied: the target is at 2x the start rate (held or not).
+    const found = (t: number, g: GccEstimator) => t === 200_000 && g.onProbeResult(2_000_000, t);
+    expect(drive({ startBps: 1_000_000, sendBps: (tb) => tb, at: found })).toEqual([]);
+    expect(drive({ startBps: 1_000_000, sendBps: (tb) => tb, at: found, startBufferedBytes: 20_000 })).toEqual([]);
     // 1.6 Mbps sent; 500 ms in, the delay grows for 250 ms (over-use); the target stays above 0.9 x the start.
     let minTarget = Number.POSITIVE_INFINITY;
     expect(
