@@ -346,19 +346,21 @@ export class GccProber {
     const target = gcc.targetRateBps();
     const st = gcc.stats();
     if (sinceUs > REPROBE_UNTIL_US || target >= REPROBE_FOUND_FACTOR * this.startBps || st.overuseOnsets > 0 || (st.probeResultsApplied > 0 && !this.startHeld)) {
-      this.reprobePending = false;
-      this.startClusters.clear();
+      this.endReprobe();
       return [];
     }
     const acked = gcc.ackedRateBps();
     if (gcc.lossRate() >= REPROBE_MAX_LOSS || target < REPROBE_MIN_TARGET_FRACTION * this.startBps) return [];
     if (acked === undefined || acked < REPROBE_MIN_ACKED_FRACTION * target) return [];
     const out = this.controller.reprobe(nowUs, target);
-    if (out.length > 0) {
-      this.reprobePending = false;
-      this.startClusters.clear();
-    }
+    if (out.length > 0) this.endReprobe();
     return out;
+  }
+
+  /** The start-up re-probe was sent or given up: never again. */
+  private endReprobe(): void {
+    this.reprobePending = false;
+    this.startClusters.clear();
   }
 
   /**

@@ -128,12 +128,17 @@ describe('CongestionWindowPushback', () => {
 });
 
 describe('ProbeSender', () => {
-  function fakeProber(clusters: ProbeCluster[]): PathProber & { sent: number[] } {
+  function fakeProber(clusters: ProbeCluster[]): PathProber & { sent: number[]; buffered: (number | undefined)[] } {
     const sent: number[] = [];
+    const buffered: (number | undefined)[] = [];
     return {
       sent,
+      buffered,
       start: () => clusters.splice(0),
-      onPacketSent: (id) => sent.push(id),
+      onPacketSent: (id, _seq, _size, _t, bufferedBytes) => {
+        sent.push(id);
+        buffered.push(bufferedBytes);
+      },
       onReport: () => [],
       requestProbe: (_n, bps) => ({ id: 99, targetBps: bps, minPackets: 2, minBytes: 0 }),
       setApplicationLimited: () => {},
@@ -165,6 +170,30 @@ describe('ProbeSender', () => {
       () => undefined,
     ); // refused: cluster abandoned
     expect(ps.nextUs(230 * MS)).toBeUndefined();
+  });
+
+  it("tells the prober the transport's send buffer after each probe write (what GccProber's start-up re-probe reads)", () => {
+    const pr = fakeProber([{ id: 1, targetBps: 12_000_000, minPackets: 3, minBytes: 0 }]);
+    const ps = new ProbeSender(pr, est);
+    let buffered = 4000; // the first key frame still in the datachannel
+    let seq = 0;
+    ps.sendDue(
+      0,
+      () => buffered,
+      0,
+      () => {
+        buffered += 1200;
+        return { pathSeq: seq++, bytes: 1200 };
+      },
+    );
+    for (let t = 1; t <= 3; t++)
+      ps.sendDue(
+        t * MS,
+        () => buffered,
+        0,
+        () => ({ pathSeq: seq++, bytes: 1200 }),
+      );
+    expect(pr.buffered).toEqual([5200, 5200, 5200]);
   });
 });
 
