@@ -181,10 +181,17 @@ export class WebAudioPlayout {
   /** Underruns: a block written after everything before it had played (a gap of silence before it). */
   underruns = 0;
 
-  /** @throws Error when the browser has no AudioContext. */
+  /**
+   * The context runs at the device's own rate, not 48 kHz: the page plays {@link track}
+   * in an AudioContext of its own, usually made with the default rate, and Firefox (140
+   * ESR) cannot connect a MediaStream from a context of another rate ("Connecting
+   * AudioNodes from AudioContexts with different sample-rate is currently not
+   * supported"). Blocks keep the decoder's rate; their buffer source resamples.
+   * @throws Error when the browser has no AudioContext.
+   */
   constructor() {
     if (typeof AudioContext !== 'function') throw new Error('no AudioContext');
-    this.ctx = newContext();
+    this.ctx = new AudioContext();
     this.dest = this.ctx.createMediaStreamDestination();
     this.track = this.dest.stream.getAudioTracks()[0];
     this.stopResuming = keepResumed(this.ctx);
