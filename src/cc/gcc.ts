@@ -97,6 +97,9 @@ export class GccEstimator implements BandwidthEstimator {
   /** After an outage: the rate a probe result may restore the loss-based estimate to, until when (see onPathRestored). */
   private restoreByProbe: { bps: number; untilUs: number } | undefined;
 
+  /** The prober {@link createProber} made (its start-up re-probe count shows in {@link stats}). */
+  private prober: GccProber | undefined;
+
   /** Counters behind {@link stats} (subclasses read them). */
   protected readonly counters = {
     packetsSent: 0,
@@ -389,6 +392,7 @@ export class GccEstimator implements BandwidthEstimator {
   /** Bandwidth probing bound to this estimator (BandwidthEstimator.createProber; a {@link GccProber}). */
   createProber(config: { maxBps: number; alrIntervalMs: number }): PathProber {
     const prober = new GccProber(config);
+    this.prober = prober;
     return {
       start: (nowUs, startBps) => prober.start(nowUs, startBps),
       onPacketSent: (clusterId, pathSeq, sizeBytes, sendTimeUs, bufferedBytes) => prober.onPacketSent(clusterId, pathSeq, sizeBytes, sendTimeUs, bufferedBytes),
@@ -463,6 +467,7 @@ export class GccEstimator implements BandwidthEstimator {
       interArrivalResets: this.delay.interArrival.resets,
       overuseOnsets: det.overuseOnsets,
       ...this.counters,
+      startReprobes: this.prober?.startReprobes ?? 0,
     };
   }
 

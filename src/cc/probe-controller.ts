@@ -287,6 +287,7 @@ export class GccProber {
   private readonly startClusters = new Map<number, number>();
   /** Whether the transport's send buffer held a start cluster (see the class docstring). */
   private startHeld = false;
+  private reprobes = 0;
 
   /**
    * @param config probe controller settings (set maxBps to the GCC maxBps) and estimator settings
@@ -353,8 +354,16 @@ export class GccProber {
     if (gcc.lossRate() >= REPROBE_MAX_LOSS || target < REPROBE_MIN_TARGET_FRACTION * this.startBps) return [];
     if (acked === undefined || acked < REPROBE_MIN_ACKED_FRACTION * target) return [];
     const out = this.controller.reprobe(nowUs, target);
-    if (out.length > 0) this.endReprobe();
+    if (out.length > 0) {
+      this.reprobes++;
+      this.endReprobe();
+    }
     return out;
+  }
+
+  /** Start-up re-probes sent (0 or 1; GccStats.startReprobes). */
+  get startReprobes(): number {
+    return this.reprobes;
   }
 
   /** The start-up re-probe was sent or given up: never again. */

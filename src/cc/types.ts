@@ -189,6 +189,8 @@ export interface GccStats extends EstimatorStats {
   lossWindowsIgnored: number;
   /** Send times moved to the datachannel departure (onPacketDeparted). */
   departuresApplied: number;
+  /** Start-up re-probes sent by this estimator's prober (0 or 1; GccProber in probe-controller.ts). */
+  startReprobes: number;
 }
 
 /** Configuration of {@link import('./pacer.js').Pacer}. */

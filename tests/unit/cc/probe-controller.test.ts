@@ -2,6 +2,7 @@ import { describe, expect, it } from 'vitest';
 import { ManualClock } from '../../../src/core/clock.js';
 import { GccEstimator } from '../../../src/cc/gcc.js';
 import { GccProber, ProbeController } from '../../../src/cc/probe-controller.js';
+import type { PathReport } from '../../../src/cc/types.js';
 
 describe('ProbeController', () => {
   it('starts with clusters at 3x and 6x the start rate (5 packets, 15 ms of bytes), once', () => {
@@ -193,6 +194,8 @@ describe('GccProber start-up re-probe', () => {
      * many bytes after each write (their reports never come).
      */
     startBufferedBytes?: number;
+    /** Use the estimator's own prober (GccEstimator.createProber), whose re-probes show in its stats. */
+    viaEstimator?: boolean;
   }
 
   /**
@@ -204,7 +207,13 @@ describe('GccProber start-up re-probe', () => {
    */
   function drive(o: DriveOptions): { atUs: number; targetsBps: number[] }[] {
     const g = new GccEstimator({ startBps: o.startBps });
-    const p = new GccProber();
+    const own = new GccProber();
+    const facade = o.viaEstimator ? g.createProber({ maxBps: 1e9, alrIntervalMs: 0 }) : undefined;
+    const p = {
+      start: (t: number, bps: number) => (facade ? facade.start(t, bps) : own.start(t, bps)),
+      onPacketSent: (id: number, seq: number, size: number, t: number, buffered?: number) => (facade ? facade.onPacketSent(id, seq, size, t, buffered) : own.onPacketSent(id, seq, size, t, buffered)),
+      onReport: (r: PathReport, t: number) => (facade ? facade.onReport(r, t) : own.onReport(r, t, g)),
+    };
     const start = p.start(0, g.targetRateBps());
     expect(start).toHaveLength(2);
     if (o.startBufferedBytes !== undefined) {
@@ -240,8 +249,10 @@ describe('GccProber start-up re-probe', () => {
           };
           reportedUpTo = end;
           g.onReport(report, t + 30_000);
-          const out = p.onReport(report, t + 30_000, g);
+          const out = p.onReport(report, t + 30_000);
           if (out.length > 0) asked.push({ atUs: t + 30_000, targetsBps: out.map((c) => c.targetBps) });
+          if (!facade) expect(own.startReprobes).toBe(asked.length);
+          expect(g.stats().startReprobes).toBe(facade ? asked.length : 0);
         }
       }
       g.onTick(t);
@@ -250,6 +261,7 @@ describe('GccProber start-up re-probe', () => {
   }
 
   it('probes again, once, 1 s in, at 3x and 6x the target when the start probes gave nothing', () => {
+    expect(drive({ startBps: 1_000_000, sendBps: (tb) => tb, viaEstimator: true })).toHaveLength(1);
     const asked = drive({ startBps: 1_000_000, sendBps: (tb) => tb });
     expect(asked).toHaveLength(1);
     expect(asked[0].atUs).toBeGreaterThanOrEqual(1_000_000);
