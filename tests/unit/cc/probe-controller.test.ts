@@ -2,7 +2,7 @@ import { describe, expect, it } from 'vitest';
 import { ManualClock } from '../../../src/core/clock.js';
 import { GccEstimator } from '../../../src/cc/gcc.js';
 import { GccProber, ProbeController } from '../../../src/cc/probe-controller.js';
-import type { PathReport } from '../../../src/cc/types.js';
+import type { PathProber } from '../../../src/cc/types.js';
 
 describe('ProbeController', () => {
   it('starts with clusters at 3x and 6x the start rate (5 packets, 15 ms of bytes), once', () => {
@@ -209,10 +209,10 @@ describe('GccProber start-up re-probe', () => {
     const g = new GccEstimator({ startBps: o.startBps });
     const own = new GccProber();
     const facade = o.viaEstimator ? g.createProber({ maxBps: 1e9, alrIntervalMs: 0 }) : undefined;
-    const p = {
-      start: (t: number, bps: number) => (facade ? facade.start(t, bps) : own.start(t, bps)),
-      onPacketSent: (id: number, seq: number, size: number, t: number, buffered?: number) => (facade ? facade.onPacketSent(id, seq, size, t, buffered) : own.onPacketSent(id, seq, size, t, buffered)),
-      onReport: (r: PathReport, t: number) => (facade ? facade.onReport(r, t) : own.onReport(r, t, g)),
+    const p: Pick<PathProber, 'start' | 'onPacketSent' | 'onReport'> = facade ?? {
+      start: (t, bps) => own.start(t, bps),
+      onPacketSent: (id, seq, size, t, buffered) => own.onPacketSent(id, seq, size, t, buffered),
+      onReport: (r, t) => own.onReport(r, t, g),
     };
     const start = p.start(0, g.targetRateBps());
     expect(start).toHaveLength(2);
