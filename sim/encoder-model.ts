@@ -116,7 +116,7 @@
  * contain a start code.
  */
 import { readFileSync } from 'node:fs';
-import type { Rng } from '../src/core/rng.js';
+import { Rng } from '../src/core/rng.js';
 import type { DegradationPreference } from '../src/adapt/ladder.js';
 import { MIN_ENCODER_BITRATE_BPS } from '../src/adapt/ladder.js';
 import { FrameRateLimiter, VideoAdapter, type AdaptationDecision, type VideoAdapterOptions } from '../src/adapt/video-adapter.js';
@@ -301,18 +301,24 @@ export class EncoderModel {
   /** Temporal layering: position in the pattern since the last key frame, reference tracking. */
   private layerIndex = 0;
   private readonly refs = new TemporalRefTracker();
+  /** Seed of the per-frame noise (see the constructor), and the capture index (camera time x fps) of the frame being made. */
+  private readonly noiseSeed: number;
+  private captureIndex = 0;
   /** Frame ids the model gives its encoded frames (+1 each, as CameraEncoder), for the reference tracking. */
   private modelFrameId = 0;
 
   /**
    * @param startBitrateBps initial target (bps)
+   * @param rng the run's seed: one draw at construction seeds the per-frame noise, which is then a function of
+   *   the frame's capture index (common random numbers: two configurations of one seed see the same noise for the
+   *   same camera frame whatever each skipped before; a sequential stream shifted every later frame's size after
+   *   one skip, so paired comparisons carried the full seed-to-seed spread: docs/results.md, stop 55)
    * @throws RangeError for non-positive fps / bitrate; Error for an unreadable replay log
    */
-  constructor(
-    opts: EncoderModelOptions,
-    startBitrateBps: number,
-    private readonly rng: Rng,
-  ) {
+  constructor(opts: EncoderModelOptions, startBitrateBps: number, rng: Rng) {
+    // Common random numbers: each camera frame's noise is drawn from (this seed, its capture index), so two
+    // variants of a run that skip or encode different frames still see the same sizes for the same frames.
+    this.noiseSeed = Math.floor(rng.next() * 0x1_0000_0000);
     this.o = { ...DEFAULTS };
     for (const k of Object.keys(DEFAULTS) as Array<keyof typeof DEFAULTS>) {
       const v = opts[k];
@@ -443,6 +449,8 @@ export class EncoderModel {
   nextFrame(nowUs?: number): ModelFrame {
     const now = nowUs ?? Math.round((this.cameraFrames * 1e6) / this.fps);
     this.cameraFrames++;
+    // Frames the engine skipped before encoding never reach the model: the capture index comes from the time.
+    this.captureIndex = Math.round((now * this.fps) / 1e6);
     const dtUs = Math.max(0, now - this.lastNowUs);
     this.lastNowUs = now;
     // Adapt once the engine has given a target (or after 1 s without one): the
@@ -520,7 +528,9 @@ export class EncoderModel {
   private lognormal(cv: number): number {
     if (!(cv > 0)) return 1;
     const s2 = Math.log(1 + cv * cv);
-    return Math.exp(Math.sqrt(s2) * this.rng.normal() - s2 / 2);
+    // The camera frame being encoded: its own draw, whatever was encoded or skipped before.
+    const z = new Rng((Math.imul(this.noiseSeed ^ 0x5bd1e995, 0x9e3779b1) + Math.imul(this.captureIndex, 0x85ebca6b)) >>> 0).normal();
+    return Math.exp(Math.sqrt(s2) * z - s2 / 2);
   }
 }
 

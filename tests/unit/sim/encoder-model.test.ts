@@ -32,6 +32,28 @@ describe('EncoderModel', () => {
     }
   });
 
+  it('draws the noise of each frame from its capture time: frames skipped before encoding leave the later sizes as they were (common random numbers)', () => {
+    const us = (i: number) => Math.round((i * 1e6) / 30);
+    const all = new EncoderModel({}, 1_000_000, new Rng(7));
+    const skipping = new EncoderModel({}, 1_000_000, new Rng(7));
+    const a: number[] = [];
+    const b: number[] = [];
+    for (let i = 0; i < 400; i++) {
+      a.push(all.nextFrame(us(i)).sizeBytes);
+      // The engine skips frames 100-109 (pushback): the model never sees them.
+      b.push(i >= 100 && i < 110 ? -1 : skipping.nextFrame(us(i)).sizeBytes);
+    }
+    expect(b.slice(0, 100)).toEqual(a.slice(0, 100));
+    // After the skip the models' rate and debt agree again (the key frame's debt was repaid long before),
+    // so each later frame has the same size, to a byte of rounding (the rate controller's lag composes
+    // over other time steps): the skip did not shift the noise onto other frames.
+    for (let i = 110; i < 400; i++) expect(Math.abs(b[i] - a[i])).toBeLessThanOrEqual(1);
+    // A different seed draws other sizes.
+    const other = new EncoderModel({}, 1_000_000, new Rng(8));
+    const c = Array.from({ length: 400 }, (_, i) => other.nextFrame(us(i)).sizeBytes);
+    expect(c.slice(110)).not.toEqual(a.slice(110));
+  });
+
   it('lags a step: ~63% of the way after one time constant, within 10% after 1 s', () => {
     const m = new EncoderModel({ rateLagS: 0.2 }, 1_000_000, new Rng(2));
     run(m, 60);
