@@ -316,8 +316,6 @@ export class EncoderModel {
    * @throws RangeError for non-positive fps / bitrate; Error for an unreadable replay log
    */
   constructor(opts: EncoderModelOptions, startBitrateBps: number, rng: Rng) {
-    // Common random numbers: each camera frame's noise is drawn from (this seed, its capture index), so two
-    // variants of a run that skip or encode different frames still see the same sizes for the same frames.
     this.noiseSeed = Math.floor(rng.next() * 0x1_0000_0000);
     this.o = { ...DEFAULTS };
     for (const k of Object.keys(DEFAULTS) as Array<keyof typeof DEFAULTS>) {
