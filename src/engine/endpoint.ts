@@ -42,7 +42,7 @@ export class Endpoint {
       if (this.appData) this.appData.onMessage(pathId, body);
       else this.appDataIgnored++;
     } else if (kind === 'report' || kind === 'nack' || kind === 'keyframeRequest' || kind === 'qoe') {
-      this.sender?.onControl(res.packet.body, pathId);
+      this.sender?.onControl(res.packet.body, pathId, res.packet.sendTimeUs);
       // Every report is also one half of a clock exchange: echo its send time back (rate-limited).
       if (kind === 'report') this.receiver.echoClock(pathId, res.packet);
     } else {

@@ -9,7 +9,9 @@
  * that estimate outlives a key frame lost on a dying path by up to 3 s. On
  * a congested path a key frame per request only deepens the congestion
  * (libwebrtc's RtpVideoSender / VideoSendStream likewise ignore requests
- * while a key frame is pending).
+ * while a key frame is pending). A request the receiver sent after the last
+ * key frame was complete at its end is about a later frame, which that key
+ * frame cannot answer: {@link KeyFrameDelivery} tells the sender to forward it.
  * I/O-free: times are passed in (µs).
  */
 
@@ -53,5 +55,45 @@ export class KeyframeRequestGate {
   admit(nowUs: number, minSrttMs: number): boolean {
     const txUs = this.coalesceTransmit ? this.lastKeyFrameTxUs + 1000 * minSrttMs : 0;
     return !(nowUs - this.lastKeyFrameUs < Math.max(KEYFRAME_MIN_INTERVAL_US, 2000 * minSrttMs, txUs));
+  }
+}
+
+/** Fragments of one key frame tracked for {@link KeyFrameDelivery} (larger key frames are not tracked). */
+const MAX_KEY_FRAGMENTS = 1024;
+
+/**
+ * When the newest key frame reached the receiver, on the receiver's clock:
+ * the latest arrival time (µs, from the path reports) of its fragments, known
+ * once every fragment was reported delivered. A key frame request the
+ * receiver sent after that moment (its packet's send time, the same clock)
+ * is about a frame after the key frame, which that key frame cannot answer:
+ * {@link KeyframeRequestGate} must not coalesce it. No clock sync is needed:
+ * both times are the receiver's.
+ */
+export class KeyFrameDelivery {
+  private readonly pending = new Set<number>();
+  private latestArrivalUs = Number.NEGATIVE_INFINITY;
+  /** Receiver time (µs) the newest key frame was complete at the receiver; undefined while unknown. */
+  deliveredAtUs: number | undefined;
+
+  /** A key frame was packetized into media packets with these flowSeqs. */
+  onKeyFrame(flowSeqs: readonly number[]): void {
+    this.pending.clear();
+    this.deliveredAtUs = undefined;
+    this.latestArrivalUs = Number.NEGATIVE_INFINITY;
+    if (flowSeqs.length > MAX_KEY_FRAGMENTS) return;
+    for (const f of flowSeqs) this.pending.add(f);
+  }
+
+  /** A report showed media packet `flowSeq` delivered at receiver time `arrivalUs` (µs). */
+  onDelivered(flowSeq: number, arrivalUs: number): void {
+    if (!this.pending.delete(flowSeq)) return;
+    if (Number.isFinite(arrivalUs) && arrivalUs > this.latestArrivalUs) this.latestArrivalUs = arrivalUs;
+    if (this.pending.size === 0 && Number.isFinite(this.latestArrivalUs)) this.deliveredAtUs = this.latestArrivalUs;
+  }
+
+  /** Whether a request sent at receiver time `sendTimeUs` (µs) left after the newest key frame was complete there. */
+  askedAfter(sendTimeUs: number | undefined): boolean {
+    return this.deliveredAtUs !== undefined && sendTimeUs !== undefined && Number.isFinite(sendTimeUs) && sendTimeUs > this.deliveredAtUs;
   }
 }

@@ -45,7 +45,7 @@ import { AudioSender, type AudioFrameInput } from './audio-sender.js';
 import { RateMeter } from './rate-meter.js';
 import { AudioRateController, DEFAULT_AUDIO_STEPS, type AudioEncoding } from './audio-rate.js';
 import { FrameDropper } from './frame-dropper.js';
-import { KeyframeRequestGate } from './keyframe-gate.js';
+import { KeyFrameDelivery, KeyframeRequestGate } from './keyframe-gate.js';
 import { PathHealth } from './path-health.js';
 import { PathRecovery } from './path-recovery.js';
 import { nonNegativeMs, resolveSenderConfig, type ResolvedSenderConfig, type SenderEngineConfig, type SenderEvents } from './sender-config.js';
@@ -90,6 +90,7 @@ export class SenderEngine {
    * Its application-limited test (see onControl 'report').
    */
   private readonly mediaRates = new Map<PathId, RateMeter>();
+  private readonly keyDelivery = new KeyFrameDelivery();
   private readonly qoeSeqs = new FeedbackSeqFilter();
   private readonly cfg: ResolvedSenderConfig;
   private readonly createEstimator: (pathId: PathId) => BandwidthEstimator;
@@ -117,6 +118,7 @@ export class SenderEngine {
     qoeFeedbackReceived: 0,
     qoeFeedbackIgnored: 0,
     keyframeRequestsSuppressed: 0,
+    keyframeRequestsAfterKeyFrame: 0,
     keyFramesHeldBack: 0,
     stalePacketsPurged: 0,
     reportCopiesDropped: 0,
@@ -352,6 +354,7 @@ export class SenderEngine {
     if (frame.keyFrame) {
       this.c.keyframesSent++;
       this.keyframes.onKeyFrameSent(frame.frameId, frame.data.length, this.targetBitrateBps(), now);
+      this.keyDelivery.onKeyFrame(frags.map((f) => f.flowSeq));
       // A key frame never waits behind frames it makes useless: drop this
       // stream's queued frame packets (media, retransmissions, FEC) of older frames.
       const sid = this.streamId;
@@ -415,9 +418,12 @@ export class SenderEngine {
 
   /**
    * A control packet from the receiver (report, NACK, keyframe request, QoE
-   * feedback). Other kinds are ignored. `viaPath` is the path it arrived on.
+   * feedback). Other kinds are ignored. `viaPath` is the path it arrived on;
+   * `sendTimeUs` its header's send time (µs, the receiver's clock): a key
+   * frame request sent after the last key frame was complete at the receiver
+   * is not coalesced into it (src/engine/keyframe-gate.ts KeyFrameDelivery).
    */
-  onControl(body: PacketBody, viaPath: PathId): void {
+  onControl(body: PacketBody, viaPath: PathId, sendTimeUs?: number): void {
     const now = this.clock.nowUs();
     switch (body.kind) {
       case 'report': {
@@ -464,9 +470,13 @@ export class SenderEngine {
         this.c.keyframeRequestsReceived++;
         // The last key frame may answer this request (src/engine/keyframe-gate.ts),
         // also while it still waits at this sender: a new one would queue behind it.
+        // Not when the receiver sent the request after that key frame was complete there.
         if (!this.keyframes.admit(now, this.paths.minSrttMs()) || (this.c.keyframesSent > 0 && this.paths.holdsFrame(this.streamId, this.keyframes.lastKeyFrameId))) {
-          this.c.keyframeRequestsSuppressed++;
-          return;
+          if (!this.keyDelivery.askedAfter(sendTimeUs)) {
+            this.c.keyframeRequestsSuppressed++;
+            return;
+          }
+          this.c.keyframeRequestsAfterKeyFrame++;
         }
         this.events.emit('keyframeNeeded', 'pli');
         break;
@@ -491,7 +501,10 @@ export class SenderEngine {
     this.scheduler.onQoeFeedback(fb, now);
   }
 
-  private readonly onDelivered = (flowSeq: number): void => this.history.onDelivered(flowSeq);
+  private readonly onDelivered = (flowSeq: number, arrivalUs: number): void => {
+    this.history.onDelivered(flowSeq);
+    this.keyDelivery.onDelivered(flowSeq, arrivalUs);
+  };
 
   /**
    * Media packets the per-path RACK declared lost: resent at once with `rack`
@@ -713,6 +726,7 @@ export class SenderEngine {
       qoeFeedbackReceived: c.qoeFeedbackReceived,
       qoeFeedbackIgnored: c.qoeFeedbackIgnored,
       keyframeRequestsSuppressed: c.keyframeRequestsSuppressed,
+      keyframeRequestsAfterKeyFrame: c.keyframeRequestsAfterKeyFrame,
       framesDroppedBeforeEncode: this.dropper.dropped + c.keyFramesHeldBack,
       keyFramesHeldBack: c.keyFramesHeldBack,
       stalePacketsPurged: c.stalePacketsPurged,

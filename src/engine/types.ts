@@ -67,6 +67,8 @@ export interface SenderStats {
   keyframeRequestsReceived: number;
   /** PLIs answered by a key frame sent just before (not forwarded to the encoder). */
   keyframeRequestsSuppressed: number;
+  /** Key frame requests the gate would have coalesced, forwarded to the encoder because the receiver sent them after the last key frame was complete there (KeyFrameDelivery). */
+  keyframeRequestsAfterKeyFrame: number;
   /** Camera frames {@link SenderEngine.shouldDropFrame} told the app to skip (path queues too long). */
   framesDroppedBeforeEncode: number;
   /** Of those, key frames held back while the last one still waited in every media path's datachannel (SenderEngineConfig.holdKeyFrameWhileBuffered). */

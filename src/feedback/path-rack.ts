@@ -102,10 +102,11 @@ export class PathRack {
    * pathSeqs: update RACK (RFC 8985 §6.2 step 2) and return the flowSeqs of
    * the media packets now known lost (step 5), oldest first. `onDelivered`
    * hears the flowSeq of each media datagram (original, retransmission or
-   * copy) first reported delivered, so the caller can skip resending a
-   * packet a copy on another path already delivered.
+   * copy) first reported delivered, with its arrival time (µs, the
+   * receiver's clock; NaN when the report has none), so the caller can skip
+   * resending a packet a copy on another path already delivered.
    */
-  onReport(delivered: readonly { pathSeq: number }[], nowUs: number, reoWndUs: number, onDelivered?: (flowSeq: number) => void): number[] {
+  onReport(delivered: readonly { pathSeq: number; arrivalUs?: number }[], nowUs: number, reoWndUs: number, onDelivered?: (flowSeq: number, arrivalUs: number) => void): number[] {
     for (const a of delivered) {
       const s = a?.pathSeq;
       if (typeof s !== 'number' || !Number.isInteger(s) || s < 0) continue;
@@ -118,7 +119,7 @@ export class PathRack {
         if (this.resend[i] === 1) this.c.spuriousMedia++;
       }
       this.status[i] = DELIVERED;
-      if (this.flow[i] >= 0) onDelivered?.(this.flow[i]);
+      if (this.flow[i] >= 0) onDelivered?.(this.flow[i], typeof a.arrivalUs === 'number' ? a.arrivalUs : Number.NaN);
       const t = this.sendUs[i];
       if (t > this.rackSendUs || (t === this.rackSendUs && seqDiff(this.rackSeq, s) > 0)) {
         this.rackSendUs = t;
