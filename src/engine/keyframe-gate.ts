@@ -72,28 +72,33 @@ const MAX_KEY_FRAGMENTS = 1024;
  */
 export class KeyFrameDelivery {
   private readonly pending = new Set<number>();
+  /** Latest arrival (µs) of the fragments reported so far; NaN once one came without an arrival time. */
   private latestArrivalUs = Number.NEGATIVE_INFINITY;
+  private completeUs: number | undefined;
+
   /** Receiver time (µs) the newest key frame was complete at the receiver; undefined while unknown. */
-  deliveredAtUs: number | undefined;
+  get deliveredAtUs(): number | undefined {
+    return this.completeUs;
+  }
 
   /** A key frame was packetized into media packets with these flowSeqs. */
   onKeyFrame(flowSeqs: readonly number[]): void {
     this.pending.clear();
-    this.deliveredAtUs = undefined;
+    this.completeUs = undefined;
     this.latestArrivalUs = Number.NEGATIVE_INFINITY;
     if (flowSeqs.length > MAX_KEY_FRAGMENTS) return;
     for (const f of flowSeqs) this.pending.add(f);
   }
 
-  /** A report showed media packet `flowSeq` delivered at receiver time `arrivalUs` (µs). */
+  /** A report showed media packet `flowSeq` delivered at receiver time `arrivalUs` (µs; not finite: unknown, and so is the key frame's completion). */
   onDelivered(flowSeq: number, arrivalUs: number): void {
     if (!this.pending.delete(flowSeq)) return;
-    if (Number.isFinite(arrivalUs) && arrivalUs > this.latestArrivalUs) this.latestArrivalUs = arrivalUs;
-    if (this.pending.size === 0 && Number.isFinite(this.latestArrivalUs)) this.deliveredAtUs = this.latestArrivalUs;
+    this.latestArrivalUs = Number.isFinite(arrivalUs) ? Math.max(this.latestArrivalUs, arrivalUs) : Number.NaN;
+    if (this.pending.size === 0 && Number.isFinite(this.latestArrivalUs)) this.completeUs = this.latestArrivalUs;
   }
 
   /** Whether a request sent at receiver time `sendTimeUs` (µs) left after the newest key frame was complete there. */
   askedAfter(sendTimeUs: number | undefined): boolean {
-    return this.deliveredAtUs !== undefined && sendTimeUs !== undefined && Number.isFinite(sendTimeUs) && sendTimeUs > this.deliveredAtUs;
+    return this.completeUs !== undefined && sendTimeUs !== undefined && Number.isFinite(sendTimeUs) && sendTimeUs > this.completeUs;
   }
 }

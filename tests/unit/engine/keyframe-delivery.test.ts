@@ -30,9 +30,11 @@ describe('KeyFrameDelivery', () => {
 
   it('a fragment reported without an arrival time leaves the key frame unknown', () => {
     const d = new KeyFrameDelivery();
-    d.onKeyFrame([1]);
+    d.onKeyFrame([1, 2]);
     d.onDelivered(1, Number.NaN);
+    d.onDelivered(2, 5_000);
     expect(d.deliveredAtUs).toBeUndefined();
+    expect(d.askedAfter(9_000)).toBe(false);
   });
 });
 
