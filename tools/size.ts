@@ -145,12 +145,12 @@ const REPO = resolve(dirname(fileURLToPath(import.meta.url)), '..');
  * bytes): cellular suite -1.41 s frozen per seed set; budget 101 970. 102 298 in stop 54 with the
  * congestion controller's start-up re-probe (src/cc/probe-controller.ts GccProber: one more round of
  * initial probing when a browser's start probes were held in the datachannel's send buffer or gave no
- * result; its count in the estimator's stats; 336 bytes); budget 102 310. 102 513 in stop 56 with the key
+ * result; its count in the estimator's stats; 336 bytes); budget 102 310. 102 523 in stop 56 with the key
  * frame gate's delivered-key-frame rule (src/engine/keyframe-gate.ts KeyFrameDelivery: a request the receiver
- * sent after the last key frame was complete there is forwarded; its counter; 215 bytes): a tie on the cellular
- * suite (-0.02 s per seed over 12 seeds), kept for the wc:8_5 stalls it shortens; budget 102 520.
+ * sent after the last key frame was complete there is forwarded; its counter; 225 bytes): a tie on the cellular
+ * suite (-0.02 s per seed over 12 seeds), kept for the wc:8_5 stalls it shortens; budget 102 530.
  */
-export const DEFAULT_BUDGET_GZIP_BYTES = 102_520;
+export const DEFAULT_BUDGET_GZIP_BYTES = 102_530;
 
 export interface BundleSize {
   /** The JavaScript a page loads up front (the entry chunk and what it imports statically). */
