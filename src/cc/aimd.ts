@@ -37,6 +37,21 @@ const DETECTOR_DELAY_MS = 100;
  */
 /** One decrease keeps at least this fraction of the current estimate. */
 const MAX_DECREASE_FRACTION = 0.5;
+/*
+ * An app-limited decrease is one that MAX_DECREASE_FRACTION held: beta x the
+ * acknowledged bitrate was below half the estimate, so the path carried far
+ * less than its estimate (a multipath scheduler gave it a small share). Two
+ * deviations from libwebrtc follow from it (docs/results.md, stop 57):
+ * - TimeToReduceFurther's shortcut (throughput under half the estimate allows
+ *   the next decrease before an RTT has passed) is off until the next decrease,
+ *   since that throughput is our choice, not a collapsed link: with it, one
+ *   overuse episode of ~200 ms halved an app-limited cellular path on every
+ *   report, 1.42 -> 0.18 Mbps, on a link of 1.07 Mbps (wc:21_2 seed 4, 10.5 s).
+ * - The decrease does not feed the link capacity estimator
+ *   (link_capacity_estimator.cc OnOveruseDetected): the throughput is the
+ *   share we sent, not the link's capacity, and taken as the capacity it put
+ *   the controller in additive increase (~20 kbps/s there) far below the link.
+ */
 
 export class AimdRateControl {
   /** Current state (libwebrtc rate_control_state_). */
@@ -52,6 +67,10 @@ export class AimdRateControl {
   private timeLastChangeUs = Number.NEGATIVE_INFINITY;
   private timeLastDecreaseUs = Number.NEGATIVE_INFINITY;
   private lastDecreaseBps: number | undefined;
+  /** The last decrease was app-limited (see MAX_DECREASE_FRACTION). */
+  private appLimitedDecrease = false;
+  /** Decreases held at MAX_DECREASE_FRACTION because the path was app-limited (monotonic). */
+  appLimitedDecreases = 0;
 
   /** @throws RangeError on non-finite or inconsistent rates, or beta outside (0, 1). */
   constructor(config: Partial<AimdConfig> & { startBps: number; minBps: number; maxBps: number }) {
@@ -94,12 +113,13 @@ export class AimdRateControl {
 
   /**
    * Whether another decrease is allowed now: an RTT (clamped 10..200 ms) has
-   * passed since the last change, or the throughput fell below half the estimate.
+   * passed since the last change, or the throughput fell below half the
+   * estimate and the last decrease was not app-limited (see MAX_DECREASE_FRACTION).
    */
   timeToReduceFurther(nowUs: number, throughputBps: number): boolean {
     const intervalUs = clamp(this.rttMs, 10, 200) * 1000;
     if (nowUs - this.timeLastChangeUs >= intervalUs) return true;
-    return throughputBps < 0.5 * this.current;
+    return !this.appLimitedDecrease && throughputBps < 0.5 * this.current;
   }
 
   /**
@@ -142,13 +162,19 @@ export class AimdRateControl {
         // traffic moves to it, and it would then climb at 8%/s for tens of
         // seconds. One overuse at most halves the estimate (as the loss-based
         // controller's worst case does); repeated overuse still goes lower.
-        decreased = Math.max(decreased, MAX_DECREASE_FRACTION * this.current);
+        this.appLimitedDecrease = decreased < MAX_DECREASE_FRACTION * this.current;
+        if (this.appLimitedDecrease) {
+          this.appLimitedDecreases++;
+          decreased = MAX_DECREASE_FRACTION * this.current;
+        }
         if (decreased < this.current) next = decreased;
         if (throughput < this.current) {
           this.lastDecreaseBps = next === undefined ? 0 : this.current - next;
         }
-        if (throughput < this.link.lowerBoundBps()) this.link.reset();
-        this.link.onOveruseDetected(throughput);
+        if (!this.appLimitedDecrease) {
+          if (throughput < this.link.lowerBoundBps()) this.link.reset();
+          this.link.onOveruseDetected(throughput);
+        }
         // Stay on hold until the queues have drained.
         this.state = 'hold';
         this.timeLastChangeUs = nowUs;

@@ -463,6 +463,7 @@ export class GccEstimator implements BandwidthEstimator {
       bandwidthUsage: det.state,
       rateControlState: this.delay.aimd.state,
       linkCapacityBps: this.delay.aimd.link.estimateBps(),
+      appLimitedDecreases: this.delay.aimd.appLimitedDecreases,
       inflightBytes: this.history.inflightBytes(),
       interArrivalResets: this.delay.interArrival.resets,
       overuseOnsets: det.overuseOnsets,

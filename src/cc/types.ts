@@ -153,6 +153,8 @@ export interface GccStats extends EstimatorStats {
   recentLossRate: number;
   /** Link capacity estimate of the AIMD controller (bps), undefined when reset. */
   linkCapacityBps: number | undefined;
+  /** Over-use decreases held at half the estimate because the path carried far less than it (app-limited; they neither shortcut the next decrease nor set the link capacity: src/cc/aimd.ts). */
+  appLimitedDecreases: number;
   inflightBytes: number;
   packetsSent: number;
   reports: number;

@@ -87,6 +87,31 @@ describe('AimdRateControl (aimd_rate_control.cc)', () => {
     expect(a.latestBps()).toBe(100_000);
   });
 
+  it('an app-limited decrease (held at half) lets the next wait an RTT and does not set the link capacity', () => {
+    const a = new AimdRateControl({ ...rates, startBps: 1_400_000 });
+    a.setRtt(100);
+    a.update('overusing', 200_000, 1_000_000); // 0.85 x 200k far below half of 1.4M: app-limited
+    expect(a.latestBps()).toBe(700_000);
+    expect(a.appLimitedDecreases).toBe(1);
+    expect(a.link.hasEstimate()).toBe(false); // 200k is our share, not the link's capacity
+    // libwebrtc's shortcut (throughput < half the estimate) would allow another cut now; it waits an RTT.
+    expect(a.timeToReduceFurther(1_050_000, 200_000)).toBe(false);
+    expect(a.timeToReduceFurther(1_100_000, 200_000)).toBe(true);
+    // Back to normal: the increase is multiplicative (no capacity estimate), ~8 %/s.
+    for (let t = 1_100_000; t <= 3_100_000; t += 50_000) a.update('normal', 600_000, t);
+    expect(a.latestBps()).toBeGreaterThan(700_000 * 1.12);
+  });
+
+  it('a decrease that is not app-limited keeps the shortcut and sets the link capacity', () => {
+    const a = new AimdRateControl(rates);
+    a.setRtt(100);
+    a.update('overusing', 900_000, 1_000_000);
+    expect(a.latestBps()).toBeCloseTo(765_000, 6);
+    expect(a.appLimitedDecreases).toBe(0);
+    expect(a.link.estimateBps()).toBe(900_000);
+    expect(a.timeToReduceFurther(1_050_000, 300_000)).toBe(true);
+  });
+
   it('rejects bad config', () => {
     expect(() => new AimdRateControl({ ...rates, minBps: 0 })).toThrow(RangeError);
     expect(() => new AimdRateControl({ ...rates, beta: 1 })).toThrow(RangeError);
