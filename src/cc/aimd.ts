@@ -28,13 +28,6 @@ const PACKET_SIZE_BYTES = 1200;
 /** Approximate over-use detector delay added to the RTT (ms). */
 const DETECTOR_DELAY_MS = 100;
 
-/**
- * Delay-based rate (bps) that increases while the detector says 'normal',
- * holds on 'underusing', and drops to beta x acknowledged bitrate on
- * 'overusing'. Increases never exceed 1.5 x acked + 10 kbps when the acked
- * bitrate is known (an estimate already above that limit is not raised
- * further, but also not pulled down: libwebrtc behaviour for app-limited senders).
- */
 /** One decrease keeps at least this fraction of the current estimate. */
 const MAX_DECREASE_FRACTION = 0.5;
 /*
@@ -53,6 +46,14 @@ const MAX_DECREASE_FRACTION = 0.5;
  *   the controller in additive increase (~20 kbps/s there) far below the link.
  */
 
+/**
+ * Delay-based rate (bps) that increases while the detector says 'normal',
+ * holds on 'underusing', and drops to beta x acknowledged bitrate on
+ * 'overusing' (at most halving per decrease; an app-limited decrease waits an
+ * RTT before the next and leaves the link capacity: see above). Increases never exceed 1.5 x acked + 10 kbps when the acked
+ * bitrate is known (an estimate already above that limit is not raised
+ * further, but also not pulled down: libwebrtc behaviour for app-limited senders).
+ */
 export class AimdRateControl {
   /** Current state (libwebrtc rate_control_state_). */
   state: RateControlState = 'hold';

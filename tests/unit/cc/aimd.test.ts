@@ -97,9 +97,11 @@ describe('AimdRateControl (aimd_rate_control.cc)', () => {
     // libwebrtc's shortcut (throughput < half the estimate) would allow another cut now; it waits an RTT.
     expect(a.timeToReduceFurther(1_050_000, 200_000)).toBe(false);
     expect(a.timeToReduceFurther(1_100_000, 200_000)).toBe(true);
-    // Back to normal: the increase is multiplicative (no capacity estimate), ~8 %/s.
-    for (let t = 1_100_000; t <= 3_100_000; t += 50_000) a.update('normal', 600_000, t);
-    expect(a.latestBps()).toBeGreaterThan(700_000 * 1.12);
+    // The next decrease, one RTT on, is app-limited again: halved again, still no capacity estimate.
+    a.update('overusing', 200_000, 1_100_000);
+    expect(a.latestBps()).toBe(350_000);
+    expect(a.appLimitedDecreases).toBe(2);
+    expect(a.link.hasEstimate()).toBe(false);
   });
 
   it('a decrease that is not app-limited keeps the shortcut and sets the link capacity', () => {
